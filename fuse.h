@@ -1,0 +1,2971 @@
+/* fuse.h - v0.1.0 - fused conv / matmul epilogues for small neural-network graphs.
+   Public domain-style single header (MIT, see the end of the file).
+
+   fuse.h takes a neural-network graph (built in C or, later, loaded from ONNX), finds the
+   chains a fused kernel can run in one pass - conv2d -> reshape(bias) -> add -> relu,
+   matmul -> clip - and runs the graph. One file, C99, no dependencies.
+
+   QUICK START
+
+       #define FUSE_IMPLEMENTATION       // in exactly one .c file
+       #include "fuse.h"
+
+       int64_t xs[4] = {1, 3, 32, 32}, ws[4] = {16, 3, 3, 3}, bs[1] = {16};
+       fuse_graph *g = fuse_graph_create(NULL);
+       fuse_value x = fuse_input(g, "image", 4, xs);
+       fuse_value w = fuse_constant(g, "weight", 4, ws, weight_data);
+       fuse_value b = fuse_constant(g, "bias", 1, bs, bias_data);
+       fuse_conv2d_attrs conv = {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1};   // zero = defaults
+       int64_t bshape[4] = {1, 16, 1, 1};
+       fuse_value y = fuse_relu(g, fuse_add(g, fuse_conv2d(g, x, w, &conv),
+                                            fuse_reshape(g, b, 4, bshape)));
+       fuse_output(g, y);
+       if (fuse_graph_status(g) != FUSE_OK) puts(fuse_graph_error(g));
+
+       fuse_plan *plan;
+       if (fuse_compile(g, NULL, &plan) == FUSE_OK) {        // the graph may go now
+         const float *in[1] = {image};  float *out[1] = {result};
+         fuse_run(plan, in, out, NULL);                      // allocates nothing
+         fuse_plan_destroy(plan);
+       }
+       fuse_graph_destroy(g);
+
+   Errors are values: every function returns a fuse_result or FUSE_NONE, and the graph keeps
+   the first error as a message that names the op, its operands and their shapes.
+
+   CONFIGURATION (define before including)
+
+     FUSE_IMPLEMENTATION   compile the implementation into this translation unit
+     FUSE_STATIC           make every function static (one private copy per unit)
+     FUSE_API              the linkage of public functions (default: extern, or static)
+     FUSE_MALLOC(size) / FUSE_FREE(ptr)   the default allocator (both or neither)
+     FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
+     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print)
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512, FUSE_NO_ONNX   reserved: later versions
+
+   VERSION  0.1.0 - see CHANGELOG.md
+*/
+#ifndef FUSE_H
+#define FUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifndef FUSE_NO_STDIO
+#include <stdio.h>
+#endif
+
+#define FUSE_VERSION_MAJOR 0
+#define FUSE_VERSION_MINOR 1
+#define FUSE_VERSION_PATCH 0
+#define FUSE_VERSION_STRING "0.1.0"
+
+#ifndef FUSE_API
+#ifdef FUSE_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE_API static __attribute__((unused)) /* no warning for functions a unit skips */
+#else
+#define FUSE_API static
+#endif
+#else
+#define FUSE_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================== basics == */
+
+typedef enum fuse_result {
+  FUSE_OK = 0,
+  FUSE_ERROR_INVALID_ARGUMENT = -1,
+  FUSE_ERROR_SHAPE = -2,
+  FUSE_ERROR_OUT_OF_MEMORY = -3,
+  FUSE_ERROR_UNSUPPORTED = -4,
+  FUSE_ERROR_PARSE = -5,
+  FUSE_ERROR_IO = -6,
+  FUSE_ERROR_BACKEND = -7
+} fuse_result;
+
+FUSE_API const char *fuse_result_string(fuse_result r);
+
+/* All-zero = FUSE_MALLOC / FUSE_FREE. alloc must return memory aligned to `alignment`
+   (a power of two, at most 64) or NULL. */
+typedef struct fuse_allocator {
+  void *(*alloc)(size_t size, size_t alignment, void *user);
+  void (*free)(void *ptr, void *user);
+  void *user;
+} fuse_allocator;
+
+/* ========================================================================= graph == */
+/* Tensors are float32, NCHW for images; element-wise ops broadcast as numpy does. */
+
+typedef struct fuse_graph fuse_graph;
+typedef int32_t fuse_value; /* a tensor in a graph */
+#define FUSE_NONE (-1)      /* returned by a builder that failed */
+#define FUSE_MAX_RANK 8
+
+FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
+FUSE_API void fuse_graph_destroy(fuse_graph *g);
+FUSE_API fuse_result fuse_graph_status(const fuse_graph *g); /* first error, sticky */
+FUSE_API const char *fuse_graph_error(const fuse_graph *g);  /* "" or what went wrong */
+
+/* Names are optional (NULL) for constants and must be unique within a graph. */
+FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape);
+FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
+                                  const int64_t *shape, const float *data); /* data is copied */
+FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
+FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+
+/* All-zero = stride 1, no padding, dilation 1, groups 1. */
+typedef struct fuse_conv2d_attrs {
+  int strides[2];
+  int padding[4]; /* top, left, bottom, right */
+  int dilation[2];
+  int groups;
+} fuse_conv2d_attrs;
+
+/* kernel is required; zero strides / dilation = 1. ceil_mode rounds the output size up
+   (a window must still start inside the input or its top/left padding, as in PyTorch).
+   dilation applies to max_pool2d only. */
+typedef struct fuse_pool2d_attrs {
+  int kernel[2];
+  int strides[2];
+  int padding[4]; /* top, left, bottom, right */
+  int dilation[2];
+  int ceil_mode;
+  int count_include_pad; /* avg_pool2d: padded zeros count in the divisor */
+} fuse_pool2d_attrs;
+
+/* x: [N, C, H, W]; w: [K, C / groups, KH, KW] -> [N, K, OH, OW] */
+FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                const fuse_conv2d_attrs *a); /* a may be NULL */
+FUSE_API fuse_value fuse_matmul(fuse_graph *g, fuse_value a, fuse_value b); /* numpy matmul */
+FUSE_API fuse_value fuse_add(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_sub(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_mul(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_maximum(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_minimum(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_relu(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_clip(fuse_graph *g, fuse_value x, float lo, float hi); /* lo <= hi */
+FUSE_API fuse_value fuse_sigmoid(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_reshape(fuse_graph *g, fuse_value x, int rank,
+                                 const int64_t *shape); /* one -1 may stand for the rest */
+FUSE_API fuse_value fuse_flatten(fuse_graph *g, fuse_value x, int axis); /* -> 2-D, ONNX */
+FUSE_API fuse_value fuse_concat(fuse_graph *g, int n, const fuse_value *xs, int axis);
+FUSE_API fuse_value fuse_softmax(fuse_graph *g, fuse_value x, int axis); /* along one axis */
+/* inference: (x - mean) / sqrt(var + eps) * scale + bias, per channel (dimension 1) */
+FUSE_API fuse_value fuse_batch_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, fuse_value mean, fuse_value var,
+                                    float eps);
+FUSE_API fuse_value fuse_max_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
+FUSE_API fuse_value fuse_avg_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
+FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
+
+FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
+FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */
+FUSE_API const char *fuse_value_name(const fuse_graph *g, fuse_value v);       /* NULL: none */
+FUSE_API fuse_value fuse_graph_find(const fuse_graph *g, const char *name);
+/* Names an op's result (inputs and constants take theirs when made); NULL removes it. */
+FUSE_API fuse_result fuse_value_set_name(fuse_graph *g, fuse_value v, const char *name);
+FUSE_API int fuse_graph_op_count(const fuse_graph *g); /* ops, not inputs / constants */
+FUSE_API int fuse_graph_input_count(const fuse_graph *g);
+FUSE_API int fuse_graph_output_count(const fuse_graph *g);
+FUSE_API fuse_value fuse_graph_input(const fuse_graph *g, int i);  /* in fuse_input order */
+FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_output order */
+
+/* ===================================================================== text form == */
+/* A readable listing that fuse_graph_parse reads back:
+
+       graph(%x: [1, 3, 8, 8]) {
+         %w: [4, 3, 3, 3] = const
+         %0: [1, 4, 8, 8] = conv2d(%x, %w, strides=[1, 1], padding=[1, 1, 1, 1], ...)
+         %1: [1, 4, 8, 8] = maximum(%0, 0)
+         return %1
+       }
+
+   Constants print as shapes (with values when they have at most 4 elements); fill them after
+   a parse with fuse_graph_set_constant. */
+typedef void (*fuse_write_fn)(void *user, const char *text, size_t len);
+FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user);
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f);
+#endif
+/* On a parse error *out is still a graph whose fuse_graph_error says where and why
+   (NULL only when out of memory). */
+FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *alloc,
+                                      fuse_graph **out);
+FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
+                                             size_t n);
+
+/* =============================================================== compile and run == */
+
+typedef void (*fuse_task_fn)(void *ctx, int begin, int end);
+typedef void (*fuse_parallel_for_fn)(void *user, fuse_task_fn task, void *ctx, int n);
+typedef enum fuse_isa {
+  FUSE_ISA_AUTO = 0,
+  FUSE_ISA_SCALAR,
+  FUSE_ISA_AVX2,
+  FUSE_ISA_AVX512
+} fuse_isa;
+typedef struct fuse_backend fuse_backend; /* fuse_dnnl.h provides one */
+
+typedef struct fuse_compile_options { /* all-zero = defaults */
+  fuse_isa isa;
+  int num_threads;                   /* 0 = as many as available */
+  fuse_parallel_for_fn parallel_for; /* NULL: OpenMP if built with it, else serial */
+  void *parallel_user;
+  const fuse_backend *const *backends; /* NULL-terminated list */
+  char *error;        /* optional: receives why fuse_compile failed, */
+  size_t error_size;  /* truncated to error_size bytes with a NUL */
+} fuse_compile_options;
+
+typedef struct fuse_plan fuse_plan;
+/* Makes an immutable plan: it owns copies of the constants, so the graph may be destroyed. */
+FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
+                                  fuse_plan **out);
+FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
+/* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
+   overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
+   block of fuse_plan_workspace_size bytes, 64-byte aligned, makes concurrent runs safe. */
+FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
+                              void *workspace);
+FUSE_API void fuse_plan_destroy(fuse_plan *p);
+FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FUSE_H */
+
+/* ============================================================================
+   IMPLEMENTATION
+   ============================================================================ */
+#if defined(FUSE_IMPLEMENTATION) && !defined(FUSE_IMPLEMENTATION_DONE)
+#define FUSE_IMPLEMENTATION_DONE
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#if defined(FUSE_MALLOC) != defined(FUSE_FREE)
+#error "fuse.h: define both FUSE_MALLOC and FUSE_FREE, or neither"
+#endif
+#ifndef FUSE_MALLOC
+#include <stdlib.h>
+#define FUSE_MALLOC(size) malloc(size)
+#define FUSE_FREE(ptr) free(ptr)
+#endif
+#ifndef FUSE_ASSERT
+#include <assert.h>
+#define FUSE_ASSERT(cond) assert(cond)
+#endif
+
+#define FUSE__ALIGN 64                   /* tensors, constants and workspace blocks */
+#define FUSE__MAX_DIM ((int64_t)0x7fffffff) /* keeps dim * attribute products in int64 */
+#define FUSE__MAX_BYTES ((uint64_t)1 << 50)
+#define FUSE__INLINE_CONST_MAX 4         /* constants this small print their values */
+
+/* ---------------------------------------------------------------- allocator -- */
+
+static void *fuse__alloc(const fuse_allocator *a, size_t size, size_t align) {
+  void *p;
+  if (size == 0) size = 1;
+  if (a->alloc) {
+    p = a->alloc(size, align, a->user);
+    if (p && ((uintptr_t)p & (align - 1))) { /* the contract was broken: treat as failure */
+      a->free(p, a->user);
+      return NULL;
+    }
+    return p;
+  } else {
+    /* over-allocate, align, and keep the block's start just before the aligned pointer */
+    unsigned char *raw;
+    uintptr_t at;
+    if (size > (size_t)-1 - align - sizeof(void *)) return NULL;
+    raw = (unsigned char *)FUSE_MALLOC(size + align + sizeof(void *));
+    if (!raw) return NULL;
+    at = ((uintptr_t)raw + sizeof(void *) + align - 1) & ~(uintptr_t)(align - 1);
+    memcpy((void *)(at - sizeof(void *)), &raw, sizeof(void *));
+    return (void *)at;
+  }
+}
+
+static void fuse__free(const fuse_allocator *a, void *p) {
+  if (!p) return;
+  if (a->alloc) {
+    a->free(p, a->user);
+  } else {
+    void *raw;
+    memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof(void *));
+    FUSE_FREE(raw);
+  }
+}
+
+/* Grows an array to hold at least `need` elements; returns the new block (old contents
+   copied, old block freed) or NULL with the old block untouched. */
+static void *fuse__grow(const fuse_allocator *a, void *old, int count, int *cap, int need,
+                        size_t elem) {
+  int new_cap;
+  void *p;
+  if (need <= *cap) return old;
+  if (need > 0x3fffffff) return NULL;
+  new_cap = *cap ? *cap : 8;
+  while (new_cap < need) new_cap *= 2;
+  if ((uint64_t)new_cap * elem > FUSE__MAX_BYTES) return NULL;
+  p = fuse__alloc(a, (size_t)new_cap * elem, 16);
+  if (!p) return NULL;
+  if (old) {
+    memcpy(p, old, (size_t)count * elem);
+    fuse__free(a, old);
+  }
+  *cap = new_cap;
+  return p;
+}
+
+/* ------------------------------------------------------------ text output -- */
+/* One small writer serves error messages (fixed buffer, truncated) and the text form
+   (flushed to the caller's callback). No stdio, no locale. */
+
+typedef struct fuse__out {
+  char *buf;
+  size_t len, cap;
+  fuse_write_fn write; /* NULL: truncate at cap - 1 and keep a terminating NUL */
+  void *user;
+} fuse__out;
+
+static void fuse__flush(fuse__out *o) {
+  if (o->write && o->len) o->write(o->user, o->buf, o->len);
+  o->len = 0;
+}
+
+static void fuse__put(fuse__out *o, const char *s, size_t n) {
+  while (n) {
+    size_t room = o->cap - o->len - (o->write ? 0 : 1), k;
+    if (room == 0) {
+      if (!o->write) break;
+      fuse__flush(o);
+      continue;
+    }
+    k = n < room ? n : room;
+    memcpy(o->buf + o->len, s, k);
+    o->len += k;
+    s += k;
+    n -= k;
+  }
+  if (!o->write) o->buf[o->len] = 0;
+}
+
+static void fuse__puts(fuse__out *o, const char *s) { fuse__put(o, s, strlen(s)); }
+
+static void fuse__put_int(fuse__out *o, int64_t v) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[sizeof tmp - 1 - n++] = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u);
+  if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
+  fuse__put(o, tmp + sizeof tmp - n, (size_t)n);
+}
+
+/* 10^k as a double; exact for 0 <= k <= 22. */
+static double fuse__pow10(int k) {
+  static const double small[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  double r = 1;
+  int neg = k < 0;
+  if (neg) k = -k;
+  while (k > 22) {
+    r *= 1e22;
+    k -= 22;
+  }
+  r *= small[k];
+  return neg ? 1 / r : r;
+}
+
+/* Parses a decimal number ("-1.5e-3", "inf", "-inf", "nan") without the C locale.
+   Returns the characters used, 0 if there is no number. */
+static size_t fuse__parse_number(const char *s, double *out) {
+  const char *p = s;
+  uint64_t mant = 0;
+  int digits = 0, exp10 = 0, neg = 0, any = 0;
+  if (*p == '-' || *p == '+') neg = *p++ == '-';
+  if (strncmp(p, "inf", 3) == 0) {
+    *out = neg ? -HUGE_VAL : HUGE_VAL;
+    return (size_t)(p + 3 - s);
+  }
+  if (strncmp(p, "nan", 3) == 0) {
+    *out = NAN;
+    return (size_t)(p + 3 - s);
+  }
+  for (; *p >= '0' && *p <= '9'; p++, any = 1) {
+    if (digits < 19) {
+      mant = mant * 10 + (uint64_t)(*p - '0');
+      if (mant) digits++;
+    } else {
+      exp10++;
+    }
+  }
+  if (*p == '.') {
+    for (p++; *p >= '0' && *p <= '9'; p++, any = 1) {
+      if (digits < 19) {
+        mant = mant * 10 + (uint64_t)(*p - '0');
+        if (mant) digits++;
+        exp10--;
+      }
+    }
+  }
+  if (!any) return 0;
+  if (*p == 'e' || *p == 'E') {
+    const char *q = p + 1;
+    int eneg = 0, e = 0, edigits = 0;
+    if (*q == '-' || *q == '+') eneg = *q++ == '-';
+    for (; *q >= '0' && *q <= '9'; q++, edigits++)
+      if (e < 100000) e = e * 10 + (*q - '0');
+    if (edigits) {
+      exp10 += eneg ? -e : e;
+      p = q;
+    }
+  }
+  {
+    double v = (double)mant; /* exact below 2^53, which our own output stays within */
+    if (mant == 0 || exp10 < -400) v = 0;
+    else if (exp10 > 400) v = HUGE_VAL;
+    else if (exp10 >= 0) v *= fuse__pow10(exp10);
+    else if (exp10 >= -22) v /= fuse__pow10(-exp10);
+    else v = v / fuse__pow10(22) / fuse__pow10(-exp10 - 22);
+    *out = neg ? -v : v;
+  }
+  return (size_t)(p - s);
+}
+
+/* Writes the shortest decimal that parses back to exactly v. */
+static size_t fuse__format_float(char *out, float v) {
+  double x = fabs((double)v);
+  int prec;
+  char *o = out;
+  if (v != v) return (size_t)(strcpy(out, "nan"), 3);
+  if (signbit(v)) *o++ = '-';
+  if (x == HUGE_VAL) return (size_t)(strcpy(o, "inf"), o + 3 - out);
+  if (x == 0) return (size_t)(strcpy(o, "0"), o + 1 - out);
+  for (prec = 1; prec <= 12; prec++) {
+    int e = (int)floor(log10(x));
+    double scaled;
+    if (x >= fuse__pow10(e + 1)) e++; /* log10 may be off by one next to powers of ten */
+    if (x < fuse__pow10(e)) e--;
+    uint64_t m, lim = (uint64_t)fuse__pow10(prec);
+    char dig[24], *w = o;
+    int nd, i, point;
+    double back;
+    scaled = (prec - 1 - e >= 0) ? x * fuse__pow10(prec - 1 - e) : x / fuse__pow10(e - prec + 1);
+    m = (uint64_t)(scaled + 0.5);
+    if (m >= lim) {
+      m = (m + 5) / 10;
+      e++;
+    }
+    for (nd = 0; nd < prec; nd++) { /* digits, most significant first */
+      dig[prec - 1 - nd] = (char)('0' + (int)(m % 10));
+      m /= 10;
+    }
+    while (nd > 1 && dig[nd - 1] == '0') nd--; /* drop trailing zeros */
+    if (e >= -4 && e < 16) { /* plain notation, as %g would */
+      point = e + 1;                             /* digits before the point */
+      if (point <= 0) {
+        *w++ = '0';
+        *w++ = '.';
+        for (i = 0; i < -point; i++) *w++ = '0';
+        for (i = 0; i < nd; i++) *w++ = dig[i];
+      } else {
+        for (i = 0; i < point; i++) *w++ = i < nd ? dig[i] : '0';
+        if (nd > point) {
+          *w++ = '.';
+          for (i = point; i < nd; i++) *w++ = dig[i];
+        }
+      }
+    } else { /* d.ddde-05 */
+      int ae = e < 0 ? -e : e;
+      *w++ = dig[0];
+      if (nd > 1) {
+        *w++ = '.';
+        for (i = 1; i < nd; i++) *w++ = dig[i];
+      }
+      *w++ = 'e';
+      *w++ = e < 0 ? '-' : '+';
+      if (ae >= 100) *w++ = (char)('0' + ae / 100);
+      *w++ = (char)('0' + ae / 10 % 10);
+      *w++ = (char)('0' + ae % 10);
+    }
+    *w = 0;
+    if (fuse__parse_number(o, &back) && (float)back == (float)x) return (size_t)(w - out);
+  }
+  FUSE_ASSERT(0 && "fuse__format_float: no round-trip form found");
+  return (size_t)(o - out);
+}
+
+static void fuse__put_float(fuse__out *o, float v) {
+  char tmp[40];
+  fuse__put(o, tmp, fuse__format_float(tmp, v));
+}
+
+static void fuse__put_dims(fuse__out *o, int n, const int64_t *d, const char *sep) {
+  int i;
+  fuse__puts(o, "[");
+  for (i = 0; i < n; i++) {
+    if (i) fuse__puts(o, sep);
+    fuse__put_int(o, d[i]);
+  }
+  fuse__puts(o, "]");
+}
+
+/* ---------------------------------------------------------------- the graph -- */
+
+typedef enum fuse__op {
+  FUSE__OP_INPUT,
+  FUSE__OP_CONST,
+  FUSE__OP_CONV2D,
+  FUSE__OP_MATMUL,
+  FUSE__OP_ADD,
+  FUSE__OP_SUB,
+  FUSE__OP_MUL,
+  FUSE__OP_MAXIMUM,
+  FUSE__OP_MINIMUM,
+  FUSE__OP_RELU,
+  FUSE__OP_CLIP,
+  FUSE__OP_SIGMOID,
+  FUSE__OP_RESHAPE,
+  FUSE__OP_FLATTEN,
+  FUSE__OP_CONCAT,
+  FUSE__OP_SOFTMAX,
+  FUSE__OP_BATCH_NORM,
+  FUSE__OP_MAX_POOL2D,
+  FUSE__OP_AVG_POOL2D,
+  FUSE__OP_GLOBAL_AVG_POOL2D,
+  FUSE__OP_COPY, /* plan only: copies a value into an output buffer */
+  FUSE__OP_COUNT
+} fuse__op;
+
+static const char *const fuse__op_names[FUSE__OP_COUNT] = {
+    "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
+    "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
+    "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
+    "copy"};
+
+typedef union fuse__attrs {
+  fuse_conv2d_attrs conv; /* normalized: no zeros */
+  fuse_pool2d_attrs pool; /* normalized: no zeros */
+  struct {
+    float lo, hi;
+  } clip;
+  int axis; /* flatten, concat, softmax: normalized to 0..rank */
+  float eps;
+} fuse__attrs;
+
+typedef struct fuse__node {
+  int op;
+  int rank;
+  int num_in;
+  int64_t shape[FUSE_MAX_RANK];
+  fuse_value *in; /* operands */
+  char *name;     /* NULL: unnamed */
+  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned */
+  fuse__attrs a;
+} fuse__node;
+
+struct fuse_graph {
+  fuse_allocator alloc;
+  fuse__node *nodes;
+  int num_nodes, cap_nodes;
+  fuse_value *inputs, *outputs;
+  int num_inputs, cap_inputs, num_outputs, cap_outputs;
+  fuse_value *name_slots; /* open-addressing hash of named values; FUSE_NONE = empty */
+  int name_cap, num_named;
+  fuse_result status;
+  char error[512];
+};
+
+static int64_t fuse__numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+static int fuse__valid(const fuse_graph *g, fuse_value v) {
+  return g && v >= 0 && v < g->num_nodes;
+}
+
+static uint32_t fuse__hash(const char *s) {
+  uint32_t h = 2166136261u;
+  while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
+}
+
+static fuse_value fuse__find(const fuse_graph *g, const char *name) {
+  uint32_t i;
+  if (!g->name_cap) return FUSE_NONE;
+  for (i = fuse__hash(name) & (uint32_t)(g->name_cap - 1);; i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+    fuse_value v = g->name_slots[i];
+    if (v == FUSE_NONE) return FUSE_NONE;
+    if (v >= 0 && strcmp(g->nodes[v].name, name) == 0) return v;
+  }
+}
+
+/* Formats a message: %s string, %d int, %D int64_t, %f float, %S shape (int rank,
+   const int64_t *dims), %V a value's label (fuse_value, graph g), %% percent. */
+static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va_list ap) {
+  const char *p;
+  for (p = fmt; *p; p++) {
+    if (*p != '%') {
+      fuse__put(o, p, 1);
+      continue;
+    }
+    switch (*++p) {
+    case 's': fuse__puts(o, va_arg(ap, const char *)); break;
+    case 'd': fuse__put_int(o, va_arg(ap, int)); break;
+    case 'D': fuse__put_int(o, va_arg(ap, int64_t)); break;
+    case 'f': fuse__put_float(o, (float)va_arg(ap, double)); break;
+    case 'S': {
+      int r = va_arg(ap, int);
+      fuse__put_dims(o, r, va_arg(ap, const int64_t *), ",");
+      break;
+    }
+    case 'V': {
+      fuse_value v = va_arg(ap, fuse_value);
+      if (fuse__valid(g, v) && g->nodes[v].name) {
+        fuse__puts(o, "'");
+        fuse__puts(o, g->nodes[v].name);
+        fuse__puts(o, "'");
+      } else {
+        fuse__puts(o, "%");
+        fuse__put_int(o, v);
+      }
+      break;
+    }
+    case '%': fuse__put(o, "%", 1); break;
+    default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
+    }
+  }
+}
+
+/* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
+static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...) {
+  va_list ap;
+  fuse__out o;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  g->status = r;
+  o.buf = g->error;
+  o.len = 0;
+  o.cap = sizeof g->error;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, g, fmt, ap);
+  va_end(ap);
+  return FUSE_NONE;
+}
+
+static int fuse__oom(fuse_graph *g, const char *what) {
+  fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+  return 0;
+}
+
+static int fuse__name_insert(fuse_graph *g, fuse_value v) {
+  uint32_t i;
+  if ((g->num_named + 1) * 2 > g->name_cap) { /* keep the table at most half full */
+    int cap = g->name_cap ? g->name_cap * 2 : 64, k;
+    fuse_value *slots = (fuse_value *)fuse__alloc(&g->alloc, (size_t)cap * sizeof(fuse_value), 16);
+    if (!slots) return 0;
+    for (k = 0; k < cap; k++) slots[k] = FUSE_NONE;
+    for (k = 0; k < g->name_cap; k++) {
+      fuse_value u = g->name_slots[k];
+      if (u < 0) continue;
+      for (i = fuse__hash(g->nodes[u].name) & (uint32_t)(cap - 1); slots[i] != FUSE_NONE;
+           i = (i + 1) & (uint32_t)(cap - 1)) {
+      }
+      slots[i] = u;
+    }
+    fuse__free(&g->alloc, g->name_slots);
+    g->name_slots = slots;
+    g->name_cap = cap;
+  }
+  for (i = fuse__hash(g->nodes[v].name) & (uint32_t)(g->name_cap - 1); g->name_slots[i] >= 0;
+       i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+  }
+  g->name_slots[i] = v;
+  g->num_named++;
+  return 1;
+}
+
+static void fuse__name_remove(fuse_graph *g, fuse_value v) {
+  uint32_t i;
+  for (i = fuse__hash(g->nodes[v].name) & (uint32_t)(g->name_cap - 1); g->name_slots[i] != v;
+       i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+  }
+  g->name_slots[i] = -2; /* tombstone: lookups continue past it */
+}
+
+static char *fuse__strdup(fuse_graph *g, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = (char *)fuse__alloc(&g->alloc, n, 1);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* Gives v the name; `who` names the caller in messages. */
+static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const char *who) {
+  fuse_value other;
+  char *copy;
+  if (!name) return 1;
+  if (!*name) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: a name may not be empty", who), 0;
+  other = fuse__find(g, name);
+  if (other != FUSE_NONE && other != v)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: name '%s' is already used by %s %%%d",
+                      who, name, fuse__op_names[g->nodes[other].op], other),
+           0;
+  if (other == v) return 1;
+  if (!(copy = fuse__strdup(g, name))) return fuse__oom(g, who);
+  if (g->nodes[v].name) {
+    fuse__name_remove(g, v);
+    fuse__free(&g->alloc, g->nodes[v].name);
+  }
+  g->nodes[v].name = copy;
+  if (!fuse__name_insert(g, v)) {
+    g->nodes[v].name = NULL;
+    fuse__free(&g->alloc, copy);
+    return fuse__oom(g, who);
+  }
+  return 1;
+}
+
+/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory. */
+static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_value *in,
+                                  int rank, const int64_t *shape) {
+  fuse__node *n, *nodes;
+  nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
+                                   g->num_nodes + 1, sizeof(fuse__node));
+  if (!nodes) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+  g->nodes = nodes;
+  n = &g->nodes[g->num_nodes];
+  memset(n, 0, sizeof *n);
+  n->op = op;
+  n->rank = rank;
+  if (rank) memcpy(n->shape, shape, (size_t)rank * sizeof(int64_t));
+  if (num_in) {
+    n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
+    if (!n->in) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+    memcpy(n->in, in, (size_t)num_in * sizeof(fuse_value));
+    n->num_in = num_in;
+  }
+  g->num_nodes++;
+  return n;
+}
+
+static fuse_value fuse__id(const fuse_graph *g, const fuse__node *n) {
+  return (fuse_value)(n - g->nodes);
+}
+
+/* ---------------------------------------------------------------- builders -- */
+
+/* Checks the common preconditions of a builder: a usable graph and valid operands. */
+static int fuse__begin(fuse_graph *g, const char *op, int n, const fuse_value *in) {
+  int i;
+  if (!g || g->status != FUSE_OK) return 0;
+  for (i = 0; i < n; i++) {
+    if (in[i] == FUSE_NONE)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: operand %d is FUSE_NONE (did an earlier call fail?)", op, i + 1),
+             0;
+    if (!fuse__valid(g, in[i]))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: operand %d is %d, not a value of this graph (it has %d)", op, i + 1,
+                        in[i], g->num_nodes),
+             0;
+  }
+  return 1;
+}
+
+/* Validates a user-given shape: rank 0..FUSE_MAX_RANK, dims 1..FUSE__MAX_DIM, bytes in range. */
+static int fuse__check_shape(fuse_graph *g, const char *who, int rank, const int64_t *shape) {
+  int i;
+  uint64_t n = 1;
+  if (rank < 0 || rank > FUSE_MAX_RANK)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: rank %d is outside 0..%d", who, rank,
+                      FUSE_MAX_RANK),
+           0;
+  if (rank > 0 && !shape)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", who, rank), 0;
+  for (i = 0; i < rank; i++) {
+    if (shape[i] < 1 || shape[i] > FUSE__MAX_DIM)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: dimension %d of %S is %D; dimensions must be 1..2147483647", who, i,
+                        rank, shape, shape[i]),
+             0;
+    n *= (uint64_t)shape[i];
+    if (n * sizeof(float) > FUSE__MAX_BYTES || n * sizeof(float) > (uint64_t)(size_t)-1)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: shape %S has too many elements (more than 2^48 bytes)", who, rank,
+                        shape),
+             0;
+  }
+  return 1;
+}
+
+static fuse__node *fuse__node_of(fuse_graph *g, fuse_value v) { return &g->nodes[v]; }
+
+FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc) {
+  fuse_allocator a;
+  fuse_graph *g;
+  memset(&a, 0, sizeof a);
+  if (alloc) {
+    if (!alloc->alloc != !alloc->free) return NULL; /* both or neither */
+    a = *alloc;
+  }
+  g = (fuse_graph *)fuse__alloc(&a, sizeof *g, 16);
+  if (!g) return NULL;
+  memset(g, 0, sizeof *g);
+  g->alloc = a;
+  return g;
+}
+
+FUSE_API void fuse_graph_destroy(fuse_graph *g) {
+  int i;
+  fuse_allocator a;
+  if (!g) return;
+  a = g->alloc;
+  for (i = 0; i < g->num_nodes; i++) {
+    fuse__free(&a, g->nodes[i].in);
+    fuse__free(&a, g->nodes[i].name);
+    fuse__free(&a, g->nodes[i].data);
+  }
+  fuse__free(&a, g->nodes);
+  fuse__free(&a, g->inputs);
+  fuse__free(&a, g->outputs);
+  fuse__free(&a, g->name_slots);
+  fuse__free(&a, g);
+}
+
+FUSE_API const char *fuse_result_string(fuse_result r) {
+  switch (r) {
+  case FUSE_OK: return "ok";
+  case FUSE_ERROR_INVALID_ARGUMENT: return "invalid argument";
+  case FUSE_ERROR_SHAPE: return "shape mismatch";
+  case FUSE_ERROR_OUT_OF_MEMORY: return "out of memory";
+  case FUSE_ERROR_UNSUPPORTED: return "unsupported";
+  case FUSE_ERROR_PARSE: return "parse error";
+  case FUSE_ERROR_IO: return "input/output error";
+  case FUSE_ERROR_BACKEND: return "backend error";
+  }
+  return "unknown fuse_result";
+}
+
+FUSE_API fuse_result fuse_graph_status(const fuse_graph *g) {
+  return g ? g->status : FUSE_ERROR_INVALID_ARGUMENT;
+}
+
+FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
+  return g ? g->error : "the graph is NULL (fuse_graph_create ran out of memory?)";
+}
+
+static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
+                             const int64_t *shape, const float *data) {
+  const char *who = fuse__op_names[op];
+  fuse__node *n;
+  fuse_value v;
+  size_t bytes;
+  if (!fuse__begin(g, who, 0, NULL) || !fuse__check_shape(g, who, rank, shape)) return FUSE_NONE;
+  if (name && fuse__find(g, name) != FUSE_NONE) {
+    fuse__set_name(g, FUSE_NONE, name, who); /* reports the clash */
+    return FUSE_NONE;
+  }
+  if (op == FUSE__OP_INPUT) {
+    fuse_value *ins = (fuse_value *)fuse__grow(&g->alloc, g->inputs, g->num_inputs,
+                                               &g->cap_inputs, g->num_inputs + 1, sizeof(fuse_value));
+    if (!ins) return fuse__oom(g, who), FUSE_NONE;
+    g->inputs = ins;
+  }
+  if (!(n = fuse__new_node(g, op, 0, NULL, rank, shape))) return FUSE_NONE;
+  v = fuse__id(g, n);
+  if (op == FUSE__OP_CONST) {
+    bytes = (size_t)fuse__numel(rank, shape) * sizeof(float);
+    n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+    if (!n->data) {
+      g->num_nodes--;
+      return fuse__oom(g, who), FUSE_NONE;
+    }
+    if (data) memcpy(n->data, data, bytes);
+    else memset(n->data, 0, bytes);
+  }
+  if (!fuse__set_name(g, v, name, who)) {
+    fuse__free(&g->alloc, n->data);
+    g->num_nodes--;
+    return FUSE_NONE;
+  }
+  if (op == FUSE__OP_INPUT) g->inputs[g->num_inputs++] = v;
+  return v;
+}
+
+FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL);
+}
+
+FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
+                                  const int64_t *shape, const float *data) {
+  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data);
+}
+
+FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v);
+}
+
+FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {
+  fuse_value *outs;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!fuse__begin(g, "output", 1, &v)) return g->status;
+  outs = (fuse_value *)fuse__grow(&g->alloc, g->outputs, g->num_outputs, &g->cap_outputs,
+                                  g->num_outputs + 1, sizeof(fuse_value));
+  if (!outs) return fuse__oom(g, "output"), g->status;
+  g->outputs = outs;
+  g->outputs[g->num_outputs++] = v;
+  return FUSE_OK;
+}
+
+FUSE_API fuse_result fuse_value_set_name(fuse_graph *g, fuse_value v, const char *name) {
+  if (!fuse__begin(g, "set_name", 1, &v)) return g ? g->status : FUSE_ERROR_INVALID_ARGUMENT;
+  if (!name) {
+    if (g->nodes[v].name) {
+      fuse__name_remove(g, v);
+      fuse__free(&g->alloc, g->nodes[v].name);
+      g->nodes[v].name = NULL;
+    }
+    return FUSE_OK;
+  }
+  return fuse__set_name(g, v, name, "set_name") ? FUSE_OK : g->status;
+}
+
+/* numpy broadcasting of two shapes; 0 if they do not broadcast */
+static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int *r,
+                           int64_t *out) {
+  int i, n = ra > rb ? ra : rb;
+  for (i = 0; i < n; i++) {
+    int64_t da = i < n - ra ? 1 : a[i - (n - ra)], db = i < n - rb ? 1 : b[i - (n - rb)];
+    if (da != db && da != 1 && db != 1) return 0;
+    out[i] = da == 1 ? db : da;
+  }
+  *r = n;
+  return 1;
+}
+
+static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b) {
+  fuse_value in[2];
+  int64_t shape[FUSE_MAX_RANK];
+  int rank;
+  fuse__node *na, *nb, *n;
+  in[0] = a;
+  in[1] = b;
+  if (!fuse__begin(g, fuse__op_names[op], 2, in)) return FUSE_NONE;
+  na = fuse__node_of(g, a);
+  nb = fuse__node_of(g, b);
+  if (!fuse__broadcast(na->rank, na->shape, nb->rank, nb->shape, &rank, shape))
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: shapes %S (%V) and %S (%V) do not broadcast",
+                      fuse__op_names[op], na->rank, na->shape, a, nb->rank, nb->shape, b);
+  n = fuse__new_node(g, op, 2, in, rank, shape);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_add(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_ADD, a, b);
+}
+FUSE_API fuse_value fuse_sub(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_SUB, a, b);
+}
+FUSE_API fuse_value fuse_mul(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_MUL, a, b);
+}
+FUSE_API fuse_value fuse_maximum(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_MAXIMUM, a, b);
+}
+FUSE_API fuse_value fuse_minimum(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_MINIMUM, a, b);
+}
+
+/* An op whose result has the operand's shape. */
+static fuse__node *fuse__unary(fuse_graph *g, int op, fuse_value x) {
+  fuse__node *nx;
+  if (!fuse__begin(g, fuse__op_names[op], 1, &x)) return NULL;
+  nx = fuse__node_of(g, x);
+  return fuse__new_node(g, op, 1, &x, nx->rank, nx->shape);
+}
+
+FUSE_API fuse_value fuse_relu(fuse_graph *g, fuse_value x) {
+  fuse__node *n = fuse__unary(g, FUSE__OP_RELU, x);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_sigmoid(fuse_graph *g, fuse_value x) {
+  fuse__node *n = fuse__unary(g, FUSE__OP_SIGMOID, x);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_clip(fuse_graph *g, fuse_value x, float lo, float hi) {
+  fuse__node *n;
+  if (g && g->status == FUSE_OK && !(lo <= hi)) /* also catches NaN */
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "clip: bounds lo=%f, hi=%f must be numbers with lo <= hi", (double)lo,
+                      (double)hi);
+  if (!(n = fuse__unary(g, FUSE__OP_CLIP, x))) return FUSE_NONE;
+  n->a.clip.lo = lo;
+  n->a.clip.hi = hi;
+  return fuse__id(g, n);
+}
+
+/* Fills a zero entry with `def`, refuses negative ones. */
+static int fuse__attr_positive(fuse_graph *g, const char *op, const char *what, int *v, int n,
+                               int def, int allow_zero_default) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (v[i] == 0 && allow_zero_default) v[i] = def;
+    if (v[i] < 1) {
+      int64_t d[4];
+      int k;
+      for (k = 0; k < n; k++) d[k] = v[k];
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: %s %S must be >= 1", op, what, n, d),
+             0;
+    }
+  }
+  return 1;
+}
+
+static int fuse__attr_padding(fuse_graph *g, const char *op, const int *pad) {
+  int i;
+  for (i = 0; i < 4; i++)
+    if (pad[i] < 0) {
+      int64_t d[4];
+      int k;
+      for (k = 0; k < 4; k++) d[k] = pad[k];
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: padding %S (top, left, bottom, right) must be >= 0", op, 4, d),
+             0;
+    }
+  return 1;
+}
+
+FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                const fuse_conv2d_attrs *attrs) {
+  fuse_value in[2];
+  fuse_conv2d_attrs a;
+  fuse__node *nx, *nw, *n;
+  int64_t out[4], C, K;
+  int i;
+  in[0] = x;
+  in[1] = w;
+  if (!fuse__begin(g, "conv2d", 2, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  nw = fuse__node_of(g, w);
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: input %S (%V) must be 4-D [N,C,H,W]",
+                      nx->rank, nx->shape, x);
+  if (nw->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: weight %S (%V) must be 4-D [K,C/groups,KH,KW]",
+                      nw->rank, nw->shape, w);
+  memset(&a, 0, sizeof a);
+  if (attrs) a = *attrs;
+  if (!fuse__attr_positive(g, "conv2d", "strides", a.strides, 2, 1, 1) ||
+      !fuse__attr_positive(g, "conv2d", "dilation", a.dilation, 2, 1, 1) ||
+      !fuse__attr_padding(g, "conv2d", a.padding) ||
+      !fuse__attr_positive(g, "conv2d", "groups", &a.groups, 1, 1, 1))
+    return FUSE_NONE;
+  C = nx->shape[1];
+  K = nw->shape[0];
+  if (nw->shape[1] * a.groups != C)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv2d: input %S has %D channels, weight %S expects %D (groups=%d)",
+                      nx->rank, nx->shape, C, nw->rank, nw->shape, nw->shape[1] * a.groups,
+                      a.groups);
+  if (K % a.groups)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv2d: weight %S has %D output channels, not divisible by groups=%d",
+                      nw->rank, nw->shape, K, a.groups);
+  out[0] = nx->shape[0];
+  out[1] = K;
+  for (i = 0; i < 2; i++) {
+    int64_t span = nx->shape[2 + i] + a.padding[i] + a.padding[i + 2] -
+                   (int64_t)a.dilation[i] * (nw->shape[2 + i] - 1) - 1;
+    if (span < 0)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "conv2d: kernel %Dx%D with dilation %dx%d is larger than input %S with "
+                        "padding [%d,%d,%d,%d]",
+                        nw->shape[2], nw->shape[3], a.dilation[0], a.dilation[1], nx->rank,
+                        nx->shape, a.padding[0], a.padding[1], a.padding[2], a.padding[3]);
+    out[2 + i] = span / a.strides[i] + 1;
+  }
+  if (!(n = fuse__new_node(g, FUSE__OP_CONV2D, 2, in, 4, out))) return FUSE_NONE;
+  n->a.conv = a;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_matmul(fuse_graph *g, fuse_value a, fuse_value b) {
+  fuse_value in[2];
+  fuse__node *na, *nb, *n;
+  int64_t shape[FUSE_MAX_RANK], M, K, K2, N;
+  int rank, batch_rank;
+  in[0] = a;
+  in[1] = b;
+  if (!fuse__begin(g, "matmul", 2, in)) return FUSE_NONE;
+  na = fuse__node_of(g, a);
+  nb = fuse__node_of(g, b);
+  if (na->rank < 1 || nb->rank < 1)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "matmul: operands %S and %S must have rank >= 1",
+                      na->rank, na->shape, nb->rank, nb->shape);
+  M = na->rank == 1 ? 1 : na->shape[na->rank - 2];
+  K = na->shape[na->rank - 1];
+  K2 = nb->rank == 1 ? nb->shape[0] : nb->shape[nb->rank - 2];
+  N = nb->rank == 1 ? 1 : nb->shape[nb->rank - 1];
+  if (K != K2)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "matmul: inner dimensions differ: %S has %D columns, %S has %D rows",
+                      na->rank, na->shape, K, nb->rank, nb->shape, K2);
+  if (!fuse__broadcast(na->rank > 2 ? na->rank - 2 : 0, na->shape,
+                       nb->rank > 2 ? nb->rank - 2 : 0, nb->shape, &batch_rank, shape))
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "matmul: batch dimensions of %S and %S do not broadcast",
+                      na->rank, na->shape, nb->rank, nb->shape);
+  rank = batch_rank;
+  if (na->rank > 1) shape[rank++] = M;
+  if (nb->rank > 1) shape[rank++] = N;
+  if (!fuse__check_shape(g, "matmul", rank, shape)) return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_MATMUL, 2, in, rank, shape);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_reshape(fuse_graph *g, fuse_value x, int rank, const int64_t *shape) {
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK], known = 1, total;
+  int i, infer = -1;
+  if (!fuse__begin(g, "reshape", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (rank < 0 || rank > FUSE_MAX_RANK || (rank > 0 && !shape))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "reshape: target rank %d (shape %s) must be 0..8 with a shape", rank,
+                      shape ? "given" : "NULL");
+  total = fuse__numel(nx->rank, nx->shape);
+  for (i = 0; i < rank; i++) {
+    out[i] = shape[i];
+    if (shape[i] == -1 && infer < 0) {
+      infer = i;
+    } else if (shape[i] < 1 || shape[i] > FUSE__MAX_DIM) {
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "reshape: target %S of %S: dimension %d is %D (one -1, others >= 1)",
+                        rank, shape, nx->rank, nx->shape, i, shape[i]);
+    } else {
+      known *= shape[i];
+      if (known > total) break;
+    }
+  }
+  if (i < rank || (infer < 0 && known != total) || (infer >= 0 && total % known))
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "reshape: %S (%D elements) cannot become %S",
+                      nx->rank, nx->shape, total, rank, shape);
+  if (infer >= 0) out[infer] = total / known;
+  if (!fuse__check_shape(g, "reshape", rank, out)) return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_RESHAPE, 1, &x, rank, out);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+/* Normalizes an axis in [-limit, limit) (or [-limit, limit] when `inclusive`). */
+static int fuse__axis(fuse_graph *g, const char *op, int axis, int limit, int inclusive,
+                      const fuse__node *x, int *out) {
+  int hi = inclusive ? limit : limit - 1;
+  if (axis < -limit || axis > hi)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: axis %d is outside %d..%d for %S", op,
+                      axis, -limit, hi, x->rank, x->shape),
+           0;
+  *out = axis < 0 ? axis + limit : axis;
+  return 1;
+}
+
+FUSE_API fuse_value fuse_flatten(fuse_graph *g, fuse_value x, int axis) {
+  fuse__node *nx, *n;
+  int64_t out[2];
+  int ax;
+  if (!fuse__begin(g, "flatten", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (!fuse__axis(g, "flatten", axis, nx->rank, 1, nx, &ax)) return FUSE_NONE;
+  out[0] = fuse__numel(ax, nx->shape);
+  out[1] = fuse__numel(nx->rank - ax, nx->shape + ax);
+  if (!fuse__check_shape(g, "flatten", 2, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_FLATTEN, 1, &x, 2, out))) return FUSE_NONE;
+  n->a.axis = ax;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_concat(fuse_graph *g, int count, const fuse_value *xs, int axis) {
+  fuse__node *first, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int i, d, ax;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  if (count < 1 || !xs)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "concat: needs at least one value (n=%d%s)",
+                      count, xs ? "" : ", xs NULL");
+  if (!fuse__begin(g, "concat", count, xs)) return FUSE_NONE;
+  first = fuse__node_of(g, xs[0]);
+  if (first->rank < 1)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "concat: operand 1 (%V) is a scalar", xs[0]);
+  if (!fuse__axis(g, "concat", axis, first->rank, 0, first, &ax)) return FUSE_NONE;
+  memcpy(out, first->shape, sizeof out);
+  for (i = 1; i < count; i++) {
+    const fuse__node *xi = fuse__node_of(g, xs[i]);
+    int ok = xi->rank == first->rank;
+    for (d = 0; ok && d < first->rank; d++) ok = d == ax || xi->shape[d] == first->shape[d];
+    if (!ok)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "concat: operand %d %S does not match operand 1 %S outside axis %d",
+                        i + 1, xi->rank, xi->shape, first->rank, first->shape, ax);
+    out[ax] += xi->shape[ax];
+    if (out[ax] > FUSE__MAX_DIM) break;
+  }
+  if (!fuse__check_shape(g, "concat", first->rank, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_CONCAT, count, xs, first->rank, out))) return FUSE_NONE;
+  n->a.axis = ax;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_softmax(fuse_graph *g, fuse_value x, int axis) {
+  fuse__node *nx, *n;
+  int ax;
+  if (!fuse__begin(g, "softmax", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "softmax: input %V is a scalar", x);
+  if (!fuse__axis(g, "softmax", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
+  if (!(n = fuse__unary(g, FUSE__OP_SOFTMAX, x))) return FUSE_NONE;
+  n->a.axis = ax;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_batch_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, fuse_value mean, fuse_value var, float eps) {
+  static const char *const names[4] = {"scale", "bias", "mean", "var"};
+  fuse_value in[5];
+  fuse__node *nx, *n;
+  int i;
+  in[0] = x;
+  in[1] = scale;
+  in[2] = bias;
+  in[3] = mean;
+  in[4] = var;
+  if (!fuse__begin(g, "batch_norm", 5, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 2)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "batch_norm: input %S must have rank >= 2 [N,C,...]",
+                      nx->rank, nx->shape);
+  for (i = 1; i < 5; i++) {
+    const fuse__node *p = fuse__node_of(g, in[i]);
+    if (p->rank != 1 || p->shape[0] != nx->shape[1])
+      return fuse__fail(g, FUSE_ERROR_SHAPE, "batch_norm: %s %S must be [%D] for input %S",
+                        names[i - 1], p->rank, p->shape, nx->shape[1], nx->rank, nx->shape);
+  }
+  if (!(eps >= 0))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "batch_norm: eps=%f must be >= 0",
+                      (double)eps);
+  if (!(n = fuse__new_node(g, FUSE__OP_BATCH_NORM, 5, in, nx->rank, nx->shape))) return FUSE_NONE;
+  n->a.eps = eps;
+  return fuse__id(g, n);
+}
+
+static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_pool2d_attrs *attrs) {
+  const char *name = fuse__op_names[op];
+  fuse_pool2d_attrs a;
+  fuse__node *nx, *n;
+  int64_t out[4];
+  int i;
+  if (!fuse__begin(g, name, 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (!attrs)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: attributes are NULL (kernel is required)",
+                      name);
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W]", name,
+                      nx->rank, nx->shape, x);
+  a = *attrs;
+  if (!fuse__attr_positive(g, name, "kernel", a.kernel, 2, 0, 0) ||
+      !fuse__attr_positive(g, name, "strides", a.strides, 2, 1, 1) ||
+      !fuse__attr_positive(g, name, "dilation", a.dilation, 2, 1, 1) ||
+      !fuse__attr_padding(g, name, a.padding))
+    return FUSE_NONE;
+  if (op == FUSE__OP_AVG_POOL2D && (a.dilation[0] != 1 || a.dilation[1] != 1))
+    return fuse__fail(g, FUSE_ERROR_UNSUPPORTED, "avg_pool2d: dilation [%d,%d] is not supported",
+                      a.dilation[0], a.dilation[1]);
+  a.ceil_mode = a.ceil_mode != 0;
+  a.count_include_pad = op == FUSE__OP_AVG_POOL2D && a.count_include_pad != 0;
+  out[0] = nx->shape[0];
+  out[1] = nx->shape[1];
+  for (i = 0; i < 2; i++) {
+    int64_t eff = (int64_t)a.dilation[i] * (a.kernel[i] - 1) + 1;
+    int64_t span = nx->shape[2 + i] + a.padding[i] + a.padding[i + 2] - eff;
+    if (a.padding[i] >= eff || a.padding[i + 2] >= eff)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: padding [%d,%d,%d,%d] must be smaller than the kernel's extent %D",
+                        name, a.padding[0], a.padding[1], a.padding[2], a.padding[3], eff);
+    if (span < 0)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "%s: kernel [%d,%d] (dilation [%d,%d]) is larger than input %S with padding",
+                        name, a.kernel[0], a.kernel[1], a.dilation[0], a.dilation[1], nx->rank,
+                        nx->shape);
+    out[2 + i] = (a.ceil_mode ? (span + a.strides[i] - 1) / a.strides[i] : span / a.strides[i]) + 1;
+    /* the last window must start inside the input or the leading padding */
+    if (a.ceil_mode && (out[2 + i] - 1) * a.strides[i] >= nx->shape[2 + i] + a.padding[i])
+      out[2 + i]--;
+  }
+  if (!(n = fuse__new_node(g, op, 1, &x, 4, out))) return FUSE_NONE;
+  n->a.pool = a;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_max_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a) {
+  return fuse__pool(g, FUSE__OP_MAX_POOL2D, x, a);
+}
+
+FUSE_API fuse_value fuse_avg_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a) {
+  return fuse__pool(g, FUSE__OP_AVG_POOL2D, x, a);
+}
+
+FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x) {
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int i;
+  if (!fuse__begin(g, "global_avg_pool2d", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 3)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "global_avg_pool2d: input %S must have rank >= 3",
+                      nx->rank, nx->shape);
+  memcpy(out, nx->shape, sizeof out);
+  for (i = 2; i < nx->rank; i++) out[i] = 1;
+  n = fuse__new_node(g, FUSE__OP_GLOBAL_AVG_POOL2D, 1, &x, nx->rank, out);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+/* ---------------------------------------------------------------- accessors -- */
+
+FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? g->nodes[v].rank : -1;
+}
+FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? g->nodes[v].shape : NULL;
+}
+FUSE_API const char *fuse_value_name(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? g->nodes[v].name : NULL;
+}
+FUSE_API fuse_value fuse_graph_find(const fuse_graph *g, const char *name) {
+  return g && name ? fuse__find(g, name) : FUSE_NONE;
+}
+FUSE_API int fuse_graph_op_count(const fuse_graph *g) {
+  int i, n = 0;
+  if (!g) return 0;
+  for (i = 0; i < g->num_nodes; i++) n += g->nodes[i].op > FUSE__OP_CONST;
+  return n;
+}
+FUSE_API int fuse_graph_input_count(const fuse_graph *g) { return g ? g->num_inputs : 0; }
+FUSE_API int fuse_graph_output_count(const fuse_graph *g) { return g ? g->num_outputs : 0; }
+FUSE_API fuse_value fuse_graph_input(const fuse_graph *g, int i) {
+  return g && i >= 0 && i < g->num_inputs ? g->inputs[i] : FUSE_NONE;
+}
+FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
+  return g && i >= 0 && i < g->num_outputs ? g->outputs[i] : FUSE_NONE;
+}
+
+/* ---------------------------------------------------------------- text form -- */
+
+static int fuse__is_ident_start(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static int fuse__is_ident_char(int c) {
+  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
+}
+
+/* Unnamed rank-0 constants (fuse_scalar) print inline as numbers where they are used. */
+static int fuse__is_inline_scalar(const fuse__node *n) {
+  return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name;
+}
+
+static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, const int *number) {
+  const fuse__node *n = &g->nodes[v];
+  const char *s;
+  if (fuse__is_inline_scalar(n)) {
+    fuse__put_float(o, n->data[0]);
+    return;
+  }
+  fuse__puts(o, "%");
+  if (!n->name) {
+    fuse__put_int(o, number[v]);
+    return;
+  }
+  for (s = n->name; *s && fuse__is_ident_char((unsigned char)*s); s++) {
+  }
+  if (!*s && fuse__is_ident_start((unsigned char)n->name[0])) {
+    fuse__puts(o, n->name);
+    return;
+  }
+  fuse__puts(o, "\"");
+  for (s = n->name; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      char esc[2];
+      esc[0] = '\\';
+      esc[1] = (char)c;
+      fuse__put(o, esc, 2);
+    } else if (c < 0x20 || c == 0x7f) {
+      char esc[4];
+      esc[0] = '\\';
+      esc[1] = 'x';
+      esc[2] = "0123456789abcdef"[c >> 4];
+      esc[3] = "0123456789abcdef"[c & 15];
+      fuse__put(o, esc, 4);
+    } else {
+      fuse__put(o, s, 1);
+    }
+  }
+  fuse__puts(o, "\"");
+}
+
+static void fuse__put_int_list(fuse__out *o, const char *name, const int *v, int n) {
+  int64_t d[4];
+  int i;
+  for (i = 0; i < n; i++) d[i] = v[i];
+  fuse__puts(o, ", ");
+  fuse__puts(o, name);
+  fuse__puts(o, "=");
+  fuse__put_dims(o, n, d, ", ");
+}
+
+static void fuse__put_int_attr(fuse__out *o, const char *name, int64_t v) {
+  fuse__puts(o, ", ");
+  fuse__puts(o, name);
+  fuse__puts(o, "=");
+  fuse__put_int(o, v);
+}
+
+static void fuse__put_float_attr(fuse__out *o, const char *name, float v) {
+  fuse__puts(o, ", ");
+  fuse__puts(o, name);
+  fuse__puts(o, "=");
+  fuse__put_float(o, v);
+}
+
+static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
+  const fuse__attrs *a = &n->a;
+  switch (n->op) {
+  case FUSE__OP_CONV2D:
+    fuse__put_int_list(o, "strides", a->conv.strides, 2);
+    fuse__put_int_list(o, "padding", a->conv.padding, 4);
+    fuse__put_int_list(o, "dilation", a->conv.dilation, 2);
+    fuse__put_int_attr(o, "groups", a->conv.groups);
+    break;
+  case FUSE__OP_CLIP:
+    fuse__put_float_attr(o, "lo", a->clip.lo);
+    fuse__put_float_attr(o, "hi", a->clip.hi);
+    break;
+  case FUSE__OP_RESHAPE:
+    fuse__puts(o, ", shape=");
+    fuse__put_dims(o, n->rank, n->shape, ", ");
+    break;
+  case FUSE__OP_FLATTEN:
+  case FUSE__OP_CONCAT:
+  case FUSE__OP_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
+  case FUSE__OP_BATCH_NORM: fuse__put_float_attr(o, "eps", a->eps); break;
+  case FUSE__OP_MAX_POOL2D:
+  case FUSE__OP_AVG_POOL2D:
+    fuse__put_int_list(o, "kernel", a->pool.kernel, 2);
+    fuse__put_int_list(o, "strides", a->pool.strides, 2);
+    fuse__put_int_list(o, "padding", a->pool.padding, 4);
+    if (n->op == FUSE__OP_MAX_POOL2D) fuse__put_int_list(o, "dilation", a->pool.dilation, 2);
+    fuse__put_int_attr(o, "ceil_mode", a->pool.ceil_mode);
+    if (n->op == FUSE__OP_AVG_POOL2D)
+      fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
+    break;
+  default: break;
+  }
+}
+
+FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user) {
+  char buf[1024];
+  fuse__out o;
+  int *number, i, next = 0;
+  fuse_allocator a;
+  if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  a = g->alloc;
+  number = (int *)fuse__alloc(&a, (size_t)(g->num_nodes + 1) * sizeof(int), 16);
+  if (!number) return FUSE_ERROR_OUT_OF_MEMORY;
+  for (i = 0; i < g->num_inputs; i++)
+    if (!g->nodes[g->inputs[i]].name) number[g->inputs[i]] = next++;
+  for (i = 0; i < g->num_nodes; i++)
+    if (g->nodes[i].op != FUSE__OP_INPUT && !g->nodes[i].name &&
+        !fuse__is_inline_scalar(&g->nodes[i]))
+      number[i] = next++;
+  o.buf = buf;
+  o.len = 0;
+  o.cap = sizeof buf;
+  o.write = write;
+  o.user = user;
+  fuse__puts(&o, "graph(");
+  for (i = 0; i < g->num_inputs; i++) {
+    const fuse__node *n = &g->nodes[g->inputs[i]];
+    if (i) fuse__puts(&o, ", ");
+    fuse__put_label(&o, g, g->inputs[i], number);
+    fuse__puts(&o, ": ");
+    fuse__put_dims(&o, n->rank, n->shape, ", ");
+  }
+  fuse__puts(&o, ") {\n");
+  for (i = 0; i < g->num_nodes; i++) {
+    const fuse__node *n = &g->nodes[i];
+    int k;
+    if (n->op == FUSE__OP_INPUT || fuse__is_inline_scalar(n)) continue;
+    fuse__puts(&o, "  ");
+    fuse__put_label(&o, g, i, number);
+    fuse__puts(&o, ": ");
+    fuse__put_dims(&o, n->rank, n->shape, ", ");
+    fuse__puts(&o, " = ");
+    fuse__puts(&o, fuse__op_names[n->op]);
+    if (n->op == FUSE__OP_CONST) {
+      int64_t count = fuse__numel(n->rank, n->shape);
+      if (count <= FUSE__INLINE_CONST_MAX) {
+        fuse__puts(&o, "{");
+        for (k = 0; k < count; k++) {
+          if (k) fuse__puts(&o, ", ");
+          fuse__put_float(&o, n->data[k]);
+        }
+        fuse__puts(&o, "}");
+      }
+    } else {
+      fuse__puts(&o, "(");
+      for (k = 0; k < n->num_in; k++) {
+        if (k) fuse__puts(&o, ", ");
+        fuse__put_label(&o, g, n->in[k], number);
+      }
+      fuse__put_attrs(&o, n);
+      fuse__puts(&o, ")");
+    }
+    fuse__puts(&o, "\n");
+  }
+  fuse__puts(&o, "  return");
+  for (i = 0; i < g->num_outputs; i++) {
+    fuse__puts(&o, i ? ", " : " ");
+    fuse__put_label(&o, g, g->outputs[i], number);
+  }
+  fuse__puts(&o, "\n}\n");
+  fuse__flush(&o);
+  fuse__free(&a, number);
+  return FUSE_OK;
+}
+
+#ifndef FUSE_NO_STDIO
+static void fuse__write_file(void *user, const char *text, size_t len) {
+  fwrite(text, 1, len, (FILE *)user);
+}
+
+FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f) {
+  if (!f) return FUSE_ERROR_INVALID_ARGUMENT;
+  return fuse_graph_write(g, fuse__write_file, f);
+}
+#endif
+
+/* --------------------------------------------------------------- text parser -- */
+
+#define FUSE__MAX_PARSE_ATTRS 8
+
+typedef struct fuse__parse_attr {
+  char name[24];
+  double v[FUSE_MAX_RANK];
+  int count, is_list, line, col;
+} fuse__parse_attr;
+
+typedef struct fuse__parser {
+  const char *p, *line_start;
+  int line;
+  fuse_graph *g;
+  char *name;             /* the last label's text (NUL-terminated) */
+  size_t name_cap;
+  int name_numbered;      /* the label was %N: parser-local, the value stays unnamed */
+  int64_t *num_keys;      /* %N labels: open-addressing table N -> value */
+  fuse_value *num_vals;
+  int num_cap, num_count;
+} fuse__parser;
+
+static int fuse__p_col(const fuse__parser *ps) { return (int)(ps->p - ps->line_start) + 1; }
+
+/* Records a parse error at the current position; returns 0. */
+static int fuse__p_fail(fuse__parser *ps, const char *what) {
+  char got[24];
+  size_t i;
+  for (i = 0; i < 12 && ps->p[i] && ps->p[i] != '\n'; i++) got[i] = ps->p[i];
+  got[i] = 0;
+  fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: expected %s, found %s%s%s", ps->line,
+             fuse__p_col(ps), what, *ps->p ? "'" : "the end of the text", got,
+             *ps->p ? (i == 12 ? "...'" : "'") : "");
+  return 0;
+}
+
+static void fuse__p_skip(fuse__parser *ps) {
+  for (;;) {
+    char c = *ps->p;
+    if (c == '\n') {
+      ps->line++;
+      ps->line_start = ++ps->p;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ps->p++;
+    } else if (c == '#') {
+      while (*ps->p && *ps->p != '\n') ps->p++;
+    } else {
+      return;
+    }
+  }
+}
+
+static int fuse__p_accept(fuse__parser *ps, char c) {
+  fuse__p_skip(ps);
+  if (*ps->p != c) return 0;
+  ps->p++;
+  return 1;
+}
+
+static int fuse__p_expect(fuse__parser *ps, char c, const char *what) {
+  return fuse__p_accept(ps, c) ? 1 : fuse__p_fail(ps, what);
+}
+
+/* Reads an identifier into out (at most cap-1 characters). */
+static int fuse__p_word(fuse__parser *ps, char *out, size_t cap) {
+  size_t n = 0;
+  fuse__p_skip(ps);
+  if (!fuse__is_ident_start((unsigned char)*ps->p)) return 0;
+  while (fuse__is_ident_char((unsigned char)*ps->p)) {
+    if (n + 1 < cap) out[n++] = *ps->p;
+    ps->p++;
+  }
+  out[n] = 0;
+  return 1;
+}
+
+static int fuse__p_name_char(fuse__parser *ps, size_t at, char c) {
+  if (at + 1 >= ps->name_cap) {
+    size_t cap = ps->name_cap * 2;
+    char *bigger = (char *)fuse__alloc(&ps->g->alloc, cap, 1);
+    if (!bigger) return fuse__oom(ps->g, "parse");
+    memcpy(bigger, ps->name, at);
+    fuse__free(&ps->g->alloc, ps->name);
+    ps->name = bigger;
+    ps->name_cap = cap;
+  }
+  ps->name[at] = c;
+  ps->name[at + 1] = 0;
+  return 1;
+}
+
+static int fuse__hex(int c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Reads a label: %ident, %"quoted", or %N. */
+static int fuse__p_label(fuse__parser *ps) {
+  size_t n = 0;
+  fuse__p_skip(ps);
+  if (*ps->p != '%') return fuse__p_fail(ps, "a value like %x");
+  ps->p++;
+  ps->name[0] = 0;
+  ps->name_numbered = 0;
+  if (*ps->p >= '0' && *ps->p <= '9') {
+    ps->name_numbered = 1;
+    while (*ps->p >= '0' && *ps->p <= '9') {
+      if (n > 15) return fuse__p_fail(ps, "a shorter value number");
+      if (!fuse__p_name_char(ps, n++, *ps->p++)) return 0;
+    }
+    return 1;
+  }
+  if (*ps->p == '"') {
+    for (ps->p++; *ps->p != '"'; ps->p++) {
+      char c = *ps->p;
+      if (!c || c == '\n') return fuse__p_fail(ps, "a closing '\"'");
+      if (c == '\\') {
+        c = *++ps->p;
+        if (c == 'x' && fuse__hex(ps->p[1]) >= 0 && fuse__hex(ps->p[2]) >= 0) {
+          c = (char)(fuse__hex(ps->p[1]) * 16 + fuse__hex(ps->p[2]));
+          ps->p += 2;
+        } else if (c != '"' && c != '\\') {
+          return fuse__p_fail(ps, "an escape \\\", \\\\ or \\xHH");
+        }
+        if (c == 0) return fuse__p_fail(ps, "a name without a NUL byte");
+      }
+      if (!fuse__p_name_char(ps, n++, c)) return 0;
+    }
+    ps->p++;
+    if (n == 0) return fuse__p_fail(ps, "a non-empty name");
+    return 1;
+  }
+  if (!fuse__is_ident_start((unsigned char)*ps->p)) return fuse__p_fail(ps, "a value name after '%'");
+  while (fuse__is_ident_char((unsigned char)*ps->p))
+    if (!fuse__p_name_char(ps, n++, *ps->p++)) return 0;
+  return 1;
+}
+
+static int64_t fuse__p_label_number(const fuse__parser *ps) {
+  int64_t v = 0;
+  const char *s;
+  for (s = ps->name; *s; s++) v = v * 10 + (*s - '0');
+  return v;
+}
+
+/* Slot of %N in the parser's table (empty slots hold -1). */
+static int fuse__p_num_slot(const fuse__parser *ps, int64_t key) {
+  uint32_t i = (uint32_t)(key * 2654435761u) & (uint32_t)(ps->num_cap - 1);
+  while (ps->num_keys[i] != -1 && ps->num_keys[i] != key) i = (i + 1) & (uint32_t)(ps->num_cap - 1);
+  return (int)i;
+}
+
+static fuse_value fuse__p_lookup(fuse__parser *ps) {
+  if (ps->name_numbered) {
+    int slot;
+    if (!ps->num_cap) return FUSE_NONE;
+    slot = fuse__p_num_slot(ps, fuse__p_label_number(ps));
+    return ps->num_keys[slot] == -1 ? FUSE_NONE : ps->num_vals[slot];
+  }
+  return fuse__find(ps->g, ps->name);
+}
+
+/* Binds the last label to v (a %N label in the parser's table; a name in the graph). */
+static int fuse__p_bind(fuse__parser *ps, fuse_value v) {
+  fuse_graph *g = ps->g;
+  int slot, i;
+  if (!ps->name_numbered) return fuse__set_name(g, v, ps->name, "parse");
+  if ((ps->num_count + 1) * 2 > ps->num_cap) {
+    int old_cap = ps->num_cap, cap = old_cap ? old_cap * 2 : 64;
+    int64_t *keys = (int64_t *)fuse__alloc(&g->alloc, (size_t)cap * sizeof(int64_t), 16);
+    fuse_value *vals = (fuse_value *)fuse__alloc(&g->alloc, (size_t)cap * sizeof(fuse_value), 16);
+    int64_t *old_keys = ps->num_keys;
+    fuse_value *old_vals = ps->num_vals;
+    if (!keys || !vals) {
+      fuse__free(&g->alloc, keys);
+      fuse__free(&g->alloc, vals);
+      return fuse__oom(g, "parse");
+    }
+    for (i = 0; i < cap; i++) keys[i] = -1;
+    ps->num_keys = keys;
+    ps->num_vals = vals;
+    ps->num_cap = cap;
+    for (i = 0; i < old_cap; i++) {
+      if (old_keys[i] == -1) continue;
+      slot = fuse__p_num_slot(ps, old_keys[i]);
+      keys[slot] = old_keys[i];
+      vals[slot] = old_vals[i];
+    }
+    fuse__free(&g->alloc, old_keys);
+    fuse__free(&g->alloc, old_vals);
+  }
+  slot = fuse__p_num_slot(ps, fuse__p_label_number(ps));
+  ps->num_keys[slot] = fuse__p_label_number(ps);
+  ps->num_vals[slot] = v;
+  ps->num_count++;
+  return 1;
+}
+
+static int fuse__p_number(fuse__parser *ps, double *v) {
+  size_t used;
+  fuse__p_skip(ps);
+  used = fuse__parse_number(ps->p, v);
+  if (!used || fuse__is_ident_char((unsigned char)ps->p[used])) return fuse__p_fail(ps, "a number");
+  ps->p += used;
+  return 1;
+}
+
+static int fuse__p_float(fuse__parser *ps, float *out) {
+  double v;
+  if (!fuse__p_number(ps, &v)) return 0;
+  if (v == v && fabs(v) > 3.4028234663852886e38 && fabs(v) != HUGE_VAL)
+    return fuse__p_fail(ps, "a number within float range");
+  *out = (float)v;
+  return 1;
+}
+
+/* Reads [d0, d1, ...] as a shape (allow_minus_one: reshape targets). */
+static int fuse__p_shape(fuse__parser *ps, int *rank, int64_t *dims) {
+  *rank = 0;
+  if (!fuse__p_expect(ps, '[', "'[' starting a shape")) return 0;
+  if (fuse__p_accept(ps, ']')) return 1;
+  do {
+    double v;
+    if (*rank == FUSE_MAX_RANK) return fuse__p_fail(ps, "at most 8 dimensions");
+    if (!fuse__p_number(ps, &v)) return 0;
+    if (v != floor(v) || v < -1 || v > (double)FUSE__MAX_DIM)
+      return fuse__p_fail(ps, "a dimension (a whole number 1..2147483647)");
+    dims[(*rank)++] = (int64_t)v;
+  } while (fuse__p_accept(ps, ','));
+  return fuse__p_expect(ps, ']', "',' or ']' in a shape");
+}
+
+static int fuse__p_attr(fuse__parser *ps, fuse__parse_attr *a) {
+  a->count = 0;
+  a->is_list = 0;
+  a->line = ps->line;
+  a->col = fuse__p_col(ps);
+  if (!fuse__p_word(ps, a->name, sizeof a->name)) return fuse__p_fail(ps, "an attribute name");
+  if (!fuse__p_expect(ps, '=', "'=' after the attribute name")) return 0;
+  if (fuse__p_accept(ps, '[')) {
+    a->is_list = 1;
+    if (fuse__p_accept(ps, ']')) return 1;
+    do {
+      if (a->count == FUSE_MAX_RANK) return fuse__p_fail(ps, "at most 8 list entries");
+      if (!fuse__p_number(ps, &a->v[a->count++])) return 0;
+    } while (fuse__p_accept(ps, ','));
+    return fuse__p_expect(ps, ']', "',' or ']' in a list");
+  }
+  a->count = 1;
+  return fuse__p_number(ps, &a->v[0]);
+}
+
+/* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
+   'l' list of up to 8 whole numbers. */
+typedef struct fuse__attr_spec {
+  const char *name;
+  char form;
+} fuse__attr_spec;
+
+static const fuse__attr_spec *fuse__op_attr_specs(int op) {
+  static const fuse__attr_spec none[] = {{NULL, 0}};
+  static const fuse__attr_spec conv[] = {
+      {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
+  static const fuse__attr_spec clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
+  static const fuse__attr_spec reshape[] = {{"shape", 'l'}, {NULL, 0}};
+  static const fuse__attr_spec axis[] = {{"axis", 'i'}, {NULL, 0}};
+  static const fuse__attr_spec bn[] = {{"eps", 'f'}, {NULL, 0}};
+  static const fuse__attr_spec maxp[] = {{"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
+                                         {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
+  static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
+                                         {"padding", '4'},   {"ceil_mode", 'i'},
+                                         {"count_include_pad", 'i'}, {NULL, 0}};
+  switch (op) {
+  case FUSE__OP_CONV2D: return conv;
+  case FUSE__OP_CLIP: return clip;
+  case FUSE__OP_RESHAPE: return reshape;
+  case FUSE__OP_FLATTEN:
+  case FUSE__OP_CONCAT:
+  case FUSE__OP_SOFTMAX: return axis;
+  case FUSE__OP_BATCH_NORM: return bn;
+  case FUSE__OP_MAX_POOL2D: return maxp;
+  case FUSE__OP_AVG_POOL2D: return avgp;
+  default: return none;
+  }
+}
+
+/* Checks one parsed attribute against the op's specs; 0 with a parse error if it does not fit. */
+static int fuse__p_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *a) {
+  const fuse__attr_spec *s = fuse__op_attr_specs(op);
+  int i, whole = 1;
+  for (; s->name; s++)
+    if (strcmp(s->name, a->name) == 0) break;
+  if (!s->name)
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s has no attribute '%s'",
+                      a->line, a->col, fuse__op_names[op], a->name),
+           0;
+  for (i = 0; i < a->count; i++)
+    whole &= a->v[i] == floor(a->v[i]) && fabs(a->v[i]) <= 2147483647.0;
+  if ((s->form == 'f' && (a->is_list || a->count != 1)) ||
+      (s->form == 'i' && (a->is_list || !whole)) ||
+      ((s->form == '2' || s->form == '4') && (!a->is_list || !whole || a->count != s->form - '0')) ||
+      (s->form == 'l' && (!a->is_list || !whole)))
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s attribute '%s' must be %s",
+                      a->line, a->col, fuse__op_names[op], a->name,
+                      s->form == 'f'   ? "a number"
+                      : s->form == 'i' ? "a whole number"
+                      : s->form == '2' ? "a list of 2 whole numbers"
+                      : s->form == '4' ? "a list of 4 whole numbers"
+                                       : "a list of whole numbers"),
+           0;
+  return 1;
+}
+
+static const fuse__parse_attr *fuse__p_find_attr(const fuse__parse_attr *attrs, int n,
+                                                 const char *name) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (strcmp(attrs[i].name, name) == 0) return &attrs[i];
+  return NULL;
+}
+
+static void fuse__p_ints(const fuse__parse_attr *attrs, int n, const char *name, int *out,
+                         int count) {
+  const fuse__parse_attr *a = fuse__p_find_attr(attrs, n, name);
+  int i;
+  if (a)
+    for (i = 0; i < count; i++) out[i] = (int)a->v[i];
+}
+
+/* Calls the builder of `op` with parsed operands and attributes. */
+static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
+                                const fuse__parse_attr *at, int n_at) {
+  fuse_graph *g = ps->g;
+  const fuse__parse_attr *a;
+  int arity = 1;
+  switch (op) {
+  case FUSE__OP_CONV2D:
+  case FUSE__OP_MATMUL:
+  case FUSE__OP_ADD:
+  case FUSE__OP_SUB:
+  case FUSE__OP_MUL:
+  case FUSE__OP_MAXIMUM:
+  case FUSE__OP_MINIMUM: arity = 2; break;
+  case FUSE__OP_BATCH_NORM: arity = 5; break;
+  case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
+  default: break;
+  }
+  if (n_in != arity)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s takes %d operand%s, not %d", ps->line,
+                      fuse__op_names[op], arity, arity == 1 ? "" : "s", n_in);
+  switch (op) {
+  case FUSE__OP_CONV2D: {
+    fuse_conv2d_attrs c;
+    memset(&c, 0, sizeof c);
+    fuse__p_ints(at, n_at, "strides", c.strides, 2);
+    fuse__p_ints(at, n_at, "padding", c.padding, 4);
+    fuse__p_ints(at, n_at, "dilation", c.dilation, 2);
+    fuse__p_ints(at, n_at, "groups", &c.groups, 1);
+    return fuse_conv2d(g, in[0], in[1], &c);
+  }
+  case FUSE__OP_MATMUL: return fuse_matmul(g, in[0], in[1]);
+  case FUSE__OP_ADD:
+  case FUSE__OP_SUB:
+  case FUSE__OP_MUL:
+  case FUSE__OP_MAXIMUM:
+  case FUSE__OP_MINIMUM: return fuse__binary(g, op, in[0], in[1]);
+  case FUSE__OP_RELU: return fuse_relu(g, in[0]);
+  case FUSE__OP_SIGMOID: return fuse_sigmoid(g, in[0]);
+  case FUSE__OP_CLIP: {
+    float lo = -HUGE_VALF, hi = HUGE_VALF;
+    if ((a = fuse__p_find_attr(at, n_at, "lo")) != NULL) lo = (float)a->v[0];
+    if ((a = fuse__p_find_attr(at, n_at, "hi")) != NULL) hi = (float)a->v[0];
+    return fuse_clip(g, in[0], lo, hi);
+  }
+  case FUSE__OP_RESHAPE: {
+    int64_t shape[FUSE_MAX_RANK];
+    int i;
+    if (!(a = fuse__p_find_attr(at, n_at, "shape")))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: reshape needs shape=[...]", ps->line);
+    for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
+    return fuse_reshape(g, in[0], a->count, shape);
+  }
+  case FUSE__OP_FLATTEN:
+  case FUSE__OP_CONCAT:
+  case FUSE__OP_SOFTMAX: {
+    int axis = op == FUSE__OP_FLATTEN ? 1 : op == FUSE__OP_SOFTMAX ? -1 : 0;
+    fuse__p_ints(at, n_at, "axis", &axis, 1);
+    return op == FUSE__OP_FLATTEN   ? fuse_flatten(g, in[0], axis)
+           : op == FUSE__OP_SOFTMAX ? fuse_softmax(g, in[0], axis)
+                                    : fuse_concat(g, n_in, in, axis);
+  }
+  case FUSE__OP_BATCH_NORM: {
+    float eps = 1e-5f;
+    if ((a = fuse__p_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
+    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
+  }
+  case FUSE__OP_MAX_POOL2D:
+  case FUSE__OP_AVG_POOL2D: {
+    fuse_pool2d_attrs p;
+    memset(&p, 0, sizeof p);
+    if (!fuse__p_find_attr(at, n_at, "kernel"))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s needs kernel=[kh, kw]", ps->line,
+                        fuse__op_names[op]);
+    fuse__p_ints(at, n_at, "kernel", p.kernel, 2);
+    fuse__p_ints(at, n_at, "strides", p.strides, 2);
+    fuse__p_ints(at, n_at, "padding", p.padding, 4);
+    fuse__p_ints(at, n_at, "dilation", p.dilation, 2);
+    fuse__p_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
+    fuse__p_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
+    return fuse__pool(g, op, in[0], &p);
+  }
+  case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
+  default: break;
+  }
+  return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s cannot be written as an op", ps->line,
+                    fuse__op_names[op]);
+}
+
+/* A builder failed: put the line in front of its message, keep its code. */
+static void fuse__p_locate_error(fuse__parser *ps, int line) {
+  char msg[sizeof ps->g->error];
+  fuse__out o;
+  memcpy(msg, ps->g->error, sizeof msg);
+  o.buf = ps->g->error;
+  o.len = 0;
+  o.cap = sizeof ps->g->error;
+  o.write = NULL;
+  o.user = NULL;
+  fuse__puts(&o, "line ");
+  fuse__put_int(&o, line);
+  fuse__puts(&o, ": ");
+  fuse__puts(&o, msg);
+}
+
+/* An operand: a label or a number (which becomes a scalar constant). */
+static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
+  fuse__p_skip(ps);
+  if (*ps->p != '%') {
+    float v;
+    if (!fuse__p_float(ps, &v)) return 0;
+    *out = fuse_scalar(ps->g, v);
+    return *out != FUSE_NONE;
+  }
+  if (!fuse__p_label(ps)) return 0;
+  if ((*out = fuse__p_lookup(ps)) == FUSE_NONE) {
+    ps->p--; /* point into the label */
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d: %%%s is not defined before its use",
+                      ps->line, ps->name),
+           0;
+  }
+  return 1;
+}
+
+/* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
+static int fuse__p_statement(fuse__parser *ps) {
+  int64_t declared[FUSE_MAX_RANK];
+  int declared_rank = -1, op, line = ps->line, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
+  char word[32];
+  fuse_value v, *in = NULL;
+  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_graph *g = ps->g;
+  char *label;
+  int numbered;
+  if (!fuse__p_label(ps)) return 0;
+  if (fuse__p_lookup(ps) != FUSE_NONE)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %%%s is defined twice", ps->line, ps->name), 0;
+  if (!(label = fuse__strdup(g, ps->name))) return fuse__oom(g, "parse");
+  numbered = ps->name_numbered;
+  if (fuse__p_accept(ps, ':') && !fuse__p_shape(ps, &declared_rank, declared)) goto done;
+  if (!fuse__p_expect(ps, '=', "'=' after the value") || !fuse__p_word(ps, word, sizeof word)) {
+    if (g->status == FUSE_OK) fuse__p_fail(ps, "an op name");
+    goto done;
+  }
+  for (op = FUSE__OP_CONST; op < FUSE__OP_COPY; op++)
+    if (strcmp(word, fuse__op_names[op]) == 0) break;
+  if (op == FUSE__OP_COPY) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d: unknown op '%s'", line, word);
+    goto done;
+  }
+  if (op == FUSE__OP_CONST) {
+    float vals[FUSE__INLINE_CONST_MAX];
+    int count = 0;
+    if (declared_rank < 0) {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d: a constant needs its shape: %%%s: [...] = const",
+                 line, label);
+      goto done;
+    }
+    if (fuse__p_accept(ps, '{')) {
+      do {
+        if (count == FUSE__INLINE_CONST_MAX) {
+          fuse__p_fail(ps, "at most 4 inline values (fill larger constants by name)");
+          goto done;
+        }
+        if (!fuse__p_float(ps, &vals[count++])) goto done;
+      } while (fuse__p_accept(ps, ','));
+      if (!fuse__p_expect(ps, '}', "',' or '}' after constant values")) goto done;
+      if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
+      if (count != fuse__numel(declared_rank, declared)) {
+        fuse__fail(g, FUSE_ERROR_PARSE, "line %d: constant %S has %D elements but %d values",
+                   line, declared_rank, declared, fuse__numel(declared_rank, declared), count);
+        goto done;
+      }
+    }
+    v = fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
+    if (v == FUSE_NONE) goto done;
+  } else {
+    if (!fuse__p_expect(ps, '(', "'(' after the op name")) goto done;
+    if (!fuse__p_accept(ps, ')')) {
+      do {
+        fuse__p_skip(ps);
+        if (fuse__is_ident_start((unsigned char)*ps->p)) {
+          const char *q = ps->p;
+          while (fuse__is_ident_char((unsigned char)*q)) q++;
+          while (*q == ' ' || *q == '\t') q++;
+          if (*q == '=') { /* an attribute */
+            if (n_at == FUSE__MAX_PARSE_ATTRS) {
+              fuse__p_fail(ps, "fewer attributes");
+              goto done;
+            }
+            if (!fuse__p_attr(ps, &attrs[n_at]) || !fuse__p_check_attr(ps, op, &attrs[n_at]))
+              goto done;
+            if (fuse__p_find_attr(attrs, n_at, attrs[n_at].name)) {
+              fuse__fail(g, FUSE_ERROR_PARSE, "line %d: attribute '%s' is given twice", line,
+                         attrs[n_at].name);
+              goto done;
+            }
+            n_at++;
+            continue;
+          }
+        }
+        if (n_at) {
+          fuse__p_fail(ps, "an attribute (operands come first)");
+          goto done;
+        }
+        if (n_in == cap_in) {
+          fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, in, n_in, &cap_in, n_in + 1,
+                                                        sizeof(fuse_value));
+          if (!bigger) {
+            fuse__oom(g, "parse");
+            goto done;
+          }
+          in = bigger;
+        }
+        if (!fuse__p_operand(ps, &in[n_in++])) goto done;
+      } while (fuse__p_accept(ps, ','));
+      if (!fuse__p_expect(ps, ')', "',' or ')' after an operand")) goto done;
+    }
+    v = fuse__p_build(ps, op, in, n_in, attrs, n_at);
+    if (v == FUSE_NONE) {
+      if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps, line);
+      goto done;
+    }
+    if (declared_rank >= 0 &&
+        (declared_rank != g->nodes[v].rank ||
+         memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %%%s is declared %S but %s gives %S", line, label,
+                 declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
+      goto done;
+    }
+  }
+  /* bind the statement's own label (operands reused ps->name; it only ever grows) */
+  ps->name_numbered = numbered;
+  strcpy(ps->name, label);
+  if (!fuse__p_bind(ps, v)) {
+    if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps, line);
+    goto done;
+  }
+  ok = 1;
+done:
+  fuse__free(&g->alloc, in);
+  fuse__free(&g->alloc, label);
+  return ok;
+}
+
+static int fuse__p_graph(fuse__parser *ps) {
+  fuse_graph *g = ps->g;
+  char word[16];
+  const char *start;
+  fuse__p_skip(ps);
+  start = ps->p;
+  if (!fuse__p_word(ps, word, sizeof word) || strcmp(word, "graph") != 0) {
+    ps->p = start;
+    return fuse__p_fail(ps, "'graph'");
+  }
+  if (!fuse__p_expect(ps, '(', "'(' after 'graph'")) return 0;
+  if (!fuse__p_accept(ps, ')')) {
+    do {
+      int64_t shape[FUSE_MAX_RANK];
+      int rank, line = ps->line;
+      fuse_value v;
+      if (!fuse__p_label(ps)) return 0;
+      if (fuse__p_lookup(ps) != FUSE_NONE)
+        return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: input %%%s is listed twice", line,
+                          ps->name),
+               0;
+      if (!fuse__p_expect(ps, ':', "':' and the input's shape")) return 0;
+      if (!fuse__p_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
+      v = fuse_input(g, ps->name_numbered ? NULL : ps->name, rank, shape);
+      if (v == FUSE_NONE) return fuse__p_locate_error(ps, line), 0;
+      if (ps->name_numbered && !fuse__p_bind(ps, v)) return 0;
+    } while (fuse__p_accept(ps, ','));
+    if (!fuse__p_expect(ps, ')', "',' or ')' after an input")) return 0;
+  }
+  if (!fuse__p_expect(ps, '{', "'{' opening the graph body")) return 0;
+  for (;;) {
+    fuse__p_skip(ps);
+    if (strncmp(ps->p, "return", 6) == 0 && !fuse__is_ident_char((unsigned char)ps->p[6])) break;
+    if (*ps->p != '%') return fuse__p_fail(ps, "a statement '%x = op(...)' or 'return'");
+    if (!fuse__p_statement(ps)) return 0;
+  }
+  ps->p += 6;
+  fuse__p_skip(ps);
+  if (*ps->p != '}') { /* else a graph without outputs */
+    do {
+      fuse_value v;
+      if (!fuse__p_operand(ps, &v)) return 0;
+      if (fuse_output(g, v) != FUSE_OK) return 0;
+    } while (fuse__p_accept(ps, ','));
+  }
+  if (!fuse__p_expect(ps, '}', "'}' closing the graph")) return 0;
+  fuse__p_skip(ps);
+  if (*ps->p) return fuse__p_fail(ps, "the end of the text after '}'");
+  return 1;
+}
+
+FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *alloc,
+                                      fuse_graph **out) {
+  fuse__parser ps;
+  fuse_graph *g;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = g = fuse_graph_create(alloc);
+  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
+  if (!text) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "parse: text is NULL"), g->status;
+  memset(&ps, 0, sizeof ps);
+  ps.p = ps.line_start = text;
+  ps.line = 1;
+  ps.g = g;
+  ps.name_cap = 64;
+  ps.name = (char *)fuse__alloc(&g->alloc, ps.name_cap, 1);
+  if (!ps.name) return fuse__oom(g, "parse"), g->status;
+  if (!fuse__p_graph(&ps) && g->status == FUSE_OK) fuse__p_fail(&ps, "valid text");
+  fuse__free(&g->alloc, ps.name);
+  fuse__free(&g->alloc, ps.num_keys);
+  fuse__free(&g->alloc, ps.num_vals);
+  return g->status;
+}
+
+FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
+                                             size_t n) {
+  fuse_value v;
+  fuse__node *node;
+  int64_t count;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  if (!name || !data)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "set_constant: %s is NULL",
+                      name ? "data" : "name"),
+           g->status;
+  v = fuse__find(g, name);
+  if (v == FUSE_NONE || g->nodes[v].op != FUSE__OP_CONST)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "set_constant: '%s' is %s", name,
+                      v == FUSE_NONE ? "not a name in the graph" : "not a constant"),
+           g->status;
+  node = &g->nodes[v];
+  count = fuse__numel(node->rank, node->shape);
+  if ((uint64_t)count != (uint64_t)n)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "set_constant: '%s' %S has %D elements, not %D", name,
+                      node->rank, node->shape, count, (int64_t)n),
+           g->status;
+  memcpy(node->data, data, n * sizeof(float));
+  return FUSE_OK;
+}
+
+/* ------------------------------------------------------------------ cpu isa -- */
+
+#if !defined(FUSE_NO_SIMD) && (defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || \
+                               defined(_M_IX86))
+#define FUSE__X86 1
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+static void fuse__cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  int x[4];
+  __cpuidex(x, (int)leaf, (int)sub);
+  r[0] = (unsigned)x[0], r[1] = (unsigned)x[1], r[2] = (unsigned)x[2], r[3] = (unsigned)x[3];
+}
+static unsigned long long fuse__xgetbv(void) { return _xgetbv(0); }
+#else
+#include <cpuid.h>
+static void fuse__cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+static unsigned long long fuse__xgetbv(void) {
+  unsigned lo, hi;
+  __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((unsigned long long)hi << 32) | lo;
+}
+#endif
+#endif
+
+FUSE_API fuse_isa fuse_cpu_isa(void) {
+#ifdef FUSE__X86
+  unsigned r[4], max_leaf, ebx7;
+  unsigned long long xcr0;
+  fuse__cpuid(0, 0, r);
+  max_leaf = r[0];
+  if (max_leaf < 7) return FUSE_ISA_SCALAR;
+  fuse__cpuid(1, 0, r);
+  /* OSXSAVE (27), AVX (28), FMA (12) */
+  if (!(r[2] & (1u << 27)) || !(r[2] & (1u << 28)) || !(r[2] & (1u << 12))) return FUSE_ISA_SCALAR;
+  xcr0 = fuse__xgetbv();
+  if ((xcr0 & 6) != 6) return FUSE_ISA_SCALAR; /* the OS saves SSE and AVX state */
+  fuse__cpuid(7, 0, r);
+  ebx7 = r[1];
+#ifndef FUSE_NO_AVX512
+  /* AVX-512 F (16), DQ (17), BW (30), VL (31), and the OS saves opmask / ZMM state */
+  if ((ebx7 & (1u << 16)) && (ebx7 & (1u << 17)) && (ebx7 & (1u << 30)) && (ebx7 & (1u << 31)) &&
+      (xcr0 & 0xe6) == 0xe6)
+    return FUSE_ISA_AVX512;
+#endif
+#ifndef FUSE_NO_AVX2
+  if (ebx7 & (1u << 5)) return FUSE_ISA_AVX2;
+#endif
+#endif
+  return FUSE_ISA_SCALAR;
+}
+
+/* -------------------------------------------------------------------- plan -- */
+/* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
+   output array, in the plan's constants, or at an offset in the workspace, which tensors share
+   when their lifetimes do not overlap. reshape / flatten are views: no step, no copy. */
+
+enum { FUSE__LOC_INPUT, FUSE__LOC_OUTPUT, FUSE__LOC_WORK, FUSE__LOC_CONST };
+
+typedef struct fuse__tensor {
+  int kind;      /* FUSE__LOC_* */
+  int index;     /* input / output position */
+  size_t offset; /* bytes into the workspace or the constants */
+  int rank;
+  int64_t shape[FUSE_MAX_RANK];
+} fuse__tensor;
+
+typedef struct fuse__step {
+  int op;
+  int out;                 /* tensor */
+  int in_first, num_in;    /* into plan->operands */
+  fuse__attrs a;
+} fuse__step;
+
+struct fuse_plan {
+  fuse_allocator alloc;
+  fuse__tensor *tensors;
+  fuse__step *steps;
+  int *operands; /* tensor ids of the steps' operands */
+  int num_tensors, num_steps, num_inputs, num_outputs;
+  float *consts;
+  size_t workspace_size;
+  void *own_workspace; /* used when fuse_run is given none */
+  fuse_isa isa;
+};
+
+static size_t fuse__tensor_bytes(const fuse__tensor *t) {
+  size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
+  return (b + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+}
+
+static int fuse__is_view(int op) { return op == FUSE__OP_RESHAPE || op == FUSE__OP_FLATTEN; }
+
+static void fuse__compile_error(const fuse_compile_options *opt, const fuse_graph *g,
+                                const char *fmt, ...) {
+  va_list ap;
+  fuse__out o;
+  if (!opt || !opt->error || !opt->error_size) return;
+  o.buf = opt->error;
+  o.len = 0;
+  o.cap = opt->error_size;
+  o.write = NULL;
+  o.user = NULL;
+  o.buf[0] = 0;
+  va_start(ap, fmt);
+  fuse__vformat(&o, g, fmt, ap);
+  va_end(ap);
+}
+
+/* Places workspace tensors: largest first, each at the lowest offset that does not overlap a
+   placed tensor whose lifetime [first, last] (in steps) meets its own. */
+static int fuse__place(fuse_plan *p, const int *first, const int *last, int *order, int n_work,
+                       size_t *ranges) {
+  int i, j, k;
+  size_t total = 0;
+  for (i = 1; i < n_work; i++) { /* insertion sort by size, largest first */
+    int t = order[i];
+    size_t bt = fuse__tensor_bytes(&p->tensors[t]);
+    for (j = i; j > 0 && fuse__tensor_bytes(&p->tensors[order[j - 1]]) < bt; j--)
+      order[j] = order[j - 1];
+    order[j] = t;
+  }
+  for (i = 0; i < n_work; i++) {
+    int t = order[i], n_conf = 0;
+    size_t size = fuse__tensor_bytes(&p->tensors[t]), at = 0;
+    for (j = 0; j < i; j++) { /* busy ranges [start, end) of placed tensors alive meanwhile */
+      int u = order[j];
+      if (first[u] <= last[t] && first[t] <= last[u]) {
+        size_t start = p->tensors[u].offset, end = start + fuse__tensor_bytes(&p->tensors[u]);
+        for (k = n_conf; k > 0 && ranges[2 * (k - 1)] > start; k--) {
+          ranges[2 * k] = ranges[2 * (k - 1)];
+          ranges[2 * k + 1] = ranges[2 * (k - 1) + 1];
+        }
+        ranges[2 * k] = start;
+        ranges[2 * k + 1] = end;
+        n_conf++;
+      }
+    }
+    for (k = 0; k < n_conf; k++) {
+      if (ranges[2 * k] >= at + size) break; /* the gap before this range fits */
+      if (ranges[2 * k + 1] > at) at = ranges[2 * k + 1];
+    }
+    p->tensors[t].offset = at;
+    if (at + size > total) total = at + size;
+  }
+  p->workspace_size = total;
+  return 1;
+}
+
+FUSE_API void fuse_plan_destroy(fuse_plan *p) {
+  fuse_allocator a;
+  if (!p) return;
+  a = p->alloc;
+  fuse__free(&a, p->tensors);
+  fuse__free(&a, p->steps);
+  fuse__free(&a, p->operands);
+  fuse__free(&a, p->consts);
+  fuse__free(&a, p->own_workspace);
+  fuse__free(&a, p);
+}
+
+FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
+                                  fuse_plan **out) {
+  fuse_plan *p = NULL;
+  fuse_isa cpu = fuse_cpu_isa(), isa = opt ? opt->isa : FUSE_ISA_AUTO;
+  int n, i, k, n_work = 0, n_ops = 0;
+  int *needed = NULL, *root = NULL, *first = NULL, *last = NULL, *order = NULL, *input_pos = NULL;
+  size_t *ranges = NULL, const_bytes = 0;
+  fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
+  const fuse_allocator *a;
+  if (out) *out = NULL;
+  if (!g || !out) {
+    fuse__compile_error(opt, NULL, "compile: %s is NULL", g ? "out" : "the graph");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  if (g->status != FUSE_OK) {
+    fuse__compile_error(opt, g, "compile: the graph has an error: %s", g->error);
+    return g->status;
+  }
+  if (g->num_outputs == 0) {
+    fuse__compile_error(opt, g, "compile: the graph has no outputs (call fuse_output)");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  if ((int)isa < FUSE_ISA_AUTO || isa > FUSE_ISA_AVX512) {
+    fuse__compile_error(opt, g, "compile: isa %d is not a fuse_isa", (int)isa);
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  if (isa != FUSE_ISA_AUTO && isa > cpu) {
+    fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
+                        isa == FUSE_ISA_AVX512 ? "avx512" : "avx2",
+                        cpu == FUSE_ISA_AVX2 ? "avx2" : "scalar");
+    return FUSE_ERROR_UNSUPPORTED;
+  }
+  a = &g->alloc;
+  n = g->num_nodes;
+  p = (fuse_plan *)fuse__alloc(a, sizeof *p, 16);
+  if (!p) goto fail;
+  memset(p, 0, sizeof *p);
+  p->alloc = *a;
+  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* 0.1 runs the scalar kernels on every isa */
+  p->num_inputs = g->num_inputs;
+  p->num_outputs = g->num_outputs;
+  p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
+  needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  root = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
+  first = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
+  last = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
+  order = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
+  input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  ranges = (size_t *)fuse__alloc(a, (size_t)p->num_tensors * 2 * sizeof(size_t), 16);
+  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(fuse__tensor), 16);
+  if (!needed || !root || !first || !last || !order || !input_pos || !ranges || !p->tensors)
+    goto fail;
+
+  /* which nodes the outputs depend on (nodes only refer to earlier ones) */
+  memset(needed, 0, (size_t)n * sizeof(int));
+  for (i = 0; i < g->num_outputs; i++) needed[g->outputs[i]] = 1;
+  for (i = n - 1; i >= 0; i--)
+    if (needed[i])
+      for (k = 0; k < g->nodes[i].num_in; k++) needed[g->nodes[i].in[k]] = 1;
+  for (i = 0; i < g->num_inputs; i++) input_pos[g->inputs[i]] = i;
+
+  /* where each tensor lives */
+  memset(p->tensors, 0, (size_t)p->num_tensors * sizeof(fuse__tensor));
+  for (i = 0; i < p->num_tensors; i++) {
+    root[i] = i;
+    first[i] = last[i] = -1;
+  }
+  for (i = 0; i < n; i++) {
+    const fuse__node *nd = &g->nodes[i];
+    fuse__tensor *t = &p->tensors[i];
+    t->rank = nd->rank;
+    memcpy(t->shape, nd->shape, sizeof t->shape);
+    if (!needed[i]) continue;
+    if (nd->op == FUSE__OP_INPUT) {
+      t->kind = FUSE__LOC_INPUT;
+      t->index = input_pos[i];
+    } else if (nd->op == FUSE__OP_CONST) {
+      t->kind = FUSE__LOC_CONST;
+      t->offset = const_bytes;
+      const_bytes += fuse__tensor_bytes(t);
+    } else {
+      int out_pos = -1;
+      for (k = 0; k < g->num_outputs && out_pos < 0; k++)
+        if (g->outputs[k] == i) out_pos = k;
+      if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
+        const fuse__tensor *src = &p->tensors[nd->in[0]];
+        t->kind = src->kind;
+        t->index = src->index;
+        t->offset = src->offset;
+        root[i] = root[nd->in[0]];
+        continue;
+      }
+      if (out_pos >= 0) {
+        t->kind = FUSE__LOC_OUTPUT;
+        t->index = out_pos;
+      } else {
+        t->kind = FUSE__LOC_WORK;
+      }
+      n_ops++;
+    }
+  }
+  /* outputs not written in place by their op get a copy step */
+  for (i = 0; i < g->num_outputs; i++) {
+    const fuse__tensor *src = &p->tensors[g->outputs[i]];
+    fuse__tensor *t = &p->tensors[n + i];
+    *t = *src;
+    t->kind = FUSE__LOC_OUTPUT;
+    t->index = i;
+    t->offset = 0;
+    if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) n_ops++;
+  }
+
+  /* steps, operands, lifetimes */
+  {
+    int n_operands = g->num_outputs, s = 0, o = 0;
+    for (i = 0; i < n; i++)
+      if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += g->nodes[i].num_in;
+    p->steps = (fuse__step *)fuse__alloc(a, (size_t)(n_ops + 1) * sizeof(fuse__step), 16);
+    p->operands = (int *)fuse__alloc(a, (size_t)(n_operands + 1) * sizeof(int), 16);
+    if (!p->steps || !p->operands) goto fail;
+    for (i = 0; i < n; i++) {
+      const fuse__node *nd = &g->nodes[i];
+      fuse__step *st;
+      if (!needed[i] || nd->op <= FUSE__OP_CONST || root[i] != i) continue;
+      st = &p->steps[s];
+      st->op = nd->op;
+      st->out = i;
+      st->a = nd->a;
+      st->in_first = o;
+      st->num_in = nd->num_in;
+      for (k = 0; k < nd->num_in; k++) {
+        int r = root[nd->in[k]];
+        p->operands[o++] = nd->in[k];
+        last[r] = s;
+      }
+      first[i] = s++;
+    }
+    for (i = 0; i < g->num_outputs; i++) {
+      const fuse__tensor *src = &p->tensors[g->outputs[i]];
+      if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
+      p->steps[s].op = FUSE__OP_COPY;
+      p->steps[s].out = n + i;
+      p->steps[s].in_first = o;
+      p->steps[s].num_in = 1;
+      p->operands[o++] = g->outputs[i];
+      last[root[g->outputs[i]]] = s;
+      s++;
+    }
+    p->num_steps = s;
+  }
+  for (i = 0; i < n; i++)
+    if (needed[i] && root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
+      if (last[i] < first[i]) last[i] = first[i]; /* written, never read: still needs room */
+      order[n_work++] = i;
+    }
+  fuse__place(p, first, last, order, n_work, ranges);
+  for (i = 0; i < n; i++) /* views follow their root's offset */
+    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK)
+      p->tensors[i].offset = p->tensors[root[i]].offset;
+
+  /* the plan's own copies of the constants */
+  p->consts = (float *)fuse__alloc(a, const_bytes, FUSE__ALIGN);
+  if (!p->consts) goto fail;
+  for (i = 0; i < n; i++)
+    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST)
+      memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
+             (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
+  if (p->workspace_size) {
+    p->own_workspace = fuse__alloc(a, p->workspace_size, FUSE__ALIGN);
+    if (!p->own_workspace) goto fail;
+  }
+  status = FUSE_OK;
+  *out = p;
+  p = NULL;
+fail:
+  if (status == FUSE_ERROR_OUT_OF_MEMORY)
+    fuse__compile_error(opt, g, "compile: out of memory");
+  fuse_plan_destroy(p);
+  fuse__free(a, needed);
+  fuse__free(a, root);
+  fuse__free(a, first);
+  fuse__free(a, last);
+  fuse__free(a, order);
+  fuse__free(a, input_pos);
+  fuse__free(a, ranges);
+  return status;
+}
+
+FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
+
+/* ------------------------------------------------------- reference kernels -- */
+/* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
+
+typedef struct fuse__run {
+  const fuse_plan *p;
+  const float *const *inputs;
+  float *const *outputs;
+  unsigned char *work;
+} fuse__run;
+
+static float *fuse__data(const fuse__run *r, int t) {
+  const fuse__tensor *x = &r->p->tensors[t];
+  switch (x->kind) {
+  case FUSE__LOC_INPUT: return (float *)(uintptr_t)r->inputs[x->index]; /* read only */
+  case FUSE__LOC_OUTPUT: return r->outputs[x->index];
+  case FUSE__LOC_WORK: return (float *)(void *)(r->work + x->offset);
+  default: return (float *)(void *)((char *)r->p->consts + x->offset);
+  }
+}
+
+static const fuse__tensor *fuse__in_t(const fuse__run *r, const fuse__step *s, int i) {
+  return &r->p->tensors[r->p->operands[s->in_first + i]];
+}
+static const float *fuse__in(const fuse__run *r, const fuse__step *s, int i) {
+  return fuse__data(r, r->p->operands[s->in_first + i]);
+}
+
+/* Element strides of t seen from an output of rank `rank` (numpy broadcasting: 0 where t has
+   size 1 or no dimension). */
+static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64_t *oshape,
+                                    int64_t *strides) {
+  int i;
+  int64_t s = 1;
+  for (i = rank - 1; i >= 0; i--) {
+    int d = i - (rank - t->rank);
+    if (d < 0 || t->shape[d] != oshape[i]) {
+      strides[i] = 0;
+    } else {
+      strides[i] = s;
+    }
+    if (d >= 0) s *= t->shape[d];
+  }
+}
+
+static float fuse__binary_op(int op, float a, float b) {
+  switch (op) {
+  case FUSE__OP_ADD: return a + b;
+  case FUSE__OP_SUB: return a - b;
+  case FUSE__OP_MUL: return a * b;
+  case FUSE__OP_MAXIMUM: return (a > b || a != a) ? a : b; /* NaN propagates, as in numpy */
+  default: return (a < b || a != a) ? a : b;
+  }
+}
+
+static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
+  int rank = ty->rank, d;
+  if (rank == 0) {
+    y[0] = fuse__binary_op(s->op, a[0], b[0]);
+    return;
+  }
+  fuse__broadcast_strides(fuse__in_t(r, s, 0), rank, ty->shape, sa);
+  fuse__broadcast_strides(fuse__in_t(r, s, 1), rank, ty->shape, sb);
+  inner = ty->shape[rank - 1];
+  outer = fuse__numel(rank - 1, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < outer; o++) {
+    int64_t oa = 0, ob = 0;
+    float *yr = y + o * inner;
+    for (d = 0; d < rank - 1; d++) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    for (j = 0; j < inner; j++)
+      yr[j] = fuse__binary_op(s->op, a[oa + j * sa[rank - 1]], b[ob + j * sb[rank - 1]]);
+    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+static void fuse__k_unary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t i, count = fuse__numel(ty->rank, ty->shape);
+  float lo = s->a.clip.lo, hi = s->a.clip.hi;
+  switch (s->op) {
+  case FUSE__OP_RELU:
+    for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
+    break;
+  case FUSE__OP_CLIP:
+    for (i = 0; i < count; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    break;
+  case FUSE__OP_SIGMOID:
+    for (i = 0; i < count; i++) { /* never exp of a large positive number */
+      float e = expf(-fabsf(x[i]));
+      y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    }
+    break;
+  default: /* COPY, and reshape / flatten that are outputs */
+    if (y != x) memcpy(y, x, (size_t)count * sizeof(float));
+    break;
+  }
+}
+
+static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0), *w = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = tw->shape[0], KH = tw->shape[2], KW = tw->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
+  int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
+  int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
+  for (n = 0; n < N; n++)
+    for (k = 0; k < K; k++) {
+      float *yp = y + (n * K + k) * OH * OW;
+      int64_t grp = k / Kg;
+      memset(yp, 0, (size_t)(OH * OW) * sizeof(float));
+      for (c = 0; c < Cg; c++) {
+        const float *xp = x + (n * C + grp * Cg + c) * H * W;
+        const float *wp = w + (k * Cg + c) * KH * KW;
+        for (kh = 0; kh < KH; kh++)
+          for (kw = 0; kw < KW; kw++) {
+            float wv = wp[kh * KW + kw];
+            int64_t shift = kw * dw - pl; /* iw = ow * sw + shift */
+            /* output columns whose input column lies inside [0, W) */
+            int64_t ow0 = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+            int64_t ow1 = W - 1 - shift < 0 ? 0 : (W - 1 - shift) / sw + 1;
+            if (ow1 > OW) ow1 = OW;
+            for (oh = 0; oh < OH; oh++) {
+              int64_t ih = oh * sh - pt + kh * dh;
+              const float *xr;
+              float *yr;
+              if (ih < 0 || ih >= H) continue;
+              xr = xp + ih * W;
+              yr = yp + oh * OW;
+              for (ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow * sw + shift];
+            }
+          }
+      }
+    }
+}
+
+static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
+  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  int64_t M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], K = ta->shape[ta->rank - 1];
+  int64_t N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
+  int ra = ta->rank > 2 ? ta->rank - 2 : 0, rb = tb->rank > 2 ? tb->rank - 2 : 0;
+  int rank = ra > rb ? ra : rb, d;
+  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
+  int64_t batches, bi, m, k, j;
+  fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
+  memset(&ba, 0, sizeof ba);
+  memset(&bb, 0, sizeof bb);
+  ba.rank = ra;
+  bb.rank = rb;
+  memcpy(ba.shape, ta->shape, (size_t)ra * sizeof(int64_t));
+  memcpy(bb.shape, tb->shape, (size_t)rb * sizeof(int64_t));
+  fuse__broadcast(ra, ba.shape, rb, bb.shape, &rank, bshape);
+  fuse__broadcast_strides(&ba, rank, bshape, sa);
+  fuse__broadcast_strides(&bb, rank, bshape, sb);
+  batches = fuse__numel(rank, bshape);
+  memset(idx, 0, sizeof idx);
+  for (bi = 0; bi < batches; bi++) {
+    int64_t oa = 0, ob = 0;
+    const float *am, *bm;
+    float *ym = y + bi * M * N;
+    for (d = 0; d < rank; d++) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    am = a + oa * M * K;
+    bm = b + ob * K * N;
+    memset(ym, 0, (size_t)(M * N) * sizeof(float));
+    for (m = 0; m < M; m++)
+      for (k = 0; k < K; k++) {
+        float av = am[m * K + k];
+        const float *br = bm + k * N;
+        float *yr = ym + m * N;
+        for (j = 0; j < N; j++) yr[j] += av * br[j];
+      }
+    for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
+  }
+}
+
+static void fuse__k_concat(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis, i;
+  int64_t outer = fuse__numel(axis, ty->shape), o, at = 0;
+  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1);
+  int64_t row = ty->shape[axis] * inner;
+  for (i = 0; i < s->num_in; i++) {
+    int64_t chunk = fuse__in_t(r, s, i)->shape[axis] * inner;
+    const float *x = fuse__in(r, s, i);
+    for (o = 0; o < outer; o++)
+      memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
+    at += chunk;
+  }
+}
+
+static void fuse__k_softmax(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis;
+  int64_t outer = fuse__numel(axis, ty->shape), len = ty->shape[axis];
+  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1), o, i, j;
+  for (o = 0; o < outer; o++)
+    for (i = 0; i < inner; i++) {
+      const float *xp = x + o * len * inner + i;
+      float *yp = y + o * len * inner + i, mx = xp[0];
+      double sum = 0;
+      for (j = 1; j < len; j++) mx = xp[j * inner] > mx ? xp[j * inner] : mx;
+      for (j = 0; j < len; j++) sum += yp[j * inner] = expf(xp[j * inner] - mx);
+      for (j = 0; j < len; j++) yp[j * inner] = (float)(yp[j * inner] / sum);
+    }
+}
+
+static void fuse__k_batch_norm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0), *scale = fuse__in(r, s, 1), *bias = fuse__in(r, s, 2);
+  const float *mean = fuse__in(r, s, 3), *var = fuse__in(r, s, 4);
+  float *y = fuse__data(r, s->out);
+  int64_t N = ty->shape[0], C = ty->shape[1], inner = fuse__numel(ty->rank - 2, ty->shape + 2);
+  int64_t n, c, i;
+  for (c = 0; c < C; c++) {
+    double mul = scale[c] / sqrt((double)var[c] + (double)s->a.eps);
+    float m = (float)mul, add = (float)(bias[c] - mean[c] * mul);
+    for (n = 0; n < N; n++) {
+      const float *xp = x + (n * C + c) * inner;
+      float *yp = y + (n * C + c) * inner;
+      for (i = 0; i < inner; i++) yp[i] = xp[i] * m + add;
+    }
+  }
+}
+
+static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  const fuse_pool2d_attrs *a = &s->a.pool;
+  int64_t NC = tx->shape[0] * tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oh, ow, ih, iw;
+  int is_max = s->op == FUSE__OP_MAX_POOL2D;
+  for (nc = 0; nc < NC; nc++) {
+    const float *xp = x + nc * H * W;
+    float *yp = y + nc * OH * OW;
+    for (oh = 0; oh < OH; oh++)
+      for (ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
+        if (is_max) {
+          float m = -HUGE_VALF;
+          int kh, kw;
+          for (kh = 0; kh < a->kernel[0]; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            if (ih < 0 || ih >= H) continue;
+            for (kw = 0; kw < a->kernel[1]; kw++) {
+              float v;
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              if (iw < 0 || iw >= W) continue;
+              v = xp[ih * W + iw];
+              if (v > m || v != v) m = v;
+              if (m != m) break;
+            }
+          }
+          yp[oh * OW + ow] = m;
+        } else {
+          /* window clipped to the padded input (PyTorch's divisor with count_include_pad) */
+          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1];
+          int64_t hp = H + a->padding[2], wp = W + a->padding[3], area;
+          double sum = 0;
+          if (h1 > hp) h1 = hp;
+          if (w1 > wp) w1 = wp;
+          area = (h1 - h0) * (w1 - w0);
+          if (h0 < 0) h0 = 0;
+          if (w0 < 0) w0 = 0;
+          if (h1 > H) h1 = H;
+          if (w1 > W) w1 = W;
+          for (ih = h0; ih < h1; ih++)
+            for (iw = w0; iw < w1; iw++) sum += xp[ih * W + iw];
+          if (!a->count_include_pad) area = (h1 - h0) * (w1 - w0);
+          yp[oh * OW + ow] = (float)(sum / (double)area);
+        }
+      }
+  }
+}
+
+static void fuse__k_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t NC = tx->shape[0] * tx->shape[1], inner = fuse__numel(tx->rank - 2, tx->shape + 2);
+  int64_t nc, i;
+  for (nc = 0; nc < NC; nc++) {
+    double sum = 0;
+    for (i = 0; i < inner; i++) sum += x[nc * inner + i];
+    y[nc] = (float)(sum / (double)inner);
+  }
+}
+
+/* ------------------------------------------------------------------ execute -- */
+
+FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
+                              void *workspace) {
+  fuse__run r;
+  int i;
+  if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < p->num_inputs; i++)
+    if (!inputs[i]) return FUSE_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < p->num_outputs; i++)
+    if (!outputs[i]) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!workspace) workspace = p->own_workspace;
+  if ((uintptr_t)workspace & (FUSE__ALIGN - 1)) return FUSE_ERROR_INVALID_ARGUMENT;
+  r.p = p;
+  r.inputs = inputs;
+  r.outputs = outputs;
+  r.work = (unsigned char *)workspace;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *s = &p->steps[i];
+    switch (s->op) {
+    case FUSE__OP_CONV2D: fuse__k_conv2d(&r, s); break;
+    case FUSE__OP_MATMUL: fuse__k_matmul(&r, s); break;
+    case FUSE__OP_ADD:
+    case FUSE__OP_SUB:
+    case FUSE__OP_MUL:
+    case FUSE__OP_MAXIMUM:
+    case FUSE__OP_MINIMUM: fuse__k_binary(&r, s); break;
+    case FUSE__OP_CONCAT: fuse__k_concat(&r, s); break;
+    case FUSE__OP_SOFTMAX: fuse__k_softmax(&r, s); break;
+    case FUSE__OP_BATCH_NORM: fuse__k_batch_norm(&r, s); break;
+    case FUSE__OP_MAX_POOL2D:
+    case FUSE__OP_AVG_POOL2D: fuse__k_pool(&r, s); break;
+    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__k_global_avg_pool(&r, s); break;
+    default: fuse__k_unary(&r, s); break; /* relu, clip, sigmoid, copies */
+    }
+  }
+  return FUSE_OK;
+}
+
+#endif /* FUSE_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the fuse.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

@@ -1,0 +1,96 @@
+/* runner.h - the tiny test runner shared by every tests/test_*.c file.
+
+   Each test file is its own program:
+
+       #include "runner.h"
+       TEST(adds_two_numbers) { CHECK(1 + 1 == 2); CHECK_EQ_INT(fuse_graph_op_count(g), 3); }
+       int main(void) { RUN(adds_two_numbers); return runner_finish("graph"); }
+
+   runner_finish prints "<area>: N passed, N failed" as its last line; `make test` adds the
+   lines of every file up and prints the total the same way. A test passes when none of its
+   CHECKs failed. Relative error, where a test compares tensors, is normwise:
+   max_i |got_i - want_i| / max_i |want_i| (see runner_rel_error). */
+#ifndef FUSE_TEST_RUNNER_H
+#define FUSE_TEST_RUNNER_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int runner_passed, runner_failed, runner_test_failed;
+static const char *runner_current;
+
+#define TEST(name) static void test_##name(void)
+#define RUN(name) runner_run(#name, test_##name)
+
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      runner_test_failed = 1;                                                         \
+      fprintf(stderr, "  FAIL %s (%s:%d): %s\n", runner_current, __FILE__, __LINE__, \
+              #cond);                                                                 \
+    }                                                                                 \
+  } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                              \
+  do {                                                                                  \
+    long long runner_a_ = (long long)(a), runner_b_ = (long long)(b);                   \
+    if (runner_a_ != runner_b_) {                                                       \
+      runner_test_failed = 1;                                                           \
+      fprintf(stderr, "  FAIL %s (%s:%d): %s == %s: %lld != %lld\n", runner_current,    \
+              __FILE__, __LINE__, #a, #b, runner_a_, runner_b_);                        \
+    }                                                                                   \
+  } while (0)
+
+#define CHECK_STR_CONTAINS(haystack, needle)                                               \
+  do {                                                                                     \
+    const char *runner_h_ = (haystack);                                                    \
+    if (!runner_h_ || !strstr(runner_h_, (needle))) {                                      \
+      runner_test_failed = 1;                                                              \
+      fprintf(stderr, "  FAIL %s (%s:%d): \"%s\" does not contain \"%s\"\n", runner_current, \
+              __FILE__, __LINE__, runner_h_ ? runner_h_ : "(null)", (needle));             \
+    }                                                                                      \
+  } while (0)
+
+/* Fails when the normwise relative error of got against want exceeds tol. */
+#define CHECK_NEAR_ARRAY(got, want, n, tol)                                                 \
+  do {                                                                                      \
+    double runner_e_ = runner_rel_error((got), (want), (n));                                \
+    if (!(runner_e_ <= (tol))) {                                                            \
+      runner_test_failed = 1;                                                               \
+      fprintf(stderr, "  FAIL %s (%s:%d): relative error %.3g > %.3g (%s vs %s)\n",         \
+              runner_current, __FILE__, __LINE__, runner_e_, (double)(tol), #got, #want);   \
+    }                                                                                       \
+  } while (0)
+
+static double runner_rel_error(const float *got, const float *want, size_t n) {
+  double max_diff = 0, max_ref = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - (double)want[i]);
+    if (d != d) return INFINITY; /* NaN */
+    if (d > max_diff) max_diff = d;
+    if (fabs((double)want[i]) > max_ref) max_ref = fabs((double)want[i]);
+  }
+  if (max_diff == 0) return 0;
+  return max_diff / (max_ref > 1e-30 ? max_ref : 1e-30);
+}
+
+static void runner_run(const char *name, void (*fn)(void)) {
+  runner_current = name;
+  runner_test_failed = 0;
+  fn();
+  if (runner_test_failed) {
+    runner_failed++;
+    fprintf(stderr, "FAIL %s\n", name);
+  } else {
+    runner_passed++;
+  }
+}
+
+static int runner_finish(const char *area) {
+  printf("%s: %d passed, %d failed\n", area, runner_passed, runner_failed);
+  return runner_failed ? 1 : 0;
+}
+
+#endif
