@@ -745,6 +745,8 @@ static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const c
 static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_value *in,
                                   int rank, const int64_t *shape) {
   fuse__node *n, *nodes;
+  int64_t dims[FUSE_MAX_RANK];
+  if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
   nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
                                    g->num_nodes + 1, sizeof(fuse__node));
   if (!nodes) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
@@ -753,7 +755,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   memset(n, 0, sizeof *n);
   n->op = op;
   n->rank = rank;
-  if (rank) memcpy(n->shape, shape, (size_t)rank * sizeof(int64_t));
+  if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
   if (num_in) {
     n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
     if (!n->in) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
