@@ -800,18 +800,20 @@ static int fuse__check_shape(fuse_graph *g, const char *who, int rank, const int
            0;
   if (rank > 0 && !shape)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", who, rank), 0;
+  uint64_t max_elems = FUSE__MAX_BYTES / sizeof(float);
+  if ((uint64_t)(size_t)-1 / sizeof(float) < max_elems) max_elems = (uint64_t)(size_t)-1 / sizeof(float);
   for (i = 0; i < rank; i++) {
     if (shape[i] < 1 || shape[i] > FUSE__MAX_DIM)
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                         "%s: dimension %d of %S is %D; dimensions must be 1..2147483647", who, i,
                         rank, shape, shape[i]),
              0;
-    n *= (uint64_t)shape[i];
-    if (n * sizeof(float) > FUSE__MAX_BYTES || n * sizeof(float) > (uint64_t)(size_t)-1)
+    if (n > max_elems / (uint64_t)shape[i]) /* checked before multiplying: never wraps */
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
-                        "%s: shape %S has too many elements (more than 2^48 bytes)", who, rank,
-                        shape),
+                        "%s: shape %S has too many elements (a tensor is at most 2^50 bytes)",
+                        who, rank, shape),
              0;
+    n *= (uint64_t)shape[i];
   }
   return 1;
 }
@@ -974,6 +976,7 @@ static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b
   if (!fuse__broadcast(na->rank, na->shape, nb->rank, nb->shape, &rank, shape))
     return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: shapes %S (%V) and %S (%V) do not broadcast",
                       fuse__op_names[op], na->rank, na->shape, a, nb->rank, nb->shape, b);
+  if (!fuse__check_shape(g, fuse__op_names[op], rank, shape)) return FUSE_NONE;
   n = fuse__new_node(g, op, 2, in, rank, shape);
   return n ? fuse__id(g, n) : FUSE_NONE;
 }
@@ -1589,6 +1592,7 @@ typedef struct fuse__parser {
   char *name;             /* the last label's text (NUL-terminated) */
   size_t name_cap;
   int name_numbered;      /* the label was %N: parser-local, the value stays unnamed */
+  int at_line, at_col;    /* where the statement or operand being read starts */
   int64_t *num_keys;      /* %N labels: open-addressing table N -> value */
   fuse_value *num_vals;
   int num_cap, num_count;
@@ -1782,7 +1786,7 @@ static int fuse__p_number(fuse__parser *ps, double *v) {
 static int fuse__p_float(fuse__parser *ps, float *out) {
   double v;
   if (!fuse__p_number(ps, &v)) return 0;
-  if (v == v && fabs(v) > 3.4028234663852886e38 && fabs(v) != HUGE_VAL)
+  if (v == v && fabs(v) >= 3.4028235677973366e38 && fabs(v) != HUGE_VAL) /* FLT_MAX + ulp/2 */
     return fuse__p_fail(ps, "a number within float range");
   *out = (float)v;
   return 1;
@@ -1920,7 +1924,7 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
   default: break;
   }
   if (n_in != arity)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s takes %d operand%s, not %d", ps->line,
+    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d", ps->at_line, ps->at_col,
                       fuse__op_names[op], arity, arity == 1 ? "" : "s", n_in);
   switch (op) {
   case FUSE__OP_CONV2D: {
@@ -1950,7 +1954,7 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
     int64_t shape[FUSE_MAX_RANK];
     int i;
     if (!(a = fuse__p_find_attr(at, n_at, "shape")))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: reshape needs shape=[...]", ps->line);
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: reshape needs shape=[...]", ps->at_line, ps->at_col);
     for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
     return fuse_reshape(g, in[0], a->count, shape);
   }
@@ -1973,7 +1977,7 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
     fuse_pool2d_attrs p;
     memset(&p, 0, sizeof p);
     if (!fuse__p_find_attr(at, n_at, "kernel"))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s needs kernel=[kh, kw]", ps->line,
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
                         fuse__op_names[op]);
     fuse__p_ints(at, n_at, "kernel", p.kernel, 2);
     fuse__p_ints(at, n_at, "strides", p.strides, 2);
@@ -1986,12 +1990,12 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
   case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
   default: break;
   }
-  return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %s cannot be written as an op", ps->line,
+  return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
                     fuse__op_names[op]);
 }
 
 /* A builder failed: put the line in front of its message, keep its code. */
-static void fuse__p_locate_error(fuse__parser *ps, int line) {
+static void fuse__p_locate_error(fuse__parser *ps) {
   char msg[sizeof ps->g->error];
   fuse__out o;
   memcpy(msg, ps->g->error, sizeof msg);
@@ -2001,7 +2005,9 @@ static void fuse__p_locate_error(fuse__parser *ps, int line) {
   o.write = NULL;
   o.user = NULL;
   fuse__puts(&o, "line ");
-  fuse__put_int(&o, line);
+  fuse__put_int(&o, ps->at_line);
+  fuse__puts(&o, ", column ");
+  fuse__put_int(&o, ps->at_col);
   fuse__puts(&o, ": ");
   fuse__puts(&o, msg);
 }
@@ -2015,12 +2021,14 @@ static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
     *out = fuse_scalar(ps->g, v);
     return *out != FUSE_NONE;
   }
-  if (!fuse__p_label(ps)) return 0;
-  if ((*out = fuse__p_lookup(ps)) == FUSE_NONE) {
-    ps->p--; /* point into the label */
-    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d: %%%s is not defined before its use",
-                      ps->line, ps->name),
-           0;
+  {
+    int line = ps->line, col = fuse__p_col(ps);
+    if (!fuse__p_label(ps)) return 0;
+    if ((*out = fuse__p_lookup(ps)) == FUSE_NONE)
+      return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: %%%s is not defined before its use", line, col,
+                        ps->name),
+             0;
   }
   return 1;
 }
@@ -2028,16 +2036,19 @@ static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__p_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, line = ps->line, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
+  int declared_rank = -1, op, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
   char word[32];
   fuse_value v, *in = NULL;
   fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
   fuse_graph *g = ps->g;
   char *label;
   int numbered;
+  fuse__p_skip(ps);
+  ps->at_line = ps->line;
+  ps->at_col = fuse__p_col(ps);
   if (!fuse__p_label(ps)) return 0;
   if (fuse__p_lookup(ps) != FUSE_NONE)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %%%s is defined twice", ps->line, ps->name), 0;
+    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is defined twice", ps->at_line, ps->at_col, ps->name), 0;
   if (!(label = fuse__strdup(g, ps->name))) return fuse__oom(g, "parse");
   numbered = ps->name_numbered;
   if (fuse__p_accept(ps, ':') && !fuse__p_shape(ps, &declared_rank, declared)) goto done;
@@ -2048,15 +2059,15 @@ static int fuse__p_statement(fuse__parser *ps) {
   for (op = FUSE__OP_CONST; op < FUSE__OP_COPY; op++)
     if (strcmp(word, fuse__op_names[op]) == 0) break;
   if (op == FUSE__OP_COPY) {
-    fuse__fail(g, FUSE_ERROR_PARSE, "line %d: unknown op '%s'", line, word);
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
   if (op == FUSE__OP_CONST) {
     float vals[FUSE__INLINE_CONST_MAX];
     int count = 0;
     if (declared_rank < 0) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d: a constant needs its shape: %%%s: [...] = const",
-                 line, label);
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
+                 ps->at_line, ps->at_col, label);
       goto done;
     }
     if (fuse__p_accept(ps, '{')) {
@@ -2070,8 +2081,8 @@ static int fuse__p_statement(fuse__parser *ps) {
       if (!fuse__p_expect(ps, '}', "',' or '}' after constant values")) goto done;
       if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
       if (count != fuse__numel(declared_rank, declared)) {
-        fuse__fail(g, FUSE_ERROR_PARSE, "line %d: constant %S has %D elements but %d values",
-                   line, declared_rank, declared, fuse__numel(declared_rank, declared), count);
+        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
+                   ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
         goto done;
       }
     }
@@ -2094,7 +2105,7 @@ static int fuse__p_statement(fuse__parser *ps) {
             if (!fuse__p_attr(ps, &attrs[n_at]) || !fuse__p_check_attr(ps, op, &attrs[n_at]))
               goto done;
             if (fuse__p_find_attr(attrs, n_at, attrs[n_at].name)) {
-              fuse__fail(g, FUSE_ERROR_PARSE, "line %d: attribute '%s' is given twice", line,
+              fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice", ps->at_line, ps->at_col,
                          attrs[n_at].name);
               goto done;
             }
@@ -2121,13 +2132,13 @@ static int fuse__p_statement(fuse__parser *ps) {
     }
     v = fuse__p_build(ps, op, in, n_in, attrs, n_at);
     if (v == FUSE_NONE) {
-      if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps, line);
+      if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps);
       goto done;
     }
     if (declared_rank >= 0 &&
         (declared_rank != g->nodes[v].rank ||
          memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d: %%%s is declared %S but %s gives %S", line, label,
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
                  declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
       goto done;
     }
@@ -2136,7 +2147,7 @@ static int fuse__p_statement(fuse__parser *ps) {
   ps->name_numbered = numbered;
   strcpy(ps->name, label);
   if (!fuse__p_bind(ps, v)) {
-    if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps, line);
+    if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps);
     goto done;
   }
   ok = 1;
@@ -2160,17 +2171,20 @@ static int fuse__p_graph(fuse__parser *ps) {
   if (!fuse__p_accept(ps, ')')) {
     do {
       int64_t shape[FUSE_MAX_RANK];
-      int rank, line = ps->line;
+      int rank;
       fuse_value v;
+      fuse__p_skip(ps);
+      ps->at_line = ps->line;
+      ps->at_col = fuse__p_col(ps);
       if (!fuse__p_label(ps)) return 0;
       if (fuse__p_lookup(ps) != FUSE_NONE)
-        return fuse__fail(g, FUSE_ERROR_PARSE, "line %d: input %%%s is listed twice", line,
+        return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: input %%%s is listed twice", ps->at_line, ps->at_col,
                           ps->name),
                0;
       if (!fuse__p_expect(ps, ':', "':' and the input's shape")) return 0;
       if (!fuse__p_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
       v = fuse_input(g, ps->name_numbered ? NULL : ps->name, rank, shape);
-      if (v == FUSE_NONE) return fuse__p_locate_error(ps, line), 0;
+      if (v == FUSE_NONE) return fuse__p_locate_error(ps), 0;
       if (ps->name_numbered && !fuse__p_bind(ps, v)) return 0;
     } while (fuse__p_accept(ps, ','));
     if (!fuse__p_expect(ps, ')', "',' or ')' after an input")) return 0;
@@ -2944,6 +2958,15 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
   return FUSE_OK;
 }
 
+/* internal helper macros end with the implementation */
+#undef FUSE__ALIGN
+#undef FUSE__MAX_DIM
+#undef FUSE__MAX_BYTES
+#undef FUSE__INLINE_CONST_MAX
+#undef FUSE__MAX_PARSE_ATTRS
+#ifdef FUSE__X86
+#undef FUSE__X86
+#endif
 #endif /* FUSE_IMPLEMENTATION */
 
 /*

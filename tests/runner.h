@@ -90,6 +90,7 @@ static void runner_run(const char *name, void (*fn)(void)) {
 
 static int runner_finish(const char *area) {
   printf("%s: %d passed, %d failed\n", area, runner_passed, runner_failed);
+  fflush(stdout); /* a sanitizer's exit must not lose the closing line */
   return runner_failed ? 1 : 0;
 }
 

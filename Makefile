@@ -1,0 +1,152 @@
+# fuse.h - tests, header checks and the demo. GNU make.
+#
+#   make test               build and run tests/test_*.c and the header checks;
+#                           the last line is "total: N passed, N failed"
+#   make test SANITIZE=1    the same with AddressSanitizer + UBSan, in build-san/
+#   make demo               build and run examples/demo.c
+#   make clean
+
+CC ?= cc
+CXX ?= c++
+# make predefines CXX as g++; take c++ unless the user chose one.
+ifeq ($(origin CXX),default)
+CXX := c++
+endif
+
+WARN := -std=c99 -Wall -Wextra -Wpedantic -Werror
+CXXWARN := -x c++ -std=c++11 -Wall -Wextra -Werror
+LDLIBS := -lm -lpthread
+
+ifeq ($(SANITIZE),1)
+BUILD := build-san
+OPT := -O1
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+else
+BUILD := build
+OPT := -O2
+SAN :=
+endif
+
+# CFLAGS given by the user are added last.
+ALL_CFLAGS = $(WARN) $(OPT) $(SAN) -I. $(CFLAGS)
+ALL_CXXFLAGS = $(CXXWARN) $(OPT) $(SAN) -I. $(CXXFLAGS)
+HB := $(BUILD)/header
+
+TEST_SOURCES := $(sort $(wildcard tests/test_*.c))
+TEST_PROGRAMS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SOURCES))
+
+# Each check counts as one test in the total; see the check-* targets below.
+HEADER_CHECKS := twice cxx static two-units symbols quickstart dnnl
+ifneq ($(shell command -v clang 2>/dev/null),)
+HEADER_CHECKS += clang
+endif
+
+.PHONY: all test test-programs demo bench fuzz clean $(addprefix check-,$(HEADER_CHECKS) clang)
+
+all: test-programs $(BUILD)/demo
+
+# A program that does not build counts as one failure in run.sh, so the build goes on (-k)
+# and run.sh prints the total last whatever happened.
+test:
+	@$(MAKE) --no-print-directory -k test-programs || true
+	@MAKE="$(MAKE)" bash tests/run.sh $(addprefix --check ,$(HEADER_CHECKS)) $(TEST_PROGRAMS)
+
+test-programs: $(TEST_PROGRAMS)
+
+$(BUILD) $(HB):
+	@mkdir -p $@
+
+# rm first: a failed build must not leave an old program behind for run.sh to run.
+$(BUILD)/test_%: tests/test_%.c | $(BUILD)
+	@rm -f $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LDLIBS)
+
+-include $(TEST_PROGRAMS:=.d)
+
+# ---------------------------------------------------------------- header checks --
+# run.sh calls each as `make -s check-NAME`; exit status 0 = passed.
+
+# (a) the implementation included twice in one unit, C99, -Werror
+check-twice: | $(HB)
+	$(CC) $(ALL_CFLAGS) tests/header/twice.c -o $(HB)/twice $(LDLIBS)
+	$(HB)/twice
+
+# (b) the same unit as C++11; a C++ caller links against the C-built implementation
+check-cxx: | $(HB)
+	$(CXX) $(ALL_CXXFLAGS) tests/header/twice.c -o $(HB)/twice_cxx $(LDLIBS)
+	$(HB)/twice_cxx
+	$(CC) $(ALL_CFLAGS) -c tests/header/impl.c -o $(HB)/impl_for_cxx.o
+	$(CXX) $(ALL_CXXFLAGS) -c tests/header/user.c -o $(HB)/user_cxx.o
+	$(CXX) $(SAN) $(HB)/impl_for_cxx.o $(HB)/user_cxx.o -o $(HB)/two_units_cxx $(LDLIBS)
+	$(HB)/two_units_cxx
+
+# (c) clang, when it is installed (the check is left out of the list otherwise)
+check-clang: | $(HB)
+	clang $(ALL_CFLAGS) tests/header/twice.c -o $(HB)/twice_clang $(LDLIBS)
+	$(HB)/twice_clang
+	clang $(ALL_CFLAGS) tests/header/static.c -o $(HB)/static_clang $(LDLIBS)
+	$(HB)/static_clang
+
+# (d) FUSE_STATIC: every function static, most of them unused, still no warning
+check-static: | $(HB)
+	$(CC) $(ALL_CFLAGS) tests/header/static.c -o $(HB)/static $(LDLIBS)
+	$(HB)/static
+	$(CXX) $(ALL_CXXFLAGS) tests/header/static.c -o $(HB)/static_cxx $(LDLIBS)
+	$(HB)/static_cxx
+
+# (e) one unit with the implementation, one with the declarations only, one program
+check-two-units: | $(HB)
+	$(CC) $(ALL_CFLAGS) -c tests/header/impl.c -o $(HB)/impl.o
+	$(CC) $(ALL_CFLAGS) -c tests/header/user.c -o $(HB)/user.o
+	$(CC) $(SAN) $(HB)/impl.o $(HB)/user.o -o $(HB)/two_units $(LDLIBS)
+	$(HB)/two_units
+
+# (f) every exported symbol starts with fuse_ (built without sanitizers, whose
+# instrumentation adds symbols of its own)
+check-symbols: | $(HB)
+	$(CC) $(WARN) $(OPT) -I. $(CFLAGS) -c tests/header/impl.c -o $(HB)/impl_plain.o
+	$(CC) $(WARN) $(OPT) -I. $(CFLAGS) -DFUSE_TEST_WITH_DNNL -c tests/header/impl.c -o $(HB)/impl_dnnl.o
+	@syms=$$(nm -g --defined-only $(HB)/impl_plain.o $(HB)/impl_dnnl.o | awk 'NF == 3 {print $$3}'); \
+	bad=$$(printf '%s\n' "$$syms" | grep -v '^fuse_' | grep -v '^$$' | sort -u); \
+	if [ -n "$$bad" ]; then echo "exported symbols without the fuse_ prefix:"; echo "$$bad"; exit 1; fi; \
+	for s in fuse_graph_create fuse_run fuse_dnnl_backend; do \
+	  printf '%s\n' "$$syms" | grep -qx "$$s" || { echo "$$s is not defined"; exit 1; }; \
+	done
+
+# (g) the quick start in README.md compiles warning-free and runs
+check-quickstart: | $(HB)
+	bash tests/header/extract_quickstart.sh README.md $(BUILD)/quickstart.c
+	$(CC) $(ALL_CFLAGS) $(BUILD)/quickstart.c -o $(BUILD)/quickstart $(LDLIBS)
+	$(BUILD)/quickstart
+
+# fuse_dnnl.h: C99 and C++11, oneDNN detected or switched off, included twice, FUSE_STATIC
+check-dnnl: | $(HB)
+	$(CC) $(ALL_CFLAGS) tests/header/dnnl.c -o $(HB)/dnnl $(LDLIBS)
+	$(HB)/dnnl
+	$(CXX) $(ALL_CXXFLAGS) tests/header/dnnl.c -o $(HB)/dnnl_cxx $(LDLIBS)
+	$(HB)/dnnl_cxx
+	$(CC) $(ALL_CFLAGS) -DFUSE_DNNL_AVAILABLE=0 tests/header/dnnl.c -o $(HB)/dnnl_off $(LDLIBS)
+	$(HB)/dnnl_off
+	$(CXX) $(ALL_CXXFLAGS) -DFUSE_DNNL_AVAILABLE=0 tests/header/dnnl.c -o $(HB)/dnnl_off_cxx $(LDLIBS)
+	$(HB)/dnnl_off_cxx
+	$(CC) $(ALL_CFLAGS) -DFUSE_TEST_WITH_DNNL tests/header/static.c -o $(HB)/static_dnnl $(LDLIBS)
+	$(HB)/static_dnnl
+
+# ------------------------------------------------------------------------- demo --
+
+demo: $(BUILD)/demo
+	./$(BUILD)/demo
+
+$(BUILD)/demo: examples/demo.c fuse.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
+
+# ------------------------------------------------------------ later versions --
+
+bench:
+	@echo "bench: not yet (benchmarks against oneDNN and PyTorch come in a later version)"
+
+fuzz:
+	@echo "fuzz: not yet (libFuzzer targets for the parsers come in a later version)"
+
+clean:
+	rm -rf build build-san

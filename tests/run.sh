@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# tests/run.sh - runs the header checks and the test programs, adds up their results.
+#
+#   tests/run.sh [--check NAME]... [PROGRAM]...
+#
+# --check NAME runs `$MAKE -s check-NAME` (see the Makefile) and counts as one test.
+# Each PROGRAM is a test program built from tests/test_*.c; its output stays visible and its
+# closing line "area: N passed, N failed" is added to the total. A program that is missing
+# (did not build), crashes, times out, or exits non-zero without that line counts as one
+# failure; so does one that exits non-zero after a closing line of 0 failures (a sanitizer's
+# leak report, say). The last line printed is "total: N passed, N failed"; the exit status is
+# 1 when anything failed.
+#
+# Environment: MAKE (default make), FUSE_TEST_TIMEOUT seconds per program (default 600).
+set -u
+
+make_cmd=${MAKE:-make}
+limit=${FUSE_TEST_TIMEOUT:-600}
+closing_re='^[A-Za-z0-9_.-]+: ([0-9]+) passed, ([0-9]+) failed$'
+
+passed=0
+failed=0
+failures=()
+
+checks=()
+programs=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) checks+=("$2"); shift 2 ;;
+    *) programs+=("$1"); shift ;;
+  esac
+done
+
+# `make -n test` still runs this script (its line names $(MAKE)): only say what would run.
+make_flags=${MAKEFLAGS:-}
+make_flags=${make_flags%% *}
+case "$make_flags" in
+  -* | '') ;;
+  *n*)
+    echo "tests/run.sh: would run header checks: ${checks[*]:-none}; programs: ${programs[*]:-none}"
+    exit 0
+    ;;
+esac
+
+describe_status() { # exit status -> words
+  local rc=$1
+  if [ "$rc" -eq 124 ]; then
+    echo "timed out after ${limit} s"
+  elif [ "$rc" -gt 128 ]; then
+    echo "killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))"
+  else
+    echo "exit status $rc"
+  fi
+}
+
+# ---- header checks
+if [ ${#checks[@]} -gt 0 ]; then
+  hp=0
+  hf=0
+  for name in "${checks[@]}"; do
+    if "$make_cmd" --no-print-directory -s "check-$name"; then
+      hp=$((hp + 1))
+    else
+      hf=$((hf + 1))
+      echo "FAIL header check $name"
+      failures+=("header check $name")
+    fi
+  done
+  echo "header: $hp passed, $hf failed"
+  passed=$((passed + hp))
+  failed=$((failed + hf))
+fi
+
+# ---- test programs
+timeout_cmd=()
+if command -v timeout >/dev/null 2>&1; then
+  timeout_cmd=(timeout -k 10 "$limit")
+fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for prog in "${programs[@]}"; do
+  name=$(basename "$prog")
+  if [ ! -x "$prog" ]; then
+    echo "FAIL $name: did not build"
+    failures+=("$name: did not build")
+    failed=$((failed + 1))
+    continue
+  fi
+  "${timeout_cmd[@]}" "$prog" 2>&1 </dev/null | tee "$log"
+  rc=${PIPESTATUS[0]}
+  closing=$(grep -E "$closing_re" "$log" | tail -n 1)
+  if [ -z "$closing" ]; then
+    echo "FAIL $name: $(describe_status "$rc"), no closing line"
+    failures+=("$name: $(describe_status "$rc"), no closing line")
+    failed=$((failed + 1))
+    continue
+  fi
+  [[ $closing =~ $closing_re ]]
+  p=${BASH_REMATCH[1]}
+  f=${BASH_REMATCH[2]}
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$f" -gt 0 ]; then
+    failures+=("$name: $f failed")
+  fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL $name: $(describe_status "$rc") after its closing line"
+    failures+=("$name: $(describe_status "$rc") after its closing line")
+    failed=$((failed + 1))
+  fi
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "failures:"
+  for f in "${failures[@]}"; do
+    echo "  $f"
+  done
+fi
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
