@@ -199,6 +199,76 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
 FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
                                              size_t n);
 
+/* ======================================================== patterns, fusion passes == */
+/* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with
+   exact arity (`...` last ignores the rest), `op[attr=v](...)`, optional `op?(P, ...)` (the
+   op, or P itself), op alternation `(relu|clip)(P)`, and `A | B`. add, mul, maximum and
+   minimum match their operands in either order. reshape's target shape counts as its second
+   operand, so `reshape($b, *)` works as in TVM. */
+
+typedef struct fuse_match fuse_match;
+FUSE_API fuse_value fuse_match_capture(const fuse_match *m, const char *name); /* FUSE_NONE if unbound */
+FUSE_API fuse_value fuse_match_root(const fuse_match *m);
+typedef int (*fuse_check_fn)(const fuse_graph *g, const fuse_match *m, void *user); /* !0 = accept */
+
+typedef struct fuse_rule {
+  const char *name;    /* composite name "<codegen>.<what>", e.g. "dnnl.conv2d_reshape_add_relu" */
+  const char *pattern; /* pattern text */
+  fuse_check_fn check; /* optional */
+  void *user;
+} fuse_rule;
+
+typedef struct fuse_pattern_options { /* all-zero = defaults */
+  int keep_constants_as_params;       /* default: constants are bound inside the composite */
+  int no_codegen_annotation;          /* default: codegen = name prefix before '.' */
+  int allow_escaping; /* default: reject matches whose intermediates are used outside */
+} fuse_pattern_options;
+
+/* Rules in priority order: the first rule takes its matches first; among overlapping matches
+   of one rule the largest wins. A failing call (bad pattern) leaves the graph as it was and
+   says why in fuse_graph_error without making the graph's status an error. */
+FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n,
+                                         const fuse_pattern_options *opt);
+FUSE_API fuse_result fuse_merge_composites(fuse_graph *g); /* regions per codegen, no cycles */
+FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g);  /* conv2d -> batch_norm, constants */
+/* The built-in rules for codegen "fuse" (NULL) or "dnnl"; returns their count (0: unknown). */
+FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + merge */
+
+/* ============================================================== epilogue analysis == */
+
+#define FUSE_MAX_POST_OPS 4
+typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+typedef struct fuse_post_op {
+  fuse_post_kind kind;
+  float lo, hi;      /* CLAMP: relu = [0, +inf], relu6 = [0, 6] */
+  fuse_value tensor; /* ADD: residual, same shape as the output */
+} fuse_post_op;
+typedef struct fuse_epilogue {
+  fuse_value reduction; /* the conv2d or matmul it follows */
+  fuse_value bias;      /* per-output-channel [K] after undoing reshape, or FUSE_NONE */
+  int num_post;
+  fuse_post_op post[FUSE_MAX_POST_OPS]; /* applied in order, after bias */
+  char why[200];        /* when the analysis fails: what is not an epilogue, and why */
+} fuse_epilogue;
+/* Walks back from root through element-wise ops to one conv2d / matmul. FUSE_ERROR_UNSUPPORTED
+   (and out->why) when the chain is not reduction + bias + post-ops. */
+FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root, fuse_epilogue *out);
+
+FUSE_API int fuse_composite_count(const fuse_graph *g);
+typedef struct fuse_composite_info {
+  const char *name;     /* rule name */
+  const char *function; /* "fused_conv2d_reshape_add_relu" */
+  const char *codegen;  /* "dnnl", or NULL */
+  int num_ops;
+  int region;           /* merge group, -1 before fuse_merge_composites */
+  int has_epilogue;
+  fuse_epilogue epilogue;
+  fuse_value root;      /* the value the composite produces */
+} fuse_composite_info;
+FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
+FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
+
 /* =============================================================== compile and run == */
 
 typedef void (*fuse_task_fn)(void *ctx, int begin, int end);
@@ -369,6 +439,13 @@ static void fuse__put_int(fuse__out *o, int64_t v) {
   } while (u);
   if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
   fuse__put(o, tmp + sizeof tmp - n, (size_t)n);
+}
+
+static int fuse__is_ident_start(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static int fuse__is_ident_char(int c) {
+  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
 }
 
 /* 10^k as a double; exact for 0 <= k <= 22. */
@@ -572,8 +649,16 @@ typedef struct fuse__node {
   fuse_value *in; /* operands */
   char *name;     /* NULL: unnamed */
   float *data;    /* constants: numel floats, FUSE__ALIGN-aligned */
+  int composite;  /* the composite this op belongs to, or -1 */
   fuse__attrs a;
 } fuse__node;
+
+/* A composite is a group of ops tagged in place: values keep their ids after fusion. */
+typedef struct fuse__composite {
+  char *name, *function, *codegen; /* codegen may be NULL */
+  fuse_value root;
+  int region, num_ops, bind_constants;
+} fuse__composite;
 
 struct fuse_graph {
   fuse_allocator alloc;
@@ -583,6 +668,8 @@ struct fuse_graph {
   int num_inputs, cap_inputs, num_outputs, cap_outputs;
   fuse_value *name_slots; /* open-addressing hash of named values; FUSE_NONE = empty */
   int name_cap, num_named;
+  fuse__composite *composites;
+  int num_composites, cap_composites;
   fuse_result status;
   char error[512];
 };
@@ -755,6 +842,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   memset(n, 0, sizeof *n);
   n->op = op;
   n->rank = rank;
+  n->composite = -1;
   if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
   if (num_in) {
     n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
@@ -820,6 +908,12 @@ static int fuse__check_shape(fuse_graph *g, const char *who, int rank, const int
 
 static fuse__node *fuse__node_of(fuse_graph *g, fuse_value v) { return &g->nodes[v]; }
 
+static void fuse__composite_free(fuse_graph *g, fuse__composite *c) {
+  fuse__free(&g->alloc, c->name);
+  fuse__free(&g->alloc, c->function);
+  fuse__free(&g->alloc, c->codegen);
+}
+
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc) {
   fuse_allocator a;
   fuse_graph *g;
@@ -849,6 +943,8 @@ FUSE_API void fuse_graph_destroy(fuse_graph *g) {
   fuse__free(&a, g->inputs);
   fuse__free(&a, g->outputs);
   fuse__free(&a, g->name_slots);
+  for (i = 0; i < g->num_composites; i++) fuse__composite_free(g, &g->composites[i]);
+  fuse__free(&a, g->composites);
   fuse__free(&a, g);
 }
 
@@ -894,7 +990,7 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
   if (!(n = fuse__new_node(g, op, 0, NULL, rank, shape))) return FUSE_NONE;
   v = fuse__id(g, n);
   if (op == FUSE__OP_CONST) {
-    bytes = (size_t)fuse__numel(rank, shape) * sizeof(float);
+    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
     n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
     if (!n->data) {
       g->num_nodes--;
@@ -1368,8 +1464,9 @@ FUSE_API fuse_value fuse_graph_find(const fuse_graph *g, const char *name) {
 FUSE_API int fuse_graph_op_count(const fuse_graph *g) {
   int i, n = 0;
   if (!g) return 0;
-  for (i = 0; i < g->num_nodes; i++) n += g->nodes[i].op > FUSE__OP_CONST;
-  return n;
+  for (i = 0; i < g->num_nodes; i++) /* a composite counts once */
+    n += g->nodes[i].op > FUSE__OP_CONST && g->nodes[i].composite < 0;
+  return n + g->num_composites;
 }
 FUSE_API int fuse_graph_input_count(const fuse_graph *g) { return g ? g->num_inputs : 0; }
 FUSE_API int fuse_graph_output_count(const fuse_graph *g) { return g ? g->num_outputs : 0; }
@@ -1380,18 +1477,1309 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
   return g && i >= 0 && i < g->num_outputs ? g->outputs[i] : FUSE_NONE;
 }
 
+
+/* --------------------------------------------------------------- composites -- */
+
+/* A pass that fails leaves the graph intact: the message goes to fuse_graph_error, the
+   graph's status stays FUSE_OK. */
+static fuse_result fuse__pass_error(fuse_graph *g, fuse_result r, const char *fmt, ...) {
+  va_list ap;
+  fuse__out o;
+  if (g->status != FUSE_OK) return g->status;
+  o.buf = g->error;
+  o.len = 0;
+  o.cap = sizeof g->error;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, g, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+static void fuse__pass_begin(fuse_graph *g) {
+  if (g->status == FUSE_OK) g->error[0] = 0;
+}
+
+/* Records a composite over `members` (the pattern's post-order; the last is the root). */
+static int fuse__composite_add(fuse_graph *g, const char *name, const char *function,
+                               const char *codegen, int bind_constants, const fuse_value *members,
+                               int count) {
+  fuse__composite *c, *grown;
+  int k;
+  grown = (fuse__composite *)fuse__grow(&g->alloc, g->composites, g->num_composites,
+                                        &g->cap_composites, g->num_composites + 1,
+                                        sizeof(fuse__composite));
+  if (!grown) return 0;
+  g->composites = grown;
+  c = &g->composites[g->num_composites];
+  memset(c, 0, sizeof *c);
+  c->name = fuse__strdup(g, name);
+  c->function = fuse__strdup(g, function);
+  c->codegen = codegen ? fuse__strdup(g, codegen) : NULL;
+  if (!c->name || !c->function || (codegen && !c->codegen)) {
+    fuse__composite_free(g, c);
+    return 0;
+  }
+  c->root = members[count - 1];
+  c->region = -1;
+  c->num_ops = count;
+  c->bind_constants = bind_constants;
+  for (k = 0; k < count; k++) g->nodes[members[k]].composite = g->num_composites;
+  g->num_composites++;
+  return 1;
+}
+
+/* The composite a rule makes: function "fused_" + the ops in the pattern's post-order, and
+   codegen the name's prefix before '.'. */
+static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
+                                     const fuse_pattern_options *o, const fuse_value *members,
+                                     int count) {
+  char function[512], codegen[64];
+  const char *dot = strchr(rule->name, '.');
+  fuse__out f;
+  int k, ok;
+  f.buf = function;
+  f.len = 0;
+  f.cap = sizeof function;
+  f.write = NULL;
+  f.user = NULL;
+  fuse__puts(&f, "fused");
+  for (k = 0; k < count; k++) {
+    fuse__puts(&f, "_");
+    fuse__puts(&f, fuse__op_names[g->nodes[members[k]].op]);
+  }
+  codegen[0] = 0;
+  if (dot && !o->no_codegen_annotation && (size_t)(dot - rule->name) < sizeof codegen) {
+    memcpy(codegen, rule->name, (size_t)(dot - rule->name));
+    codegen[dot - rule->name] = 0;
+  }
+  ok = fuse__composite_add(g, rule->name, function, codegen[0] ? codegen : NULL,
+                           !o->keep_constants_as_params, members, count);
+  return ok;
+}
+
+FUSE_API int fuse_composite_count(const fuse_graph *g) { return g ? g->num_composites : 0; }
+
+FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? g->nodes[v].composite : -1;
+}
+
+FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out) {
+  const fuse__composite *c;
+  if (!g || !out || i < 0 || i >= g->num_composites) return FUSE_ERROR_INVALID_ARGUMENT;
+  c = &g->composites[i];
+  memset(out, 0, sizeof *out);
+  out->name = c->name;
+  out->function = c->function;
+  out->codegen = c->codegen;
+  out->num_ops = c->num_ops;
+  out->region = c->region;
+  out->root = c->root;
+  out->has_epilogue = fuse_analyze_epilogue(g, c->root, &out->epilogue) == FUSE_OK;
+  return FUSE_OK;
+}
+
+
+/* ------------------------------------------------------------ pattern parser -- */
+/* A pattern compiles to a small tree of fuse__pat nodes held in one fuse__pattern. */
+
+#define FUSE__PAT_MAX_NODES 256
+#define FUSE__PAT_MAX_CAPTURES 16
+#define FUSE__PAT_MAX_ATTRS 16
+#define FUSE__MATCH_MAX 128 /* ops in one match */
+
+enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
+
+typedef struct fuse__pat {
+  int kind;
+  uint32_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
+  int optional, ellipsis; /* op?(...), trailing ... */
+  int capture;            /* slot, or -1 */
+  int first_arg, num_args;   /* into pattern->args (ALT: two entries: left, right) */
+  int first_attr, num_attrs; /* into pattern->attrs */
+} fuse__pat;
+
+typedef struct fuse__pat_attr {
+  char name[24];
+  double v[FUSE_MAX_RANK];
+  int count, is_list;
+} fuse__pat_attr;
+
+typedef struct fuse__pattern {
+  fuse__pat nodes[FUSE__PAT_MAX_NODES];
+  int args[FUSE__PAT_MAX_NODES];
+  fuse__pat_attr attrs[FUSE__PAT_MAX_ATTRS];
+  char captures[FUSE__PAT_MAX_CAPTURES][32];
+  int num_nodes, num_args, num_attrs, num_captures, root;
+  const char *text, *p;
+  char error[160];
+} fuse__pattern;
+
+static int fuse__pp_fail(fuse__pattern *pt, const char *expected) {
+  fuse__out o;
+  char got[16];
+  size_t i;
+  for (i = 0; i < 10 && pt->p[i]; i++) got[i] = pt->p[i];
+  got[i] = 0;
+  o.buf = pt->error;
+  o.len = 0;
+  o.cap = sizeof pt->error;
+  o.write = NULL;
+  o.user = NULL;
+  pt->error[0] = 0;
+  fuse__puts(&o, "position ");
+  fuse__put_int(&o, (int64_t)(pt->p - pt->text) + 1);
+  fuse__puts(&o, ": expected ");
+  fuse__puts(&o, expected);
+  fuse__puts(&o, *pt->p ? ", found '" : ", found the end of the pattern");
+  if (*pt->p) {
+    fuse__puts(&o, got);
+    fuse__puts(&o, i == 10 ? "...'" : "'");
+  }
+  return -1;
+}
+
+static void fuse__pp_skip(fuse__pattern *pt) {
+  while (*pt->p == ' ' || *pt->p == '\t' || *pt->p == '\n' || *pt->p == '\r') pt->p++;
+}
+
+static int fuse__pp_accept(fuse__pattern *pt, char c) {
+  fuse__pp_skip(pt);
+  if (*pt->p != c) return 0;
+  pt->p++;
+  return 1;
+}
+
+static int fuse__pp_ident(fuse__pattern *pt, char *out, size_t cap) {
+  size_t n = 0;
+  fuse__pp_skip(pt);
+  if (!fuse__is_ident_start((unsigned char)*pt->p)) return 0;
+  while (fuse__is_ident_char((unsigned char)*pt->p)) {
+    if (n + 1 < cap) out[n++] = *pt->p;
+    pt->p++;
+  }
+  out[n] = 0;
+  return 1;
+}
+
+static int fuse__pp_new(fuse__pattern *pt, int kind) {
+  fuse__pat *n;
+  if (pt->num_nodes == FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+  n = &pt->nodes[pt->num_nodes];
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->capture = -1;
+  return pt->num_nodes++;
+}
+
+static int fuse__pp_op_bit(fuse__pattern *pt, const char *name, uint32_t *mask) {
+  int op;
+  for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
+    if (strcmp(name, fuse__op_names[op]) == 0) {
+      *mask |= 1u << op;
+      return 1;
+    }
+  return fuse__pp_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)"), 0;
+}
+
+static int fuse__pp_alt(fuse__pattern *pt);
+
+/* op spec already read into mask; reads [attrs], ?, (args) */
+static int fuse__pp_op(fuse__pattern *pt, uint32_t mask) {
+  int id = fuse__pp_new(pt, FUSE__PAT_OP), args[FUSE__PAT_MAX_NODES], n = 0, i;
+  if (id < 0) return -1;
+  pt->nodes[id].ops = mask;
+  pt->nodes[id].first_attr = pt->num_attrs;
+  if (fuse__pp_accept(pt, '[')) {
+    do {
+      fuse__pat_attr *a;
+      double v;
+      size_t used;
+      if (pt->num_attrs == FUSE__PAT_MAX_ATTRS) return fuse__pp_fail(pt, "fewer attributes");
+      a = &pt->attrs[pt->num_attrs];
+      memset(a, 0, sizeof *a);
+      if (!fuse__pp_ident(pt, a->name, sizeof a->name)) return fuse__pp_fail(pt, "an attribute name");
+      if (!fuse__pp_accept(pt, '=')) return fuse__pp_fail(pt, "'=' after the attribute name");
+      if (fuse__pp_accept(pt, '[')) {
+        a->is_list = 1;
+        if (!fuse__pp_accept(pt, ']')) {
+          do {
+            fuse__pp_skip(pt);
+            if (a->count == FUSE_MAX_RANK) return fuse__pp_fail(pt, "at most 8 list entries");
+            if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pp_fail(pt, "a number");
+            pt->p += used;
+            a->v[a->count++] = v;
+          } while (fuse__pp_accept(pt, ','));
+          if (!fuse__pp_accept(pt, ']')) return fuse__pp_fail(pt, "',' or ']'");
+        }
+      } else {
+        fuse__pp_skip(pt);
+        if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pp_fail(pt, "a number or [list]");
+        pt->p += used;
+        a->v[0] = v;
+        a->count = 1;
+      }
+      pt->num_attrs++;
+      pt->nodes[id].num_attrs++;
+    } while (fuse__pp_accept(pt, ','));
+    if (!fuse__pp_accept(pt, ']')) return fuse__pp_fail(pt, "',' or ']' closing the attributes");
+  }
+  if (fuse__pp_accept(pt, '?')) pt->nodes[id].optional = 1;
+  if (!fuse__pp_accept(pt, '(')) return fuse__pp_fail(pt, "'(' and the op's operands");
+  if (!fuse__pp_accept(pt, ')')) {
+    do {
+      fuse__pp_skip(pt);
+      if (strncmp(pt->p, "...", 3) == 0) {
+        pt->p += 3;
+        pt->nodes[id].ellipsis = 1;
+        break;
+      }
+      if (n == FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "fewer operands");
+      if ((args[n++] = fuse__pp_alt(pt)) < 0) return -1;
+    } while (fuse__pp_accept(pt, ','));
+    if (!fuse__pp_accept(pt, ')')) return fuse__pp_fail(pt, "',' or ')' after an operand pattern");
+  }
+  if (pt->nodes[id].optional && n == 0)
+    return fuse__pp_fail(pt, "an operand: op?(P, ...) stands for P when the op is absent");
+  if (pt->num_args + n > FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+  pt->nodes[id].first_arg = pt->num_args;
+  pt->nodes[id].num_args = n;
+  for (i = 0; i < n; i++) pt->args[pt->num_args++] = args[i];
+  return id;
+}
+
+static int fuse__pp_primary(fuse__pattern *pt) {
+  char word[32];
+  fuse__pp_skip(pt);
+  if (*pt->p == '*') {
+    pt->p++;
+    return fuse__pp_new(pt, FUSE__PAT_ANY);
+  }
+  if (*pt->p == '$') {
+    int slot, id;
+    pt->p++;
+    if (!fuse__is_ident_start((unsigned char)*pt->p) || !fuse__pp_ident(pt, word, sizeof word))
+      return fuse__pp_fail(pt, "a capture name after '$'");
+    for (slot = 0; slot < pt->num_captures; slot++)
+      if (strcmp(pt->captures[slot], word) == 0) break;
+    if (slot == pt->num_captures) {
+      if (slot == FUSE__PAT_MAX_CAPTURES) return fuse__pp_fail(pt, "at most 16 capture names");
+      memcpy(pt->captures[slot], word, sizeof pt->captures[slot]);
+      pt->num_captures++;
+    }
+    if (fuse__pp_accept(pt, ':')) {
+      if ((id = fuse__pp_primary(pt)) < 0) return -1;
+      if (pt->nodes[id].capture >= 0) return fuse__pp_fail(pt, "one capture name per pattern");
+    } else if ((id = fuse__pp_new(pt, FUSE__PAT_ANY)) < 0) {
+      return -1;
+    }
+    pt->nodes[id].capture = slot;
+    return id;
+  }
+  if (*pt->p == '(') { /* (relu|clip)(...) or a grouped pattern */
+    const char *save = pt->p;
+    uint32_t mask = 0;
+    pt->p++;
+    if (fuse__pp_ident(pt, word, sizeof word) && strcmp(word, "const") != 0) {
+      for (;;) {
+        if (!fuse__pp_op_bit(pt, word, &mask)) return -1;
+        if (fuse__pp_accept(pt, ')')) break;
+        if (!fuse__pp_accept(pt, '|') || !fuse__pp_ident(pt, word, sizeof word)) {
+          mask = 0;
+          break;
+        }
+      }
+      fuse__pp_skip(pt);
+      if (mask && (*pt->p == '(' || *pt->p == '?' || *pt->p == '[')) return fuse__pp_op(pt, mask);
+    }
+    pt->p = save + 1; /* a grouped pattern */
+    {
+      int id = fuse__pp_alt(pt);
+      if (id < 0) return -1;
+      if (!fuse__pp_accept(pt, ')')) return fuse__pp_fail(pt, "')' closing the group");
+      return id;
+    }
+  }
+  if (!fuse__pp_ident(pt, word, sizeof word)) return fuse__pp_fail(pt, "a pattern: *, $x, const or op(...)");
+  if (strcmp(word, "const") == 0) return fuse__pp_new(pt, FUSE__PAT_CONST);
+  {
+    uint32_t mask = 0;
+    const char *at = pt->p - strlen(word);
+    if (!fuse__pp_op_bit(pt, word, &mask)) {
+      pt->p = at;
+      return fuse__pp_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)");
+    }
+    return fuse__pp_op(pt, mask);
+  }
+}
+
+static int fuse__pp_alt(fuse__pattern *pt) {
+  int left = fuse__pp_primary(pt);
+  while (left >= 0 && fuse__pp_accept(pt, '|')) {
+    int right = fuse__pp_primary(pt), id;
+    if (right < 0) return -1;
+    if ((id = fuse__pp_new(pt, FUSE__PAT_ALT)) < 0) return -1;
+    if (pt->num_args + 2 > FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+    pt->nodes[id].first_arg = pt->num_args;
+    pt->nodes[id].num_args = 2;
+    pt->args[pt->num_args++] = left;
+    pt->args[pt->num_args++] = right;
+    left = id;
+  }
+  return left;
+}
+
+static int fuse__pattern_parse(fuse__pattern *pt, const char *text) {
+  pt->num_nodes = pt->num_args = pt->num_attrs = pt->num_captures = 0;
+  pt->error[0] = 0;
+  pt->text = pt->p = text ? text : "";
+  if (!text) return fuse__pp_fail(pt, "a pattern (it is NULL)"), 0;
+  pt->root = fuse__pp_alt(pt);
+  if (pt->root < 0) return 0;
+  fuse__pp_skip(pt);
+  if (*pt->p) return fuse__pp_fail(pt, "the end of the pattern"), 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------------ matcher -- */
+
+struct fuse_match {
+  const fuse_graph *g;
+  const fuse__pattern *pt;
+  fuse_value root;
+  fuse_value captures[FUSE__PAT_MAX_CAPTURES];
+  int num_members;
+  fuse_value members[FUSE__MATCH_MAX]; /* matched ops in the pattern's post-order */
+  const int *claimed;                  /* per node: 1 if already in a composite */
+};
+
+FUSE_API fuse_value fuse_match_capture(const fuse_match *m, const char *name) {
+  int i;
+  if (!m || !name) return FUSE_NONE;
+  for (i = 0; i < m->pt->num_captures; i++)
+    if (strcmp(m->pt->captures[i], name) == 0) return m->captures[i];
+  return FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_match_root(const fuse_match *m) { return m ? m->root : FUSE_NONE; }
+
+/* A node attribute in the text form's terms, as numbers. */
+static int fuse__node_attr(const fuse__node *n, const char *name, double *v) {
+  const fuse__attrs *a = &n->a;
+  const int *list = NULL;
+  int count = 0, i;
+  if (n->op == FUSE__OP_CONV2D) {
+    if (!strcmp(name, "strides")) list = a->conv.strides, count = 2;
+    else if (!strcmp(name, "padding")) list = a->conv.padding, count = 4;
+    else if (!strcmp(name, "dilation")) list = a->conv.dilation, count = 2;
+    else if (!strcmp(name, "groups")) list = &a->conv.groups, count = 1;
+  } else if (n->op == FUSE__OP_MAX_POOL2D || n->op == FUSE__OP_AVG_POOL2D) {
+    if (!strcmp(name, "kernel")) list = a->pool.kernel, count = 2;
+    else if (!strcmp(name, "strides")) list = a->pool.strides, count = 2;
+    else if (!strcmp(name, "padding")) list = a->pool.padding, count = 4;
+    else if (!strcmp(name, "dilation")) list = a->pool.dilation, count = 2;
+    else if (!strcmp(name, "ceil_mode")) list = &a->pool.ceil_mode, count = 1;
+    else if (!strcmp(name, "count_include_pad")) list = &a->pool.count_include_pad, count = 1;
+  } else if (n->op == FUSE__OP_CLIP && (!strcmp(name, "lo") || !strcmp(name, "hi"))) {
+    v[0] = name[0] == 'l' ? a->clip.lo : a->clip.hi;
+    return 1;
+  } else if (n->op == FUSE__OP_BATCH_NORM && !strcmp(name, "eps")) {
+    v[0] = a->eps;
+    return 1;
+  } else if ((n->op == FUSE__OP_FLATTEN || n->op == FUSE__OP_CONCAT || n->op == FUSE__OP_SOFTMAX) &&
+             !strcmp(name, "axis")) {
+    v[0] = a->axis;
+    return 1;
+  } else if (n->op == FUSE__OP_RESHAPE && !strcmp(name, "shape")) {
+    for (i = 0; i < n->rank; i++) v[i] = (double)n->shape[i];
+    return n->rank ? n->rank : -1;
+  }
+  for (i = 0; i < count; i++) v[i] = list[i];
+  return count;
+}
+
+static int fuse__attrs_match(const fuse__pattern *pt, const fuse__pat *p, const fuse__node *n) {
+  int i, k;
+  for (i = 0; i < p->num_attrs; i++) {
+    const fuse__pat_attr *a = &pt->attrs[p->first_attr + i];
+    double v[FUSE_MAX_RANK];
+    int count = fuse__node_attr(n, a->name, v);
+    if (count < 0) count = 0; /* reshape to rank 0 */
+    else if (count == 0) return 0;
+    if (count != a->count) return 0;
+    for (k = 0; k < count; k++)
+      if (v[k] != a->v[k] && !(n->op == FUSE__OP_CLIP && (float)v[k] == (float)a->v[k])) return 0;
+  }
+  return 1;
+}
+
+static int fuse__is_commutative(int op) {
+  return op == FUSE__OP_ADD || op == FUSE__OP_MUL || op == FUSE__OP_MAXIMUM || op == FUSE__OP_MINIMUM;
+}
+
+typedef struct fuse__mark {
+  int num_members;
+  fuse_value captures[FUSE__PAT_MAX_CAPTURES];
+} fuse__mark;
+
+static void fuse__save(const fuse_match *m, fuse__mark *k) {
+  k->num_members = m->num_members;
+  memcpy(k->captures, m->captures, sizeof k->captures);
+}
+static void fuse__restore(fuse_match *m, const fuse__mark *k) {
+  m->num_members = k->num_members;
+  memcpy(m->captures, k->captures, sizeof k->captures);
+}
+
+static int fuse__match(fuse_match *m, int pi, fuse_value v);
+
+/* Matches the op pattern's operand patterns against node operands, in the given order. */
+static int fuse__match_args(fuse_match *m, const fuse__pat *p, const fuse__node *n, int swap) {
+  int i;
+  for (i = 0; i < p->num_args; i++) {
+    int pa = m->pt->args[p->first_arg + i], k = swap ? 1 - i : i;
+    if (k >= n->num_in) { /* reshape's target shape: only * or const stand for it */
+      const fuse__pat *q = &m->pt->nodes[pa];
+      if (!(q->kind == FUSE__PAT_ANY || q->kind == FUSE__PAT_CONST) || q->capture >= 0) return 0;
+      continue;
+    }
+    if (!fuse__match(m, pa, n->in[k])) return 0;
+  }
+  return 1;
+}
+
+static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
+  const fuse__node *n = &m->g->nodes[v];
+  int arity = n->num_in + (n->op == FUSE__OP_RESHAPE), i;
+  fuse__mark mark;
+  if (n->op > 31 || !(p->ops & (1u << n->op)) || m->claimed[v]) return 0;
+  if (p->ellipsis ? p->num_args > arity : p->num_args != arity) return 0;
+  if (!fuse__attrs_match(m->pt, p, n)) return 0;
+  fuse__save(m, &mark);
+  if (!fuse__match_args(m, p, n, 0)) {
+    fuse__restore(m, &mark);
+    if (!(fuse__is_commutative(n->op) && p->num_args == 2 && fuse__match_args(m, p, n, 1))) {
+      fuse__restore(m, &mark);
+      return 0;
+    }
+  }
+  for (i = 0; i < m->num_members; i++)
+    if (m->members[i] == v) return 1; /* the same op reached twice */
+  if (m->num_members == FUSE__MATCH_MAX) return 0;
+  m->members[m->num_members++] = v;
+  return 1;
+}
+
+static int fuse__match(fuse_match *m, int pi, fuse_value v) {
+  const fuse__pat *p = &m->pt->nodes[pi];
+  const fuse__node *n = &m->g->nodes[v];
+  fuse__mark mark;
+  int ok;
+  if (p->capture >= 0 && m->captures[p->capture] != FUSE_NONE && m->captures[p->capture] != v)
+    return 0;
+  fuse__save(m, &mark);
+  switch (p->kind) {
+  case FUSE__PAT_ANY: ok = 1; break;
+  case FUSE__PAT_CONST: ok = n->op == FUSE__OP_CONST; break;
+  case FUSE__PAT_ALT:
+    ok = fuse__match(m, m->pt->args[p->first_arg], v);
+    if (!ok) {
+      fuse__restore(m, &mark);
+      ok = fuse__match(m, m->pt->args[p->first_arg + 1], v);
+    }
+    break;
+  default:
+    ok = fuse__match_op(m, p, v);
+    if (!ok && p->optional) { /* op?(P, ...): the op absent, P in its place */
+      fuse__restore(m, &mark);
+      ok = fuse__match(m, m->pt->args[p->first_arg], v);
+    }
+    break;
+  }
+  if (!ok) {
+    fuse__restore(m, &mark);
+    return 0;
+  }
+  if (p->capture >= 0) m->captures[p->capture] = v;
+  return 1;
+}
+
+/* ------------------------------------------------------------ composites -- */
+
+/* users[first[v] .. first[v+1]) lists the nodes that use v (once per use). */
+typedef struct fuse__users {
+  int *first, *list;
+} fuse__users;
+
+static int fuse__users_build(fuse_graph *g, fuse__users *u) {
+  int n = g->num_nodes, i, k, total = 0;
+  u->first = (int *)fuse__alloc(&g->alloc, (size_t)(n + 2) * sizeof(int), 16);
+  if (!u->first) return 0;
+  memset(u->first, 0, (size_t)(n + 2) * sizeof(int));
+  for (i = 0; i < n; i++)
+    for (k = 0; k < g->nodes[i].num_in; k++) u->first[g->nodes[i].in[k] + 2]++, total++;
+  for (i = 0; i < n; i++) u->first[i + 2] += u->first[i + 1];
+  u->list = (int *)fuse__alloc(&g->alloc, (size_t)(total + 1) * sizeof(int), 16);
+  if (!u->list) {
+    fuse__free(&g->alloc, u->first);
+    return 0;
+  }
+  for (i = 0; i < n; i++)
+    for (k = 0; k < g->nodes[i].num_in; k++) u->list[u->first[g->nodes[i].in[k] + 1]++] = i;
+  return 1;
+}
+
+static void fuse__users_free(fuse_graph *g, fuse__users *u) {
+  fuse__free(&g->alloc, u->first);
+  fuse__free(&g->alloc, u->list);
+}
+
+static int fuse__is_output(const fuse_graph *g, fuse_value v) {
+  int i;
+  for (i = 0; i < g->num_outputs; i++)
+    if (g->outputs[i] == v) return 1;
+  return 0;
+}
+
+/* With escaping allowed, a match must still be convex: no path may leave it and come back,
+   or the composite would depend on itself. `in_match` marks the members. */
+static int fuse__convex(const fuse_match *m, const fuse__users *u, unsigned char *in_match,
+                        int *stack) {
+  int i, k, top = 0, ok = 1, lo = m->root;
+  for (i = 0; i < m->num_members; i++)
+    if (m->members[i] < lo) lo = m->members[i];
+  /* walk forward from the members' outside users (up to the root); reaching a member closes
+     a cycle. Nodes are marked 2 when pushed, so each is pushed once. */
+  for (i = 0; i < m->num_members && ok; i++)
+    for (k = u->first[m->members[i]]; k < u->first[m->members[i] + 1]; k++) {
+      int w = u->list[k];
+      if (!in_match[w] && w < m->root) {
+        in_match[w] = 2;
+        stack[top++] = w;
+      }
+    }
+  while (top && ok) {
+    int v = stack[--top];
+    for (k = u->first[v]; k < u->first[v + 1] && ok; k++) {
+      int w = u->list[k];
+      if (w > m->root || in_match[w] == 2) continue;
+      if (in_match[w] == 1) ok = 0;
+      else {
+        in_match[w] = 2;
+        stack[top++] = w;
+      }
+    }
+  }
+  for (i = lo; i <= m->root; i++)
+    if (in_match[i] == 2) in_match[i] = 0;
+  return ok;
+}
+
+typedef struct fuse__candidate {
+  fuse_value root;
+  int first, count; /* members in the pool */
+  fuse_value captures[FUSE__PAT_MAX_CAPTURES];
+} fuse__candidate;
+
+FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n_rules,
+                                         const fuse_pattern_options *opt) {
+  fuse_pattern_options o;
+  fuse__pattern *pats = NULL;
+  fuse__users users;
+  int *claimed = NULL, *pool = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
+  fuse__candidate *cands = NULL;
+  unsigned char *in_match = NULL;
+  int cand_cap = 0, n_cands;
+  fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  memset(&o, 0, sizeof o);
+  if (opt) o = *opt;
+  if (n_rules < 0 || (n_rules > 0 && !rules))
+    return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
+                            "fuse_ops_by_pattern: %d rules at %s", n_rules, rules ? "rules" : "NULL");
+  n = g->num_nodes;
+  memset(&users, 0, sizeof users);
+  /* parse every rule first: a bad one leaves the graph untouched */
+  pats = (fuse__pattern *)fuse__alloc(&g->alloc, sizeof(fuse__pattern) * (size_t)(n_rules + 1), 16);
+  if (!pats) goto done;
+  for (r = 0; r < n_rules; r++) {
+    const char *name = rules[r].name;
+    if (!name || !*name) {
+      status = fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_ops_by_pattern: rule %d has no name", r);
+      goto done;
+    }
+    if (!fuse__pattern_parse(&pats[r], rules[r].pattern)) {
+      status = fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
+      goto done;
+    }
+  }
+  claimed = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
+  in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(n + 1), 16);
+  stack = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int) * 2 + 64, 16);
+  if (!claimed || !in_match || !stack || !fuse__users_build(g, &users)) goto done;
+  for (v = 0; v < n; v++) claimed[v] = g->nodes[v].composite >= 0;
+  memset(in_match, 0, (size_t)n);
+  for (r = 0; r < n_rules; r++) {
+    fuse_match m;
+    /* every match of this rule, then the largest first */
+    n_cands = 0;
+    pool_len = 0;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.pt = &pats[r];
+    m.claimed = claimed;
+    for (v = 0; v < n; v++) {
+      if (g->nodes[v].op <= FUSE__OP_CONST || claimed[v]) continue;
+      m.num_members = 0;
+      for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m.captures[k] = FUSE_NONE;
+      if (!fuse__match(&m, pats[r].root, v) || m.num_members == 0) continue;
+      if (m.members[m.num_members - 1] != v) continue; /* the root must be an op of the pattern */
+      if (n_cands == cand_cap) {
+        fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
+            &g->alloc, cands, n_cands, &cand_cap, n_cands + 1, sizeof(fuse__candidate));
+        if (!bigger) goto done;
+        cands = bigger;
+      }
+      if (pool_len + m.num_members > pool_cap) {
+        int *bigger = (int *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
+                                        pool_len + m.num_members, sizeof(int));
+        if (!bigger) goto done;
+        pool = bigger;
+      }
+      cands[n_cands].root = v;
+      cands[n_cands].first = pool_len;
+      cands[n_cands].count = m.num_members;
+      memcpy(cands[n_cands].captures, m.captures, sizeof m.captures);
+      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(int));
+      pool_len += m.num_members;
+      n_cands++;
+    }
+    /* largest first; equal sizes keep graph order (a stable bucket pass by size) */
+    {
+      int *order = stack, max_count = 0;
+      for (i = 0; i < n_cands; i++)
+        if (cands[i].count > max_count) max_count = cands[i].count;
+      for (k = max_count, v = 0; k >= 1 && v < n_cands; k--)
+        for (i = 0; i < n_cands; i++)
+          if (cands[i].count == k) order[v++] = i;
+      for (i = 0; i < n_cands; i++) {
+        fuse__candidate *c = &cands[order[i]];
+        const int *mem = pool + c->first;
+        int ok = 1;
+        for (k = 0; k < c->count && ok; k++) ok = !claimed[mem[k]];
+        if (!ok) continue;
+        for (k = 0; k < c->count; k++) in_match[mem[k]] = 1;
+        /* intermediates used outside, or graph outputs, escape */
+        if (!o.allow_escaping) {
+          for (k = 0; k < c->count && ok; k++) {
+            int j, val = mem[k];
+            if (val == c->root) continue;
+            if (fuse__is_output(g, val)) ok = 0;
+            for (j = users.first[val]; j < users.first[val + 1] && ok; j++)
+              ok = in_match[users.list[j]] != 0;
+          }
+        } else {
+          m.root = c->root;
+          m.num_members = c->count;
+          memcpy(m.members, mem, (size_t)c->count * sizeof(int));
+          ok = fuse__convex(&m, &users, in_match, stack + n + 1);
+        }
+        if (ok && rules[r].check) {
+          m.root = c->root;
+          m.num_members = c->count;
+          memcpy(m.members, mem, (size_t)c->count * sizeof(int));
+          memcpy(m.captures, c->captures, sizeof m.captures);
+          ok = rules[r].check(g, &m, rules[r].user) != 0;
+        }
+        for (k = 0; k < c->count; k++) in_match[mem[k]] = 0;
+        if (!ok) continue;
+        if (!fuse__composite_from_rule(g, &rules[r], &o, mem, c->count)) goto done;
+        for (k = 0; k < c->count; k++) claimed[mem[k]] = 1;
+      }
+    }
+  }
+  status = FUSE_OK;
+done:
+  if (status == FUSE_ERROR_OUT_OF_MEMORY) fuse__pass_error(g, status, "fuse_ops_by_pattern: out of memory");
+  fuse__users_free(g, &users);
+  fuse__free(&g->alloc, pats);
+  fuse__free(&g->alloc, claimed);
+  fuse__free(&g->alloc, in_match);
+  fuse__free(&g->alloc, stack);
+  fuse__free(&g->alloc, pool);
+  fuse__free(&g->alloc, cands);
+  return status;
+}
+/* ------------------------------------------------------------ epilogue analysis -- */
+
+static int fuse__epi_why(fuse_epilogue *e, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  fuse__out o;
+  o.buf = e->why;
+  o.len = 0;
+  o.cap = sizeof e->why;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, g, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static int fuse__is_reduction(int op) { return op == FUSE__OP_CONV2D || op == FUSE__OP_MATMUL; }
+
+/* A scalar constant: its value as a clamp bound. */
+static int fuse__scalar_const(const fuse_graph *g, fuse_value v, float *out) {
+  const fuse__node *n = &g->nodes[v];
+  if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
+  *out = n->data[0];
+  return 1;
+}
+
+/* Which values an analysis may use: a composite's members, a match's, or (neither) any. */
+typedef struct fuse__scope {
+  int comp;
+  const fuse_value *members;
+  int count;
+} fuse__scope;
+
+static int fuse__in_scope(const fuse_graph *g, const fuse__scope *s, fuse_value v) {
+  int i;
+  if (s->members) {
+    for (i = 0; i < s->count; i++)
+      if (s->members[i] == v) return 1;
+    return 0;
+  }
+  return s->comp < 0 || g->nodes[v].composite == s->comp;
+}
+
+/* Does v lead back, through element-wise epilogue ops in scope, to a conv2d / matmul? */
+static int fuse__leads_to_reduction(const fuse_graph *g, fuse_value v, const fuse__scope *comp,
+                                    int depth) {
+  const fuse__node *n = &g->nodes[v];
+  int k;
+  if (depth > 16 || !fuse__in_scope(g, comp, v)) return 0;
+  if (fuse__is_reduction(n->op)) return 1;
+  switch (n->op) {
+  case FUSE__OP_RELU:
+  case FUSE__OP_CLIP: return fuse__leads_to_reduction(g, n->in[0], comp, depth + 1);
+  case FUSE__OP_ADD:
+  case FUSE__OP_MAXIMUM:
+  case FUSE__OP_MINIMUM:
+    for (k = 0; k < 2; k++)
+      if (fuse__leads_to_reduction(g, n->in[k], comp, depth + 1)) return 1;
+    return 0;
+  default: return 0;
+  }
+}
+
+/* Is b (shape) a per-output-channel bias for reduction output y: all ones but the channel
+   dimension (conv2d: dimension 1; matmul: the last), right-aligned as numpy broadcasts? */
+static int fuse__bias_shape(const fuse__node *red, int rank, const int64_t *b) {
+  int ch = red->op == FUSE__OP_CONV2D ? 1 : red->rank - 1, d;
+  int64_t K = red->shape[ch];
+  if (rank > red->rank || rank < red->rank - ch) return 0;
+  for (d = 0; d < rank; d++) {
+    int yd = d + red->rank - rank;
+    if (b[d] != (yd == ch ? K : 1)) return 0;
+  }
+  return 1;
+}
+
+/* The epilogue clamp pair composition: clamp(clamp(x, lo1, hi1), lo2, hi2) is the clamp
+   whose bounds are the second clamp applied to the first's bounds. */
+static float fuse__clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fuse__scope *comp,
+                                 fuse_epilogue *out) {
+  fuse_post_op rev[64]; /* collected from the root inward */
+  int n_rev = 0, i, k;
+  fuse_value cur = root, chain[64];
+  int n_chain = 0;
+  const fuse__node *red;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  out->reduction = out->bias = FUSE_NONE;
+  for (;;) {
+    const fuse__node *n = &g->nodes[cur];
+    fuse_value other = FUSE_NONE, next;
+    float c;
+    if (!fuse__in_scope(g, comp, cur))
+      return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
+                           cur, fuse__op_names[n->op]),
+             FUSE_ERROR_UNSUPPORTED;
+    if (fuse__is_reduction(n->op)) break;
+    if (n_rev == 64 || n_chain == 64)
+      return fuse__epi_why(out, g, "the chain from %V is too long", root), FUSE_ERROR_UNSUPPORTED;
+    chain[n_chain++] = cur;
+    switch (n->op) {
+    case FUSE__OP_RELU:
+      rev[n_rev].kind = FUSE_POST_CLAMP;
+      rev[n_rev].lo = 0;
+      rev[n_rev++].hi = HUGE_VALF;
+      next = n->in[0];
+      break;
+    case FUSE__OP_CLIP:
+      rev[n_rev].kind = FUSE_POST_CLAMP;
+      rev[n_rev].lo = n->a.clip.lo;
+      rev[n_rev++].hi = n->a.clip.hi;
+      next = n->in[0];
+      break;
+    case FUSE__OP_MAXIMUM:
+    case FUSE__OP_MINIMUM:
+      k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
+      if (k < 0) {
+        const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
+        if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
+          return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op], cur),
+                 FUSE_ERROR_UNSUPPORTED;
+        return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
+                             fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape),
+               FUSE_ERROR_UNSUPPORTED;
+      }
+      if (c != c)
+        return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur),
+               FUSE_ERROR_UNSUPPORTED;
+      rev[n_rev].kind = FUSE_POST_CLAMP;
+      rev[n_rev].lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
+      rev[n_rev++].hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
+      next = n->in[1 - k];
+      break;
+    case FUSE__OP_ADD: {
+      int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
+      int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
+      const fuse__node *o;
+      if (!l0 && !l1)
+        return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur),
+               FUSE_ERROR_UNSUPPORTED;
+      k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
+      if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
+      next = n->in[k];
+      other = n->in[1 - k];
+      o = &g->nodes[other];
+      if (fuse__is_reduction(g->nodes[next].op)) { /* next to the reduction: a bias? */
+        const fuse__node *rd = &g->nodes[next];
+        fuse_value b = other;
+        if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
+          const fuse__node *src = &g->nodes[o->in[0]];
+          if (fuse__bias_shape(rd, o->rank, o->shape) &&
+              fuse__numel(src->rank, src->shape) == rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
+            b = o->in[0];
+          else
+            b = FUSE_NONE;
+        } else if (!fuse__bias_shape(rd, o->rank, o->shape)) {
+          b = FUSE_NONE;
+        }
+        if (b != FUSE_NONE) {
+          out->bias = b;
+          break;
+        }
+      }
+      if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
+          g->nodes[next].rank != n->rank ||
+          memcmp(g->nodes[next].shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
+        const fuse__node *rd = &g->nodes[next];
+        return fuse__epi_why(out, g,
+                             "add %V: operand %S is neither a per-channel bias nor a residual of "
+                             "the output's shape %S",
+                             cur, o->rank, o->shape, rd->rank, rd->shape),
+               FUSE_ERROR_UNSUPPORTED;
+      }
+      rev[n_rev].kind = FUSE_POST_ADD;
+      rev[n_rev].lo = rev[n_rev].hi = 0;
+      rev[n_rev++].tensor = other;
+      break;
+    }
+    default:
+      return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
+                           "maximum / minimum with a constant)",
+                           fuse__op_names[n->op], cur),
+             FUSE_ERROR_UNSUPPORTED;
+    }
+    cur = next;
+    if (out->bias != FUSE_NONE) break;
+  }
+  red = &g->nodes[cur];
+  if (!fuse__is_reduction(red->op))
+    return fuse__epi_why(out, g, "no conv2d / matmul before %V", root), FUSE_ERROR_UNSUPPORTED;
+  if (!fuse__in_scope(g, comp, cur))
+    return fuse__epi_why(out, g, "the conv2d / matmul %V is outside the composite", cur),
+           FUSE_ERROR_UNSUPPORTED;
+  for (i = 0; i < n_chain; i++) { /* the epilogue keeps the reduction's shape */
+    const fuse__node *c = &g->nodes[chain[i]];
+    if (c->rank != red->rank || memcmp(c->shape, red->shape, (size_t)red->rank * sizeof(int64_t)))
+      return fuse__epi_why(out, g, "%s %V broadcasts %S to %S", fuse__op_names[c->op], chain[i],
+                           red->rank, red->shape, c->rank, c->shape),
+             FUSE_ERROR_UNSUPPORTED;
+  }
+  out->reduction = cur;
+  /* reverse into application order, merging adjacent clamps */
+  for (i = n_rev - 1; i >= 0; i--) {
+    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
+    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
+      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
+      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
+      last->lo = lo;
+      last->hi = hi;
+      continue;
+    }
+    if (out->num_post == FUSE_MAX_POST_OPS)
+      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, cur),
+             FUSE_ERROR_UNSUPPORTED;
+    out->post[out->num_post] = rev[i];
+    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->num_post++;
+  }
+  return FUSE_OK;
+}
+
+FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
+                                           fuse_epilogue *out) {
+  fuse__scope scope;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  out->reduction = out->bias = FUSE_NONE;
+  if (!fuse__valid(g, root))
+    return fuse__epi_why(out, g, "root %d is not a value of the graph", root),
+           FUSE_ERROR_INVALID_ARGUMENT;
+  scope.comp = g->nodes[root].composite;
+  scope.members = NULL;
+  scope.count = 0;
+  return fuse__analyze(g, root, &scope, out);
+}
+
+/* ---------------------------------------------------------------- merge -- */
+
+/* Would grouping regions ra and rb make a cycle: a path that leaves one, passes outside
+   both, and enters the other? Walks back from the operands of both groups' members. */
+static int fuse__merge_cycles(const fuse_graph *g, const int *region_of_node, int ra, int rb,
+                              const int *members_first, const int *members, const int *comp_region,
+                              int *stack, unsigned char *seen, int lo) {
+  int top = 0, c, k, j, cyc = 0;
+  for (c = 0; c < g->num_composites; c++) {
+    if (comp_region[c] != ra && comp_region[c] != rb) continue;
+    for (j = members_first[c]; j < members_first[c + 1]; j++) {
+      const fuse__node *m = &g->nodes[members[j]];
+      for (k = 0; k < m->num_in; k++) {
+        int e = m->in[k], re = region_of_node[e];
+        if (re != ra && re != rb && !seen[e]) {
+          seen[e] = 1;
+          stack[top++] = e;
+        }
+      }
+    }
+  }
+  while (top && !cyc) {
+    int v = stack[--top];
+    const fuse__node *n = &g->nodes[v];
+    for (k = 0; k < n->num_in; k++) {
+      int e = n->in[k], re = region_of_node[e];
+      if (e < lo) continue; /* no member of either group lies before lo */
+      if (re == ra || re == rb) {
+        cyc = 1;
+        break;
+      }
+      if (!seen[e]) {
+        seen[e] = 1;
+        stack[top++] = e;
+      }
+    }
+  }
+  memset(seen, 0, (size_t)g->num_nodes);
+  return cyc;
+}
+
+FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
+  int nc, n, c, k, j, *region_of_node = NULL, *members_first = NULL, *members = NULL;
+  int *comp_region = NULL, *stack = NULL, *order = NULL, *lo_of = NULL, next_region = 0;
+  unsigned char *seen = NULL;
+  fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  nc = g->num_composites;
+  n = g->num_nodes;
+  region_of_node = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
+  members_first = (int *)fuse__alloc(&g->alloc, (size_t)(nc + 2) * sizeof(int), 16);
+  members = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
+  comp_region = (int *)fuse__alloc(&g->alloc, (size_t)(nc + 1) * sizeof(int), 16);
+  lo_of = (int *)fuse__alloc(&g->alloc, (size_t)(nc + 1) * sizeof(int), 16);
+  order = (int *)fuse__alloc(&g->alloc, (size_t)(nc + 1) * sizeof(int), 16);
+  stack = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
+  seen = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(n + 1), 16);
+  if (!region_of_node || !members_first || !members || !comp_region || !lo_of || !order ||
+      !stack || !seen)
+    goto done;
+  memset(seen, 0, (size_t)n);
+  memset(members_first, 0, (size_t)(nc + 2) * sizeof(int));
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) members_first[g->nodes[k].composite + 2]++;
+  for (c = 0; c < nc; c++) members_first[c + 2] += members_first[c + 1];
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) members[members_first[g->nodes[k].composite + 1]++] = k;
+  /* every composite starts as its own group (region ids are composite ids for now) */
+  for (c = 0; c < nc; c++) {
+    comp_region[c] = c;
+    lo_of[c] = members_first[c] < members_first[c + 1] ? members[members_first[c]] : 0;
+    order[c] = c;
+  }
+  for (k = 0; k < n; k++) region_of_node[k] = g->nodes[k].composite >= 0 ? g->nodes[k].composite : -1;
+  for (c = 1; c < nc; c++) { /* visit composites in graph order of their roots */
+    int t = order[c];
+    for (j = c; j > 0 && g->composites[order[j - 1]].root > g->composites[t].root; j--)
+      order[j] = order[j - 1];
+    order[j] = t;
+  }
+  for (j = 0; j < nc; j++) {
+    int cc = order[j], m;
+    if (!g->composites[cc].codegen) continue;
+    /* merge with the group of each producer composite of the same codegen */
+    for (m = members_first[cc]; m < members_first[cc + 1]; m++) {
+      const fuse__node *mn = &g->nodes[members[m]];
+      for (k = 0; k < mn->num_in; k++) {
+        int pc = g->nodes[mn->in[k]].composite, ra, rb, lo, q;
+        if (pc < 0 || !g->composites[pc].codegen ||
+            strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
+          continue;
+        ra = comp_region[pc];
+        rb = comp_region[cc];
+        if (ra == rb) continue;
+        lo = lo_of[ra] < lo_of[rb] ? lo_of[ra] : lo_of[rb];
+        if (fuse__merge_cycles(g, region_of_node, ra, rb, members_first, members, comp_region,
+                               stack, seen, lo))
+          continue;
+        for (q = 0; q < nc; q++) /* group rb joins ra */
+          if (comp_region[q] == rb) comp_region[q] = ra;
+        for (q = 0; q < n; q++)
+          if (region_of_node[q] == rb) region_of_node[q] = ra;
+        lo_of[ra] = lo;
+      }
+    }
+  }
+  /* number the groups 0, 1, ... in graph order; composites without codegen stay -1 */
+  for (c = 0; c < nc; c++) lo_of[c] = -1; /* reused: group -> region number */
+  for (j = 0; j < nc; j++) {
+    int cc = order[j];
+    if (!g->composites[cc].codegen) {
+      g->composites[cc].region = -1;
+      continue;
+    }
+    if (lo_of[comp_region[cc]] < 0) lo_of[comp_region[cc]] = next_region++;
+    g->composites[cc].region = lo_of[comp_region[cc]];
+  }
+  status = FUSE_OK;
+done:
+  if (status != FUSE_OK) fuse__pass_error(g, status, "fuse_merge_composites: out of memory");
+  fuse__free(&g->alloc, region_of_node);
+  fuse__free(&g->alloc, members_first);
+  fuse__free(&g->alloc, members);
+  fuse__free(&g->alloc, comp_region);
+  fuse__free(&g->alloc, lo_of);
+  fuse__free(&g->alloc, order);
+  fuse__free(&g->alloc, stack);
+  fuse__free(&g->alloc, seen);
+  return status;
+}
+
+/* ------------------------------------------------------- fold batch-norm, rules -- */
+
+/* conv2d(x, W) -> batch_norm(scale, bias, mean, var), all constants, the conv used only by
+   the batch-norm: W *= s, and the batch-norm node becomes add(conv, b) with s = scale /
+   sqrt(var + eps), b = bias - mean * s, shaped [1, K, 1, 1]. Value ids stay valid. */
+FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
+  fuse__users users;
+  int v, k;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  if (!fuse__users_build(g, &users)) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_batch_norm: out of memory");
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *bn = &g->nodes[v], *conv;
+    const fuse__node *w;
+    int64_t K, per, i, j, bshape[4];
+    fuse_value nw, nb, conv_id;
+    float *scale;
+    if (bn->op != FUSE__OP_BATCH_NORM || bn->composite >= 0) continue;
+    conv_id = bn->in[0];
+    conv = &g->nodes[conv_id];
+    if (conv->op != FUSE__OP_CONV2D || conv->composite >= 0 || fuse__is_output(g, conv_id) ||
+        users.first[conv_id + 1] - users.first[conv_id] != 1)
+      continue;
+    if (g->nodes[conv->in[1]].op != FUSE__OP_CONST) continue;
+    for (k = 1; k < 5 && g->nodes[bn->in[k]].op == FUSE__OP_CONST; k++) {
+    }
+    if (k < 5) continue;
+    int64_t wshape[4];
+    w = &g->nodes[conv->in[1]];
+    memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
+    K = wshape[0];
+    per = fuse__numel(3, wshape + 1);
+    nw = fuse_constant(g, NULL, 4, wshape, w->data);
+    bshape[0] = 1;
+    bshape[1] = K;
+    bshape[2] = bshape[3] = 1;
+    nb = fuse_constant(g, NULL, 4, bshape, NULL);
+    if (nw == FUSE_NONE || nb == FUSE_NONE) {
+      fuse__users_free(g, &users);
+      return g->status; /* out of memory, recorded by the builder */
+    }
+    bn = &g->nodes[v]; /* the node array may have moved */
+    conv = &g->nodes[conv_id];
+    scale = g->nodes[nb].data;
+    for (i = 0; i < K; i++) {
+      const fuse__node *sc = &g->nodes[bn->in[1]], *bi = &g->nodes[bn->in[2]];
+      const fuse__node *mu = &g->nodes[bn->in[3]], *va = &g->nodes[bn->in[4]];
+      double s = sc->data[i] / sqrt((double)va->data[i] + (double)bn->a.eps);
+      float *wk = g->nodes[nw].data + i * per;
+      for (j = 0; j < per; j++) wk[j] = (float)(wk[j] * s);
+      scale[i] = (float)(bi->data[i] - mu->data[i] * s);
+    }
+    conv->in[1] = nw;
+    bn->op = FUSE__OP_ADD;
+    bn->num_in = 2;
+    bn->in[1] = nb;
+    memset(&bn->a, 0, sizeof bn->a);
+  }
+  fuse__users_free(g, &users);
+  return FUSE_OK;
+}
+
+/* Default rules: conv2d / matmul, then an optional bias (any form), an optional residual add,
+   and up to two clamp-like ops, each in either operand order. The check runs the epilogue
+   analyzer, so a rule's name tells what the composite holds. */
+#define FUSE__CLAMP(x) "(relu|clip)?(maximum?(minimum?(" x ", const), const))"
+#define FUSE__BIAS(x) "add(" x ", reshape?(*, *))"
+
+typedef struct fuse__rule_kind {
+  int bias, residual, clamp;
+} fuse__rule_kind;
+
+static int fuse__default_check(const fuse_graph *g, const fuse_match *m, void *user) {
+  const fuse__rule_kind *want = (const fuse__rule_kind *)user;
+  fuse_epilogue e;
+  fuse__scope scope;
+  int i, residual = 0, clamp = 0;
+  scope.comp = -1; /* the match is not a composite yet: analyze within its members */
+  scope.members = m->members;
+  scope.count = m->num_members;
+  memset(&e, 0, sizeof e);
+  e.reduction = e.bias = FUSE_NONE;
+  if (fuse__analyze(g, m->root, &scope, &e) != FUSE_OK) return 0;
+  for (i = 0; i < e.num_post; i++) {
+    if (e.post[i].kind == FUSE_POST_ADD) residual = 1;
+    else clamp = 1;
+  }
+  if ((e.bias != FUSE_NONE) != want->bias || residual != want->residual || clamp != want->clamp)
+    return 0;
+  return 1;
+}
+
+static const fuse__rule_kind fuse__kinds[8] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 1}, {0, 1, 0},
+                                                {1, 0, 1}, {1, 0, 0}, {0, 0, 1}, {0, 0, 0}};
+
+#define FUSE__RULES(cg, op, x)                                                                   \
+  {cg "." op "_bias_add_relu", FUSE__CLAMP(FUSE__CLAMP("add(" FUSE__BIAS(x) ", *)")),           \
+   fuse__default_check, (void *)&fuse__kinds[0]},                                               \
+  {cg "." op "_bias_add", "add(" FUSE__BIAS(x) ", *)", fuse__default_check,                      \
+   (void *)&fuse__kinds[1]},                                                                     \
+  {cg "." op "_add_relu", FUSE__CLAMP(FUSE__CLAMP("add(" x ", *)")), fuse__default_check,        \
+   (void *)&fuse__kinds[2]},                                                                     \
+  {cg "." op "_add", "add(" x ", *)", fuse__default_check, (void *)&fuse__kinds[3]},             \
+  {cg "." op "_bias_relu", FUSE__CLAMP(FUSE__CLAMP(FUSE__BIAS(x))), fuse__default_check,         \
+   (void *)&fuse__kinds[4]},                                                                     \
+  {cg "." op "_bias", FUSE__BIAS(x), fuse__default_check, (void *)&fuse__kinds[5]},              \
+  {cg "." op "_relu", FUSE__CLAMP(FUSE__CLAMP(x)), fuse__default_check, (void *)&fuse__kinds[6]}, \
+  {cg "." op, x, fuse__default_check, (void *)&fuse__kinds[7]}
+
+static const fuse_rule fuse__rules_fuse[16] = {FUSE__RULES("fuse", "conv2d", "conv2d(*, *)"),
+                                                FUSE__RULES("fuse", "matmul", "matmul(*, *)")};
+static const fuse_rule fuse__rules_dnnl[16] = {FUSE__RULES("dnnl", "conv2d", "conv2d(*, *)"),
+                                                FUSE__RULES("dnnl", "matmul", "matmul(*, *)")};
+
+FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out) {
+  const fuse_rule *r = NULL;
+  if (!codegen || strcmp(codegen, "fuse") == 0) r = fuse__rules_fuse;
+  else if (strcmp(codegen, "dnnl") == 0) r = fuse__rules_dnnl;
+  if (out) *out = r;
+  return r ? 16 : 0;
+}
+
+/* reshape of a constant becomes a constant (in place: the value id stays) */
+static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
+  int v;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *src;
+    size_t bytes;
+    float *data;
+    if ((n->op != FUSE__OP_RESHAPE && n->op != FUSE__OP_FLATTEN) || n->composite >= 0) continue;
+    src = &g->nodes[n->in[0]];
+    if (src->op != FUSE__OP_CONST) continue;
+    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+    data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    memcpy(data, src->data, bytes);
+    fuse__free(&g->alloc, n->in);
+    n->in = NULL;
+    n->num_in = 0;
+    n->op = FUSE__OP_CONST;
+    n->data = data;
+    memset(&n->a, 0, sizeof n->a);
+  }
+  return FUSE_OK;
+}
+
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
+  const fuse_rule *rules;
+  int n_rules;
+  fuse_result r;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  n_rules = fuse_rules_default(codegen, &rules);
+  if (!n_rules)
+    return fuse__pass_error(g, FUSE_ERROR_UNSUPPORTED,
+                            "optimize: no built-in rules for codegen '%s' (use \"fuse\" or \"dnnl\")",
+                            codegen);
+  if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
+  return fuse_merge_composites(g);
+}
+
 /* ---------------------------------------------------------------- text form -- */
 
-static int fuse__is_ident_start(int c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static int fuse__is_ident_char(int c) {
-  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
-}
 
 /* Unnamed rank-0 constants (fuse_scalar) print inline as numbers where they are used. */
 static int fuse__is_inline_scalar(const fuse__node *n) {
   return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name;
+}
+
+static void fuse__put_quoted(fuse__out *o, const char *str) {
+  const char *s;
+  fuse__puts(o, "\"");
+  for (s = str; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      char esc[2];
+      esc[0] = '\\';
+      esc[1] = (char)c;
+      fuse__put(o, esc, 2);
+    } else if (c < 0x20 || c == 0x7f) {
+      char esc[4];
+      esc[0] = '\\';
+      esc[1] = 'x';
+      esc[2] = "0123456789abcdef"[c >> 4];
+      esc[3] = "0123456789abcdef"[c & 15];
+      fuse__put(o, esc, 4);
+    } else {
+      fuse__put(o, s, 1);
+    }
+  }
+  fuse__puts(o, "\"");
 }
 
 static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, const int *number) {
@@ -1412,27 +2800,9 @@ static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, con
     fuse__puts(o, n->name);
     return;
   }
-  fuse__puts(o, "\"");
-  for (s = n->name; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      char esc[2];
-      esc[0] = '\\';
-      esc[1] = (char)c;
-      fuse__put(o, esc, 2);
-    } else if (c < 0x20 || c == 0x7f) {
-      char esc[4];
-      esc[0] = '\\';
-      esc[1] = 'x';
-      esc[2] = "0123456789abcdef"[c >> 4];
-      esc[3] = "0123456789abcdef"[c & 15];
-      fuse__put(o, esc, 4);
-    } else {
-      fuse__put(o, s, 1);
-    }
-  }
-  fuse__puts(o, "\"");
+  fuse__put_quoted(o, n->name);
 }
+
 
 static void fuse__put_int_list(fuse__out *o, const char *name, const int *v, int n) {
   int64_t d[4];
@@ -1493,21 +2863,150 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   }
 }
 
+/* The print order: inputs in the header; then constants and ops in graph order, except that
+   a composite prints as one block where its root is, and a value is printed before its first
+   use (constants made by passes, values of a composite another op reads early). Items:
+   v >= 0 a value, -2 - c the start of composite c's block, -1 a block's end. */
+typedef struct fuse__writer {
+  const fuse_graph *g;
+  unsigned char *done;
+  int *items, num_items;
+} fuse__writer;
+
+static void fuse__w_value(fuse__writer *w, fuse_value v);
+
+static void fuse__w_block(fuse__writer *w, int c) {
+  const fuse_graph *g = w->g;
+  int i, k;
+  for (i = 0; i < g->num_nodes; i++) { /* members first mark, so they do not recurse */
+    if (g->nodes[i].composite == c) w->done[i] = 2;
+  }
+  for (i = 0; i < g->num_nodes; i++) /* what the block reads from outside comes first */
+    if (g->nodes[i].composite == c)
+      for (k = 0; k < g->nodes[i].num_in; k++) fuse__w_value(w, g->nodes[i].in[k]);
+  w->items[w->num_items++] = -2 - c;
+  for (i = 0; i < g->num_nodes; i++)
+    if (g->nodes[i].composite == c) {
+      w->done[i] = 1;
+      w->items[w->num_items++] = i;
+    }
+  w->items[w->num_items++] = -1;
+}
+
+static void fuse__w_value(fuse__writer *w, fuse_value v) {
+  const fuse__node *n = &w->g->nodes[v];
+  int k;
+  if (w->done[v] || n->op == FUSE__OP_INPUT || fuse__is_inline_scalar(n)) return;
+  if (n->composite >= 0) {
+    fuse__w_block(w, n->composite);
+    return;
+  }
+  w->done[v] = 1;
+  for (k = 0; k < n->num_in; k++) fuse__w_value(w, n->in[k]);
+  w->items[w->num_items++] = v;
+}
+
+static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, const int *number,
+                           const char *indent) {
+  const fuse__node *n = &g->nodes[v];
+  int k;
+  fuse__puts(o, indent);
+  fuse__put_label(o, g, v, number);
+  fuse__puts(o, ": ");
+  fuse__put_dims(o, n->rank, n->shape, ", ");
+  fuse__puts(o, " = ");
+  fuse__puts(o, fuse__op_names[n->op]);
+  if (n->op == FUSE__OP_CONST) {
+    int64_t count = fuse__numel(n->rank, n->shape);
+    if (count <= FUSE__INLINE_CONST_MAX) {
+      fuse__puts(o, "{");
+      for (k = 0; k < count; k++) {
+        if (k) fuse__puts(o, ", ");
+        fuse__put_float(o, n->data[k]);
+      }
+      fuse__puts(o, "}");
+    }
+  } else {
+    fuse__puts(o, "(");
+    for (k = 0; k < n->num_in; k++) {
+      if (k) fuse__puts(o, ", ");
+      fuse__put_label(o, g, n->in[k], number);
+    }
+    fuse__put_attrs(o, n);
+    fuse__puts(o, ")");
+  }
+  fuse__puts(o, "\n");
+}
+
+static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const int *number) {
+  const fuse__composite *cp = &g->composites[c];
+  fuse_epilogue e;
+  int k;
+  fuse__puts(o, "  composite ");
+  fuse__put_quoted(o, cp->name);
+  fuse__puts(o, " ");
+  fuse__put_quoted(o, cp->function);
+  fuse__puts(o, " codegen=");
+  if (cp->codegen) fuse__put_quoted(o, cp->codegen);
+  else fuse__puts(o, "none");
+  fuse__puts(o, " region=");
+  fuse__put_int(o, cp->region);
+  fuse__puts(o, " bind_constants=");
+  fuse__put_int(o, cp->bind_constants);
+  fuse__puts(o, " {\n");
+  if (fuse_analyze_epilogue(g, cp->root, &e) != FUSE_OK) {
+    fuse__puts(o, "    # no fused epilogue: ");
+    fuse__puts(o, e.why);
+    fuse__puts(o, "\n");
+    return;
+  }
+  fuse__puts(o, "    # epilogue of ");
+  fuse__put_label(o, g, e.reduction, number);
+  fuse__puts(o, ": bias ");
+  if (e.bias == FUSE_NONE) fuse__puts(o, "none");
+  else fuse__put_label(o, g, e.bias, number);
+  for (k = 0; k < e.num_post; k++) {
+    fuse__puts(o, k ? ", " : "; then ");
+    if (e.post[k].kind == FUSE_POST_ADD) {
+      fuse__puts(o, "add ");
+      fuse__put_label(o, g, e.post[k].tensor, number);
+    } else {
+      fuse__puts(o, "clamp [");
+      fuse__put_float(o, e.post[k].lo);
+      fuse__puts(o, ", ");
+      fuse__put_float(o, e.post[k].hi);
+      fuse__puts(o, "]");
+    }
+  }
+  fuse__puts(o, "\n");
+}
+
 FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user) {
   char buf[1024];
   fuse__out o;
-  int *number, i, next = 0;
+  fuse__writer w;
+  int *number, i, next = 0, in_block = 0;
   fuse_allocator a;
   if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
   a = g->alloc;
   number = (int *)fuse__alloc(&a, (size_t)(g->num_nodes + 1) * sizeof(int), 16);
-  if (!number) return FUSE_ERROR_OUT_OF_MEMORY;
+  w.g = g;
+  w.done = (unsigned char *)fuse__alloc(&a, (size_t)g->num_nodes + 1, 16);
+  w.items = (int *)fuse__alloc(&a, (size_t)(g->num_nodes + 2 * g->num_composites + 1) * sizeof(int), 16);
+  w.num_items = 0;
+  if (!number || !w.done || !w.items) {
+    fuse__free(&a, number);
+    fuse__free(&a, w.done);
+    fuse__free(&a, w.items);
+    return FUSE_ERROR_OUT_OF_MEMORY;
+  }
+  memset(w.done, 0, (size_t)g->num_nodes);
+  for (i = 0; i < g->num_nodes; i++) fuse__w_value(&w, i);
+  /* unnamed values are numbered in print order, so a parse numbers them the same way */
   for (i = 0; i < g->num_inputs; i++)
     if (!g->nodes[g->inputs[i]].name) number[g->inputs[i]] = next++;
-  for (i = 0; i < g->num_nodes; i++)
-    if (g->nodes[i].op != FUSE__OP_INPUT && !g->nodes[i].name &&
-        !fuse__is_inline_scalar(&g->nodes[i]))
-      number[i] = next++;
+  for (i = 0; i < w.num_items; i++)
+    if (w.items[i] >= 0 && !g->nodes[w.items[i]].name) number[w.items[i]] = next++;
   o.buf = buf;
   o.len = 0;
   o.cap = sizeof buf;
@@ -1522,36 +3021,17 @@ FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, 
     fuse__put_dims(&o, n->rank, n->shape, ", ");
   }
   fuse__puts(&o, ") {\n");
-  for (i = 0; i < g->num_nodes; i++) {
-    const fuse__node *n = &g->nodes[i];
-    int k;
-    if (n->op == FUSE__OP_INPUT || fuse__is_inline_scalar(n)) continue;
-    fuse__puts(&o, "  ");
-    fuse__put_label(&o, g, i, number);
-    fuse__puts(&o, ": ");
-    fuse__put_dims(&o, n->rank, n->shape, ", ");
-    fuse__puts(&o, " = ");
-    fuse__puts(&o, fuse__op_names[n->op]);
-    if (n->op == FUSE__OP_CONST) {
-      int64_t count = fuse__numel(n->rank, n->shape);
-      if (count <= FUSE__INLINE_CONST_MAX) {
-        fuse__puts(&o, "{");
-        for (k = 0; k < count; k++) {
-          if (k) fuse__puts(&o, ", ");
-          fuse__put_float(&o, n->data[k]);
-        }
-        fuse__puts(&o, "}");
-      }
+  for (i = 0; i < w.num_items; i++) {
+    int it = w.items[i];
+    if (it >= 0) {
+      fuse__put_line(&o, g, it, number, in_block ? "    " : "  ");
+    } else if (it == -1) {
+      fuse__puts(&o, "  }\n");
+      in_block = 0;
     } else {
-      fuse__puts(&o, "(");
-      for (k = 0; k < n->num_in; k++) {
-        if (k) fuse__puts(&o, ", ");
-        fuse__put_label(&o, g, n->in[k], number);
-      }
-      fuse__put_attrs(&o, n);
-      fuse__puts(&o, ")");
+      fuse__put_block_head(&o, g, -2 - it, number);
+      in_block = 1;
     }
-    fuse__puts(&o, "\n");
   }
   fuse__puts(&o, "  return");
   for (i = 0; i < g->num_outputs; i++) {
@@ -1561,6 +3041,8 @@ FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, 
   fuse__puts(&o, "\n}\n");
   fuse__flush(&o);
   fuse__free(&a, number);
+  fuse__free(&a, w.done);
+  fuse__free(&a, w.items);
   return FUSE_OK;
 }
 
@@ -1672,6 +3154,30 @@ static int fuse__hex(int c) {
                                         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+/* Reads a "quoted" string (escapes \" \\ \xHH) into ps->name. */
+static int fuse__p_quoted(fuse__parser *ps) {
+  size_t n = 0;
+  ps->name[0] = 0;
+  for (ps->p++; *ps->p != '"'; ps->p++) {
+    char c = *ps->p;
+    if (!c || c == '\n') return fuse__p_fail(ps, "a closing '\"'");
+    if (c == '\\') {
+      c = *++ps->p;
+      if (c == 'x' && fuse__hex(ps->p[1]) >= 0 && fuse__hex(ps->p[2]) >= 0) {
+        c = (char)(fuse__hex(ps->p[1]) * 16 + fuse__hex(ps->p[2]));
+        ps->p += 2;
+      } else if (c != '"' && c != '\\') {
+        return fuse__p_fail(ps, "an escape \\\", \\\\ or \\xHH");
+      }
+      if (c == 0) return fuse__p_fail(ps, "a name without a NUL byte");
+    }
+    if (!fuse__p_name_char(ps, n++, c)) return 0;
+  }
+  ps->p++;
+  if (n == 0) return fuse__p_fail(ps, "a non-empty name");
+  return 1;
+}
+
 /* Reads a label: %ident, %"quoted", or %N. */
 static int fuse__p_label(fuse__parser *ps) {
   size_t n = 0;
@@ -1688,26 +3194,7 @@ static int fuse__p_label(fuse__parser *ps) {
     }
     return 1;
   }
-  if (*ps->p == '"') {
-    for (ps->p++; *ps->p != '"'; ps->p++) {
-      char c = *ps->p;
-      if (!c || c == '\n') return fuse__p_fail(ps, "a closing '\"'");
-      if (c == '\\') {
-        c = *++ps->p;
-        if (c == 'x' && fuse__hex(ps->p[1]) >= 0 && fuse__hex(ps->p[2]) >= 0) {
-          c = (char)(fuse__hex(ps->p[1]) * 16 + fuse__hex(ps->p[2]));
-          ps->p += 2;
-        } else if (c != '"' && c != '\\') {
-          return fuse__p_fail(ps, "an escape \\\", \\\\ or \\xHH");
-        }
-        if (c == 0) return fuse__p_fail(ps, "a name without a NUL byte");
-      }
-      if (!fuse__p_name_char(ps, n++, c)) return 0;
-    }
-    ps->p++;
-    if (n == 0) return fuse__p_fail(ps, "a non-empty name");
-    return 1;
-  }
+  if (*ps->p == '"') return fuse__p_quoted(ps);
   if (!fuse__is_ident_start((unsigned char)*ps->p)) return fuse__p_fail(ps, "a value name after '%'");
   while (fuse__is_ident_char((unsigned char)*ps->p))
     if (!fuse__p_name_char(ps, n++, *ps->p++)) return 0;
@@ -2157,6 +3644,84 @@ done:
   return ok;
 }
 
+/* composite "name" "function" codegen="x"|none region=N bind_constants=B { statements } */
+static int fuse__p_composite(fuse__parser *ps) {
+  fuse_graph *g = ps->g;
+  char *text[3] = {NULL, NULL, NULL}, word[32];
+  int region = -1, bind = 1, first, v, count = 0, ok = 0, i;
+  fuse_value *members = NULL;
+  ps->at_line = ps->line;
+  ps->at_col = fuse__p_col(ps);
+  ps->p += 9;
+  for (i = 0; i < 2; i++) { /* name, function */
+    fuse__p_skip(ps);
+    if (*ps->p != '"') {
+      fuse__p_fail(ps, i ? "the composite's function name in quotes" : "the composite's name in quotes");
+      goto done;
+    }
+    if (!fuse__p_quoted(ps) || !(text[i] = fuse__strdup(g, ps->name))) goto done;
+  }
+  while (fuse__p_word(ps, word, sizeof word)) {
+    double num;
+    if (!fuse__p_expect(ps, '=', "'=' after the composite attribute")) goto done;
+    if (strcmp(word, "codegen") == 0) {
+      fuse__p_skip(ps);
+      if (*ps->p == '"') {
+        if (!fuse__p_quoted(ps) || !(text[2] = fuse__strdup(g, ps->name))) goto done;
+      } else if (!fuse__p_word(ps, word, sizeof word) || strcmp(word, "none") != 0) {
+        fuse__p_fail(ps, "codegen=\"name\" or codegen=none");
+        goto done;
+      }
+    } else if (strcmp(word, "region") == 0 || strcmp(word, "bind_constants") == 0) {
+      if (!fuse__p_number(ps, &num)) goto done;
+      if (num != floor(num) || num < -1 || num > 2147483647.0) {
+        fuse__p_fail(ps, "a whole number");
+        goto done;
+      }
+      if (word[0] == 'r') region = (int)num;
+      else bind = num != 0;
+    } else {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a composite has no attribute '%s'",
+                 ps->at_line, ps->at_col, word);
+      goto done;
+    }
+  }
+  if (!fuse__p_expect(ps, '{', "'{' opening the composite's body")) goto done;
+  first = g->num_nodes;
+  for (;;) {
+    fuse__p_skip(ps);
+    if (*ps->p == '}') break;
+    if (*ps->p != '%') {
+      fuse__p_fail(ps, "a statement '%x = op(...)' or '}' closing the composite");
+      goto done;
+    }
+    if (!fuse__p_statement(ps)) goto done;
+  }
+  ps->p++;
+  for (v = first; v < g->num_nodes; v++) count += g->nodes[v].op > FUSE__OP_CONST;
+  if (!count) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d: composite \"%s\" has no ops", ps->line, text[0]);
+    goto done;
+  }
+  members = (fuse_value *)fuse__alloc(&g->alloc, (size_t)count * sizeof(fuse_value), 16);
+  if (!members) {
+    fuse__oom(g, "parse");
+    goto done;
+  }
+  for (count = 0, v = first; v < g->num_nodes; v++)
+    if (g->nodes[v].op > FUSE__OP_CONST) members[count++] = v;
+  if (!fuse__composite_add(g, text[0], text[1], text[2], bind, members, count)) {
+    fuse__oom(g, "parse");
+    goto done;
+  }
+  g->composites[g->num_composites - 1].region = region;
+  ok = 1;
+done:
+  for (i = 0; i < 3; i++) fuse__free(&g->alloc, text[i]);
+  fuse__free(&g->alloc, members);
+  return ok;
+}
+
 static int fuse__p_graph(fuse__parser *ps) {
   fuse_graph *g = ps->g;
   char word[16];
@@ -2193,7 +3758,11 @@ static int fuse__p_graph(fuse__parser *ps) {
   for (;;) {
     fuse__p_skip(ps);
     if (strncmp(ps->p, "return", 6) == 0 && !fuse__is_ident_char((unsigned char)ps->p[6])) break;
-    if (*ps->p != '%') return fuse__p_fail(ps, "a statement '%x = op(...)' or 'return'");
+    if (strncmp(ps->p, "composite", 9) == 0 && !fuse__is_ident_char((unsigned char)ps->p[9])) {
+      if (!fuse__p_composite(ps)) return 0;
+      continue;
+    }
+    if (*ps->p != '%') return fuse__p_fail(ps, "a statement '%x = op(...)', a composite or 'return'");
     if (!fuse__p_statement(ps)) return 0;
   }
   ps->p += 6;
