@@ -296,6 +296,10 @@ typedef struct fuse_plan fuse_plan;
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
                                   fuse_plan **out);
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
+/* The plan's steps, one line each ("step 0: conv2d + bias + clamp[0, inf] -> 'y' (composite
+   fuse.conv2d_bias_relu)"): what runs fused and what runs op by op. */
+FUSE_API int fuse_plan_step_count(const fuse_plan *p);
+FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
    block of fuse_plan_workspace_size bytes, 64-byte aligned, makes concurrent runs safe. */
@@ -2012,8 +2016,9 @@ typedef struct fuse__users {
   int *first, *list;
 } fuse__users;
 
-static int fuse__users_build(fuse_graph *g, fuse__users *u) {
+static int fuse__users_build(const fuse_graph *g, fuse__users *u) {
   int n = g->num_nodes, i, k, total = 0;
+  u->list = NULL;
   u->first = (int *)fuse__alloc(&g->alloc, (size_t)(n + 2) * sizeof(int), 16);
   if (!u->first) return 0;
   memset(u->first, 0, (size_t)(n + 2) * sizeof(int));
@@ -2023,6 +2028,7 @@ static int fuse__users_build(fuse_graph *g, fuse__users *u) {
   u->list = (int *)fuse__alloc(&g->alloc, (size_t)(total + 1) * sizeof(int), 16);
   if (!u->list) {
     fuse__free(&g->alloc, u->first);
+    u->first = NULL;
     return 0;
   }
   for (i = 0; i < n; i++)
@@ -2030,7 +2036,7 @@ static int fuse__users_build(fuse_graph *g, fuse__users *u) {
   return 1;
 }
 
-static void fuse__users_free(fuse_graph *g, fuse__users *u) {
+static void fuse__users_free(const fuse_graph *g, fuse__users *u) {
   fuse__free(&g->alloc, u->first);
   fuse__free(&g->alloc, u->list);
 }
@@ -2278,9 +2284,13 @@ static int fuse__leads_to_reduction(const fuse_graph *g, fuse_value v, const fus
 
 /* Is b (shape) a per-output-channel bias for reduction output y: all ones but the channel
    dimension (conv2d: dimension 1; matmul: the last), right-aligned as numpy broadcasts? */
-static int fuse__bias_shape(const fuse__node *red, int rank, const int64_t *b) {
+static int fuse__bias_shape(const fuse_graph *g, const fuse__node *red, int rank,
+                            const int64_t *b) {
   int ch = red->op == FUSE__OP_CONV2D ? 1 : red->rank - 1, d;
-  int64_t K = red->shape[ch];
+  int64_t K;
+  /* a matmul's channels are its last axis only when its second operand has columns */
+  if (red->op == FUSE__OP_MATMUL && (g->nodes[red->in[1]].rank < 2 || red->rank < 1)) return 0;
+  K = red->shape[ch];
   if (rank > red->rank || rank < red->rank - ch) return 0;
   for (d = 0; d < rank; d++) {
     int yd = d + red->rank - rank;
@@ -2365,12 +2375,12 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
         fuse_value b = other;
         if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
           const fuse__node *src = &g->nodes[o->in[0]];
-          if (fuse__bias_shape(rd, o->rank, o->shape) &&
+          if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
               fuse__numel(src->rank, src->shape) == rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
             b = o->in[0];
           else
             b = FUSE_NONE;
-        } else if (!fuse__bias_shape(rd, o->rank, o->shape)) {
+        } else if (!fuse__bias_shape(g, rd, o->rank, o->shape)) {
           b = FUSE_NONE;
         }
         if (b != FUSE_NONE) {
@@ -3896,11 +3906,22 @@ typedef struct fuse__tensor {
   int64_t shape[FUSE_MAX_RANK];
 } fuse__tensor;
 
+/* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
+   once, before the store. Its operands: x, w, then the bias and residuals it names. */
+typedef struct fuse__post {
+  int kind;     /* FUSE_POST_CLAMP / FUSE_POST_ADD */
+  float lo, hi;
+  int operand;  /* ADD: index into the step's operands */
+} fuse__post;
+
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */
   int in_first, num_in;    /* into plan->operands */
   fuse__attrs a;
+  int bias;                /* operand index of the per-channel bias, or -1 */
+  int num_post;
+  fuse__post post[FUSE_MAX_POST_OPS];
 } fuse__step;
 
 struct fuse_plan {
@@ -3913,6 +3934,7 @@ struct fuse_plan {
   size_t workspace_size;
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
+  char *description;   /* one line per step, for fuse_plan_write */
 };
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
@@ -3987,7 +4009,101 @@ FUSE_API void fuse_plan_destroy(fuse_plan *p) {
   fuse__free(&a, p->operands);
   fuse__free(&a, p->consts);
   fuse__free(&a, p->own_workspace);
+  fuse__free(&a, p->description);
   fuse__free(&a, p);
+}
+
+/* How a composite runs: fused (one step, its epilogue on registers) when the analyzer accepts
+   it and no op inside it but the root is read from outside; else op by op. */
+typedef struct fuse__fusion {
+  fuse_epilogue e;
+  int fused;
+} fuse__fusion;
+
+/* The operands a node's step reads: its own, or, for a fused root, x, w, bias, residuals. */
+static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_value v,
+                             fuse_value *out) {
+  const fuse__node *n = &g->nodes[v];
+  int k, count = 0;
+  if (n->composite >= 0 && fz[n->composite].fused && g->composites[n->composite].root == v) {
+    const fuse_epilogue *e = &fz[n->composite].e;
+    const fuse__node *red = &g->nodes[e->reduction];
+    if (out) out[0] = red->in[0], out[1] = red->in[1];
+    count = 2;
+    if (e->bias != FUSE_NONE) {
+      if (out) out[count] = e->bias;
+      count++;
+    }
+    for (k = 0; k < e->num_post; k++)
+      if (e->post[k].kind == FUSE_POST_ADD) {
+        if (out) out[count] = e->post[k].tensor;
+        count++;
+      }
+    return count;
+  }
+  if (out && n->num_in) memcpy(out, n->in, (size_t)n->num_in * sizeof(fuse_value));
+  return n->num_in;
+}
+
+/* A growable text buffer for the plan's description. */
+typedef struct fuse__text {
+  const fuse_allocator *a;
+  char *buf;
+  size_t len, cap;
+  int failed;
+} fuse__text;
+
+static void fuse__text_write(void *user, const char *s, size_t n) {
+  fuse__text *t = (fuse__text *)user;
+  if (t->failed) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    char *bigger;
+    while (cap < t->len + n + 1) cap *= 2;
+    bigger = (char *)fuse__alloc(t->a, cap, 16);
+    if (!bigger) {
+      t->failed = 1;
+      return;
+    }
+    if (t->buf) memcpy(bigger, t->buf, t->len);
+    fuse__free(t->a, t->buf);
+    t->buf = bigger;
+    t->cap = cap;
+  }
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
+  t->buf[t->len] = 0;
+}
+
+static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fuse__vformat(o, g, fmt, ap);
+  va_end(ap);
+}
+
+/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
+static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step *s, int i,
+                           fuse_value v) {
+  char line[512];
+  fuse__out o;
+  int k;
+  o.buf = line;
+  o.len = 0;
+  o.cap = sizeof line;
+  o.write = NULL;
+  o.user = NULL;
+  fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+  if (s->bias >= 0) fuse__puts(&o, " + bias");
+  for (k = 0; k < s->num_post; k++) {
+    if (s->post[k].kind == FUSE_POST_ADD) fuse__puts(&o, " + add");
+    else fuse__format(&o, g, " + clamp[%f, %f]", (double)s->post[k].lo, (double)s->post[k].hi);
+  }
+  fuse__format(&o, g, " -> %V", v);
+  if (v >= 0 && g->nodes[v].composite >= 0)
+    fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
+  fuse__puts(&o, "\n");
+  fuse__text_write(t, line, o.len);
 }
 
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
@@ -3999,6 +4115,12 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   size_t *ranges = NULL, const_bytes = 0;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   const fuse_allocator *a;
+  fuse__fusion *fz = NULL;
+  fuse__users users;
+  fuse_value *ins = NULL; /* one step's inputs */
+  fuse__text text;
+  memset(&users, 0, sizeof users);
+  memset(&text, 0, sizeof text);
   if (out) *out = NULL;
   if (!g || !out) {
     fuse__compile_error(opt, NULL, "compile: %s is NULL", g ? "out" : "the graph");
@@ -4040,15 +4162,35 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
   ranges = (size_t *)fuse__alloc(a, (size_t)p->num_tensors * 2 * sizeof(size_t), 16);
   p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(fuse__tensor), 16);
-  if (!needed || !root || !first || !last || !order || !input_pos || !ranges || !p->tensors)
+  fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion), 16);
+  ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
+  if (!needed || !root || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
+      !fz || !ins || !fuse__users_build(g, &users))
     goto fail;
+  text.a = a;
+
+  /* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
+     from outside (with allow_escaping an intermediate may be) */
+  for (i = 0; i < g->num_composites; i++) {
+    fuse__fusion *f = &fz[i];
+    f->fused = fuse_analyze_epilogue(g, g->composites[i].root, &f->e) == FUSE_OK;
+    for (k = 0; k < n && f->fused; k++) {
+      int j;
+      if (g->nodes[k].composite != i || k == g->composites[i].root) continue;
+      if (fuse__is_output(g, k)) f->fused = 0;
+      for (j = users.first[k]; j < users.first[k + 1]; j++)
+        if (g->nodes[users.list[j]].composite != i) f->fused = 0;
+    }
+  }
 
   /* which nodes the outputs depend on (nodes only refer to earlier ones) */
   memset(needed, 0, (size_t)n * sizeof(int));
   for (i = 0; i < g->num_outputs; i++) needed[g->outputs[i]] = 1;
   for (i = n - 1; i >= 0; i--)
-    if (needed[i])
-      for (k = 0; k < g->nodes[i].num_in; k++) needed[g->nodes[i].in[k]] = 1;
+    if (needed[i]) {
+      int count = fuse__step_inputs(g, fz, i, ins);
+      for (k = 0; k < count; k++) needed[ins[k]] = 1;
+    }
   for (i = 0; i < g->num_inputs; i++) input_pos[g->inputs[i]] = i;
 
   /* where each tensor lives */
@@ -4106,25 +4248,42 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   {
     int n_operands = g->num_outputs, s = 0, o = 0;
     for (i = 0; i < n; i++)
-      if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += g->nodes[i].num_in;
+      if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += fuse__step_inputs(g, fz, i, NULL);
     p->steps = (fuse__step *)fuse__alloc(a, (size_t)(n_ops + 1) * sizeof(fuse__step), 16);
     p->operands = (int *)fuse__alloc(a, (size_t)(n_operands + 1) * sizeof(int), 16);
     if (!p->steps || !p->operands) goto fail;
+    memset(p->steps, 0, (size_t)(n_ops + 1) * sizeof(fuse__step));
     for (i = 0; i < n; i++) {
       const fuse__node *nd = &g->nodes[i];
       fuse__step *st;
+      int count;
       if (!needed[i] || nd->op <= FUSE__OP_CONST || root[i] != i) continue;
       st = &p->steps[s];
       st->op = nd->op;
       st->out = i;
       st->a = nd->a;
+      st->bias = -1;
       st->in_first = o;
-      st->num_in = nd->num_in;
-      for (k = 0; k < nd->num_in; k++) {
-        int r = root[nd->in[k]];
-        p->operands[o++] = nd->in[k];
-        last[r] = s;
+      st->num_in = count = fuse__step_inputs(g, fz, i, ins);
+      if (nd->composite >= 0 && fz[nd->composite].fused && g->composites[nd->composite].root == i) {
+        const fuse_epilogue *e = &fz[nd->composite].e;
+        int next = 2;
+        st->op = g->nodes[e->reduction].op;
+        st->a = g->nodes[e->reduction].a;
+        if (e->bias != FUSE_NONE) st->bias = next++;
+        st->num_post = e->num_post;
+        for (k = 0; k < e->num_post; k++) {
+          st->post[k].kind = e->post[k].kind;
+          st->post[k].lo = e->post[k].lo;
+          st->post[k].hi = e->post[k].hi;
+          st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
+        }
       }
+      for (k = 0; k < count; k++) {
+        p->operands[o++] = ins[k];
+        last[root[ins[k]]] = s;
+      }
+      fuse__describe(&text, g, st, s, i);
       first[i] = s++;
     }
     for (i = 0; i < g->num_outputs; i++) {
@@ -4132,10 +4291,12 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
       p->steps[s].op = FUSE__OP_COPY;
       p->steps[s].out = n + i;
+      p->steps[s].bias = -1;
       p->steps[s].in_first = o;
       p->steps[s].num_in = 1;
       p->operands[o++] = g->outputs[i];
       last[root[g->outputs[i]]] = s;
+      fuse__describe(&text, g, &p->steps[s], s, g->outputs[i]);
       s++;
     }
     p->num_steps = s;
@@ -4161,6 +4322,9 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     p->own_workspace = fuse__alloc(a, p->workspace_size, FUSE__ALIGN);
     if (!p->own_workspace) goto fail;
   }
+  if (text.failed) goto fail;
+  p->description = text.buf;
+  text.buf = NULL;
   status = FUSE_OK;
   *out = p;
   p = NULL;
@@ -4175,10 +4339,22 @@ fail:
   fuse__free(a, order);
   fuse__free(a, input_pos);
   fuse__free(a, ranges);
+  fuse__free(a, fz);
+  fuse__free(a, ins);
+  fuse__free(a, text.buf);
+  fuse__users_free(g, &users);
   return status;
 }
 
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
+
+FUSE_API int fuse_plan_step_count(const fuse_plan *p) { return p ? p->num_steps : 0; }
+
+FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user) {
+  if (!p || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (p->description) write(user, p->description, strlen(p->description));
+  return FUSE_OK;
+}
 
 /* ------------------------------------------------------- reference kernels -- */
 /* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
@@ -4287,6 +4463,26 @@ static void fuse__k_unary(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+/* The epilogue, once per finished output element: bias, then the post-ops in order.
+   y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
+static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
+                           int64_t at, const float *bias, int bias_step) {
+  const float *res[FUSE_MAX_POST_OPS];
+  int64_t i;
+  int k;
+  for (k = 0; k < s->num_post; k++)
+    res[k] = s->post[k].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[k].operand) + at : NULL;
+  for (i = 0; i < count; i++) {
+    float v = y[i];
+    if (bias) v += bias[i * bias_step];
+    for (k = 0; k < s->num_post; k++) {
+      if (res[k]) v += res[k][i];
+      else v = v < s->post[k].lo ? s->post[k].lo : v > s->post[k].hi ? s->post[k].hi : v;
+    }
+    y[i] = v;
+  }
+}
+
 static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
@@ -4325,6 +4521,9 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
             }
           }
       }
+      if (s->bias >= 0 || s->num_post) /* the plane of channel k is complete */
+        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW,
+                       s->bias >= 0 ? fuse__in(r, s, s->bias) + k : NULL, 0);
     }
 }
 
@@ -4368,6 +4567,10 @@ static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
         float *yr = ym + m * N;
         for (j = 0; j < N; j++) yr[j] += av * br[j];
       }
+    if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
+      for (m = 0; m < M; m++)
+        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N,
+                       s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL, 1);
     for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
   }
 }
