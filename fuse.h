@@ -109,7 +109,9 @@ typedef int32_t fuse_value; /* a tensor in a graph */
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
 FUSE_API void fuse_graph_destroy(fuse_graph *g);
 FUSE_API fuse_result fuse_graph_status(const fuse_graph *g); /* first error, sticky */
-FUSE_API const char *fuse_graph_error(const fuse_graph *g);  /* "" or what went wrong */
+/* "" or what went wrong: the error that broke the graph, or, while the status is FUSE_OK,
+   why the last pass (fuse_ops_by_pattern, fuse_optimize, ...) failed and left it as it was. */
+FUSE_API const char *fuse_graph_error(const fuse_graph *g);
 
 /* Names are optional (NULL) for constants and must be unique within a graph. */
 FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape);
