@@ -3,7 +3,8 @@
 #   make test               build and run tests/test_*.c and the header checks;
 #                           the last line is "total: N passed, N failed"
 #   make test SANITIZE=1    the same with AddressSanitizer + UBSan, in build-san/
-#   make demo               build and run examples/demo.c
+#   make demo               build and run examples/demo.c, then the seed examples (--short)
+#   make examples           build every examples/*.c into $(BUILD)/
 #   make clean
 
 CC ?= cc
@@ -34,16 +35,20 @@ HB := $(BUILD)/header
 
 TEST_SOURCES := $(sort $(wildcard tests/test_*.c))
 TEST_PROGRAMS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SOURCES))
+EXAMPLE_SOURCES := $(sort $(wildcard examples/*.c))
+EXAMPLE_PROGRAMS := $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SOURCES))
+# the examples that walk through the seed scenarios; `make demo` runs them after the demo
+SEED_EXAMPLES := conv2d_reshape_add_relu fuse_by_pattern clip_epilogue
 
 # Each check counts as one test in the total; see the check-* targets below.
-HEADER_CHECKS := twice cxx static two-units symbols quickstart dnnl
+HEADER_CHECKS := twice cxx static two-units symbols quickstart dnnl examples
 ifneq ($(shell command -v clang 2>/dev/null),)
 HEADER_CHECKS += clang
 endif
 
-.PHONY: all test test-programs demo bench fuzz clean $(addprefix check-,$(HEADER_CHECKS) clang)
+.PHONY: all test test-programs demo examples bench fuzz clean $(addprefix check-,$(HEADER_CHECKS) clang)
 
-all: test-programs $(BUILD)/demo
+all: test-programs examples
 
 # A program that does not build counts as one failure in run.sh, so the build goes on (-k)
 # and run.sh prints the total last whatever happened.
@@ -132,12 +137,26 @@ check-dnnl: | $(HB)
 	$(CC) $(ALL_CFLAGS) -DFUSE_TEST_WITH_DNNL tests/header/static.c -o $(HB)/static_dnnl $(LDLIBS)
 	$(HB)/static_dnnl
 
-# ------------------------------------------------------------------------- demo --
+# every example builds warning-free, and the seed examples run: each exits non-zero when its
+# fused and unfused results differ (their output is shown only then)
+check-examples: $(EXAMPLE_PROGRAMS)
+	@for e in $(SEED_EXAMPLES); do \
+	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
+	done
 
-demo: $(BUILD)/demo
+# ------------------------------------------------------------- demo, examples --
+
+demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES))
 	./$(BUILD)/demo
+	@for e in $(SEED_EXAMPLES); do \
+	  echo; echo "== $$e (./$(BUILD)/$$e for the full listings)"; \
+	  ./$(BUILD)/$$e --short || exit 1; \
+	done
 
-$(BUILD)/demo: examples/demo.c fuse.h | $(BUILD)
+examples: $(EXAMPLE_PROGRAMS)
+
+$(EXAMPLE_PROGRAMS): $(BUILD)/%: examples/%.c fuse.h | $(BUILD)
+	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
 
 # ------------------------------------------------------------ later versions --
@@ -150,3 +169,16 @@ fuzz:
 
 clean:
 	rm -rf build build-san
+
+# ------------------------------------------------------------------------ tools --
+# fuse_run, the command-line runner for ONNX models: make tools -> $(BUILD)/fuse_run
+.PHONY: tools
+tools: $(BUILD)/fuse_run
+
+ifeq ($(filter $(BUILD)/fuse_run,$(EXAMPLE_PROGRAMS)),)
+$(BUILD)/fuse_run: examples/fuse_run.c fuse.h fuse_dnnl.h | $(BUILD)
+	@rm -f $@
+	$(CC) $(ALL_CFLAGS) $< -o $@ -lm -lpthread
+else
+$(BUILD)/fuse_run: fuse_dnnl.h # built by the examples rule above
+endif

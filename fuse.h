@@ -155,6 +155,8 @@ FUSE_API fuse_value fuse_sigmoid(fuse_graph *g, fuse_value x);
 FUSE_API fuse_value fuse_reshape(fuse_graph *g, fuse_value x, int rank,
                                  const int64_t *shape); /* one -1 may stand for the rest */
 FUSE_API fuse_value fuse_flatten(fuse_graph *g, fuse_value x, int axis); /* -> 2-D, ONNX */
+/* output dimension i is input dimension perm[i]; perm NULL reverses the dimensions */
+FUSE_API fuse_value fuse_transpose(fuse_graph *g, fuse_value x, const int *perm);
 FUSE_API fuse_value fuse_concat(fuse_graph *g, int n, const fuse_value *xs, int axis);
 FUSE_API fuse_value fuse_softmax(fuse_graph *g, fuse_value x, int axis); /* along one axis */
 /* inference: (x - mean) / sqrt(var + eps) * scale + bias, per channel (dimension 1) */
@@ -309,6 +311,33 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
                               void *workspace);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+
+/* ========================================================================== ONNX == */
+/* A bounds-checked reader of ONNX protobuf files (no protobuf library). Operators: Conv, Relu,
+   Clip, Add, Sub, Mul, Max, Min, Reshape, Flatten, Gemm, MatMul, BatchNormalization, MaxPool,
+   AveragePool, GlobalAveragePool, Concat, Sigmoid, Softmax, Identity, Constant, Dropout,
+   Transpose (opsets 7-17). Graph inputs are the model's inputs that are not initializers, in order. */
+#ifndef FUSE_NO_ONNX
+/* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
+   memory). */
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out);
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
+                                         fuse_graph **out);
+#endif
+/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files), float32 only. */
+typedef struct fuse_onnx_tensor {
+  char name[256];
+  int rank;
+  int64_t shape[FUSE_MAX_RANK];
+  float *data;     /* numel floats from the allocator; fuse_onnx_tensor_free releases them */
+  char error[256]; /* why a load failed */
+} fuse_onnx_tensor;
+FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_onnx_tensor *out);
+FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *alloc);
+#endif
 
 #ifdef __cplusplus
 }
@@ -627,6 +656,7 @@ typedef enum fuse__op {
   FUSE__OP_MAX_POOL2D,
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
+  FUSE__OP_TRANSPOSE,
   FUSE__OP_COPY, /* plan only: copies a value into an output buffer */
   FUSE__OP_COUNT
 } fuse__op;
@@ -635,7 +665,7 @@ static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
     "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
     "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "copy"};
+    "transpose", "copy"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -644,6 +674,7 @@ typedef union fuse__attrs {
     float lo, hi;
   } clip;
   int axis; /* flatten, concat, softmax: normalized to 0..rank */
+  int perm[FUSE_MAX_RANK]; /* transpose */
   float eps;
 } fuse__attrs;
 
@@ -1307,6 +1338,26 @@ FUSE_API fuse_value fuse_flatten(fuse_graph *g, fuse_value x, int axis) {
   return fuse__id(g, n);
 }
 
+FUSE_API fuse_value fuse_transpose(fuse_graph *g, fuse_value x, const int *perm) {
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int p[FUSE_MAX_RANK], seen[FUSE_MAX_RANK], i;
+  if (!fuse__begin(g, "transpose", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  memset(seen, 0, sizeof seen);
+  for (i = 0; i < nx->rank; i++) {
+    p[i] = perm ? perm[i] : nx->rank - 1 - i;
+    if (p[i] < 0 || p[i] >= nx->rank || seen[p[i]]++)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "transpose: perm is not a permutation of 0..%d for %S", nx->rank - 1,
+                        nx->rank, nx->shape);
+    out[i] = nx->shape[p[i]];
+  }
+  if (!(n = fuse__new_node(g, FUSE__OP_TRANSPOSE, 1, &x, nx->rank, out))) return FUSE_NONE;
+  memcpy(n->a.perm, p, sizeof p);
+  return fuse__id(g, n);
+}
+
 FUSE_API fuse_value fuse_concat(fuse_graph *g, int count, const fuse_value *xs, int axis) {
   fuse__node *first, *n;
   int64_t out[FUSE_MAX_RANK];
@@ -1541,27 +1592,34 @@ static int fuse__composite_add(fuse_graph *g, const char *name, const char *func
 static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
                                      const fuse_pattern_options *o, const fuse_value *members,
                                      int count) {
-  char function[512], codegen[64];
   const char *dot = strchr(rule->name, '.');
-  fuse__out f;
-  int k, ok;
-  f.buf = function;
-  f.len = 0;
-  f.cap = sizeof function;
-  f.write = NULL;
-  f.user = NULL;
-  fuse__puts(&f, "fused");
-  for (k = 0; k < count; k++) {
-    fuse__puts(&f, "_");
-    fuse__puts(&f, fuse__op_names[g->nodes[members[k]].op]);
+  size_t len = 6, at, k;
+  char *function, *codegen = NULL;
+  int i, ok;
+  for (i = 0; i < count; i++) len += 1 + strlen(fuse__op_names[g->nodes[members[i]].op]);
+  function = (char *)fuse__alloc(&g->alloc, len, 1);
+  if (dot && !o->no_codegen_annotation && dot > rule->name) {
+    codegen = (char *)fuse__alloc(&g->alloc, (size_t)(dot - rule->name) + 1, 1);
+    if (codegen) {
+      memcpy(codegen, rule->name, (size_t)(dot - rule->name));
+      codegen[dot - rule->name] = 0;
+    }
   }
-  codegen[0] = 0;
-  if (dot && !o->no_codegen_annotation && (size_t)(dot - rule->name) < sizeof codegen) {
-    memcpy(codegen, rule->name, (size_t)(dot - rule->name));
-    codegen[dot - rule->name] = 0;
+  ok = function && (codegen || !dot || o->no_codegen_annotation || dot == rule->name);
+  if (ok) {
+    memcpy(function, "fused", 5);
+    at = 5;
+    for (i = 0; i < count; i++) {
+      const char *op = fuse__op_names[g->nodes[members[i]].op];
+      function[at++] = '_';
+      for (k = 0; op[k]; k++) function[at++] = op[k];
+    }
+    function[at] = 0;
+    ok = fuse__composite_add(g, rule->name, function, codegen, !o->keep_constants_as_params,
+                             members, count);
   }
-  ok = fuse__composite_add(g, rule->name, function, codegen[0] ? codegen : NULL,
-                           !o->keep_constants_as_params, members, count);
+  fuse__free(&g->alloc, function);
+  fuse__free(&g->alloc, codegen);
   return ok;
 }
 
@@ -1593,7 +1651,7 @@ FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composi
 #define FUSE__PAT_MAX_NODES 256
 #define FUSE__PAT_MAX_CAPTURES 16
 #define FUSE__PAT_MAX_ATTRS 16
-#define FUSE__MATCH_MAX 128 /* ops in one match */
+#define FUSE__MATCH_MAX FUSE__PAT_MAX_NODES /* ops in one match */
 
 enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
 
@@ -1616,8 +1674,9 @@ typedef struct fuse__pattern {
   fuse__pat nodes[FUSE__PAT_MAX_NODES];
   int args[FUSE__PAT_MAX_NODES];
   fuse__pat_attr attrs[FUSE__PAT_MAX_ATTRS];
-  char captures[FUSE__PAT_MAX_CAPTURES][32];
-  int num_nodes, num_args, num_attrs, num_captures, root;
+  const char *captures[FUSE__PAT_MAX_CAPTURES]; /* names: slices of the pattern text */
+  size_t capture_len[FUSE__PAT_MAX_CAPTURES];
+  int num_nodes, num_args, num_attrs, num_captures, root, depth;
   const char *text, *p;
   char error[160];
 } fuse__pattern;
@@ -1755,7 +1814,19 @@ static int fuse__pp_op(fuse__pattern *pt, uint32_t mask) {
   return id;
 }
 
+static int fuse__pp_primary1(fuse__pattern *pt);
+
+/* Nesting is bounded, so no pattern text can exhaust the stack. */
 static int fuse__pp_primary(fuse__pattern *pt) {
+  int id;
+  if (++pt->depth > FUSE__PAT_MAX_NODES)
+    return fuse__pp_fail(pt, "a pattern nested at most 256 deep");
+  id = fuse__pp_primary1(pt);
+  pt->depth--;
+  return id;
+}
+
+static int fuse__pp_primary1(fuse__pattern *pt) {
   char word[32];
   fuse__pp_skip(pt);
   if (*pt->p == '*') {
@@ -1764,14 +1835,20 @@ static int fuse__pp_primary(fuse__pattern *pt) {
   }
   if (*pt->p == '$') {
     int slot, id;
+    const char *name;
+    size_t len;
     pt->p++;
-    if (!fuse__is_ident_start((unsigned char)*pt->p) || !fuse__pp_ident(pt, word, sizeof word))
+    if (!fuse__is_ident_start((unsigned char)*pt->p))
       return fuse__pp_fail(pt, "a capture name after '$'");
+    name = pt->p;
+    while (fuse__is_ident_char((unsigned char)*pt->p)) pt->p++;
+    len = (size_t)(pt->p - name);
     for (slot = 0; slot < pt->num_captures; slot++)
-      if (strcmp(pt->captures[slot], word) == 0) break;
+      if (pt->capture_len[slot] == len && memcmp(pt->captures[slot], name, len) == 0) break;
     if (slot == pt->num_captures) {
       if (slot == FUSE__PAT_MAX_CAPTURES) return fuse__pp_fail(pt, "at most 16 capture names");
-      memcpy(pt->captures[slot], word, sizeof pt->captures[slot]);
+      pt->captures[slot] = name;
+      pt->capture_len[slot] = len;
       pt->num_captures++;
     }
     if (fuse__pp_accept(pt, ':')) {
@@ -1837,7 +1914,7 @@ static int fuse__pp_alt(fuse__pattern *pt) {
 }
 
 static int fuse__pattern_parse(fuse__pattern *pt, const char *text) {
-  pt->num_nodes = pt->num_args = pt->num_attrs = pt->num_captures = 0;
+  pt->num_nodes = pt->num_args = pt->num_attrs = pt->num_captures = pt->depth = 0;
   pt->error[0] = 0;
   pt->text = pt->p = text ? text : "";
   if (!text) return fuse__pp_fail(pt, "a pattern (it is NULL)"), 0;
@@ -1864,7 +1941,9 @@ FUSE_API fuse_value fuse_match_capture(const fuse_match *m, const char *name) {
   int i;
   if (!m || !name) return FUSE_NONE;
   for (i = 0; i < m->pt->num_captures; i++)
-    if (strcmp(m->pt->captures[i], name) == 0) return m->captures[i];
+    if (m->pt->capture_len[i] == strlen(name) &&
+        memcmp(m->pt->captures[i], name, m->pt->capture_len[i]) == 0)
+      return m->captures[i];
   return FUSE_NONE;
 }
 
@@ -1897,6 +1976,8 @@ static int fuse__node_attr(const fuse__node *n, const char *name, double *v) {
              !strcmp(name, "axis")) {
     v[0] = a->axis;
     return 1;
+  } else if (n->op == FUSE__OP_TRANSPOSE && !strcmp(name, "perm")) {
+    list = a->perm, count = n->rank;
   } else if (n->op == FUSE__OP_RESHAPE && !strcmp(name, "shape")) {
     for (i = 0; i < n->rank; i++) v[i] = (double)n->shape[i];
     return n->rank ? n->rank : -1;
@@ -1965,7 +2046,9 @@ static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
   fuse__save(m, &mark);
   if (!fuse__match_args(m, p, n, 0)) {
     fuse__restore(m, &mark);
-    if (!(fuse__is_commutative(n->op) && p->num_args == 2 && fuse__match_args(m, p, n, 1))) {
+    /* commutative: the other order too (with `...`, the listed operand may be either) */
+    if (!(fuse__is_commutative(n->op) && p->num_args >= 1 && p->num_args <= 2 &&
+          fuse__match_args(m, p, n, 1))) {
       fuse__restore(m, &mark);
       return 0;
     }
@@ -2269,11 +2352,15 @@ static int fuse__leads_to_reduction(const fuse_graph *g, fuse_value v, const fus
                                     int depth) {
   const fuse__node *n = &g->nodes[v];
   int k;
-  if (depth > 16 || !fuse__in_scope(g, comp, v)) return 0;
+  if (depth > 64) return 0;
+  for (;;) { /* through unary clamps without recursion */
+    if (!fuse__in_scope(g, comp, v)) return 0;
+    if (n->op != FUSE__OP_RELU && n->op != FUSE__OP_CLIP) break;
+    v = n->in[0];
+    n = &g->nodes[v];
+  }
   if (fuse__is_reduction(n->op)) return 1;
   switch (n->op) {
-  case FUSE__OP_RELU:
-  case FUSE__OP_CLIP: return fuse__leads_to_reduction(g, n->in[0], comp, depth + 1);
   case FUSE__OP_ADD:
   case FUSE__OP_MAXIMUM:
   case FUSE__OP_MINIMUM:
@@ -2372,6 +2459,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
       next = n->in[k];
       other = n->in[1 - k];
       o = &g->nodes[other];
+
       if (fuse__is_reduction(g->nodes[next].op)) { /* next to the reduction: a bias? */
         const fuse__node *rd = &g->nodes[next];
         fuse_value b = other;
@@ -2390,14 +2478,27 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
           break;
         }
       }
+      if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) && (comp->comp >= 0 || comp->members))
+        return fuse__epi_why(out, g,
+                             "add %V: its operand %V is computed inside the composite, so it is "
+                             "neither a bias nor a residual",
+                             cur, other),
+               FUSE_ERROR_UNSUPPORTED;
       if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
           g->nodes[next].rank != n->rank ||
           memcmp(g->nodes[next].shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
         const fuse__node *rd = &g->nodes[next];
+        if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
+            fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
+          return fuse__epi_why(out, g,
+                               "add %V: operand %S broadcasts along the last axis (width) of %S, "
+                               "not along the channels, so it is not a bias",
+                               cur, o->rank, o->shape, rd->rank, rd->shape),
+                 FUSE_ERROR_UNSUPPORTED;
         return fuse__epi_why(out, g,
                              "add %V: operand %S is neither a per-channel bias nor a residual of "
-                             "the output's shape %S",
-                             cur, o->rank, o->shape, rd->rank, rd->shape),
+                             "shape %S; the add's result is %S",
+                             cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape),
                FUSE_ERROR_UNSUPPORTED;
       }
       rev[n_rev].kind = FUSE_POST_ADD;
@@ -2756,8 +2857,9 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
     return fuse__pass_error(g, FUSE_ERROR_UNSUPPORTED,
                             "optimize: no built-in rules for codegen '%s' (use \"fuse\" or \"dnnl\")",
                             codegen);
-  if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
+  /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
   return fuse_merge_composites(g);
 }
@@ -2817,7 +2919,7 @@ static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, con
 
 
 static void fuse__put_int_list(fuse__out *o, const char *name, const int *v, int n) {
-  int64_t d[4];
+  int64_t d[FUSE_MAX_RANK];
   int i;
   for (i = 0; i < n; i++) d[i] = v[i];
   fuse__puts(o, ", ");
@@ -2861,6 +2963,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   case FUSE__OP_CONCAT:
   case FUSE__OP_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
   case FUSE__OP_BATCH_NORM: fuse__put_float_attr(o, "eps", a->eps); break;
+  case FUSE__OP_TRANSPOSE: fuse__put_int_list(o, "perm", a->perm, n->rank); break;
   case FUSE__OP_MAX_POOL2D:
   case FUSE__OP_AVG_POOL2D:
     fuse__put_int_list(o, "kernel", a->pool.kernel, 2);
@@ -2966,10 +3069,8 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   fuse__puts(o, " bind_constants=");
   fuse__put_int(o, cp->bind_constants);
   fuse__puts(o, " {\n");
-  if (fuse_analyze_epilogue(g, cp->root, &e) != FUSE_OK) {
-    fuse__puts(o, "    # no fused epilogue: ");
-    fuse__puts(o, e.why);
-    fuse__puts(o, "\n");
+  if (fuse_analyze_epilogue(g, cp->root, &e) != FUSE_OK) { /* fuse_analyze_epilogue says why */
+    fuse__puts(o, "    # no fused epilogue: runs op by op\n");
     return;
   }
   fuse__puts(o, "    # epilogue of ");
@@ -2993,32 +3094,42 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   fuse__puts(o, "\n");
 }
 
+/* Lays out the print order in w (its arrays from the graph's allocator; fuse__writer_free)
+   and numbers the unnamed values in that order, so a parse numbers them the same way. */
+static int fuse__writer_init(fuse__writer *w, const fuse_graph *g, int **number) {
+  const fuse_allocator *a = &g->alloc;
+  int i, next = 0;
+  *number = (int *)fuse__alloc(a, (size_t)(g->num_nodes + 1) * sizeof(int), 16);
+  w->g = g;
+  w->done = (unsigned char *)fuse__alloc(a, (size_t)g->num_nodes + 1, 16);
+  w->items = (int *)fuse__alloc(a, (size_t)(g->num_nodes + 2 * g->num_composites + 1) * sizeof(int), 16);
+  w->num_items = 0;
+  if (!*number || !w->done || !w->items) return 0;
+  memset(w->done, 0, (size_t)g->num_nodes);
+  for (i = 0; i < g->num_nodes; i++) fuse__w_value(w, i);
+  for (i = 0; i < g->num_inputs; i++)
+    if (!g->nodes[g->inputs[i]].name) (*number)[g->inputs[i]] = next++;
+  for (i = 0; i < w->num_items; i++)
+    if (w->items[i] >= 0 && !g->nodes[w->items[i]].name) (*number)[w->items[i]] = next++;
+  return 1;
+}
+
+static void fuse__writer_free(fuse__writer *w, int *number) {
+  fuse__free(&w->g->alloc, number);
+  fuse__free(&w->g->alloc, w->done);
+  fuse__free(&w->g->alloc, w->items);
+}
+
 FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user) {
   char buf[1024];
   fuse__out o;
   fuse__writer w;
-  int *number, i, next = 0, in_block = 0;
-  fuse_allocator a;
+  int *number, i, in_block = 0;
   if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
-  a = g->alloc;
-  number = (int *)fuse__alloc(&a, (size_t)(g->num_nodes + 1) * sizeof(int), 16);
-  w.g = g;
-  w.done = (unsigned char *)fuse__alloc(&a, (size_t)g->num_nodes + 1, 16);
-  w.items = (int *)fuse__alloc(&a, (size_t)(g->num_nodes + 2 * g->num_composites + 1) * sizeof(int), 16);
-  w.num_items = 0;
-  if (!number || !w.done || !w.items) {
-    fuse__free(&a, number);
-    fuse__free(&a, w.done);
-    fuse__free(&a, w.items);
+  if (!fuse__writer_init(&w, g, &number)) {
+    fuse__writer_free(&w, number);
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
-  memset(w.done, 0, (size_t)g->num_nodes);
-  for (i = 0; i < g->num_nodes; i++) fuse__w_value(&w, i);
-  /* unnamed values are numbered in print order, so a parse numbers them the same way */
-  for (i = 0; i < g->num_inputs; i++)
-    if (!g->nodes[g->inputs[i]].name) number[g->inputs[i]] = next++;
-  for (i = 0; i < w.num_items; i++)
-    if (w.items[i] >= 0 && !g->nodes[w.items[i]].name) number[w.items[i]] = next++;
   o.buf = buf;
   o.len = 0;
   o.cap = sizeof buf;
@@ -3052,9 +3163,7 @@ FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, 
   }
   fuse__puts(&o, "\n}\n");
   fuse__flush(&o);
-  fuse__free(&a, number);
-  fuse__free(&a, w.done);
-  fuse__free(&a, w.items);
+  fuse__writer_free(&w, number);
   return FUSE_OK;
 }
 
@@ -3342,6 +3451,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   static const fuse__attr_spec reshape[] = {{"shape", 'l'}, {NULL, 0}};
   static const fuse__attr_spec axis[] = {{"axis", 'i'}, {NULL, 0}};
   static const fuse__attr_spec bn[] = {{"eps", 'f'}, {NULL, 0}};
+  static const fuse__attr_spec perm[] = {{"perm", 'l'}, {NULL, 0}};
   static const fuse__attr_spec maxp[] = {{"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
                                          {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
   static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
@@ -3355,6 +3465,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_CONCAT:
   case FUSE__OP_SOFTMAX: return axis;
   case FUSE__OP_BATCH_NORM: return bn;
+  case FUSE__OP_TRANSPOSE: return perm;
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
   default: return none;
@@ -3487,6 +3598,15 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
     return fuse__pool(g, op, in[0], &p);
   }
   case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
+  case FUSE__OP_TRANSPOSE: {
+    int p[FUSE_MAX_RANK], i;
+    if (!(a = fuse__p_find_attr(at, n_at, "perm"))) return fuse_transpose(g, in[0], NULL);
+    if (a->count != fuse_value_rank(g, in[0]))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: transpose perm has %d entries for rank %d",
+                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
+    for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
+    return fuse_transpose(g, in[0], p);
+  }
   default: break;
   }
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
@@ -3515,7 +3635,7 @@ static void fuse__p_locate_error(fuse__parser *ps) {
 static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
   fuse__p_skip(ps);
   if (*ps->p != '%') {
-    float v;
+    float v = 0;
     if (!fuse__p_float(ps, &v)) return 0;
     *out = fuse_scalar(ps->g, v);
     return *out != FUSE_NONE;
@@ -4086,7 +4206,7 @@ static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...
 
 /* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
 static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step *s, int i,
-                           fuse_value v) {
+                           fuse_value v, const int *number) {
   char line[512];
   fuse__out o;
   int k;
@@ -4101,7 +4221,8 @@ static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step 
     if (s->post[k].kind == FUSE_POST_ADD) fuse__puts(&o, " + add");
     else fuse__format(&o, g, " + clamp[%f, %f]", (double)s->post[k].lo, (double)s->post[k].hi);
   }
-  fuse__format(&o, g, " -> %V", v);
+  fuse__puts(&o, " -> ");
+  fuse__put_label(&o, g, v, number);
   if (v >= 0 && g->nodes[v].composite >= 0)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
   fuse__puts(&o, "\n");
@@ -4119,10 +4240,13 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   const fuse_allocator *a;
   fuse__fusion *fz = NULL;
   fuse__users users;
+  fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
+  int *number = NULL;
   fuse_value *ins = NULL; /* one step's inputs */
   fuse__text text;
   memset(&users, 0, sizeof users);
   memset(&text, 0, sizeof text);
+  memset(&w, 0, sizeof w);
   if (out) *out = NULL;
   if (!g || !out) {
     fuse__compile_error(opt, NULL, "compile: %s is NULL", g ? "out" : "the graph");
@@ -4167,7 +4291,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion), 16);
   ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
   if (!needed || !root || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
-      !fz || !ins || !fuse__users_build(g, &users))
+      !fz || !ins || !fuse__users_build(g, &users) || !fuse__writer_init(&w, g, &number))
     goto fail;
   text.a = a;
 
@@ -4285,7 +4409,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
         p->operands[o++] = ins[k];
         last[root[ins[k]]] = s;
       }
-      fuse__describe(&text, g, st, s, i);
+      fuse__describe(&text, g, st, s, i, number);
       first[i] = s++;
     }
     for (i = 0; i < g->num_outputs; i++) {
@@ -4298,7 +4422,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       p->steps[s].num_in = 1;
       p->operands[o++] = g->outputs[i];
       last[root[g->outputs[i]]] = s;
-      fuse__describe(&text, g, &p->steps[s], s, g->outputs[i]);
+      fuse__describe(&text, g, &p->steps[s], s, g->outputs[i], number);
       s++;
     }
     p->num_steps = s;
@@ -4345,6 +4469,7 @@ fail:
   fuse__free(a, ins);
   fuse__free(a, text.buf);
   fuse__users_free(g, &users);
+  if (w.g) fuse__writer_free(&w, number);
   return status;
 }
 
@@ -4577,6 +4702,30 @@ static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+static void fuse__k_transpose(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t xs[FUSE_MAX_RANK], st[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], i, count, off = 0;
+  int d, rank = ty->rank;
+  for (d = rank - 1, i = 1; d >= 0; d--) { /* input strides */
+    xs[d] = i;
+    i *= tx->shape[d];
+  }
+  for (d = 0; d < rank; d++) st[d] = xs[s->a.perm[d]]; /* stride of output dim d in x */
+  count = fuse__numel(rank, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (i = 0; i < count; i++) { /* walk the output in order, the input by strides */
+    y[i] = x[off];
+    for (d = rank - 1; d >= 0; d--) {
+      off += st[d];
+      if (++idx[d] < ty->shape[d]) break;
+      off -= st[d] * ty->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 static void fuse__k_concat(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   float *y = fuse__data(r, s->out);
@@ -4721,6 +4870,7 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
     case FUSE__OP_MAXIMUM:
     case FUSE__OP_MINIMUM: fuse__k_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__k_concat(&r, s); break;
+    case FUSE__OP_TRANSPOSE: fuse__k_transpose(&r, s); break;
     case FUSE__OP_SOFTMAX: fuse__k_softmax(&r, s); break;
     case FUSE__OP_BATCH_NORM: fuse__k_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
@@ -4731,6 +4881,1359 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
   }
   return FUSE_OK;
 }
+
+
+/* ============================================================================= ONNX == */
+/* A protobuf wire-format reader with a bounds check on every byte, then a walk over the
+   GraphProto that builds the graph with the public builders (so every shape check of the
+   builders applies to what a file says). Field numbers are those of onnx.proto. */
+#ifndef FUSE_NO_ONNX
+
+typedef struct fuse__pb {
+  const unsigned char *p, *end;
+} fuse__pb;
+
+typedef struct fuse__slice {
+  const unsigned char *p;
+  size_t n;
+} fuse__slice;
+
+static int fuse__pb_varint(fuse__pb *b, uint64_t *v) {
+  uint64_t r = 0;
+  int shift;
+  for (shift = 0; shift < 64; shift += 7) {
+    unsigned char c;
+    if (b->p >= b->end) return 0;
+    c = *b->p++;
+    r |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) {
+      *v = r;
+      return 1;
+    }
+  }
+  return 0; /* more than 10 bytes */
+}
+
+/* Reads a field's tag; 0 at the end of the message or on a malformed tag. */
+static int fuse__pb_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
+  uint64_t t;
+  if (b->p >= b->end || !fuse__pb_varint(b, &t) || (t >> 3) == 0 || (t >> 3) > 0x1fffffff) return 0;
+  *field = (uint32_t)(t >> 3);
+  *wire = (uint32_t)(t & 7);
+  return 1;
+}
+
+static int fuse__pb_bytes(fuse__pb *b, fuse__slice *out) {
+  uint64_t n;
+  if (!fuse__pb_varint(b, &n) || n > (uint64_t)(b->end - b->p)) return 0;
+  out->p = b->p;
+  out->n = (size_t)n;
+  b->p += n;
+  return 1;
+}
+
+static uint32_t fuse__le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t fuse__le64(const unsigned char *p) {
+  return (uint64_t)fuse__le32(p) | (uint64_t)fuse__le32(p + 4) << 32;
+}
+
+static float fuse__f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* Skips a field's value; 0 if it runs past the end or uses a group / unknown wire type. */
+static int fuse__pb_skip(fuse__pb *b, uint32_t wire) {
+  uint64_t v;
+  fuse__slice s;
+  switch (wire) {
+  case 0: return fuse__pb_varint(b, &v);
+  case 1:
+    if (b->end - b->p < 8) return 0;
+    b->p += 8;
+    return 1;
+  case 2: return fuse__pb_bytes(b, &s);
+  case 5:
+    if (b->end - b->p < 4) return 0;
+    b->p += 4;
+    return 1;
+  default: return 0;
+  }
+}
+
+static fuse__pb fuse__pb_of(fuse__slice s) {
+  static const unsigned char nothing = 0;
+  fuse__pb b;
+  b.p = s.p ? s.p : &nothing; /* an absent field reads as an empty message */
+  b.end = b.p + (s.p ? s.n : 0);
+  return b;
+}
+
+static int fuse__slice_is(fuse__slice s, const char *str) {
+  size_t n = strlen(str);
+  return s.n == n && (n == 0 || memcmp(s.p, str, n) == 0);
+}
+
+/* ---- TensorProto */
+
+enum { FUSE__DT_FLOAT = 1, FUSE__DT_INT32 = 6, FUSE__DT_INT64 = 7, FUSE__DT_DOUBLE = 11 };
+
+typedef struct fuse__otensor {
+  fuse__slice msg, name;
+  int dtype, rank, external;
+  int64_t dims[FUSE_MAX_RANK];
+} fuse__otensor;
+
+/* Reads a tensor's header (name, dims, type, where its data is). */
+static int fuse__o_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, size_t why_n) {
+  fuse__pb b = fuse__pb_of(msg);
+  uint32_t f, w;
+  memset(t, 0, sizeof *t);
+  t->msg = msg;
+  while (fuse__pb_tag(&b, &f, &w)) {
+    uint64_t v;
+    if (f == 1 && (w == 0 || w == 2)) { /* dims, plain or packed */
+      fuse__pb dims = b;
+      fuse__slice packed;
+      if (w == 2) {
+        if (!fuse__pb_bytes(&b, &packed)) return 0;
+        dims = fuse__pb_of(packed);
+      }
+      do {
+        if (!fuse__pb_varint(&dims, &v)) return 0;
+        if (t->rank == FUSE_MAX_RANK) {
+          if (why) memcpy(why, "more than 8 dimensions", why_n < 23 ? why_n : 23);
+          return 0;
+        }
+        t->dims[t->rank++] = (int64_t)v;
+      } while (w == 2 && dims.p < dims.end);
+      if (w == 0) b = dims;
+    } else if (f == 2 && w == 0) {
+      if (!fuse__pb_varint(&b, &v)) return 0;
+      t->dtype = (int)v;
+    } else if (f == 8 && w == 2) {
+      if (!fuse__pb_bytes(&b, &t->name)) return 0;
+    } else if (f == 14 && w == 0) {
+      if (!fuse__pb_varint(&b, &v)) return 0;
+      t->external = v == 1;
+    } else if (f == 13 && w == 2) {
+      t->external = 1;
+      if (!fuse__pb_skip(&b, w)) return 0;
+    } else if (!fuse__pb_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return b.p == b.end;
+}
+
+/* Decodes a tensor's values as doubles (float, double, int32, int64 storage), exactly
+   `count` of them. Returns the number found, or -1 if the message is malformed. */
+static int64_t fuse__o_tensor_values(const fuse__otensor *t, double *out_d, float *out_f,
+                                     int64_t *out_i, int64_t count) {
+  fuse__pb b = fuse__pb_of(t->msg);
+  uint32_t f, w;
+  int64_t got = 0;
+#define FUSE__PUT(val)                                \
+  do {                                                \
+    if (got < count) {                                \
+      double v_ = (double)(val);                      \
+      if (out_d) out_d[got] = v_;                     \
+      if (out_f) out_f[got] = (float)(val);           \
+      if (out_i) out_i[got] = (int64_t)(val);         \
+    }                                                 \
+    got++;                                            \
+  } while (0)
+  while (fuse__pb_tag(&b, &f, &w)) {
+    fuse__slice s;
+    uint64_t v;
+    if (f == 9 && w == 2) { /* raw_data, little-endian */
+      size_t i, size = t->dtype == FUSE__DT_FLOAT || t->dtype == FUSE__DT_INT32 ? 4 : 8;
+      if (!fuse__pb_bytes(&b, &s)) return -1;
+      if (s.n % size) return -1;
+      for (i = 0; i < s.n; i += size) {
+        const unsigned char *q = s.p + i;
+        switch (t->dtype) {
+        case FUSE__DT_FLOAT: FUSE__PUT(fuse__f32(fuse__le32(q))); break;
+        case FUSE__DT_INT32: FUSE__PUT((int32_t)fuse__le32(q)); break;
+        case FUSE__DT_INT64: FUSE__PUT((int64_t)fuse__le64(q)); break;
+        default: {
+          uint64_t u = fuse__le64(q);
+          double d;
+          memcpy(&d, &u, sizeof d);
+          FUSE__PUT(d);
+        }
+        }
+      }
+    } else if ((f == 4 && (w == 5 || w == 2)) || (f == 10 && (w == 1 || w == 2))) {
+      /* float_data (fixed32) / double_data (fixed64), packed or not */
+      size_t size = f == 4 ? 4 : 8, i;
+      fuse__slice one;
+      if (w == 2) {
+        if (!fuse__pb_bytes(&b, &s) || s.n % size) return -1;
+      } else {
+        if ((size_t)(b.end - b.p) < size) return -1;
+        one.p = b.p;
+        one.n = size;
+        b.p += size;
+        s = one;
+      }
+      for (i = 0; i < s.n; i += size) {
+        if (size == 4) {
+          FUSE__PUT(fuse__f32(fuse__le32(s.p + i)));
+        } else {
+          uint64_t u = fuse__le64(s.p + i);
+          double d;
+          memcpy(&d, &u, sizeof d);
+          FUSE__PUT(d);
+        }
+      }
+    } else if ((f == 5 || f == 7) && (w == 0 || w == 2)) { /* int32_data / int64_data */
+      fuse__pb vals = b;
+      if (w == 2) {
+        if (!fuse__pb_bytes(&b, &s)) return -1;
+        vals = fuse__pb_of(s);
+      }
+      do {
+        if (!fuse__pb_varint(&vals, &v)) return -1;
+        if (f == 5) FUSE__PUT((int32_t)(uint32_t)v);
+        else FUSE__PUT((int64_t)v);
+      } while (w == 2 && vals.p < vals.end);
+      if (w == 0) b = vals;
+    } else if (!fuse__pb_skip(&b, w)) {
+      return -1;
+    }
+  }
+#undef FUSE__PUT
+  return b.p == b.end ? got : -1;
+}
+
+/* ---- the loader */
+
+typedef struct fuse__oattr {
+  fuse__slice msg, name, s, t;
+  int type;
+  float f;
+  int64_t i;
+  int has_f, has_i;
+} fuse__oattr;
+
+typedef struct fuse__onode {
+  fuse__slice msg, op, name;
+  fuse__slice in[16], out[4];
+  int num_in, num_out;
+} fuse__onode;
+
+/* What an ONNX name stands for. */
+enum { FUSE__OV_NONE, FUSE__OV_VALUE, FUSE__OV_TENSOR };
+typedef struct fuse__oval {
+  fuse__slice name;
+  int kind;
+  fuse_value v;     /* FUSE__OV_VALUE */
+  fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet a graph value */
+} fuse__oval;
+
+typedef struct fuse__onnx {
+  fuse_graph *g;
+  int opset;
+  fuse__oval *vals;
+  int num_vals, cap_vals;
+  int *table; /* open addressing over vals by name; -1 empty */
+  int table_cap;
+  const fuse__onode *node; /* the node being converted, for messages */
+  int node_index;
+  char name_buf[512];
+} fuse__onnx;
+
+static uint32_t fuse__slice_hash(fuse__slice s) {
+  uint32_t h = 2166136261u;
+  size_t i;
+  for (i = 0; i < s.n; i++) h = (h ^ s.p[i]) * 16777619u;
+  return h;
+}
+
+static int fuse__o_find(const fuse__onnx *ld, fuse__slice name) {
+  uint32_t i;
+  if (!ld->table_cap) return -1;
+  for (i = fuse__slice_hash(name) & (uint32_t)(ld->table_cap - 1); ld->table[i] >= 0;
+       i = (i + 1) & (uint32_t)(ld->table_cap - 1)) {
+    const fuse__oval *o = &ld->vals[ld->table[i]];
+    if (o->name.n == name.n && (name.n == 0 || memcmp(o->name.p, name.p, name.n) == 0))
+      return ld->table[i];
+  }
+  return -1;
+}
+
+/* A NUL-terminated copy of a name for messages and fuse names (truncated to 511 bytes). */
+static const char *fuse__o_cstr(fuse__onnx *ld, fuse__slice s) {
+  size_t n = s.n < sizeof ld->name_buf - 1 ? s.n : sizeof ld->name_buf - 1;
+  if (n) memcpy(ld->name_buf, s.p, n);
+  ld->name_buf[n] = 0;
+  return ld->name_buf;
+}
+
+static fuse_result fuse__o_fail(fuse__onnx *ld, fuse_result r, const char *what) {
+  char name[128], op[64];
+  size_t n;
+  if (ld->node) {
+    n = ld->node->name.n < sizeof name - 1 ? ld->node->name.n : sizeof name - 1;
+    if (n) memcpy(name, ld->node->name.p, n);
+    name[n] = 0;
+    n = ld->node->op.n < sizeof op - 1 ? ld->node->op.n : sizeof op - 1;
+    if (n) memcpy(op, ld->node->op.p, n);
+    op[n] = 0;
+    if (!ld->node->name.n && ld->node->num_out && ld->node->out[0].n) { /* most are unnamed */
+      n = ld->node->out[0].n < sizeof name - 1 ? ld->node->out[0].n : sizeof name - 1;
+      memcpy(name, ld->node->out[0].p, n);
+      name[n] = 0;
+      fuse__fail(ld->g, r, "onnx: node %d (%s, output '%s'): %s", ld->node_index, op, name, what);
+    } else {
+      fuse__fail(ld->g, r, "onnx: node %d '%s' (%s): %s", ld->node_index, name, op, what);
+    }
+  } else {
+    fuse__fail(ld->g, r, "onnx: %s", what);
+  }
+  return ld->g->status;
+}
+
+/* Adds (or replaces) what `name` stands for. */
+static int fuse__o_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val) {
+  int k = fuse__o_find(ld, name), i;
+  uint32_t h;
+  if (k >= 0) {
+    ld->vals[k] = *val;
+    ld->vals[k].name = name;
+    return 1;
+  }
+  if ((ld->num_vals + 1) * 2 > ld->table_cap) {
+    int cap = ld->table_cap ? ld->table_cap * 2 : 256;
+    int *table = (int *)fuse__alloc(&ld->g->alloc, (size_t)cap * sizeof(int), 16);
+    if (!table) return 0;
+    for (i = 0; i < cap; i++) table[i] = -1;
+    for (i = 0; i < ld->num_vals; i++) {
+      for (h = fuse__slice_hash(ld->vals[i].name) & (uint32_t)(cap - 1); table[h] >= 0;
+           h = (h + 1) & (uint32_t)(cap - 1)) {
+      }
+      table[h] = i;
+    }
+    fuse__free(&ld->g->alloc, ld->table);
+    ld->table = table;
+    ld->table_cap = cap;
+  }
+  {
+    fuse__oval *vals = (fuse__oval *)fuse__grow(&ld->g->alloc, ld->vals, ld->num_vals,
+                                                &ld->cap_vals, ld->num_vals + 1, sizeof(fuse__oval));
+    if (!vals) return 0;
+    ld->vals = vals;
+  }
+  ld->vals[ld->num_vals] = *val;
+  ld->vals[ld->num_vals].name = name;
+  for (h = fuse__slice_hash(name) & (uint32_t)(ld->table_cap - 1); ld->table[h] >= 0;
+       h = (h + 1) & (uint32_t)(ld->table_cap - 1)) {
+  }
+  ld->table[h] = ld->num_vals++;
+  return 1;
+}
+
+static int fuse__o_bind_value(fuse__onnx *ld, fuse__slice name, fuse_value v) {
+  fuse__oval o;
+  memset(&o, 0, sizeof o);
+  o.kind = FUSE__OV_VALUE;
+  o.v = v;
+  return fuse__o_bind(ld, name, &o);
+}
+
+/* Names of initializers, inputs and outputs: present and without NUL bytes (node inputs may
+   be empty: an optional input left out). */
+static int fuse__o_name_ok(fuse__onnx *ld, fuse__slice s) {
+  if (s.n && memchr(s.p, 0, s.n))
+    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "a name contains a NUL byte"), 0;
+  return 1;
+}
+
+/* Checks a tensor's dims and type for use as float data; fills count. */
+static int fuse__o_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t *count) {
+  int i;
+  char what[400];
+  fuse__out o;
+  o.buf = what;
+  o.len = 0;
+  o.cap = sizeof what;
+  o.write = NULL;
+  o.user = NULL;
+  *count = 1;
+  if (t->external) {
+    fuse__puts(&o, "tensor '");
+    fuse__puts(&o, fuse__o_cstr(ld, t->name));
+    fuse__puts(&o, "' keeps its data in an external file, which this loader does not read");
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+  }
+  for (i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 1 || t->dims[i] > FUSE__MAX_DIM || *count > ((int64_t)1 << 48) / t->dims[i]) {
+      fuse__puts(&o, "tensor '");
+      fuse__puts(&o, fuse__o_cstr(ld, t->name));
+      fuse__puts(&o, "' has dimension ");
+      fuse__put_int(&o, t->dims[i]);
+      fuse__puts(&o, t->dims[i] == 0 ? " (zero-sized tensors are not supported)" : " (out of range)");
+      return fuse__o_fail(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE, what), 0;
+    }
+    *count *= t->dims[i];
+  }
+  if (t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE && t->dtype != FUSE__DT_INT64 &&
+      t->dtype != FUSE__DT_INT32) {
+    fuse__puts(&o, "tensor '");
+    fuse__puts(&o, fuse__o_cstr(ld, t->name));
+    fuse__puts(&o, "' has data type ");
+    fuse__put_int(&o, t->dtype);
+    fuse__puts(&o, " (float32, double, int32 and int64 tensors are read)");
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+  }
+  return 1;
+}
+
+/* The graph value for an ONNX name: initializers / Constant outputs become constants on
+   first use. Int64 tensors only serve as shapes: using one as data is unsupported. */
+static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
+  int k = fuse__o_find(ld, name);
+  fuse__oval *o;
+  char what[600];
+  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE) {
+    fuse__out out;
+    out.buf = what;
+    out.len = 0;
+    out.cap = sizeof what;
+    out.write = NULL;
+    out.user = NULL;
+    fuse__puts(&out, "input '");
+    fuse__puts(&out, fuse__o_cstr(ld, name));
+    fuse__puts(&out, "' is not produced by an earlier node, an initializer or a graph input");
+    return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
+  }
+  o = &ld->vals[k];
+  if (o->kind == FUSE__OV_TENSOR) {
+    int64_t count, got;
+    float *data;
+    fuse_value v;
+    fuse__otensor t = o->t;
+    if (!fuse__o_check_tensor(ld, &t, &count)) return FUSE_NONE;
+    if (t.dtype != FUSE__DT_FLOAT && t.dtype != FUSE__DT_DOUBLE) {
+      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "an integer tensor is used as float data"),
+             FUSE_NONE;
+    }
+    got = fuse__o_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
+    if (got != count)
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE,
+                          got < 0 ? "a tensor's data is malformed"
+                                  : "a tensor's data does not match its dimensions"),
+             FUSE_NONE;
+    v = fuse_constant(ld->g, NULL, t.rank, t.dims, NULL);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    data = ld->g->nodes[v].data;
+    got = fuse__o_tensor_values(&t, NULL, data, NULL, count);
+    if (got != count)
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE,
+                          got < 0 ? "a tensor's data is malformed"
+                                  : "a tensor's data does not match its dimensions"),
+             FUSE_NONE;
+    if (t.name.n && fuse__o_name_ok(ld, t.name) &&
+        fuse_value_set_name(ld->g, v, fuse__o_cstr(ld, t.name)) != FUSE_OK)
+      return FUSE_NONE;
+    k = fuse__o_find(ld, name); /* the table may have moved */
+    ld->vals[k].kind = FUSE__OV_VALUE;
+    ld->vals[k].v = v;
+    return v;
+  }
+  return o->v;
+}
+
+/* An int64 (or int32) tensor's values, e.g. a Reshape target; 0 if `name` is not one. */
+static int fuse__o_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max, int *count) {
+  int k = fuse__o_find(ld, name);
+  int64_t n, got;
+  const fuse__otensor *t;
+  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
+  t = &ld->vals[k].t;
+  if (t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) return 0;
+  n = fuse__numel(t->rank, t->dims);
+  if (t->rank > 1 || n > max || n < 0) return 0;
+  got = fuse__o_tensor_values(t, NULL, NULL, out, n);
+  if (got != n) return 0;
+  *count = (int)n;
+  return 1;
+}
+
+/* A scalar float constant (initializer or Constant with one element). */
+static int fuse__o_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
+  int k = fuse__o_find(ld, name);
+  const fuse__otensor *t;
+  if (k < 0) return 0;
+  if (ld->vals[k].kind == FUSE__OV_VALUE) {
+    const fuse__node *n = &ld->g->nodes[ld->vals[k].v];
+    if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
+    *out = n->data[0];
+    return 1;
+  }
+  if (ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
+  t = &ld->vals[k].t;
+  if ((t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE) || fuse__numel(t->rank, t->dims) != 1 ||
+      t->external)
+    return 0;
+  return fuse__o_tensor_values(t, NULL, out, NULL, 1) == 1;
+}
+
+/* ---- attributes */
+
+static int fuse__o_attr(const fuse__onode *n, const char *name, fuse__oattr *a) {
+  fuse__pb b = fuse__pb_of(n->msg);
+  uint32_t f, w;
+  while (fuse__pb_tag(&b, &f, &w)) {
+    fuse__slice s;
+    if (f == 5 && w == 2) {
+      fuse__pb ab;
+      uint32_t af, aw;
+      if (!fuse__pb_bytes(&b, &s)) return 0;
+      memset(a, 0, sizeof *a);
+      a->msg = s;
+      ab = fuse__pb_of(s);
+      while (fuse__pb_tag(&ab, &af, &aw)) {
+        uint64_t v;
+        if (af == 1 && aw == 2) {
+          if (!fuse__pb_bytes(&ab, &a->name)) return 0;
+        } else if (af == 2 && aw == 5) {
+          if (ab.end - ab.p < 4) return 0;
+          a->f = fuse__f32(fuse__le32(ab.p));
+          a->has_f = 1;
+          ab.p += 4;
+        } else if (af == 3 && aw == 0) {
+          if (!fuse__pb_varint(&ab, &v)) return 0;
+          a->i = (int64_t)v;
+          a->has_i = 1;
+        } else if (af == 4 && aw == 2) {
+          if (!fuse__pb_bytes(&ab, &a->s)) return 0;
+        } else if (af == 5 && aw == 2) {
+          if (!fuse__pb_bytes(&ab, &a->t)) return 0;
+        } else if (af == 20 && aw == 0) {
+          if (!fuse__pb_varint(&ab, &v)) return 0;
+          a->type = (int)v;
+        } else if (!fuse__pb_skip(&ab, aw)) {
+          return 0;
+        }
+      }
+      if (fuse__slice_is(a->name, name)) return 1;
+    } else if (!fuse__pb_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int64_t fuse__o_attr_int(const fuse__onode *n, const char *name, int64_t def) {
+  fuse__oattr a;
+  return fuse__o_attr(n, name, &a) && a.has_i ? a.i : def;
+}
+
+static float fuse__o_attr_float(const fuse__onode *n, const char *name, float def) {
+  fuse__oattr a;
+  return fuse__o_attr(n, name, &a) && a.has_f ? a.f : def;
+}
+
+/* A list of ints (field 8, packed or not); returns the count, -1 if absent or malformed. */
+static int fuse__o_attr_ints(const fuse__onode *n, const char *name, int64_t *out, int max) {
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  int count = 0;
+  if (!fuse__o_attr(n, name, &a)) return -1;
+  b = fuse__pb_of(a.msg);
+  while (fuse__pb_tag(&b, &f, &w)) {
+    if (f == 8 && (w == 0 || w == 2)) {
+      fuse__pb vals = b;
+      fuse__slice s;
+      uint64_t v;
+      if (w == 2) {
+        if (!fuse__pb_bytes(&b, &s)) return -1;
+        vals = fuse__pb_of(s);
+        if (!s.n) continue;
+      }
+      do {
+        if (!fuse__pb_varint(&vals, &v) || count == max) return -1;
+        out[count++] = (int64_t)v;
+      } while (w == 2 && vals.p < vals.end);
+      if (w == 0) b = vals;
+    } else if (!fuse__pb_skip(&b, w)) {
+      return -1;
+    }
+  }
+  return count;
+}
+
+static int fuse__o_node(fuse__slice msg, fuse__onode *n) {
+  fuse__pb b = fuse__pb_of(msg);
+  uint32_t f, w;
+  memset(n, 0, sizeof *n);
+  n->msg = msg;
+  while (fuse__pb_tag(&b, &f, &w)) {
+    fuse__slice s;
+    if (w == 2 && (f == 1 || f == 2 || f == 3 || f == 4)) {
+      if (!fuse__pb_bytes(&b, &s)) return 0;
+      if (f == 1) {
+        if (n->num_in == 16) return 0;
+        n->in[n->num_in++] = s;
+      } else if (f == 2) {
+        if (n->num_out == 4) return 0;
+        n->out[n->num_out++] = s;
+      } else if (f == 3) {
+        n->name = s;
+      } else {
+        n->op = s;
+      }
+    } else if (!fuse__pb_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return b.p == b.end && n->op.n > 0;
+}
+
+/* ---- operators */
+
+static int fuse__o_has_in(const fuse__onode *n, int i) { return i < n->num_in && n->in[i].n > 0; }
+
+static int fuse__o_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char *name, int *out,
+                               int count, int def) {
+  int64_t v[8];
+  int got = fuse__o_attr_ints(n, name, v, 8), i;
+  for (i = 0; i < count; i++) out[i] = def;
+  if (got < 0) return 1;
+  if (got != count)
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "an attribute has an unexpected length "
+                                                    "(only 2-D conv and pools are supported)"),
+           0;
+  for (i = 0; i < count; i++) {
+    if (v[i] < 0 || v[i] > 0x7fffffff)
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "an attribute value is out of range"), 0;
+    out[i] = (int)v[i];
+  }
+  return 1;
+}
+
+/* auto_pad SAME_UPPER / SAME_LOWER / VALID over the 2 spatial dims; kernel is the dilated one */
+static int fuse__o_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, const int *kernel,
+                            const int *strides, const int *dilation, int *pads) {
+  fuse__oattr a;
+  const int64_t *shape = fuse_value_shape(ld->g, x);
+  int i;
+  if (!fuse__o_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
+  if (fuse__slice_is(a.s, "VALID")) {
+    for (i = 0; i < 4; i++) pads[i] = 0;
+    return 1;
+  }
+  if (!fuse__slice_is(a.s, "SAME_UPPER") && !fuse__slice_is(a.s, "SAME_LOWER"))
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"), 0;
+  for (i = 0; i < 2; i++) {
+    int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
+    int64_t eff = (int64_t)dilation[i] * (kernel[i] - 1) + 1;
+    int64_t total = (out - 1) * strides[i] + eff - in;
+    if (total < 0) total = 0;
+    if (fuse__slice_is(a.s, "SAME_UPPER")) {
+      pads[i] = (int)(total / 2);
+      pads[i + 2] = (int)(total - total / 2);
+    } else {
+      pads[i] = (int)(total - total / 2);
+      pads[i + 2] = (int)(total / 2);
+    }
+  }
+  return 1;
+}
+
+static fuse_value fuse__o_rank4(fuse__onnx *ld, fuse_value x) {
+  if (fuse_value_rank(ld->g, x) != 4)
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
+  return x;
+}
+
+static fuse_value fuse__o_conv(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_conv2d_attrs a;
+  fuse_value x = fuse__o_value(ld, n->in[0]), w, y;
+  int kernel[2];
+  if (x == FUSE_NONE || fuse__o_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || (w = fuse__o_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  if (fuse_value_rank(g, w) != 4)
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
+  kernel[0] = (int)fuse_value_shape(g, w)[2];
+  kernel[1] = (int)fuse_value_shape(g, w)[3];
+  a.groups = (int)fuse__o_attr_int(n, "group", 1);
+  if (a.groups < 1) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
+  if (!fuse__o_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__o_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__o_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__o_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
+    return FUSE_NONE;
+  y = fuse_conv2d(g, x, w, &a);
+  if (y != FUSE_NONE && fuse__o_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
+    int64_t shape[4];
+    fuse_value b = fuse__o_value(ld, n->in[2]);
+    if (b == FUSE_NONE) return FUSE_NONE;
+    shape[0] = 1;
+    shape[1] = fuse_value_shape(g, y)[1];
+    shape[2] = shape[3] = 1;
+    y = fuse_add(g, y, fuse_reshape(g, b, 4, shape));
+  }
+  return y;
+}
+
+static fuse_value fuse__o_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
+  fuse_pool2d_attrs a;
+  int64_t kernel[8];
+  fuse_value x = fuse__o_value(ld, n->in[0]);
+  if (x == FUSE_NONE || fuse__o_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_out > 1 && n->out[1].n)
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  if (fuse__o_attr_ints(n, "kernel_shape", kernel, 8) < 0)
+    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
+  if (!fuse__o_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
+      !fuse__o_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__o_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__o_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__o_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
+    return FUSE_NONE;
+  a.ceil_mode = (int)fuse__o_attr_int(n, "ceil_mode", 0);
+  a.count_include_pad = (int)fuse__o_attr_int(n, "count_include_pad", 0);
+  if (fuse__o_attr_int(n, "storage_order", 0) != 0)
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "storage_order=1 is not supported"), FUSE_NONE;
+  return fuse__pool(ld->g, op, x, &a);
+}
+
+/* Gemm: alpha * A' B' + beta * C, with A' / B' transposed when asked (constants only). */
+static fuse_value fuse__o_transposed(fuse__onnx *ld, fuse_value v, float scale) {
+  fuse_graph *g = ld->g;
+  const fuse__node *n = &g->nodes[v];
+  int64_t shape[2], r, c, R, C;
+  fuse_value t;
+  if (n->op != FUSE__OP_CONST) return fuse_transpose(g, v, NULL); /* at run time; unscaled */
+  R = n->shape[0];
+  C = n->shape[1];
+  shape[0] = C;
+  shape[1] = R;
+  t = fuse_constant(g, NULL, 2, shape, NULL);
+  if (t == FUSE_NONE) return FUSE_NONE;
+  for (r = 0; r < R; r++)
+    for (c = 0; c < C; c++) g->nodes[t].data[c * R + r] = g->nodes[v].data[r * C + c] * scale;
+  return t;
+}
+
+static fuse_value fuse__o_scaled(fuse__onnx *ld, fuse_value v, float scale) {
+  fuse_graph *g = ld->g;
+  const fuse__node *n = &g->nodes[v];
+  int64_t i, count;
+  fuse_value t;
+  if (scale == 1) return v;
+  if (n->op != FUSE__OP_CONST) return fuse_mul(g, v, fuse_scalar(g, scale));
+  t = fuse_constant(g, NULL, n->rank, n->shape, g->nodes[v].data);
+  if (t == FUSE_NONE) return FUSE_NONE;
+  count = fuse__numel(g->nodes[t].rank, g->nodes[t].shape);
+  for (i = 0; i < count; i++) g->nodes[t].data[i] *= scale;
+  return t;
+}
+
+static fuse_value fuse__o_gemm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  float alpha = fuse__o_attr_float(n, "alpha", 1), beta = fuse__o_attr_float(n, "beta", 1);
+  int64_t ta = fuse__o_attr_int(n, "transA", 0), tb = fuse__o_attr_int(n, "transB", 0);
+  fuse_value a, b, y;
+  int scaled;
+  if (n->num_in < 2) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "Gemm needs A and B"), FUSE_NONE;
+  a = fuse__o_value(ld, n->in[0]);
+  b = a == FUSE_NONE ? FUSE_NONE : fuse__o_value(ld, n->in[1]);
+  if (b == FUSE_NONE) return FUSE_NONE;
+  if (fuse_value_rank(g, a) != 2 || fuse_value_rank(g, b) != 2)
+    return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
+  if (ta && (a = fuse__o_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
+  scaled = g->nodes[b].op == FUSE__OP_CONST; /* alpha folds into a constant B */
+  if (tb) b = fuse__o_transposed(ld, b, alpha);
+  else if (scaled) b = fuse__o_scaled(ld, b, alpha);
+  if (b == FUSE_NONE) return FUSE_NONE;
+  y = fuse_matmul(g, a, b);
+  if (alpha != 1 && !scaled) y = fuse_mul(g, y, fuse_scalar(g, alpha));
+  if (fuse__o_has_in(n, 2) && beta != 0) {
+    fuse_value c = fuse__o_value(ld, n->in[2]);
+    if (c == FUSE_NONE) return FUSE_NONE;
+    y = fuse_add(g, y, fuse__o_scaled(ld, c, beta));
+  }
+  return y;
+}
+
+static fuse_value fuse__o_clip(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__o_value(ld, n->in[0]), bound[2];
+  float v[2];
+  int k, is_const[2];
+  if (x == FUSE_NONE) return FUSE_NONE;
+  v[0] = -HUGE_VALF;
+  v[1] = HUGE_VALF;
+  is_const[0] = is_const[1] = 1;
+  bound[0] = bound[1] = FUSE_NONE;
+  if (ld->opset < 11) {
+    v[0] = fuse__o_attr_float(n, "min", -HUGE_VALF);
+    v[1] = fuse__o_attr_float(n, "max", HUGE_VALF);
+  } else {
+    for (k = 0; k < 2; k++) {
+      if (!fuse__o_has_in(n, k + 1)) continue;
+      if (fuse__o_scalar(ld, n->in[k + 1], &v[k])) continue;
+      is_const[k] = 0; /* a graph input or computed: maximum / minimum with the tensor */
+      if ((bound[k] = fuse__o_value(ld, n->in[k + 1])) == FUSE_NONE) return FUSE_NONE;
+      if (fuse__numel(fuse_value_rank(g, bound[k]), fuse_value_shape(g, bound[k])) != 1)
+        return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "Clip's min / max must be scalars"), FUSE_NONE;
+    }
+  }
+  if (is_const[0] && is_const[1] && v[0] <= v[1]) return fuse_clip(g, x, v[0], v[1]);
+  /* min > max (ONNX then gives max everywhere) or tensor bounds: min(max(x, lo), hi) */
+  if (!is_const[0]) x = fuse_maximum(g, x, bound[0]);
+  else if (v[0] > -HUGE_VALF) x = fuse_maximum(g, x, fuse_scalar(g, v[0]));
+  if (!is_const[1]) x = fuse_minimum(g, x, bound[1]);
+  else if (v[1] < HUGE_VALF) x = fuse_minimum(g, x, fuse_scalar(g, v[1]));
+  return x;
+}
+
+static fuse_value fuse__o_reshape(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__o_value(ld, n->in[0]);
+  int64_t shape[FUSE_MAX_RANK];
+  int count, i, allowzero = (int)fuse__o_attr_int(n, "allowzero", 0);
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || !fuse__o_ints(ld, n->in[1], shape, FUSE_MAX_RANK, &count))
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                        "the target shape must be a constant int64 tensor of at most 8 values"),
+           FUSE_NONE;
+  for (i = 0; i < count; i++)
+    if (shape[i] == 0) {
+      if (allowzero)
+        return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "allowzero makes a zero-sized tensor"), FUSE_NONE;
+      if (i >= fuse_value_rank(g, x))
+        return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "a 0 in the target shape has no input dimension to copy"), FUSE_NONE;
+      shape[i] = fuse_value_shape(g, x)[i];
+    }
+  return fuse_reshape(g, x, count, shape);
+}
+
+static fuse_value fuse__o_softmax(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__o_value(ld, n->in[0]), y;
+  int rank, axis;
+  int64_t shape[2];
+  if (x == FUSE_NONE) return FUSE_NONE;
+  rank = fuse_value_rank(g, x);
+  axis = (int)fuse__o_attr_int(n, "axis", ld->opset < 13 ? 1 : -1);
+  if (ld->opset >= 13 || axis == rank - 1 || axis == -1) return fuse_softmax(g, x, axis);
+  /* before opset 13: softmax over the input flattened to 2-D at axis */
+  if (axis < -rank || axis > rank)
+    return fuse__o_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Softmax axis is out of range"), FUSE_NONE;
+  if (axis < 0) axis += rank;
+  shape[0] = fuse__numel(axis, fuse_value_shape(g, x));
+  shape[1] = fuse__numel(rank - axis, fuse_value_shape(g, x) + axis);
+  y = fuse_softmax(g, fuse_reshape(g, x, 2, shape), 1);
+  {
+    int64_t back[FUSE_MAX_RANK];
+    memcpy(back, fuse_value_shape(g, x), (size_t)rank * sizeof(int64_t));
+    return fuse_reshape(g, y, rank, back);
+  }
+}
+
+static fuse_value fuse__o_constant(fuse__onnx *ld, const fuse__onode *n) {
+  fuse__oattr a;
+  fuse__oval o;
+  memset(&o, 0, sizeof o);
+  if (fuse__o_attr(n, "value", &a) && a.t.n) {
+    char why[32];
+    o.kind = FUSE__OV_TENSOR;
+    if (!fuse__o_tensor_meta(a.t, &o.t, why, sizeof why))
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
+    o.t.name = n->out[0];
+  } else if (fuse__o_attr(n, "value_float", &a) && a.has_f) {
+    fuse_value v = fuse_constant(ld->g, NULL, 0, NULL, &a.f);
+    return v;
+  } else {
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                        "only Constant value= (tensor) and value_float= are supported"),
+           FUSE_NONE;
+  }
+  if (!fuse__o_bind(ld, n->out[0], &o)) return fuse__o_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  return -2; /* bound as a tensor: no graph value yet */
+}
+
+static int fuse__o_known(fuse__slice op) {
+  static const char *const ops[] = {
+      "Conv",    "Relu",    "Clip",   "Add",     "Sub",          "Mul",       "Max",
+      "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
+      "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
+      "BatchNormalization", "GlobalAveragePool", NULL};
+  int i;
+  for (i = 0; ops[i]; i++)
+    if (fuse__slice_is(op, ops[i])) return 1;
+  return 0;
+}
+
+/* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
+static fuse_value fuse__o_convert(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  static const char *const binary[] = {"Add", "Sub", "Mul"};
+  static const int binary_op[] = {FUSE__OP_ADD, FUSE__OP_SUB, FUSE__OP_MUL};
+  fuse_value x;
+  int k;
+  if (fuse__slice_is(n->op, "Constant")) return fuse__o_constant(ld, n);
+  if (n->num_in < 1 || !n->in[0].n)
+    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if (fuse__slice_is(n->op, "Conv")) return fuse__o_conv(ld, n);
+  if (fuse__slice_is(n->op, "Gemm")) return fuse__o_gemm(ld, n);
+  if (fuse__slice_is(n->op, "Clip")) return fuse__o_clip(ld, n);
+  if (fuse__slice_is(n->op, "Reshape")) return fuse__o_reshape(ld, n);
+  if (fuse__slice_is(n->op, "Softmax")) return fuse__o_softmax(ld, n);
+  if (fuse__slice_is(n->op, "MaxPool")) return fuse__o_pool(ld, n, FUSE__OP_MAX_POOL2D);
+  if (fuse__slice_is(n->op, "AveragePool")) return fuse__o_pool(ld, n, FUSE__OP_AVG_POOL2D);
+  for (k = 0; k < 3; k++)
+    if (fuse__slice_is(n->op, binary[k])) {
+      fuse_value a, b;
+      if (n->num_in != 2) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), FUSE_NONE;
+      a = fuse__o_value(ld, n->in[0]);
+      b = a == FUSE_NONE ? FUSE_NONE : fuse__o_value(ld, n->in[1]);
+      return b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, binary_op[k], a, b);
+    }
+  if (fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min")) {
+    int op = n->op.p[1] == 'a' ? FUSE__OP_MAXIMUM : FUSE__OP_MINIMUM;
+    x = fuse__o_value(ld, n->in[0]);
+    for (k = 1; k < n->num_in && x != FUSE_NONE; k++) {
+      fuse_value b = fuse__o_value(ld, n->in[k]);
+      x = b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, op, x, b);
+    }
+    return x;
+  }
+  if (fuse__slice_is(n->op, "Concat")) {
+    fuse_value ins[16];
+    fuse__oattr a;
+    if (!fuse__o_attr(n, "axis", &a) || !a.has_i)
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+    for (k = 0; k < n->num_in; k++)
+      if ((ins[k] = fuse__o_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+    return fuse_concat(g, n->num_in, ins, (int)a.i);
+  }
+  if (fuse__slice_is(n->op, "BatchNormalization")) {
+    fuse_value in[5];
+    if (n->num_in != 5) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
+    if (fuse__o_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
+      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
+    for (k = 0; k < 5; k++)
+      if ((in[k] = fuse__o_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__o_attr_float(n, "epsilon", 1e-5f));
+  }
+  x = fuse__o_value(ld, n->in[0]);
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (fuse__slice_is(n->op, "Relu")) return fuse_relu(g, x);
+  if (fuse__slice_is(n->op, "Sigmoid")) return fuse_sigmoid(g, x);
+  if (fuse__slice_is(n->op, "MatMul")) {
+    fuse_value b = n->num_in == 2 ? fuse__o_value(ld, n->in[1]) : FUSE_NONE;
+    return b == FUSE_NONE ? fuse__o_fail(ld, FUSE_ERROR_PARSE, "MatMul needs two inputs"), FUSE_NONE
+                          : fuse_matmul(g, x, b);
+  }
+  if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__o_attr_int(n, "axis", 1));
+  if (fuse__slice_is(n->op, "GlobalAveragePool")) return fuse_global_avg_pool2d(g, x);
+  if (fuse__slice_is(n->op, "Identity")) return x;
+  if (fuse__slice_is(n->op, "Transpose")) {
+    int64_t perm[FUSE_MAX_RANK];
+    int p[FUSE_MAX_RANK], count = fuse__o_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
+    if (count < 0) return fuse_transpose(g, x, NULL);
+    if (count != fuse_value_rank(g, x))
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
+    for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
+    return fuse_transpose(g, x, p);
+  }
+  if (fuse__slice_is(n->op, "Dropout")) {
+    float ratio;
+    if (n->num_out > 1 && n->out[1].n)
+      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
+    if (fuse__o_has_in(n, 2) && !(fuse__o_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
+      int64_t mode[1];
+      int count;
+      if (!fuse__o_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
+        return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+    }
+    return x;
+  }
+  return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
+}
+
+/* A graph input's shape from its ValueInfoProto; 0 with a message if it is not a fixed-size
+   float tensor. */
+static int fuse__o_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
+  fuse__pb b = fuse__pb_of(vi), tb, tt, sb;
+  uint32_t f, w;
+  fuse__slice type = {NULL, 0}, tensor = {NULL, 0}, shp = {NULL, 0};
+  int64_t elem = 0;
+  int has_shape = 0;
+  uint64_t v;
+  name->n = 0;
+  while (fuse__pb_tag(&b, &f, &w)) {
+    if (f == 1 && w == 2) {
+      if (!fuse__pb_bytes(&b, name)) return 0;
+    } else if (f == 2 && w == 2) {
+      if (!fuse__pb_bytes(&b, &type)) return 0;
+    } else if (!fuse__pb_skip(&b, w)) {
+      return 0;
+    }
+  }
+  tb = fuse__pb_of(type);
+  while (fuse__pb_tag(&tb, &f, &w)) {
+    if (f == 1 && w == 2) {
+      if (!fuse__pb_bytes(&tb, &tensor)) return 0;
+    } else if (!fuse__pb_skip(&tb, w)) {
+      return 0;
+    }
+  }
+  tt = fuse__pb_of(tensor);
+  while (fuse__pb_tag(&tt, &f, &w)) {
+    if (f == 1 && w == 0) {
+      if (!fuse__pb_varint(&tt, &v)) return 0;
+      elem = (int64_t)v;
+    } else if (f == 2 && w == 2) {
+      if (!fuse__pb_bytes(&tt, &shp)) return 0;
+      has_shape = 1;
+    } else if (!fuse__pb_skip(&tt, w)) {
+      return 0;
+    }
+  }
+  if (elem != FUSE__DT_FLOAT) return -1;
+  if (!has_shape) return -2;
+  *rank = 0;
+  sb = fuse__pb_of(shp);
+  while (fuse__pb_tag(&sb, &f, &w)) {
+    if (f == 1 && w == 2) {
+      fuse__slice dim;
+      fuse__pb db;
+      uint32_t df, dw;
+      int known = 0;
+      if (!fuse__pb_bytes(&sb, &dim)) return 0;
+      if (*rank == FUSE_MAX_RANK) return -3;
+      db = fuse__pb_of(dim);
+      while (fuse__pb_tag(&db, &df, &dw)) {
+        if (df == 1 && dw == 0) {
+          if (!fuse__pb_varint(&db, &v)) return 0;
+          shape[*rank] = (int64_t)v;
+          known = 1;
+        } else if (!fuse__pb_skip(&db, dw)) {
+          return 0;
+        }
+      }
+      if (!known) return -2;
+      (*rank)++;
+    } else if (!fuse__pb_skip(&sb, w)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  fuse__onnx ld;
+  fuse__pb b;
+  uint32_t f, w;
+  fuse__slice graph = {NULL, 0}, s;
+  fuse_graph *g;
+  int i, pass;
+  uint64_t v;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = g = fuse_graph_create(alloc);
+  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
+  memset(&ld, 0, sizeof ld);
+  ld.g = g;
+  ld.opset = 13;
+  ld.node_index = -1; /* counts from 0 */
+  if (!data && size)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
+  b.p = (const unsigned char *)data;
+  b.end = b.p + size;
+  /* ModelProto: opset_import = 8, graph = 7 */
+  while (fuse__pb_tag(&b, &f, &w)) {
+    if (f == 7 && w == 2) {
+      if (!fuse__pb_bytes(&b, &graph)) break;
+    } else if (f == 8 && w == 2) {
+      fuse__pb ob;
+      fuse__slice domain = {NULL, 0};
+      int64_t version = -1;
+      uint32_t of, ow;
+      if (!fuse__pb_bytes(&b, &s)) break;
+      ob = fuse__pb_of(s);
+      while (fuse__pb_tag(&ob, &of, &ow)) {
+        if (of == 1 && ow == 2) {
+          if (!fuse__pb_bytes(&ob, &domain)) break;
+        } else if (of == 2 && ow == 0) {
+          if (!fuse__pb_varint(&ob, &v)) break;
+          version = (int64_t)v;
+        } else if (!fuse__pb_skip(&ob, ow)) {
+          break;
+        }
+      }
+      if ((domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
+        ld.opset = (int)(version > 1000 ? 1000 : version);
+    } else if (!fuse__pb_skip(&b, w)) {
+      break;
+    }
+  }
+  if (b.p != b.end)
+    return fuse__fail(g, FUSE_ERROR_PARSE,
+                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
+                      "not fit (not an ONNX model?)",
+                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
+           g->status;
+  if (!graph.p)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
+                      (int64_t)size),
+           g->status;
+  /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
+     pass 3: output = 12. Fields may come in any order, so one pass each. */
+  for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
+    b = fuse__pb_of(graph);
+    while (g->status == FUSE_OK && fuse__pb_tag(&b, &f, &w)) {
+      if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
+                      (pass == 3 && f == 12))) {
+        if (!fuse__pb_skip(&b, w)) break;
+        continue;
+      }
+      if (!fuse__pb_bytes(&b, &s)) break;
+      if (pass == 0) {
+        fuse__oval o;
+        char why[32];
+        memset(&o, 0, sizeof o);
+        o.kind = FUSE__OV_TENSOR;
+        if (!fuse__o_tensor_meta(s, &o.t, why, sizeof why)) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
+          break;
+        }
+        if (!fuse__o_name_ok(&ld, o.t.name)) break;
+        if (!o.t.name.n) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
+          break;
+        }
+        if (!fuse__o_bind(&ld, o.t.name, &o)) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      } else if (pass == 1) {
+        fuse__slice name;
+        int64_t shape[FUSE_MAX_RANK];
+        int rank = 0, r;
+        fuse_value x;
+        r = fuse__o_input_shape(s, &name, &rank, shape);
+        if (!name.n) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
+          break;
+        }
+        if (fuse__o_find(&ld, name) >= 0) continue; /* an initializer listed as input */
+        if (!fuse__o_name_ok(&ld, name)) break;
+        if (r <= 0) {
+          fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+                     "onnx: graph input '%s' %s", fuse__o_cstr(&ld, name),
+                     r == 0    ? "is malformed"
+                     : r == -1 ? "is not a float32 tensor"
+                     : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                               : "has more than 8 dimensions");
+          break;
+        }
+        for (i = 0; i < rank && shape[i] > 0; i++) {
+        }
+        if (i < rank) {
+          fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                     "onnx: graph input '%s' has dimension %d = %D (zero-sized tensors are not "
+                     "supported)",
+                     fuse__o_cstr(&ld, name), i, shape[i]);
+          break;
+        }
+        x = fuse_input(g, fuse__o_cstr(&ld, name), rank, shape);
+        if (x == FUSE_NONE || !fuse__o_bind_value(&ld, name, x)) {
+          if (g->status == FUSE_OK) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+          break;
+        }
+      } else if (pass == 2) {
+        fuse__onode node;
+        fuse_value y;
+        if (!fuse__o_node(s, &node)) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+          break;
+        }
+        ld.node = &node;
+        ld.node_index++;
+        for (i = 0; i < node.num_in; i++)
+          if (!fuse__o_name_ok(&ld, node.in[i])) break;
+        for (i = 0; i < node.num_out; i++)
+          if (!fuse__o_name_ok(&ld, node.out[i])) break;
+        if (g->status != FUSE_OK) break;
+        if (!fuse__o_known(node.op)) {
+          fuse__o_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
+          break;
+        }
+        if (node.num_out < 1 || !node.out[0].n) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
+          break;
+        }
+        y = fuse__o_convert(&ld, &node);
+        if (y == FUSE_NONE) {
+          if (g->status == FUSE_OK) fuse__o_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
+          else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
+            char msg[sizeof g->error];
+            memcpy(msg, g->error, sizeof msg);
+            g->status = FUSE_OK;
+            fuse__o_fail(&ld, fuse_graph_status(g) == FUSE_OK ? FUSE_ERROR_SHAPE : g->status, msg);
+          }
+          break;
+        }
+        if (y == -2) continue; /* a Constant bound its output */
+        if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+            fuse__find(g, fuse__o_cstr(&ld, node.out[0])) == FUSE_NONE)
+          fuse_value_set_name(g, y, fuse__o_cstr(&ld, node.out[0]));
+        if (!fuse__o_bind_value(&ld, node.out[0], y)) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+        ld.node = NULL;
+      } else {
+        fuse__slice name = {NULL, 0};
+        fuse__pb ob = fuse__pb_of(s);
+        uint32_t of, ow;
+        fuse_value y;
+        while (fuse__pb_tag(&ob, &of, &ow)) {
+          if (of == 1 && ow == 2) {
+            if (!fuse__pb_bytes(&ob, &name)) break;
+          } else if (!fuse__pb_skip(&ob, ow)) {
+            break;
+          }
+        }
+        ld.node = NULL;
+        if (!name.n) {
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
+          break;
+        }
+        y = fuse__o_value(&ld, name);
+        if (y == FUSE_NONE || fuse_output(g, y) != FUSE_OK) break;
+      }
+    }
+    if (g->status == FUSE_OK && b.p != b.end)
+      fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph is malformed at byte %D",
+                 (int64_t)(b.p - (const unsigned char *)data));
+  }
+  fuse__free(&g->alloc, ld.vals);
+  fuse__free(&g->alloc, ld.table);
+  return g->status;
+}
+
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
+                                         fuse_graph **out) {
+  FILE *f;
+  long size;
+  void *data;
+  fuse_allocator a;
+  fuse_result r;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  f = path ? fopen(path, "rb") : NULL;
+  if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (f) fclose(f);
+    *out = fuse_graph_create(alloc);
+    if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
+    fuse__fail(*out, FUSE_ERROR_IO, "onnx: cannot read '%s'", path ? path : "(NULL path)");
+    return FUSE_ERROR_IO;
+  }
+  data = fuse__alloc(&a, (size_t)size, 16);
+  if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f);
+    fuse__free(&a, data);
+    *out = fuse_graph_create(alloc);
+    if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
+    fuse__fail(*out, data ? FUSE_ERROR_IO : FUSE_ERROR_OUT_OF_MEMORY, "onnx: cannot read '%s'", path);
+    return (*out)->status;
+  }
+  fclose(f);
+  r = fuse_onnx_load_memory(data, (size_t)size, alloc, out);
+  fuse__free(&a, data);
+  return r;
+}
+#endif
+
+FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_onnx_tensor *out) {
+  fuse__otensor t;
+  fuse__slice msg;
+  fuse_allocator a;
+  int64_t count = 1, got;
+  int i;
+  char why[64];
+  fuse__out o;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  o.buf = out->error;
+  o.len = 0;
+  o.cap = sizeof out->error;
+  o.write = NULL;
+  o.user = NULL;
+  msg.p = (const unsigned char *)data;
+  msg.n = data ? size : 0;
+  why[0] = 0;
+  if (!fuse__o_tensor_meta(msg, &t, why, sizeof why)) {
+    fuse__puts(&o, "onnx tensor: malformed data");
+    return FUSE_ERROR_PARSE;
+  }
+  if (t.dtype != FUSE__DT_FLOAT) {
+    fuse__puts(&o, "onnx tensor: data type ");
+    fuse__put_int(&o, t.dtype);
+    fuse__puts(&o, " is not float32");
+    return FUSE_ERROR_UNSUPPORTED;
+  }
+  if (t.external) {
+    fuse__puts(&o, "onnx tensor: external data is not supported");
+    return FUSE_ERROR_UNSUPPORTED;
+  }
+  for (i = 0; i < t.rank; i++) {
+    if (t.dims[i] < 1 || t.dims[i] > FUSE__MAX_DIM || count > ((int64_t)1 << 48) / t.dims[i]) {
+      fuse__puts(&o, "onnx tensor: a dimension is zero or out of range");
+      return t.dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE;
+    }
+    count *= t.dims[i];
+  }
+  if (fuse__o_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
+    fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
+    return FUSE_ERROR_PARSE;
+  }
+  out->data = (float *)fuse__alloc(&a, (size_t)count * sizeof(float), FUSE__ALIGN);
+  if (!out->data) {
+    fuse__puts(&o, "onnx tensor: out of memory");
+    return FUSE_ERROR_OUT_OF_MEMORY;
+  }
+  got = fuse__o_tensor_values(&t, NULL, out->data, NULL, count);
+  if (got != count) {
+    fuse__free(&a, out->data);
+    out->data = NULL;
+    fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
+    return FUSE_ERROR_PARSE;
+  }
+  out->rank = t.rank;
+  memcpy(out->shape, t.dims, sizeof t.dims);
+  i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);
+  if (i) memcpy(out->name, t.name.p, (size_t)i);
+  out->name[i] = 0;
+  return FUSE_OK;
+}
+
+FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *alloc) {
+  fuse_allocator a;
+  if (!t) return;
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  fuse__free(&a, t->data);
+  t->data = NULL;
+}
+#endif /* FUSE_NO_ONNX */
 
 /* internal helper macros end with the implementation */
 #undef FUSE__ALIGN

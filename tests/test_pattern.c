@@ -1,0 +1,2181 @@
+/* test_pattern.c - patterns and the fusion passes: every form of the pattern language matched
+   and not matched (wildcards, captures, const, arity, `...`, attribute constraints, optional
+   ops, op alternation, `A | B`, grouping, commutative operands at any depth, repeated capture
+   names, reshape's target shape as an operand); every pattern parse error (code, "position N:
+   expected", graph untouched); fuse_ops_by_pattern semantics (priority, largest match, the
+   seed 000/001/003 scenarios, escaping intermediates, convexity, check callbacks, options,
+   repeated calls); fuse_merge_composites (chains, codegens, the diamond, numbering); the text
+   form of composites (round trip, parse, parse errors); composite counting; and a randomized
+   check that fuse_optimize makes each conv2d / matmul chain one op that compiles to one fused
+   step (fuse_plan_write) computing the same numbers as the unfused graph. Matches are probed
+   with a check callback that records the match and refuses it, so one graph serves many
+   patterns. */
+#define _POSIX_C_SOURCE 200809L
+#define FUSE_IMPLEMENTATION
+#include "fuse.h"
+#include "runner.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ helpers -- */
+
+#define D(...) ((const int64_t[]){__VA_ARGS__})
+#define NDIM(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+#define IN(g, name, ...) fuse_input((g), (name), NDIM(__VA_ARGS__), D(__VA_ARGS__))
+#define CST(g, name, seed, ...) cst_((g), (name), (seed), NDIM(__VA_ARGS__), D(__VA_ARGS__))
+#define PRS FUSE_ERROR_PARSE
+#define TOL 1e-5
+
+static void failf(int line, const char *fmt, ...) {
+  va_list ap;
+  runner_test_failed = 1;
+  fprintf(stderr, "  FAIL %s (%s:%d): ", runner_current, __FILE__, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+static uint32_t rng_state = 12345u;
+static uint32_t rnd(void) { /* xorshift32 */
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+static int rnd_int(int n) { return (int)(rnd() % (uint32_t)n); }
+static float rnd_float(void) { return (float)((rnd() >> 8) * (1.0 / 16777216.0) * 2.0 - 1.0); }
+
+static size_t numel(int rank, const int64_t *s) {
+  size_t n = 1;
+  int i;
+  for (i = 0; i < rank; i++) n *= (size_t)s[i];
+  return n;
+}
+
+static void fill(float *p, size_t n, uint32_t seed) {
+  uint32_t s = seed * 2654435761u + 1u;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = (float)((s >> 8) * (1.0 / 16777216.0) * 2.0 - 1.0);
+  }
+}
+
+/* A constant filled with deterministic values in [-1, 1). */
+static fuse_value cst_(fuse_graph *g, const char *name, uint32_t seed, int rank,
+                       const int64_t *shape) {
+  size_t n = numel(rank, shape);
+  float *data = (float *)malloc((n ? n : 1) * sizeof(float));
+  fuse_value v;
+  fill(data, n, seed);
+  v = fuse_constant(g, name, rank, shape, data);
+  free(data);
+  return v;
+}
+
+typedef struct sbuf {
+  char *p;
+  size_t len, cap;
+} sbuf;
+
+static void sb_write(void *user, const char *text, size_t len) {
+  sbuf *s = (sbuf *)user;
+  if (s->len + len + 1 > s->cap) {
+    size_t cap = s->cap ? s->cap : 256;
+    while (s->len + len + 1 > cap) cap *= 2;
+    s->p = (char *)realloc(s->p, cap);
+    s->cap = cap;
+  }
+  memcpy(s->p + s->len, text, len);
+  s->len += len;
+  s->p[s->len] = 0;
+}
+
+static char *to_text(const fuse_graph *g) {
+  sbuf s = {NULL, 0, 0};
+  if (fuse_graph_write(g, sb_write, &s) != FUSE_OK) {
+    free(s.p);
+    return NULL;
+  }
+  if (!s.p) sb_write(&s, "", 0);
+  return s.p;
+}
+
+/* Inputs for g in fuse_input order (freed with free_arrays). */
+static float **make_inputs(const fuse_graph *g, uint32_t seed) {
+  int n = fuse_graph_input_count(g), i;
+  float **in = (float **)calloc((size_t)n + 1, sizeof(float *));
+  for (i = 0; i < n; i++) {
+    fuse_value v = fuse_graph_input(g, i);
+    size_t k = numel(fuse_value_rank(g, v), fuse_value_shape(g, v));
+    in[i] = (float *)malloc((k ? k : 1) * sizeof(float));
+    fill(in[i], k, seed + (uint32_t)i * 7919u);
+  }
+  return in;
+}
+
+static void free_arrays(float **a, int n) {
+  int i;
+  if (!a) return;
+  for (i = 0; i < n; i++) free(a[i]);
+  free(a);
+}
+
+/* Compiles and runs g; returns its outputs (NaN-prefilled) or NULL on failure. */
+static float **run_outputs(const fuse_graph *g, float **in) {
+  int n = fuse_graph_output_count(g), i;
+  float **out;
+  fuse_plan *p = NULL;
+  fuse_result r = fuse_compile(g, NULL, &p);
+  if (r != FUSE_OK) {
+    fprintf(stderr, "    fuse_compile: %s (%s)\n", fuse_result_string(r), fuse_graph_error(g));
+    return NULL;
+  }
+  out = (float **)calloc((size_t)n + 1, sizeof(float *));
+  for (i = 0; i < n; i++) {
+    fuse_value v = fuse_graph_output(g, i);
+    size_t k = numel(fuse_value_rank(g, v), fuse_value_shape(g, v)), j;
+    out[i] = (float *)malloc((k ? k : 1) * sizeof(float));
+    for (j = 0; j < k; j++) out[i][j] = NAN;
+  }
+  r = fuse_run(p, (const float *const *)in, out, NULL);
+  fuse_plan_destroy(p);
+  if (r != FUSE_OK) {
+    fprintf(stderr, "    fuse_run: %s\n", fuse_result_string(r));
+    free_arrays(out, n);
+    return NULL;
+  }
+  return out;
+}
+
+/* Runs a and b (same inputs and outputs) on the same random inputs; fails on a difference. */
+#define CHECK_SAME_NUMBERS(a, b, seed) check_same_numbers_((a), (b), (seed), __LINE__)
+static void check_same_numbers_(const fuse_graph *a, const fuse_graph *b, uint32_t seed, int line) {
+  int ni = fuse_graph_input_count(a), no = fuse_graph_output_count(a), i;
+  float **in, **oa, **ob;
+  if (ni != fuse_graph_input_count(b) || no != fuse_graph_output_count(b)) {
+    failf(line, "graphs differ in inputs/outputs");
+    return;
+  }
+  in = make_inputs(a, seed);
+  oa = run_outputs(a, in);
+  ob = run_outputs(b, in);
+  if (!oa || !ob) failf(line, "compile/run failed (a %s, b %s)", oa ? "ok" : "failed", ob ? "ok" : "failed");
+  else
+    for (i = 0; i < no; i++) {
+      fuse_value v = fuse_graph_output(a, i);
+      size_t k = numel(fuse_value_rank(a, v), fuse_value_shape(a, v));
+      double e = runner_rel_error(ob[i], oa[i], k);
+      if (!(e <= TOL)) failf(line, "output %d: relative error %.3g > %.3g", i, e, TOL);
+    }
+  free_arrays(in, ni);
+  free_arrays(oa, no);
+  free_arrays(ob, no);
+}
+
+/* The compiled plan's description (fuse_plan_write) and step count; NULL if compile fails. */
+static char *plan_text(const fuse_graph *g, int *steps) {
+  fuse_plan *p = NULL;
+  sbuf s = {NULL, 0, 0};
+  *steps = -1;
+  if (fuse_compile(g, NULL, &p) != FUSE_OK) return NULL;
+  *steps = fuse_plan_step_count(p);
+  if (fuse_plan_write(p, sb_write, &s) != FUSE_OK) *steps = -2;
+  if (!s.p) sb_write(&s, "", 0);
+  fuse_plan_destroy(p);
+  return s.p;
+}
+
+/* A copy of g by print / parse. Constants with more than 4 elements print without values:
+   refill_constants sets them by name from what named_const remembered. */
+static fuse_graph *copy_graph(const fuse_graph *g) {
+  char *text = to_text(g);
+  fuse_graph *c = NULL;
+  if (!text || fuse_graph_parse(text, NULL, &c) != FUSE_OK) {
+    fprintf(stderr, "    copy_graph: %s\n", c ? fuse_graph_error(c) : "(no graph)");
+    free(text);
+    fuse_graph_destroy(c);
+    return NULL;
+  }
+  free(text);
+  return c;
+}
+
+/* The test graphs remember their named constants' data so copies can be refilled. */
+typedef struct const_rec {
+  char name[32];
+  float *data;
+  size_t n;
+} const_rec;
+static const_rec consts_[64];
+static int num_consts_;
+
+static void consts_reset(void) {
+  int i;
+  for (i = 0; i < num_consts_; i++) free(consts_[i].data);
+  num_consts_ = 0;
+}
+
+/* A named constant whose data is remembered for refill_constants. */
+static fuse_value named_const(fuse_graph *g, const char *name, int rank, const int64_t *shape,
+                              uint32_t seed) {
+  const_rec *c = &consts_[num_consts_++];
+  fuse_value v;
+  c->n = numel(rank, shape);
+  c->data = (float *)malloc((c->n ? c->n : 1) * sizeof(float));
+  fill(c->data, c->n, seed);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  v = fuse_constant(g, name, rank, shape, c->data);
+  return v;
+}
+
+static int refill_constants(fuse_graph *c) {
+  int i;
+  for (i = 0; i < num_consts_; i++)
+    if (fuse_graph_set_constant(c, consts_[i].name, consts_[i].data, consts_[i].n) != FUSE_OK) {
+      fprintf(stderr, "    set_constant %s: %s\n", consts_[i].name, fuse_graph_error(c));
+      return 0;
+    }
+  return 1;
+}
+
+/* ---- text round trip and composite info, checked for every fused graph ---- */
+
+static int same_str(const char *a, const char *b) {
+  if (!a || !b) return a == b;
+  return strcmp(a, b) == 0;
+}
+
+static int same_info(const fuse_composite_info *a, const fuse_composite_info *b) {
+  return same_str(a->name, b->name) && same_str(a->function, b->function) &&
+         same_str(a->codegen, b->codegen) && a->region == b->region && a->num_ops == b->num_ops &&
+         a->has_epilogue == b->has_epilogue;
+}
+
+#define CHECK_TEXT(g) check_text_((g), __LINE__)
+/* print(parse(print(g))) == print(g), and the parsed graph has the same composites. */
+static void check_text_(const fuse_graph *g, int line) {
+  char *t1 = to_text(g), *t2 = NULL;
+  fuse_graph *p = NULL;
+  fuse_result r;
+  int i, k, n;
+  unsigned char used[256];
+  if (!t1) {
+    failf(line, "fuse_graph_write failed");
+    return;
+  }
+  r = fuse_graph_parse(t1, NULL, &p);
+  if (r != FUSE_OK) {
+    failf(line, "parse of printed graph: %s: %s\n%s", fuse_result_string(r), fuse_graph_error(p), t1);
+    goto done;
+  }
+  t2 = to_text(p);
+  if (!t2 || strcmp(t1, t2) != 0) {
+    failf(line, "round trip differs:\n--- print(g)\n%s--- print(parse(print(g)))\n%s", t1,
+          t2 ? t2 : "(null)");
+    goto done;
+  }
+  n = fuse_composite_count(g);
+  if (fuse_composite_count(p) != n) {
+    failf(line, "composites: %d after parse, %d before", fuse_composite_count(p), n);
+    goto done;
+  }
+  if (fuse_graph_op_count(p) != fuse_graph_op_count(g))
+    failf(line, "op count %d after parse, %d before", fuse_graph_op_count(p), fuse_graph_op_count(g));
+  memset(used, 0, sizeof used);
+  for (i = 0; i < n && i < 256; i++) { /* each composite of g has an equal one in p */
+    fuse_composite_info a, b;
+    int found = 0;
+    fuse_composite_get(g, i, &a);
+    for (k = 0; k < n && k < 256 && !found; k++) {
+      if (used[k] || fuse_composite_get(p, k, &b) != FUSE_OK) continue;
+      if (same_info(&a, &b)) used[k] = 1, found = 1;
+    }
+    if (!found)
+      failf(line, "composite %d (%s %s codegen %s region %d, %d ops) differs after parse", i,
+            a.name, a.function, a.codegen ? a.codegen : "none", a.region, a.num_ops);
+  }
+done:
+  free(t1);
+  free(t2);
+  fuse_graph_destroy(p);
+}
+
+/* ---- match probes: a check callback that records every match and refuses it ---- */
+
+typedef struct probe {
+  const char *cap;     /* capture to read, or NULL */
+  fuse_value root;     /* root asked about */
+  int hits;            /* matches rooted at root */
+  int total;           /* all matches */
+  fuse_value cap_value; /* capture at root's match */
+} probe;
+
+static int probe_check(const fuse_graph *g, const fuse_match *m, void *user) {
+  probe *p = (probe *)user;
+  (void)g;
+  p->total++;
+  if (fuse_match_root(m) == p->root) {
+    p->hits++;
+    if (p->cap) p->cap_value = fuse_match_capture(m, p->cap);
+  }
+  return 0;
+}
+
+/* 1 if pattern matches with its root at `root` (the graph is left unfused); -1 on error. */
+static int match_at(fuse_graph *g, const char *pattern, fuse_value root, const char *cap,
+                    fuse_value *cap_value) {
+  fuse_rule rule;
+  fuse_pattern_options o;
+  probe p;
+  fuse_result r;
+  memset(&o, 0, sizeof o);
+  o.allow_escaping = 1; /* see the matcher, not the escape rule */
+  memset(&p, 0, sizeof p);
+  p.cap = cap;
+  p.root = root;
+  p.cap_value = FUSE_NONE;
+  rule.name = "probe.p";
+  rule.pattern = pattern;
+  rule.check = probe_check;
+  rule.user = &p;
+  r = fuse_ops_by_pattern(g, &rule, 1, &o);
+  if (r != FUSE_OK) {
+    fprintf(stderr, "    pattern \"%s\": %s: %s\n", pattern, fuse_result_string(r), fuse_graph_error(g));
+    return -1;
+  }
+  if (cap_value) *cap_value = p.cap_value;
+  return p.hits > 0;
+}
+
+#define MATCH(g, pat, root) expect_match_((g), (pat), (root), 1, __LINE__)
+#define NO_MATCH(g, pat, root) expect_match_((g), (pat), (root), 0, __LINE__)
+static void expect_match_(fuse_graph *g, const char *pat, fuse_value root, int want, int line) {
+  int got = match_at(g, pat, root, NULL, NULL);
+  if (got != want)
+    failf(line, "pattern \"%s\" at %%%d: %s, want %s", pat, (int)root,
+          got < 0 ? "error" : got ? "matches" : "no match", want ? "a match" : "no match");
+}
+
+#define CAPTURE(g, pat, root, name, want) expect_capture_((g), (pat), (root), (name), (want), __LINE__)
+static void expect_capture_(fuse_graph *g, const char *pat, fuse_value root, const char *name,
+                            fuse_value want, int line) {
+  fuse_value v = FUSE_NONE;
+  int got = match_at(g, pat, root, name, &v);
+  if (got != 1) failf(line, "pattern \"%s\" at %%%d: no match", pat, (int)root);
+  else if (v != want)
+    failf(line, "pattern \"%s\": capture $%s = %d, want %d", pat, name, (int)v, (int)want);
+}
+
+/* Applies one rule; returns the result. */
+static fuse_result fuse1(fuse_graph *g, const char *name, const char *pattern,
+                         const fuse_pattern_options *o) {
+  fuse_rule rule;
+  rule.name = name;
+  rule.pattern = pattern;
+  rule.check = NULL;
+  rule.user = NULL;
+  return fuse_ops_by_pattern(g, &rule, 1, o);
+}
+
+/* Info of the composite holding v; fails the check when there is none. */
+#define COMP_OF(g, v, info) comp_of_((g), (v), (info), __LINE__)
+static int comp_of_(const fuse_graph *g, fuse_value v, fuse_composite_info *info, int line) {
+  int c = fuse_value_composite(g, v);
+  memset(info, 0, sizeof *info);
+  if (c < 0) {
+    failf(line, "value %%%d is in no composite", (int)v);
+    return 0;
+  }
+  if (fuse_composite_get(g, c, info) != FUSE_OK) {
+    failf(line, "fuse_composite_get(%d) failed", c);
+    return 0;
+  }
+  return 1;
+}
+
+#define CHECK_COMP(g, v, name_, function_, codegen_, num_ops_)                                   \
+  check_comp_((g), (v), (name_), (function_), (codegen_), (num_ops_), __LINE__)
+static void check_comp_(const fuse_graph *g, fuse_value v, const char *name, const char *function,
+                        const char *codegen, int num_ops, int line) {
+  fuse_composite_info info;
+  if (!comp_of_(g, v, &info, line)) return;
+  if (!same_str(info.name, name)) failf(line, "name %s, want %s", info.name, name);
+  if (!same_str(info.function, function)) failf(line, "function %s, want %s", info.function, function);
+  if (!same_str(info.codegen, codegen))
+    failf(line, "codegen %s, want %s", info.codegen ? info.codegen : "NULL", codegen ? codegen : "NULL");
+  if (info.num_ops != num_ops) failf(line, "num_ops %d, want %d", info.num_ops, num_ops);
+}
+
+/* ----------------------------------------------------------- test graphs -- */
+
+/* The PyTorch conv2d(bias=True) form of seeds 000/001:
+   relu(add(conv2d(data, weight), reshape(bias, [1, K, 1, 1]))). */
+typedef struct seed_graph {
+  fuse_graph *g;
+  fuse_value data, weight, bias, conv, reshape, add, relu;
+} seed_graph;
+
+static seed_graph build_seed(int swap_add, int with_relu) {
+  seed_graph s;
+  fuse_conv2d_attrs a;
+  memset(&a, 0, sizeof a);
+  a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+  s.g = fuse_graph_create(NULL);
+  s.data = IN(s.g, "data", 1, 3, 8, 8);
+  s.weight = CST(s.g, "weight", 1, 4, 3, 3, 3);
+  s.bias = CST(s.g, "bias", 2, 4);
+  s.conv = fuse_conv2d(s.g, s.data, s.weight, &a);
+  s.reshape = fuse_reshape(s.g, s.bias, 4, D(1, 4, 1, 1));
+  s.add = swap_add ? fuse_add(s.g, s.reshape, s.conv) : fuse_add(s.g, s.conv, s.reshape);
+  s.relu = with_relu ? fuse_relu(s.g, s.add) : FUSE_NONE;
+  fuse_output(s.g, with_relu ? s.relu : s.add);
+  return s;
+}
+
+static const char *SEED_PATTERN = "relu(add(conv2d($data, $weight), reshape($bias, *)))";
+
+/* ===================================================== 1. pattern language == */
+
+TEST(lang_wildcards_captures_const) {
+  seed_graph s = build_seed(0, 1);
+  fuse_graph *g = s.g;
+  char *before = to_text(g);
+  MATCH(g, "relu(*)", s.relu);
+  NO_MATCH(g, "relu(*)", s.add);
+  MATCH(g, "add(*, *)", s.add);
+  CAPTURE(g, "relu($a)", s.relu, "a", s.add);
+  CAPTURE(g, "conv2d($x, $w)", s.conv, "x", s.data);
+  CAPTURE(g, "conv2d($x, $w)", s.conv, "w", s.weight);
+  MATCH(g, "conv2d(*, const)", s.conv);
+  NO_MATCH(g, "conv2d(const, *)", s.conv);
+  MATCH(g, "conv2d($x, $w:const)", s.conv);
+  NO_MATCH(g, "conv2d($x:const, $w)", s.conv);
+  CAPTURE(g, "add($c:conv2d(*, *), *)", s.add, "c", s.conv);
+  CAPTURE(g, "relu(add($c:conv2d(*, *), $r:reshape(*, *)))", s.relu, "r", s.reshape);
+  NO_MATCH(g, "add($c:const, *)", s.add);
+  NO_MATCH(g, "relu(add(conv2d(*, *), const))", s.relu); /* the bias is a reshape, not a const */
+  /* reshape's target shape is its second operand */
+  MATCH(g, "reshape(const, *)", s.reshape);
+  CAPTURE(g, "reshape($b, *)", s.reshape, "b", s.bias);
+  CAPTURE(g, "reshape($b, const)", s.reshape, "b", s.bias);
+  NO_MATCH(g, "reshape($b, $s)", s.reshape); /* a capture cannot bind the target shape */
+  NO_MATCH(g, "reshape($b)", s.reshape);
+  NO_MATCH(g, "reshape(*, *, *)", s.reshape);
+  MATCH(g, "reshape($b, ...)", s.reshape);
+  CAPTURE(g, SEED_PATTERN, s.relu, "bias", s.bias);
+  CAPTURE(g, SEED_PATTERN, s.relu, "data", s.data);
+  CAPTURE(g, SEED_PATTERN, s.relu, "weight", s.weight);
+  /* a pattern with no op matches no op: nothing fuses, no error */
+  CHECK_EQ_INT(fuse1(g, "x.any", "*", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse1(g, "x.cap", "$v", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse1(g, "x.const", "const", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 0);
+  {
+    char *after = to_text(g);
+    CHECK(before && after && strcmp(before, after) == 0); /* probes leave the graph as it was */
+    free(after);
+  }
+  free(before);
+  fuse_graph_destroy(g);
+}
+
+TEST(lang_arity_and_ellipsis) {
+  seed_graph s = build_seed(0, 1);
+  fuse_graph *g = s.g;
+  MATCH(g, "conv2d(*, *)", s.conv);
+  NO_MATCH(g, "conv2d(*)", s.conv);
+  NO_MATCH(g, "conv2d(*, *, *)", s.conv);
+  MATCH(g, "conv2d(*, ...)", s.conv);
+  MATCH(g, "conv2d(...)", s.conv);
+  MATCH(g, "conv2d(*, *, ...)", s.conv);
+  NO_MATCH(g, "conv2d(*, *, *, ...)", s.conv);
+  NO_MATCH(g, "relu(*, *)", s.relu);
+  NO_MATCH(g, "relu()", s.relu);
+  MATCH(g, "relu(...)", s.relu);
+  MATCH(g, "add(conv2d(...), ...)", s.add);
+  MATCH(g, "add(reshape(...), ...)", s.add); /* either order for add, with `...` too */
+  fuse_graph_destroy(g);
+}
+
+TEST(lang_attribute_constraints) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_conv2d_attrs a1, a2;
+  fuse_value x, w1, w2, c1, c2, k3, k4, k5, rs;
+  memset(&a1, 0, sizeof a1);
+  memset(&a2, 0, sizeof a2);
+  a1.padding[0] = a1.padding[1] = a1.padding[2] = a1.padding[3] = 1;
+  a2.groups = 2;
+  a2.strides[0] = a2.strides[1] = 2;
+  x = IN(g, "x", 1, 4, 8, 8);
+  w1 = CST(g, "w1", 3, 4, 4, 3, 3);
+  w2 = CST(g, "w2", 4, 4, 2, 3, 3);
+  c1 = fuse_conv2d(g, x, w1, &a1); /* groups 1, strides 1, padding 1 */
+  c2 = fuse_conv2d(g, x, w2, &a2); /* groups 2, strides 2 */
+  k3 = fuse_clip(g, c1, 0, 6);
+  k4 = fuse_clip(g, c2, 0, 3);
+  k5 = fuse_clip(g, c1, -0.1f, 0.3f);
+  rs = fuse_reshape(g, k4, 2, D(4, 9));
+  fuse_output(g, k3);
+  fuse_output(g, rs);
+  fuse_output(g, k5);
+  CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+  MATCH(g, "conv2d[groups=1](*, *)", c1);
+  NO_MATCH(g, "conv2d[groups=1](*, *)", c2);
+  MATCH(g, "conv2d[groups=2](*, *)", c2);
+  NO_MATCH(g, "conv2d[groups=2](*, *)", c1);
+  MATCH(g, "conv2d[strides=[2,2]](*, *)", c2);
+  NO_MATCH(g, "conv2d[strides=[2,2]](*, *)", c1);
+  MATCH(g, "conv2d[strides=[1, 1]](*, *)", c1);
+  MATCH(g, "conv2d[strides=[2, 2], groups=2](*, *)", c2);
+  NO_MATCH(g, "conv2d[strides=[2, 2], groups=1](*, *)", c2);
+  MATCH(g, "conv2d[padding=[1, 1, 1, 1]](*, *)", c1);
+  NO_MATCH(g, "conv2d[padding=[1, 1, 1, 1]](*, *)", c2);
+  MATCH(g, "conv2d[dilation=[1, 1]](*, *)", c1);
+  MATCH(g, "conv2d[dilation=[1, 1]](*, *)", c2);
+  NO_MATCH(g, "conv2d[strides=[2]](*, *)", c2); /* a list of another length */
+  MATCH(g, "clip[lo=0, hi=6](*)", k3);
+  NO_MATCH(g, "clip[lo=0, hi=6](*)", k4);
+  MATCH(g, "clip[hi=3](*)", k4);
+  MATCH(g, "clip[lo=-0.1, hi=0.3](*)", k5); /* float attributes compare as floats */
+  NO_MATCH(g, "clip[lo=-0.1, hi=0.3](*)", k3);
+  MATCH(g, "clip[lo=0](conv2d[groups=2](*, *))", k4);
+  NO_MATCH(g, "clip[lo=0](conv2d[groups=2](*, *))", k3);
+  MATCH(g, "reshape[shape=[4, 9]](clip(*), *)", rs);
+  NO_MATCH(g, "reshape[shape=[4, 8]](clip(*), *)", rs);
+  NO_MATCH(g, "conv2d[lo=0](*, *)", c1); /* an attribute the op does not have */
+  CHECK_EQ_INT(fuse_composite_count(g), 0);
+  /* fused for real: the grouped, strided conv and its clip */
+  CHECK_EQ_INT(fuse1(g, "dnnl.gconv_clip", "clip[lo=0, hi=3](conv2d[groups=2, strides=[2, 2]](*, const))", NULL),
+               FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_COMP(g, k4, "dnnl.gconv_clip", "fused_conv2d_clip", "dnnl", 2);
+  CHECK_EQ_INT(fuse_value_composite(g, c1), -1);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+TEST(lang_optional_ops) {
+  seed_graph s = build_seed(0, 1), t = build_seed(0, 0);
+  fuse_graph *g = s.g;
+  MATCH(g, "relu?(add(*, *))", s.relu);                /* present */
+  MATCH(g, "relu?(add(*, *))", s.add);                 /* absent: the add itself */
+  MATCH(t.g, "relu?(add(*, *))", t.add);
+  MATCH(g, "relu?(conv2d(*, *))", s.conv);
+  NO_MATCH(g, "relu?(sigmoid(*))", s.relu);            /* neither relu(sigmoid) nor sigmoid */
+  MATCH(g, "(relu|clip)?(add(*, *))", s.relu);
+  MATCH(t.g, "(relu|clip)?(add(*, *))", t.add);
+  MATCH(g, "add(conv2d(*, *), reshape?(const, *))", s.add);
+  CAPTURE(g, "relu?($a:add(*, *))", s.relu, "a", s.add);
+  /* fused: the largest form wins where the op is present; its name skips an absent op */
+  CHECK_EQ_INT(fuse1(g, "dnnl.cbr", "relu?(add(conv2d(*, *), reshape(*, *)))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_COMP(g, s.relu, "dnnl.cbr", "fused_conv2d_reshape_add_relu", "dnnl", 4);
+  CHECK_EQ_INT(fuse1(t.g, "dnnl.cbr", "relu?(add(conv2d(*, *), reshape(*, *)))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(t.g), 1);
+  CHECK_COMP(t.g, t.add, "dnnl.cbr", "fused_conv2d_reshape_add", "dnnl", 3);
+  CHECK_TEXT(g);
+  CHECK_TEXT(t.g);
+  fuse_graph_destroy(g);
+  fuse_graph_destroy(t.g);
+  {
+    /* an optional op in the middle: reshape? with a direct [1,K,1,1] bias */
+    fuse_graph *h = fuse_graph_create(NULL);
+    fuse_value x = IN(h, "x", 1, 2, 5, 5), w = CST(h, "w", 5, 3, 2, 1, 1);
+    fuse_value b = CST(h, "b", 6, 1, 3, 1, 1), c = fuse_conv2d(h, x, w, NULL);
+    fuse_value a = fuse_add(h, b, c);
+    fuse_output(h, a);
+    MATCH(h, "add(conv2d(*, *), reshape?(const, *))", a);
+    CHECK_EQ_INT(fuse1(h, "fuse.cb", "add(conv2d(*, *), reshape?(const, *))", NULL), FUSE_OK);
+    CHECK_COMP(h, a, "fuse.cb", "fused_conv2d_add", "fuse", 2);
+    CHECK_TEXT(h);
+    fuse_graph_destroy(h);
+  }
+}
+
+/* relu / clip / sigmoid heads over one add, for alternation tests */
+typedef struct act_graph {
+  fuse_graph *g;
+  fuse_value x, c, add, mul, relu, clip, sig;
+} act_graph;
+
+static act_graph build_act(void) {
+  act_graph a;
+  a.g = fuse_graph_create(NULL);
+  a.x = IN(a.g, "x", 2, 3);
+  a.c = CST(a.g, "c", 7, 2, 3);
+  a.add = fuse_add(a.g, a.x, a.c);
+  a.mul = fuse_mul(a.g, a.x, a.c);
+  a.relu = fuse_relu(a.g, a.add);
+  a.clip = fuse_clip(a.g, a.add, -0.5f, 0.5f);
+  a.sig = fuse_sigmoid(a.g, a.mul);
+  fuse_output(a.g, a.relu);
+  fuse_output(a.g, a.clip);
+  fuse_output(a.g, a.sig);
+  return a;
+}
+
+TEST(lang_alternation_and_grouping) {
+  act_graph a = build_act();
+  fuse_graph *g = a.g;
+  MATCH(g, "(relu|clip)(add(*, *))", a.relu);
+  MATCH(g, "(relu|clip)(add(*, *))", a.clip);
+  NO_MATCH(g, "(relu|clip)(*)", a.sig);
+  MATCH(g, "( relu | clip | sigmoid )(*)", a.sig);
+  MATCH(g, "(relu|clip)(...)", a.clip);
+  MATCH(g, "(relu|clip)[hi=0.5](*)", a.clip);
+  NO_MATCH(g, "(relu|clip)[hi=0.5](*)", a.relu); /* relu has no hi */
+  MATCH(g, "sigmoid(*) | relu(*)", a.relu);
+  MATCH(g, "relu(mul(*, *)) | relu(add(*, *))", a.relu);
+  NO_MATCH(g, "relu(mul(*, *)) | clip(mul(*, *))", a.relu);
+  MATCH(g, "relu((mul(*, *) | add(*, *)))", a.relu);
+  NO_MATCH(g, "relu((mul(*, *)))", a.relu);
+  MATCH(g, "(relu(*))", a.relu);
+  MATCH(g, "((relu(*)))", a.relu);
+  MATCH(g, "(sigmoid(*) | clip(*)) | relu(*)", a.relu);
+  MATCH(g, "sigmoid(*) | (clip(*) | relu(*))", a.relu);
+  MATCH(g, "relu(add($x, *) | mul($x, *))", a.relu);
+  CAPTURE(g, "relu($v:(mul(*, *) | add(*, *)))", a.relu, "v", a.add);
+  CAPTURE(g, "sigmoid($v:(add(*, *) | mul(*, *)))", a.sig, "v", a.mul);
+  /* fused: the function names only the ops of the branch that matched */
+  CHECK_EQ_INT(fuse1(g, "fuse.alt", "(relu|clip)(mul(*, *) | add(*, *)) | sigmoid(mul(*, *))", NULL),
+               FUSE_OK);
+  /* relu and clip share the add: the add escapes from either match, so only sigmoid+mul fuses */
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_COMP(g, a.sig, "fuse.alt", "fused_mul_sigmoid", "fuse", 2);
+  CHECK_EQ_INT(fuse_value_composite(g, a.relu), -1);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+typedef fuse_value (*binop_fn)(fuse_graph *, fuse_value, fuse_value);
+
+TEST(lang_commutative_ops) {
+  static const struct {
+    const char *name;
+    binop_fn fn;
+  } ops[] = {{"add", fuse_add}, {"mul", fuse_mul}, {"maximum", fuse_maximum}, {"minimum", fuse_minimum}};
+  int i;
+  char pat[160];
+  for (i = 0; i < 4; i++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value x = IN(g, "x", 1, 4, 4, 4), s = fuse_sigmoid(g, x), k = CST(g, "k", 8, 1, 4, 4, 4);
+    fuse_value t = ops[i].fn(g, s, k), u = ops[i].fn(g, k, s);
+    fuse_value sub1 = fuse_sub(g, t, k), sub2 = fuse_sub(g, k, u);
+    fuse_output(g, sub1);
+    fuse_output(g, sub2);
+    snprintf(pat, sizeof pat, "%s(sigmoid(*), const)", ops[i].name);
+    MATCH(g, pat, t);
+    MATCH(g, pat, u);
+    snprintf(pat, sizeof pat, "%s(const, sigmoid(*))", ops[i].name);
+    MATCH(g, pat, t);
+    MATCH(g, pat, u);
+    snprintf(pat, sizeof pat, "%s($a:sigmoid(*), $b)", ops[i].name);
+    CAPTURE(g, pat, t, "a", s);
+    CAPTURE(g, pat, u, "a", s);
+    CAPTURE(g, pat, u, "b", k);
+    snprintf(pat, sizeof pat, "%s(const, const)", ops[i].name);
+    NO_MATCH(g, pat, t);
+    /* sub is not commutative */
+    MATCH(g, "sub(*, const)", sub1);
+    NO_MATCH(g, "sub(*, const)", sub2);
+    MATCH(g, "sub(const, *)", sub2);
+    NO_MATCH(g, "sub(const, *)", sub1);
+    snprintf(pat, sizeof pat, "sub(const, %s(sigmoid(*), const))", ops[i].name);
+    MATCH(g, pat, sub2);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* relu(add(B, mul(K, maximum(0.5, conv)))) with each of the three commutative ops' operands in
+   either order: the pattern lists them one way and must match all 8 graphs. */
+TEST(lang_commutative_at_depth) {
+  int m;
+  const char *pat = "relu(add(mul(maximum(conv2d(*, *), const), const), reshape(*, *)))";
+  for (m = 0; m < 8; m++) {
+    fuse_graph *g = fuse_graph_create(NULL), *copy;
+    fuse_value x = IN(g, "x", 1, 2, 6, 6), w = named_const(g, "w", 4, D(3, 2, 3, 3), 11);
+    fuse_value b = named_const(g, "b", 1, D(3), 12), k = named_const(g, "k", 4, D(1, 3, 1, 1), 13);
+    fuse_value c = fuse_conv2d(g, x, w, NULL), half = fuse_scalar(g, 0.5f);
+    fuse_value mx = m & 1 ? fuse_maximum(g, half, c) : fuse_maximum(g, c, half);
+    fuse_value mu = m & 2 ? fuse_mul(g, k, mx) : fuse_mul(g, mx, k);
+    fuse_value rs = fuse_reshape(g, b, 4, D(1, 3, 1, 1));
+    fuse_value ad = m & 4 ? fuse_add(g, rs, mu) : fuse_add(g, mu, rs);
+    fuse_value y = fuse_relu(g, ad);
+    fuse_output(g, y);
+    CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+    MATCH(g, pat, y);
+    MATCH(g, "relu(add(reshape(*, *), mul(const, maximum(const, conv2d(*, *)))))", y);
+    CAPTURE(g, "relu(add(mul(maximum($c:conv2d(*, *), $lo:const), $k), *))", y, "lo", half);
+    CAPTURE(g, "relu(add(mul(maximum($c:conv2d(*, *), $lo:const), $k), *))", y, "k", k);
+    NO_MATCH(g, "relu(add(mul(minimum(conv2d(*, *), const), const), *))", y);
+    copy = copy_graph(g);
+    CHECK(copy && refill_constants(copy));
+    CHECK_EQ_INT(fuse1(g, "dnnl.deep", pat, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(g), 1);
+    /* pattern post-order, whatever the graph's operand order */
+    CHECK_COMP(g, y, "dnnl.deep", "fused_conv2d_maximum_mul_reshape_add_relu", "dnnl", 6);
+    CHECK_EQ_INT(fuse_graph_op_count(g), 1);
+    CHECK_TEXT(g);
+    if (copy) CHECK_SAME_NUMBERS(copy, g, 100 + (uint32_t)m);
+    fuse_graph_destroy(copy);
+    fuse_graph_destroy(g);
+    consts_reset();
+  }
+}
+
+/* Seed 002: min(max(t, lo), hi) in every commutative form, matched by one pattern. */
+TEST(lang_seed002_clipping_variants) {
+  int m;
+  for (m = 0; m < 4; m++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value a = IN(g, "a", 4, 8), b = CST(g, "b", 14, 8, 5), t = fuse_matmul(g, a, b);
+    fuse_value lo = fuse_scalar(g, -0.25f), hi = fuse_scalar(g, 0.5f);
+    fuse_value mx = m & 1 ? fuse_maximum(g, lo, t) : fuse_maximum(g, t, lo);
+    fuse_value mn = m & 2 ? fuse_minimum(g, hi, mx) : fuse_minimum(g, mx, hi);
+    const char *pat = "minimum(maximum(matmul($a, $b), $lo:const), $hi:const)";
+    fuse_output(g, mn);
+    CAPTURE(g, pat, mn, "lo", lo);
+    CAPTURE(g, pat, mn, "hi", hi);
+    CAPTURE(g, pat, mn, "a", a);
+    CAPTURE(g, pat, mn, "b", b);
+    NO_MATCH(g, "maximum(minimum(matmul($a, $b), $hi:const), $lo:const)", mn);
+    CHECK_EQ_INT(fuse1(g, "dnnl.matmul_clip", pat, NULL), FUSE_OK);
+    CHECK_COMP(g, mn, "dnnl.matmul_clip", "fused_matmul_maximum_minimum", "dnnl", 3);
+    CHECK_TEXT(g);
+    fuse_graph_destroy(g);
+  }
+}
+
+TEST(lang_repeated_capture) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = IN(g, "x", 2, 3), y = IN(g, "y", 2, 3);
+  fuse_value xx = fuse_add(g, x, x), xy = fuse_add(g, x, y);
+  fuse_value m1 = fuse_mul(g, x, fuse_add(g, y, x)); /* mul(x, add(y, x)) */
+  fuse_value m2 = fuse_mul(g, x, fuse_add(g, y, y)); /* mul(x, add(y, y)) */
+  fuse_value m3 = fuse_mul(g, fuse_add(g, x, y), y); /* mul(add(x, y), y) */
+  fuse_output(g, xx);
+  fuse_output(g, xy);
+  fuse_output(g, m1);
+  fuse_output(g, m2);
+  fuse_output(g, m3);
+  MATCH(g, "add($p, $p)", xx);
+  NO_MATCH(g, "add($p, $p)", xy);
+  MATCH(g, "add($p, $q)", xy);
+  CAPTURE(g, "add($p, $p)", xx, "p", x);
+  MATCH(g, "mul($x, add($x, *))", m1);    /* the inner add matches with its operands swapped */
+  CAPTURE(g, "mul($x, add($x, *))", m1, "x", x);
+  NO_MATCH(g, "mul($x, add($x, *))", m2); /* add(y, y) holds no x */
+  MATCH(g, "mul($x, add($x, *))", m3);    /* both levels swapped: x = y */
+  CAPTURE(g, "mul($x, add($x, *))", m3, "x", y);
+  CAPTURE(g, "add($p, $p) | add($p, $q)", xy, "q", y); /* the failed branch binds nothing */
+  CAPTURE(g, "add($p, $p) | add($p, $q)", xy, "p", x);
+  CAPTURE(g, "mul($v, add($w, $w))", m2, "w", y);
+  NO_MATCH(g, "mul($v, add($v, $v))", m2);
+  CHECK_EQ_INT(fuse1(g, "fuse.twice", "add($p, $p)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2); /* add(x, x) and the add(y, y) inside m2 */
+  CHECK_COMP(g, xx, "fuse.twice", "fused_add", "fuse", 1);
+  CHECK_EQ_INT(fuse_value_composite(g, xy), -1);
+  CHECK_EQ_INT(fuse_value_composite(g, m1), -1);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+
+/* Capture names are compared whole: two long names sharing a prefix are two captures. */
+TEST(lang_long_capture_names) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = IN(g, "x", 3), y = IN(g, "y", 3), a = fuse_add(g, x, y), b = fuse_add(g, x, x);
+  const char *pat = "add($a_very_long_capture_name_that_goes_on_and_on_1, "
+                    "$a_very_long_capture_name_that_goes_on_and_on_2)";
+  fuse_output(g, a);
+  fuse_output(g, b);
+  MATCH(g, pat, a);
+  MATCH(g, pat, b);
+  CAPTURE(g, pat, a, "a_very_long_capture_name_that_goes_on_and_on_2", y);
+  CAPTURE(g, "add($a_very_long_capture_name_that_goes_on_and_on_1, *)", a,
+          "a_very_long_capture_name_that_goes_on_and_on_1", x);
+  fuse_graph_destroy(g);
+}
+
+/* One op reached twice through the pattern is one member; two equal-looking ops are two. */
+TEST(lang_shared_subpattern) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = IN(g, "x", 1, 2, 4, 4), w = CST(g, "w", 91, 2, 2, 1, 1);
+  fuse_value c = fuse_conv2d(g, x, w, NULL), y = fuse_add(g, c, fuse_relu(g, c));
+  fuse_value c1 = fuse_conv2d(g, x, w, NULL), c2 = fuse_conv2d(g, x, w, NULL);
+  fuse_value z = fuse_add(g, c1, fuse_relu(g, c2));
+  const char *pat = "add(conv2d($x, *), relu(conv2d($x, *)))";
+  fuse_output(g, y);
+  fuse_output(g, z);
+  MATCH(g, pat, y);
+  MATCH(g, pat, z);
+  CHECK_EQ_INT(fuse1(g, "fuse.shared", pat, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, y, "fuse.shared", "fused_conv2d_relu_add", "fuse", 3);
+  CHECK_COMP(g, z, "fuse.shared", "fused_conv2d_conv2d_relu_add", "fuse", 4);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 2);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+/* =============================================== 2. pattern parse errors == */
+
+static char *repeat3(const char *head, int n, const char *mid, const char *tail, int m) {
+  size_t lh = strlen(head), lm = strlen(mid), lt = strlen(tail);
+  char *s = (char *)malloc(lh * (size_t)n + lm + lt * (size_t)m + 1), *p = s;
+  int i;
+  for (i = 0; i < n; i++, p += lh) memcpy(p, head, lh);
+  memcpy(p, mid, lm);
+  p += lm;
+  for (i = 0; i < m; i++, p += lt) memcpy(p, tail, lt);
+  *p = 0;
+  return s;
+}
+
+/* A bad pattern: FUSE_ERROR_PARSE, "pattern of rule 'NAME', position N: expected ...", the
+   graph untouched, still OK, still compiles and computes the same numbers. */
+static void expect_pattern_error_(const char *pattern, const char *where, int line) {
+  seed_graph s = build_seed(0, 1), ref = build_seed(0, 1);
+  fuse_graph *g = s.g;
+  char *before = to_text(g), *after;
+  fuse_rule rules[2];
+  fuse_result r;
+  const char *msg;
+  rules[0].name = "dnnl.ok";
+  rules[0].pattern = "relu(*)";
+  rules[0].check = NULL;
+  rules[0].user = NULL;
+  rules[1].name = "dnnl.bad";
+  rules[1].pattern = pattern;
+  rules[1].check = NULL;
+  rules[1].user = NULL;
+  r = fuse_ops_by_pattern(g, rules, 2, NULL); /* the good first rule must not apply either */
+  msg = fuse_graph_error(g);
+  if (r != PRS)
+    failf(line, "pattern \"%.60s\": %s, want FUSE_ERROR_PARSE", pattern ? pattern : "(NULL)",
+          fuse_result_string(r));
+  if (!msg || !strstr(msg, "position ") || !strstr(msg, "expected") || !strstr(msg, "'dnnl.bad'"))
+    failf(line, "pattern \"%.60s\": message \"%s\"", pattern ? pattern : "(NULL)", msg ? msg : "(null)");
+  if (where && (!msg || !strstr(msg, where)))
+    failf(line, "pattern \"%.60s\": message \"%s\" lacks \"%s\"", pattern ? pattern : "(NULL)",
+          msg ? msg : "(null)", where);
+  if (fuse_graph_status(g) != FUSE_OK) failf(line, "graph status %d after a pattern error", fuse_graph_status(g));
+  if (fuse_composite_count(g) != 0) failf(line, "%d composites after a pattern error", fuse_composite_count(g));
+  if (fuse_value_composite(g, s.relu) != -1) failf(line, "relu in a composite");
+  after = to_text(g);
+  if (!before || !after || strcmp(before, after) != 0) failf(line, "graph text changed:\n%s", after);
+  free(before);
+  free(after);
+  CHECK_SAME_NUMBERS(ref.g, g, 7);
+  /* and the graph still fuses afterwards */
+  if (fuse1(g, "dnnl.seed", SEED_PATTERN, NULL) != FUSE_OK || fuse_composite_count(g) != 1)
+    failf(line, "the graph does not fuse after a pattern error: %s", fuse_graph_error(g));
+  else if (fuse_graph_error(g)[0] != 0)
+    failf(line, "stale error message after a successful pass: %s", fuse_graph_error(g));
+  fuse_graph_destroy(g);
+  fuse_graph_destroy(ref.g);
+}
+#define PATTERN_ERROR(p, where) expect_pattern_error_((p), (where), __LINE__)
+
+TEST(pattern_parse_errors) {
+  char *s;
+  PATTERN_ERROR("", "position 1:");
+  PATTERN_ERROR("   ", "position 4:");
+  PATTERN_ERROR(NULL, "position 1:");
+  PATTERN_ERROR("foo(*)", "position 1:");
+  PATTERN_ERROR("relu(foo(*))", "position 6:");
+  PATTERN_ERROR("(relu|foo)(*)", NULL);
+  PATTERN_ERROR("relu(*", "position 7:");
+  PATTERN_ERROR("relu(add(*, *)", "position 15:");
+  PATTERN_ERROR("add(*, , *)", "position 8:");
+  PATTERN_ERROR("add(, *)", "position 5:");
+  PATTERN_ERROR("add(*, *,)", "position 10:");
+  PATTERN_ERROR("relu(*),", "position 8:");
+  PATTERN_ERROR("$", "position 2:");
+  PATTERN_ERROR("relu($)", "position 7:");
+  PATTERN_ERROR("relu($ x)", NULL);
+  PATTERN_ERROR("relu($1)", NULL);
+  PATTERN_ERROR("relu?()", NULL);
+  PATTERN_ERROR("(relu|clip)?()", NULL);
+  PATTERN_ERROR("relu(*) x", "position 9:");
+  PATTERN_ERROR("relu(*))", "position 8:");
+  PATTERN_ERROR("relu(*) relu(*)", "position 9:");
+  PATTERN_ERROR("relu", "position 5:");
+  PATTERN_ERROR("relu *", NULL);
+  PATTERN_ERROR("(relu|clip)", NULL);
+  PATTERN_ERROR("relu(*) |", NULL);
+  PATTERN_ERROR("| relu(*)", "position 1:");
+  PATTERN_ERROR("relu(*) || relu(*)", NULL);
+  PATTERN_ERROR("$x:", NULL);
+  PATTERN_ERROR("(relu(*)", NULL);
+  PATTERN_ERROR("relu(..)", NULL);
+  PATTERN_ERROR("add(..., *)", NULL); /* `...` only last */
+  PATTERN_ERROR("const(*)", NULL);
+  /* attribute lists */
+  PATTERN_ERROR("conv2d[groups](*, *)", NULL);
+  PATTERN_ERROR("conv2d[groups=](*, *)", NULL);
+  PATTERN_ERROR("conv2d[=1](*, *)", "position 8:");
+  PATTERN_ERROR("conv2d[groups=1(*, *)", NULL);
+  PATTERN_ERROR("conv2d[groups=1,](*, *)", NULL);
+  PATTERN_ERROR("conv2d[](*, *)", NULL);
+  PATTERN_ERROR("conv2d[strides=[1,1](*, *)", NULL);
+  PATTERN_ERROR("conv2d[strides=[1 1]](*, *)", NULL);
+  PATTERN_ERROR("conv2d[strides=[1,,1]](*, *)", NULL);
+  PATTERN_ERROR("conv2d[groups=one](*, *)", NULL);
+  PATTERN_ERROR("conv2d[strides=[1,1,1,1,1,1,1,1,1]](*, *)", NULL);
+  PATTERN_ERROR("conv2d[groups=1] (*, *) extra", NULL);
+  /* too big: more pattern nodes than the parser keeps */
+  s = repeat3("relu(", 300, "*", ")", 300);
+  PATTERN_ERROR(s, NULL);
+  free(s);
+  s = repeat3("relu(*) | ", 300, "relu(*)", "", 0);
+  PATTERN_ERROR(s, NULL);
+  free(s);
+  s = repeat3("add(*, ", 200, "*", ")", 200);
+  PATTERN_ERROR(s, NULL);
+  free(s);
+  s = repeat3("conv2d[groups=1, ", 20, "groups=1", "", 0);
+  {
+    char *t = (char *)malloc(strlen(s) + 16);
+    sprintf(t, "%s](*, *)", s);
+    PATTERN_ERROR(t, NULL);
+    free(t);
+  }
+  free(s);
+  {
+    /* 17 distinct capture names */
+    char buf[512];
+    int i, n = 0;
+    n += sprintf(buf + n, "concat(");
+    for (i = 0; i < 17; i++) n += sprintf(buf + n, "%s$c%d", i ? ", " : "", i);
+    sprintf(buf + n, ")");
+    PATTERN_ERROR(buf, NULL);
+  }
+  /* a rule without a name is an invalid argument, and also leaves the graph alone */
+  {
+    seed_graph g = build_seed(0, 1);
+    fuse_rule r[2] = {{"dnnl.a", "relu(*)", NULL, NULL}, {NULL, "relu(*)", NULL, NULL}};
+    CHECK_EQ_INT(fuse_ops_by_pattern(g.g, r, 2, NULL), FUSE_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(fuse_composite_count(g.g), 0);
+    CHECK_EQ_INT(fuse_graph_status(g.g), FUSE_OK);
+    CHECK_EQ_INT(fuse_ops_by_pattern(g.g, NULL, 1, NULL), FUSE_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(fuse_ops_by_pattern(g.g, r, -1, NULL), FUSE_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(fuse_ops_by_pattern(NULL, r, 1, NULL), FUSE_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(fuse_graph_status(g.g), FUSE_OK);
+    fuse_graph_destroy(g.g);
+  }
+}
+
+/* Deep nesting that makes no pattern node (groups, captures of captures) must be refused, not
+   recurse until the stack runs out. Run in a child so a crash is a failed check. */
+static int pattern_in_child(const char *pattern, char *msg, size_t cap) {
+  int fds[2], st = 0;
+  pid_t pid;
+  ssize_t got;
+  if (pipe(fds) != 0) return -1;
+  fflush(stdout);
+  fflush(stderr);
+  pid = fork();
+  if (pid == 0) {
+    seed_graph s;
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 2); /* a sanitizer's stack-overflow report is long */
+    s = build_seed(0, 1);
+    fuse_result r = fuse1(s.g, "dnnl.deep", pattern, NULL);
+    const char *e = fuse_graph_error(s.g);
+    close(fds[0]);
+    if (write(fds[1], e, strlen(e) + 1) < 0) _exit(3);
+    _exit(r == PRS && fuse_graph_status(s.g) == FUSE_OK && fuse_composite_count(s.g) == 0 ? 0 : 2);
+  }
+  close(fds[1]);
+  got = read(fds[0], msg, cap - 1);
+  msg[got > 0 ? got : 0] = 0;
+  close(fds[0]);
+  waitpid(pid, &st, 0);
+  if (WIFSIGNALED(st)) return -WTERMSIG(st);
+  return WEXITSTATUS(st);
+}
+
+TEST(pattern_deep_nesting_refused) {
+  static const struct {
+    const char *head, *mid, *tail;
+  } cases[] = {{"(", "relu(*)", ")"}, {"$a:", "relu(*)", ""}, {"relu(", "*", ")"}, {"(", "*", ""}};
+  int i;
+  char msg[600];
+  for (i = 0; i < 4; i++) {
+    char *s = repeat3(cases[i].head, 200000, cases[i].mid, cases[i].tail, cases[i].tail[0] ? 200000 : 0);
+    int r = pattern_in_child(s, msg, sizeof msg);
+    if (r != 0)
+      failf(__LINE__, "200000 x \"%s\" around \"%s\": child %s %d (want FUSE_ERROR_PARSE): %s",
+            cases[i].head, cases[i].mid, r < 0 ? "killed by signal" : "exit", r < 0 ? -r : r, msg);
+    else if (!strstr(msg, "position ") || !strstr(msg, "expected"))
+      failf(__LINE__, "message \"%s\"", msg);
+    free(s);
+  }
+}
+
+/* A pattern the parser accepts must also be able to match: a chain of 150 relus. */
+TEST(pattern_long_chain_matches) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value v = IN(g, "x", 2, 2);
+  int i;
+  char *pat = repeat3("relu(", 150, "*", ")", 150);
+  for (i = 0; i < 150; i++) v = fuse_relu(g, v);
+  fuse_output(g, v);
+  CHECK_EQ_INT(fuse1(g, "fuse.long", pat, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 1);
+  free(pat);
+  fuse_graph_destroy(g);
+}
+
+
+/* The function name lists every op, however many. */
+TEST(long_function_name) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value v = IN(g, "x", 2, 2);
+  fuse_composite_info info;
+  char *pat = repeat3("relu(", 120, "*", ")", 120), *want = repeat3("_relu", 120, "", "", 0);
+  char *function = (char *)malloc(strlen(want) + 8);
+  int i;
+  sprintf(function, "fused%s", want);
+  for (i = 0; i < 120; i++) v = fuse_relu(g, v);
+  fuse_output(g, v);
+  CHECK_EQ_INT(fuse1(g, "fuse.long", pat, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  if (fuse_composite_count(g) == 1) {
+    fuse_composite_get(g, 0, &info);
+    CHECK_EQ_INT(info.num_ops, 120);
+    CHECK_EQ_INT(strlen(info.function), strlen(function));
+    CHECK(strcmp(info.function, function) == 0);
+    CHECK_TEXT(g);
+  }
+  free(pat);
+  free(want);
+  free(function);
+  fuse_graph_destroy(g);
+}
+
+/* ================================================ 3. fuse_ops_by_pattern == */
+
+TEST(seed_000_001_conv2d_reshape_add_relu) {
+  int swap;
+  for (swap = 0; swap < 2; swap++) {
+    seed_graph s = build_seed(swap, 1), ref = build_seed(swap, 1);
+    fuse_graph *g = s.g;
+    fuse_composite_info info;
+    char *text;
+    CHECK_EQ_INT(fuse_graph_op_count(g), 4);
+    CHECK_EQ_INT(fuse1(g, "dnnl.conv2d_reshape_add_relu", SEED_PATTERN, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(g), 1);
+    CHECK_EQ_INT(fuse_graph_op_count(g), 1);
+    CHECK_COMP(g, s.relu, "dnnl.conv2d_reshape_add_relu", "fused_conv2d_reshape_add_relu", "dnnl", 4);
+    CHECK(comp_of_(g, s.relu, &info, __LINE__));
+    CHECK_EQ_INT(info.root, s.relu);
+    CHECK_EQ_INT(info.region, -1);
+    CHECK(info.has_epilogue);
+    CHECK_EQ_INT(info.epilogue.reduction, s.conv);
+    CHECK_EQ_INT(info.epilogue.bias, s.bias);
+    CHECK_EQ_INT(info.epilogue.num_post, 1);
+    CHECK(info.epilogue.post[0].kind == FUSE_POST_CLAMP && info.epilogue.post[0].lo == 0 &&
+          info.epilogue.post[0].hi == INFINITY);
+    CHECK_EQ_INT(fuse_value_composite(g, s.conv), 0);
+    CHECK_EQ_INT(fuse_value_composite(g, s.reshape), 0);
+    CHECK_EQ_INT(fuse_value_composite(g, s.add), 0);
+    CHECK_EQ_INT(fuse_value_composite(g, s.bias), -1); /* bound constants are not members */
+    CHECK_EQ_INT(fuse_value_composite(g, s.data), -1);
+    text = to_text(g);
+    CHECK_STR_CONTAINS(text, "composite \"dnnl.conv2d_reshape_add_relu\" \"fused_conv2d_reshape_add_relu\" codegen=\"dnnl\" region=-1 bind_constants=1 {");
+    free(text);
+    CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+    CHECK(comp_of_(g, s.relu, &info, __LINE__));
+    CHECK_EQ_INT(info.region, 0);
+    text = to_text(g);
+    CHECK_STR_CONTAINS(text, "codegen=\"dnnl\" region=0 bind_constants=1 {");
+    free(text);
+    CHECK_TEXT(g);
+    CHECK_SAME_NUMBERS(ref.g, g, 31);
+    {
+      int steps;
+      char *plan = plan_text(g, &steps);
+      CHECK_EQ_INT(steps, 1); /* conv2d + bias + relu as one step */
+      CHECK_STR_CONTAINS(plan, "step 0: conv2d + bias + clamp[");
+      CHECK_STR_CONTAINS(plan, "(composite dnnl.conv2d_reshape_add_relu)");
+      free(plan);
+    }
+    fuse_graph_destroy(g);
+    fuse_graph_destroy(ref.g);
+  }
+}
+
+/* Seed 003's models, with the seed's shapes; weights bound as constants (BindParams). */
+static fuse_graph *build_conv2d_relu_x(int n_conv, int relu_on_first, fuse_value *relus,
+                                       fuse_value *convs) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_conv2d_attrs a;
+  fuse_value v = IN(g, "data", 1, 64, 56, 56);
+  int i;
+  for (i = 0; i < n_conv; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "weight%d", i + 1);
+    memset(&a, 0, sizeof a);
+    if (i == 0) a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+    v = convs[i] = fuse_conv2d(g, v, CST(g, name, 40 + (uint32_t)i, 64, 64, 3, 3), &a);
+    relus[i] = FUSE_NONE;
+    if (i > 0 || relu_on_first) v = relus[i] = fuse_relu(g, v);
+  }
+  fuse_output(g, v);
+  return g;
+}
+
+static const char *CONV2D_RELU_PAT = "relu(conv2d($data, $weight))"; /* make_fused_bias_activation_pattern */
+static const char *CONV2D_PAT = "conv2d($data, $weight)";           /* ... with activation=None */
+
+static int weight_is_bound(const fuse_graph *g, const fuse_match *m, void *user) {
+  fuse_value w = fuse_match_capture(m, "weight");
+  int *seen = (int *)user;
+  if (w != FUSE_NONE && fuse_value_rank(g, w) == 4 && fuse_value_name(g, w) &&
+      strncmp(fuse_value_name(g, w), "weight", 6) == 0)
+    (*seen)++;
+  return 1;
+}
+
+TEST(seed_003_conv2d_relu) {
+  fuse_value relus[2], convs[2];
+  fuse_graph *g = build_conv2d_relu_x(1, 1, relus, convs);
+  fuse_pattern_options o;
+  fuse_rule rule = {"dnnl.conv2d_relu", NULL, weight_is_bound, NULL};
+  int seen = 0;
+  char *before = to_text(g), *after;
+  memset(&o, 0, sizeof o); /* bind_constants=True, annotate_codegen=True */
+  /* empty rule list: nothing happens */
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, NULL, 0, &o), FUSE_OK);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, &rule, 0, &o), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 0);
+  after = to_text(g);
+  CHECK(before && after && strcmp(before, after) == 0);
+  free(after);
+  free(before);
+  rule.pattern = CONV2D_RELU_PAT;
+  rule.user = &seen;
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, &rule, 1, &o), FUSE_OK);
+  CHECK_EQ_INT(seen, 1);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_COMP(g, relus[0], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 1);
+  after = to_text(g);
+  CHECK_STR_CONTAINS(after, "composite \"dnnl.conv2d_relu\" \"fused_conv2d_relu\" codegen=\"dnnl\" region=-1 bind_constants=1 {");
+  CHECK_STR_CONTAINS(after, "= conv2d(%data, %weight1, "); /* the weight, a constant, is its operand */
+  free(after);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+TEST(seed_003_conv2d_relu_x2_and_priority) {
+  fuse_value relus[2], convs[2];
+  fuse_rule conv2d_relu = {"dnnl.conv2d_relu", NULL, NULL, NULL};
+  fuse_rule conv2d = {"dnnl.conv2d", NULL, NULL, NULL};
+  fuse_rule rules[2];
+  fuse_graph *g;
+  conv2d_relu.pattern = CONV2D_RELU_PAT;
+  conv2d.pattern = CONV2D_PAT;
+  /* Conv2dReLUx2 with [conv2d_relu]: two composites */
+  g = build_conv2d_relu_x(2, 1, relus, convs);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 4);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, &conv2d_relu, 1, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, relus[0], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK_COMP(g, relus[1], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK(fuse_value_composite(g, relus[0]) != fuse_value_composite(g, relus[1]));
+  CHECK_EQ_INT(fuse_graph_op_count(g), 2);
+  CHECK_TEXT(g);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  {
+    fuse_composite_info a, b;
+    CHECK(comp_of_(g, relus[0], &a, __LINE__) && comp_of_(g, relus[1], &b, __LINE__));
+    CHECK_EQ_INT(a.region, 0);
+    CHECK_EQ_INT(b.region, 0);
+  }
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+  /* the order surprise: [conv2d, conv2d_relu] fuses both convs alone, the relus stay */
+  g = build_conv2d_relu_x(2, 1, relus, convs);
+  rules[0] = conv2d;
+  rules[1] = conv2d_relu;
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, convs[0], "dnnl.conv2d", "fused_conv2d", "dnnl", 1);
+  CHECK_COMP(g, convs[1], "dnnl.conv2d", "fused_conv2d", "dnnl", 1);
+  CHECK_EQ_INT(fuse_value_composite(g, relus[0]), -1);
+  CHECK_EQ_INT(fuse_value_composite(g, relus[1]), -1);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 4);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+  /* [conv2d_relu, conv2d]: two conv2d_relu composites */
+  g = build_conv2d_relu_x(2, 1, relus, convs);
+  rules[0] = conv2d_relu;
+  rules[1] = conv2d;
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, relus[0], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK_COMP(g, relus[1], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+  /* Conv2dConv2dReLU with [conv2d_relu, conv2d]: conv1 alone, conv2 + relu */
+  g = build_conv2d_relu_x(2, 0, relus, convs);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, convs[0], "dnnl.conv2d", "fused_conv2d", "dnnl", 1);
+  CHECK_COMP(g, relus[1], "dnnl.conv2d_relu", "fused_conv2d_relu", "dnnl", 2);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+TEST(priority_first_rule_wins) {
+  seed_graph s = build_seed(0, 1);
+  fuse_rule rules[2] = {{"x.small", "relu(add(*, *))", NULL, NULL},
+                        {"x.big", "relu(add(conv2d(*, *), *))", NULL, NULL}};
+  CHECK_EQ_INT(fuse_ops_by_pattern(s.g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 1);
+  CHECK_COMP(s.g, s.relu, "x.small", "fused_add_relu", "x", 2);
+  CHECK_EQ_INT(fuse_value_composite(s.g, s.conv), -1);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 3); /* conv, reshape, composite */
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+  s = build_seed(0, 1);
+  rules[0].name = "x.big";
+  rules[0].pattern = "relu(add(conv2d(*, *), *))";
+  rules[1].name = "x.small";
+  rules[1].pattern = "relu(add(*, *))";
+  CHECK_EQ_INT(fuse_ops_by_pattern(s.g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 1);
+  CHECK_COMP(s.g, s.relu, "x.big", "fused_conv2d_add_relu", "x", 3);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+}
+
+TEST(largest_match_of_a_rule_wins) {
+  seed_graph s = build_seed(0, 1);
+  fuse_value relus[2], convs[2];
+  fuse_graph *g;
+  /* the add (earlier in graph order) and the relu both root a match; the relu's is larger */
+  CHECK_EQ_INT(fuse1(s.g, "fuse.r", "relu?(add(*, reshape?(*, *)))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 1);
+  CHECK_COMP(s.g, s.relu, "fuse.r", "fused_reshape_add_relu", "fuse", 3);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+  /* a chain where each relu could take its conv or not */
+  g = build_conv2d_relu_x(2, 1, relus, convs);
+  CHECK_EQ_INT(fuse1(g, "fuse.cr", "relu?(conv2d(*, *))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_COMP(g, relus[0], "fuse.cr", "fused_conv2d_relu", "fuse", 2);
+  CHECK_COMP(g, relus[1], "fuse.cr", "fused_conv2d_relu", "fuse", 2);
+  fuse_graph_destroy(g);
+  /* overlapping matches of different sizes: relu(relu(relu(x))) with `relu(relu?(*))`:
+     largest first (2 ops at the last relu), then the first relu alone */
+  {
+    fuse_graph *h = fuse_graph_create(NULL);
+    fuse_value x = IN(h, "x", 3), r1 = fuse_relu(h, x), r2 = fuse_relu(h, r1), r3 = fuse_relu(h, r2);
+    fuse_output(h, r3);
+    CHECK_EQ_INT(fuse1(h, "fuse.rr", "relu(relu?(*))", NULL), FUSE_OK);
+    /* 2-op candidates (r1,r2) at r2 and (r2,r3) at r3, ties in graph order: r2's wins; r3's
+       match overlaps it and each op roots one match, so r3 stays alone (as the spec says) */
+    CHECK_EQ_INT(fuse_composite_count(h), 1);
+    CHECK_EQ_INT(fuse_value_composite(h, r1), fuse_value_composite(h, r2));
+    CHECK_COMP(h, r2, "fuse.rr", "fused_relu_relu", "fuse", 2);
+    CHECK_EQ_INT(fuse_value_composite(h, r3), -1);
+    CHECK_TEXT(h);
+    fuse_graph_destroy(h);
+  }
+}
+
+/* conv -> add(bias) -> relu, where the add is also used by a sigmoid (escape) */
+typedef struct esc_graph {
+  fuse_graph *g;
+  fuse_value conv, add, relu, sig;
+} esc_graph;
+
+static esc_graph build_escape(int add_is_output) {
+  esc_graph e;
+  fuse_value x, w, b;
+  e.g = fuse_graph_create(NULL);
+  x = IN(e.g, "x", 1, 2, 5, 5);
+  w = CST(e.g, "w", 21, 3, 2, 3, 3);
+  b = CST(e.g, "b", 22, 3);
+  e.conv = fuse_conv2d(e.g, x, w, NULL);
+  e.add = fuse_add(e.g, e.conv, fuse_reshape(e.g, b, 4, D(1, 3, 1, 1)));
+  e.relu = fuse_relu(e.g, e.add);
+  e.sig = FUSE_NONE;
+  fuse_output(e.g, e.relu);
+  if (add_is_output) fuse_output(e.g, e.add);
+  else fuse_output(e.g, e.sig = fuse_sigmoid(e.g, e.add));
+  return e;
+}
+
+TEST(escaping_intermediates) {
+  int as_output;
+  for (as_output = 0; as_output < 2; as_output++) {
+    esc_graph e = build_escape(as_output), ref = build_escape(as_output);
+    fuse_pattern_options o;
+    memset(&o, 0, sizeof o);
+    /* rejected by default: the add is used outside (or is a graph output) */
+    CHECK_EQ_INT(fuse1(e.g, "dnnl.seed", SEED_PATTERN, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(e.g), 0);
+    CHECK_EQ_INT(fuse1(e.g, "dnnl.seed", SEED_PATTERN, &o), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(e.g), 0);
+    /* the smaller match whose root is the escaping value is fine */
+    CHECK_EQ_INT(fuse1(e.g, "dnnl.cba", "add(conv2d(*, *), reshape(*, *))", NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(e.g), 1);
+    CHECK_COMP(e.g, e.add, "dnnl.cba", "fused_conv2d_reshape_add", "dnnl", 3);
+    CHECK_TEXT(e.g);
+    CHECK_SAME_NUMBERS(ref.g, e.g, 41);
+    fuse_graph_destroy(e.g);
+    /* accepted with allow_escaping, computing the same numbers */
+    e = build_escape(as_output);
+    o.allow_escaping = 1;
+    CHECK_EQ_INT(fuse1(e.g, "dnnl.seed", SEED_PATTERN, &o), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(e.g), 1);
+    CHECK_COMP(e.g, e.relu, "dnnl.seed", "fused_conv2d_reshape_add_relu", "dnnl", 4);
+    CHECK_TEXT(e.g);
+    CHECK_SAME_NUMBERS(ref.g, e.g, 42);
+    {
+      /* the add is needed outside: the composite must run op by op, not as one fused step */
+      int steps;
+      char *plan = plan_text(e.g, &steps);
+      CHECK(steps >= 3);
+      CHECK(plan && !strstr(plan, "+ bias"));
+      free(plan);
+    }
+    CHECK_EQ_INT(fuse_merge_composites(e.g), FUSE_OK);
+    CHECK_TEXT(e.g);
+    CHECK_SAME_NUMBERS(ref.g, e.g, 43);
+    fuse_graph_destroy(e.g);
+    fuse_graph_destroy(ref.g);
+  }
+  {
+    /* the same value used twice by a member is not an escape */
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value x = IN(g, "x", 4), s = fuse_sigmoid(g, x), m = fuse_mul(g, s, s), r = fuse_relu(g, m);
+    fuse_output(g, r);
+    CHECK_EQ_INT(fuse1(g, "fuse.sq", "relu(mul($a:sigmoid(*), $a))", NULL), FUSE_OK);
+    CHECK_COMP(g, r, "fuse.sq", "fused_sigmoid_mul_relu", "fuse", 3);
+    CHECK_TEXT(g);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* With escaping allowed a match must still be convex: conv -> sigmoid -> add(conv, sigmoid). */
+TEST(escaping_needs_convexity) {
+  fuse_graph *g = fuse_graph_create(NULL), *ref;
+  fuse_pattern_options o;
+  fuse_value x = IN(g, "x", 1, 2, 5, 5), w = named_const(g, "w", 4, D(3, 2, 3, 3), 51);
+  fuse_value c = fuse_conv2d(g, x, w, NULL), s = fuse_sigmoid(g, c), a = fuse_add(g, c, s);
+  fuse_value r = fuse_relu(g, a);
+  fuse_output(g, r);
+  ref = copy_graph(g);
+  CHECK(ref && refill_constants(ref));
+  memset(&o, 0, sizeof o);
+  o.allow_escaping = 1;
+  CHECK_EQ_INT(fuse1(g, "fuse.nc", "relu(add(conv2d(*, *), *))", &o), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 0);
+  CHECK_EQ_INT(fuse1(g, "fuse.nc", "relu(add(conv2d(*, *), *))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 0);
+  /* including the sigmoid makes it convex */
+  CHECK_EQ_INT(fuse1(g, "fuse.c", "relu(add($c:conv2d(*, *), sigmoid($c)))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_COMP(g, r, "fuse.c", "fused_conv2d_sigmoid_add_relu", "fuse", 4);
+  CHECK_TEXT(g);
+  if (ref) CHECK_SAME_NUMBERS(ref, g, 52);
+  fuse_graph_destroy(ref);
+  fuse_graph_destroy(g);
+  consts_reset();
+}
+
+typedef struct check_log {
+  int calls, accept;
+  fuse_value root, data, weight, bias, other, null_name, missing;
+} check_log;
+
+static int log_check(const fuse_graph *g, const fuse_match *m, void *user) {
+  check_log *l = (check_log *)user;
+  (void)g;
+  l->calls++;
+  l->root = fuse_match_root(m);
+  l->data = fuse_match_capture(m, "data");
+  l->weight = fuse_match_capture(m, "weight");
+  l->bias = fuse_match_capture(m, "bias");
+  l->other = fuse_match_capture(m, "other");
+  l->null_name = fuse_match_capture(m, NULL);
+  l->missing = fuse_match_capture(m, "no_such_capture");
+  return l->accept;
+}
+
+TEST(check_callback) {
+  int accept;
+  CHECK_EQ_INT(fuse_match_capture(NULL, "x"), FUSE_NONE);
+  CHECK_EQ_INT(fuse_match_root(NULL), FUSE_NONE);
+  for (accept = 0; accept < 2; accept++) {
+    seed_graph s = build_seed(1, 1);
+    check_log l;
+    fuse_rule rule;
+    memset(&l, 0, sizeof l);
+    l.accept = accept;
+    rule.name = "dnnl.conv2d_reshape_add_relu";
+    /* $other is in a branch that does not match: unbound */
+    rule.pattern = "relu(add(conv2d($data, $weight), reshape($bias, *))) | relu($other)";
+    rule.check = log_check;
+    rule.user = &l;
+    CHECK_EQ_INT(fuse_ops_by_pattern(s.g, &rule, 1, NULL), FUSE_OK);
+    CHECK_EQ_INT(l.calls, 1);
+    CHECK_EQ_INT(l.root, s.relu);
+    CHECK_EQ_INT(l.data, s.data);
+    CHECK_EQ_INT(l.weight, s.weight);
+    CHECK_EQ_INT(l.bias, s.bias);
+    CHECK_EQ_INT(l.other, FUSE_NONE);
+    CHECK_EQ_INT(l.null_name, FUSE_NONE);
+    CHECK_EQ_INT(l.missing, FUSE_NONE);
+    CHECK_EQ_INT(fuse_composite_count(s.g), accept ? 1 : 0);
+    CHECK_EQ_INT(fuse_graph_op_count(s.g), accept ? 1 : 4);
+    CHECK_EQ_INT(fuse_graph_status(s.g), FUSE_OK);
+    CHECK_TEXT(s.g);
+    fuse_graph_destroy(s.g);
+  }
+}
+
+TEST(options_codegen_and_constants) {
+  seed_graph s = build_seed(0, 1);
+  fuse_pattern_options o;
+  fuse_composite_info info;
+  char *text;
+  memset(&o, 0, sizeof o);
+  o.no_codegen_annotation = 1;
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.conv2d_reshape_add_relu", SEED_PATTERN, &o), FUSE_OK);
+  CHECK_COMP(s.g, s.relu, "dnnl.conv2d_reshape_add_relu", "fused_conv2d_reshape_add_relu", NULL, 4);
+  text = to_text(s.g);
+  CHECK_STR_CONTAINS(text, "codegen=none region=-1 bind_constants=1 {");
+  free(text);
+  CHECK_EQ_INT(fuse_merge_composites(s.g), FUSE_OK);
+  CHECK(comp_of_(s.g, s.relu, &info, __LINE__));
+  CHECK_EQ_INT(info.region, -1);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+
+  s = build_seed(0, 1);
+  memset(&o, 0, sizeof o);
+  o.keep_constants_as_params = 1;
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.conv2d_reshape_add_relu", SEED_PATTERN, &o), FUSE_OK);
+  CHECK_COMP(s.g, s.relu, "dnnl.conv2d_reshape_add_relu", "fused_conv2d_reshape_add_relu", "dnnl", 4);
+  text = to_text(s.g);
+  CHECK_STR_CONTAINS(text, "codegen=\"dnnl\" region=-1 bind_constants=0 {");
+  free(text);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+
+  /* a name without '.' has no codegen */
+  s = build_seed(0, 1);
+  CHECK_EQ_INT(fuse1(s.g, "conv_block", SEED_PATTERN, NULL), FUSE_OK);
+  CHECK_COMP(s.g, s.relu, "conv_block", "fused_conv2d_reshape_add_relu", NULL, 4);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+}
+
+TEST(second_call_leaves_composites_alone) {
+  seed_graph s = build_seed(0, 1);
+  fuse_composite_info info;
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.add_relu", "relu(add(*, *))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 1);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.seed", SEED_PATTERN, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.relu", "relu(*)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.add", "add(*, *)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 1);
+  CHECK_COMP(s.g, s.relu, "dnnl.add_relu", "fused_add_relu", "dnnl", 2);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.conv", "conv2d(*, *)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 2);
+  CHECK_COMP(s.g, s.conv, "dnnl.conv", "fused_conv2d", "dnnl", 1);
+  CHECK_COMP(s.g, s.relu, "dnnl.add_relu", "fused_add_relu", "dnnl", 2);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 3); /* reshape + two composites */
+  CHECK_EQ_INT(fuse_merge_composites(s.g), FUSE_OK);
+  CHECK(comp_of_(s.g, s.conv, &info, __LINE__));
+  CHECK_EQ_INT(info.region, 0);
+  CHECK(comp_of_(s.g, s.relu, &info, __LINE__));
+  CHECK_EQ_INT(info.region, 0); /* conv feeds add_relu directly; the reshape is not in between */
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+}
+
+/* ================================================ 4. fuse_merge_composites == */
+
+static int region_of(const fuse_graph *g, fuse_value v) {
+  fuse_composite_info info;
+  int c = fuse_value_composite(g, v);
+  if (c < 0 || fuse_composite_get(g, c, &info) != FUSE_OK) return -99;
+  return info.region;
+}
+
+/* x -> conv -> act -> conv -> act -> conv -> act with act[i] = relu or clip */
+static fuse_graph *build_chain3(const int *clip, fuse_value *acts) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_conv2d_attrs a;
+  fuse_value v = IN(g, "x", 1, 3, 6, 6);
+  int i;
+  memset(&a, 0, sizeof a);
+  a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+  for (i = 0; i < 3; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "w%d", i);
+    v = fuse_conv2d(g, v, CST(g, name, 60 + (uint32_t)i, 3, 3, 3, 3), &a);
+    v = acts[i] = clip[i] ? fuse_clip(g, v, 0, 6) : fuse_relu(g, v);
+  }
+  fuse_output(g, v);
+  return g;
+}
+
+TEST(merge_chain_same_codegen) {
+  static const int no_clip[3] = {0, 0, 0};
+  fuse_value acts[3];
+  fuse_graph *g = build_chain3(no_clip, acts);
+  CHECK_EQ_INT(fuse1(g, "dnnl.conv2d_relu", "relu(conv2d(*, *))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 3);
+  CHECK_EQ_INT(region_of(g, acts[0]), -1);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, acts[0]), 0);
+  CHECK_EQ_INT(region_of(g, acts[1]), 0);
+  CHECK_EQ_INT(region_of(g, acts[2]), 0);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK); /* idempotent */
+  CHECK_EQ_INT(region_of(g, acts[2]), 0);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+TEST(merge_different_codegens) {
+  static const int mid_clip[3] = {0, 1, 0};
+  fuse_value acts[3];
+  fuse_graph *g = build_chain3(mid_clip, acts);
+  fuse_rule rules[2] = {{"aa.conv2d_relu", "relu(conv2d(*, *))", NULL, NULL},
+                        {"bb.conv2d_clip", "clip(conv2d(*, *))", NULL, NULL}};
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 3);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  /* aa, bb, aa: the two aa composites are joined only through bb, which is outside them */
+  CHECK_EQ_INT(region_of(g, acts[0]), 0);
+  CHECK_EQ_INT(region_of(g, acts[1]), 1);
+  CHECK_EQ_INT(region_of(g, acts[2]), 2);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+  /* composites without codegen keep -1 and take no number */
+  g = build_chain3(mid_clip, acts);
+  rules[1].name = "conv2d_clip";
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, acts[0]), 0);
+  CHECK_EQ_INT(region_of(g, acts[1]), -1);
+  CHECK_EQ_INT(region_of(g, acts[2]), 1);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+  /* the first composite has no codegen: numbering still starts at 0 */
+  {
+    static const int first_clip[3] = {1, 0, 0};
+    g = build_chain3(first_clip, acts);
+    CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+    CHECK_EQ_INT(region_of(g, acts[0]), -1);
+    CHECK_EQ_INT(region_of(g, acts[1]), 0);
+    CHECK_EQ_INT(region_of(g, acts[2]), 0);
+    CHECK_TEXT(g);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* A = relu(conv(x)); s = sigmoid(A) outside; B = relu(add(conv(A), s)). Merging A and B would
+   make a region that both feeds s and depends on it. */
+TEST(merge_diamond_not_merged) {
+  fuse_graph *g = fuse_graph_create(NULL), *ref;
+  fuse_value x = IN(g, "x", 1, 2, 5, 5);
+  fuse_value w1 = named_const(g, "w1", 4, D(2, 2, 1, 1), 71), w2 = named_const(g, "w2", 4, D(2, 2, 1, 1), 72);
+  fuse_value a = fuse_relu(g, fuse_conv2d(g, x, w1, NULL));
+  fuse_value s = fuse_sigmoid(g, a);
+  fuse_value b = fuse_relu(g, fuse_add(g, fuse_conv2d(g, a, w2, NULL), s));
+  fuse_rule rules[2] = {{"dnnl.b", "relu(add(conv2d(*, *), *))", NULL, NULL},
+                        {"dnnl.a", "relu(conv2d(*, *))", NULL, NULL}};
+  fuse_output(g, b);
+  ref = copy_graph(g);
+  CHECK(ref && refill_constants(ref));
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_EQ_INT(fuse_value_composite(g, s), -1);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, a), 0);
+  CHECK_EQ_INT(region_of(g, b), 1);
+  CHECK_TEXT(g);
+  if (ref) CHECK_SAME_NUMBERS(ref, g, 73);
+  fuse_graph_destroy(ref);
+  fuse_graph_destroy(g);
+  consts_reset();
+}
+
+/* Two independent branches of one codegen: two regions, numbered in graph order; then a third
+   composite consuming both joins them all. */
+TEST(merge_branches_numbering) {
+  int join;
+  for (join = 0; join < 2; join++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value x = IN(g, "x", 1, 2, 4, 4);
+    fuse_value b1 = fuse_relu(g, fuse_conv2d(g, x, CST(g, "w1", 81, 2, 2, 1, 1), NULL));
+    fuse_value b2 = fuse_relu(g, fuse_conv2d(g, x, CST(g, "w2", 82, 2, 2, 1, 1), NULL));
+    fuse_value y = fuse_add(g, b2, b1), z;
+    fuse_rule rules[2] = {{"dnnl.cr", "relu(conv2d(*, *))", NULL, NULL}, {"dnnl.add", "add(*, *)", NULL, NULL}};
+    z = fuse_sigmoid(g, y);
+    fuse_output(g, z);
+    CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, join ? 2 : 1, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+    if (!join) {
+      CHECK_EQ_INT(region_of(g, b1), 0);
+      CHECK_EQ_INT(region_of(g, b2), 1);
+    } else {
+      CHECK_EQ_INT(region_of(g, b1), 0);
+      CHECK_EQ_INT(region_of(g, b2), 0);
+      CHECK_EQ_INT(region_of(g, y), 0);
+    }
+    CHECK_EQ_INT(fuse_value_composite(g, z), -1);
+    CHECK_TEXT(g);
+    fuse_graph_destroy(g);
+  }
+  {
+    fuse_graph *g = fuse_graph_create(NULL);
+    CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK); /* no composites */
+    CHECK_EQ_INT(fuse_merge_composites(NULL), FUSE_ERROR_INVALID_ARGUMENT);
+    fuse_graph_destroy(g);
+  }
+}
+
+
+/* A -> C (another codegen's composite) -> B and A -> B: C is outside A and B, so no merge. */
+TEST(merge_cycle_through_other_codegen) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = IN(g, "x", 1, 2, 5, 5);
+  fuse_value a = fuse_relu(g, fuse_conv2d(g, x, CST(g, "w1", 101, 2, 2, 1, 1), NULL));
+  fuse_value c = fuse_sigmoid(g, a);
+  fuse_value b = fuse_relu(g, fuse_add(g, fuse_conv2d(g, a, CST(g, "w2", 102, 2, 2, 1, 1), NULL), c));
+  fuse_rule rules[3] = {{"dnnl.b", "relu(add(conv2d(*, *), *))", NULL, NULL},
+                        {"dnnl.a", "relu(conv2d(*, *))", NULL, NULL},
+                        {"other.sig", "sigmoid(*)", NULL, NULL}};
+  fuse_output(g, b);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 3, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 3);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, a), 0);
+  CHECK_EQ_INT(region_of(g, c), 1);
+  CHECK_EQ_INT(region_of(g, b), 2);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+/* A -> B -> C all one codegen, plus A -> X (plain op) -> C: A and B merge, C cannot join. */
+TEST(merge_partial_chain) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = IN(g, "x", 1, 2, 5, 5);
+  fuse_value a = fuse_relu(g, fuse_conv2d(g, x, CST(g, "w1", 111, 2, 2, 1, 1), NULL));
+  fuse_value b = fuse_relu(g, fuse_conv2d(g, a, CST(g, "w2", 112, 2, 2, 1, 1), NULL));
+  fuse_value xo = fuse_sigmoid(g, a);
+  fuse_value c = fuse_relu(g, fuse_add(g, fuse_conv2d(g, b, CST(g, "w3", 113, 2, 2, 1, 1), NULL), xo));
+  fuse_rule rules[2] = {{"dnnl.c", "relu(add(conv2d(*, *), *))", NULL, NULL},
+                        {"dnnl.ab", "relu(conv2d(*, *))", NULL, NULL}};
+  fuse_output(g, c);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 3);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, a), 0);
+  CHECK_EQ_INT(region_of(g, b), 0);
+  CHECK_EQ_INT(region_of(g, c), 1);
+  CHECK_EQ_INT(fuse_value_composite(g, xo), -1);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+/* ============================================ 5. text form of composites == */
+
+static const char *COMPOSITE_TEXT =
+    "graph(%x: [1, 2, 4, 4]) {\n"
+    "  %w: [3, 2, 1, 1] = const\n"
+    "  %b: [3] = const{0.5, -1, 2}\n"
+    "  composite \"dnnl.conv2d_reshape_add_relu\" \"fused_conv2d_reshape_add_relu\" codegen=\"dnnl\" region=4 bind_constants=0 {\n"
+    "    %c: [1, 3, 4, 4] = conv2d(%x, %w)\n"
+    "    %r = reshape(%b, shape=[1, -1, 1, 1])\n"
+    "    %a = add(%r, %c)\n"
+    "    %y = relu(%a)\n"
+    "  }\n"
+    "  %z = sigmoid(%y)\n"
+    "  composite \"plain\" \"fused_relu\" codegen=none {\n"
+    "    %q = relu(%z)\n"
+    "  }\n"
+    "  return %q\n"
+    "}\n";
+
+TEST(text_parse_composite_block) {
+  fuse_graph *g = NULL;
+  fuse_composite_info info;
+  fuse_result r = fuse_graph_parse(COMPOSITE_TEXT, NULL, &g);
+  CHECK_EQ_INT(r, FUSE_OK);
+  if (r != FUSE_OK) {
+    fprintf(stderr, "    %s\n", fuse_graph_error(g));
+    fuse_graph_destroy(g);
+    return;
+  }
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 3);
+  CHECK(comp_of_(g, fuse_graph_find(g, "y"), &info, __LINE__));
+  CHECK(same_str(info.name, "dnnl.conv2d_reshape_add_relu"));
+  CHECK(same_str(info.function, "fused_conv2d_reshape_add_relu"));
+  CHECK(same_str(info.codegen, "dnnl"));
+  CHECK_EQ_INT(info.region, 4);
+  CHECK_EQ_INT(info.num_ops, 4);
+  CHECK_EQ_INT(info.root, fuse_graph_find(g, "y"));
+  CHECK(info.has_epilogue);
+  CHECK_EQ_INT(info.epilogue.bias, fuse_graph_find(g, "b"));
+  CHECK_EQ_INT(fuse_value_composite(g, fuse_graph_find(g, "c")), fuse_value_composite(g, fuse_graph_find(g, "y")));
+  CHECK_EQ_INT(fuse_value_composite(g, fuse_graph_find(g, "z")), -1);
+  CHECK(comp_of_(g, fuse_graph_find(g, "q"), &info, __LINE__));
+  CHECK(same_str(info.name, "plain"));
+  CHECK(same_str(info.function, "fused_relu"));
+  CHECK(info.codegen == NULL);
+  CHECK_EQ_INT(info.region, -1);
+  CHECK_EQ_INT(info.num_ops, 1);
+  {
+    char *t = to_text(g);
+    CHECK_STR_CONTAINS(t, "codegen=\"dnnl\" region=4 bind_constants=0 {");
+    CHECK_STR_CONTAINS(t, "composite \"plain\" \"fused_relu\" codegen=none region=-1 bind_constants=1 {");
+    free(t);
+  }
+  CHECK_TEXT(g);
+  /* merge renumbers the parsed region */
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  CHECK_EQ_INT(region_of(g, fuse_graph_find(g, "y")), 0);
+  CHECK_TEXT(g);
+  fuse_graph_destroy(g);
+}
+
+static void expect_text_error_(const char *from, const char *to, int line) {
+  const char *at = strstr(COMPOSITE_TEXT, from);
+  char text[2048];
+  fuse_graph *g = NULL;
+  fuse_result r;
+  if (!at) {
+    failf(line, "test bug: \"%s\" not in the text", from);
+    return;
+  }
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - COMPOSITE_TEXT), COMPOSITE_TEXT, to, at + strlen(from));
+  r = fuse_graph_parse(text, NULL, &g);
+  if (r != PRS) failf(line, "\"%s\" -> \"%s\": %s, want FUSE_ERROR_PARSE", from, to, fuse_result_string(r));
+  if (!g || !strstr(fuse_graph_error(g), "line "))
+    failf(line, "\"%s\" -> \"%s\": message \"%s\"", from, to, g ? fuse_graph_error(g) : "(no graph)");
+  fuse_graph_destroy(g);
+}
+#define TEXT_ERROR(from, to) expect_text_error_((from), (to), __LINE__)
+
+TEST(text_composite_parse_errors) {
+  TEXT_ERROR("composite \"dnnl.conv2d_reshape_add_relu\"", "composite dnnl.conv2d_reshape_add_relu");
+  TEXT_ERROR("\"fused_conv2d_reshape_add_relu\"", "fused_conv2d_reshape_add_relu");
+  TEXT_ERROR("\"fused_conv2d_reshape_add_relu\" codegen", "codegen");
+  TEXT_ERROR("codegen=\"dnnl\"", "codegen=dnnl");
+  TEXT_ERROR("codegen=\"dnnl\"", "codegen=\"dnnl");
+  TEXT_ERROR("region=4", "color=4");
+  TEXT_ERROR("region=4", "region=");
+  TEXT_ERROR("region=4", "region=1.5");
+  TEXT_ERROR("region=4", "region=x");
+  TEXT_ERROR("region=4", "region 4");
+  TEXT_ERROR("codegen=none {\n    %q = relu(%z)\n  }", "codegen=none {\n  }\n  %q = relu(%z)");
+  TEXT_ERROR("codegen=none {\n    %q = relu(%z)\n  }", "codegen=none {\n    %k: [] = const{1}\n  }\n  %q = relu(%z)");
+  TEXT_ERROR("codegen=none {", "codegen=none");
+  TEXT_ERROR("    %q = relu(%z)\n  }\n", "    %q = relu(%z)\n");
+  TEXT_ERROR("    %y = relu(%a)\n", "    %y = relu(%a)\n    composite \"n\" \"f\" codegen=none { %v = relu(%y) }\n");
+  TEXT_ERROR("  %z = sigmoid(%y)\n", "  %z = sigmoid(%y)\n  composite \"n\" \"f\" codegen=none { return %z }\n");
+}
+
+
+/* Rule names with quotes, backslashes, control characters and a long codegen prefix. */
+TEST(text_odd_rule_names) {
+  static const char *names[] = {"dnnl.we\"ird\\name", "tab\there.x", "my codegen.conv 2d",
+                                "a_codegen_name_that_is_much_longer_than_sixty_four_characters_in_all_x.conv"};
+  static const char *codegens[] = {"dnnl", "tab\there", "my codegen",
+                                   "a_codegen_name_that_is_much_longer_than_sixty_four_characters_in_all_x"};
+  int i;
+  for (i = 0; i < 4; i++) {
+    seed_graph s = build_seed(0, 1);
+    CHECK_EQ_INT(fuse1(s.g, names[i], SEED_PATTERN, NULL), FUSE_OK);
+    CHECK_COMP(s.g, s.relu, names[i], "fused_conv2d_reshape_add_relu", codegens[i], 4);
+    CHECK_EQ_INT(fuse_merge_composites(s.g), FUSE_OK);
+    CHECK_EQ_INT(region_of(s.g, s.relu), 0);
+    CHECK_TEXT(s.g);
+    fuse_graph_destroy(s.g);
+  }
+}
+
+/* ============================================ 6. counting and accessors == */
+
+TEST(op_count_and_composite_get) {
+  seed_graph s = build_seed(0, 1);
+  fuse_composite_info info;
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 4);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 0);
+  CHECK_EQ_INT(fuse_composite_get(s.g, 0, &info), FUSE_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.ra", "relu(add(*, *))", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 3);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.c", "conv2d(*, *)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 3); /* conv became a one-op composite */
+  CHECK_EQ_INT(fuse_composite_count(s.g), 2);
+  CHECK_EQ_INT(fuse_composite_get(s.g, 0, &info), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_get(s.g, 1, &info), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_get(s.g, 2, &info), FUSE_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(fuse_composite_get(s.g, -1, &info), FUSE_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(fuse_composite_get(s.g, 0, NULL), FUSE_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(fuse_composite_get(NULL, 0, &info), FUSE_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(fuse_composite_count(NULL), 0);
+  CHECK_EQ_INT(fuse_value_composite(s.g, FUSE_NONE), -1);
+  CHECK_EQ_INT(fuse_value_composite(s.g, 9999), -1);
+  CHECK_EQ_INT(fuse_value_composite(NULL, 0), -1);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.rs", "reshape(*, *)", NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 3);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 3);
+  CHECK_TEXT(s.g);
+  fuse_graph_destroy(s.g);
+}
+
+/* A graph with a sticky builder error: the passes return that error and do nothing. */
+TEST(passes_on_a_failed_graph) {
+  seed_graph s = build_seed(0, 1);
+  fuse_value bad = fuse_add(s.g, s.conv, IN(s.g, "bad", 7, 7));
+  CHECK_EQ_INT(bad, FUSE_NONE);
+  CHECK_EQ_INT(fuse1(s.g, "dnnl.seed", SEED_PATTERN, NULL), FUSE_ERROR_SHAPE);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 0);
+  CHECK_EQ_INT(fuse_merge_composites(s.g), FUSE_ERROR_SHAPE);
+  CHECK_EQ_INT(fuse_optimize(s.g, "fuse"), FUSE_ERROR_SHAPE);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 0);
+  fuse_graph_destroy(s.g);
+}
+
+/* ================================================ 7. randomized chains == */
+
+typedef struct chain_desc {
+  int matmul, bias, bias_left, residual, residual_left, residual_input, nclamp;
+  int clamp_kind[2], clamp_swap[2];
+} chain_desc;
+
+/* conv2d or matmul -> bias (none / [K,1,1] / [1,K,1,1] / reshape(b[K]) ; matmul: [N] / [1,N] /
+   reshape(b[N])) -> residual add (input or constant) -> 0..2 clamps (relu, clip, maximum c,
+   minimum c, either operand order). All constants are named. */
+static fuse_graph *build_chain(const chain_desc *d, char *desc, size_t cap) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x, y, b = FUSE_NONE;
+  int64_t K, outshape[4];
+  int rank, i;
+  size_t n = 0;
+  if (!d->matmul) {
+    int64_t C = 1 + rnd_int(4), H = 3 + rnd_int(4), W = 3 + rnd_int(4);
+    int kh = 1 + rnd_int(3), kw = 1 + rnd_int(3);
+    fuse_conv2d_attrs a;
+    memset(&a, 0, sizeof a);
+    K = 1 + rnd_int(5);
+    a.padding[0] = a.padding[2] = kh / 2;
+    a.padding[1] = a.padding[3] = kw / 2;
+    x = fuse_input(g, "x", 4, D(1 + rnd_int(2), C, H, W));
+    y = fuse_conv2d(g, x, named_const(g, "w", 4, D(K, C, kh, kw), rnd()), &a);
+    n += (size_t)snprintf(desc + n, cap - n, "conv2d k%dx%d", kh, kw);
+    switch (d->bias) {
+    case 1: b = named_const(g, "b", 3, D(K, 1, 1), rnd()); break;
+    case 2: b = named_const(g, "b", 4, D(1, K, 1, 1), rnd()); break;
+    case 3: b = fuse_reshape(g, named_const(g, "b", 1, D(K), rnd()), 4, D(1, K, 1, 1)); break;
+    case 4: b = fuse_reshape(g, named_const(g, "b", 1, D(K), rnd()), 3, D(K, 1, 1)); break;
+    default: break;
+    }
+  } else {
+    int64_t M = 2 + rnd_int(4), Kin = 1 + rnd_int(6);
+    K = 1 + rnd_int(6);
+    x = fuse_input(g, "x", 2, D(M, Kin));
+    y = fuse_matmul(g, x, named_const(g, "w", 2, D(Kin, K), rnd()));
+    n += (size_t)snprintf(desc + n, cap - n, "matmul");
+    switch (d->bias) {
+    case 1: b = named_const(g, "b", 1, D(K), rnd()); break;
+    case 2: b = named_const(g, "b", 2, D(1, K), rnd()); break;
+    case 3: b = fuse_reshape(g, named_const(g, "b", 1, D(K), rnd()), 2, D(1, K)); break;
+    case 4: b = named_const(g, "b", 1, D(K), rnd()); break;
+    default: break;
+    }
+  }
+  if (b != FUSE_NONE) {
+    y = d->bias_left ? fuse_add(g, b, y) : fuse_add(g, y, b);
+    n += (size_t)snprintf(desc + n, cap - n, " + bias%d%s", d->bias, d->bias_left ? "(left)" : "");
+  }
+  rank = fuse_value_rank(g, y);
+  memcpy(outshape, fuse_value_shape(g, y), (size_t)rank * sizeof(int64_t));
+  if (d->residual) {
+    fuse_value r = d->residual_input ? fuse_input(g, "res", rank, outshape)
+                                     : named_const(g, "res", rank, outshape, rnd());
+    y = d->residual_left ? fuse_add(g, r, y) : fuse_add(g, y, r);
+    n += (size_t)snprintf(desc + n, cap - n, " + residual(%s%s)", d->residual_input ? "input" : "const",
+                          d->residual_left ? ",left" : "");
+  }
+  for (i = 0; i < d->nclamp; i++) {
+    float lo = rnd_float() * 0.5f, hi = lo + 0.1f + (float)rnd_int(10) * 0.1f;
+    char cname[32];
+    fuse_value c;
+    snprintf(cname, sizeof cname, "c%d", i);
+    switch (d->clamp_kind[i]) {
+    case 0: y = fuse_relu(g, y); break;
+    case 1: y = fuse_clip(g, y, lo, hi); break;
+    case 2:
+    case 3:
+      /* a named rank-0 constant half of the time, else an inline scalar */
+      if (d->clamp_kind[i] == 3) lo = hi;
+      c = rnd_int(2) ? fuse_constant(g, cname, 0, NULL, &lo) : fuse_scalar(g, lo);
+      if (d->clamp_kind[i] == 3) {
+        y = d->clamp_swap[i] ? fuse_minimum(g, c, y) : fuse_minimum(g, y, c);
+      } else {
+        y = d->clamp_swap[i] ? fuse_maximum(g, c, y) : fuse_maximum(g, y, c);
+      }
+      break;
+    }
+    n += (size_t)snprintf(desc + n, cap - n, " -> %s%s", (const char *[]){"relu", "clip", "maximum", "minimum"}[d->clamp_kind[i]],
+                          d->clamp_kind[i] >= 2 && d->clamp_swap[i] ? "(c,x)" : "");
+  }
+  fuse_output(g, y);
+  return g;
+}
+
+TEST(random_chains_fuse_optimize) {
+  int t, fused_ok = 0;
+  rng_state = 20240611u;
+  for (t = 0; t < 60; t++) {
+    chain_desc d;
+    char desc[256];
+    fuse_graph *g, *copy;
+    int i, ops_before;
+    memset(&d, 0, sizeof d);
+    d.matmul = rnd_int(2);
+    d.bias = rnd_int(d.matmul ? 4 : 5);
+    d.bias_left = rnd_int(2);
+    d.residual = rnd_int(2);
+    d.residual_left = rnd_int(2);
+    d.residual_input = rnd_int(2);
+    d.nclamp = rnd_int(3);
+    for (i = 0; i < 2; i++) {
+      d.clamp_kind[i] = rnd_int(4);
+      d.clamp_swap[i] = rnd_int(2);
+    }
+    g = build_chain(&d, desc, sizeof desc);
+    if (fuse_graph_status(g) != FUSE_OK) {
+      failf(__LINE__, "chain %d (%s): builder error %s", t, desc, fuse_graph_error(g));
+      fuse_graph_destroy(g);
+      consts_reset();
+      continue;
+    }
+    ops_before = fuse_graph_op_count(g);
+    copy = copy_graph(g);
+    if (!copy || !refill_constants(copy)) {
+      failf(__LINE__, "chain %d (%s): copy failed", t, desc);
+      fuse_graph_destroy(copy);
+      fuse_graph_destroy(g);
+      consts_reset();
+      continue;
+    }
+    CHECK_EQ_INT(fuse_optimize(copy, "fuse"), FUSE_OK);
+    if (fuse_composite_count(copy) != 1 || fuse_graph_op_count(copy) != 1) {
+      char *text = to_text(copy);
+      failf(__LINE__, "chain %d (%s): %d composites, %d ops (before: %d ops), want 1 and 1:\n%s", t,
+            desc, fuse_composite_count(copy), fuse_graph_op_count(copy), ops_before, text);
+      free(text);
+    } else {
+      fuse_composite_info info;
+      fuse_composite_get(copy, 0, &info);
+      if (!info.has_epilogue || !info.codegen || strcmp(info.codegen, "fuse") != 0 || info.region != 0)
+        failf(__LINE__, "chain %d (%s): composite %s epilogue %d codegen %s region %d", t, desc,
+              info.name, info.has_epilogue, info.codegen ? info.codegen : "NULL", info.region);
+      else
+        fused_ok++;
+    }
+    CHECK_TEXT(copy);
+    CHECK_SAME_NUMBERS(g, copy, 1000 + (uint32_t)t);
+    {
+      int steps;
+      char *plan = plan_text(copy, &steps);
+      int ok = plan && steps == 1 && strstr(plan, "(composite fuse.") &&
+               !strstr(plan, "+ bias") == !d.bias && !strstr(plan, "+ add") == !d.residual &&
+               !strstr(plan, "+ clamp[") == !d.nclamp;
+      if (!ok)
+        failf(__LINE__, "chain %d (%s): plan with %d steps, want one fused step:\n%s", t, desc, steps,
+              plan ? plan : "(compile failed)");
+      free(plan);
+    }
+    fuse_graph_destroy(copy);
+    fuse_graph_destroy(g);
+    consts_reset();
+  }
+  printf("  random chains: %d of 60 fused into one op\n", fused_ok);
+}
+
+/* fuse_optimize with both codegens on the seed graph, and an unknown codegen */
+TEST(optimize_seed_graph) {
+  seed_graph s = build_seed(1, 1), ref = build_seed(1, 1);
+  fuse_composite_info info;
+  CHECK_EQ_INT(fuse_optimize(s.g, "dnnl"), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_op_count(s.g), 1);
+  CHECK(comp_of_(s.g, s.relu, &info, __LINE__));
+  CHECK(same_str(info.name, "dnnl.conv2d_bias_relu"));
+  CHECK(same_str(info.codegen, "dnnl"));
+  CHECK_EQ_INT(info.region, 0);
+  CHECK_TEXT(s.g);
+  CHECK_SAME_NUMBERS(ref.g, s.g, 91);
+  fuse_graph_destroy(s.g);
+  s = build_seed(0, 1);
+  CHECK_EQ_INT(fuse_optimize(s.g, NULL), FUSE_OK);
+  CHECK(comp_of_(s.g, s.relu, &info, __LINE__));
+  CHECK(same_str(info.name, "fuse.conv2d_bias_relu"));
+  fuse_graph_destroy(s.g);
+  s = build_seed(0, 1);
+  CHECK_EQ_INT(fuse_optimize(s.g, "cuda"), FUSE_ERROR_UNSUPPORTED);
+  CHECK_EQ_INT(fuse_composite_count(s.g), 0);
+  CHECK_EQ_INT(fuse_graph_status(s.g), FUSE_OK);
+  fuse_graph_destroy(s.g);
+  fuse_graph_destroy(ref.g);
+}
+
+
+/* conv -> batch_norm -> relu, and a ResNet basic block, through fuse_optimize. */
+TEST(optimize_batch_norm_and_resnet_block) {
+  fuse_graph *g = fuse_graph_create(NULL), *ref;
+  fuse_conv2d_attrs a;
+  fuse_value x, c1, r1, c2, bn, r2;
+  memset(&a, 0, sizeof a);
+  a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+  x = IN(g, "x", 1, 4, 6, 6);
+  c1 = fuse_conv2d(g, x, named_const(g, "w1", 4, D(4, 4, 3, 3), 121), &a);
+  {
+    float var[4] = {0.5f, 1.0f, 2.0f, 0.25f};
+    const_rec *cr;
+    bn = fuse_batch_norm(g, c1, named_const(g, "scale", 1, D(4), 122), named_const(g, "shift", 1, D(4), 123),
+                         named_const(g, "mean", 1, D(4), 124), fuse_constant(g, "var", 1, D(4), var), 1e-5f);
+    cr = &consts_[num_consts_++];
+    snprintf(cr->name, sizeof cr->name, "var");
+    cr->n = 4;
+    cr->data = (float *)malloc(sizeof var);
+    memcpy(cr->data, var, sizeof var);
+  }
+  r1 = fuse_relu(g, bn);
+  c2 = fuse_conv2d(g, r1, named_const(g, "w2", 4, D(4, 4, 3, 3), 125), &a);
+  c2 = fuse_add(g, c2, fuse_reshape(g, named_const(g, "b2", 1, D(4), 126), 4, D(1, 4, 1, 1)));
+  r2 = fuse_relu(g, fuse_add(g, r1, c2)); /* residual first */
+  fuse_output(g, r2);
+  CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+  ref = copy_graph(g);
+  CHECK(ref && refill_constants(ref));
+  CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 2);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 2);
+  CHECK_COMP(g, r1, "dnnl.conv2d_bias_relu", "fused_conv2d_add_relu", "dnnl", 3);
+  CHECK_COMP(g, r2, "dnnl.conv2d_bias_add_relu", "fused_conv2d_add_add_relu", "dnnl", 4);
+  CHECK_EQ_INT(region_of(g, r1), 0);
+  CHECK_EQ_INT(region_of(g, r2), 0);
+  CHECK_TEXT(g);
+  if (ref) CHECK_SAME_NUMBERS(ref, g, 127);
+  {
+    int steps;
+    char *plan = plan_text(g, &steps);
+    CHECK_EQ_INT(steps, 2);
+    CHECK_STR_CONTAINS(plan, "step 0: conv2d + bias + clamp[");
+    CHECK_STR_CONTAINS(plan, "step 1: conv2d + bias + add + clamp[");
+    free(plan);
+  }
+  fuse_graph_destroy(ref);
+  fuse_graph_destroy(g);
+  consts_reset();
+}
+
+
+/* DESIGN: the clamp runs once on the finished accumulator. Products -1 then +2 sum to 1;
+   a clamp applied at every reduction step would give 2. */
+TEST(fused_clamp_once_per_output) {
+  int kind;
+  for (kind = 0; kind < 2; kind++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    float wdata[2] = {-1, 1}, xin[2] = {1, 2}, y = NAN;
+    const float *in[1];
+    float *out[1];
+    fuse_plan *p = NULL;
+    fuse_value x, w, r;
+    if (kind == 0) {
+      x = IN(g, "x", 1, 2);
+      w = fuse_constant(g, "w", 2, D(2, 1), wdata);
+      r = fuse_relu(g, fuse_matmul(g, x, w));
+    } else {
+      x = IN(g, "x", 1, 2, 1, 1);
+      w = fuse_constant(g, "w", 4, D(1, 2, 1, 1), wdata);
+      r = fuse_clip(g, fuse_conv2d(g, x, w, NULL), 0, 6);
+    }
+    fuse_output(g, r);
+    CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+    CHECK_EQ_INT(fuse_graph_op_count(g), 1);
+    CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+    if (p) {
+      CHECK_EQ_INT(fuse_plan_step_count(p), 1);
+      in[0] = xin;
+      out[0] = &y;
+      CHECK_EQ_INT(fuse_run(p, in, out, NULL), FUSE_OK);
+      CHECK(y == 1.0f);
+      fuse_plan_destroy(p);
+    }
+    fuse_graph_destroy(g);
+  }
+}
+
+int main(void) {
+  RUN(lang_wildcards_captures_const);
+  RUN(lang_arity_and_ellipsis);
+  RUN(lang_attribute_constraints);
+  RUN(lang_optional_ops);
+  RUN(lang_alternation_and_grouping);
+  RUN(lang_commutative_ops);
+  RUN(lang_commutative_at_depth);
+  RUN(lang_seed002_clipping_variants);
+  RUN(lang_repeated_capture);
+  RUN(lang_long_capture_names);
+  RUN(lang_shared_subpattern);
+  RUN(pattern_parse_errors);
+  RUN(pattern_deep_nesting_refused);
+  RUN(pattern_long_chain_matches);
+  RUN(long_function_name);
+  RUN(seed_000_001_conv2d_reshape_add_relu);
+  RUN(seed_003_conv2d_relu);
+  RUN(seed_003_conv2d_relu_x2_and_priority);
+  RUN(priority_first_rule_wins);
+  RUN(largest_match_of_a_rule_wins);
+  RUN(escaping_intermediates);
+  RUN(escaping_needs_convexity);
+  RUN(check_callback);
+  RUN(options_codegen_and_constants);
+  RUN(second_call_leaves_composites_alone);
+  RUN(merge_chain_same_codegen);
+  RUN(merge_different_codegens);
+  RUN(merge_diamond_not_merged);
+  RUN(merge_branches_numbering);
+  RUN(merge_cycle_through_other_codegen);
+  RUN(merge_partial_chain);
+  RUN(text_parse_composite_block);
+  RUN(text_composite_parse_errors);
+  RUN(text_odd_rule_names);
+  RUN(op_count_and_composite_get);
+  RUN(passes_on_a_failed_graph);
+  RUN(random_chains_fuse_optimize);
+  RUN(optimize_seed_graph);
+  RUN(optimize_batch_norm_and_resnet_block);
+  RUN(fused_clamp_once_per_output);
+  return runner_finish("pattern");
+}
