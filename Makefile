@@ -7,6 +7,7 @@
 #   make examples           build every examples/*.c into $(BUILD)/
 #   make clean
 
+SHELL := /bin/bash
 CC ?= cc
 CXX ?= c++
 # make predefines CXX as g++; take c++ unless the user chose one.
@@ -159,13 +160,37 @@ $(EXAMPLE_PROGRAMS): $(BUILD)/%: examples/%.c fuse.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
 
-# ------------------------------------------------------------ later versions --
+# ----------------------------------------------------------------- bench, fuzz --
+# make bench: the pattern-pass timings on a 10,000-op graph (layer benchmarks against oneDNN
+# and PyTorch come with the kernels issue).
+bench: $(BUILD)/fuse_ops_bench
+	./$(BUILD)/fuse_ops_bench
 
-bench:
-	@echo "bench: not yet (benchmarks against oneDNN and PyTorch come in a later version)"
+$(BUILD)/fuse_ops_bench: bench/fuse_ops_bench.c fuse.h | $(BUILD)
+	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
-fuzz:
-	@echo "fuzz: not yet (libFuzzer targets for the parsers come in a later version)"
+# make fuzz: each libFuzzer target in fuzz/ for FUZZ_SECONDS (clang), from its seed corpus
+# (fuzz/corpus/<name>; the ONNX target also starts from the ONNX test suite's models).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+ONNX_DATA ?= /usr/share/libonnx-testdata/data
+
+fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/corpus-$$t; \
+	  if [ -d fuzz/corpus/$$t ]; then cp -n fuzz/corpus/$$t/* $(BUILD)/corpus-$$t/ 2>/dev/null || true; fi; \
+	  if [ $$t = onnx ] && [ -d $(ONNX_DATA)/node ]; then \
+	    for m in $(ONNX_DATA)/node/*/model.onnx $(ONNX_DATA)/pytorch-converted/*/model.onnx; do \
+	      cp -n $$m $(BUILD)/corpus-$$t/$$(basename $$(dirname $$m)).onnx 2>/dev/null || true; done; \
+	    cp -n tests/data/onnx/*.onnx $(BUILD)/corpus-$$t/ 2>/dev/null || true; fi; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  ./$(BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	    -print_final_stats=1 $(BUILD)/corpus-$$t 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+$(BUILD)/fuzz-%: fuzz/fuzz_%.c fuse.h | $(BUILD)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. $< -o $@ -lm
 
 clean:
 	rm -rf build build-san

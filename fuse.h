@@ -309,6 +309,10 @@ FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, vo
    block of fuse_plan_workspace_size bytes, 64-byte aligned, makes concurrent runs safe. */
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace);
+/* Runs steps first .. first + count - 1 only (a profiler times them one by one); the same
+   workspace must carry the values between calls. fuse_run = all steps. */
+FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
+                                    float *const *outputs, void *workspace, int first, int count);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
 
@@ -2722,6 +2726,28 @@ done:
 
 /* ------------------------------------------------------- fold batch-norm, rules -- */
 
+/* Names a constant a pass made after its source ("w" -> "w.folded", or "w.folded.2" when that
+   is taken), so a listing of the optimized graph can be parsed and filled by name again. */
+static void fuse__derived_name(fuse_graph *g, fuse_value v, const char *base, const char *suffix) {
+  char name[300];
+  size_t n;
+  int k;
+  if (!base || g->nodes[v].name || (n = strlen(base)) + strlen(suffix) + 12 > sizeof name) return;
+  memcpy(name, base, n);
+  strcpy(name + n, suffix);
+  for (k = 2; fuse__find(g, name) != FUSE_NONE && k < 1000; k++) {
+    fuse__out o;
+    o.buf = name + n + strlen(suffix);
+    o.len = 0;
+    o.cap = 12;
+    o.write = NULL;
+    o.user = NULL;
+    fuse__puts(&o, ".");
+    fuse__put_int(&o, k);
+  }
+  if (fuse__find(g, name) == FUSE_NONE) fuse_value_set_name(g, v, name);
+}
+
 /* conv2d(x, W) -> batch_norm(scale, bias, mean, var), all constants, the conv used only by
    the batch-norm: W *= s, and the batch-norm node becomes add(conv, b) with s = scale /
    sqrt(var + eps), b = bias - mean * s, shaped [1, K, 1, 1]. Value ids stay valid. */
@@ -2749,7 +2775,8 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     }
     if (k < 5) continue;
     int64_t wshape[4];
-    w = &g->nodes[conv->in[1]];
+    fuse_value w_id = conv->in[1];
+    w = &g->nodes[w_id];
     memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
     K = wshape[0];
     per = fuse__numel(3, wshape + 1);
@@ -2774,6 +2801,8 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
       scale[i] = (float)(bi->data[i] - mu->data[i] * s);
     }
     conv->in[1] = nw;
+    fuse__derived_name(g, nw, g->nodes[w_id].name, ".folded");
+    fuse__derived_name(g, nb, g->nodes[bn->in[2]].name, ".folded");
     bn->op = FUSE__OP_ADD;
     bn->num_in = 2;
     bn->in[1] = nb;
@@ -2858,6 +2887,8 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
     data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
     if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
     memcpy(data, src->data, bytes);
+    fuse__derived_name(g, v, src->name, ".reshaped");
+    n = &g->nodes[v];
     fuse__free(&g->alloc, n->in);
     n->in = NULL;
     n->num_in = 0;
@@ -4869,9 +4900,16 @@ static void fuse__k_global_avg_pool(const fuse__run *r, const fuse__step *s) {
 
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
+  return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
+}
+
+FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
+                                    float *const *outputs, void *workspace, int first, int count) {
   fuse__run r;
   int i;
   if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (first < 0 || count < 0 || first > p->num_steps || count > p->num_steps - first)
+    return FUSE_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < p->num_inputs; i++)
     if (!inputs[i]) return FUSE_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < p->num_outputs; i++)
@@ -4882,7 +4920,7 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
   r.inputs = inputs;
   r.outputs = outputs;
   r.work = (unsigned char *)workspace;
-  for (i = 0; i < p->num_steps; i++) {
+  for (i = first; i < first + count; i++) {
     const fuse__step *s = &p->steps[i];
     switch (s->op) {
     case FUSE__OP_CONV2D: fuse__k_conv2d(&r, s); break;
