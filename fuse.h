@@ -487,6 +487,16 @@ static int fuse__is_ident_char(int c) {
   return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
 }
 
+/* Reads an identifier at *p into out (at most cap - 1 characters, the rest skipped). */
+static int fuse__scan_ident(const char **p, char *out, size_t cap) {
+  size_t n = 0;
+  if (!fuse__is_ident_start((unsigned char)**p)) return 0;
+  for (; fuse__is_ident_char((unsigned char)**p); (*p)++)
+    if (n + 1 < cap) out[n++] = **p;
+  out[n] = 0;
+  return 1;
+}
+
 /* 10^k as a double; exact for 0 <= k <= 22. */
 static double fuse__pow10(int k) {
   static const double small[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -1721,15 +1731,8 @@ static int fuse__pp_accept(fuse__pattern *pt, char c) {
 }
 
 static int fuse__pp_ident(fuse__pattern *pt, char *out, size_t cap) {
-  size_t n = 0;
   fuse__pp_skip(pt);
-  if (!fuse__is_ident_start((unsigned char)*pt->p)) return 0;
-  while (fuse__is_ident_char((unsigned char)*pt->p)) {
-    if (n + 1 < cap) out[n++] = *pt->p;
-    pt->p++;
-  }
-  out[n] = 0;
-  return 1;
+  return fuse__scan_ident(&pt->p, out, cap);
 }
 
 static int fuse__pp_new(fuse__pattern *pt, int kind) {
@@ -3296,17 +3299,9 @@ static int fuse__p_expect(fuse__parser *ps, char c, const char *what) {
   return fuse__p_accept(ps, c) ? 1 : fuse__p_fail(ps, what);
 }
 
-/* Reads an identifier into out (at most cap-1 characters). */
 static int fuse__p_word(fuse__parser *ps, char *out, size_t cap) {
-  size_t n = 0;
   fuse__p_skip(ps);
-  if (!fuse__is_ident_start((unsigned char)*ps->p)) return 0;
-  while (fuse__is_ident_char((unsigned char)*ps->p)) {
-    if (n + 1 < cap) out[n++] = *ps->p;
-    ps->p++;
-  }
-  out[n] = 0;
-  return 1;
+  return fuse__scan_ident(&ps->p, out, cap);
 }
 
 static int fuse__p_name_char(fuse__parser *ps, size_t at, char c) {
