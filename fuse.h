@@ -1,9 +1,11 @@
 /* fuse.h - v0.1.0 - fused conv / matmul epilogues for small neural-network graphs.
    Public domain-style single header (MIT, see the end of the file).
 
-   fuse.h takes a neural-network graph (built in C or, later, loaded from ONNX), finds the
-   chains a fused kernel can run in one pass - conv2d -> reshape(bias) -> add -> relu,
-   matmul -> clip - and runs the graph. One file, C99, no dependencies.
+   fuse.h takes a neural-network graph (built in C, read from its text form, or loaded from
+   an ONNX file), finds the chains a fused kernel can run in one pass - conv2d ->
+   reshape(bias) -> add -> relu, matmul -> clip - wraps each into a named composite, analyzes
+   its epilogue (bias, residual add, clamps in any operand order), and runs the graph with
+   the epilogue applied once per output. One file, C99, no dependencies.
 
    QUICK START
 
@@ -21,6 +23,7 @@
                                             fuse_reshape(g, b, 4, bshape)));
        fuse_output(g, y);
        if (fuse_graph_status(g) != FUSE_OK) puts(fuse_graph_error(g));
+       fuse_optimize(g, "fuse");        // the chain becomes one composite: one fused step
 
        fuse_plan *plan;
        if (fuse_compile(g, NULL, &plan) == FUSE_OK) {        // the graph may go now
@@ -30,8 +33,17 @@
        }
        fuse_graph_destroy(g);
 
+   Or load a model: fuse_onnx_load_file("model.onnx", NULL, &g), then the same steps.
+   Patterns of your own: fuse_ops_by_pattern(g, rules, n, NULL) with rules such as
+   {"dnnl.conv2d_reshape_add_relu", "relu(add(conv2d($x, $w), reshape($b, *)))"}.
+
    Errors are values: every function returns a fuse_result or FUSE_NONE, and the graph keeps
    the first error as a message that names the op, its operands and their shapes.
+
+   SECTIONS  public API: basics, graph, text form, patterns and passes, epilogue, compile and
+   run, ONNX. Implementation: utilities, graph and shape inference, builders, pattern parser
+   and matcher, passes (fuse_ops_by_pattern, merge, epilogue analyzer, batch-norm folding,
+   rules), text printer and parser, cpu, plan, reference kernels, executor, ONNX reader.
 
    CONFIGURATION (define before including)
 
@@ -40,8 +52,10 @@
      FUSE_API              the linkage of public functions (default: extern, or static)
      FUSE_MALLOC(size) / FUSE_FREE(ptr)   the default allocator (both or neither)
      FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
-     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print)
-     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512, FUSE_NO_ONNX   reserved: later versions
+     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_onnx_load_file)
+     FUSE_NO_ONNX          leave the ONNX reader out
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   limit what fuse_cpu_isa reports; 0.1 runs
+                           its scalar reference kernels on every ISA (fast kernels: next)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
