@@ -3,7 +3,8 @@
 #   make test               build and run tests/test_*.c and the header checks;
 #                           the last line is "total: N passed, N failed"
 #   make test SANITIZE=1    the same with AddressSanitizer + UBSan, in build-san/
-#   make demo               build and run examples/demo.c, then the seed examples (--short)
+#   make demo               build and run examples/demo.c, the seed examples (--short), then
+#                           fuse_run on the committed ONNX network (tests/data/onnx/tinynet_bn.onnx)
 #   make examples           build every examples/*.c into $(BUILD)/
 #   make clean
 
@@ -147,12 +148,14 @@ check-examples: $(EXAMPLE_PROGRAMS)
 
 # ------------------------------------------------------------- demo, examples --
 
-demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES))
+demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 	./$(BUILD)/demo
 	@for e in $(SEED_EXAMPLES); do \
 	  echo; echo "== $$e (./$(BUILD)/$$e for the full listings)"; \
 	  ./$(BUILD)/$$e --short || exit 1; \
 	done
+	@echo; echo "== fuse_run: the committed ONNX network, checked against PyTorch's output"
+	./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin --runs 5
 
 examples: $(EXAMPLE_PROGRAMS)
 
@@ -161,13 +164,29 @@ $(EXAMPLE_PROGRAMS): $(BUILD)/%: examples/%.c fuse.h | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
 
 # ----------------------------------------------------------------- bench, fuzz --
-# make bench: the pattern-pass timings on a 10,000-op graph (layer benchmarks against oneDNN
-# and PyTorch come with the kernels issue).
-bench: $(BUILD)/fuse_ops_bench
+# make bench: the pattern-pass timings on a 10,000-op graph, then bench/layers: the conv layer
+# suite (fuse.h fused / unfused / per isa against oneDNN and the measured FMA peak), which
+# writes bench/results/layers.{md,csv,png}. oneDNN is used when its header is found (then
+# -ldnnl); otherwise its column says n/a. BENCH_ARGS go to bench/layers, e.g.
+#   make bench BENCH_ARGS="--threads 2"   or   BENCH_ARGS="--isa avx2" (oneDNN limited to AVX2)
+BENCH_DNNL := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(BENCH_DNNL),1)
+BENCH_DNNL_LIBS := -ldnnl -ldl
+endif
+BENCH_ARGS ?=
+
+bench: $(BUILD)/fuse_ops_bench $(BUILD)/layers
 	./$(BUILD)/fuse_ops_bench
+	@mkdir -p bench/results
+	@echo; echo "== bench/layers (load: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
+	./$(BUILD)/layers $(BENCH_ARGS)
 
 $(BUILD)/fuse_ops_bench: bench/fuse_ops_bench.c fuse.h | $(BUILD)
 	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+
+$(BUILD)/layers: bench/layers.c bench/peak.h fuse.h | $(BUILD)
+	@rm -f $@
+	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
 # make fuzz: each libFuzzer target in fuzz/ for FUZZ_SECONDS (clang), from its seed corpus
 # (fuzz/corpus/<name>; the ONNX target also starts from the ONNX test suite's models).
@@ -207,3 +226,63 @@ $(BUILD)/fuse_run: examples/fuse_run.c fuse.h fuse_dnnl.h | $(BUILD)
 else
 $(BUILD)/fuse_run: fuse_dnnl.h # built by the examples rule above
 endif
+
+# ------------------------------------------------------------------ cross tests --
+# make test-cross: every tests/test_*.c built for each of CROSS_ARCHES with its Debian cross
+# compiler (static, so qemu-user needs no sysroot) into build-cross/<arch>/, run by
+# tests/run.sh under qemu-user from the repository root (tests/data and
+# /usr/share/libonnx-testdata are read from the host). Prints each arch's total and time, then
+# "total: N passed, N failed" over all of them.
+#   Debian: gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-i686-linux-gnu qemu-user
+#   (gcc-i686-linux-gnu, not gcc-multilib: multilib conflicts with the cross compilers)
+#   make test-cross CROSS_ARCHES=s390x     big-endian (gcc-s390x-linux-gnu); also ppc (32-bit BE)
+#   make test-cross CROSS_ARCHES=aarch64   one arch
+# Each build-cross/<arch>/test_x is a two-line script that runs test_x.elf under qemu.
+.PHONY: test-cross
+CROSS_ARCHES ?= aarch64 armhf i386
+CROSS_OPT ?= -O2
+CROSS_CC_aarch64 ?= aarch64-linux-gnu-gcc
+CROSS_CC_armhf ?= arm-linux-gnueabihf-gcc
+CROSS_CC_i386 ?= i686-linux-gnu-gcc
+CROSS_CC_s390x ?= s390x-linux-gnu-gcc
+CROSS_CC_ppc ?= powerpc-linux-gnu-gcc
+CROSS_QEMU_aarch64 ?= qemu-aarch64
+CROSS_QEMU_armhf ?= qemu-arm
+CROSS_QEMU_i386 ?= qemu-i386
+CROSS_QEMU_s390x ?= qemu-s390x
+CROSS_QEMU_ppc ?= qemu-ppc
+CROSS_TEST_NAMES := $(patsubst tests/%.c,%,$(TEST_SOURCES))
+
+define FUSE_CROSS_ARCH
+build-cross/$(1):
+	@mkdir -p $$@
+
+# the .elf, then the script run.sh runs: a failed build leaves neither (run.sh: "did not build")
+build-cross/$(1)/test_%: tests/test_%.c fuse.h tests/runner.h | build-cross/$(1)
+	@rm -f $$@ $$@.elf
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) -I. $$(CROSS_CFLAGS) -static $$< -o $$@.elf $$(LDLIBS)
+	@printf '#!/bin/sh\nexec %s "$$$$0.elf" "$$$$@"\n' '$$(CROSS_QEMU_$(1))' > $$@ && chmod +x $$@
+
+.PHONY: test-cross-programs-$(1)
+test-cross-programs-$(1): $(addprefix build-cross/$(1)/,$(CROSS_TEST_NAMES))
+endef
+$(foreach a,$(CROSS_ARCHES),$(eval $(call FUSE_CROSS_ARCH,$(a))))
+
+test-cross:
+	@sum_p=0; sum_f=0; summary=""; \
+	for a in $(CROSS_ARCHES); do \
+	  echo "== test-cross: $$a"; start=$$(date +%s); \
+	  $(MAKE) --no-print-directory -k CROSS_ARCHES="$(CROSS_ARCHES)" test-cross-programs-$$a || true; \
+	  built=$$(date +%s); \
+	  progs=""; for t in $(CROSS_TEST_NAMES); do progs="$$progs build-cross/$$a/$$t"; done; \
+	  last=$$(bash tests/run.sh $$progs | tee /dev/stderr | tail -n 1); \
+	  end=$$(date +%s); \
+	  p=$$(printf '%s\n' "$$last" | sed -n 's/^total: \([0-9]*\) passed, \([0-9]*\) failed$$/\1/p'); \
+	  f=$$(printf '%s\n' "$$last" | sed -n 's/^total: \([0-9]*\) passed, \([0-9]*\) failed$$/\2/p'); \
+	  if [ -z "$$p" ]; then p=0; f=1; fi; \
+	  sum_p=$$((sum_p + p)); sum_f=$$((sum_f + f)); \
+	  summary="$$summary$$a: $$p passed, $$f failed (build $$((built - start)) s, run $$((end - built)) s)\n"; \
+	done; \
+	printf "$$summary"; \
+	echo "total: $$sum_p passed, $$sum_f failed"; \
+	test $$sum_f -eq 0

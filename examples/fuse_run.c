@@ -2,21 +2,34 @@
 
        fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
-                           [--no-optimize]
+                           [--expect want.bin]... [--tolerance T] [--no-optimize]
 
    Loads the model with fuse_onnx_load_file, optimizes it with fuse_optimize (unless
-   --no-optimize), compiles it and runs it: one warm-up run, then N timed runs. Prints the
-   model's inputs and outputs, the op and composite counts before and after optimizing, the
-   plan's steps, the median and fastest time of the whole plan, GFLOP/s (two flops per
-   multiply-add of every conv2d and matmul, counted on the graph as loaded) and a few values
-   of each output.
+   --no-optimize), compiles it and runs it in a workspace of its own (64-byte aligned,
+   fuse_plan_workspace_size bytes): one warm-up run, N timed runs of the whole plan with
+   fuse_run, then N runs in which every step runs alone with fuse_run_steps(..., i, 1) and is
+   timed. Prints the model's inputs and outputs, the op and composite counts before and after
+   optimizing, a table of the plan's steps (fuse_plan_write's description, median time, share
+   of the total and GFLOP/s of each conv2d / matmul step), the total both as the sum of the
+   step medians and as the median of the whole runs, and a few values of each output.
+
+   FLOPs: two per multiply-add of each conv2d and matmul step, counted on the text form of
+   the graph that is compiled (fuse.h has no public accessor for an op's operands): a step's
+   description ends in "-> %label", the label of the value it writes; the line defining that
+   label is the reduction itself, or, for a fused step, one of the lines of a composite block
+   that holds exactly one conv2d / matmul. conv2d: numel(y) * (C/groups) * KH * KW from the
+   weight [K, C/groups, KH, KW]; matmul: numel(y) * K with K the last dim of a.
 
    Inputs: raw little-endian float32 files, one --input per model input in order, each exactly
    that input's size; without --input every input is filled from a fixed seed, uniform in
    [-1, 1]. Outputs: --output writes the model's outputs as raw float32, one file each, in order.
+   --expect reads reference outputs in the same form and order and prints each output's
+   normwise relative error max|got - want| / max|want|; above --tolerance (default 1e-3) the
+   exit status is 1.
 
-   Exit status: 0 success, 1 the model or a file could not be loaded / compiled / run,
-   2 bad command line or an unavailable backend.
+   Exit status: 0 success, 1 the model or a file could not be loaded / compiled / run, or an
+   output differs from its --expect file by more than the tolerance, 2 bad command line or an
+   unavailable backend.
 
    Build: make tools   (or: cc -std=c99 -O2 -I. examples/fuse_run.c -o fuse_run -lm -lpthread) */
 #ifndef _POSIX_C_SOURCE
@@ -43,7 +56,8 @@ static const char *usage_text =
     "usage: fuse_run model.onnx [options]\n"
     "\n"
     "Loads an ONNX model, optimizes it with fuse_optimize, compiles and runs it, and prints\n"
-    "the plan's steps, the time per run and GFLOP/s.\n"
+    "a table of the plan's steps with the median time of each (every step timed alone with\n"
+    "fuse_run_steps), its share of the total and GFLOP/s, then the total per run.\n"
     "\n"
     "options:\n"
     "  --print             print the graph before and after fuse_optimize\n"
@@ -55,11 +69,14 @@ static const char *usage_text =
     "                      repeat once per input, in order (default: random, fixed seed,\n"
     "                      uniform in [-1, 1])\n"
     "  --output FILE       write the next model output as raw float32; repeat for more\n"
+    "  --expect FILE       raw float32 reference for the next model output; repeat for more.\n"
+    "                      Prints max|got - want| / max|want|; above the tolerance: exit 1\n"
+    "  --tolerance T       the largest relative error --expect accepts (default 1e-3)\n"
     "  --no-optimize       run the graph as loaded, op by op\n"
     "  -h, --help          this text\n"
     "\n"
-    "exit status: 0 success, 1 load / compile / run / file error, 2 bad command line or\n"
-    "backend unavailable\n";
+    "exit status: 0 success, 1 load / compile / run / file error or an output off its\n"
+    "--expect file by more than the tolerance, 2 bad command line or backend unavailable\n";
 
 /* ---------------------------------------------------------------- utilities -- */
 
@@ -155,27 +172,38 @@ static void text_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-static void file_write(void *user, const char *s, size_t n) { fwrite(s, 1, n, (FILE *)user); }
-
 /* ------------------------------------------------------------ flop counting -- */
-/* fuse.h has no public accessor for a value's op, so the multiply-adds are counted on the
-   text form of the graph as loaded: every "%label: [shape]" gives a shape, and every
-   "%y: [...] = conv2d(%x, %w, ...)" / "= matmul(%a, %b)" line a reduction. conv2d:
+/* fuse.h has no public accessor for a value's op or operands, so the multiply-adds are
+   counted on the text form of the graph that is compiled: every "%label: [shape]" gives a
+   shape, every "%y: [...] = conv2d(%x, %w, ...)" / "= matmul(%a, %b)" line a reduction, and
+   every `composite ... {` ... `}` block groups the lines of one composite. conv2d:
    numel(y) * (C/groups) * KH * KW from the weight [K, C/groups, KH, KW]; matmul:
-   numel(y) * K with K the last dim of a (numpy rules, 1-D operands included). */
+   numel(y) * K with K the last dim of a (numpy rules, 1-D operands included). A plan step
+   names the value it writes ("-> %label"); its multiply-adds are those of that value's line
+   when the line is a conv2d / matmul, else those of the one reduction in its composite. */
 
-typedef struct label_shape {
+typedef struct label_def {
   const char *label; /* points into the text; ends where the label ends */
   size_t len;
   int rank;
   int64_t shape[FUSE_MAX_RANK];
-} label_shape;
+  int block;     /* the composite block whose line defines it, or -1 */
+  int reduction; /* its line is a conv2d / matmul */
+  double macs;   /* that reduction's multiply-adds; < 0: an operand's shape was not found */
+} label_def;
 
-typedef struct flop_count {
-  double macs;
-  int reductions; /* conv2d and matmul ops seen */
-  int unknown;    /* of those, how many had an operand shape we could not find */
-} flop_count;
+typedef struct composite_block {
+  int reductions; /* conv2d / matmul lines in the block */
+  double macs;    /* theirs, summed; < 0 when one was not counted */
+} composite_block;
+
+typedef struct graph_scan {
+  label_def *defs;
+  int n, cap;
+  const label_def **by_label; /* defs sorted by label, for lookups */
+  composite_block *blocks;
+  int n_blocks, cap_blocks;
+} graph_scan;
 
 /* A %label at s (s[0] == '%'): returns its length including '%', 0 if none. */
 static size_t scan_label(const char *s) {
@@ -220,10 +248,27 @@ static const char *scan_shape(const char *s, int *rank, int64_t *shape) {
   }
 }
 
-static const label_shape *find_label(const label_shape *ls, int n, const char *label, size_t len) {
-  int i;
-  for (i = 0; i < n; i++)
-    if (ls[i].len == len && memcmp(ls[i].label, label, len) == 0) return &ls[i];
+static int compare_labels(const char *a, size_t a_len, const char *b, size_t b_len) {
+  int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
+  if (c) return c;
+  return (a_len > b_len) - (a_len < b_len);
+}
+
+static int compare_defs(const void *x, const void *y) {
+  const label_def *a = *(const label_def *const *)x, *b = *(const label_def *const *)y;
+  return compare_labels(a->label, a->len, b->label, b->len);
+}
+
+static label_def *find_label(const graph_scan *gs, const char *label, size_t len) {
+  int lo = 0, hi = gs->n - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    const label_def *d = gs->by_label[mid];
+    int c = compare_labels(label, len, d->label, d->len);
+    if (c == 0) return (label_def *)d;
+    if (c < 0) hi = mid - 1;
+    else lo = mid + 1;
+  }
   return NULL;
 }
 
@@ -234,114 +279,192 @@ static double shape_numel(int rank, const int64_t *shape) {
   return n;
 }
 
-/* Pass 1 collects every label's shape; pass 2 counts the reductions. 0: out of memory. */
-static int count_flops(const char *text, flop_count *out) {
-  label_shape *ls = NULL;
-  int n = 0, cap = 0, pass;
-  memset(out, 0, sizeof *out);
+static int starts_with(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void free_scan(graph_scan *gs) {
+  free(gs->defs);
+  free((void *)gs->by_label);
+  free(gs->blocks);
+  memset(gs, 0, sizeof *gs);
+}
+
+/* Pass 1 collects every label's shape; pass 2 finds the reductions and composite blocks.
+   0: out of memory. */
+static int scan_graph_text(const char *text, graph_scan *gs) {
+  int pass, i, block = -1;
+  memset(gs, 0, sizeof *gs);
   for (pass = 0; pass < 2; pass++) {
     const char *line = text;
     while (*line) {
-      const char *end = strchr(line, '\n'), *s = line;
-      const char *first_label = NULL, *first_end = NULL, *op = NULL;
-      int first_rank = 0;
-      int64_t first_shape[FUSE_MAX_RANK];
+      const char *end = strchr(line, '\n'), *s = skip_spaces(line);
       if (!end) end = line + strlen(line);
-      while (s < end && *s != '#') { /* a comment ends the line; labels may quote a '#' */
-        size_t len = *s == '%' ? scan_label(s) : 0;
-        if (len && s + len <= end) {
-          int rank;
-          int64_t shape[FUSE_MAX_RANK];
-          const char *after = scan_shape(s + len, &rank, shape);
-          if (after && after <= end) {
-            if (pass == 0) { /* each label is defined (with its shape) once */
-              if (n == cap) {
-                label_shape *bigger;
-                cap = cap ? cap * 2 : 256;
-                bigger = (label_shape *)realloc(ls, (size_t)cap * sizeof *ls);
-                if (!bigger) {
-                  free(ls);
-                  return 0;
-                }
-                ls = bigger;
+      if (starts_with(s, "composite ")) { /* its strings are names, not labels */
+        if (pass == 1) {
+          if (gs->n_blocks == gs->cap_blocks) {
+            composite_block *bigger;
+            gs->cap_blocks = gs->cap_blocks ? gs->cap_blocks * 2 : 64;
+            bigger = (composite_block *)realloc(gs->blocks,
+                                                (size_t)gs->cap_blocks * sizeof *gs->blocks);
+            if (!bigger) return 0;
+            gs->blocks = bigger;
+          }
+          block = gs->n_blocks++;
+          gs->blocks[block].reductions = 0;
+          gs->blocks[block].macs = 0;
+        }
+      } else if (*s == '}' && skip_spaces(s + 1) >= end) {
+        block = -1;
+      } else if (pass == 0) {
+        while (s < end && *s != '#') { /* a comment ends the line; labels may quote a '#' */
+          size_t len = *s == '%' ? scan_label(s) : 0;
+          if (len && s + len <= end) {
+            int rank;
+            int64_t shape[FUSE_MAX_RANK];
+            const char *after = scan_shape(s + len, &rank, shape);
+            if (after && after <= end) {
+              if (gs->n == gs->cap) {
+                label_def *bigger;
+                gs->cap = gs->cap ? gs->cap * 2 : 256;
+                bigger = (label_def *)realloc(gs->defs, (size_t)gs->cap * sizeof *gs->defs);
+                if (!bigger) return 0;
+                gs->defs = bigger;
               }
-              ls[n].label = s;
-              ls[n].len = len;
-              ls[n].rank = rank;
-              memcpy(ls[n].shape, shape, sizeof shape);
-              n++;
+              memset(&gs->defs[gs->n], 0, sizeof *gs->defs);
+              gs->defs[gs->n].label = s;
+              gs->defs[gs->n].len = len;
+              gs->defs[gs->n].rank = rank;
+              gs->defs[gs->n].block = -1;
+              memcpy(gs->defs[gs->n].shape, shape, sizeof shape);
+              gs->n++;
+              s = after;
+              continue;
             }
-            if (!first_label) {
-              first_label = s;
-              first_end = after;
-              first_rank = rank;
-              memcpy(first_shape, shape, sizeof shape);
-            }
-            s = after;
+            s += len;
             continue;
           }
-          s += len;
-          continue;
+          s++;
         }
-        s++;
-      }
-      /* "%y: [...] = conv2d(" right after the first label's shape */
-      if (pass == 1 && first_label && first_label == skip_spaces(line)) {
-        const char *p = skip_spaces(first_end);
-        int is_conv = 0;
-        if (*p == '=') {
-          p = skip_spaces(p + 1);
-          if (strncmp(p, "conv2d(", 7) == 0) is_conv = 1, op = p + 7;
-          else if (strncmp(p, "matmul(", 7) == 0) op = p + 7;
-        }
-        if (op) { /* operands: "%a, %b" */
-          const char *a = skip_spaces(op), *b;
-          size_t a_len = scan_label(a), b_len = 0;
-          const label_shape *sa = NULL, *sb = NULL;
-          b = a_len ? skip_spaces(a + a_len) : NULL;
-          if (b && *b == ',') {
-            b = skip_spaces(b + 1);
-            b_len = scan_label(b);
+      } else if (*s == '%') { /* "%y: [...] = op(" defines %y */
+        size_t len = scan_label(s);
+        int rank;
+        int64_t shape[FUSE_MAX_RANK];
+        const char *after = len ? scan_shape(s + len, &rank, shape) : NULL;
+        label_def *d = after && after <= end ? find_label(gs, s, len) : NULL;
+        if (d) {
+          const char *p = skip_spaces(after), *op = NULL;
+          int is_conv = 0;
+          d->block = block;
+          if (*p == '=') {
+            p = skip_spaces(p + 1);
+            if (starts_with(p, "conv2d(")) is_conv = 1, op = p + 7;
+            else if (starts_with(p, "matmul(")) op = p + 7;
           }
-          if (a_len) sa = find_label(ls, n, a, a_len);
-          if (b_len) sb = find_label(ls, n, b, b_len);
-          out->reductions++;
-          if (is_conv && sb && sb->rank == 4)
-            out->macs += shape_numel(first_rank, first_shape) *
-                         shape_numel(3, sb->shape + 1);
-          else if (!is_conv && sa && sa->rank >= 1)
-            out->macs += shape_numel(first_rank, first_shape) * (double)sa->shape[sa->rank - 1];
-          else
-            out->unknown++;
+          if (op) { /* operands: "%a, %b" */
+            const char *a = skip_spaces(op), *b;
+            size_t a_len = scan_label(a), b_len = 0;
+            const label_def *sa = NULL, *sb = NULL;
+            b = a_len ? skip_spaces(a + a_len) : NULL;
+            if (b && *b == ',') {
+              b = skip_spaces(b + 1);
+              b_len = scan_label(b);
+            }
+            if (a_len) sa = find_label(gs, a, a_len);
+            if (b_len) sb = find_label(gs, b, b_len);
+            d->reduction = 1;
+            if (is_conv && sb && sb->rank == 4)
+              d->macs = shape_numel(rank, shape) * shape_numel(3, sb->shape + 1);
+            else if (!is_conv && sa && sa->rank >= 1)
+              d->macs = shape_numel(rank, shape) * (double)sa->shape[sa->rank - 1];
+            else
+              d->macs = -1;
+            if (block >= 0) {
+              composite_block *cb = &gs->blocks[block];
+              cb->reductions++;
+              cb->macs = cb->macs < 0 || d->macs < 0 ? -1 : cb->macs + d->macs;
+            }
+          }
         }
       }
       line = *end ? end + 1 : end;
     }
+    if (pass == 0) {
+      gs->by_label = (const label_def **)malloc(((size_t)gs->n + 1) * sizeof *gs->by_label);
+      if (!gs->by_label) return 0;
+      for (i = 0; i < gs->n; i++) gs->by_label[i] = &gs->defs[i];
+      qsort((void *)gs->by_label, (size_t)gs->n, sizeof *gs->by_label, compare_defs);
+    }
   }
-  free(ls);
   return 1;
+}
+
+/* One step of the plan: its line from fuse_plan_write without "step N: ", and its
+   multiply-adds when it is a conv2d / matmul (< 0: not counted). */
+typedef struct step_row {
+  const char *desc;
+  int reduction;
+  double macs;
+} step_row;
+
+/* Splits the plan's description (one line per step, NUL-terminated in place) and counts each
+   step's multiply-adds. A line that does not look as expected keeps its text, uncounted. */
+static void describe_steps(char *plan_text, int n_steps, const graph_scan *gs, step_row *rows) {
+  char *line = plan_text;
+  int i;
+  for (i = 0; i < n_steps; i++) {
+    char *end, *arrow;
+    const char *desc;
+    rows[i].desc = "(no description)";
+    rows[i].reduction = 0;
+    rows[i].macs = 0;
+    if (!line || !*line) continue;
+    end = strchr(line, '\n');
+    if (end) *end = 0;
+    desc = line;
+    if (starts_with(desc, "step ")) { /* "step N: " */
+      const char *colon = strchr(desc, ':');
+      if (colon) desc = skip_spaces(colon + 1);
+    }
+    rows[i].desc = desc;
+    line = end ? end + 1 : NULL;
+    if (!starts_with(desc, "conv2d") && !starts_with(desc, "matmul")) continue;
+    if (desc[6] != ' ' && desc[6] != 0) continue;
+    rows[i].reduction = 1;
+    rows[i].macs = -1;
+    arrow = strstr(desc, " -> %");
+    if (arrow) {
+      size_t len = scan_label(arrow + 4);
+      const label_def *d = len ? find_label(gs, arrow + 4, len) : NULL;
+      if (d && d->reduction) rows[i].macs = d->macs;
+      else if (d && d->block >= 0 && gs->blocks[d->block].reductions == 1)
+        rows[i].macs = gs->blocks[d->block].macs;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------- files -- */
 
-static float *read_input_file(const char *path, size_t want, int *exit_code) {
+/* kind: "input" (a model input) or "expected output" (an --expect file); the messages name it. */
+static float *read_float_file(const char *path, size_t want, const char *kind, int *exit_code) {
+  const char *whose = strcmp(kind, "input") == 0 ? "input" : "output";
   FILE *f = fopen(path, "rb");
   float *data;
   long size;
   *exit_code = 1;
   if (!f) {
-    fprintf(stderr, "fuse_run: cannot open input '%s': %s\n", path, strerror(errno));
+    fprintf(stderr, "fuse_run: cannot open %s '%s': %s\n", kind, path, strerror(errno));
     return NULL;
   }
   if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fprintf(stderr, "fuse_run: cannot read input '%s': %s\n", path, strerror(errno));
+    fprintf(stderr, "fuse_run: cannot read %s '%s': %s\n", kind, path, strerror(errno));
     fclose(f);
     return NULL;
   }
   if ((unsigned long)size != want * sizeof(float)) {
     fprintf(stderr,
-            "fuse_run: input '%s' has %ld bytes; the model input needs %lu floats = %lu bytes\n",
-            path, size, (unsigned long)want, (unsigned long)(want * sizeof(float)));
+            "fuse_run: %s '%s' has %ld bytes; the model %s needs %lu floats = %lu bytes\n",
+            kind, path, size, whose, (unsigned long)want, (unsigned long)(want * sizeof(float)));
     fclose(f);
     return NULL;
   }
@@ -352,7 +475,7 @@ static float *read_input_file(const char *path, size_t want, int *exit_code) {
     return NULL;
   }
   if (fread(data, sizeof(float), want, f) != want) {
-    fprintf(stderr, "fuse_run: cannot read input '%s': %s\n", path,
+    fprintf(stderr, "fuse_run: cannot read %s '%s': %s\n", kind, path,
             ferror(f) ? strerror(errno) : "file ended early");
     free(data);
     fclose(f);
@@ -384,8 +507,9 @@ typedef struct options {
   long runs, threads;
   fuse_isa isa;
   const char *isa_name;
-  const char *inputs[MAX_FILES], *outputs[MAX_FILES];
-  int num_inputs, num_outputs;
+  const char *inputs[MAX_FILES], *outputs[MAX_FILES], *expects[MAX_FILES];
+  int num_inputs, num_outputs, num_expects;
+  double tolerance; /* for --expect */
 } options;
 
 /* 0: run; 1: --help printed; 2: bad command line (message printed) */
@@ -396,6 +520,7 @@ static int parse_args(int argc, char **argv, options *o) {
   o->runs = 10;
   o->isa = FUSE_ISA_AUTO;
   o->isa_name = "auto";
+  o->tolerance = 1e-3;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -408,7 +533,8 @@ static int parse_args(int argc, char **argv, options *o) {
       o->optimize = 0;
     } else if (strcmp(a, "--runs") == 0 || strcmp(a, "--threads") == 0 ||
                strcmp(a, "--isa") == 0 || strcmp(a, "--backend") == 0 ||
-               strcmp(a, "--input") == 0 || strcmp(a, "--output") == 0) {
+               strcmp(a, "--input") == 0 || strcmp(a, "--output") == 0 ||
+               strcmp(a, "--expect") == 0 || strcmp(a, "--tolerance") == 0) {
       if (!value) {
         fail_usage("%s needs a value", a);
         return 2;
@@ -447,6 +573,20 @@ static int parse_args(int argc, char **argv, options *o) {
           return 2;
         }
         o->inputs[o->num_inputs++] = value;
+      } else if (strcmp(a, "--expect") == 0) {
+        if (o->num_expects == MAX_FILES) {
+          fail_usage("too many --expect files (at most %d)", MAX_FILES);
+          return 2;
+        }
+        o->expects[o->num_expects++] = value;
+      } else if (strcmp(a, "--tolerance") == 0) {
+        char *end;
+        errno = 0;
+        o->tolerance = strtod(value, &end);
+        if (errno || end == value || *end || !(o->tolerance >= 0) || o->tolerance > DBL_MAX) {
+          fail_usage("--tolerance expects a number >= 0, got '%s'", value);
+          return 2;
+        }
       } else {
         if (o->num_outputs == MAX_FILES) {
           fail_usage("too many --output files (at most %d)", MAX_FILES);
@@ -489,6 +629,37 @@ static void print_values(const fuse_graph *g, fuse_value v, const float *data) {
   printf("\n");
 }
 
+/* The median of v[0..n-1] (sorts v). */
+static double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Normwise relative error max|got - want| / max|want| (max|got - want| itself when want is
+   all zeros); NaN when a value differs by NaN (a NaN or an infinity on one side only). */
+static double relative_error(const float *got, const float *want, size_t n, double *max_diff,
+                             double *max_want) {
+  size_t i;
+  int nan = 0;
+  *max_diff = 0;
+  *max_want = 0;
+  for (i = 0; i < n; i++) {
+    double d, w = fabs((double)want[i]);
+    if (w > *max_want) *max_want = w;
+    if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) continue;
+    d = fabs((double)got[i] - (double)want[i]);
+    if (isnan(d) || isinf(d)) nan = 1;
+    else if (d > *max_diff) *max_diff = d;
+  }
+  if (nan) return NAN;
+  return *max_want > 0 ? *max_diff / *max_want : *max_diff;
+}
+
+static void print_gflops(double macs, double ms) {
+  if (macs > 0 && ms > 0) printf(" %8.2f", 2.0 * macs / (ms * 1e6));
+  else printf(" %8s", macs < 0 ? "?" : "");
+}
+
 int main(int argc, char **argv) {
   options o;
   fuse_graph *g = NULL;
@@ -497,15 +668,23 @@ int main(int argc, char **argv) {
   fuse_compile_options copt;
   const fuse_backend *backends[2] = {NULL, NULL};
   char compile_error[512];
-  text_buffer text;
-  flop_count flops;
-  int exit_code = 1, i, n_in = 0, n_out = 0, ops_before, ops_after, composites;
-  float **in = NULL, **out = NULL;
-  double *times = NULL, median, fastest;
+  text_buffer text, compiled_text, plan_text;
+  graph_scan scan;
+  step_row *rows = NULL;
+  int exit_code = 1, i, n_in = 0, n_out = 0, n_steps = 0, ops_before, ops_after, composites;
+  int reductions = 0, uncounted = 0;
+  float **in = NULL, **out = NULL, **want = NULL;
+  double *times = NULL, *step_times = NULL, *step_median = NULL, *sample = NULL;
+  double median, fastest, steps_total = 0, macs_total = 0;
+  void *workspace_block = NULL, *workspace;
+  size_t workspace_size;
   FILE *probe;
   long k;
 
   memset(&text, 0, sizeof text);
+  memset(&compiled_text, 0, sizeof compiled_text);
+  memset(&plan_text, 0, sizeof plan_text);
+  memset(&scan, 0, sizeof scan);
   switch (parse_args(argc, argv, &o)) {
   case 0: break;
   case 1: return 0;
@@ -560,6 +739,12 @@ int main(int argc, char **argv) {
     exit_code = 2;
     goto done;
   }
+  if (o.num_expects > n_out) {
+    fprintf(stderr, "fuse_run: %d --expect files given; the model has %d output%s\n",
+            o.num_expects, n_out, n_out == 1 ? "" : "s");
+    exit_code = 2;
+    goto done;
+  }
 
   printf("model: %s\n", o.model);
   for (i = 0; i < n_in; i++) {
@@ -575,13 +760,11 @@ int main(int argc, char **argv) {
     printf("\n");
   }
 
-  /* the multiply-adds, from the graph as loaded */
-  if (fuse_graph_write(g, text_write, &text) != FUSE_OK || text.failed || !text.buf ||
-      !count_flops(text.buf, &flops)) {
-    fprintf(stderr, "fuse_run: out of memory writing the graph\n");
-    goto done;
-  }
   if (o.print) {
+    if (fuse_graph_write(g, text_write, &text) != FUSE_OK || text.failed || !text.buf) {
+      fprintf(stderr, "fuse_run: out of memory writing the graph\n");
+      goto done;
+    }
     printf("\ngraph as loaded:\n");
     fputs(text.buf, stdout);
   }
@@ -606,6 +789,13 @@ int main(int argc, char **argv) {
   ops_after = fuse_graph_op_count(g);
   composites = fuse_composite_count(g);
 
+  /* the multiply-adds, from the text form of the graph that is compiled */
+  if (fuse_graph_write(g, text_write, &compiled_text) != FUSE_OK || compiled_text.failed ||
+      !compiled_text.buf || !scan_graph_text(compiled_text.buf, &scan)) {
+    fprintf(stderr, "fuse_run: out of memory writing the graph\n");
+    goto done;
+  }
+
   /* compile */
   memset(&copt, 0, sizeof copt);
   copt.isa = o.isa;
@@ -624,19 +814,45 @@ int main(int argc, char **argv) {
     goto done;
   }
 
-  /* inputs and outputs */
-  in = (float **)calloc((size_t)n_in + 1, sizeof *in);
-  out = (float **)calloc((size_t)n_out + 1, sizeof *out);
-  times = (double *)malloc((size_t)o.runs * sizeof *times);
-  if (!in || !out || !times) {
+  /* the steps: their descriptions and multiply-adds */
+  n_steps = fuse_plan_step_count(plan);
+  rows = (step_row *)calloc((size_t)n_steps + 1, sizeof *rows);
+  if (!rows || fuse_plan_write(plan, text_write, &plan_text) != FUSE_OK || plan_text.failed) {
     fprintf(stderr, "fuse_run: out of memory\n");
     goto done;
   }
+  describe_steps(plan_text.buf, n_steps, &scan, rows);
+  for (i = 0; i < n_steps; i++)
+    if (rows[i].reduction) {
+      reductions++;
+      if (rows[i].macs < 0) uncounted++;
+      else macs_total += rows[i].macs;
+    }
+
+  /* inputs, outputs, expected outputs, timings and the workspace (our own, so that the
+     values one fuse_run_steps call leaves there are the next one's operands) */
+  in = (float **)calloc((size_t)n_in + 1, sizeof *in);
+  out = (float **)calloc((size_t)n_out + 1, sizeof *out);
+  want = (float **)calloc((size_t)n_out + 1, sizeof *want);
+  times = (double *)malloc((size_t)o.runs * sizeof *times);
+  sample = (double *)malloc((size_t)o.runs * sizeof *sample);
+  step_median = (double *)calloc((size_t)n_steps + 1, sizeof *step_median);
+  if ((size_t)n_steps <= ((size_t)-1) / sizeof(double) / (size_t)o.runs)
+    step_times = (double *)malloc((size_t)n_steps * (size_t)o.runs * sizeof *step_times + 1);
+  workspace_size = fuse_plan_workspace_size(plan);
+  if (workspace_size <= ((size_t)-1) - 128)
+    workspace_block = malloc(workspace_size + 64);
+  if (!in || !out || !want || !times || !sample || !step_median || !step_times ||
+      !workspace_block) {
+    fprintf(stderr, "fuse_run: out of memory\n");
+    goto done;
+  }
+  workspace = (void *)(((uintptr_t)workspace_block + 63) & ~(uintptr_t)63);
   for (i = 0; i < n_in; i++) {
     size_t n = numel(g, fuse_graph_input(g, i)), j;
     if (o.num_inputs) {
       int code;
-      in[i] = read_input_file(o.inputs[i], n, &code);
+      in[i] = read_float_file(o.inputs[i], n, "input", &code);
       if (!in[i]) {
         exit_code = code;
         goto done;
@@ -657,22 +873,45 @@ int main(int argc, char **argv) {
       goto done;
     }
   }
+  for (i = 0; i < o.num_expects; i++) {
+    int code;
+    want[i] = read_float_file(o.expects[i], numel(g, fuse_graph_output(g, i)),
+                              "expected output", &code);
+    if (!want[i]) {
+      exit_code = code;
+      goto done;
+    }
+  }
 
-  /* run: one warm-up, then the timed runs */
+  /* run: one warm-up, the timed whole runs, then the runs timed step by step */
   for (k = -1; k < o.runs; k++) {
     double t0 = now_ms();
-    r = fuse_run(plan, (const float *const *)in, out, NULL);
+    r = fuse_run(plan, (const float *const *)in, out, workspace);
     if (r != FUSE_OK) {
       fprintf(stderr, "fuse_run: run failed: %s\n", fuse_result_string(r));
       goto done;
     }
     if (k >= 0) times[k] = now_ms() - t0;
   }
+  for (k = 0; k < o.runs; k++)
+    for (i = 0; i < n_steps; i++) {
+      double t0 = now_ms();
+      r = fuse_run_steps(plan, (const float *const *)in, out, workspace, i, 1);
+      if (r != FUSE_OK) {
+        fprintf(stderr, "fuse_run: run failed: %s (step %d)\n", fuse_result_string(r), i);
+        goto done;
+      }
+      step_times[(size_t)i * (size_t)o.runs + (size_t)k] = now_ms() - t0;
+    }
   fastest = times[0];
   for (k = 1; k < o.runs; k++)
     if (times[k] < fastest) fastest = times[k];
-  qsort(times, (size_t)o.runs, sizeof *times, compare_doubles);
-  median = o.runs % 2 ? times[o.runs / 2] : 0.5 * (times[o.runs / 2 - 1] + times[o.runs / 2]);
+  median = median_of(times, (size_t)o.runs);
+  for (i = 0; i < n_steps; i++) {
+    memcpy(sample, step_times + (size_t)i * (size_t)o.runs, (size_t)o.runs * sizeof *sample);
+    step_median[i] = median_of(sample, (size_t)o.runs);
+    steps_total += step_median[i];
+  }
 
   /* report */
   if (o.optimize)
@@ -681,7 +920,8 @@ int main(int argc, char **argv) {
   else
     printf("\nops: %d as loaded (not optimized: --no-optimize), %d composite%s\n", ops_after,
            composites, composites == 1 ? "" : "s");
-  printf("workspace: %lu bytes\n", (unsigned long)fuse_plan_workspace_size(plan));
+  printf("workspace: %lu bytes (fuse_run_steps carries the values between steps in it)\n",
+         (unsigned long)workspace_size);
   {
     fuse_isa best = fuse_cpu_isa();
     printf("isa: %s (this cpu: %s), backend: %s, threads: ", o.isa_name,
@@ -690,25 +930,35 @@ int main(int argc, char **argv) {
     if (o.threads) printf("%ld\n", o.threads);
     else printf("default\n");
   }
-  printf("\nplan: %d step%s\n", fuse_plan_step_count(plan),
-         fuse_plan_step_count(plan) == 1 ? "" : "s");
-  fuse_plan_write(plan, file_write, stdout);
 
-  printf("\ntime over %ld run%s after one warm-up (fuse.h %s cannot time single steps yet, so "
-         "the table has one row):\n", o.runs, o.runs == 1 ? "" : "s", FUSE_VERSION_STRING);
-  printf("  %-16s %12s %12s\n", "", "median ms", "min ms");
-  printf("  %-16s %12.4g %12.4g\n", "whole plan", median, fastest);
-  if (flops.macs > 0 && median > 0) {
+  printf("\nplan: %d step%s, each timed alone with fuse_run_steps; median of %ld run%s after "
+         "one warm-up\n", n_steps, n_steps == 1 ? "" : "s", o.runs, o.runs == 1 ? "" : "s");
+  printf("  %5s %11s %8s %8s  %s\n", "step", "median ms", "share %", "GFLOP/s", "description");
+  for (i = 0; i < n_steps; i++) {
+    printf("  %5d %11.4f", i, step_median[i]);
+    if (steps_total > 0) printf(" %8.1f", 100.0 * step_median[i] / steps_total);
+    else printf(" %8s", "-");
+    print_gflops(rows[i].reduction ? rows[i].macs : 0, step_median[i]);
+    printf("  %s\n", rows[i].desc);
+  }
+  printf("  %5s %11.4f %8s", "sum", steps_total, steps_total > 0 ? "100.0" : "-");
+  print_gflops(macs_total, steps_total);
+  printf("  total: the step medians added up\n");
+  printf("  %5s %11.4f %8s", "run", median, "");
+  print_gflops(macs_total, median);
+  printf("  total: the whole plan with fuse_run, median (fastest %.4f ms)\n", fastest);
+  if (macs_total > 0 && median > 0) {
     printf("GFLOP/s: %.2f at the median, %.2f at the fastest (%.4g GFLOP per run: 2 x "
-           "multiply-adds of %d conv2d / matmul op%s)\n",
-           2.0 * flops.macs / (median * 1e6), 2.0 * flops.macs / (fastest * 1e6),
-           2.0 * flops.macs * 1e-9, flops.reductions, flops.reductions == 1 ? "" : "s");
-  } else {
+           "multiply-adds of %d conv2d / matmul step%s)\n",
+           2.0 * macs_total / (median * 1e6), 2.0 * macs_total / (fastest * 1e6),
+           2.0 * macs_total * 1e-9, reductions - uncounted,
+           reductions - uncounted == 1 ? "" : "s");
+  } else if (!reductions) {
     printf("GFLOP/s: n/a (no conv2d or matmul in the graph)\n");
   }
-  if (flops.unknown)
-    printf("  (%d conv2d / matmul op%s not counted: operand shapes not found)\n", flops.unknown,
-           flops.unknown == 1 ? "" : "s");
+  if (uncounted)
+    printf("  (%d conv2d / matmul step%s not counted: operand shapes not found)\n", uncounted,
+           uncounted == 1 ? "" : "s");
 
   printf("\noutputs:\n");
   for (i = 0; i < n_out; i++) print_values(g, fuse_graph_output(g, i), out[i]);
@@ -719,15 +969,44 @@ int main(int argc, char **argv) {
   }
   exit_code = 0;
 
+  if (o.num_expects) {
+    printf("\nexpected outputs (normwise relative error max|got - want| / max|want|, "
+           "tolerance %g):\n", o.tolerance);
+    for (i = 0; i < o.num_expects; i++) {
+      double max_diff, max_want, err;
+      err = relative_error(out[i], want[i], numel(g, fuse_graph_output(g, i)), &max_diff,
+                           &max_want);
+      printf("  output %d vs %s: %.3g (max|got - want| %.3g, max|want| %.3g%s): %s\n", i,
+             o.expects[i], err, max_diff, max_want, max_want > 0 ? "" : "; want is all zeros",
+             err <= o.tolerance ? "ok" : "FAILED");
+      if (!(err <= o.tolerance)) {
+        fprintf(stderr, "fuse_run: output %d differs from '%s': relative error %.3g > "
+                        "tolerance %g\n", i, o.expects[i], err, o.tolerance);
+        exit_code = 1;
+      }
+    }
+  }
+
 done:
   if (in)
     for (i = 0; i < n_in; i++) free(in[i]);
   if (out)
     for (i = 0; i < n_out; i++) free(out[i]);
+  if (want)
+    for (i = 0; i < n_out; i++) free(want[i]);
   free(in);
   free(out);
+  free(want);
   free(times);
+  free(sample);
+  free(step_times);
+  free(step_median);
+  free(workspace_block);
+  free(rows);
   free(text.buf);
+  free(compiled_text.buf);
+  free(plan_text.buf);
+  free_scan(&scan);
   fuse_plan_destroy(plan);
   fuse_graph_destroy(g);
   return exit_code;
