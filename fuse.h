@@ -4076,6 +4076,219 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
   return FUSE_ISA_SCALAR;
 }
 
+
+/* --------------------------------------------------------- SIMD convolution -- */
+/* conv2d as a packed GEMM per image and group: Y[K, OH*OW] = W[K, C*KH*KW] x X'[C*KH*KW, OH*OW]
+   where X' (im2col) is never built whole: each kc x nc block is packed straight from the
+   input into the workspace. W is packed once, at compile, into MR-row panels. A register-
+   blocked micro-kernel per ISA (AVX-512 12x32, AVX2 6x16) keeps its tile in registers over a
+   kc block; on the last block it adds bias, runs the post-ops and stores once. The same body
+   is instantiated per ISA from one macro (FUSE__MICRO) with per-ISA vector macros. */
+#if defined(FUSE__X86) && (defined(__GNUC__) || defined(__clang__)) && \
+    (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
+#define FUSE__GEMM 1
+#include <immintrin.h>
+
+#define FUSE__KC 256  /* rows of a packed B block */
+#define FUSE__NC 1024 /* columns of a packed B block (a multiple of every NR) */
+
+typedef struct fuse__tile_epi {
+  const float *bias; /* at the tile's first row, or NULL */
+  int num_post;
+  int kind[FUSE_MAX_POST_OPS];
+  float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
+  const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, leading dim ldc */
+} fuse__tile_epi;
+
+#define FUSE__ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define FUSE__ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+/* One micro-kernel: MR rows (ROWS) x 2 vectors of W lanes. a: packed a[k * MR + i];
+   b: packed b[k * 2W + j]; c: the tile, leading dimension ldc. first: start from zero;
+   last: apply the epilogue before the store. */
+#define FUSE__ACC_DECL(r) FUSE__V c##r##0, c##r##1;
+#define FUSE__ACC_INIT(r)                                                                    \
+  c##r##0 = first ? FUSE__VZERO() : FUSE__VLOAD(c + (r) * ldc);                                             \
+  c##r##1 = first ? FUSE__VZERO() : FUSE__VLOAD(c + (r) * ldc + FUSE__VW);
+#define FUSE__ACC_FMA(r)                                                                     \
+  {                                                                                          \
+    FUSE__V av = FUSE__VSET1(ap[r]);                                                                      \
+    c##r##0 = FUSE__VFMA(av, b0, c##r##0);                                                          \
+    c##r##1 = FUSE__VFMA(av, b1, c##r##1);                                                          \
+  }
+#define FUSE__ACC_EPI(r)                                                                     \
+  if (last) {                                                                                \
+    int q;                                                                                   \
+    if (e->bias) {                                                                           \
+      FUSE__V bv = FUSE__VSET1(e->bias[r]);                                                               \
+      c##r##0 = FUSE__VADD(c##r##0, bv);                                                            \
+      c##r##1 = FUSE__VADD(c##r##1, bv);                                                            \
+    }                                                                                        \
+    for (q = 0; q < e->num_post; q++) {                                                      \
+      if (e->kind[q] == FUSE_POST_ADD) {                                                     \
+        c##r##0 = FUSE__VADD(c##r##0, FUSE__VLOAD(e->res[q] + (r) * ldc));                                 \
+        c##r##1 = FUSE__VADD(c##r##1, FUSE__VLOAD(e->res[q] + (r) * ldc + FUSE__VW));                             \
+      } else { /* max(lo, v) then min(hi, v): a NaN in v passes through, as in the reference */ \
+        c##r##0 = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##0));                         \
+        c##r##1 = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##1));                         \
+      }                                                                                      \
+    }                                                                                        \
+  }                                                                                          \
+  FUSE__VSTORE(c + (r) * ldc, c##r##0);                                                             \
+  FUSE__VSTORE(c + (r) * ldc + FUSE__VW, c##r##1);
+
+#define FUSE__MICRO(NAME, TARGET, ROWS)                                                      \
+  TARGET static void NAME(int kc, const float *a, const float *b, float *c, int64_t ldc,     \
+                          int first, int last, const fuse__tile_epi *e) {                    \
+    int k;                                                                                   \
+    ROWS(FUSE__ACC_DECL)                                                                     \
+    ROWS(FUSE__ACC_INIT)                                                                     \
+    for (k = 0; k < kc; k++) {                                                               \
+      const float *ap = a + (size_t)k * FUSE__VMR;                                                  \
+      FUSE__V b0 = FUSE__VLOAD(b + (size_t)k * 2 * FUSE__VW), b1 = FUSE__VLOAD(b + (size_t)k * 2 * FUSE__VW + FUSE__VW);               \
+      ROWS(FUSE__ACC_FMA)                                                                    \
+    }                                                                                        \
+    ROWS(FUSE__ACC_EPI)                                                                      \
+  }
+
+#ifndef FUSE_NO_AVX512
+#define FUSE__V __m512
+#define FUSE__VW 16
+#define FUSE__VMR 12
+#define FUSE__VZERO() _mm512_setzero_ps()
+#define FUSE__VLOAD(p) _mm512_loadu_ps(p)
+#define FUSE__VSTORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__VSET1(x) _mm512_set1_ps(x)
+#define FUSE__VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define FUSE__VADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__VMAX(a, b) _mm512_max_ps(a, b)
+#define FUSE__VMIN(a, b) _mm512_min_ps(a, b)
+FUSE__MICRO(fuse__micro_avx512_12x32, __attribute__((target("avx512f"))), FUSE__ROWS12)
+#undef FUSE__V
+#undef FUSE__VW
+#undef FUSE__VMR
+#undef FUSE__VZERO
+#undef FUSE__VLOAD
+#undef FUSE__VSTORE
+#undef FUSE__VSET1
+#undef FUSE__VFMA
+#undef FUSE__VADD
+#undef FUSE__VMAX
+#undef FUSE__VMIN
+#endif
+
+#ifndef FUSE_NO_AVX2
+#define FUSE__V __m256
+#define FUSE__VW 8
+#define FUSE__VMR 6
+#define FUSE__VZERO() _mm256_setzero_ps()
+#define FUSE__VLOAD(p) _mm256_loadu_ps(p)
+#define FUSE__VSTORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__VSET1(x) _mm256_set1_ps(x)
+#define FUSE__VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__VADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__VMAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__VMIN(a, b) _mm256_min_ps(a, b)
+FUSE__MICRO(fuse__micro_avx2_6x16, __attribute__((target("avx2,fma"))), FUSE__ROWS6)
+#undef FUSE__V
+#undef FUSE__VW
+#undef FUSE__VMR
+#undef FUSE__VZERO
+#undef FUSE__VLOAD
+#undef FUSE__VSTORE
+#undef FUSE__VSET1
+#undef FUSE__VFMA
+#undef FUSE__VADD
+#undef FUSE__VMAX
+#undef FUSE__VMIN
+#endif
+
+typedef void (*fuse__micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc,
+                               int first, int last, const fuse__tile_epi *e);
+
+/* The micro-kernel shape of an ISA: rows MR, columns NR; 0 if it has none. */
+static int fuse__gemm_shape(fuse_isa isa, int *mr, int *nr, fuse__micro_fn *fn) {
+#ifndef FUSE_NO_AVX512
+  if (isa == FUSE_ISA_AVX512) {
+    *mr = 12, *nr = 32, *fn = fuse__micro_avx512_12x32;
+    return 1;
+  }
+#endif
+#ifndef FUSE_NO_AVX2
+  if (isa == FUSE_ISA_AVX2) {
+    *mr = 6, *nr = 16, *fn = fuse__micro_avx2_6x16;
+    return 1;
+  }
+#endif
+  (void)isa, (void)mr, (void)nr, (void)fn;
+  return 0;
+}
+
+/* Packs rows k0 .. k0+kc of the implicit im2col matrix, columns n0 .. n0+nc, into strips of
+   NR columns: out[(strip * kc + k) * NR + j]; columns past nc are zero. A 1x1 stride-1
+   unpadded conv copies runs of the input; otherwise each output row's valid columns are
+   found once and the rest are zeros. */
+static void fuse__pack_b(float *out, const float *x, int64_t H, int64_t W_, int64_t KH,
+                         int64_t KW, const fuse_conv2d_attrs *a, int64_t OW, int64_t k0, int kc,
+                         int64_t n0, int nc, int nr) {
+  int64_t sh = a->strides[0], sw = a->strides[1];
+  int pointwise = KH == 1 && KW == 1 && sh == 1 && sw == 1 && !a->padding[0] && !a->padding[1] &&
+                  !a->padding[2] && !a->padding[3];
+  int k, s0;
+  for (k = 0; k < kc; k++) {
+    int64_t kk = k0 + k, c = kk / (KH * KW), kh = kk / KW % KH, kw = kk % KW;
+    const float *xc = x + c * H * W_;
+    int64_t oh = n0 / OW, ow = n0 % OW;
+    int64_t shift = kw * a->dilation[1] - a->padding[1]; /* iw = ow * sw + shift */
+    int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+    int64_t ow_hi = W_ - 1 - shift < 0 ? 0 : (W_ - 1 - shift) / sw + 1; /* valid: [lo, hi) */
+    for (s0 = 0; s0 < nc; s0 += nr) {
+      float *dst = out + ((size_t)(s0 / nr) * kc + k) * nr;
+      int cnt = nc - s0 < nr ? nc - s0 : nr, jj = 0;
+      if (pointwise) {
+        memcpy(dst, xc + n0 + s0, (size_t)cnt * sizeof(float));
+        jj = cnt;
+      }
+      while (jj < cnt) { /* one output row's share of the strip */
+        int64_t ih = oh * sh - a->padding[0] + kh * a->dilation[0];
+        int run = (int)(OW - ow < cnt - jj ? OW - ow : cnt - jj), t;
+        if (ih < 0 || ih >= H) {
+          for (t = 0; t < run; t++) dst[jj + t] = 0;
+        } else {
+          const float *xr = xc + ih * W_ + shift;
+          for (t = 0; t < run; t++) {
+            int64_t o = ow + t;
+            dst[jj + t] = o >= ow_lo && o < ow_hi ? xr[o * sw] : 0.0f;
+          }
+        }
+        jj += run;
+        ow += run;
+        if (ow == OW) ow = 0, oh++;
+      }
+      for (; jj < nr; jj++) dst[jj] = 0;
+    }
+  }
+}
+
+/* Packs conv weights [K, Cg*KH*KW] per group into MR-row panels, zero-padded:
+   out[((g * panels + p) * Kd + k) * MR + i]. */
+static void fuse__pack_a(float *out, const float *w, int64_t groups, int64_t Kg, int64_t Kd,
+                         int mr) {
+  int64_t g, p, k, i, panels = (Kg + mr - 1) / mr;
+  for (g = 0; g < groups; g++)
+    for (p = 0; p < panels; p++)
+      for (k = 0; k < Kd; k++)
+        for (i = 0; i < mr; i++) {
+          int64_t row = p * mr + i;
+          out[((g * panels + p) * Kd + k) * mr + i] = row < Kg ? w[(g * Kg + row) * Kd + k] : 0;
+        }
+}
+
+static size_t fuse__packed_a_floats(int64_t groups, int64_t Kg, int64_t Kd, int mr) {
+  return (size_t)(groups * ((Kg + mr - 1) / mr) * Kd * mr);
+}
+#endif /* FUSE__GEMM */
+
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
    output array, in the plan's constants, or at an offset in the workspace, which tensors share
@@ -4107,6 +4320,8 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse__post post[FUSE_MAX_POST_OPS];
+  float *packed;           /* conv2d on the SIMD GEMM path: weights packed at compile */
+  int mr, nr;              /* the micro-kernel's tile */
 } fuse__step;
 
 struct fuse_plan {
@@ -4120,6 +4335,7 @@ struct fuse_plan {
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
   char *description;   /* one line per step, for fuse_plan_write */
+  size_t scratch_offset; /* the SIMD GEMM's packing buffer, at the workspace's end */
 };
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
@@ -4187,9 +4403,11 @@ static int fuse__place(fuse_plan *p, const int *first, const int *last, int *ord
 
 FUSE_API void fuse_plan_destroy(fuse_plan *p) {
   fuse_allocator a;
+  int i;
   if (!p) return;
   a = p->alloc;
   fuse__free(&a, p->tensors);
+  for (i = 0; p->steps && i < p->num_steps; i++) fuse__free(&a, p->steps[i].packed);
   fuse__free(&a, p->steps);
   fuse__free(&a, p->operands);
   fuse__free(&a, p->consts);
@@ -4496,6 +4714,31 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       order[n_work++] = i;
     }
   fuse__place(p, first, last, order, n_work, ranges);
+#ifdef FUSE__GEMM
+  /* conv2d with constant weights and enough output channels per group runs as a packed GEMM
+     on AVX-512 / AVX2; its weights are packed here, once */
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    const fuse__tensor *tw;
+    const fuse__node *wn;
+    int64_t Kg, Kd;
+    fuse__micro_fn fn;
+    if (st->op != FUSE__OP_CONV2D || !fuse__gemm_shape(p->isa, &st->mr, &st->nr, &fn)) continue;
+    tw = &p->tensors[p->operands[st->in_first + 1]];
+    wn = &g->nodes[p->operands[st->in_first + 1]];
+    Kg = tw->shape[0] / st->a.conv.groups;
+    Kd = tw->shape[1] * tw->shape[2] * tw->shape[3];
+    if (wn->op != FUSE__OP_CONST || Kg < 4) continue; /* depthwise and inputs: the reference */
+    st->packed = (float *)fuse__alloc(
+        a, fuse__packed_a_floats(st->a.conv.groups, Kg, Kd, st->mr) * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) goto fail;
+    fuse__pack_a(st->packed, wn->data, st->a.conv.groups, Kg, Kd, st->mr);
+    if (!p->scratch_offset) {
+      p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+      p->workspace_size = p->scratch_offset + (size_t)FUSE__KC * FUSE__NC * sizeof(float);
+    }
+  }
+#endif
   for (i = 0; i < n; i++) /* views follow their root's offset */
     if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK)
       p->tensors[i].offset = p->tensors[root[i]].offset;
@@ -4673,6 +4916,74 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   }
 }
 
+#ifdef FUSE__GEMM
+static void fuse__conv_gemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  const float *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  float *y = fuse__data(r, s->out), *bp = (float *)(void *)(r->work + r->p->scratch_offset);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N_ = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = tw->shape[0], KH = tw->shape[2], KW = tw->shape[3], G = a->groups;
+  int64_t Kg = K / G, Cg = C / G, OW = ty->shape[3], N = ty->shape[2] * OW, Kd = Cg * KH * KW;
+  int64_t n, grp, n0, k0, p, j0, panels = (Kg + s->mr - 1) / s->mr;
+  int mr = s->mr, nr = s->nr, q;
+  fuse__micro_fn fn = NULL;
+  fuse__tile_epi e;
+  if (!fuse__gemm_shape(r->p->isa, &mr, &nr, &fn) || !fn) return; /* compile chose this path */
+  memset(&e, 0, sizeof e);
+  e.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    e.kind[q] = s->post[q].kind;
+    e.lo[q] = s->post[q].lo;
+    e.hi[q] = s->post[q].hi;
+  }
+  for (n = 0; n < N_; n++)
+    for (grp = 0; grp < G; grp++) {
+      const float *xg = x + (n * C + grp * Cg) * H * W;
+      int64_t ybase = (n * K + grp * Kg) * N; /* element offset of this group's output */
+      for (n0 = 0; n0 < N; n0 += FUSE__NC) {
+        int nc = (int)(N - n0 < FUSE__NC ? N - n0 : FUSE__NC);
+        for (k0 = 0; k0 < Kd; k0 += FUSE__KC) {
+          int kc = (int)(Kd - k0 < FUSE__KC ? Kd - k0 : FUSE__KC);
+          int first = k0 == 0, last = k0 + kc >= Kd;
+          fuse__pack_b(bp, xg, H, W, KH, KW, a, OW, k0, kc, n0, nc, nr);
+          for (p = 0; p < panels; p++) {
+            int64_t m0 = p * mr;
+            int rows = (int)(Kg - m0 < mr ? Kg - m0 : mr);
+            const float *ap = s->packed + ((grp * panels + p) * Kd + k0) * mr;
+            e.bias = bias ? bias + grp * Kg + m0 : NULL;
+            for (j0 = 0; j0 < nc; j0 += nr) {
+              int cols = (int)(nc - j0 < nr ? nc - j0 : nr), i, jj;
+              int64_t at = ybase + m0 * N + n0 + j0;
+              const float *bs = bp + (size_t)(j0 / nr) * kc * nr;
+              for (q = 0; q < s->num_post; q++)
+                e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) + at : NULL;
+              if (rows == mr && cols == nr) {
+                fn(kc, ap, bs, y + at, N, first, last, &e);
+              } else { /* a partial tile goes through a local one; its epilogue is the scalar one */
+                float tile[12 * 32];
+                memset(tile, 0, sizeof tile);
+                if (!first)
+                  for (i = 0; i < rows; i++)
+                    for (jj = 0; jj < cols; jj++) tile[i * nr + jj] = y[at + i * N + jj];
+                fn(kc, ap, bs, tile, nr, first, 0, &e);
+                for (i = 0; i < rows; i++) {
+                  memcpy(y + at + i * N, tile + i * nr, (size_t)cols * sizeof(float));
+                  if (last && (bias || s->num_post))
+                    fuse__epilogue(r, s, y + at + i * N, cols, at + i * N,
+                                   bias ? bias + grp * Kg + m0 + i : NULL, 0);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+}
+#endif
+
 static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
@@ -4684,6 +4995,12 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
+#ifdef FUSE__GEMM
+  if (s->packed) {
+    fuse__conv_gemm(r, s);
+    return;
+  }
+#endif
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) {
       float *yp = y + (n * K + k) * OH * OW;
