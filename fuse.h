@@ -4161,8 +4161,8 @@ typedef struct fuse__tile_epi {
 #define FUSE__VSET1(x) _mm512_set1_ps(x)
 #define FUSE__VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define FUSE__VADD(a, b) _mm512_add_ps(a, b)
-#define FUSE__VMAX(a, b) _mm512_max_ps(a, b)
-#define FUSE__VMIN(a, b) _mm512_min_ps(a, b)
+#define FUSE__VMAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b) /* not max_ps: gcc 12 -Wmaybe-uninitialized */
+#define FUSE__VMIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
 FUSE__MICRO(fuse__micro_avx512_12x32, __attribute__((target("avx512f"))), FUSE__ROWS12)
 #undef FUSE__V
 #undef FUSE__VW
