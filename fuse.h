@@ -54,8 +54,8 @@
      FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
      FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
-     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   limit what fuse_cpu_isa reports; 0.1 runs
-                           its scalar reference kernels on every ISA (fast kernels: next)
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX paths out (conv2d runs
+                           as an AVX-512 / AVX2 GEMM; other ops are scalar for now)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -953,8 +953,8 @@ static int fuse__check_shape(fuse_graph *g, const char *who, int rank, const int
            0;
   if (rank > 0 && !shape)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", who, rank), 0;
-  uint64_t max_elems = FUSE__MAX_BYTES / sizeof(float);
-  if ((uint64_t)(size_t)-1 / sizeof(float) < max_elems) max_elems = (uint64_t)(size_t)-1 / sizeof(float);
+  uint64_t max_elems = FUSE__MAX_BYTES / sizeof(float); /* the same on every target; memory
+                                                          is checked where it is allocated */
   for (i = 0; i < rank; i++) {
     if (shape[i] < 1 || shape[i] > FUSE__MAX_DIM)
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
@@ -1055,6 +1055,11 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
   if (!(n = fuse__new_node(g, op, 0, NULL, rank, shape))) return FUSE_NONE;
   v = fuse__id(g, n);
   if (op == FUSE__OP_CONST) {
+    if ((uint64_t)fuse__numel(n->rank, n->shape) > (uint64_t)((size_t)-1 / 2 / sizeof(float))) {
+      g->num_nodes--;
+      return fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY,
+                        "%s: %S is larger than this target's address space", who, rank, shape);
+    }
     bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
     n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
     if (!n->data) {
@@ -2199,7 +2204,8 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
   fuse_pattern_options o;
   fuse__pattern *pats = NULL;
   fuse__users users;
-  int *claimed = NULL, *pool = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
+  int *claimed = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
+  fuse_value *pool = NULL; /* members of every candidate match */
   fuse__candidate *cands = NULL;
   unsigned char *in_match = NULL;
   int cand_cap = 0, n_cands;
@@ -2256,8 +2262,8 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
         cands = bigger;
       }
       if (pool_len + m.num_members > pool_cap) {
-        int *bigger = (int *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
-                                        pool_len + m.num_members, sizeof(int));
+        fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
+                                                      pool_len + m.num_members, sizeof(fuse_value));
         if (!bigger) goto done;
         pool = bigger;
       }
@@ -2265,7 +2271,7 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
       cands[n_cands].first = pool_len;
       cands[n_cands].count = m.num_members;
       memcpy(cands[n_cands].captures, m.captures, sizeof m.captures);
-      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(int));
+      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(fuse_value));
       pool_len += m.num_members;
       n_cands++;
     }
@@ -2279,7 +2285,7 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
           if (cands[i].count == k) order[v++] = i;
       for (i = 0; i < n_cands; i++) {
         fuse__candidate *c = &cands[order[i]];
-        const int *mem = pool + c->first;
+        const fuse_value *mem = pool + c->first;
         int ok = 1;
         for (k = 0; k < c->count && ok; k++) ok = !claimed[mem[k]];
         if (!ok) continue;
@@ -2296,13 +2302,13 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
         } else {
           m.root = c->root;
           m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(int));
+          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
           ok = fuse__convex(&m, &users, in_match, stack + n + 1);
         }
         if (ok && rules[r].check) {
           m.root = c->root;
           m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(int));
+          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
           memcpy(m.captures, c->captures, sizeof m.captures);
           ok = rules[r].check(g, &m, rules[r].user) != 0;
         }
@@ -4522,6 +4528,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fuse__fusion *fz = NULL;
   fuse__users users;
   fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
+  size_t scratch;  /* the SIMD conv's packing buffer */
   int *number = NULL;
   fuse_value *ins = NULL; /* one step's inputs */
   fuse__text text;
@@ -4541,7 +4548,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     fuse__compile_error(opt, g, "compile: the graph has no outputs (call fuse_output)");
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
-  if ((int)isa < FUSE_ISA_AUTO || isa > FUSE_ISA_AVX512) {
+  if ((unsigned)isa > (unsigned)FUSE_ISA_AVX512) { /* enums may be unsigned chars */
     fuse__compile_error(opt, g, "compile: isa %d is not a fuse_isa", (int)isa);
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
@@ -4557,7 +4564,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   if (!p) goto fail;
   memset(p, 0, sizeof *p);
   p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* 0.1 runs the scalar kernels on every isa */
+  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* conv2d uses it; other ops are scalar so far */
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
@@ -4612,6 +4619,12 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     t->rank = nd->rank;
     memcpy(t->shape, nd->shape, sizeof t->shape);
     if (!needed[i]) continue;
+    if ((uint64_t)fuse__numel(t->rank, t->shape) > (uint64_t)((size_t)-1 / 4 / sizeof(float))) {
+      fuse__compile_error(opt, g, "compile: %V %S does not fit this target's address space", i,
+                          t->rank, t->shape);
+      status = FUSE_ERROR_OUT_OF_MEMORY;
+      goto fail;
+    }
     if (nd->op == FUSE__OP_INPUT) {
       t->kind = FUSE__LOC_INPUT;
       t->index = input_pos[i];
@@ -4714,6 +4727,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       order[n_work++] = i;
     }
   fuse__place(p, first, last, order, n_work, ranges);
+  scratch = 0;
 #ifdef FUSE__GEMM
   /* conv2d with constant weights and enough output channels per group runs as a packed GEMM
      on AVX-512 / AVX2; its weights are packed here, once */
@@ -4733,12 +4747,19 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
         a, fuse__packed_a_floats(st->a.conv.groups, Kg, Kd, st->mr) * sizeof(float), FUSE__ALIGN);
     if (!st->packed) goto fail;
     fuse__pack_a(st->packed, wn->data, st->a.conv.groups, Kg, Kd, st->mr);
-    if (!p->scratch_offset) {
-      p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-      p->workspace_size = p->scratch_offset + (size_t)FUSE__KC * FUSE__NC * sizeof(float);
+    { /* the packing buffer: one kc x nc block, no bigger than this layer needs */
+      int64_t N = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
+      int64_t kc = Kd < FUSE__KC ? Kd : FUSE__KC, nc = N < FUSE__NC ? N : FUSE__NC;
+      size_t need = (size_t)(kc * ((nc + st->nr - 1) / st->nr * st->nr)) * sizeof(float);
+      if (need > scratch) scratch = need;
     }
   }
+  if (scratch) {
+    p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+    p->workspace_size = p->scratch_offset + scratch;
+  }
 #endif
+  (void)scratch;
   for (i = 0; i < n; i++) /* views follow their root's offset */
     if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK)
       p->tensors[i].offset = p->tensors[root[i]].offset;
