@@ -52,6 +52,22 @@
 #define MAX_FILES 64 /* --input / --output files */
 #define SHOW_VALUES 8
 
+/* Raw float files are little-endian float32 on every host. */
+static int is_big_endian(void) {
+  const uint32_t one = 1;
+  return *(const unsigned char *)&one == 0;
+}
+
+static void swap_if_big_endian(float *v, size_t n) {
+  size_t i;
+  if (!is_big_endian()) return;
+  for (i = 0; i < n; i++) {
+    unsigned char *b = (unsigned char *)&v[i], t;
+    t = b[0], b[0] = b[3], b[3] = t;
+    t = b[1], b[1] = b[2], b[2] = t;
+  }
+}
+
 static const char *usage_text =
     "usage: fuse_run model.onnx [options]\n"
     "\n"
@@ -482,12 +498,32 @@ static float *read_float_file(const char *path, size_t want, const char *kind, i
     return NULL;
   }
   fclose(f);
+  swap_if_big_endian(data, want);
   *exit_code = 0;
   return data;
 }
 
 static int write_output_file(const char *path, const float *data, size_t n) {
-  FILE *f = fopen(path, "wb");
+  FILE *f;
+  size_t i;
+  if (is_big_endian()) { /* the file is little-endian: write byte-swapped copies */
+    f = fopen(path, "wb");
+    if (!f) {
+      fprintf(stderr, "fuse_run: cannot create output '%s': %s\n", path, strerror(errno));
+      return 0;
+    }
+    for (i = 0; i < n; i++) {
+      float v = data[i];
+      swap_if_big_endian(&v, 1);
+      if (fwrite(&v, sizeof v, 1, f) != 1) break;
+    }
+    if (i < n || fclose(f) != 0) {
+      fprintf(stderr, "fuse_run: cannot write output '%s': %s\n", path, strerror(errno));
+      return 0;
+    }
+    return 1;
+  }
+  f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "fuse_run: cannot create output '%s': %s\n", path, strerror(errno));
     return 0;

@@ -59,7 +59,15 @@ static float *read_floats(const char *path, size_t *n) {
       fseek(f, 0, SEEK_SET) == 0) {
     data = (float *)malloc((size_t)size);
     if (data && fread(data, 1, (size_t)size, f) == (size_t)size) {
-      *n = (size_t)size / 4; /* little-endian float32: this test runs on x86-64 */
+      const uint32_t one = 1;
+      size_t i;
+      *n = (size_t)size / 4;
+      if (*(const unsigned char *)&one == 0) /* the files are little-endian float32 */
+        for (i = 0; i < *n; i++) {
+          unsigned char *b = (unsigned char *)&data[i], t;
+          t = b[0], b[0] = b[3], b[3] = t;
+          t = b[1], b[1] = b[2], b[2] = t;
+        }
     } else {
       free(data);
       data = NULL;
