@@ -6644,6 +6644,25 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #endif /* FUSE_NO_ONNX */
 
 /* internal helper macros end with the implementation */
+#undef FUSE__PAT_MAX_NODES
+#undef FUSE__PAT_MAX_CAPTURES
+#undef FUSE__PAT_MAX_ATTRS
+#undef FUSE__MATCH_MAX
+#undef FUSE__CLAMP
+#undef FUSE__BIAS
+#undef FUSE__RULES
+#ifdef FUSE__GEMM
+#undef FUSE__GEMM
+#endif
+#undef FUSE__KC
+#undef FUSE__NC
+#undef FUSE__ROWS6
+#undef FUSE__ROWS12
+#undef FUSE__ACC_DECL
+#undef FUSE__ACC_INIT
+#undef FUSE__ACC_FMA
+#undef FUSE__ACC_EPI
+#undef FUSE__MICRO
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES
