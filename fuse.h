@@ -371,6 +371,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #if defined(FUSE_MALLOC) != defined(FUSE_FREE)
 #error "fuse.h: define both FUSE_MALLOC and FUSE_FREE, or neither"
@@ -4341,7 +4344,11 @@ struct fuse_plan {
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
   char *description;   /* one line per step, for fuse_plan_write */
-  size_t scratch_offset; /* the SIMD GEMM's packing buffer, at the workspace's end */
+  size_t scratch_offset; /* the SIMD GEMM's packing buffers, one per chunk, at the end */
+  size_t scratch_slot;   /* bytes of one packing buffer */
+  int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
+  fuse_parallel_for_fn parallel_for;
+  void *parallel_user;
 };
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
@@ -4565,6 +4572,20 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   memset(p, 0, sizeof *p);
   p->alloc = *a;
   p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* conv2d uses it; other ops are scalar so far */
+  /* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
+     exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+  p->chunks = 1;
+  if (opt && opt->parallel_for) {
+    p->parallel_for = opt->parallel_for;
+    p->parallel_user = opt->parallel_user;
+    p->chunks = opt->num_threads > 0 ? opt->num_threads : 8;
+  }
+#ifdef _OPENMP
+  else
+    p->chunks = opt && opt->num_threads > 0 ? opt->num_threads : omp_get_max_threads();
+#endif
+  if (p->chunks > 64) p->chunks = 64;
+  if (p->chunks < 1) p->chunks = 1;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
@@ -4756,7 +4777,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   }
   if (scratch) {
     p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-    p->workspace_size = p->scratch_offset + scratch;
+    p->scratch_slot = (scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+    p->workspace_size = p->scratch_offset + p->scratch_slot * (size_t)p->chunks;
   }
 #endif
   (void)scratch;
@@ -4938,17 +4960,27 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
 }
 
 #ifdef FUSE__GEMM
-static void fuse__conv_gemm(const fuse__run *r, const fuse__step *s) {
+/* The GEMM conv's work: units of (image, group, column block, panel range); a chunk runs a
+   contiguous range of units with its own packing buffer. */
+typedef struct fuse__gemm_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  int64_t n_blocks, m_splits, units; /* units = images * groups * n_blocks * m_splits */
+} fuse__gemm_job;
+
+static void fuse__conv_gemm_units(const fuse__gemm_job *job, int64_t u0, int64_t u1, float *bp) {
+  const fuse__run *r = job->r;
+  const fuse__step *s = job->s;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   const float *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
-  float *y = fuse__data(r, s->out), *bp = (float *)(void *)(r->work + r->p->scratch_offset);
+  float *y = fuse__data(r, s->out);
   const fuse_conv2d_attrs *a = &s->a.conv;
-  int64_t N_ = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t K = tw->shape[0], KH = tw->shape[2], KW = tw->shape[3], G = a->groups;
   int64_t Kg = K / G, Cg = C / G, OW = ty->shape[3], N = ty->shape[2] * OW, Kd = Cg * KH * KW;
-  int64_t n, grp, n0, k0, p, j0, panels = (Kg + s->mr - 1) / s->mr;
+  int64_t u, k0, p, j0, panels = (Kg + s->mr - 1) / s->mr;
   int mr = s->mr, nr = s->nr, q;
   fuse__micro_fn fn = NULL;
   fuse__tile_epi e;
@@ -4960,48 +4992,90 @@ static void fuse__conv_gemm(const fuse__run *r, const fuse__step *s) {
     e.lo[q] = s->post[q].lo;
     e.hi[q] = s->post[q].hi;
   }
-  for (n = 0; n < N_; n++)
-    for (grp = 0; grp < G; grp++) {
-      const float *xg = x + (n * C + grp * Cg) * H * W;
-      int64_t ybase = (n * K + grp * Kg) * N; /* element offset of this group's output */
-      for (n0 = 0; n0 < N; n0 += FUSE__NC) {
-        int nc = (int)(N - n0 < FUSE__NC ? N - n0 : FUSE__NC);
-        for (k0 = 0; k0 < Kd; k0 += FUSE__KC) {
-          int kc = (int)(Kd - k0 < FUSE__KC ? Kd - k0 : FUSE__KC);
-          int first = k0 == 0, last = k0 + kc >= Kd;
-          fuse__pack_b(bp, xg, H, W, KH, KW, a, OW, k0, kc, n0, nc, nr);
-          for (p = 0; p < panels; p++) {
-            int64_t m0 = p * mr;
-            int rows = (int)(Kg - m0 < mr ? Kg - m0 : mr);
-            const float *ap = s->packed + ((grp * panels + p) * Kd + k0) * mr;
-            e.bias = bias ? bias + grp * Kg + m0 : NULL;
-            for (j0 = 0; j0 < nc; j0 += nr) {
-              int cols = (int)(nc - j0 < nr ? nc - j0 : nr), i, jj;
-              int64_t at = ybase + m0 * N + n0 + j0;
-              const float *bs = bp + (size_t)(j0 / nr) * kc * nr;
-              for (q = 0; q < s->num_post; q++)
-                e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) + at : NULL;
-              if (rows == mr && cols == nr) {
-                fn(kc, ap, bs, y + at, N, first, last, &e);
-              } else { /* a partial tile goes through a local one; its epilogue is the scalar one */
-                float tile[12 * 32];
-                memset(tile, 0, sizeof tile);
-                if (!first)
-                  for (i = 0; i < rows; i++)
-                    for (jj = 0; jj < cols; jj++) tile[i * nr + jj] = y[at + i * N + jj];
-                fn(kc, ap, bs, tile, nr, first, 0, &e);
-                for (i = 0; i < rows; i++) {
-                  memcpy(y + at + i * N, tile + i * nr, (size_t)cols * sizeof(float));
-                  if (last && (bias || s->num_post))
-                    fuse__epilogue(r, s, y + at + i * N, cols, at + i * N,
-                                   bias ? bias + grp * Kg + m0 + i : NULL, 0);
-                }
-              }
+  for (u = u0; u < u1; u++) {
+    int64_t split = u % job->m_splits, nb = u / job->m_splits % job->n_blocks;
+    int64_t grp = u / job->m_splits / job->n_blocks % G, n = u / job->m_splits / job->n_blocks / G;
+    int64_t p0 = panels * split / job->m_splits, p1 = panels * (split + 1) / job->m_splits;
+    int64_t n0 = nb * FUSE__NC;
+    int nc = (int)(N - n0 < FUSE__NC ? N - n0 : FUSE__NC);
+    const float *xg = x + (n * C + grp * Cg) * H * W;
+    int64_t ybase = (n * K + grp * Kg) * N; /* element offset of this group's output */
+    if (p0 == p1) continue;
+    for (k0 = 0; k0 < Kd; k0 += FUSE__KC) {
+      int kc = (int)(Kd - k0 < FUSE__KC ? Kd - k0 : FUSE__KC);
+      int first = k0 == 0, last = k0 + kc >= Kd;
+      fuse__pack_b(bp, xg, H, W, KH, KW, a, OW, k0, kc, n0, nc, nr);
+      for (p = p0; p < p1; p++) {
+        int64_t m0 = p * mr;
+        int rows = (int)(Kg - m0 < mr ? Kg - m0 : mr);
+        const float *ap = s->packed + ((grp * panels + p) * Kd + k0) * mr;
+        e.bias = bias ? bias + grp * Kg + m0 : NULL;
+        for (j0 = 0; j0 < nc; j0 += nr) {
+          int cols = (int)(nc - j0 < nr ? nc - j0 : nr), i, jj;
+          int64_t at = ybase + m0 * N + n0 + j0;
+          const float *bs = bp + (size_t)(j0 / nr) * kc * nr;
+          for (q = 0; q < s->num_post; q++)
+            e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) + at : NULL;
+          if (rows == mr && cols == nr) {
+            fn(kc, ap, bs, y + at, N, first, last, &e);
+          } else { /* a partial tile goes through a local one; its epilogue is the scalar one */
+            float tile[12 * 32];
+            memset(tile, 0, sizeof tile);
+            if (!first)
+              for (i = 0; i < rows; i++)
+                for (jj = 0; jj < cols; jj++) tile[i * nr + jj] = y[at + i * N + jj];
+            fn(kc, ap, bs, tile, nr, first, 0, &e);
+            for (i = 0; i < rows; i++) {
+              memcpy(y + at + i * N, tile + i * nr, (size_t)cols * sizeof(float));
+              if (last && (bias || s->num_post))
+                fuse__epilogue(r, s, y + at + i * N, cols, at + i * N,
+                               bias ? bias + grp * Kg + m0 + i : NULL, 0);
             }
           }
         }
       }
     }
+  }
+}
+
+/* Chunk c of the plan's chunks: its share of the units, its own packing buffer. */
+static void fuse__conv_gemm_chunks(void *ctx, int begin, int end) {
+  const fuse__gemm_job *job = (const fuse__gemm_job *)ctx;
+  const fuse_plan *p = job->r->p;
+  int c;
+  for (c = begin; c < end; c++)
+    fuse__conv_gemm_units(job, job->units * c / p->chunks, job->units * (c + 1) / p->chunks,
+                          (float *)(void *)(job->r->work + p->scratch_offset +
+                                            p->scratch_slot * (size_t)c));
+}
+
+static void fuse__conv_gemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const fuse_plan *p = r->p;
+  fuse__gemm_job job;
+  int64_t Kg = fuse__in_t(r, s, 1)->shape[0] / s->a.conv.groups;
+  int64_t N = ty->shape[2] * ty->shape[3], panels = (Kg + s->mr - 1) / s->mr, base;
+  job.r = r;
+  job.s = s;
+  job.n_blocks = (N + FUSE__NC - 1) / FUSE__NC;
+  base = tx->shape[0] * s->a.conv.groups * job.n_blocks;
+  /* too few column blocks for the chunks: split the row panels too (B is packed per unit) */
+  job.m_splits = base >= p->chunks ? 1 : (p->chunks + base - 1) / base;
+  if (job.m_splits > panels) job.m_splits = panels;
+  job.units = base * job.m_splits;
+  if (p->chunks == 1) {
+    fuse__conv_gemm_chunks(&job, 0, 1);
+  } else if (p->parallel_for) {
+    p->parallel_for(p->parallel_user, fuse__conv_gemm_chunks, &job, p->chunks);
+  } else {
+#ifdef _OPENMP
+    int c;
+#pragma omp parallel for schedule(static)
+    for (c = 0; c < p->chunks; c++) fuse__conv_gemm_chunks(&job, c, c + 1);
+#else
+    fuse__conv_gemm_chunks(&job, 0, p->chunks);
+#endif
+  }
 }
 #endif
 

@@ -1029,6 +1029,100 @@ done:
   free(serial);
 }
 
+/* ------------------------------------------------------------ host threads -- */
+/* A tiny job system: parallel_for runs every index on its own pthread and joins them. The
+   plan cuts a GEMM conv into exactly num_threads chunks, each with its own packing buffer, so
+   the results must equal a serial plan's bit for bit, whatever runs where. */
+typedef struct job_arg {
+  fuse_task_fn task;
+  void *ctx;
+  int i;
+} job_arg;
+
+static void *job_thread(void *p) {
+  job_arg *a = (job_arg *)p;
+  a->task(a->ctx, a->i, a->i + 1);
+  return NULL;
+}
+
+static int job_calls;
+static void job_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
+  pthread_t t[16];
+  job_arg a[16];
+  int i;
+  (void)user;
+  job_calls++;
+  for (i = 0; i < n && i < 16; i++) {
+    a[i].task = task, a[i].ctx = ctx, a[i].i = i;
+    if (pthread_create(&t[i], NULL, job_thread, &a[i]) != 0) job_thread(&a[i]);
+    else continue;
+    t[i] = pthread_self(); /* ran inline: nothing to join */
+  }
+  for (i = 0; i < n && i < 16; i++)
+    if (!pthread_equal(t[i], pthread_self())) pthread_join(t[i], NULL);
+}
+
+TEST(host_job_system_threads) {
+  /* batch 2 with groups 2; a 7x7 output (one column block: the row panels are split); an
+     output of 48x48 = 2304 columns (three column blocks) with bias, residual and relu */
+  static const int shapes[3][6] = {{2, 8, 24, 9, 9, 2}, {1, 64, 200, 7, 7, 1}, {1, 16, 40, 48, 48, 1}};
+  int si, threads;
+  for (si = 0; si < 3; si++)
+    for (threads = 2; threads <= 5; threads += 3) {
+      int N = shapes[si][0], C = shapes[si][1], K = shapes[si][2], H = shapes[si][3];
+      int W = shapes[si][4], G = shapes[si][5];
+      int64_t xs[4], ws[4], bs[4], ys[4];
+      size_t nx = (size_t)N * C * H * W, nw = (size_t)K * (C / G) * 9, ny = (size_t)N * K * H * W, i;
+      float *x = (float *)malloc(nx * 4), *w = (float *)malloc(nw * 4), *b = (float *)malloc((size_t)K * 4);
+      float *res = (float *)malloc(ny * 4), *y1 = (float *)malloc(ny * 4), *y2 = (float *)malloc(ny * 4);
+      fuse_graph *g = fuse_graph_create(NULL);
+      fuse_conv2d_attrs a;
+      fuse_compile_options serial, par;
+      fuse_plan *p1 = NULL, *p2 = NULL;
+      fuse_value vx, vr, y;
+      const float *in[2];
+      float *out[1];
+      unsigned seed = 99u + (unsigned)si;
+      for (i = 0; i < nx; i++) x[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+      for (i = 0; i < nw; i++) w[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+      for (i = 0; i < (size_t)K; i++) b[i] = (float)i * 0.01f - 0.5f;
+      for (i = 0; i < ny; i++) res[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+      xs[0] = N, xs[1] = C, xs[2] = H, xs[3] = W;
+      ws[0] = K, ws[1] = C / G, ws[2] = 3, ws[3] = 3;
+      bs[0] = 1, bs[1] = K, bs[2] = 1, bs[3] = 1;
+      ys[0] = N, ys[1] = K, ys[2] = H, ys[3] = W;
+      memset(&a, 0, sizeof a);
+      a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+      a.groups = G;
+      vx = fuse_input(g, "x", 4, xs);
+      vr = fuse_input(g, "r", 4, ys);
+      y = fuse_conv2d(g, vx, fuse_constant(g, "w", 4, ws, w), &a);
+      y = fuse_relu(g, fuse_add(g, fuse_add(g, y, fuse_constant(g, "b", 4, bs, b)), vr));
+      fuse_output(g, y);
+      CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+      memset(&serial, 0, sizeof serial);
+      memset(&par, 0, sizeof par);
+      par.parallel_for = job_parallel_for;
+      par.num_threads = threads;
+      CHECK_EQ_INT(fuse_compile(g, &serial, &p1), FUSE_OK);
+      CHECK_EQ_INT(fuse_compile(g, &par, &p2), FUSE_OK);
+      if (p1 && p2) {
+        int before = job_calls;
+        in[0] = x, in[1] = res;
+        out[0] = y1;
+        CHECK_EQ_INT(fuse_run(p1, in, out, NULL), FUSE_OK);
+        out[0] = y2;
+        CHECK_EQ_INT(fuse_run(p2, in, out, NULL), FUSE_OK);
+        CHECK(memcmp(y1, y2, ny * 4) == 0);
+        if (fuse_cpu_isa() >= FUSE_ISA_AVX2) CHECK(job_calls > before); /* the GEMM path split */
+      }
+      fuse_plan_destroy(p1);
+      fuse_plan_destroy(p2);
+      fuse_graph_destroy(g);
+      free(x), free(w), free(b), free(res), free(y1), free(y2);
+    }
+}
+
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
@@ -1046,6 +1140,7 @@ int main(void) {
   RUN(nan_inf_propagation);
   RUN(weights_as_input);
   RUN(concurrent_runs);
+  RUN(host_job_system_threads);
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa])
       printf("kernels: %s vs scalar: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
