@@ -1346,71 +1346,7 @@ TEST(constant_null_data_and_scalar) {
 
 /* ----------------------------------------------------------- allocators -- */
 
-typedef struct counting_alloc {
-  long allocs, frees, bad_align, bad_free, bad_user;
-  long fail_at;   /* 1-based index of the allocation to refuse; 0 = never */
-  long calls;     /* allocation calls, refused ones included */
-  void **live;
-  long nlive, caplive;
-} counting_alloc;
-
-static void *ca_alloc(size_t size, size_t alignment, void *user) {
-  counting_alloc *c = (counting_alloc *)user;
-  unsigned char *raw, *p;
-  size_t al = alignment;
-  if (!c || c->fail_at < 0) {
-    if (c) c->bad_user++;
-    return NULL;
-  }
-  c->calls++;
-  if (c->fail_at && c->calls == c->fail_at) return NULL;
-  if (al == 0 || (al & (al - 1)) != 0 || al > 64) {
-    c->bad_align++;
-    if (al == 0 || (al & (al - 1)) != 0) al = 64;
-  }
-  if (al < sizeof(void *)) al = sizeof(void *);
-  raw = (unsigned char *)malloc(size + al + sizeof(void *));
-  if (!raw) return NULL;
-  p = (unsigned char *)(((uintptr_t)(raw + sizeof(void *)) + al - 1) & ~(uintptr_t)(al - 1));
-  memcpy(p - sizeof(void *), &raw, sizeof raw);
-  memset(p, 0xA5, size); /* the library must not expect zeroed memory */
-  if (c->nlive == c->caplive) {
-    long cap = c->caplive ? c->caplive * 2 : 64;
-    void **l = (void **)realloc(c->live, (size_t)cap * sizeof *l);
-    if (!l) {
-      free(raw);
-      return NULL;
-    }
-    c->live = l;
-    c->caplive = cap;
-  }
-  c->live[c->nlive++] = p;
-  c->allocs++;
-  return p;
-}
-
-static void ca_free(void *ptr, void *user) {
-  counting_alloc *c = (counting_alloc *)user;
-  unsigned char *raw;
-  long i;
-  if (!c) return;
-  if (!ptr) return;
-  for (i = 0; i < c->nlive; i++)
-    if (c->live[i] == ptr) break;
-  if (i == c->nlive) {
-    c->bad_free++;
-    return;
-  }
-  c->live[i] = c->live[--c->nlive];
-  memcpy(&raw, (unsigned char *)ptr - sizeof(void *), sizeof raw);
-  free(raw);
-  c->frees++;
-}
-
-static void ca_done(counting_alloc *c) {
-  free(c->live);
-  c->live = NULL;
-}
+#include "counting_alloc.h"
 
 /* A graph with several ops, named values, constants with data, an error at the end. */
 static fuse_graph *build_with(const fuse_allocator *al, int with_error, fuse_value *last) {

@@ -37,68 +37,7 @@ static void failf(int line, const char *fmt, ...) {
 }
 
 /* counting allocator (also validates frees and alignment requests) */
-typedef struct counting_alloc {
-  long allocs, frees, bad_align, bad_free, fail_at, calls;
-  void **live;
-  long nlive, caplive;
-} counting_alloc;
-
-static void *ca_alloc(size_t size, size_t alignment, void *user) {
-  counting_alloc *c = (counting_alloc *)user;
-  unsigned char *raw, *p;
-  size_t al = alignment;
-  c->calls++;
-  if (c->fail_at && c->calls == c->fail_at) return NULL;
-  if (al == 0 || (al & (al - 1)) != 0 || al > 64) {
-    c->bad_align++;
-    if (al == 0 || (al & (al - 1)) != 0) al = 64;
-  }
-  if (al < sizeof(void *)) al = sizeof(void *);
-  raw = (unsigned char *)malloc(size + al + sizeof(void *));
-  if (!raw) return NULL;
-  p = (unsigned char *)(((uintptr_t)(raw + sizeof(void *)) + al - 1) & ~(uintptr_t)(al - 1));
-  memcpy(p - sizeof(void *), &raw, sizeof raw);
-  memset(p, 0xA5, size);
-  if (c->nlive == c->caplive) {
-    long cap = c->caplive ? c->caplive * 2 : 64;
-    void **l = (void **)realloc(c->live, (size_t)cap * sizeof *l);
-    if (!l) {
-      free(raw);
-      return NULL;
-    }
-    c->live = l;
-    c->caplive = cap;
-  }
-  c->live[c->nlive++] = p;
-  c->allocs++;
-  return p;
-}
-
-static void ca_free(void *ptr, void *user) {
-  counting_alloc *c = (counting_alloc *)user;
-  unsigned char *raw;
-  long i;
-  if (!ptr) return;
-  for (i = 0; i < c->nlive; i++)
-    if (c->live[i] == ptr) break;
-  if (i == c->nlive) {
-    c->bad_free++;
-    return;
-  }
-  c->live[i] = c->live[--c->nlive];
-  memcpy(&raw, (unsigned char *)ptr - sizeof(void *), sizeof raw);
-  free(raw);
-  c->frees++;
-}
-
-static fuse_allocator ca_make(counting_alloc *c) {
-  fuse_allocator a;
-  memset(c, 0, sizeof *c);
-  a.alloc = ca_alloc;
-  a.free = ca_free;
-  a.user = c;
-  return a;
-}
+#include "counting_alloc.h"
 
 static void ca_check_(counting_alloc *c, int line, const char *what) {
   if (c->frees != c->allocs || c->bad_free || c->bad_align)
