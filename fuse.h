@@ -724,7 +724,7 @@ typedef struct fuse__node {
 /* A composite is a group of ops tagged in place: values keep their ids after fusion. */
 typedef struct fuse__composite {
   char *name, *function, *codegen; /* codegen may be NULL */
-  fuse_value root;
+  fuse_value root, first;          /* members lie in [first, root] (root is the last) */
   int region, num_ops, bind_constants;
 } fuse__composite;
 
@@ -1614,7 +1614,9 @@ static int fuse__composite_add(fuse_graph *g, const char *name, const char *func
     fuse__composite_free(g, c);
     return 0;
   }
-  c->root = members[count - 1];
+  c->root = c->first = members[count - 1];
+  for (k = 0; k < count; k++)
+    if (members[k] < c->first) c->first = members[k];
   c->region = -1;
   c->num_ops = count;
   c->bind_constants = bind_constants;
@@ -3072,15 +3074,15 @@ static void fuse__w_value(fuse__writer *w, fuse_value v);
 
 static void fuse__w_block(fuse__writer *w, int c) {
   const fuse_graph *g = w->g;
-  int i, k;
-  for (i = 0; i < g->num_nodes; i++) { /* members first mark, so they do not recurse */
+  int i, k, lo = g->composites[c].first, hi = g->composites[c].root;
+  for (i = lo; i <= hi; i++) { /* members first mark, so they do not recurse */
     if (g->nodes[i].composite == c) w->done[i] = 2;
   }
-  for (i = 0; i < g->num_nodes; i++) /* what the block reads from outside comes first */
+  for (i = lo; i <= hi; i++) /* what the block reads from outside comes first */
     if (g->nodes[i].composite == c)
       for (k = 0; k < g->nodes[i].num_in; k++) fuse__w_value(w, g->nodes[i].in[k]);
   w->items[w->num_items++] = -2 - c;
-  for (i = 0; i < g->num_nodes; i++)
+  for (i = lo; i <= hi; i++)
     if (g->nodes[i].composite == c) {
       w->done[i] = 1;
       w->items[w->num_items++] = i;
@@ -4606,16 +4608,14 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
 
   /* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
      from outside (with allow_escaping an intermediate may be) */
-  for (i = 0; i < g->num_composites; i++) {
-    fuse__fusion *f = &fz[i];
-    f->fused = fuse_analyze_epilogue(g, g->composites[i].root, &f->e) == FUSE_OK;
-    for (k = 0; k < n && f->fused; k++) {
-      int j;
-      if (g->nodes[k].composite != i || k == g->composites[i].root) continue;
-      if (fuse__is_output(g, k)) f->fused = 0;
-      for (j = users.first[k]; j < users.first[k + 1]; j++)
-        if (g->nodes[users.list[j]].composite != i) f->fused = 0;
-    }
+  for (i = 0; i < g->num_composites; i++)
+    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK;
+  for (k = 0; k < n; k++) { /* one pass: a member other than the root read from outside */
+    int c = g->nodes[k].composite, j;
+    if (c < 0 || !fz[c].fused || k == g->composites[c].root) continue;
+    if (fuse__is_output(g, k)) fz[c].fused = 0;
+    for (j = users.first[k]; j < users.first[k + 1]; j++)
+      if (g->nodes[users.list[j]].composite != c) fz[c].fused = 0;
   }
 
   /* which nodes the outputs depend on (nodes only refer to earlier ones) */
