@@ -688,7 +688,9 @@ typedef enum fuse__op {
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
   FUSE__OP_TRANSPOSE,
-  FUSE__OP_COPY, /* plan only: copies a value into an output buffer */
+  FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
+  FUSE__OP_TO_NHWC, /* plan only: layout conversions */
+  FUSE__OP_TO_NCHW,
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -696,7 +698,7 @@ static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
     "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
     "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "transpose", "copy"};
+    "transpose", "copy", "to_nhwc", "to_nchw"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -1041,10 +1043,23 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                              const int64_t *shape, const float *data) {
   const char *who = fuse__op_names[op];
+  char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
   fuse_value v;
   size_t bytes;
-  if (!fuse__begin(g, who, 0, NULL) || !fuse__check_shape(g, who, rank, shape)) return FUSE_NONE;
+  fuse__out o;
+  o.buf = named;
+  o.len = 0;
+  o.cap = sizeof named;
+  o.write = NULL;
+  o.user = NULL;
+  fuse__puts(&o, who);
+  if (name) {
+    fuse__puts(&o, " '");
+    fuse__puts(&o, name);
+    fuse__puts(&o, "'");
+  }
+  if (!fuse__begin(g, who, 0, NULL) || !fuse__check_shape(g, named, rank, shape)) return FUSE_NONE;
   if (name && fuse__find(g, name) != FUSE_NONE) {
     fuse__set_name(g, FUSE_NONE, name, who); /* reports the clash */
     return FUSE_NONE;
@@ -1061,13 +1076,13 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
     if ((uint64_t)fuse__numel(n->rank, n->shape) > (uint64_t)((size_t)-1 / 2 / sizeof(float))) {
       g->num_nodes--;
       return fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY,
-                        "%s: %S is larger than this target's address space", who, rank, shape);
+                        "%s: %S is larger than this target's address space", named, rank, shape);
     }
     bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
     n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
     if (!n->data) {
       g->num_nodes--;
-      return fuse__oom(g, who), FUSE_NONE;
+      return fuse__oom(g, named), FUSE_NONE;
     }
     if (data) memcpy(n->data, data, bytes);
     else memset(n->data, 0, bytes);
@@ -1276,6 +1291,8 @@ FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
                         nx->shape, a.padding[0], a.padding[1], a.padding[2], a.padding[3]);
     out[2 + i] = span / a.strides[i] + 1;
   }
+  /* huge padding makes huge outputs: 2^31 - 1 on each side of 8 rows is 2^32 + 6 rows */
+  if (!fuse__check_shape(g, "conv2d", 4, out)) return FUSE_NONE;
   if (!(n = fuse__new_node(g, FUSE__OP_CONV2D, 2, in, 4, out))) return FUSE_NONE;
   n->a.conv = a;
   return fuse__id(g, n);
@@ -1512,6 +1529,7 @@ static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_poo
     if (a.ceil_mode && (out[2 + i] - 1) * a.strides[i] >= nx->shape[2 + i] + a.padding[i])
       out[2 + i]--;
   }
+  if (!fuse__check_shape(g, name, 4, out)) return FUSE_NONE; /* huge padding, huge output */
   if (!(n = fuse__new_node(g, op, 1, &x, 4, out))) return FUSE_NONE;
   n->a.pool = a;
   return fuse__id(g, n);
@@ -4089,216 +4107,265 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
 
 
 /* --------------------------------------------------------- SIMD convolution -- */
-/* conv2d as a packed GEMM per image and group: Y[K, OH*OW] = W[K, C*KH*KW] x X'[C*KH*KW, OH*OW]
-   where X' (im2col) is never built whole: each kc x nc block is packed straight from the
-   input into the workspace. W is packed once, at compile, into MR-row panels. A register-
-   blocked micro-kernel per ISA (AVX-512 12x32, AVX2 6x16) keeps its tile in registers over a
-   kc block; on the last block it adds bias, runs the post-ops and stores once. The same body
-   is instantiated per ISA from one macro (FUSE__MICRO) with per-ISA vector macros. */
+/* On AVX-512 / AVX2, conv2d runs on NHWC tensors (the planner converts where the graph enters
+   or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of X[pixel @ t, C] x W_t[C, K].
+   For a tile of MR output pixels each tap gives MR row pointers into the input, or into a zero
+   row where the tap falls into the padding, so nothing is packed at run time, whatever the
+   stride, padding or dilation. The weights are packed once, at compile, into
+   [group][NR-column block][tap][C][NR] panels. The micro-kernel keeps its MR x NR tile in
+   registers over every tap and channel, then adds the bias, runs the post-ops and stores once,
+   masked where K is no multiple of NR. Large weight panels are walked tap by tap in channel
+   blocks that stay in L1, the tile accumulating in the output between blocks. With few input
+   channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
+   copied with zeros into a row buffer only where the row crosses the padding. Depthwise conv
+   has its own kernel, vectorized over channels. Each body is written once, as a macro, and
+   instantiated per ISA with that ISA's vector macros. */
 #if defined(FUSE__X86) && (defined(__GNUC__) || defined(__clang__)) && \
     (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
-#define FUSE__GEMM 1
+#define FUSE__SIMD 1
 #include <immintrin.h>
 
-#define FUSE__KC 256  /* rows of a packed B block */
-#define FUSE__NC 1024 /* columns of a packed B block (a multiple of every NR) */
-
 typedef struct fuse__tile_epi {
-  const float *bias; /* at the tile's first row, or NULL */
+  const float *bias; /* at the tile's first channel, or NULL */
   int num_post;
   int kind[FUSE_MAX_POST_OPS];
   float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
-  const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, leading dim ldc */
+  const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, same strides as y */
 } fuse__tile_epi;
 
-#define FUSE__ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define FUSE__ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+/* flags of a micro-kernel call */
+#define FUSE__ACCUMULATE 1 /* start from the tile in y (a later channel block), not from zero */
+#define FUSE__FINISH 2     /* the last block: bias and post-ops, then the store */
 
-/* One micro-kernel: MR rows (ROWS) x 2 vectors of W lanes. a: packed a[k * MR + i];
-   b: packed b[k * 2W + j]; c: the tile, leading dimension ldc. first: start from zero;
-   last: apply the epilogue before the store. */
-#define FUSE__ACC_DECL(r) FUSE__V c##r##0, c##r##1;
-#define FUSE__ACC_INIT(r)                                                                    \
-  c##r##0 = first ? FUSE__VZERO() : FUSE__VLOAD(c + (r) * ldc);                                             \
-  c##r##1 = first ? FUSE__VZERO() : FUSE__VLOAD(c + (r) * ldc + FUSE__VW);
-#define FUSE__ACC_FMA(r)                                                                     \
-  {                                                                                          \
-    FUSE__V av = FUSE__VSET1(ap[r]);                                                                      \
-    c##r##0 = FUSE__VFMA(av, b0, c##r##0);                                                          \
-    c##r##1 = FUSE__VFMA(av, b1, c##r##1);                                                          \
-  }
-#define FUSE__ACC_EPI(r)                                                                     \
-  if (last) {                                                                                \
-    int q;                                                                                   \
-    if (e->bias) {                                                                           \
-      FUSE__V bv = FUSE__VSET1(e->bias[r]);                                                               \
-      c##r##0 = FUSE__VADD(c##r##0, bv);                                                            \
-      c##r##1 = FUSE__VADD(c##r##1, bv);                                                            \
-    }                                                                                        \
+/* X-macro lists: rows of a tile, vectors of a row */
+#define FUSE__R6(X, V) X(0, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V)
+#define FUSE__R12(X, V) FUSE__R6(X, V) X(6, V) X(7, V) X(8, V) X(9, V) X(10, V) X(11, V)
+#define FUSE__V1(Y, r) Y(r, 0)
+#define FUSE__V2(Y, r) Y(r, 0) Y(r, 1)
+#define FUSE__V4(Y, r) Y(r, 0) Y(r, 1) Y(r, 2) Y(r, 3)
+
+#define FUSE__IG_DECL(r, j) FUSE__V c##r##_##j;
+#define FUSE__IG_INIT(r, j)                                                                  \
+  c##r##_##j = (flags & FUSE__ACCUMULATE) && r < rows                                        \
+                   ? FUSE__VMLOAD(y + r * ldy + j * FUSE__VW, j)                             \
+                   : FUSE__VZERO();
+#define FUSE__IG_W(r, j) FUSE__V w##j = FUSE__VLOAD(w + j * FUSE__VW);
+#define FUSE__IG_FMA(r, j) c##r##_##j = FUSE__VFMA(a##r, w##j, c##r##_##j);
+#define FUSE__IG_EPI(r, j)                                                                   \
+  if (flags & FUSE__FINISH) {                                                                \
+    if (e->bias) c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VMLOAD(e->bias + j * FUSE__VW, j)); \
     for (q = 0; q < e->num_post; q++) {                                                      \
       if (e->kind[q] == FUSE_POST_ADD) {                                                     \
-        c##r##0 = FUSE__VADD(c##r##0, FUSE__VLOAD(e->res[q] + (r) * ldc));                                 \
-        c##r##1 = FUSE__VADD(c##r##1, FUSE__VLOAD(e->res[q] + (r) * ldc + FUSE__VW));                             \
+        c##r##_##j =                                                                         \
+            FUSE__VADD(c##r##_##j, FUSE__VMLOAD(e->res[q] + r * ldy + j * FUSE__VW, j));     \
       } else { /* max(lo, v) then min(hi, v): a NaN in v passes through, as in the reference */ \
-        c##r##0 = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##0));                         \
-        c##r##1 = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##1));                         \
+        c##r##_##j = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##_##j)); \
       }                                                                                      \
     }                                                                                        \
   }                                                                                          \
-  FUSE__VSTORE(c + (r) * ldc, c##r##0);                                                             \
-  FUSE__VSTORE(c + (r) * ldc + FUSE__VW, c##r##1);
+  FUSE__VMSTORE(y + r * ldy + j * FUSE__VW, j, c##r##_##j);
+#define FUSE__IG_MASK(r, j) FUSE__MASK_DECL(j)
+#define FUSE__IG_ROW_DECL(r, VECS) VECS(FUSE__IG_DECL, r)
+#define FUSE__IG_ROW_INIT(r, VECS) VECS(FUSE__IG_INIT, r)
+#define FUSE__IG_ROW_PTR(r, VECS) const float *p##r = a[t * FUSE__MR + r] + aoff;
+#define FUSE__IG_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(p##r[k]); VECS(FUSE__IG_FMA, r) }
+#define FUSE__IG_ROW_EPI(r, VECS) if (r < rows) { VECS(FUSE__IG_EPI, r) }
 
-#define FUSE__MICRO(NAME, TARGET, ROWS)                                                      \
-  TARGET static void NAME(int kc, const float *a, const float *b, float *c, int64_t ldc,     \
-                          int first, int last, const fuse__tile_epi *e) {                    \
-    int k;                                                                                   \
-    ROWS(FUSE__ACC_DECL)                                                                     \
-    ROWS(FUSE__ACC_INIT)                                                                     \
-    for (k = 0; k < kc; k++) {                                                               \
-      const float *ap = a + (size_t)k * FUSE__VMR;                                                  \
-      FUSE__V b0 = FUSE__VLOAD(b + (size_t)k * 2 * FUSE__VW), b1 = FUSE__VLOAD(b + (size_t)k * 2 * FUSE__VW + FUSE__VW);               \
-      ROWS(FUSE__ACC_FMA)                                                                    \
+/* One micro-kernel: an MR x NR tile (ROWS rows, VECS vectors per row). a: ntaps x MR row
+   pointers (+ aoff floats); w: ntaps * L rows of NR packed weights; y: the tile's first
+   element, ldy floats between pixels; rows / cols: the valid part of the tile. */
+#define FUSE__IGEMM(NAME, TARGET, ROWS, VECS)                                                 \
+  TARGET static void NAME(int ntaps, int L, const float *const *a, int64_t aoff,             \
+                          const float *w, float *y, int64_t ldy, int rows, int cols,         \
+                          int flags, const fuse__tile_epi *e) {                              \
+    int t, k, q;                                                                             \
+    VECS(FUSE__IG_MASK, 0)                                                                   \
+    ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
+    ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
+    for (t = 0; t < ntaps; t++) {                                                            \
+      ROWS(FUSE__IG_ROW_PTR, VECS)                                                           \
+      for (k = 0; k < L; k++, w += FUSE__NR) {                                               \
+        VECS(FUSE__IG_W, 0)                                                                  \
+        ROWS(FUSE__IG_ROW_FMA, VECS)                                                         \
+      }                                                                                      \
     }                                                                                        \
-    ROWS(FUSE__ACC_EPI)                                                                      \
+    ROWS(FUSE__IG_ROW_EPI, VECS)                                                             \
   }
+
+/* Depthwise conv on NHWC, one output pixel at a time, VW channels per vector: the taps inside
+   the input, then the epilogue, one store (masked on the last vector). */
+#define FUSE__DW(NAME, TARGET)                                                               \
+  TARGET static void NAME(const fuse__dw_args *d, int64_t p0, int64_t p1) {                  \
+    int64_t pix, c0, C = d->C;                                                               \
+    int q, kh, kw;                                                                           \
+    for (pix = p0; pix < p1; pix++) {                                                        \
+      int64_t n = pix / (d->OH * d->OW), oh = pix / d->OW % d->OH, ow = pix % d->OW;         \
+      int64_t ih0 = oh * d->sh - d->pt, iw0 = ow * d->sw - d->pl;                            \
+      int kh0 = 0, kh1 = d->KH, kw0 = 0, kw1 = d->KW;                                        \
+      const float *xn = d->x + n * d->H * d->W * C;                                          \
+      float *yp = d->y + pix * C;                                                            \
+      while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;                                      \
+      while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;                            \
+      while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;                                      \
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;                            \
+      for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                                 \
+        int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                             \
+        FUSE__MASK_DECL(0)                                                                   \
+        FUSE__V acc = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();               \
+        for (kh = kh0; kh < kh1; kh++) {                                                     \
+          const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;   \
+          const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;                 \
+          for (kw = 0; kw < kw1 - kw0; kw++)                                                 \
+            acc = FUSE__VFMA(FUSE__VMLOAD(xr + kw * d->dw * C, 0), FUSE__VLOAD(wr + kw * d->Cp), acc); \
+        }                                                                                    \
+        for (q = 0; q < d->num_post; q++) {                                                  \
+          if (d->kind[q] == FUSE_POST_ADD)                                                   \
+            acc = FUSE__VADD(acc, FUSE__VMLOAD(d->res[q] + pix * C + c0, 0));                \
+          else                                                                               \
+            acc = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc)); \
+        }                                                                                    \
+        FUSE__VMSTORE(yp + c0, 0, acc);                                                      \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+typedef struct fuse__dw_args fuse__dw_args;
+struct fuse__dw_args {
+  const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
+  float *y;
+  const float *res[FUSE_MAX_POST_OPS];
+  int kind[FUSE_MAX_POST_OPS];
+  float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
+  int num_post, KH, KW;
+  int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
+  void (*fn)(const fuse__dw_args *d, int64_t p0, int64_t p1);
+};
 
 #ifndef FUSE_NO_AVX512
 #define FUSE__V __m512
 #define FUSE__VW 16
-#define FUSE__VMR 12
 #define FUSE__VZERO() _mm512_setzero_ps()
 #define FUSE__VLOAD(p) _mm512_loadu_ps(p)
-#define FUSE__VSTORE(p, v) _mm512_storeu_ps(p, v)
 #define FUSE__VSET1(x) _mm512_set1_ps(x)
 #define FUSE__VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define FUSE__VADD(a, b) _mm512_add_ps(a, b)
 #define FUSE__VMAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b) /* not max_ps: gcc 12 -Wmaybe-uninitialized */
 #define FUSE__VMIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
-FUSE__MICRO(fuse__micro_avx512_12x32, __attribute__((target("avx512f"))), FUSE__ROWS12)
+#define FUSE__MASK_DECL(j)                                                                   \
+  __mmask16 m##j = (__mmask16)(cols >= (j + 1) * 16 ? 0xffffu                                \
+                               : cols <= j * 16    ? 0u                                      \
+                                                   : (1u << (cols - j * 16)) - 1u);
+#define FUSE__VMLOAD(p, j) _mm512_maskz_loadu_ps(m##j, p)
+#define FUSE__VMSTORE(p, j, v) _mm512_mask_storeu_ps(p, m##j, v)
+#define FUSE__MR 6
+#define FUSE__NR 64
+FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), FUSE__R6, FUSE__V4)
+#undef FUSE__MR
+#undef FUSE__NR
+#define FUSE__MR 12
+#define FUSE__NR 32
+FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), FUSE__R12, FUSE__V2)
+#undef FUSE__MR
+#undef FUSE__NR
+#define FUSE__MR 12
+#define FUSE__NR 16
+FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), FUSE__R12, FUSE__V1)
+#undef FUSE__MR
+#undef FUSE__NR
+FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__V
 #undef FUSE__VW
-#undef FUSE__VMR
 #undef FUSE__VZERO
 #undef FUSE__VLOAD
-#undef FUSE__VSTORE
 #undef FUSE__VSET1
 #undef FUSE__VFMA
 #undef FUSE__VADD
 #undef FUSE__VMAX
 #undef FUSE__VMIN
+#undef FUSE__MASK_DECL
+#undef FUSE__VMLOAD
+#undef FUSE__VMSTORE
 #endif
 
 #ifndef FUSE_NO_AVX2
 #define FUSE__V __m256
 #define FUSE__VW 8
-#define FUSE__VMR 6
 #define FUSE__VZERO() _mm256_setzero_ps()
 #define FUSE__VLOAD(p) _mm256_loadu_ps(p)
-#define FUSE__VSTORE(p, v) _mm256_storeu_ps(p, v)
 #define FUSE__VSET1(x) _mm256_set1_ps(x)
 #define FUSE__VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define FUSE__VADD(a, b) _mm256_add_ps(a, b)
 #define FUSE__VMAX(a, b) _mm256_max_ps(a, b)
 #define FUSE__VMIN(a, b) _mm256_min_ps(a, b)
-FUSE__MICRO(fuse__micro_avx2_6x16, __attribute__((target("avx2,fma"))), FUSE__ROWS6)
+#define FUSE__MASK_DECL(j)                                                                   \
+  __m256i m##j = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - j * 8),                         \
+                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#define FUSE__VMLOAD(p, j) _mm256_maskload_ps(p, m##j)
+#define FUSE__VMSTORE(p, j, v) _mm256_maskstore_ps(p, m##j, v)
+#define FUSE__MR 6
+#define FUSE__NR 16
+FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), FUSE__R6, FUSE__V2)
+#undef FUSE__MR
+#undef FUSE__NR
+#define FUSE__MR 12
+#define FUSE__NR 8
+FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), FUSE__R12, FUSE__V1)
+#undef FUSE__MR
+#undef FUSE__NR
+FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__V
 #undef FUSE__VW
-#undef FUSE__VMR
 #undef FUSE__VZERO
 #undef FUSE__VLOAD
-#undef FUSE__VSTORE
 #undef FUSE__VSET1
 #undef FUSE__VFMA
 #undef FUSE__VADD
 #undef FUSE__VMAX
 #undef FUSE__VMIN
+#undef FUSE__MASK_DECL
+#undef FUSE__VMLOAD
+#undef FUSE__VMSTORE
 #endif
 
-typedef void (*fuse__micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc,
-                               int first, int last, const fuse__tile_epi *e);
+typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t aoff,
+                               const float *w, float *y, int64_t ldy, int rows, int cols,
+                               int flags, const fuse__tile_epi *e);
+typedef void (*fuse__dw_fn)(const fuse__dw_args *d, int64_t p0, int64_t p1);
 
-/* The micro-kernel shape of an ISA: rows MR, columns NR; 0 if it has none. */
-static int fuse__gemm_shape(fuse_isa isa, int *mr, int *nr, fuse__micro_fn *fn) {
+/* The micro-kernel for Kg output channels per group on an ISA: the widest tile that wastes no
+   more columns than a narrower one. Returns 0 when the ISA has none (scalar). */
+static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__igemm_fn *fn) {
+  int64_t pad64 = (Kg + 63) / 64 * 64, pad32 = (Kg + 31) / 32 * 32, pad16 = (Kg + 15) / 16 * 16;
+  (void)pad64, (void)pad32, (void)pad16, (void)mr, (void)nr, (void)fn, (void)Kg;
 #ifndef FUSE_NO_AVX512
   if (isa == FUSE_ISA_AVX512) {
-    *mr = 12, *nr = 32, *fn = fuse__micro_avx512_12x32;
+    if (pad64 == pad32) *mr = 6, *nr = 64, *fn = fuse__igemm_avx512_6x64;
+    else if (pad32 == pad16) *mr = 12, *nr = 32, *fn = fuse__igemm_avx512_12x32;
+    else *mr = 12, *nr = 16, *fn = fuse__igemm_avx512_12x16;
     return 1;
   }
 #endif
 #ifndef FUSE_NO_AVX2
   if (isa == FUSE_ISA_AVX2) {
-    *mr = 6, *nr = 16, *fn = fuse__micro_avx2_6x16;
+    if ((Kg + 15) / 16 * 16 == (Kg + 7) / 8 * 8) *mr = 6, *nr = 16, *fn = fuse__igemm_avx2_6x16;
+    else *mr = 12, *nr = 8, *fn = fuse__igemm_avx2_12x8;
     return 1;
   }
 #endif
-  (void)isa, (void)mr, (void)nr, (void)fn;
   return 0;
 }
 
-/* Packs rows k0 .. k0+kc of the implicit im2col matrix, columns n0 .. n0+nc, into strips of
-   NR columns: out[(strip * kc + k) * NR + j]; columns past nc are zero. A 1x1 stride-1
-   unpadded conv copies runs of the input; otherwise each output row's valid columns are
-   found once and the rest are zeros. */
-static void fuse__pack_b(float *out, const float *x, int64_t H, int64_t W_, int64_t KH,
-                         int64_t KW, const fuse_conv2d_attrs *a, int64_t OW, int64_t k0, int kc,
-                         int64_t n0, int nc, int nr) {
-  int64_t sh = a->strides[0], sw = a->strides[1];
-  int pointwise = KH == 1 && KW == 1 && sh == 1 && sw == 1 && !a->padding[0] && !a->padding[1] &&
-                  !a->padding[2] && !a->padding[3];
-  int k, s0;
-  for (k = 0; k < kc; k++) {
-    int64_t kk = k0 + k, c = kk / (KH * KW), kh = kk / KW % KH, kw = kk % KW;
-    const float *xc = x + c * H * W_;
-    int64_t oh = n0 / OW, ow = n0 % OW;
-    int64_t shift = kw * a->dilation[1] - a->padding[1]; /* iw = ow * sw + shift */
-    int64_t ow_lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-    int64_t ow_hi = W_ - 1 - shift < 0 ? 0 : (W_ - 1 - shift) / sw + 1; /* valid: [lo, hi) */
-    for (s0 = 0; s0 < nc; s0 += nr) {
-      float *dst = out + ((size_t)(s0 / nr) * kc + k) * nr;
-      int cnt = nc - s0 < nr ? nc - s0 : nr, jj = 0;
-      if (pointwise) {
-        memcpy(dst, xc + n0 + s0, (size_t)cnt * sizeof(float));
-        jj = cnt;
-      }
-      while (jj < cnt) { /* one output row's share of the strip */
-        int64_t ih = oh * sh - a->padding[0] + kh * a->dilation[0];
-        int run = (int)(OW - ow < cnt - jj ? OW - ow : cnt - jj), t;
-        if (ih < 0 || ih >= H) {
-          for (t = 0; t < run; t++) dst[jj + t] = 0;
-        } else {
-          const float *xr = xc + ih * W_ + shift;
-          for (t = 0; t < run; t++) {
-            int64_t o = ow + t;
-            dst[jj + t] = o >= ow_lo && o < ow_hi ? xr[o * sw] : 0.0f;
-          }
-        }
-        jj += run;
-        ow += run;
-        if (ow == OW) ow = 0, oh++;
-      }
-      for (; jj < nr; jj++) dst[jj] = 0;
-    }
-  }
+static fuse__dw_fn fuse__dw_pick(fuse_isa isa) {
+  (void)isa;
+#ifndef FUSE_NO_AVX512
+  if (isa == FUSE_ISA_AVX512) return fuse__dw_avx512;
+#endif
+#ifndef FUSE_NO_AVX2
+  if (isa == FUSE_ISA_AVX2) return fuse__dw_avx2;
+#endif
+  return NULL;
 }
-
-/* Packs conv weights [K, Cg*KH*KW] per group into MR-row panels, zero-padded:
-   out[((g * panels + p) * Kd + k) * MR + i]. */
-static void fuse__pack_a(float *out, const float *w, int64_t groups, int64_t Kg, int64_t Kd,
-                         int mr) {
-  int64_t g, p, k, i, panels = (Kg + mr - 1) / mr;
-  for (g = 0; g < groups; g++)
-    for (p = 0; p < panels; p++)
-      for (k = 0; k < Kd; k++)
-        for (i = 0; i < mr; i++) {
-          int64_t row = p * mr + i;
-          out[((g * panels + p) * Kd + k) * mr + i] = row < Kg ? w[(g * Kg + row) * Kd + k] : 0;
-        }
-}
-
-static size_t fuse__packed_a_floats(int64_t groups, int64_t Kg, int64_t Kd, int mr) {
-  return (size_t)(groups * ((Kg + mr - 1) / mr) * Kd * mr);
-}
-#endif /* FUSE__GEMM */
+#endif /* FUSE__SIMD */
 
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
@@ -4312,7 +4379,9 @@ typedef struct fuse__tensor {
   int index;     /* input / output position */
   size_t offset; /* bytes into the workspace or the constants */
   int rank;
-  int64_t shape[FUSE_MAX_RANK];
+  int64_t shape[FUSE_MAX_RANK]; /* always the graph's (NCHW) shape */
+  int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
+  int value;     /* the graph value it holds, for the plan's description */
 } fuse__tensor;
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
@@ -4331,9 +4400,14 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse__post post[FUSE_MAX_POST_OPS];
-  float *packed;           /* conv2d on the SIMD GEMM path: weights packed at compile */
-  int mr, nr;              /* the micro-kernel's tile */
+  int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
+  float *packed;           /* its weights, packed at compile */
+  int mr, nr;              /* the indirect GEMM's tile */
+  int rowmode;             /* a tap is a whole kernel row (few input channels) */
+  int cblock;              /* > 0: taps one by one in blocks of this many channels */
 } fuse__step;
+
+enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW };
 
 struct fuse_plan {
   fuse_allocator alloc;
@@ -4346,8 +4420,9 @@ struct fuse_plan {
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
   char *description;   /* one line per step, for fuse_plan_write */
-  size_t scratch_offset; /* the SIMD GEMM's packing buffers, one per chunk, at the end */
-  size_t scratch_slot;   /* bytes of one packing buffer */
+  float *zeros;          /* a row of zeros for the SIMD conv's padding taps */
+  size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
+  size_t scratch_slot;   /* bytes of one slot */
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
@@ -4426,6 +4501,7 @@ FUSE_API void fuse_plan_destroy(fuse_plan *p) {
   fuse__free(&a, p->steps);
   fuse__free(&a, p->operands);
   fuse__free(&a, p->consts);
+  fuse__free(&a, p->zeros);
   fuse__free(&a, p->own_workspace);
   fuse__free(&a, p->description);
   fuse__free(&a, p);
@@ -4462,6 +4538,199 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   if (out && n->num_in) memcpy(out, n->in, (size_t)n->num_in * sizeof(fuse_value));
   return n->num_in;
 }
+
+/* ------------------------------------------------------------------ layouts -- */
+/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
+   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
+   along channels follow their operands. Every other op, the graph's inputs and outputs and
+   reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
+   Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
+
+static int fuse__two_layouts(const fuse__tensor *t) {
+  return t->rank == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
+}
+
+/* Ops that run in either layout take NHWC when an operand that has two layouts is NHWC. */
+static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const int *ops) {
+  int k, any = 0;
+  switch (st->op) {
+  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
+  case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
+  case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
+  case FUSE__OP_CONCAT:
+    if (st->a.axis != 1) return 0;
+    for (k = 0; k < st->num_in; k++)
+      if (p->tensors[ops[k]].rank != 4) return 0;
+    break;
+  default: return 0;
+  }
+  if (p->tensors[st->out].rank != 4) return 0;
+  for (k = 0; k < st->num_in; k++) {
+    const fuse__tensor *t = &p->tensors[ops[k]];
+    if (fuse__two_layouts(t) && t->nhwc) any = 1;
+  }
+  return any;
+}
+
+/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+   and bias are not). */
+static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->kernel == FUSE__KERNEL_REF) return 1;
+  return k == 0 || (k >= 2 && k != st->bias);
+}
+
+typedef struct fuse__relayout {
+  fuse_plan *p;
+  int *root, *alt; /* alt: the same values in the other layout, or -1 */
+  fuse__step *steps;
+  int *operands;
+  int num_steps, num_operands;
+} fuse__relayout;
+
+static int fuse__new_tensor(fuse__relayout *x, int like, int nhwc) {
+  fuse_plan *p = x->p;
+  int t = p->num_tensors++;
+  p->tensors[t] = p->tensors[like];
+  p->tensors[t].kind = FUSE__LOC_WORK;
+  p->tensors[t].index = 0;
+  p->tensors[t].offset = 0;
+  p->tensors[t].nhwc = nhwc;
+  x->root[t] = t;
+  x->alt[t] = -1;
+  return t;
+}
+
+static void fuse__add_conversion(fuse__relayout *x, int from, int to) {
+  fuse__step *st = &x->steps[x->num_steps++];
+  memset(st, 0, sizeof *st);
+  st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
+  st->out = to;
+  st->bias = -1;
+  st->in_first = x->num_operands;
+  st->num_in = 1;
+  x->operands[x->num_operands++] = from;
+}
+
+/* Tensor `from` in the other layout: a conversion step the first time it is asked for. */
+static int fuse__converted(fuse__relayout *x, int from) {
+  int to;
+  if (x->alt[from] >= 0) return x->alt[from];
+  to = fuse__new_tensor(x, from, !x->p->tensors[from].nhwc);
+  x->alt[to] = from;
+  x->alt[from] = to;
+  fuse__add_conversion(x, from, to);
+  return to;
+}
+
+/* Copies the steps in order into x, choosing each one's layout and adding conversions. */
+static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n_old,
+                                 const int *old_ops) {
+  fuse_plan *p = x->p;
+  int s, k;
+  for (s = 0; s < n_old; s++) {
+    fuse__step st = old[s];
+    const int *ops = old_ops + st.in_first;
+    int nhwc = st.kernel != FUSE__KERNEL_REF || fuse__follows_nhwc(p, &st, ops);
+    int out = st.out, redirect = 0;
+    /* a graph output is copied out of NHWC by the conversion itself */
+    if (st.op == FUSE__OP_COPY && x->root[ops[0]] == ops[0] && p->tensors[ops[0]].nhwc &&
+        fuse__two_layouts(&p->tensors[ops[0]])) {
+      fuse__add_conversion(x, ops[0], out);
+      continue;
+    }
+    for (k = 0; k < st.num_in; k++) { /* conversions first, in operand order */
+      int t = ops[k], r = x->root[t];
+      if (r != t) { /* a view reads NCHW bytes */
+        if (p->tensors[r].nhwc && fuse__two_layouts(&p->tensors[r]))
+          x->root[t] = fuse__converted(x, r);
+      } else if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
+                 p->tensors[t].nhwc != nhwc) {
+        fuse__converted(x, t);
+      }
+    }
+    st.in_first = x->num_operands;
+    for (k = 0; k < st.num_in; k++) {
+      int t = ops[k];
+      if (x->root[t] == t && fuse__operand_has_layout(&st, k) &&
+          fuse__two_layouts(&p->tensors[t]) && p->tensors[t].nhwc != nhwc)
+        t = x->alt[t];
+      x->operands[x->num_operands++] = t;
+    }
+    if (nhwc && fuse__two_layouts(&p->tensors[out])) {
+      if (p->tensors[out].kind == FUSE__LOC_OUTPUT) { /* written in place: through NHWC */
+        st.out = fuse__new_tensor(x, out, 1);
+        x->alt[st.out] = out;
+        x->alt[out] = st.out;
+        redirect = 1;
+      } else {
+        p->tensors[out].nhwc = 1;
+      }
+    }
+    x->steps[x->num_steps++] = st;
+    if (redirect) fuse__add_conversion(x, st.out, out);
+  }
+}
+
+#ifdef FUSE__SIMD
+#define FUSE__PANEL_BYTES (256 * 1024) /* weights of one column block beyond which taps are blocked */
+#define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
+#define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
+
+/* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
+   (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
+   group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
+static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
+                               size_t *scratch) {
+  const fuse__node *wn;
+  const fuse__tensor *tw;
+  fuse__igemm_fn fn;
+  int64_t G, K, Cg, Kg, KH, KW, taps, t, c, j;
+  size_t need;
+  if (st->op != FUSE__OP_CONV2D) return 1;
+  wn = &g->nodes[p->operands[st->in_first + 1]];
+  tw = &p->tensors[p->operands[st->in_first + 1]];
+  if (wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
+  G = st->a.conv.groups, K = tw->shape[0], Cg = tw->shape[1], Kg = K / G;
+  KH = tw->shape[2], KW = tw->shape[3], taps = KH * KW;
+  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa)) { /* depthwise: [tap][Cp] */
+    int64_t Cp = (K + 15) / 16 * 16;
+    st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    for (t = 0; t < taps; t++)
+      for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
+    st->kernel = FUSE__KERNEL_DW;
+    return 1;
+  }
+  if (Kg < 4 || !fuse__igemm_pick(p->isa, Kg, &st->mr, &st->nr, &fn)) return 1;
+  {
+    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, ob;
+    size_t floats = (size_t)(G * obs * taps * Cg * nr);
+    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
+      for (ob = 0; ob < obs; ob++)
+        for (t = 0; t < taps; t++)
+          for (c = 0; c < Cg; c++)
+            for (j = 0; j < nr; j++) {
+              int64_t k = ob * nr + j;
+              st->packed[(((grp * obs + ob) * taps + t) * Cg + c) * nr + j] =
+                  k < Kg ? wn->data[((grp * Kg + k) * Cg + c) * taps + t] : 0.0f;
+            }
+  }
+  st->kernel = FUSE__KERNEL_IGEMM;
+  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
+  st->rowmode = G == 1 && Cg * KW <= 64 && Cg <= 8 && st->a.conv.dilation[1] == 1;
+  st->cblock = 0;
+  if (!st->rowmode && taps * st->mr <= FUSE__PTR_CACHE &&
+      (size_t)(taps * Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : taps * st->mr) * sizeof(float *);
+  if (st->rowmode) need += (size_t)(st->mr * KH * KW * Cg) * sizeof(float) + FUSE__ALIGN;
+  if (need > *scratch) *scratch = need;
+  if ((size_t)(st->rowmode ? KW * Cg : Cg) > *zeros) *zeros = (size_t)(st->rowmode ? KW * Cg : Cg);
+  return 1;
+}
+#endif
 
 /* A growable text buffer for the plan's description. */
 typedef struct fuse__text {
@@ -4537,7 +4806,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fuse__fusion *fz = NULL;
   fuse__users users;
   fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
-  size_t scratch;  /* the SIMD conv's packing buffer */
+  size_t scratch = 0, zeros = 0; /* the SIMD conv's scratch per chunk, its zero row (floats) */
+  int cap_tensors, n_steps_cap = 0, n_operands_cap = 0, relayout = 0, *alt = NULL;
   int *number = NULL;
   fuse_value *ins = NULL; /* one step's inputs */
   fuse__text text;
@@ -4591,17 +4861,20 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
+  /* room for one copy of each in the other layout, and for outputs written through NHWC */
+  cap_tensors = 2 * p->num_tensors + g->num_outputs;
   needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  root = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
-  first = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
-  last = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
-  order = (int *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(int), 16);
+  root = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
+  alt = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
+  first = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
+  last = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
+  order = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
   input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  ranges = (size_t *)fuse__alloc(a, (size_t)p->num_tensors * 2 * sizeof(size_t), 16);
-  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)p->num_tensors * sizeof(fuse__tensor), 16);
+  ranges = (size_t *)fuse__alloc(a, (size_t)cap_tensors * 2 * sizeof(size_t), 16);
+  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap_tensors * sizeof(fuse__tensor), 16);
   fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion), 16);
   ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
-  if (!needed || !root || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
+  if (!needed || !root || !alt || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
       !fz || !ins || !fuse__users_build(g, &users) || !fuse__writer_init(&w, g, &number))
     goto fail;
   text.a = a;
@@ -4638,6 +4911,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     const fuse__node *nd = &g->nodes[i];
     fuse__tensor *t = &p->tensors[i];
     t->rank = nd->rank;
+    t->value = i;
     memcpy(t->shape, nd->shape, sizeof t->shape);
     if (!needed[i]) continue;
     if ((uint64_t)fuse__numel(t->rank, t->shape) > (uint64_t)((size_t)-1 / 4 / sizeof(float))) {
@@ -4679,21 +4953,24 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     const fuse__tensor *src = &p->tensors[g->outputs[i]];
     fuse__tensor *t = &p->tensors[n + i];
     *t = *src;
+    t->value = g->outputs[i];
     t->kind = FUSE__LOC_OUTPUT;
     t->index = i;
     t->offset = 0;
     if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) n_ops++;
   }
 
-  /* steps, operands, lifetimes */
+  /* steps and operands, op by op */
   {
     int n_operands = g->num_outputs, s = 0, o = 0;
     for (i = 0; i < n; i++)
       if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += fuse__step_inputs(g, fz, i, NULL);
-    p->steps = (fuse__step *)fuse__alloc(a, (size_t)(n_ops + 1) * sizeof(fuse__step), 16);
-    p->operands = (int *)fuse__alloc(a, (size_t)(n_operands + 1) * sizeof(int), 16);
+    n_steps_cap = n_ops + cap_tensors + 1; /* room for the conversions */
+    n_operands_cap = n_operands + cap_tensors + 1;
+    p->steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
+    p->operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
     if (!p->steps || !p->operands) goto fail;
-    memset(p->steps, 0, (size_t)(n_ops + 1) * sizeof(fuse__step));
+    memset(p->steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
     for (i = 0; i < n; i++) {
       const fuse__node *nd = &g->nodes[i];
       fuse__step *st;
@@ -4720,12 +4997,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
           st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
         }
       }
-      for (k = 0; k < count; k++) {
-        p->operands[o++] = ins[k];
-        last[root[ins[k]]] = s;
-      }
-      fuse__describe(&text, g, st, s, i, number);
-      first[i] = s++;
+      for (k = 0; k < count; k++) p->operands[o++] = ins[k];
+      s++;
     }
     for (i = 0; i < g->num_outputs; i++) {
       const fuse__tensor *src = &p->tensors[g->outputs[i]];
@@ -4736,55 +5009,71 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       p->steps[s].in_first = o;
       p->steps[s].num_in = 1;
       p->operands[o++] = g->outputs[i];
-      last[root[g->outputs[i]]] = s;
-      fuse__describe(&text, g, &p->steps[s], s, g->outputs[i], number);
       s++;
     }
     p->num_steps = s;
   }
-  for (i = 0; i < n; i++)
-    if (needed[i] && root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
+#ifdef FUSE__SIMD
+  /* the SIMD conv kernels: chosen and their weights packed here, once */
+  for (i = 0; i < p->num_steps; i++)
+    if (!fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch)) goto fail;
+#endif
+  /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
+  for (i = 0; i < p->num_steps && !relayout; i++)
+    relayout = p->steps[i].kernel != FUSE__KERNEL_REF;
+  if (relayout) {
+    fuse__relayout x;
+    fuse__step *steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
+    int *operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
+    if (!steps || !operands) {
+      fuse__free(a, steps);
+      fuse__free(a, operands);
+      goto fail;
+    }
+    memset(steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
+    for (i = 0; i < cap_tensors; i++) alt[i] = -1;
+    x.p = p;
+    x.root = root;
+    x.alt = alt;
+    x.steps = steps;
+    x.operands = operands;
+    x.num_steps = x.num_operands = 0;
+    fuse__relayout_steps(&x, p->steps, p->num_steps, p->operands);
+    fuse__free(a, p->steps);
+    fuse__free(a, p->operands);
+    p->steps = steps;
+    p->operands = operands;
+    p->num_steps = x.num_steps;
+  }
+  /* lifetimes in steps: written first, read last */
+  for (i = 0; i < p->num_tensors; i++) first[i] = last[i] = -1;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    for (k = 0; k < st->num_in; k++) last[root[p->operands[st->in_first + k]]] = i;
+    if (first[st->out] < 0) first[st->out] = i;
+    fuse__describe(&text, g, st, i, p->tensors[st->out].value, number);
+  }
+  for (i = 0; i < p->num_tensors; i++)
+    if ((i >= n || needed[i]) && root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
       if (last[i] < first[i]) last[i] = first[i]; /* written, never read: still needs room */
       order[n_work++] = i;
     }
   fuse__place(p, first, last, order, n_work, ranges);
-  scratch = 0;
-#ifdef FUSE__GEMM
-  /* conv2d with constant weights and enough output channels per group runs as a packed GEMM
-     on AVX-512 / AVX2; its weights are packed here, once */
-  for (i = 0; i < p->num_steps; i++) {
-    fuse__step *st = &p->steps[i];
-    const fuse__tensor *tw;
-    const fuse__node *wn;
-    int64_t Kg, Kd;
-    fuse__micro_fn fn;
-    if (st->op != FUSE__OP_CONV2D || !fuse__gemm_shape(p->isa, &st->mr, &st->nr, &fn)) continue;
-    tw = &p->tensors[p->operands[st->in_first + 1]];
-    wn = &g->nodes[p->operands[st->in_first + 1]];
-    Kg = tw->shape[0] / st->a.conv.groups;
-    Kd = tw->shape[1] * tw->shape[2] * tw->shape[3];
-    if (wn->op != FUSE__OP_CONST || Kg < 4) continue; /* depthwise and inputs: the reference */
-    st->packed = (float *)fuse__alloc(
-        a, fuse__packed_a_floats(st->a.conv.groups, Kg, Kd, st->mr) * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) goto fail;
-    fuse__pack_a(st->packed, wn->data, st->a.conv.groups, Kg, Kd, st->mr);
-    { /* the packing buffer: one kc x nc block, no bigger than this layer needs */
-      int64_t N = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
-      int64_t kc = Kd < FUSE__KC ? Kd : FUSE__KC, nc = N < FUSE__NC ? N : FUSE__NC;
-      size_t need = (size_t)(kc * ((nc + st->nr - 1) / st->nr * st->nr)) * sizeof(float);
-      if (need > scratch) scratch = need;
-    }
+  if (zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
+    p->zeros = (float *)fuse__alloc(a, zeros * sizeof(float), FUSE__ALIGN);
+    if (!p->zeros) goto fail;
+    memset(p->zeros, 0, zeros * sizeof(float));
   }
-  if (scratch) {
+  if (scratch) { /* per chunk: the SIMD conv's row pointers and padded rows */
     p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
     p->scratch_slot = (scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
     p->workspace_size = p->scratch_offset + p->scratch_slot * (size_t)p->chunks;
   }
-#endif
-  (void)scratch;
-  for (i = 0; i < n; i++) /* views follow their root's offset */
-    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK)
+  for (i = 0; i < n; i++) /* views follow their root */
+    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK) {
+      p->tensors[i].kind = FUSE__LOC_WORK;
       p->tensors[i].offset = p->tensors[root[i]].offset;
+    }
 
   /* the plan's own copies of the constants */
   p->consts = (float *)fuse__alloc(a, const_bytes, FUSE__ALIGN);
@@ -4814,6 +5103,7 @@ fail:
   fuse__free(a, order);
   fuse__free(a, input_pos);
   fuse__free(a, ranges);
+  fuse__free(a, alt);
   fuse__free(a, fz);
   fuse__free(a, ins);
   fuse__free(a, text.buf);
@@ -4876,6 +5166,17 @@ static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64
   }
 }
 
+/* The shape of t's bytes when it is NHWC (or broadcasts against an NHWC tensor): aligned to
+   rank 4, then [N, H, W, C]. */
+static void fuse__nhwc_shape(const fuse__tensor *t, fuse__tensor *v) {
+  int64_t s4[4] = {1, 1, 1, 1};
+  int d;
+  *v = *t;
+  for (d = 0; d < t->rank && d < 4; d++) s4[4 - t->rank + d] = t->shape[d];
+  v->rank = 4;
+  v->shape[0] = s4[0], v->shape[1] = s4[2], v->shape[2] = s4[3], v->shape[3] = s4[1];
+}
+
 static float fuse__binary_op(int op, float a, float b) {
   switch (op) {
   case FUSE__OP_ADD: return a + b;
@@ -4887,8 +5188,9 @@ static float fuse__binary_op(int op, float a, float b) {
 }
 
 static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
-  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const fuse__tensor *ty = &r->p->tensors[s->out], *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
   const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  fuse__tensor vy, va, vb;
   float *y = fuse__data(r, s->out);
   int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
   int rank = ty->rank, d;
@@ -4896,8 +5198,14 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
     y[0] = fuse__binary_op(s->op, a[0], b[0]);
     return;
   }
-  fuse__broadcast_strides(fuse__in_t(r, s, 0), rank, ty->shape, sa);
-  fuse__broadcast_strides(fuse__in_t(r, s, 1), rank, ty->shape, sb);
+  if (ty->nhwc) { /* the same loops over the bytes' [N, H, W, C] shapes */
+    fuse__nhwc_shape(ty, &vy);
+    fuse__nhwc_shape(ta, &va);
+    fuse__nhwc_shape(tb, &vb);
+    ty = &vy, ta = &va, tb = &vb;
+  }
+  fuse__broadcast_strides(ta, rank, ty->shape, sa);
+  fuse__broadcast_strides(tb, rank, ty->shape, sb);
   inner = ty->shape[rank - 1];
   outer = fuse__numel(rank - 1, ty->shape);
   memset(idx, 0, sizeof idx);
@@ -4959,125 +5267,240 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   }
 }
 
-#ifdef FUSE__GEMM
-/* The GEMM conv's work: units of (image, group, column block, panel range); a chunk runs a
-   contiguous range of units with its own packing buffer. */
-typedef struct fuse__gemm_job {
+/* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
+   parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
+typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
+typedef struct fuse__par {
+  const fuse_plan *p;
+  int64_t units;
+  fuse__range_fn fn;
+  void *ctx;
+} fuse__par;
+
+static void fuse__par_chunks(void *ctx, int begin, int end) {
+  const fuse__par *j = (const fuse__par *)ctx;
+  int c;
+  for (c = begin; c < end; c++)
+    j->fn(j->ctx, c, j->units * c / j->p->chunks, j->units * (c + 1) / j->p->chunks);
+}
+
+static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn, void *ctx) {
+  fuse__par j;
+  j.p = p;
+  j.units = units;
+  j.fn = fn;
+  j.ctx = ctx;
+  if (p->chunks == 1 || units < 2) {
+    fn(ctx, 0, 0, units);
+  } else if (p->parallel_for) {
+    p->parallel_for(p->parallel_user, fuse__par_chunks, &j, p->chunks);
+  } else {
+#ifdef _OPENMP
+    int c;
+#pragma omp parallel for schedule(static)
+    for (c = 0; c < p->chunks; c++) fuse__par_chunks(&j, c, c + 1);
+#else
+    fuse__par_chunks(&j, 0, p->chunks);
+#endif
+  }
+}
+
+#ifdef FUSE__SIMD
+/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+typedef struct fuse__conv_job {
   const fuse__run *r;
   const fuse__step *s;
-  int64_t n_blocks, m_splits, units; /* units = images * groups * n_blocks * m_splits */
-} fuse__gemm_job;
-
-static void fuse__conv_gemm_units(const fuse__gemm_job *job, int64_t u0, int64_t u1, float *bp) {
-  const fuse__run *r = job->r;
-  const fuse__step *s = job->s;
-  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
-  const fuse__tensor *ty = &r->p->tensors[s->out];
-  const float *x = fuse__in(r, s, 0);
-  const float *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
-  float *y = fuse__data(r, s->out);
-  const fuse_conv2d_attrs *a = &s->a.conv;
-  int64_t C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t K = tw->shape[0], KH = tw->shape[2], KW = tw->shape[3], G = a->groups;
-  int64_t Kg = K / G, Cg = C / G, OW = ty->shape[3], N = ty->shape[2] * OW, Kd = Cg * KH * KW;
-  int64_t u, k0, p, j0, panels = (Kg + s->mr - 1) / s->mr;
-  int mr = s->mr, nr = s->nr, q;
-  fuse__micro_fn fn = NULL;
+  const float *x, *bias;
+  float *y;
+  fuse__igemm_fn fn;
   fuse__tile_epi e;
-  if (!fuse__gemm_shape(r->p->isa, &mr, &nr, &fn) || !fn) return; /* compile chose this path */
-  memset(&e, 0, sizeof e);
-  e.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    e.kind[q] = s->post[q].kind;
-    e.lo[q] = s->post[q].lo;
-    e.hi[q] = s->post[q].hi;
-  }
-  for (u = u0; u < u1; u++) {
-    int64_t split = u % job->m_splits, nb = u / job->m_splits % job->n_blocks;
-    int64_t grp = u / job->m_splits / job->n_blocks % G, n = u / job->m_splits / job->n_blocks / G;
-    int64_t p0 = panels * split / job->m_splits, p1 = panels * (split + 1) / job->m_splits;
-    int64_t n0 = nb * FUSE__NC;
-    int nc = (int)(N - n0 < FUSE__NC ? N - n0 : FUSE__NC);
-    const float *xg = x + (n * C + grp * Cg) * H * W;
-    int64_t ybase = (n * K + grp * Kg) * N; /* element offset of this group's output */
-    if (p0 == p1) continue;
-    for (k0 = 0; k0 < Kd; k0 += FUSE__KC) {
-      int kc = (int)(Kd - k0 < FUSE__KC ? Kd - k0 : FUSE__KC);
-      int first = k0 == 0, last = k0 + kc >= Kd;
-      fuse__pack_b(bp, xg, H, W, KH, KW, a, OW, k0, kc, n0, nc, nr);
-      for (p = p0; p < p1; p++) {
-        int64_t m0 = p * mr;
-        int rows = (int)(Kg - m0 < mr ? Kg - m0 : mr);
-        const float *ap = s->packed + ((grp * panels + p) * Kd + k0) * mr;
-        e.bias = bias ? bias + grp * Kg + m0 : NULL;
-        for (j0 = 0; j0 < nc; j0 += nr) {
-          int cols = (int)(nc - j0 < nr ? nc - j0 : nr), i, jj;
-          int64_t at = ybase + m0 * N + n0 + j0;
-          const float *bs = bp + (size_t)(j0 / nr) * kc * nr;
-          for (q = 0; q < s->num_post; q++)
-            e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) + at : NULL;
-          if (rows == mr && cols == nr) {
-            fn(kc, ap, bs, y + at, N, first, last, &e);
-          } else { /* a partial tile goes through a local one; its epilogue is the scalar one */
-            float tile[12 * 32];
-            memset(tile, 0, sizeof tile);
-            if (!first)
-              for (i = 0; i < rows; i++)
-                for (jj = 0; jj < cols; jj++) tile[i * nr + jj] = y[at + i * N + jj];
-            fn(kc, ap, bs, tile, nr, first, 0, &e);
-            for (i = 0; i < rows; i++) {
-              memcpy(y + at + i * N, tile + i * nr, (size_t)cols * sizeof(float));
-              if (last && (bias || s->num_post))
-                fuse__epilogue(r, s, y + at + i * N, cols, at + i * N,
-                               bias ? bias + grp * Kg + m0 + i : NULL, 0);
-            }
+  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles;
+} fuse__conv_job;
+
+/* Row pointers of one tile of MR output pixels from p0 (rows past `rows` repeat the last):
+   ptr[tap * MR + i]. */
+static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, int rows,
+                             const float **ptr, float *rowbuf) {
+  const fuse__step *s = j->s;
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  const float *zeros = j->r->p->zeros;
+  int64_t C = j->C, Cg = j->Cg, KH = j->KH, KW = j->KW, i, kh, kw;
+  int mr = s->mr;
+  for (i = 0; i < mr; i++) {
+    int64_t pix = p0 + (i < rows ? i : rows - 1), n = pix / (j->OH * j->OW);
+    int64_t oh = pix / j->OW % j->OH, ow = pix % j->OW;
+    int64_t ih0 = oh * a->strides[0] - a->padding[0], iw0 = ow * a->strides[1] - a->padding[1];
+    const float *xn = j->x + n * j->H * j->W * C + grp * Cg;
+    for (kh = 0; kh < KH; kh++) {
+      int64_t ih = ih0 + kh * a->dilation[0];
+      if (s->rowmode) { /* the whole kernel row: in place, or copied with its zeros */
+        const float **pp = &ptr[kh * mr + i];
+        if (ih < 0 || ih >= j->H) {
+          *pp = zeros;
+        } else if (iw0 >= 0 && iw0 + KW <= j->W) {
+          *pp = xn + (ih * j->W + iw0) * C;
+        } else {
+          float *rb = rowbuf + (kh * mr + i) * KW * Cg;
+          for (kw = 0; kw < KW; kw++) {
+            int64_t iw = iw0 + kw;
+            if (iw < 0 || iw >= j->W) memset(rb + kw * Cg, 0, (size_t)Cg * sizeof(float));
+            else memcpy(rb + kw * Cg, xn + (ih * j->W + iw) * C, (size_t)Cg * sizeof(float));
           }
+          *pp = rb;
         }
+        continue;
+      }
+      for (kw = 0; kw < KW; kw++) {
+        int64_t iw = iw0 + kw * a->dilation[1];
+        ptr[(kh * KW + kw) * mr + i] =
+            ih < 0 || ih >= j->H || iw < 0 || iw >= j->W ? zeros : xn + (ih * j->W + iw) * C;
       }
     }
   }
 }
 
-/* Chunk c of the plan's chunks: its share of the units, its own packing buffer. */
-static void fuse__conv_gemm_chunks(void *ctx, int begin, int end) {
-  const fuse__gemm_job *job = (const fuse__gemm_job *)ctx;
-  const fuse_plan *p = job->r->p;
-  int c;
-  for (c = begin; c < end; c++)
-    fuse__conv_gemm_units(job, job->units * c / p->chunks, job->units * (c + 1) / p->chunks,
-                          (float *)(void *)(job->r->work + p->scratch_offset +
-                                            p->scratch_slot * (size_t)c));
-}
-
-static void fuse__conv_gemm(const fuse__run *r, const fuse__step *s) {
-  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const fuse_plan *p = r->p;
-  fuse__gemm_job job;
-  int64_t Kg = fuse__in_t(r, s, 1)->shape[0] / s->a.conv.groups;
-  int64_t N = ty->shape[2] * ty->shape[3], panels = (Kg + s->mr - 1) / s->mr, base;
-  job.r = r;
-  job.s = s;
-  job.n_blocks = (N + FUSE__NC - 1) / FUSE__NC;
-  base = tx->shape[0] * s->a.conv.groups * job.n_blocks;
-  /* too few column blocks for the chunks: split the row panels too (B is packed per unit) */
-  job.m_splits = base >= p->chunks ? 1 : (p->chunks + base - 1) / base;
-  if (job.m_splits > panels) job.m_splits = panels;
-  job.units = base * job.m_splits;
-  if (p->chunks == 1) {
-    fuse__conv_gemm_chunks(&job, 0, 1);
-  } else if (p->parallel_for) {
-    p->parallel_for(p->parallel_user, fuse__conv_gemm_chunks, &job, p->chunks);
-  } else {
-#ifdef _OPENMP
-    int c;
-#pragma omp parallel for schedule(static)
-    for (c = 0; c < p->chunks; c++) fuse__conv_gemm_chunks(&job, c, c + 1);
-#else
-    fuse__conv_gemm_chunks(&job, 0, p->chunks);
-#endif
+/* Units (group, column block, tile), column blocks outermost so a block's weights are reused
+   across the tiles of a chunk. */
+static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__conv_job *j = (const fuse__conv_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  const float **ptr = (const float **)(void *)scratch;
+  int64_t taps = j->KH * j->KW, P = j->tiles, u = u0;
+  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q;
+  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
+  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
+                                                FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
+  fuse__tile_epi e = j->e;
+  (void)P;
+  while (u < u1) {
+    int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
+    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
+    int64_t oc = grp * j->Kg + ob * nr, npix = j->OH * j->OW * j->r->p->tensors[s->out].shape[0];
+    int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
+    const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
+    e.bias = j->bias ? j->bias + oc : NULL;
+    if (!s->cblock) {
+      for (tt = tile; tt < t1; tt++) {
+        int64_t p0 = tt * mr, at = p0 * j->K + oc;
+        int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
+        for (q = 0; q < e.num_post; q++)
+          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
+        j->fn(ntaps, L, ptr, 0, w, j->y + at, j->K, rows, cols, FUSE__FINISH, &e);
+      }
+    } else { /* tap by tap, channel block by channel block, over a run of cached tiles */
+      int64_t per = FUSE__PTR_CACHE / (taps * mr), ta, t, c0;
+      if (per < 1) per = 1;
+      for (ta = tile; ta < t1; ta += per) {
+        int64_t tb = t1 - ta < per ? t1 : ta + per;
+        for (tt = ta; tt < tb; tt++) {
+          int64_t p0 = tt * mr;
+          fuse__igemm_ptrs(j, grp, p0, (int)(npix - p0 < mr ? npix - p0 : mr),
+                           ptr + (tt - ta) * taps * mr, rowbuf);
+        }
+        for (t = 0; t < taps; t++)
+          for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
+            int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
+            int flags = (t || c0 ? FUSE__ACCUMULATE : 0) |
+                        (t == taps - 1 && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+            for (tt = ta; tt < tb; tt++) {
+              int64_t p0 = tt * mr, at = p0 * j->K + oc;
+              int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
+              for (q = 0; q < e.num_post; q++)
+                if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+              j->fn(1, cb, ptr + ((tt - ta) * taps + t) * mr, c0, w + (t * j->Cg + c0) * nr,
+                    j->y + at, j->K, rows, cols, flags, &e);
+            }
+          }
+      }
+    }
+    u += t1 - tile;
   }
 }
+
+static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__conv_job j;
+  int q, mr, nr;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  j.x = fuse__in(r, s, 0);
+  j.y = fuse__data(r, s->out);
+  j.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
+  j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
+  j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+  if (!fuse__igemm_pick(r->p->isa, j.Kg, &mr, &nr, &j.fn)) return; /* compile chose it */
+  j.obs = (j.Kg + s->nr - 1) / s->nr;
+  j.tiles = (ty->shape[0] * j.OH * j.OW + s->mr - 1) / s->mr;
+  j.e.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    j.e.kind[q] = s->post[q].kind;
+    j.e.lo[q] = s->post[q].lo;
+    j.e.hi[q] = s->post[q].hi;
+    j.e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+  fuse__parallel(r->p, j.G * j.obs * j.tiles, fuse__igemm_units, &j);
+}
+
+static void fuse__dw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__dw_args *d = (const fuse__dw_args *)ctx;
+  (void)chunk;
+  d->fn(d, u0, u1);
+}
+
+static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  fuse__dw_args d;
+  int q;
+  memset(&d, 0, sizeof d);
+  d.fn = fuse__dw_pick(r->p->isa);
+  if (!d.fn) return;
+  d.x = fuse__in(r, s, 0);
+  d.w = s->packed;
+  d.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  d.y = fuse__data(r, s->out);
+  d.C = tx->shape[1], d.Cp = (d.C + 15) / 16 * 16, d.H = tx->shape[2], d.W = tx->shape[3];
+  d.OH = ty->shape[2], d.OW = ty->shape[3];
+  d.KH = (int)tw->shape[2], d.KW = (int)tw->shape[3];
+  d.sh = a->strides[0], d.sw = a->strides[1], d.pt = a->padding[0], d.pl = a->padding[1];
+  d.dh = a->dilation[0], d.dw = a->dilation[1];
+  d.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    d.kind[q] = s->post[q].kind;
+    d.lo[q] = s->post[q].lo;
+    d.hi[q] = s->post[q].hi;
+    d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+  fuse__parallel(r->p, ty->shape[0] * d.OH * d.OW, fuse__dw_units, &d);
+}
 #endif
+
+/* NCHW <-> NHWC, per image, in 16 x 16 blocks. */
+static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t N = ty->shape[0], C = ty->shape[1], P = ty->shape[2] * ty->shape[3], n, c0, p0, c, q;
+  int64_t rows = s->op == FUSE__OP_TO_NHWC ? C : P, cols = s->op == FUSE__OP_TO_NHWC ? P : C;
+  for (n = 0; n < N; n++) { /* y[j][i] = x[i][j] over a rows x cols matrix */
+    const float *xn = x + n * C * P;
+    float *yn = y + n * C * P;
+    for (c0 = 0; c0 < rows; c0 += 16)
+      for (p0 = 0; p0 < cols; p0 += 16) {
+        int64_t c1 = c0 + 16 < rows ? c0 + 16 : rows, p1 = p0 + 16 < cols ? p0 + 16 : cols;
+        for (q = p0; q < p1; q++)
+          for (c = c0; c < c1; c++) yn[q * rows + c] = xn[c * cols + q];
+      }
+  }
+}
 
 static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
@@ -5090,9 +5513,13 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-#ifdef FUSE__GEMM
-  if (s->packed) {
-    fuse__conv_gemm(r, s);
+#ifdef FUSE__SIMD
+  if (s->kernel == FUSE__KERNEL_IGEMM) {
+    fuse__conv_igemm(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_DW) {
+    fuse__conv_dw(r, s);
     return;
   }
 #endif
@@ -5204,12 +5631,21 @@ static void fuse__k_transpose(const fuse__run *r, const fuse__step *s) {
 static void fuse__k_concat(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   float *y = fuse__data(r, s->out);
-  int axis = s->a.axis, i;
+  int axis = s->a.axis, i, nhwc = ty->nhwc;
+  fuse__tensor vy, vx;
+  if (nhwc) { /* channels are the last axis of the bytes */
+    fuse__nhwc_shape(ty, &vy);
+    ty = &vy;
+    axis = 3;
+  }
   int64_t outer = fuse__numel(axis, ty->shape), o, at = 0;
   int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1);
   int64_t row = ty->shape[axis] * inner;
   for (i = 0; i < s->num_in; i++) {
-    int64_t chunk = fuse__in_t(r, s, i)->shape[axis] * inner;
+    const fuse__tensor *tx = fuse__in_t(r, s, i);
+    int64_t chunk;
+    if (nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
+    chunk = tx->shape[axis] * inner;
     const float *x = fuse__in(r, s, i);
     for (o = 0; o < outer; o++)
       memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
@@ -5253,6 +5689,58 @@ static void fuse__k_batch_norm(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+/* max / average pool on NHWC: the same windows, channels innermost. */
+static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  const fuse_pool2d_attrs *a = &s->a.pool;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
+  int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
+  for (n = 0; n < N; n++)
+    for (oh = 0; oh < OH; oh++)
+      for (ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
+        float *yp = y + ((n * OH + oh) * OW + ow) * C;
+        if (is_max) {
+          for (c = 0; c < C; c++) yp[c] = -HUGE_VALF;
+          for (kh = 0; kh < a->kernel[0]; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            if (ih < 0 || ih >= H) continue;
+            for (kw = 0; kw < a->kernel[1]; kw++) {
+              const float *xp;
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              if (iw < 0 || iw >= W) continue;
+              xp = x + ((n * H + ih) * W + iw) * C;
+              for (c = 0; c < C; c++) /* a NaN stays */
+                yp[c] = xp[c] > yp[c] || xp[c] != xp[c] ? xp[c] : yp[c];
+            }
+          }
+        } else {
+          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1];
+          int64_t hp = H + a->padding[2], wp = W + a->padding[3], area;
+          float inv;
+          if (h1 > hp) h1 = hp;
+          if (w1 > wp) w1 = wp;
+          area = (h1 - h0) * (w1 - w0);
+          if (h0 < 0) h0 = 0;
+          if (w0 < 0) w0 = 0;
+          if (h1 > H) h1 = H;
+          if (w1 > W) w1 = W;
+          if (!a->count_include_pad) area = (h1 - h0) * (w1 - w0);
+          for (c = 0; c < C; c++) yp[c] = 0;
+          for (ih = h0; ih < h1; ih++)
+            for (iw = w0; iw < w1; iw++) {
+              const float *xp = x + ((n * H + ih) * W + iw) * C;
+              for (c = 0; c < C; c++) yp[c] += xp[c];
+            }
+          inv = (float)(1.0 / (double)area);
+          for (c = 0; c < C; c++) yp[c] *= inv;
+        }
+      }
+}
+
 static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
@@ -5261,6 +5749,10 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
   int64_t NC = tx->shape[0] * tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oh, ow, ih, iw;
   int is_max = s->op == FUSE__OP_MAX_POOL2D;
+  if (tx->nhwc) {
+    fuse__k_pool_nhwc(r, s);
+    return;
+  }
   for (nc = 0; nc < NC; nc++) {
     const float *xp = x + nc * H * W;
     float *yp = y + nc * OH * OW;
@@ -5309,10 +5801,13 @@ static void fuse__k_global_avg_pool(const fuse__run *r, const fuse__step *s) {
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
   int64_t NC = tx->shape[0] * tx->shape[1], inner = fuse__numel(tx->rank - 2, tx->shape + 2);
-  int64_t nc, i;
+  int64_t nc, i, C = tx->shape[1];
   for (nc = 0; nc < NC; nc++) {
     double sum = 0;
-    for (i = 0; i < inner; i++) sum += x[nc * inner + i];
+    if (tx->nhwc) /* channel nc % C of image nc / C, every C-th float */
+      for (i = 0; i < inner; i++) sum += x[(nc / C * inner + i) * C + nc % C];
+    else
+      for (i = 0; i < inner; i++) sum += x[nc * inner + i];
     y[nc] = (float)(sum / (double)inner);
   }
 }
@@ -5358,6 +5853,8 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__k_pool(&r, s); break;
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__k_global_avg_pool(&r, s); break;
+    case FUSE__OP_TO_NHWC:
+    case FUSE__OP_TO_NCHW: fuse__k_layout(&r, s); break;
     default: fuse__k_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
   }
@@ -5380,16 +5877,21 @@ typedef struct fuse__slice {
   size_t n;
 } fuse__slice;
 
+/* The readers below leave b->p where it was when they fail, so that a caller that stops at
+   the first failure sees b->p != b->end: a field cut off by the end of the data is an error,
+   never a quiet end of the message. */
 static int fuse__pb_varint(fuse__pb *b, uint64_t *v) {
   uint64_t r = 0;
   int shift;
+  const unsigned char *p = b->p;
   for (shift = 0; shift < 64; shift += 7) {
     unsigned char c;
-    if (b->p >= b->end) return 0;
-    c = *b->p++;
+    if (p >= b->end) return 0;
+    c = *p++;
     r |= (uint64_t)(c & 0x7f) << shift;
     if (!(c & 0x80)) {
       *v = r;
+      b->p = p;
       return 1;
     }
   }
@@ -5399,7 +5901,12 @@ static int fuse__pb_varint(fuse__pb *b, uint64_t *v) {
 /* Reads a field's tag; 0 at the end of the message or on a malformed tag. */
 static int fuse__pb_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
   uint64_t t;
-  if (b->p >= b->end || !fuse__pb_varint(b, &t) || (t >> 3) == 0 || (t >> 3) > 0x1fffffff) return 0;
+  const unsigned char *at = b->p;
+  if (b->p >= b->end || !fuse__pb_varint(b, &t)) return 0;
+  if ((t >> 3) == 0 || (t >> 3) > 0x1fffffff) {
+    b->p = at;
+    return 0;
+  }
   *field = (uint32_t)(t >> 3);
   *wire = (uint32_t)(t & 7);
   return 1;
@@ -5407,7 +5914,12 @@ static int fuse__pb_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
 
 static int fuse__pb_bytes(fuse__pb *b, fuse__slice *out) {
   uint64_t n;
-  if (!fuse__pb_varint(b, &n) || n > (uint64_t)(b->end - b->p)) return 0;
+  const unsigned char *at = b->p;
+  if (!fuse__pb_varint(b, &n)) return 0;
+  if (n > (uint64_t)(b->end - b->p)) {
+    b->p = at;
+    return 0;
+  }
   out->p = b->p;
   out->n = (size_t)n;
   b->p += n;
@@ -5816,11 +6328,18 @@ static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
              FUSE_NONE;
     }
     got = fuse__o_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
-    if (got != count)
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE,
-                          got < 0 ? "a tensor's data is malformed"
-                                  : "a tensor's data does not match its dimensions"),
-             FUSE_NONE;
+    if (got != count) {
+      fuse__out out;
+      out.buf = what;
+      out.len = 0;
+      out.cap = sizeof what;
+      out.write = NULL;
+      out.user = NULL;
+      fuse__puts(&out, "tensor '");
+      fuse__puts(&out, fuse__o_cstr(ld, t.name));
+      fuse__puts(&out, got < 0 ? "': its data is malformed" : "': its data does not match its dimensions");
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
+    }
     v = fuse_constant(ld->g, NULL, t.rank, t.dims, NULL);
     if (v == FUSE_NONE) return FUSE_NONE;
     data = ld->g->nodes[v].data;
@@ -5992,15 +6511,28 @@ static int fuse__o_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char 
                                int count, int def) {
   int64_t v[8];
   int got = fuse__o_attr_ints(n, name, v, 8), i;
+  char what[160];
+  fuse__out o;
+  o.buf = what;
+  o.len = 0;
+  o.cap = sizeof what;
+  o.write = NULL;
+  o.user = NULL;
   for (i = 0; i < count; i++) out[i] = def;
   if (got < 0) return 1;
-  if (got != count)
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "an attribute has an unexpected length "
-                                                    "(only 2-D conv and pools are supported)"),
-           0;
+  fuse__puts(&o, "attribute '");
+  fuse__puts(&o, name);
+  if (got != count) {
+    fuse__puts(&o, "' has an unexpected length (only 2-D conv and pools are supported)");
+    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+  }
   for (i = 0; i < count; i++) {
-    if (v[i] < 0 || v[i] > 0x7fffffff)
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "an attribute value is out of range"), 0;
+    if (v[i] < 0 || v[i] > 0x7fffffff) {
+      fuse__puts(&o, "' has value ");
+      fuse__put_int(&o, v[i]);
+      fuse__puts(&o, ", out of range");
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), 0;
+    }
     out[i] = (int)v[i];
   }
   return 1;
@@ -6178,6 +6710,8 @@ static fuse_value fuse__o_clip(fuse__onnx *ld, const fuse__onode *n) {
         return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "Clip's min / max must be scalars"), FUSE_NONE;
     }
   }
+  if (v[0] != v[0] || v[1] != v[1]) /* as fuse_clip: a NaN bound is no bound to apply */
+    return fuse__o_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Clip's min / max is NaN"), FUSE_NONE;
   if (is_const[0] && is_const[1] && v[0] <= v[1]) return fuse_clip(g, x, v[0], v[1]);
   /* min > max (ONNX then gives max everywhere) or tensor bounds: min(max(x, lo), hi) */
   if (!is_const[0]) x = fuse_maximum(g, x, bound[0]);
@@ -6443,30 +6977,35 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
   b.p = (const unsigned char *)data;
   b.end = b.p + size;
-  /* ModelProto: opset_import = 8, graph = 7 */
-  while (fuse__pb_tag(&b, &f, &w)) {
+  /* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
+     b.p at its start (the file was cut inside it), so b.p != b.end below. */
+  for (;;) {
+    const unsigned char *field = b.p;
+    int fits = 1;
+    if (!fuse__pb_tag(&b, &f, &w)) break;
     if (f == 7 && w == 2) {
-      if (!fuse__pb_bytes(&b, &graph)) break;
+      fits = fuse__pb_bytes(&b, &graph);
     } else if (f == 8 && w == 2) {
       fuse__pb ob;
       fuse__slice domain = {NULL, 0};
       int64_t version = -1;
       uint32_t of, ow;
-      if (!fuse__pb_bytes(&b, &s)) break;
-      ob = fuse__pb_of(s);
-      while (fuse__pb_tag(&ob, &of, &ow)) {
-        if (of == 1 && ow == 2) {
-          if (!fuse__pb_bytes(&ob, &domain)) break;
-        } else if (of == 2 && ow == 0) {
-          if (!fuse__pb_varint(&ob, &v)) break;
-          version = (int64_t)v;
-        } else if (!fuse__pb_skip(&ob, ow)) {
-          break;
-        }
+      ob.p = ob.end = NULL;
+      if ((fits = fuse__pb_bytes(&b, &s)) != 0) ob = fuse__pb_of(s);
+      while (fits && ob.p < ob.end) {
+        if (!fuse__pb_tag(&ob, &of, &ow)) fits = 0;
+        else if (of == 1 && ow == 2) fits = fuse__pb_bytes(&ob, &domain);
+        else if (of == 2 && ow == 0) {
+          if ((fits = fuse__pb_varint(&ob, &v)) != 0) version = (int64_t)v;
+        } else fits = fuse__pb_skip(&ob, ow);
       }
-      if ((domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
+      if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
         ld.opset = (int)(version > 1000 ? 1000 : version);
-    } else if (!fuse__pb_skip(&b, w)) {
+    } else {
+      fits = fuse__pb_skip(&b, w);
+    }
+    if (!fits) {
+      b.p = field;
       break;
     }
   }
@@ -6484,13 +7023,20 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
      pass 3: output = 12. Fields may come in any order, so one pass each. */
   for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
     b = fuse__pb_of(graph);
-    while (g->status == FUSE_OK && fuse__pb_tag(&b, &f, &w)) {
+    const unsigned char *field = b.p;
+    while (g->status == FUSE_OK && (field = b.p, fuse__pb_tag(&b, &f, &w))) {
       if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
                       (pass == 3 && f == 12))) {
-        if (!fuse__pb_skip(&b, w)) break;
+        if (!fuse__pb_skip(&b, w)) {
+          b.p = field; /* cut off: malformed, reported below */
+          break;
+        }
         continue;
       }
-      if (!fuse__pb_bytes(&b, &s)) break;
+      if (!fuse__pb_bytes(&b, &s)) {
+        b.p = field;
+        break;
+      }
       if (pass == 0) {
         fuse__oval o;
         char why[32];
@@ -6516,7 +7062,12 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
           fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
           break;
         }
-        if (fuse__o_find(&ld, name) >= 0) continue; /* an initializer listed as input */
+        if ((i = fuse__o_find(&ld, name)) >= 0) {
+          if (ld.vals[i].kind == FUSE__OV_TENSOR) continue; /* an initializer listed as input */
+          fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
+                     fuse__o_cstr(&ld, name));
+          break;
+        }
         if (!fuse__o_name_ok(&ld, name)) break;
         if (r <= 0) {
           fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
@@ -6563,14 +7114,20 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
           fuse__o_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
           break;
         }
+        if (fuse__o_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+          fuse__o_fail(&ld, FUSE_ERROR_PARSE,
+                       "its output is already made by an earlier node, an initializer or a graph input");
+          break;
+        }
         y = fuse__o_convert(&ld, &node);
         if (y == FUSE_NONE) {
           if (g->status == FUSE_OK) fuse__o_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
           else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
             char msg[sizeof g->error];
+            fuse_result builder_status = g->status; /* keep it: out of memory stays that */
             memcpy(msg, g->error, sizeof msg);
             g->status = FUSE_OK;
-            fuse__o_fail(&ld, fuse_graph_status(g) == FUSE_OK ? FUSE_ERROR_SHAPE : g->status, msg);
+            fuse__o_fail(&ld, builder_status, msg);
           }
           break;
         }
@@ -6605,6 +7162,8 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
       fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph is malformed at byte %D",
                  (int64_t)(b.p - (const unsigned char *)data));
   }
+  if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
   fuse__free(&g->alloc, ld.vals);
   fuse__free(&g->alloc, ld.table);
   return g->status;
@@ -6622,8 +7181,11 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
   *out = NULL;
   memset(&a, 0, sizeof a);
   if (alloc) a = *alloc;
+  if (!a.alloc != !a.free) return FUSE_ERROR_INVALID_ARGUMENT; /* as fuse_graph_create: no graph */
   f = path ? fopen(path, "rb") : NULL;
-  if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+  /* a directory opens on some systems and reports a size near LONG_MAX: not a file to read */
+  if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+      (uint64_t)size > FUSE__MAX_BYTES || fseek(f, 0, SEEK_SET) != 0) {
     if (f) fclose(f);
     *out = fuse_graph_create(alloc);
     if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
@@ -6636,7 +7198,8 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
     fuse__free(&a, data);
     *out = fuse_graph_create(alloc);
     if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
-    fuse__fail(*out, data ? FUSE_ERROR_IO : FUSE_ERROR_OUT_OF_MEMORY, "onnx: cannot read '%s'", path);
+    fuse__fail(*out, data ? FUSE_ERROR_IO : FUSE_ERROR_OUT_OF_MEMORY,
+               data ? "onnx: cannot read '%s'" : "onnx: out of memory reading '%s'", path);
     return (*out)->status;
   }
   fclose(f);
@@ -6664,6 +7227,14 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
   o.cap = sizeof out->error;
   o.write = NULL;
   o.user = NULL;
+  if (!a.alloc != !a.free) { /* the data could not be freed */
+    fuse__puts(&o, "onnx tensor: the allocator needs both alloc and free (or neither)");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  if (!data && size) {
+    fuse__puts(&o, "onnx tensor: data is NULL");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
   msg.p = (const unsigned char *)data;
   msg.n = data ? size : 0;
   why[0] = 0;
@@ -6708,6 +7279,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
   if (!t) return;
   memset(&a, 0, sizeof a);
   if (alloc) a = *alloc;
+  if (!a.alloc != !a.free) return; /* fuse_onnx_load_tensor refuses such an allocator */
   fuse__free(&a, t->data);
   t->data = NULL;
 }
@@ -6721,18 +7293,32 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__CLAMP
 #undef FUSE__BIAS
 #undef FUSE__RULES
-#ifdef FUSE__GEMM
-#undef FUSE__GEMM
+#ifdef FUSE__SIMD
+#undef FUSE__SIMD
+#undef FUSE__PANEL_BYTES
+#undef FUSE__L1_PANEL
+#undef FUSE__PTR_CACHE
 #endif
-#undef FUSE__KC
-#undef FUSE__NC
-#undef FUSE__ROWS6
-#undef FUSE__ROWS12
-#undef FUSE__ACC_DECL
-#undef FUSE__ACC_INIT
-#undef FUSE__ACC_FMA
-#undef FUSE__ACC_EPI
-#undef FUSE__MICRO
+#undef FUSE__ACCUMULATE
+#undef FUSE__FINISH
+#undef FUSE__R6
+#undef FUSE__R12
+#undef FUSE__V1
+#undef FUSE__V2
+#undef FUSE__V4
+#undef FUSE__IG_DECL
+#undef FUSE__IG_INIT
+#undef FUSE__IG_W
+#undef FUSE__IG_FMA
+#undef FUSE__IG_EPI
+#undef FUSE__IG_MASK
+#undef FUSE__IG_ROW_DECL
+#undef FUSE__IG_ROW_INIT
+#undef FUSE__IG_ROW_PTR
+#undef FUSE__IG_ROW_FMA
+#undef FUSE__IG_ROW_EPI
+#undef FUSE__IGEMM
+#undef FUSE__DW
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

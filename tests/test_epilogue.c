@@ -36,6 +36,14 @@
 
 #define TOL 1e-5
 
+/* The reference (scalar) plan: one step per op or fused chain. SIMD plans add layout
+   conversions around the convs (test_kernels counts their compute steps). */
+static const fuse_compile_options *scalar_plan(void) {
+  static fuse_compile_options o; /* zero but for the isa */
+  o.isa = FUSE_ISA_SCALAR;
+  return &o;
+}
+
 static const float INF = HUGE_VALF;
 
 /* ------------------------------------------------------------------ helpers -- */
@@ -1571,7 +1579,7 @@ TEST(optimize_resnet_block) {
           sbuf t;
           t.len = 0;
           t.s[0] = 0;
-          CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+          CHECK_EQ_INT(fuse_compile(g, scalar_plan(), &p), FUSE_OK);
           CHECK_EQ_INT(fuse_plan_step_count(p), chains);
           fuse_plan_write(p, sbuf_write, &t);
           CHECK_STR_CONTAINS(t.s, "conv2d + bias + add + clamp[0, inf]");
@@ -1709,13 +1717,13 @@ TEST(plan_seed_chain_one_step) {
   outs ref, got;
   sbuf t;
   int steps_before;
-  CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, scalar_plan(), &p), FUSE_OK);
   steps_before = fuse_plan_step_count(p);
   CHECK_EQ_INT(steps_before, 3); /* conv2d, add, relu; the reshape is a view */
   fuse_plan_destroy(p);
   CHECK(eval(g, NULL, &ref));
   CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
-  CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, scalar_plan(), &p), FUSE_OK);
   CHECK_EQ_INT(fuse_plan_step_count(p), 1);
   t.len = 0;
   t.s[0] = 0;
@@ -1761,7 +1769,7 @@ TEST(plan_matmul_bias_clip_one_step) {
   fuse_output(g, y);
   CHECK(eval(g, NULL, &ref));
   CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
-  CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, scalar_plan(), &p), FUSE_OK);
   CHECK_EQ_INT(fuse_plan_step_count(p), 1);
   t.len = 0;
   t.s[0] = 0;
@@ -1812,7 +1820,7 @@ TEST(plan_bias_forms_one_step) {
     sbuf t;
     build_conv_bias(g, v, &w);
     CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
-    CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+    CHECK_EQ_INT(fuse_compile(g, scalar_plan(), &p), FUSE_OK);
     t.len = 0;
     t.s[0] = 0;
     fuse_plan_write(p, sbuf_write, &t);

@@ -186,8 +186,11 @@ static void check_same_numbers_(const fuse_graph *a, const fuse_graph *b, uint32
 static char *plan_text(const fuse_graph *g, int *steps) {
   fuse_plan *p = NULL;
   sbuf s = {NULL, 0, 0};
+  fuse_compile_options opt; /* the reference plan: SIMD plans add layout conversions */
   *steps = -1;
-  if (fuse_compile(g, NULL, &p) != FUSE_OK) return NULL;
+  memset(&opt, 0, sizeof opt);
+  opt.isa = FUSE_ISA_SCALAR;
+  if (fuse_compile(g, &opt, &p) != FUSE_OK) return NULL;
   *steps = fuse_plan_step_count(p);
   if (fuse_plan_write(p, sb_write, &s) != FUSE_OK) *steps = -2;
   if (!s.p) sb_write(&s, "", 0);
