@@ -3883,7 +3883,11 @@ static int fuse__p_composite(fuse__parser *ps) {
       fuse__p_fail(ps, i ? "the composite's function name in quotes" : "the composite's name in quotes");
       goto done;
     }
-    if (!fuse__p_quoted(ps) || !(text[i] = fuse__strdup(g, ps->name))) goto done;
+    if (!fuse__p_quoted(ps)) goto done;
+    if (!(text[i] = fuse__strdup(g, ps->name))) {
+      fuse__oom(g, "parse"); /* not a syntax error */
+      goto done;
+    }
   }
   while (fuse__p_word(ps, word, sizeof word)) {
     double num;
@@ -3891,7 +3895,11 @@ static int fuse__p_composite(fuse__parser *ps) {
     if (strcmp(word, "codegen") == 0) {
       fuse__p_skip(ps);
       if (*ps->p == '"') {
-        if (!fuse__p_quoted(ps) || !(text[2] = fuse__strdup(g, ps->name))) goto done;
+        if (!fuse__p_quoted(ps)) goto done;
+        if (!(text[2] = fuse__strdup(g, ps->name))) {
+          fuse__oom(g, "parse");
+          goto done;
+        }
       } else if (!fuse__p_word(ps, word, sizeof word) || strcmp(word, "none") != 0) {
         fuse__p_fail(ps, "codegen=\"name\" or codegen=none");
         goto done;
@@ -4192,39 +4200,74 @@ typedef struct fuse__tile_epi {
     ROWS(FUSE__IG_ROW_EPI, VECS)                                                             \
   }
 
-/* Depthwise conv on NHWC, one output pixel at a time, VW channels per vector: the taps inside
-   the input, then the epilogue, one store (masked on the last vector). */
+/* Depthwise conv on NHWC, vectorized over channels, an output row at a time: inside the row
+   four pixels share each weight load; at the edges a pixel runs only its taps inside the
+   input. The epilogue runs on the register before the one store (masked on the last vector). */
+#define FUSE__DW_EPI(acc, pix)                                                               \
+  for (q = 0; q < d->num_post; q++) {                                                        \
+    if (d->kind[q] == FUSE_POST_ADD)                                                         \
+      acc = FUSE__VADD(acc, FUSE__VMLOAD(d->res[q] + (pix) * C + c0, 0));                    \
+    else                                                                                     \
+      acc = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc));       \
+  }                                                                                          \
+  FUSE__VMSTORE(d->y + (pix) * C + c0, 0, acc);
 #define FUSE__DW(NAME, TARGET)                                                               \
-  TARGET static void NAME(const fuse__dw_args *d, int64_t p0, int64_t p1) {                  \
-    int64_t pix, c0, C = d->C;                                                               \
+  TARGET static void NAME(const fuse__dw_args *d, int64_t r0, int64_t r1) {                  \
+    int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;                               \
     int q, kh, kw;                                                                           \
-    for (pix = p0; pix < p1; pix++) {                                                        \
-      int64_t n = pix / (d->OH * d->OW), oh = pix / d->OW % d->OH, ow = pix % d->OW;         \
-      int64_t ih0 = oh * d->sh - d->pt, iw0 = ow * d->sw - d->pl;                            \
-      int kh0 = 0, kh1 = d->KH, kw0 = 0, kw1 = d->KW;                                        \
+    /* output columns whose taps all fall inside the input: [lo, hi) */                     \
+    int64_t lo = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;                                     \
+    int64_t hi = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0                                  \
+                     ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;                \
+    if (hi > d->OW) hi = d->OW;                                                              \
+    if (lo > hi) lo = hi;                                                                    \
+    for (row = r0; row < r1; row++) {                                                        \
+      int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;                   \
+      int64_t pix0 = row * d->OW;                                                            \
+      int kh0 = 0, kh1 = d->KH;                                                              \
       const float *xn = d->x + n * d->H * d->W * C;                                          \
-      float *yp = d->y + pix * C;                                                            \
       while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;                                      \
       while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;                            \
-      while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;                                      \
-      while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;                            \
       for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                                 \
         int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                             \
         FUSE__MASK_DECL(0)                                                                   \
-        FUSE__V acc = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();               \
-        for (kh = kh0; kh < kh1; kh++) {                                                     \
-          const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;   \
-          const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;                 \
-          for (kw = 0; kw < kw1 - kw0; kw++)                                                 \
-            acc = FUSE__VFMA(FUSE__VMLOAD(xr + kw * d->dw * C, 0), FUSE__VLOAD(wr + kw * d->Cp), acc); \
+        FUSE__V b = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();                 \
+        for (ow = 0; ow < d->OW;) {                                                          \
+          int64_t iw0 = ow * sw - d->pl;                                                     \
+          if (ow >= lo && ow + 4 <= hi) { /* four pixels, every tap inside */                \
+            FUSE__V a0 = b, a1 = b, a2 = b, a3 = b;                                          \
+            for (kh = kh0; kh < kh1; kh++) {                                                 \
+              const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;             \
+              const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;                     \
+              for (kw = 0; kw < d->KW; kw++) {                                               \
+                FUSE__V wv = FUSE__VLOAD(wr + kw * d->Cp);                                   \
+                const float *xp = xr + kw * xs;                                              \
+                a0 = FUSE__VFMA(FUSE__VMLOAD(xp, 0), wv, a0);                                \
+                a1 = FUSE__VFMA(FUSE__VMLOAD(xp + sw * C, 0), wv, a1);                       \
+                a2 = FUSE__VFMA(FUSE__VMLOAD(xp + 2 * sw * C, 0), wv, a2);                   \
+                a3 = FUSE__VFMA(FUSE__VMLOAD(xp + 3 * sw * C, 0), wv, a3);                   \
+              }                                                                              \
+            }                                                                                \
+            FUSE__DW_EPI(a0, pix0 + ow)                                                      \
+            FUSE__DW_EPI(a1, pix0 + ow + 1)                                                  \
+            FUSE__DW_EPI(a2, pix0 + ow + 2)                                                  \
+            FUSE__DW_EPI(a3, pix0 + ow + 3)                                                  \
+            ow += 4;                                                                         \
+          } else { /* one pixel, its taps inside the input */                                \
+            FUSE__V acc = b;                                                                 \
+            int kw0 = 0, kw1 = d->KW;                                                        \
+            while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;                                \
+            while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;                      \
+            for (kh = kh0; kh < kh1; kh++) {                                                 \
+              const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0; \
+              const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;             \
+              for (kw = 0; kw < kw1 - kw0; kw++)                                             \
+                acc = FUSE__VFMA(FUSE__VMLOAD(xr + kw * xs, 0), FUSE__VLOAD(wr + kw * d->Cp), acc); \
+            }                                                                                \
+            FUSE__DW_EPI(acc, pix0 + ow)                                                     \
+            ow++;                                                                            \
+          }                                                                                  \
         }                                                                                    \
-        for (q = 0; q < d->num_post; q++) {                                                  \
-          if (d->kind[q] == FUSE_POST_ADD)                                                   \
-            acc = FUSE__VADD(acc, FUSE__VMLOAD(d->res[q] + pix * C + c0, 0));                \
-          else                                                                               \
-            acc = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc)); \
-        }                                                                                    \
-        FUSE__VMSTORE(yp + c0, 0, acc);                                                      \
       }                                                                                      \
     }                                                                                        \
   }
@@ -4238,7 +4281,7 @@ struct fuse__dw_args {
   float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
   int num_post, KH, KW;
   int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
-  void (*fn)(const fuse__dw_args *d, int64_t p0, int64_t p1);
+  void (*fn)(const fuse__dw_args *d, int64_t r0, int64_t r1); /* output rows r0 .. r1 */
 };
 
 #ifndef FUSE_NO_AVX512
@@ -4325,6 +4368,43 @@ FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__MASK_DECL
 #undef FUSE__VMLOAD
 #undef FUSE__VMSTORE
+#endif
+
+#ifndef FUSE_NO_AVX2
+/* y[j][i] = x[i][j] for a rows x cols matrix: 8 x 8 blocks transposed in registers, the
+   ragged edges one float at a time. For layout conversions (AVX-512 CPUs have AVX2). */
+__attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float *x, float *y,
+                                                                     int64_t rows, int64_t cols) {
+  int64_t i0, j0, i, j, r8 = rows / 8 * 8, c8 = cols / 8 * 8, h;
+  for (i0 = 0; i0 < r8; i0 += 16) /* two blocks down: whole 64-byte lines of y */
+    for (j0 = 0; j0 < c8; j0 += 8)
+      for (h = i0; h < i0 + 16 && h < r8; h += 8) {
+      const float *xp = x + h * cols + j0;
+      float *yp = y + j0 * rows + h;
+      __m256 a0 = _mm256_loadu_ps(xp), a1 = _mm256_loadu_ps(xp + cols);
+      __m256 a2 = _mm256_loadu_ps(xp + 2 * cols), a3 = _mm256_loadu_ps(xp + 3 * cols);
+      __m256 a4 = _mm256_loadu_ps(xp + 4 * cols), a5 = _mm256_loadu_ps(xp + 5 * cols);
+      __m256 a6 = _mm256_loadu_ps(xp + 6 * cols), a7 = _mm256_loadu_ps(xp + 7 * cols);
+      __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+      __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+      __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+      __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+      _mm256_storeu_ps(yp, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(yp + rows, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(yp + 2 * rows, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(yp + 3 * rows, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(yp + 4 * rows, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(yp + 5 * rows, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(yp + 6 * rows, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(yp + 7 * rows, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  for (i = 0; i < rows; i++) /* the right edge of the full rows, then the bottom rows */
+    for (j = i < r8 ? c8 : 0; j < cols; j++) y[j * rows + i] = x[i * cols + j];
+}
 #endif
 
 typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t aoff,
@@ -5479,7 +5559,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
     d.hi[q] = s->post[q].hi;
     d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
   }
-  fuse__parallel(r->p, ty->shape[0] * d.OH * d.OW, fuse__dw_units, &d);
+  fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d); /* output rows */
 }
 #endif
 
@@ -5493,6 +5573,12 @@ static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
   for (n = 0; n < N; n++) { /* y[j][i] = x[i][j] over a rows x cols matrix */
     const float *xn = x + n * C * P;
     float *yn = y + n * C * P;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (r->p->isa >= FUSE_ISA_AVX2) {
+      fuse__transpose_avx2(xn, yn, rows, cols);
+      continue;
+    }
+#endif
     for (c0 = 0; c0 < rows; c0 += 16)
       for (p0 = 0; p0 < cols; p0 += 16) {
         int64_t c1 = c0 + 16 < rows ? c0 + 16 : rows, p1 = p0 + 16 < cols ? p0 + 16 : cols;
@@ -7319,6 +7405,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IG_ROW_EPI
 #undef FUSE__IGEMM
 #undef FUSE__DW
+#undef FUSE__DW_EPI
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES
