@@ -4284,6 +4284,71 @@ struct fuse__dw_args {
   void (*fn)(const fuse__dw_args *d, int64_t r0, int64_t r1); /* output rows r0 .. r1 */
 };
 
+/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1. Max keeps a NaN
+   (x > m or x unordered takes x), as the reference does; average divides by the window as
+   the reference clips it. */
+typedef struct fuse__pool_args fuse__pool_args;
+struct fuse__pool_args {
+  const float *x;
+  float *y;
+  const fuse_pool2d_attrs *a;
+  int is_max;
+  int64_t C, H, W, OH, OW;
+  void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+};
+#define FUSE__POOL(NAME, TARGET)                                                             \
+  TARGET static void NAME(const fuse__pool_args *d, int64_t r0, int64_t r1) {                \
+    const fuse_pool2d_attrs *a = d->a;                                                       \
+    int64_t row, ow, c0, C = d->C, ih, iw;                                                   \
+    for (row = r0; row < r1; row++) {                                                        \
+      int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];    \
+      const float *xn = d->x + n * d->H * d->W * C;                                          \
+      for (ow = 0; ow < d->OW; ow++) {                                                       \
+        int64_t w0 = ow * a->strides[1] - a->padding[1];                                     \
+        float *yp = d->y + (row * d->OW + ow) * C;                                           \
+        if (d->is_max) {                                                                     \
+          int kh, kw;                                                                        \
+          for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                             \
+            int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                         \
+            FUSE__MASK_DECL(0)                                                               \
+            FUSE__V m = FUSE__VSET1(-HUGE_VALF);                                             \
+            for (kh = 0; kh < a->kernel[0]; kh++) {                                          \
+              ih = h0 + (int64_t)kh * a->dilation[0];                                        \
+              if (ih < 0 || ih >= d->H) continue;                                            \
+              for (kw = 0; kw < a->kernel[1]; kw++) {                                        \
+                iw = w0 + (int64_t)kw * a->dilation[1];                                      \
+                if (iw < 0 || iw >= d->W) continue;                                          \
+                m = FUSE__VMAXNAN(FUSE__VMLOAD(xn + (ih * d->W + iw) * C + c0, 0), m);       \
+              }                                                                              \
+            }                                                                                \
+            FUSE__VMSTORE(yp + c0, 0, m);                                                    \
+          }                                                                                  \
+        } else {                                                                             \
+          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;    \
+          FUSE__V inv;                                                                       \
+          if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];                          \
+          if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];                          \
+          area = (h1 - hs) * (w1 - ws);                                                      \
+          if (hs < 0) hs = 0;                                                                \
+          if (ws < 0) ws = 0;                                                                \
+          if (h1 > d->H) h1 = d->H;                                                          \
+          if (w1 > d->W) w1 = d->W;                                                          \
+          if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);                           \
+          inv = FUSE__VSET1((float)(1.0 / (double)area));                                   \
+          for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                             \
+            int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                         \
+            FUSE__MASK_DECL(0)                                                               \
+            FUSE__V sum = FUSE__VZERO();                                                     \
+            for (ih = hs; ih < h1; ih++)                                                     \
+              for (iw = ws; iw < w1; iw++)                                                   \
+                sum = FUSE__VADD(sum, FUSE__VMLOAD(xn + (ih * d->W + iw) * C + c0, 0));      \
+            FUSE__VMSTORE(yp + c0, 0, FUSE__VMUL(sum, inv));                                 \
+          }                                                                                  \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
 #ifndef FUSE_NO_AVX512
 #define FUSE__V __m512
 #define FUSE__VW 16
@@ -4300,6 +4365,9 @@ struct fuse__dw_args {
                                                    : (1u << (cols - j * 16)) - 1u);
 #define FUSE__VMLOAD(p, j) _mm512_maskz_loadu_ps(m##j, p)
 #define FUSE__VMSTORE(p, j, v) _mm512_mask_storeu_ps(p, m##j, v)
+#define FUSE__VMUL(a, b) _mm512_mul_ps(a, b)
+#define FUSE__VMAXNAN(x, m) /* x where x > m or x is NaN, else m */                          \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 #define FUSE__MR 6
 #define FUSE__NR 64
 FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), FUSE__R6, FUSE__V4)
@@ -4316,6 +4384,7 @@ FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), FUSE__
 #undef FUSE__MR
 #undef FUSE__NR
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
+FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__V
 #undef FUSE__VW
 #undef FUSE__VZERO
@@ -4328,6 +4397,8 @@ FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__MASK_DECL
 #undef FUSE__VMLOAD
 #undef FUSE__VMSTORE
+#undef FUSE__VMUL
+#undef FUSE__VMAXNAN
 #endif
 
 #ifndef FUSE_NO_AVX2
@@ -4345,6 +4416,9 @@ FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 #define FUSE__VMLOAD(p, j) _mm256_maskload_ps(p, m##j)
 #define FUSE__VMSTORE(p, j, v) _mm256_maskstore_ps(p, m##j, v)
+#define FUSE__VMUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__VMAXNAN(x, m)                                                                  \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 #define FUSE__MR 6
 #define FUSE__NR 16
 FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), FUSE__R6, FUSE__V2)
@@ -4356,6 +4430,7 @@ FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), FUSE__R1
 #undef FUSE__MR
 #undef FUSE__NR
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
+FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__V
 #undef FUSE__VW
 #undef FUSE__VZERO
@@ -4368,6 +4443,8 @@ FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__MASK_DECL
 #undef FUSE__VMLOAD
 #undef FUSE__VMSTORE
+#undef FUSE__VMUL
+#undef FUSE__VMAXNAN
 #endif
 
 #ifndef FUSE_NO_AVX2
@@ -4433,6 +4510,17 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__ig
   }
 #endif
   return 0;
+}
+
+static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, int64_t) {
+  (void)isa;
+#ifndef FUSE_NO_AVX512
+  if (isa == FUSE_ISA_AVX512) return fuse__pool_avx512;
+#endif
+#ifndef FUSE_NO_AVX2
+  if (isa == FUSE_ISA_AVX2) return fuse__pool_avx2;
+#endif
+  return NULL;
 }
 
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa) {
@@ -5776,6 +5864,14 @@ static void fuse__k_batch_norm(const fuse__run *r, const fuse__step *s) {
 }
 
 /* max / average pool on NHWC: the same windows, channels innermost. */
+#ifdef FUSE__SIMD
+static void fuse__pool_rows(void *ctx, int chunk, int64_t r0, int64_t r1) {
+  const fuse__pool_args *d = (const fuse__pool_args *)ctx;
+  (void)chunk;
+  d->fn(d, r0, r1);
+}
+#endif
+
 static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
@@ -5784,6 +5880,16 @@ static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
   int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
+#ifdef FUSE__SIMD
+  fuse__pool_args d;
+  d.fn = fuse__pool_pick(r->p->isa);
+  if (d.fn) {
+    d.x = x, d.y = y, d.a = a, d.is_max = is_max;
+    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+    fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
+    return;
+  }
+#endif
   for (n = 0; n < N; n++)
     for (oh = 0; oh < OH; oh++)
       for (ow = 0; ow < OW; ow++) {
@@ -7406,6 +7512,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IGEMM
 #undef FUSE__DW
 #undef FUSE__DW_EPI
+#undef FUSE__POOL
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES
