@@ -4572,6 +4572,7 @@ typedef struct fuse__step {
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
   int rowmode;             /* a tap is a whole kernel row (few input channels) */
+  int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
 } fuse__step;
 
@@ -4743,7 +4744,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 /* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
-  if (st->kernel == FUSE__KERNEL_REF) return 1;
+  if (st->kernel == FUSE__KERNEL_REF || st->op != FUSE__OP_CONV2D) return 1;
   return k == 0 || (k >= 2 && k != st->bias);
 }
 
@@ -4798,7 +4799,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   for (s = 0; s < n_old; s++) {
     fuse__step st = old[s];
     const int *ops = old_ops + st.in_first;
-    int nhwc = st.kernel != FUSE__KERNEL_REF || fuse__follows_nhwc(p, &st, ops);
+    int nhwc = (st.op == FUSE__OP_CONV2D && st.kernel != FUSE__KERNEL_REF) ||
+               fuse__follows_nhwc(p, &st, ops);
     int out = st.out, redirect = 0;
     /* a graph output is copied out of NHWC by the conversion itself */
     if (st.op == FUSE__OP_COPY && x->root[ops[0]] == ops[0] && p->tensors[ops[0]].nhwc &&
@@ -4844,6 +4846,31 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 
+/* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
+   pixel and N output channels; the weights packed as [column block][K][NR]. */
+static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
+  const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
+  fuse__igemm_fn fn;
+  int64_t K, N, nr, obs, ob, k, j;
+  if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
+  K = wn->shape[0], N = wn->shape[1];
+  if (N < 4 || !fuse__igemm_pick(p->isa, N, &st->mr, &st->nr, &fn)) return 1;
+  nr = st->nr, obs = (N + nr - 1) / nr;
+  st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
+  if (!st->packed) return 0;
+  for (ob = 0; ob < obs; ob++)
+    for (k = 0; k < K; k++)
+      for (j = 0; j < nr; j++)
+        st->packed[(ob * K + k) * nr + j] = ob * nr + j < N ? wn->data[k * N + ob * nr + j] : 0.0f;
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = 1;
+  if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  if ((size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *) > *scratch)
+    *scratch = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  return 1;
+}
+
 /* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
    (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
    group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
@@ -4854,6 +4881,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   fuse__igemm_fn fn;
   int64_t G, K, Cg, Kg, KH, KW, taps, t, c, j;
   size_t need;
+  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
   if (st->op != FUSE__OP_CONV2D) return 1;
   wn = &g->nodes[p->operands[st->in_first + 1]];
   tw = &p->tensors[p->operands[st->in_first + 1]];
@@ -4886,6 +4914,9 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
             }
   }
   st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
+                  !st->a.conv.padding[0] && !st->a.conv.padding[1] && !st->a.conv.padding[2] &&
+                  !st->a.conv.padding[3];
   /* few input channels: a tap is a kernel row, KW * C contiguous floats */
   st->rowmode = G == 1 && Cg * KW <= 64 && Cg <= 8 && st->a.conv.dilation[1] == 1;
   st->cblock = 0;
@@ -5188,7 +5219,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
 #endif
   /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
   for (i = 0; i < p->num_steps && !relayout; i++)
-    relayout = p->steps[i].kernel != FUSE__KERNEL_REF;
+    relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel != FUSE__KERNEL_REF;
   if (relayout) {
     fuse__relayout x;
     fuse__step *steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
@@ -5482,7 +5513,7 @@ typedef struct fuse__conv_job {
   float *y;
   fuse__igemm_fn fn;
   fuse__tile_epi e;
-  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles;
+  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
 } fuse__conv_job;
 
 /* Row pointers of one tile of MR output pixels from p0 (rows past `rows` repeat the last):
@@ -5494,6 +5525,10 @@ static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, i
   const float *zeros = j->r->p->zeros;
   int64_t C = j->C, Cg = j->Cg, KH = j->KH, KW = j->KW, i, kh, kw;
   int mr = s->mr;
+  if (s->pointwise) { /* input pixel = output pixel */
+    for (i = 0; i < mr; i++) ptr[i] = j->x + (p0 + (i < rows ? i : rows - 1)) * C + grp * Cg;
+    return;
+  }
   for (i = 0; i < mr; i++) {
     int64_t pix = p0 + (i < rows ? i : rows - 1), n = pix / (j->OH * j->OW);
     int64_t oh = pix / j->OW % j->OH, ow = pix % j->OW;
@@ -5545,7 +5580,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   while (u < u1) {
     int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
     int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
-    int64_t oc = grp * j->Kg + ob * nr, npix = j->OH * j->OW * j->r->p->tensors[s->out].shape[0];
+    int64_t oc = grp * j->Kg + ob * nr, npix = j->npix;
     int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
     const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
     e.bias = j->bias ? j->bias + oc : NULL;
@@ -5599,13 +5634,21 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.x = fuse__in(r, s, 0);
   j.y = fuse__data(r, s->out);
   j.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
-  j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
-  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
-  j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
-  j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+  if (s->op == FUSE__OP_MATMUL) { /* rows of x as pixels, one 1x1 tap */
+    j.C = j.Cg = tx->shape[tx->rank - 1];
+    j.K = j.Kg = tw->shape[1];
+    j.H = j.W = j.OH = j.OW = j.KH = j.KW = j.G = 1;
+    j.npix = fuse__numel(tx->rank, tx->shape) / j.C;
+  } else {
+    j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+    j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
+    j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
+    j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+    j.npix = ty->shape[0] * j.OH * j.OW;
+  }
   if (!fuse__igemm_pick(r->p->isa, j.Kg, &mr, &nr, &j.fn)) return; /* compile chose it */
   j.obs = (j.Kg + s->nr - 1) / s->nr;
-  j.tiles = (ty->shape[0] * j.OH * j.OW + s->mr - 1) / s->mr;
+  j.tiles = (j.npix + s->mr - 1) / s->mr;
   j.e.num_post = s->num_post;
   for (q = 0; q < s->num_post; q++) {
     j.e.kind[q] = s->post[q].kind;
@@ -5741,6 +5784,12 @@ static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
   int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
   int64_t batches, bi, m, k, j;
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
+#ifdef FUSE__SIMD
+  if (s->kernel == FUSE__KERNEL_IGEMM) {
+    fuse__conv_igemm(r, s);
+    return;
+  }
+#endif
   memset(&ba, 0, sizeof ba);
   memset(&bb, 0, sizeof bb);
   ba.rank = ra;
