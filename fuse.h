@@ -4987,7 +4987,7 @@ static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step 
   }
   fuse__puts(&o, " -> ");
   fuse__put_label(&o, g, v, number);
-  if (v >= 0 && g->nodes[v].composite >= 0)
+  if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
   fuse__puts(&o, "\n");
   fuse__text_write(t, line, o.len);
@@ -5466,6 +5466,7 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   }
 }
 
+#ifdef FUSE__SIMD
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
    parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
 typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
@@ -5504,7 +5505,6 @@ static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn,
   }
 }
 
-#ifdef FUSE__SIMD
 /* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
 typedef struct fuse__conv_job {
   const fuse__run *r;

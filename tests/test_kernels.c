@@ -902,6 +902,205 @@ TEST(weights_as_input) {
   shape_rng = saved;
 }
 
+/* ------------------------------------------------- NHWC followers, matmul -- */
+/* After a SIMD conv the plan keeps NHWC through the ops that follow it (pools, global average
+   pool, element-wise ops with broadcasting, concat along channels), converts where an NCHW-only
+   op or a view (reshape / flatten) or the graph output needs it, and runs matmul with constant
+   weights on the GEMM kernel. Each graph here runs unoptimized (every op a step of its own) and
+   optimized, on every ISA, against the scalar plan of the same graph. */
+
+typedef fuse_graph *(*follow_build)(int variant, const float *w, const float *w2, const float *mw);
+
+static const int64_t FX[4] = {2, 6, 9, 11};   /* the input: N=2, C=6, 9 x 11 */
+static const int64_t FW[4] = {20, 6, 3, 3};   /* conv 6 -> 20, 3x3, pad 1 */
+static const int64_t FW2[4] = {12, 20, 1, 1}; /* conv 20 -> 12, 1x1 */
+
+static fuse_value follow_conv(fuse_graph *g, fuse_value x, const float *w) {
+  fuse_conv2d_attrs a;
+  memset(&a, 0, sizeof a);
+  a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
+  return fuse_conv2d(g, x, fuse_constant(g, "w", 4, FW, w), &a);
+}
+
+static fuse_graph *follow_graph(int variant, const float *w, const float *w2, const float *mw) {
+  static const float bias[20] = {0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.2f, 0.0f, 0.7f, -0.1f, 0.25f,
+                                 0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.2f, 0.0f, 0.7f, -0.1f, 0.25f};
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = fuse_input(g, "x", 4, FX), y = follow_conv(g, x, w), z;
+  fuse_pool2d_attrs pa;
+  fuse_conv2d_attrs one;
+  int64_t b4[4] = {1, 20, 1, 1}, b3[3] = {20, 1, 1}, rs[4] = {2, 20, 9, 11}, ms[2] = {20, 37};
+  int64_t fl[2] = {2, 20 * 9 * 11};
+  memset(&pa, 0, sizeof pa);
+  memset(&one, 0, sizeof one);
+  switch (variant) {
+  case 0: /* max pool 3x3 stride 2 pad 1, then relu */
+    pa.kernel[0] = pa.kernel[1] = 3, pa.strides[0] = pa.strides[1] = 2;
+    pa.padding[0] = pa.padding[1] = pa.padding[2] = pa.padding[3] = 1;
+    y = fuse_relu(g, fuse_max_pool2d(g, y, &pa));
+    break;
+  case 1: /* average pool 3x2, padding counted, a second conv after it */
+    pa.kernel[0] = 3, pa.kernel[1] = 2, pa.strides[0] = pa.strides[1] = 1;
+    pa.padding[0] = pa.padding[1] = pa.padding[2] = pa.padding[3] = 1;
+    pa.count_include_pad = 1;
+    y = fuse_conv2d(g, fuse_avg_pool2d(g, y, &pa), fuse_constant(g, "w2", 4, FW2, w2), &one);
+    break;
+  case 2: /* average pool, padding not counted, dilated max pool */
+    pa.kernel[0] = pa.kernel[1] = 3, pa.strides[0] = pa.strides[1] = 1;
+    pa.padding[0] = pa.padding[1] = pa.padding[2] = pa.padding[3] = 1;
+    y = fuse_avg_pool2d(g, y, &pa);
+    pa.dilation[0] = pa.dilation[1] = 2;
+    pa.padding[0] = pa.padding[1] = pa.padding[2] = pa.padding[3] = 2;
+    y = fuse_max_pool2d(g, y, &pa);
+    break;
+  case 3: /* global average pool, flatten, matmul by constant weights, bias, relu */
+    z = fuse_flatten(g, fuse_global_avg_pool2d(g, y), 1);
+    y = fuse_relu(g, fuse_add(g, fuse_matmul(g, z, fuse_constant(g, "mw", 2, ms, mw)),
+                              fuse_constant(g, "mb", 1, ms + 1, mw + 20 * 37)));
+    break;
+  case 4: /* broadcast operands: [1,20,1,1] and [20,1,1] constants, sigmoid, a second conv */
+    y = fuse_sigmoid(g, fuse_mul(g, fuse_constant(g, "s", 4, b4, bias), y));
+    y = fuse_sub(g, y, fuse_constant(g, "t", 3, b3, bias));
+    y = fuse_conv2d(g, y, fuse_constant(g, "w2", 4, FW2, w2), &one);
+    break;
+  case 5: /* an NCHW graph input of the full shape as an operand (converted), maximum */
+    y = fuse_maximum(g, y, fuse_input(g, "r", 4, rs));
+    break;
+  case 6: /* concat of two convs' outputs along channels, then clip */
+    z = fuse_conv2d(g, y, fuse_constant(g, "w2", 4, FW2, w2), &one);
+    {
+      fuse_value both[2];
+      both[0] = y, both[1] = z;
+      y = fuse_clip(g, fuse_concat(g, 2, both, 1), -0.5f, 0.5f);
+    }
+    break;
+  case 7: /* a view of an NHWC tensor: flatten, then matmul by a weight on the flat axis */
+    y = fuse_flatten(g, fuse_relu(g, y), 1);
+    y = fuse_reshape(g, y, 2, fl);
+    y = fuse_relu(g, y);
+    break;
+  default: /* the conv output is itself an output and feeds a relu that is another */
+    fuse_output(g, y);
+    y = fuse_relu(g, fuse_add(g, y, fuse_constant(g, "b", 4, b4, bias)));
+    break;
+  }
+  fuse_output(g, y);
+  return g;
+}
+
+static void follow_case(int variant, int optimize) {
+  float w[20 * 6 * 9], w2[12 * 20], mw[20 * 37 + 37], x[2 * 6 * 9 * 11], r[2 * 20 * 9 * 11];
+  float *want[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
+  size_t count[2] = {0, 0};
+  int isa, o;
+  fill(w, sizeof w / sizeof *w, 8000 + variant, -0.4f, 0.4f);
+  fill(w2, sizeof w2 / sizeof *w2, 8100 + variant, -0.3f, 0.3f);
+  fill(mw, sizeof mw / sizeof *mw, 8200 + variant, -0.2f, 0.2f);
+  fill(x, sizeof x / sizeof *x, 8300 + variant, -1, 1);
+  fill(r, sizeof r / sizeof *r, 8400 + variant, -1, 1);
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options opt;
+    const float *ins[2];
+    float **outs = isa == FUSE_ISA_SCALAR ? want : got;
+    if (!isa_have[isa]) continue;
+    g = follow_graph(variant, w, w2, mw);
+    CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+    if (optimize) CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&opt, 0, sizeof opt);
+    opt.isa = (fuse_isa)isa;
+    CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+    for (o = 0; o < fuse_graph_output_count(g); o++) {
+      fuse_value v = fuse_graph_output(g, o);
+      const int64_t *shape = fuse_value_shape(g, v);
+      int rank = fuse_value_rank(g, v), d;
+      count[o] = 1;
+      for (d = 0; d < rank; d++) count[o] *= (size_t)shape[d];
+      if (!outs[o]) outs[o] = falloc(count[o]);
+    }
+    ins[0] = x, ins[1] = r;
+    if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
+    fuse_plan_destroy(p);
+    if (isa != FUSE_ISA_SCALAR)
+      for (o = 0; o < 2 && got[o]; o++) {
+        double err;
+        long bad;
+        int same = compare(got[o], want[o], count[o], &err, &bad);
+        n_compared[isa]++;
+        if (err > worst_err[isa]) worst_err[isa] = err;
+        if (!same || !(err <= TOL)) {
+          runner_test_failed = 1;
+          fprintf(stderr, "  FAIL %s: variant %d (%s) output %d on %s: error %.3g (first bad %ld)\n",
+                  runner_current, variant, optimize ? "optimized" : "op by op", o, isa_name((fuse_isa)isa),
+                  err, bad);
+        }
+      }
+    fuse_graph_destroy(g);
+  }
+  for (o = 0; o < 2; o++) free(want[o]), free(got[o]);
+}
+
+TEST(nhwc_followers_and_matmul) {
+  int v;
+  for (v = 0; v <= 8; v++) {
+    follow_case(v, 0);
+    follow_case(v, 1);
+  }
+}
+
+TEST(matmul_shapes) {
+  static const int Ms[] = {1, 5, 13, 64}, Ns[] = {4, 37, 100, 256}, Ks[] = {3, 64, 300};
+  int mi, ni, ki, isa;
+  for (mi = 0; mi < 4; mi++)
+    for (ni = 0; ni < 4; ni++)
+      for (ki = 0; ki < 3; ki++) {
+        int M = Ms[mi], N = Ns[ni], K = Ks[ki];
+        int64_t xs[2], ws[2], bs[1];
+        float *x = falloc((size_t)M * K), *w = falloc((size_t)K * N), *b = falloc((size_t)N);
+        float *want = falloc((size_t)M * N), *got = falloc((size_t)M * N);
+        xs[0] = M, xs[1] = K, ws[0] = K, ws[1] = N, bs[0] = N;
+        fill(x, (size_t)M * K, 9000u + (uint32_t)(mi * 100 + ni * 10 + ki), -1, 1);
+        fill(w, (size_t)K * N, 9500u + (uint32_t)(mi * 100 + ni * 10 + ki), -0.5f, 0.5f);
+        fill(b, (size_t)N, 9900u, -0.5f, 0.5f);
+        for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+          fuse_graph *g;
+          fuse_plan *p = NULL;
+          fuse_compile_options opt;
+          const float *ins[1];
+          float *outs[1];
+          fuse_value y;
+          if (!isa_have[isa]) continue;
+          g = fuse_graph_create(NULL);
+          y = fuse_matmul(g, fuse_input(g, "x", 2, xs), fuse_constant(g, "w", 2, ws, w));
+          y = fuse_clip(g, fuse_add(g, y, fuse_constant(g, "b", 1, bs, b)), -1.0f, 1.5f);
+          fuse_output(g, y);
+          CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+          memset(&opt, 0, sizeof opt);
+          opt.isa = (fuse_isa)isa;
+          CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+          ins[0] = x;
+          outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+          if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
+          fuse_plan_destroy(p);
+          fuse_graph_destroy(g);
+          if (isa != FUSE_ISA_SCALAR) {
+            double err;
+            long bad;
+            int same = compare(got, want, (size_t)M * N, &err, &bad);
+            n_compared[isa]++;
+            if (err > worst_err[isa]) worst_err[isa] = err;
+            if (!same || !(err <= TOL)) {
+              runner_test_failed = 1;
+              fprintf(stderr, "  FAIL %s: matmul M=%d K=%d N=%d on %s: error %.3g\n", runner_current,
+                      M, K, N, isa_name((fuse_isa)isa), err);
+            }
+          }
+        }
+        free(x), free(w), free(b), free(want), free(got);
+      }
+}
+
 /* --------------------------------------------------------------- concurrency -- */
 
 #define THREAD_RUNS 20
@@ -1163,6 +1362,8 @@ int main(void) {
   RUN(pointwise_and_1x1);
   RUN(nan_inf_propagation);
   RUN(weights_as_input);
+  RUN(nhwc_followers_and_matmul);
+  RUN(matmul_shapes);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
