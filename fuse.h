@@ -4109,6 +4109,7 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
 #ifndef FUSE_NO_AVX2
   if (ebx7 & (1u << 5)) return FUSE_ISA_AVX2;
 #endif
+  (void)ebx7; /* FUSE_NO_AVX2 with FUSE_NO_AVX512: -Wunused-but-set-variable */
 #endif
   return FUSE_ISA_SCALAR;
 }
@@ -4284,6 +4285,115 @@ struct fuse__dw_args {
   void (*fn)(const fuse__dw_args *d, int64_t r0, int64_t r1); /* output rows r0 .. r1 */
 };
 
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along the output row: VW output columns at a time, each tap one strided load
+   of the input row (FUSE__VROW: zeros where the tap falls into the padding) times the tap's
+   weight. Units are (image, channel) planes. */
+#define FUSE__DWC_BLOCK 4 /* output vectors of a row per block (a0 .. a3) */
+#define FUSE__DWC(NAME, TARGET)                                                              \
+  TARGET static void NAME(const fuse__dw_args *d, int64_t u0, int64_t u1) {                  \
+    int64_t u, oh, ow0, sw = d->sw, span = (FUSE__DWC_BLOCK * FUSE__VW - 1) * sw + 1;        \
+    int q, kh, kw, v;                                                                        \
+    for (u = u0; u < u1; u++) {                                                              \
+      int64_t c = u % d->C;                                                                  \
+      const float *xp = d->x + u * d->H * d->W;                                              \
+      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
+      for (oh = 0; oh < d->OH; oh++) {                                                       \
+        int64_t ih0 = oh * d->sh - d->pt, at = (u * d->OH + oh) * d->OW;                     \
+        for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__DWC_BLOCK * FUSE__VW) {                      \
+          FUSE__V acc[FUSE__DWC_BLOCK], a0 = bias, a1 = bias, a2 = bias, a3 = bias;          \
+          int64_t nv = (d->OW - ow0 + FUSE__VW - 1) / FUSE__VW;                              \
+          for (kh = 0; kh < d->KH; kh++) {                                                   \
+            int64_t ih = ih0 + kh * d->dh;                                                   \
+            const float *row = xp + ih * d->W;                                               \
+            if (ih < 0 || ih >= d->H) continue;                                              \
+            for (kw = 0; kw < d->KW; kw++) {                                                 \
+              int64_t q0 = ow0 * sw - d->pl + kw * d->dw;                                    \
+              FUSE__V wv = FUSE__VSET1(d->w[(kh * d->KW + kw) * d->Cp + c]);                 \
+              if (q0 >= 0 && q0 + span <= d->W) { /* every lane inside the row */           \
+                const float *rp = row + q0;                                                  \
+                a0 = FUSE__VFMA(FUSE__VROW_IN(rp, sw), wv, a0);                              \
+                a1 = FUSE__VFMA(FUSE__VROW_IN(rp + FUSE__VW * sw, sw), wv, a1);              \
+                a2 = FUSE__VFMA(FUSE__VROW_IN(rp + 2 * FUSE__VW * sw, sw), wv, a2);          \
+                a3 = FUSE__VFMA(FUSE__VROW_IN(rp + 3 * FUSE__VW * sw, sw), wv, a3);          \
+              } else { /* an edge: only the vectors the row still has */                   \
+                a0 = FUSE__VFMA(FUSE__VROW(row, q0, sw, d->W), wv, a0);                      \
+                if (nv > 1) a1 = FUSE__VFMA(FUSE__VROW(row, q0 + FUSE__VW * sw, sw, d->W), wv, a1); \
+                if (nv > 2) a2 = FUSE__VFMA(FUSE__VROW(row, q0 + 2 * FUSE__VW * sw, sw, d->W), wv, a2); \
+                if (nv > 3) a3 = FUSE__VFMA(FUSE__VROW(row, q0 + 3 * FUSE__VW * sw, sw, d->W), wv, a3); \
+              }                                                                              \
+            }                                                                                \
+          }                                                                                  \
+          acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;                                \
+          for (v = 0; v < FUSE__DWC_BLOCK && ow0 + v * FUSE__VW < d->OW; v++) {              \
+            int64_t o = ow0 + v * FUSE__VW;                                                  \
+            int cols = (int)(d->OW - o < FUSE__VW ? d->OW - o : FUSE__VW);                   \
+            FUSE__MASK_DECL(0)                                                               \
+            for (q = 0; q < d->num_post; q++) {                                              \
+              if (d->kind[q] == FUSE_POST_ADD)                                               \
+                acc[v] = FUSE__VADD(acc[v], FUSE__VMLOAD(d->res[q] + at + o, 0));            \
+              else                                                                           \
+                acc[v] = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc[v])); \
+            }                                                                                \
+            FUSE__VMSTORE(d->y + at + o, 0, acc[v]);                                         \
+          }                                                                                  \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+#ifndef FUSE_NO_AVX512
+/* row[q0 + l * sw] for the 16 lanes l, zero where that falls outside [0, W); no lane outside
+   is read. Stride 1 and 2 load contiguously (2: two loads, the even floats picked); others
+   gather. */
+__attribute__((target("avx512f"), always_inline)) static __inline__ __m512
+fuse__row_avx512(const float *row, int64_t q0, int64_t sw, int64_t W) {
+  int64_t span = 15 * sw + 1, lo = q0 < 0 ? -q0 : 0, hi = W - q0 < span ? W - q0 : span;
+  if (hi <= lo) return _mm512_setzero_ps();
+  if (sw == 1 && lo == 0) /* inside the row but maybe its end: a masked load */
+    return _mm512_maskz_loadu_ps(hi >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << hi) - 1u), row + q0);
+  if (sw == 2 && lo == 0) {
+    __mmask16 m0 = hi >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << hi) - 1u);
+    __mmask16 m1 = hi >= 32 ? (__mmask16)0xffff : hi <= 16 ? (__mmask16)0 : (__mmask16)((1u << (hi - 16)) - 1u);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, row + q0),
+                                  _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                                  _mm512_maskz_loadu_ps(m1, row + q0 + 16));
+  }
+  if (sw <= 2) { /* the left edge: only the floats inside are read, expanded into place */
+    __m512 v[2];
+    int h;
+    v[0] = v[1] = _mm512_setzero_ps();
+    for (h = 0; h < (int)sw; h++) { /* raw floats 16h .. 16h+15 of the span */
+      int64_t a = lo > 16 * h ? lo : 16 * h, b = hi < 16 * (h + 1) ? hi : 16 * (h + 1);
+      __mmask16 m = b > a ? (__mmask16)((((1u << (b - a)) - 1u)) << (a - 16 * h)) : 0;
+      v[h] = b > a ? _mm512_maskz_expandloadu_ps(m, row + q0 + a) : _mm512_setzero_ps();
+    }
+    if (sw == 1) return v[0];
+    return _mm512_permutex2var_ps(v[0], _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v[1]);
+  } else {
+    __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     _mm512_set1_epi32((int)sw));
+    __m512i pos = _mm512_add_epi32(idx, _mm512_set1_epi32((int)q0));
+    __mmask16 m = _mm512_cmpge_epi32_mask(pos, _mm512_setzero_si512()) &
+                  _mm512_cmplt_epi32_mask(pos, _mm512_set1_epi32((int)W));
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, pos, row, 4);
+  }
+}
+#endif
+
+#ifndef FUSE_NO_AVX2
+__attribute__((target("avx2,fma"), always_inline)) static __inline__ __m256
+fuse__row_avx2(const float *row, int64_t q0, int64_t sw, int64_t W) {
+  __m256i pos = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm256_set1_epi32((int)sw)),
+                                 _mm256_set1_epi32((int)q0));
+  __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), pos),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), pos));
+  if (sw == 1 && q0 >= 0) return _mm256_maskload_ps(row + q0, ok);
+  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, pos, _mm256_castsi256_ps(ok), 4);
+}
+#endif
+
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1. Max keeps a NaN
    (x > m or x unordered takes x), as the reference does; average divides by the window as
    the reference clips it. */
@@ -4384,6 +4494,14 @@ FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), FUSE__
 #undef FUSE__MR
 #undef FUSE__NR
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
+#define FUSE__VROW fuse__row_avx512
+#define FUSE__VROW_IN(p, sw)                                                                 \
+  ((sw) == 1 ? _mm512_loadu_ps(p)                                                            \
+   : (sw) == 2 ? _mm512_permutex2var_ps(_mm512_loadu_ps(p), _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), _mm512_loadu_ps((p) + 16)) \
+   : fuse__row_avx512(p, 0, sw, 15 * (sw) + 1))
+FUSE__DWC(fuse__dwc_avx512, __attribute__((target("avx512f"))))
+#undef FUSE__VROW
+#undef FUSE__VROW_IN
 FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__V
 #undef FUSE__VW
@@ -4430,6 +4548,11 @@ FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), FUSE__R1
 #undef FUSE__MR
 #undef FUSE__NR
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
+#define FUSE__VROW fuse__row_avx2
+#define FUSE__VROW_IN(p, sw) ((sw) == 1 ? _mm256_loadu_ps(p) : fuse__row_avx2(p, 0, sw, 7 * (sw) + 1))
+FUSE__DWC(fuse__dwc_avx2, __attribute__((target("avx2,fma"))))
+#undef FUSE__VROW
+#undef FUSE__VROW_IN
 FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__V
 #undef FUSE__VW
@@ -4523,13 +4646,14 @@ static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, i
   return NULL;
 }
 
-static fuse__dw_fn fuse__dw_pick(fuse_isa isa) {
-  (void)isa;
+/* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
+static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
+  (void)isa, (void)nhwc;
 #ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) return fuse__dw_avx512;
+  if (isa == FUSE_ISA_AVX512) return nhwc ? fuse__dw_avx512 : fuse__dwc_avx512;
 #endif
 #ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) return fuse__dw_avx2;
+  if (isa == FUSE_ISA_AVX2) return nhwc ? fuse__dw_avx2 : fuse__dwc_avx2;
 #endif
   return NULL;
 }
@@ -4799,7 +4923,9 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   for (s = 0; s < n_old; s++) {
     fuse__step st = old[s];
     const int *ops = old_ops + st.in_first;
-    int nhwc = (st.op == FUSE__OP_CONV2D && st.kernel != FUSE__KERNEL_REF) ||
+    int nhwc = (st.op == FUSE__OP_CONV2D && st.kernel == FUSE__KERNEL_IGEMM) ||
+               (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
+                fuse__two_layouts(&p->tensors[ops[0]])) ||
                fuse__follows_nhwc(p, &st, ops);
     int out = st.out, redirect = 0;
     /* a graph output is copied out of NHWC by the conversion itself */
@@ -4888,7 +5014,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
   G = st->a.conv.groups, K = tw->shape[0], Cg = tw->shape[1], Kg = K / G;
   KH = tw->shape[2], KW = tw->shape[3], taps = KH * KW;
-  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa)) { /* depthwise: [tap][Cp] */
+  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa, 1)) { /* depthwise: [tap][Cp] */
     int64_t Cp = (K + 15) / 16 * 16;
     st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
     if (!st->packed) return 0;
@@ -5219,7 +5345,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
 #endif
   /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
   for (i = 0; i < p->num_steps && !relayout; i++)
-    relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel != FUSE__KERNEL_REF;
+    relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel == FUSE__KERNEL_IGEMM;
   if (relayout) {
     fuse__relayout x;
     fuse__step *steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
@@ -5672,7 +5798,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   fuse__dw_args d;
   int q;
   memset(&d, 0, sizeof d);
-  d.fn = fuse__dw_pick(r->p->isa);
+  d.fn = fuse__dw_pick(r->p->isa, tx->nhwc);
   if (!d.fn) return;
   d.x = fuse__in(r, s, 0);
   d.w = s->packed;
@@ -5690,7 +5816,10 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
     d.hi[q] = s->post[q].hi;
     d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
   }
-  fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d); /* output rows */
+  if (tx->nhwc) /* output rows */
+    fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
+  else /* planes */
+    fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
 #endif
 
@@ -7323,9 +7452,9 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         }
         if (i < rank) {
           fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
-                     "onnx: graph input '%s' has dimension %d = %D (zero-sized tensors are not "
-                     "supported)",
-                     fuse__o_cstr(&ld, name), i, shape[i]);
+                     "onnx: graph input '%s' has dimension %d = %D (%s)",
+                     fuse__o_cstr(&ld, name), i, shape[i],
+                     shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
           break;
         }
         x = fuse_input(g, fuse__o_cstr(&ld, name), rank, shape);
@@ -7393,6 +7522,12 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         ld.node = NULL;
         if (!name.n) {
           fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
+          break;
+        }
+        if (fuse__o_find(&ld, name) < 0) { /* say which end is missing */
+          fuse__fail(g, FUSE_ERROR_PARSE,
+                     "onnx: graph output '%s' is made by no node, initializer or graph input",
+                     fuse__o_cstr(&ld, name));
           break;
         }
         y = fuse__o_value(&ld, name);
@@ -7481,6 +7616,12 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
   why[0] = 0;
   if (!fuse__o_tensor_meta(msg, &t, why, sizeof why)) {
     fuse__puts(&o, "onnx tensor: malformed data");
+    if (why[0]) { /* e.g. "more than 8 dimensions" */
+      why[sizeof why - 1] = 0;
+      fuse__puts(&o, " (");
+      fuse__puts(&o, why);
+      fuse__puts(&o, ")");
+    }
     return FUSE_ERROR_PARSE;
   }
   if (t.dtype != FUSE__DT_FLOAT) {
@@ -7562,6 +7703,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DW
 #undef FUSE__DW_EPI
 #undef FUSE__POOL
+#undef FUSE__DWC
+#undef FUSE__DWC_BLOCK
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

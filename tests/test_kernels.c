@@ -575,16 +575,18 @@ TEST(random_shapes) {
   for (i = 0; i < RANDOM_CASES; i++) {
     ccase c;
     cdata d;
-    int Kg, gemm, scalar_only;
+    int Kg, gemm, scalar_only, depthwise;
     random_case(&c, 1000u + (uint32_t)i);
     data_alloc(&c, &d);
     Kg = c.K / c.a.groups;
     /* fewer than 4 outputs per group and not depthwise: the scalar kernel on every ISA, so
        bit-identical */
-    scalar_only = Kg < 4 && !(Kg == 1 && c.C == c.a.groups);
+    depthwise = Kg == 1 && c.C == c.a.groups;
+    scalar_only = Kg < 4 && !depthwise;
     gemm = run_case(&c, &d, scalar_only, 0, NULL);
-    by_kind[scalar_only ? 0 : gemm ? 1 : 2]++;
-    if (!scalar_only && isa_have[FUSE_ISA_AVX2] && !(gemm & (1 << FUSE_ISA_AVX2))) {
+    /* the GEMM shows in the workspace (layout conversions, scratch); NCHW depthwise needs none */
+    by_kind[scalar_only ? 0 : gemm || depthwise ? 1 : 2]++;
+    if (!scalar_only && !depthwise && isa_have[FUSE_ISA_AVX2] && !(gemm & (1 << FUSE_ISA_AVX2))) {
       char what[512];
       describe(&c, what, sizeof what);
       fprintf(stderr, "  note: %s did not take the GEMM path\n", what);
@@ -979,6 +981,26 @@ static fuse_graph *follow_graph(int variant, const float *w, const float *w2, co
     y = fuse_reshape(g, y, 2, fl);
     y = fuse_relu(g, y);
     break;
+  case 9: /* depthwise 3x3 on NHWC (after the conv), bias and relu6, a residual */
+  case 10: /* depthwise 5x3, stride 2, dilation 2x1, padding 2 */
+    {
+      int64_t dws[4] = {20, 1, 3, 3};
+      fuse_conv2d_attrs da;
+      memset(&da, 0, sizeof da);
+      da.groups = 20;
+      da.padding[0] = da.padding[1] = da.padding[2] = da.padding[3] = 1;
+      if (variant == 10) {
+        dws[2] = 5;
+        da.strides[0] = da.strides[1] = 2;
+        da.dilation[0] = 2;
+        da.padding[0] = da.padding[2] = 2;
+      }
+      z = fuse_conv2d(g, y, fuse_constant(g, "dw", 4, dws, mw), &da);
+      z = fuse_add(g, z, fuse_constant(g, "db", 4, b4, bias));
+      if (variant == 9) z = fuse_add(g, z, y);
+      y = fuse_minimum(g, fuse_relu(g, z), fuse_constant(g, "six", 0, NULL, bias + 7));
+    }
+    break;
   default: /* the conv output is itself an output and feeds a relu that is another */
     fuse_output(g, y);
     y = fuse_relu(g, fuse_add(g, y, fuse_constant(g, "b", 4, b4, bias)));
@@ -1043,7 +1065,7 @@ static void follow_case(int variant, int optimize) {
 
 TEST(nhwc_followers_and_matmul) {
   int v;
-  for (v = 0; v <= 8; v++) {
+  for (v = 0; v <= 10; v++) {
     follow_case(v, 0);
     follow_case(v, 1);
   }
