@@ -5,7 +5,14 @@
    counts that are not a multiple of 16, odd sizes). For each layer, in one process:
 
      fuse.h     fuse_optimize + fuse_compile with isa auto (the best this CPU has), avx2 and
-                scalar; fuse_run timed with NCHW input and output (the plan's own workspace)
+                scalar; fuse_run timed with NCHW input and output (the plan's own workspace).
+                On AVX-512 / AVX2 the conv runs on NHWC, so this time includes the plan's
+                layout conversions (steps to_nhwc before the conv, to_nchw after it)
+     conv step  the conv step of the isa-auto fused plan alone: after one full fuse_run (the
+                workspace then holds the converted input), fuse_run_steps(plan, in, out, NULL,
+                k, 1) for the index k of the conv step, timed the same way - the number to hold
+                against oneDNN, whose time excludes its reorders too. Afterwards the steps
+                behind it run once and the output is checked like the others
      unfused    the same graph without fuse_optimize (conv, then the bias add, then relu),
                 isa auto
      oneDNN     its C API: convolution (direct) + bias + an eltwise post-op (relu, or clip
@@ -15,8 +22,9 @@
 
    Outputs are checked before timing, as normwise relative errors ||a - b|| / ||b|| <= 1e-3:
    oneDNN (reordered back to NCHW) against the fused plan of the first column, and every fuse.h
-   plan against fuse.h's scalar fused plan. A layer that fails is marked MISMATCH (it is still
-   timed) and the program exits with status 1.
+   plan (and the conv step followed by the rest of its plan) against fuse.h's scalar fused plan.
+   A layer that fails is marked MISMATCH (it is still timed) and the program exits with
+   status 1.
 
    Times are medians of single runs; each measurement repeats for about --budget seconds
    (0.3 by default; the scalar plans get 0.1 s, so their slow layers run once, and that one
@@ -26,10 +34,17 @@
    measured the same way); the ratio of two medians taken side by side is the number to track.
 
    Threads: --threads N (1 by default) for both. fuse.h gets num_threads = N and, for N > 1,
-   a small pthread parallel_for; oneDNN (OpenMP) gets omp_set_num_threads(N).
+   a small pthread parallel_for (bench/pool.h); oneDNN (OpenMP) gets omp_set_num_threads(N).
+
+   Steps: "(not fused)" marks a layer whose fused plan has more than one compute step; the
+   layout conversions do not count (CSV fused_steps / unfused_steps count compute steps too;
+   conv_step is k, -1 when the plan has no conv2d step).
 
    Output: a markdown table on stdout (also bench/results/layers.md), a CSV
-   (bench/results/layers.csv) and a gnuplot chart (bench/results/layers.png).
+   (bench/results/layers.csv: per column fuse, fuse_avx2, fuse_scalar, fuse_unfused, onednn,
+   fuse_conv_step the fields _ms, _gflops, _best_gflops, _runs, _relerr; ratio_fuse_onednn and
+   ratio_conv_step_onednn as oneDNN time / fuse.h time) and a gnuplot chart
+   (bench/results/layers.png).
 
    Build: cc -O2 -I. bench/layers.c -lm -lpthread                        (no oneDNN column)
           cc -O2 -I. -DBENCH_DNNL=1 bench/layers.c -ldnnl -ldl -lm -lpthread
@@ -50,6 +65,7 @@
 #include <unistd.h>
 
 #include "bench/peak.h"
+#include "bench/pool.h"
 
 #ifndef BENCH_DNNL
 #define BENCH_DNNL 0
@@ -191,114 +207,7 @@ static double measure(run_fn fn, void *ctx, double budget, int *runs, double *be
   return med;
 }
 
-/* ------------------------------------------------ a small pthread parallel_for -- */
-/* Only for --threads N > 1: N - 1 workers wait for a job; the caller takes the first part. */
-
-typedef struct pool {
-  pthread_mutex_t mu;
-  pthread_cond_t go, done;
-  pthread_t *threads;
-  int n; /* threads including the caller */
-  long generation;
-  int pending, quit;
-  fuse_task_fn task;
-  void *ctx;
-  int total;
-} pool;
-
-typedef struct pool_worker {
-  pool *p;
-  int index; /* 1 .. n-1 */
-} pool_worker;
-
-static void pool_part(const pool *p, int index, int *b, int *e) {
-  *b = (int)((long)p->total * index / p->n);
-  *e = (int)((long)p->total * (index + 1) / p->n);
-}
-
-static void *pool_main(void *arg) {
-  pool_worker *w = (pool_worker *)arg;
-  pool *p = w->p;
-  long seen = 0;
-  for (;;) {
-    int b, e;
-    pthread_mutex_lock(&p->mu);
-    while (p->generation == seen && !p->quit)
-      pthread_cond_wait(&p->go, &p->mu);
-    if (p->quit) {
-      pthread_mutex_unlock(&p->mu);
-      return NULL;
-    }
-    seen = p->generation;
-    pool_part(p, w->index, &b, &e);
-    pthread_mutex_unlock(&p->mu);
-    if (b < e)
-      p->task(p->ctx, b, e);
-    pthread_mutex_lock(&p->mu);
-    if (--p->pending == 0)
-      pthread_cond_signal(&p->done);
-    pthread_mutex_unlock(&p->mu);
-  }
-}
-
-static void pool_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pool *p = (pool *)user;
-  int b, e;
-  if (n <= 0)
-    return;
-  if (n == 1 || p->n == 1) {
-    task(ctx, 0, n);
-    return;
-  }
-  pthread_mutex_lock(&p->mu);
-  p->task = task;
-  p->ctx = ctx;
-  p->total = n;
-  p->pending = p->n - 1;
-  p->generation++;
-  pthread_cond_broadcast(&p->go);
-  pthread_mutex_unlock(&p->mu);
-  pool_part(p, 0, &b, &e);
-  if (b < e)
-    task(ctx, b, e);
-  pthread_mutex_lock(&p->mu);
-  while (p->pending > 0)
-    pthread_cond_wait(&p->done, &p->mu);
-  pthread_mutex_unlock(&p->mu);
-}
-
-static pool_worker *pool_start(pool *p, int n) {
-  pool_worker *w;
-  int i;
-  memset(p, 0, sizeof *p);
-  p->n = n;
-  pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->go, NULL);
-  pthread_cond_init(&p->done, NULL);
-  p->threads = (pthread_t *)calloc((size_t)n, sizeof(pthread_t));
-  w = (pool_worker *)calloc((size_t)n, sizeof *w);
-  if (!p->threads || !w)
-    die("threads", "out of memory");
-  for (i = 1; i < n; i++) {
-    w[i].p = p;
-    w[i].index = i;
-    if (pthread_create(&p->threads[i], NULL, pool_main, &w[i]) != 0)
-      die("threads", "pthread_create");
-  }
-  return w;
-}
-
-static void pool_stop(pool *p, pool_worker *w) {
-  int i;
-  pthread_mutex_lock(&p->mu);
-  p->quit = 1;
-  pthread_cond_broadcast(&p->go);
-  pthread_mutex_unlock(&p->mu);
-  for (i = 1; i < p->n; i++)
-    pthread_join(p->threads[i], NULL);
-  free(p->threads);
-  free(w);
-}
+/* the pthread parallel_for for --threads N > 1 and plan_steps: bench/pool.h */
 
 /* ------------------------------------------------------------------- fuse.h -- */
 
@@ -306,6 +215,7 @@ typedef struct fuse_case {
   fuse_plan *plan;
   const float *in;
   float *out;
+  int step; /* run_fuse_step: the step it runs */
 } fuse_case;
 
 static void run_fuse(void *ctx) {
@@ -318,6 +228,20 @@ static void run_fuse(void *ctx) {
   r = fuse_run(c->plan, ins, outs, NULL);
   if (r != FUSE_OK)
     die("fuse_run", fuse_result_string(r));
+}
+
+/* the conv step alone, on the plan's own workspace (a full fuse_run before the first call
+   leaves the converted input there) */
+static void run_fuse_step(void *ctx) {
+  fuse_case *c = (fuse_case *)ctx;
+  const float *ins[1];
+  float *outs[1];
+  fuse_result r;
+  ins[0] = c->in;
+  outs[0] = c->out;
+  r = fuse_run_steps(c->plan, ins, outs, NULL, c->step, 1);
+  if (r != FUSE_OK)
+    die("fuse_run_steps", fuse_result_string(r));
 }
 
 /* conv2d -> add(reshape(bias)) -> relu or clip(0, 6) */
@@ -541,9 +465,10 @@ static const char *bd_isa_name(dnnl_cpu_isa_t isa) {
 
 /* ------------------------------------------------------------------- result -- */
 
-enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, NUM_V };
-static const char *const V_NAMES[NUM_V] = {"fuse", "fuse_avx2", "fuse_scalar", "fuse_unfused",
-                                           "onednn"};
+/* V_STEP: the conv step of the V_AUTO plan alone (fuse_run_steps), no layout conversions */
+enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, V_STEP, NUM_V };
+static const char *const V_NAMES[NUM_V] = {"fuse",   "fuse_avx2", "fuse_scalar", "fuse_unfused",
+                                           "onednn", "fuse_conv_step"};
 
 typedef struct result {
   double sec[NUM_V];  /* median; 0 = not measured */
@@ -551,13 +476,37 @@ typedef struct result {
   int runs[NUM_V];
   double err[NUM_V]; /* relative error: fuse.h plans against the scalar fused plan, oneDNN
                         against the fused plan timed in the first column; -1 = none */
-  int steps;         /* steps of the fused auto plan (1 = fused) */
-  int unfused_steps; /* steps of the unfused plan */
+  int steps;         /* compute steps (not to_nhwc / to_nchw) of the fused auto plan (1 = fused) */
+  int unfused_steps; /* compute steps of the unfused plan */
+  int conv_step;     /* index of the conv step in the fused auto plan; -1 = none */
   char impl[64];     /* oneDNN's implementation */
   int mismatch;
 } result;
 
 static double gflops(const layer *L, double sec) { return sec > 0 ? layer_gflop(L) / sec : 0; }
+
+/* The conv step of the fused plan alone: one full fuse_run first (the plan's workspace then
+   holds the converted input), then fuse_run_steps(plan, ..., conv_step, 1) timed like the rest.
+   Afterwards the steps behind it run once and the output is checked against the reference. */
+static void measure_conv_step(result *R, fuse_plan *plan, const float *x, float *y,
+                              const float *ref, size_t nout, double budget) {
+  fuse_case c;
+  int k = R->conv_step, n = fuse_plan_step_count(plan);
+  const float *ins[1];
+  float *outs[1];
+  if (k < 0)
+    return;
+  c.plan = plan, c.in = x, c.out = y, c.step = k;
+  run_fuse(&c);
+  memset(y, 0, nout * sizeof *y);
+  R->sec[V_STEP] = measure(run_fuse_step, &c, budget, &R->runs[V_STEP], &R->best[V_STEP]);
+  ins[0] = x, outs[0] = y;
+  if (fuse_run_steps(plan, ins, outs, NULL, k + 1, n - k - 1) != FUSE_OK)
+    die("fuse_run_steps", "the steps after the conv step");
+  R->err[V_STEP] = rel_error(y, ref, nout);
+  if (!(R->err[V_STEP] <= TOLERANCE))
+    R->mismatch = 1;
+}
 
 static void fmt_rate(char *buf, size_t n, const layer *L, double sec) {
   if (sec > 0)
@@ -593,6 +542,8 @@ static int write_chart(const char *csv, const char *png, double peak_main, const
           "plot '%s' using (column('fuse_gflops')):xtic(1) title 'fuse.h (fused, best isa)' lc rgb "
           "'#1f77b4'",
           csv);
+  fprintf(gp, ", '' using (column('fuse_conv_step_gflops')) title 'fuse.h conv step (no layout "
+              "conversions)' lc rgb '#17becf'");
   if (have_avx2_col)
     fprintf(gp, ", '' using (column('fuse_avx2_gflops')) title 'fuse.h avx2' lc rgb '#9ecae1'");
   fprintf(gp, ", '' using (column('fuse_unfused_gflops')) title 'fuse.h unfused' lc rgb '#bbbbbb'");
@@ -797,8 +748,14 @@ int main(int argc, char **argv) {
       if (!plans[v])
         die("fuse_compile", err);
     }
-    R->steps = fuse_plan_step_count(plans[V_AUTO]);
-    R->unfused_steps = fuse_plan_step_count(plans[V_UNFUSED]);
+    {
+      plan_info fused_info, plain_info;
+      plan_steps(plans[V_AUTO], &fused_info);
+      plan_steps(plans[V_UNFUSED], &plain_info);
+      R->steps = fused_info.compute_steps;
+      R->unfused_steps = plain_info.compute_steps;
+      R->conv_step = fused_info.first_conv;
+    }
     if (verbose) {
       printf("== %s (%.3f GFLOP)\n", L->name, layer_gflop(L));
       fuse_plan_write(plans[V_AUTO], write_stdout, NULL);
@@ -848,6 +805,7 @@ int main(int argc, char **argv) {
         R->sec[v] =
             measure(run_fuse, &c, v == V_SCALAR ? scalar_budget : budget, &R->runs[v], &R->best[v]);
       }
+      measure_conv_step(R, plans[V_AUTO], x, y, ref, nout, budget);
       R->sec[V_DNNL] = measure(bd_run_conv, &dc, budget, &R->runs[V_DNNL], &R->best[V_DNNL]);
       bd_teardown(&dc);
     }
@@ -861,11 +819,13 @@ int main(int argc, char **argv) {
       R->sec[v] =
           measure(run_fuse, &c, v == V_SCALAR ? scalar_budget : budget, &R->runs[v], &R->best[v]);
     }
+    measure_conv_step(R, plans[V_AUTO], x, y, ref, nout, budget);
 #endif
     if (R->mismatch)
       any_mismatch = 1;
-    fprintf(stderr, "  %-28s fuse.h %7.1f  oneDNN %7.1f GFLOP/s%s\n", L->name,
-            gflops(L, R->sec[V_AUTO]), gflops(L, R->sec[V_DNNL]), R->mismatch ? "  MISMATCH" : "");
+    fprintf(stderr, "  %-28s fuse.h %7.1f  conv step %7.1f  oneDNN %7.1f GFLOP/s%s\n", L->name,
+            gflops(L, R->sec[V_AUTO]), gflops(L, R->sec[V_STEP]), gflops(L, R->sec[V_DNNL]),
+            R->mismatch ? "  MISMATCH" : "");
     for (v = 0; v < V_DNNL; v++)
       fuse_plan_destroy(plans[v]);
     fuse_graph_destroy(g_fused);
@@ -893,13 +853,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "layers: cannot write %s\n", path_md);
   for (i = 0; i < 2; i++) {
     FILE *f = i == 0 ? stdout : md;
-    double sum_ratio_log = 0;
-    int n_ratio = 0;
+    double sum_ratio_log = 0, sum_step_log = 0;
+    int n_ratio = 0, n_step = 0;
     if (!f)
       continue;
     fprintf(f,
             "Layers: conv2d + bias + relu (relu6 for depthwise), batch 1, FP32, %d thread%s, "
-            "NCHW in/out for fuse.h, oneDNN in its own layout (execution only).\n\n",
+            "NCHW in/out for fuse.h (layout conversions included), oneDNN in its own layout "
+            "(execution only); conv step = the fused plan's conv step alone, without the "
+            "conversions.\n\n",
             threads, threads == 1 ? "" : "s");
     fprintf(f,
             "- machine: %s, %ld logical CPUs; %s; load %s before, %s after (preliminary: "
@@ -923,13 +885,14 @@ int main(int argc, char **argv) {
             budget, runs_lo, runs_hi, scalar_budget, scalar_lo, scalar_hi,
             avx2_mode || best_isa < FUSE_ISA_AVX512 ? "avx2" : "avx512");
     fprintf(f,
-            "| layer | GFLOP | fuse.h GFLOP/s | %% peak | fuse.h avx2 | fuse.h scalar | unfused | "
-            "oneDNN GFLOP/s | oneDNN impl | fuse.h / oneDNN |\n");
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|\n");
+            "| layer | GFLOP | fuse.h GFLOP/s | %% peak | fuse.h conv step | fuse.h avx2 | "
+            "fuse.h scalar | unfused | oneDNN GFLOP/s | oneDNN impl | fuse.h / oneDNN | "
+            "conv step / oneDNN |\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n");
     for (li = 0; li < NUM_LAYERS; li++) {
       const layer *L = &LAYERS[li];
       const result *R = &res[li];
-      char a[32], a2[32], s[32], u[32], d[32], ratio[32], pct[16];
+      char a[32], a2[32], s[32], u[32], d[32], cs[32], ratio[32], step_ratio[32], pct[16];
       if (R->steps < 0)
         continue;
       fmt_rate(a, sizeof a, L, R->sec[V_AUTO]);
@@ -937,6 +900,7 @@ int main(int argc, char **argv) {
       fmt_rate(s, sizeof s, L, R->sec[V_SCALAR]);
       fmt_rate(u, sizeof u, L, R->sec[V_UNFUSED]);
       fmt_rate(d, sizeof d, L, R->sec[V_DNNL]);
+      fmt_rate(cs, sizeof cs, L, R->sec[V_STEP]);
       if (R->sec[V_DNNL] > 0 && R->sec[V_AUTO] > 0) {
         double r = R->sec[V_DNNL] / R->sec[V_AUTO];
         snprintf(ratio, sizeof ratio, "%.2f", r);
@@ -944,17 +908,28 @@ int main(int argc, char **argv) {
         n_ratio++;
       } else
         snprintf(ratio, sizeof ratio, "n/a");
+      if (R->sec[V_DNNL] > 0 && R->sec[V_STEP] > 0) {
+        double r = R->sec[V_DNNL] / R->sec[V_STEP];
+        snprintf(step_ratio, sizeof step_ratio, "%.2f", r);
+        sum_step_log += log(r);
+        n_step++;
+      } else
+        snprintf(step_ratio, sizeof step_ratio, "n/a");
       if (peak_main > 0)
         snprintf(pct, sizeof pct, "%.0f%%", 100.0 * gflops(L, R->sec[V_AUTO]) / peak_main);
       else
         snprintf(pct, sizeof pct, "n/a");
-      fprintf(f, "| %s%s%s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n", L->name,
+      fprintf(f, "| %s%s%s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", L->name,
               R->steps != 1 ? " (not fused)" : "", R->mismatch ? " **MISMATCH**" : "",
-              layer_gflop(L), a, pct, avx2_mode ? "=" : a2, s, u, d, R->impl, ratio);
+              layer_gflop(L), a, pct, cs, avx2_mode ? "=" : a2, s, u, d, R->impl, ratio,
+              step_ratio);
     }
     if (n_ratio)
       fprintf(f, "\nGeometric mean fuse.h / oneDNN: %.3f over %d layers.\n",
               exp(sum_ratio_log / n_ratio), n_ratio);
+    if (n_step)
+      fprintf(f, "Geometric mean conv step / oneDNN: %.3f over %d layers.\n",
+              exp(sum_step_log / n_step), n_step);
     if (any_mismatch) {
       fprintf(f,
               "\nMISMATCH: relative errors (fuse.h plans against the scalar fused plan, oneDNN "
@@ -977,19 +952,21 @@ int main(int argc, char **argv) {
   csv = fopen(path_csv, "w");
   if (!csv)
     die("cannot write", path_csv);
-  fprintf(csv, "layer,c,hw,k,ksize,stride,pad,groups,post,gflop,fused_steps,unfused_steps");
+  fprintf(csv,
+          "layer,c,hw,k,ksize,stride,pad,groups,post,gflop,fused_steps,unfused_steps,conv_step");
   for (v = 0; v < NUM_V; v++)
     fprintf(csv, ",%s_ms,%s_gflops,%s_best_gflops,%s_runs,%s_relerr", V_NAMES[v], V_NAMES[v],
             V_NAMES[v], V_NAMES[v], V_NAMES[v]);
-  fprintf(csv, ",onednn_impl,ratio_fuse_onednn,peak_avx512,peak_avx2,threads\n");
+  fprintf(csv, ",onednn_impl,ratio_fuse_onednn,ratio_conv_step_onednn,peak_avx512,peak_avx2,"
+               "threads\n");
   for (li = 0; li < NUM_LAYERS; li++) {
     const layer *L = &LAYERS[li];
     const result *R = &res[li];
     if (R->steps < 0)
       continue;
-    fprintf(csv, "\"%s\",%d,%d,%d,%d,%d,%d,%d,%s,%.6f,%d,%d", L->name, L->c, L->hw, L->k, L->ksize,
-            L->stride, L->pad, L->groups, L->relu6 ? "relu6" : "relu", layer_gflop(L), R->steps,
-            R->unfused_steps);
+    fprintf(csv, "\"%s\",%d,%d,%d,%d,%d,%d,%d,%s,%.6f,%d,%d,%d", L->name, L->c, L->hw, L->k,
+            L->ksize, L->stride, L->pad, L->groups, L->relu6 ? "relu6" : "relu", layer_gflop(L),
+            R->steps, R->unfused_steps, R->conv_step);
     for (v = 0; v < NUM_V; v++) {
       if (R->sec[v] > 0)
         fprintf(csv, ",%.5f,%.3f,%.3f,%d", R->sec[v] * 1e3, gflops(L, R->sec[v]),
@@ -1004,6 +981,9 @@ int main(int argc, char **argv) {
     fprintf(csv, ",%s,", R->impl);
     if (R->sec[V_DNNL] > 0 && R->sec[V_AUTO] > 0)
       fprintf(csv, "%.4f", R->sec[V_DNNL] / R->sec[V_AUTO]);
+    fprintf(csv, ",");
+    if (R->sec[V_DNNL] > 0 && R->sec[V_STEP] > 0)
+      fprintf(csv, "%.4f", R->sec[V_DNNL] / R->sec[V_STEP]);
     fprintf(csv, ",%.1f,%.1f,%d\n", peak512, peak2, threads);
   }
   fclose(csv);

@@ -1,0 +1,219 @@
+/* pool.h - shared by bench/layers.c and bench/nets.c (include after fuse.h):
+
+   - a small pthread parallel_for for fuse_compile_options.parallel_for: pool_start(&p, n)
+     starts n - 1 workers that wait for a job, pool_parallel_for splits [0, n) into n equal
+     parts and runs the first in the caller, pool_stop(&p, w) joins them;
+   - plan_steps(plan, &info): reads fuse_plan_write's description and counts the compute
+     steps (every step but the layout conversions to_nhwc / to_nchw the planner adds around
+     the SIMD convolutions) and finds the first conv2d step. */
+#ifndef BENCH_POOL_H
+#define BENCH_POOL_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define BENCH_UNUSED __attribute__((unused))
+#else
+#define BENCH_UNUSED
+#endif
+
+static BENCH_UNUSED void pool_fail(const char *why) {
+  fprintf(stderr, "bench: threads: %s\n", why);
+  exit(2);
+}
+
+typedef struct pool {
+  pthread_mutex_t mu;
+  pthread_cond_t go, done;
+  pthread_t *threads;
+  int n; /* threads including the caller */
+  long generation;
+  int pending, quit;
+  fuse_task_fn task;
+  void *ctx;
+  int total;
+} pool;
+
+typedef struct pool_worker {
+  pool *p;
+  int index; /* 1 .. n-1 */
+} pool_worker;
+
+static BENCH_UNUSED void pool_part(const pool *p, int index, int *b, int *e) {
+  *b = (int)((long)p->total * index / p->n);
+  *e = (int)((long)p->total * (index + 1) / p->n);
+}
+
+static BENCH_UNUSED void *pool_main(void *arg) {
+  pool_worker *w = (pool_worker *)arg;
+  pool *p = w->p;
+  long seen = 0;
+  for (;;) {
+    int b, e;
+    pthread_mutex_lock(&p->mu);
+    while (p->generation == seen && !p->quit)
+      pthread_cond_wait(&p->go, &p->mu);
+    if (p->quit) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    seen = p->generation;
+    pool_part(p, w->index, &b, &e);
+    pthread_mutex_unlock(&p->mu);
+    if (b < e)
+      p->task(p->ctx, b, e);
+    pthread_mutex_lock(&p->mu);
+    if (--p->pending == 0)
+      pthread_cond_signal(&p->done);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+static BENCH_UNUSED void pool_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
+  pool *p = (pool *)user;
+  int b, e;
+  if (n <= 0)
+    return;
+  if (n == 1 || p->n == 1) {
+    task(ctx, 0, n);
+    return;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->task = task;
+  p->ctx = ctx;
+  p->total = n;
+  p->pending = p->n - 1;
+  p->generation++;
+  pthread_cond_broadcast(&p->go);
+  pthread_mutex_unlock(&p->mu);
+  pool_part(p, 0, &b, &e);
+  if (b < e)
+    task(ctx, b, e);
+  pthread_mutex_lock(&p->mu);
+  while (p->pending > 0)
+    pthread_cond_wait(&p->done, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+}
+
+static BENCH_UNUSED pool_worker *pool_start(pool *p, int n) {
+  pool_worker *w;
+  int i;
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->go, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->threads = (pthread_t *)calloc((size_t)n, sizeof(pthread_t));
+  w = (pool_worker *)calloc((size_t)n, sizeof *w);
+  if (!p->threads || !w)
+    pool_fail("out of memory");
+  for (i = 1; i < n; i++) {
+    w[i].p = p;
+    w[i].index = i;
+    if (pthread_create(&p->threads[i], NULL, pool_main, &w[i]) != 0)
+      pool_fail("pthread_create");
+  }
+  return w;
+}
+
+static BENCH_UNUSED void pool_stop(pool *p, pool_worker *w) {
+  int i;
+  pthread_mutex_lock(&p->mu);
+  p->quit = 1;
+  pthread_cond_broadcast(&p->go);
+  pthread_mutex_unlock(&p->mu);
+  for (i = 1; i < p->n; i++)
+    pthread_join(p->threads[i], NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->go);
+  pthread_cond_destroy(&p->done);
+  free(p->threads);
+  free(w);
+}
+
+/* ------------------------------------------------------------- plan steps -- */
+
+typedef struct plan_info {
+  int steps;         /* fuse_plan_step_count */
+  int compute_steps; /* steps that are not to_nhwc / to_nchw */
+  int conversions;   /* to_nhwc / to_nchw steps */
+  int first_conv;    /* index of the first step whose op is conv2d; -1 = none */
+} plan_info;
+
+typedef struct plan_text {
+  char *buf;
+  size_t len, cap;
+  int failed;
+} plan_text;
+
+static BENCH_UNUSED void plan_text_write(void *user, const char *text, size_t len) {
+  plan_text *t = (plan_text *)user;
+  if (t->failed)
+    return;
+  if (t->len + len + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 256;
+    char *nb;
+    while (cap < t->len + len + 1)
+      cap *= 2;
+    nb = (char *)realloc(t->buf, cap);
+    if (!nb) {
+      t->failed = 1;
+      return;
+    }
+    t->buf = nb;
+    t->cap = cap;
+  }
+  memcpy(t->buf + t->len, text, len);
+  t->len += len;
+  t->buf[t->len] = 0;
+}
+
+/* 1 when a step's op (its description after "step N: ") is a layout conversion */
+static BENCH_UNUSED int plan_is_conversion(const char *op) {
+  return (!strncmp(op, "to_nhwc", 7) || !strncmp(op, "to_nchw", 7)) &&
+         (op[7] == ' ' || op[7] == 0 || op[7] == '\n');
+}
+
+/* Returns 0 when the description could not be read (then info counts every step as a
+   compute step and first_conv is -1). */
+static BENCH_UNUSED int plan_steps(const fuse_plan *plan, plan_info *info) {
+  plan_text t;
+  const char *line;
+  memset(&t, 0, sizeof t);
+  info->steps = fuse_plan_step_count(plan);
+  info->compute_steps = info->steps;
+  info->conversions = 0;
+  info->first_conv = -1;
+  if (fuse_plan_write(plan, plan_text_write, &t) != FUSE_OK || t.failed || !t.buf) {
+    free(t.buf);
+    return 0;
+  }
+  info->compute_steps = 0;
+  for (line = t.buf; *line;) {
+    const char *end = strchr(line, '\n'), *op;
+    long index;
+    char *after;
+    if (!end)
+      end = line + strlen(line);
+    if (!strncmp(line, "step ", 5)) {
+      index = strtol(line + 5, &after, 10);
+      op = after[0] == ':' && after[1] == ' ' ? after + 2 : after;
+      if (plan_is_conversion(op))
+        info->conversions++;
+      else {
+        info->compute_steps++;
+        if (info->first_conv < 0 && !strncmp(op, "conv2d", 6) &&
+            (op[6] == ' ' || op[6] == '\n' || op[6] == 0))
+          info->first_conv = (int)index;
+      }
+    }
+    line = *end ? end + 1 : end;
+  }
+  free(t.buf);
+  return 1;
+}
+
+#endif
