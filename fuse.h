@@ -3423,7 +3423,8 @@ static int64_t fuse__p_label_number(const fuse__parser *ps) {
 
 /* Slot of %N in the parser's table (empty slots hold -1). */
 static int fuse__p_num_slot(const fuse__parser *ps, int64_t key) {
-  uint32_t i = (uint32_t)(key * 2654435761u) & (uint32_t)(ps->num_cap - 1);
+  /* unsigned: %1555555555555 times the constant overflows int64 (UBSan, fuzz_text) */
+  uint32_t i = (uint32_t)((uint64_t)key * 2654435761u) & (uint32_t)(ps->num_cap - 1);
   while (ps->num_keys[i] != -1 && ps->num_keys[i] != key) i = (i + 1) & (uint32_t)(ps->num_cap - 1);
   return (int)i;
 }
@@ -4148,9 +4149,11 @@ typedef struct fuse__tile_epi {
 
 /* X-macro lists: rows of a tile, vectors of a row */
 #define FUSE__R6(X, V) X(0, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V)
-#define FUSE__R12(X, V) FUSE__R6(X, V) X(6, V) X(7, V) X(8, V) X(9, V) X(10, V) X(11, V)
+#define FUSE__R8(X, V) FUSE__R6(X, V) X(6, V) X(7, V)
+#define FUSE__R12(X, V) FUSE__R8(X, V) X(8, V) X(9, V) X(10, V) X(11, V)
 #define FUSE__V1(Y, r) Y(r, 0)
 #define FUSE__V2(Y, r) Y(r, 0) Y(r, 1)
+#define FUSE__V3(Y, r) Y(r, 0) Y(r, 1) Y(r, 2)
 #define FUSE__V4(Y, r) Y(r, 0) Y(r, 1) Y(r, 2) Y(r, 3)
 
 #define FUSE__IG_DECL(r, j) FUSE__V c##r##_##j;
@@ -4483,6 +4486,11 @@ struct fuse__pool_args {
 FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), FUSE__R6, FUSE__V4)
 #undef FUSE__MR
 #undef FUSE__NR
+#define FUSE__MR 8
+#define FUSE__NR 48
+FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), FUSE__R8, FUSE__V3)
+#undef FUSE__MR
+#undef FUSE__NR
 #define FUSE__MR 12
 #define FUSE__NR 32
 FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), FUSE__R12, FUSE__V2)
@@ -4612,27 +4620,39 @@ typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t 
                                int flags, const fuse__tile_epi *e);
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, int64_t p0, int64_t p1);
 
-/* The micro-kernel for Kg output channels per group on an ISA: the widest tile that wastes no
-   more columns than a narrower one. Returns 0 when the ISA has none (scalar). */
+/* The micro-kernel for Kg output channels per group on an ISA: the one with the most useful
+   columns (Kg over Kg rounded up to its NR), weighed by how close the kernel itself comes to
+   the FMA peak (the 12x16 and 12x8 tiles hold fewer accumulators). Returns 0 when the ISA has
+   none (scalar). */
+typedef struct fuse__igemm_kind {
+  fuse_isa isa;
+  int mr, nr, weight; /* weight: the kernel's own efficiency, in percent */
+  fuse__igemm_fn fn;
+} fuse__igemm_kind;
+
 static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__igemm_fn *fn) {
-  int64_t pad64 = (Kg + 63) / 64 * 64, pad32 = (Kg + 31) / 32 * 32, pad16 = (Kg + 15) / 16 * 16;
-  (void)pad64, (void)pad32, (void)pad16, (void)mr, (void)nr, (void)fn, (void)Kg;
+  static const fuse__igemm_kind kinds[] = {
 #ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) {
-    if (pad64 == pad32) *mr = 6, *nr = 64, *fn = fuse__igemm_avx512_6x64;
-    else if (pad32 == pad16) *mr = 12, *nr = 32, *fn = fuse__igemm_avx512_12x32;
-    else *mr = 12, *nr = 16, *fn = fuse__igemm_avx512_12x16;
-    return 1;
-  }
+      {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_avx512_6x64},
+      {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_avx512_8x48},
+      {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_avx512_12x32},
+      {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_avx512_12x16},
 #endif
 #ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) {
-    if ((Kg + 15) / 16 * 16 == (Kg + 7) / 8 * 8) *mr = 6, *nr = 16, *fn = fuse__igemm_avx2_6x16;
-    else *mr = 12, *nr = 8, *fn = fuse__igemm_avx2_12x8;
-    return 1;
-  }
+      {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_avx2_6x16},
+      {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_avx2_12x8},
 #endif
-  return 0;
+      {FUSE_ISA_SCALAR, 0, 0, 0, NULL}};
+  int64_t best = 0;
+  int i, found = 0;
+  for (i = 0; kinds[i].fn; i++) {
+    int64_t padded = (Kg + kinds[i].nr - 1) / kinds[i].nr * kinds[i].nr;
+    int64_t score = Kg * 1000 / padded * kinds[i].weight; /* ties: the first, widest */
+    if (kinds[i].isa != isa || score <= best) continue;
+    best = score, found = 1;
+    *mr = kinds[i].mr, *nr = kinds[i].nr, *fn = kinds[i].fn;
+  }
+  return found;
 }
 
 static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, int64_t) {
@@ -7684,7 +7704,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
 #undef FUSE__R6
+#undef FUSE__R8
 #undef FUSE__R12
+#undef FUSE__V3
 #undef FUSE__V1
 #undef FUSE__V2
 #undef FUSE__V4
