@@ -5708,8 +5708,18 @@ static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, i
   }
 }
 
+/* Asks for floats [from, from + count) of the packed weights (clipped to the end, `total`)
+   to come into cache while the current block computes: weights are read once per run from
+   memory, and the hardware prefetcher does not cross the pages ahead on its own. */
+static void fuse__prefetch(const float *base, size_t total, size_t from, size_t count) {
+  size_t i;
+  if (from >= total) return;
+  if (count > total - from) count = total - from;
+  for (i = 0; i < count; i += 16) __builtin_prefetch(base + from + i);
+}
+
 /* Units (group, column block, tile), column blocks outermost so a block's weights are reused
-   across the tiles of a chunk. */
+   across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
 static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__conv_job *j = (const fuse__conv_job *)ctx;
   const fuse__step *s = j->s;
@@ -5722,6 +5732,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
                                                 FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
   fuse__tile_epi e = j->e;
+  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
   (void)P;
   while (u < u1) {
     int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
@@ -5731,11 +5742,13 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
     e.bias = j->bias ? j->bias + oc : NULL;
     if (!s->cblock) {
+      size_t slice = panel / (size_t)(t1 - tile) + 16; /* of the next block, per tile */
       for (tt = tile; tt < t1; tt++) {
         int64_t p0 = tt * mr, at = p0 * j->K + oc;
         int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        fuse__prefetch(s->packed, total, (size_t)(go + 1) * panel + (size_t)(tt - tile) * slice, slice);
         fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
         j->fn(ntaps, L, ptr, 0, w, j->y + at, j->K, rows, cols, FUSE__FINISH, &e);
       }
@@ -5754,6 +5767,9 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
             int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
             int flags = (t || c0 ? FUSE__ACCUMULATE : 0) |
                         (t == taps - 1 && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+            /* the panel after this one follows it in memory */
+            fuse__prefetch(s->packed, total, (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr,
+                           (size_t)s->cblock * nr);
             for (tt = ta; tt < tb; tt++) {
               int64_t p0 = tt * mr, at = p0 * j->K + oc;
               int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
