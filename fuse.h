@@ -4397,6 +4397,31 @@ fuse__row_avx2(const float *row, int64_t q0, int64_t sw, int64_t W) {
 }
 #endif
 
+/* Element-wise rows: y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul,
+   maximum, minimum: a NaN in a is kept, as in the reference), relu and clip of a. */
+#define FUSE__ELT(NAME, TARGET)                                                              \
+  TARGET static void NAME(int op, float *y, const float *a, int sa, const float *b, int sb,  \
+                          int64_t n, float lo, float hi) {                                   \
+    int64_t i;                                                                               \
+    for (i = 0; i < n; i += FUSE__VW) {                                                      \
+      int cols = (int)(n - i < FUSE__VW ? n - i : FUSE__VW);                                 \
+      FUSE__MASK_DECL(0)                                                                     \
+      FUSE__V x = sa ? FUSE__VMLOAD(a + i, 0) : FUSE__VSET1(a[0]), v, z;                     \
+      z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x                                     \
+          : sb ? FUSE__VMLOAD(b + i, 0) : FUSE__VSET1(b[0]);                                 \
+      switch (op) {                                                                          \
+      case FUSE__OP_ADD: v = FUSE__VADD(x, z); break;                                        \
+      case FUSE__OP_SUB: v = FUSE__VSUB(x, z); break;                                        \
+      case FUSE__OP_MUL: v = FUSE__VMUL(x, z); break;                                        \
+      case FUSE__OP_MAXIMUM: v = FUSE__VMAXNAN(x, z); break;                                 \
+      case FUSE__OP_MINIMUM: v = FUSE__VMINNAN(x, z); break;                                 \
+      case FUSE__OP_RELU: v = FUSE__VBELOW(x, FUSE__VZERO()); break; /* x < 0 ? 0 : x */    \
+      default: v = FUSE__VABOVE(FUSE__VBELOW(x, FUSE__VSET1(lo)), FUSE__VSET1(hi)); break;   \
+      }                                                                                      \
+      FUSE__VMSTORE(y + i, 0, v);                                                            \
+    }                                                                                        \
+  }
+
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1. Max keeps a NaN
    (x > m or x unordered takes x), as the reference does; average divides by the window as
    the reference clips it. */
@@ -4479,6 +4504,11 @@ struct fuse__pool_args {
 #define FUSE__VMLOAD(p, j) _mm512_maskz_loadu_ps(m##j, p)
 #define FUSE__VMSTORE(p, j, v) _mm512_mask_storeu_ps(p, m##j, v)
 #define FUSE__VMUL(a, b) _mm512_mul_ps(a, b)
+#define FUSE__VSUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__VBELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t) /* x < t ? t : x */
+#define FUSE__VABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t) /* x > t ? t : x */
+#define FUSE__VMINNAN(x, m) /* x where x < m or x is NaN, else m */                          \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 #define FUSE__VMAXNAN(x, m) /* x where x > m or x is NaN, else m */                          \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 #define FUSE__MR 6
@@ -4511,6 +4541,7 @@ FUSE__DWC(fuse__dwc_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__VROW
 #undef FUSE__VROW_IN
 FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
+FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__V
 #undef FUSE__VW
 #undef FUSE__VZERO
@@ -4525,6 +4556,10 @@ FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__VMSTORE
 #undef FUSE__VMUL
 #undef FUSE__VMAXNAN
+#undef FUSE__VSUB
+#undef FUSE__VMINNAN
+#undef FUSE__VBELOW
+#undef FUSE__VABOVE
 #endif
 
 #ifndef FUSE_NO_AVX2
@@ -4543,6 +4578,11 @@ FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
 #define FUSE__VMLOAD(p, j) _mm256_maskload_ps(p, m##j)
 #define FUSE__VMSTORE(p, j, v) _mm256_maskstore_ps(p, m##j, v)
 #define FUSE__VMUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__VSUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__VBELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__VABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__VMINNAN(x, m)                                                                  \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 #define FUSE__VMAXNAN(x, m)                                                                  \
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 #define FUSE__MR 6
@@ -4562,6 +4602,7 @@ FUSE__DWC(fuse__dwc_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__VROW
 #undef FUSE__VROW_IN
 FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
+FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__V
 #undef FUSE__VW
 #undef FUSE__VZERO
@@ -4576,6 +4617,10 @@ FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__VMSTORE
 #undef FUSE__VMUL
 #undef FUSE__VMAXNAN
+#undef FUSE__VSUB
+#undef FUSE__VMINNAN
+#undef FUSE__VBELOW
+#undef FUSE__VABOVE
 #endif
 
 #ifndef FUSE_NO_AVX2
@@ -4653,6 +4698,19 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__ig
     *mr = kinds[i].mr, *nr = kinds[i].nr, *fn = kinds[i].fn;
   }
   return found;
+}
+
+typedef void (*fuse__elt_fn)(int op, float *y, const float *a, int sa, const float *b, int sb,
+                             int64_t n, float lo, float hi);
+static fuse__elt_fn fuse__elt_pick(fuse_isa isa) {
+  (void)isa;
+#ifndef FUSE_NO_AVX512
+  if (isa == FUSE_ISA_AVX512) return fuse__elt_avx512;
+#endif
+#ifndef FUSE_NO_AVX2
+  if (isa == FUSE_ISA_AVX2) return fuse__elt_avx2;
+#endif
+  return NULL;
 }
 
 static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, int64_t) {
@@ -5553,6 +5611,26 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
   fuse__broadcast_strides(tb, rank, ty->shape, sb);
   inner = ty->shape[rank - 1];
   outer = fuse__numel(rank - 1, ty->shape);
+#ifdef FUSE__SIMD
+  {
+    fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
+    int64_t n = inner * outer, na = fuse__numel(ta->rank, ta->shape), nb = fuse__numel(tb->rank, tb->shape);
+    if (fn && (na == n || na == 1) && (nb == n || nb == 1)) { /* whole or scalar: one row */
+      fn(s->op, y, a, na == n, b, nb == n, n, 0, 0);
+      return;
+    }
+    if (fn && sa[rank - 1] <= 1 && sb[rank - 1] <= 1) { /* rows along the last axis */
+      memset(idx, 0, sizeof idx);
+      for (o = 0; o < outer; o++) {
+        int64_t oa = 0, ob = 0;
+        for (d = 0; d < rank - 1; d++) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
+        fn(s->op, y + o * inner, a + oa, (int)sa[rank - 1], b + ob, (int)sb[rank - 1], inner, 0, 0);
+        for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+      }
+      return;
+    }
+  }
+#endif
   memset(idx, 0, sizeof idx);
   for (o = 0; o < outer; o++) {
     int64_t oa = 0, ob = 0;
@@ -5573,6 +5651,13 @@ static void fuse__k_unary(const fuse__run *r, const fuse__step *s) {
   float *y = fuse__data(r, s->out);
   int64_t i, count = fuse__numel(ty->rank, ty->shape);
   float lo = s->a.clip.lo, hi = s->a.clip.hi;
+#ifdef FUSE__SIMD
+  fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
+  if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
+    fn(s->op, y, x, 1, x, 1, count, lo, hi);
+    return;
+  }
+#endif
   switch (s->op) {
   case FUSE__OP_RELU:
     for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
@@ -7741,6 +7826,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DW
 #undef FUSE__DW_EPI
 #undef FUSE__POOL
+#undef FUSE__ELT
 #undef FUSE__DWC
 #undef FUSE__DWC_BLOCK
 #undef FUSE__ALIGN

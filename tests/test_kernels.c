@@ -1071,6 +1071,53 @@ TEST(nhwc_followers_and_matmul) {
   }
 }
 
+/* Element-wise steps on the SIMD path (rows of the last axis, whole tensors, scalars) with
+   NaN and infinities in the inputs: the same NaN positions and values as the scalar plan. */
+TEST(elementwise_nan) {
+  static const int64_t xs[4] = {2, 3, 4, 37}, cs[4] = {1, 3, 1, 1}, ls[1] = {37};
+  float x[2 * 3 * 4 * 37], c[3] = {0.25f, -0.5f, 0.0f}, l[37], *want[6], *got[6];
+  int isa, o, k;
+  fill(x, sizeof x / sizeof *x, 9100, -2, 2);
+  fill(l, 37, 9101, -1, 1);
+  for (k = 0; k < (int)(sizeof x / sizeof *x); k += 7) x[k] = k % 3 ? NAN : k % 2 ? INF : -INF;
+  x[1] = -0.0f;
+  l[3] = NAN;
+  for (o = 0; o < 6; o++) want[o] = falloc(sizeof x / sizeof *x), got[o] = falloc(sizeof x / sizeof *x);
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options opt;
+    fuse_value in, cv, lv;
+    const float *ins[1];
+    if (!isa_have[isa]) continue;
+    g = fuse_graph_create(NULL);
+    in = fuse_input(g, "x", 4, xs);
+    cv = fuse_constant(g, "c", 4, cs, c);
+    lv = fuse_constant(g, "l", 1, ls, l);
+    fuse_output(g, fuse_maximum(g, in, cv));
+    fuse_output(g, fuse_minimum(g, lv, in));
+    fuse_output(g, fuse_relu(g, in));
+    fuse_output(g, fuse_clip(g, in, -0.5f, 0.75f));
+    fuse_output(g, fuse_sub(g, in, lv));
+    fuse_output(g, fuse_mul(g, in, in));
+    memset(&opt, 0, sizeof opt);
+    opt.isa = (fuse_isa)isa;
+    CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+    ins[0] = x;
+    if (p) CHECK_EQ_INT(fuse_run(p, ins, isa == FUSE_ISA_SCALAR ? want : got, NULL), FUSE_OK);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    if (isa == FUSE_ISA_SCALAR) continue;
+    for (o = 0; o < 6; o++)
+      if (memcmp(got[o], want[o], sizeof x) != 0) { /* bit-exact: no reassociation here */
+        runner_test_failed = 1;
+        fprintf(stderr, "  FAIL %s: output %d on %s differs from scalar\n", runner_current, o,
+                isa_name((fuse_isa)isa));
+      }
+  }
+  for (o = 0; o < 6; o++) free(want[o]), free(got[o]);
+}
+
 TEST(matmul_shapes) {
   static const int Ms[] = {1, 5, 13, 64}, Ns[] = {4, 37, 100, 256}, Ks[] = {3, 64, 300};
   int mi, ni, ki, isa;
@@ -1386,6 +1433,7 @@ int main(void) {
   RUN(weights_as_input);
   RUN(nhwc_followers_and_matmul);
   RUN(matmul_shapes);
+  RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
