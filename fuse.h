@@ -4179,24 +4179,25 @@ typedef struct fuse__tile_epi {
 #define FUSE__IG_MASK(r, j) FUSE__MASK_DECL(j)
 #define FUSE__IG_ROW_DECL(r, VECS) VECS(FUSE__IG_DECL, r)
 #define FUSE__IG_ROW_INIT(r, VECS) VECS(FUSE__IG_INIT, r)
-#define FUSE__IG_ROW_PTR(r, VECS) const float *p##r = a[t * FUSE__MR + r] + aoff;
+#define FUSE__IG_ROW_PTR(r, VECS) const float *p##r = a[t * tile_rows + r] + aoff;
 #define FUSE__IG_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(p##r[k]); VECS(FUSE__IG_FMA, r) }
 #define FUSE__IG_ROW_EPI(r, VECS) if (r < rows) { VECS(FUSE__IG_EPI, r) }
 
 /* One micro-kernel: an MR x NR tile (ROWS rows, VECS vectors per row). a: ntaps x MR row
    pointers (+ aoff floats); w: ntaps * L rows of NR packed weights; y: the tile's first
    element, ldy floats between pixels; rows / cols: the valid part of the tile. */
-#define FUSE__IGEMM(NAME, TARGET, ROWS, VECS)                                                 \
+#define FUSE__IGEMM(NAME, TARGET, MR, NR, ROWS, VECS)                                         \
   TARGET static void NAME(int ntaps, int L, const float *const *a, int64_t aoff,             \
                           const float *w, float *y, int64_t ldy, int rows, int cols,         \
                           int flags, const fuse__tile_epi *e) {                              \
+    const int tile_rows = MR;                                                                \
     int t, k, q;                                                                             \
     VECS(FUSE__IG_MASK, 0)                                                                   \
     ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
     ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
     for (t = 0; t < ntaps; t++) {                                                            \
       ROWS(FUSE__IG_ROW_PTR, VECS)                                                           \
-      for (k = 0; k < L; k++, w += FUSE__NR) {                                               \
+      for (k = 0; k < L; k++, w += NR) {                                                     \
         VECS(FUSE__IG_W, 0)                                                                  \
         ROWS(FUSE__IG_ROW_FMA, VECS)                                                         \
       }                                                                                      \
@@ -4511,26 +4512,10 @@ struct fuse__pool_args {
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 #define FUSE__VMAXNAN(x, m) /* x where x > m or x is NaN, else m */                          \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
-#define FUSE__MR 6
-#define FUSE__NR 64
-FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), FUSE__R6, FUSE__V4)
-#undef FUSE__MR
-#undef FUSE__NR
-#define FUSE__MR 8
-#define FUSE__NR 48
-FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), FUSE__R8, FUSE__V3)
-#undef FUSE__MR
-#undef FUSE__NR
-#define FUSE__MR 12
-#define FUSE__NR 32
-FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), FUSE__R12, FUSE__V2)
-#undef FUSE__MR
-#undef FUSE__NR
-#define FUSE__MR 12
-#define FUSE__NR 16
-FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), FUSE__R12, FUSE__V1)
-#undef FUSE__MR
-#undef FUSE__NR
+FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), 6, 64, FUSE__R6, FUSE__V4)
+FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), 8, 48, FUSE__R8, FUSE__V3)
+FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2)
+FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1)
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #define FUSE__VROW fuse__row_avx512
 #define FUSE__VROW_IN(p, sw)                                                                 \
@@ -4585,16 +4570,8 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 #define FUSE__VMAXNAN(x, m)                                                                  \
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
-#define FUSE__MR 6
-#define FUSE__NR 16
-FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), FUSE__R6, FUSE__V2)
-#undef FUSE__MR
-#undef FUSE__NR
-#define FUSE__MR 12
-#define FUSE__NR 8
-FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), FUSE__R12, FUSE__V1)
-#undef FUSE__MR
-#undef FUSE__NR
+FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, FUSE__R6, FUSE__V2)
+FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1)
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #define FUSE__VROW fuse__row_avx2
 #define FUSE__VROW_IN(p, sw) ((sw) == 1 ? _mm256_loadu_ps(p) : fuse__row_avx2(p, 0, sw, 7 * (sw) + 1))
