@@ -4606,9 +4606,11 @@ FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
 __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float *x, float *y,
                                                                      int64_t rows, int64_t cols) {
   int64_t i0, j0, i, j, r8 = rows / 8 * 8, c8 = cols / 8 * 8, h;
-  for (i0 = 0; i0 < r8; i0 += 16) /* two blocks down: whole 64-byte lines of y */
+  /* a band of 256 rows of x (in L2), then 8 columns at a time down the band: y is written
+     8 rows at a time, each in one run */
+  for (i0 = 0; i0 < r8; i0 += 256)
     for (j0 = 0; j0 < c8; j0 += 8)
-      for (h = i0; h < i0 + 16 && h < r8; h += 8) {
+      for (h = i0; h < i0 + 256 && h < r8; h += 8) {
       const float *xp = x + h * cols + j0;
       float *yp = y + j0 * rows + h;
       __m256 a0 = _mm256_loadu_ps(xp), a1 = _mm256_loadu_ps(xp + cols);
@@ -5737,11 +5739,16 @@ static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, i
     for (i = 0; i < mr; i++) ptr[i] = j->x + (p0 + (i < rows ? i : rows - 1)) * C + grp * Cg;
     return;
   }
-  for (i = 0; i < mr; i++) {
-    int64_t pix = p0 + (i < rows ? i : rows - 1), n = pix / (j->OH * j->OW);
-    int64_t oh = pix / j->OW % j->OH, ow = pix % j->OW;
-    int64_t ih0 = oh * a->strides[0] - a->padding[0], iw0 = ow * a->strides[1] - a->padding[1];
-    const float *xn = j->x + n * j->H * j->W * C + grp * Cg;
+  int64_t n = p0 / (j->OH * j->OW), oh = p0 / j->OW % j->OH, ow = p0 % j->OW - 1;
+  for (i = 0; i < mr; i++) { /* the next pixel (the last valid one again past `rows`) */
+    int64_t ih0, iw0;
+    const float *xn;
+    if (i < rows && ++ow == j->OW) {
+      ow = 0;
+      if (++oh == j->OH) oh = 0, n++;
+    }
+    ih0 = oh * a->strides[0] - a->padding[0], iw0 = ow * a->strides[1] - a->padding[1];
+    xn = j->x + n * j->H * j->W * C + grp * Cg;
     for (kh = 0; kh < KH; kh++) {
       int64_t ih = ih0 + kh * a->dilation[0];
       if (s->rowmode) { /* the whole kernel row: in place, or copied with its zeros */
