@@ -317,6 +317,9 @@ FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
 /* The plan's steps, one line each ("step 0: conv2d + bias + clamp[0, inf] -> 'y' (composite
    fuse.conv2d_bias_relu)"): what runs fused and what runs op by op. */
 FUSE_API int fuse_plan_step_count(const fuse_plan *p);
+/* Bytes the plan holds for constants: its copy of the graph's constants plus the weights the
+   SIMD kernels packed at compile. */
+FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p);
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
@@ -4771,6 +4774,7 @@ struct fuse_plan {
   fuse_isa isa;
   char *description;   /* one line per step, for fuse_plan_write */
   float *zeros;          /* a row of zeros for the SIMD conv's padding taps */
+  size_t weights_size;   /* bytes of consts and packed weights (fuse_plan_weights_size) */
   size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
   size_t scratch_slot;   /* bytes of one slot */
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
@@ -5041,6 +5045,7 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   nr = st->nr, obs = (N + nr - 1) / nr;
   st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return 0;
+  p->weights_size += (size_t)(obs * K * nr) * sizeof(float);
   for (ob = 0; ob < obs; ob++)
     for (k = 0; k < K; k++)
       for (j = 0; j < nr; j++)
@@ -5075,6 +5080,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     int64_t Cp = (K + 15) / 16 * 16;
     st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
     if (!st->packed) return 0;
+    p->weights_size += (size_t)(taps * Cp) * sizeof(float);
     for (t = 0; t < taps; t++)
       for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
     st->kernel = FUSE__KERNEL_DW;
@@ -5086,6 +5092,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     size_t floats = (size_t)(G * obs * taps * Cg * nr);
     st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
     if (!st->packed) return 0;
+    p->weights_size += floats * sizeof(float);
     for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
       for (ob = 0; ob < obs; ob++)
         for (t = 0; t < taps; t++)
@@ -5457,11 +5464,31 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
       p->tensors[i].offset = p->tensors[root[i]].offset;
     }
 
-  /* the plan's own copies of the constants */
+  /* the plan's own copies of the constants a step reads: a SIMD kernel reads its packed
+     weights instead (order[] is free again: it marks what is read) */
+  for (i = 0; i < n; i++) order[i] = 0;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    for (k = 0; k < st->num_in; k++)
+      if (!(k == 1 && st->kernel != FUSE__KERNEL_REF)) {
+        int t = root[p->operands[st->in_first + k]];
+        if (t < n) order[t] = 1;
+      }
+  }
+  const_bytes = 0;
+  for (i = 0; i < n; i++)
+    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST) {
+      p->tensors[i].offset = const_bytes;
+      if (order[i]) const_bytes += fuse__tensor_bytes(&p->tensors[i]);
+    }
+  for (i = 0; i < n; i++) /* views of constants follow them */
+    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_CONST)
+      p->tensors[i].offset = p->tensors[root[i]].offset;
   p->consts = (float *)fuse__alloc(a, const_bytes, FUSE__ALIGN);
   if (!p->consts) goto fail;
+  p->weights_size += const_bytes;
   for (i = 0; i < n; i++)
-    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST)
+    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST && order[i])
       memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
              (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
   if (p->workspace_size) {
@@ -5497,6 +5524,8 @@ fail:
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
 
 FUSE_API int fuse_plan_step_count(const fuse_plan *p) { return p ? p->num_steps : 0; }
+
+FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p) { return p ? p->weights_size : 0; }
 
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user) {
   if (!p || !write) return FUSE_ERROR_INVALID_ARGUMENT;

@@ -21,8 +21,8 @@
 
    Both run one after the other per network, fuse.h first. The ratio is PyTorch ms / fuse.h ms
    (above 1: fuse.h is faster); the speedup of N threads is (1-thread median) / (N-thread
-   median) for each. Also per network: fuse_plan_workspace_size (the activations; fuse.h has
-   no accessor for the packed weights), the plan's compute steps and its layout conversions
+   median) for each. Also per network: fuse_plan_workspace_size (the activations) and
+   fuse_plan_weights_size (constants and packed weights), the plan's compute steps and its layout conversions
    (to_nhwc / to_nchw), and load + optimize + compile time.
 
    Output: a markdown table on stdout (also <out>/nets.md) and <out>/nets.csv (default
@@ -165,6 +165,7 @@ typedef struct net_result {
   timing fuse[MAX_THREADS], torch[MAX_THREADS];
   double fuse_err, torch_err;      /* against <name>.output.bin; -1 = not checked */
   size_t workspace[MAX_THREADS];   /* fuse_plan_workspace_size per thread count */
+  size_t weights;                  /* fuse_plan_weights_size: constants + packed weights */
   plan_info info;                  /* of the 1st thread count's plan */
   double setup_ms;                 /* load + optimize + the first compile */
   int mismatch;
@@ -259,6 +260,7 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
       plan_steps(plan, &R->info);
     }
     R->workspace[ti] = fuse_plan_workspace_size(plan);
+    R->weights = fuse_plan_weights_size(plan);
     ins[0] = x, outs[0] = y;
     memset(y, 0, ny * sizeof *y);
     for (i = 0; i < (warmup > 0 ? warmup : 1); i++) {
@@ -504,10 +506,10 @@ int main(int argc, char **argv) {
                 R->mismatch ? " **MISMATCH**" : "", threads[ti], a, b, r, sa, sb);
       }
     }
-    fprintf(f, "\n| net | fuse.h workspace (MB, %s) | plan steps (compute + layout conversions) | "
+    fprintf(f, "\n| net | fuse.h workspace (MB, %s) | weights (MB) | plan steps (compute + layout conversions) | "
                "load + optimize + compile | error fuse.h | error PyTorch |\n",
             thread_list);
-    fprintf(f, "|---|--:|--:|--:|--:|--:|\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|\n");
     for (ni = 0; ni < n_names; ni++) {
       const net_result *R = &res[ni];
       char te[32], ws[128];
@@ -522,12 +524,14 @@ int main(int argc, char **argv) {
         snprintf(te, sizeof te, "%.2g", R->torch_err);
       else
         snprintf(te, sizeof te, "n/a");
-      fprintf(f, "| %s | %s | %d (%d + %d) | %.0f ms | %.2g | %s |\n", R->name, ws, R->info.steps, R->info.compute_steps,
+      fprintf(f, "| %s | %s | %.1f | %d (%d + %d) | %.0f ms | %.2g | %s |\n", R->name, ws,
+              (double)R->weights / 1e6, R->info.steps, R->info.compute_steps,
               R->info.conversions, R->setup_ms, R->fuse_err, te);
     }
     fprintf(f,
-            "\nworkspace: fuse_plan_workspace_size per thread count (activations and scratch; "
-            "the packed weights are not reported: fuse.h has no accessor for them); errors: "
+            "\nworkspace: fuse_plan_workspace_size per thread count (activations and scratch); "
+            "weights: fuse_plan_weights_size (the constants the plan keeps and the weights packed "
+            "at compile); errors: "
             "max|out - PyTorch's exported output| / max|output|, tolerance %g.\n",
             TOLERANCE);
   }

@@ -958,6 +958,8 @@ int main(int argc, char **argv) {
            composites, composites == 1 ? "" : "s");
   printf("workspace: %lu bytes (fuse_run_steps carries the values between steps in it)\n",
          (unsigned long)workspace_size);
+  printf("weights: %lu bytes (constants and weights packed at compile)\n",
+         (unsigned long)fuse_plan_weights_size(plan));
   {
     fuse_isa best = fuse_cpu_isa();
     printf("isa: %s (this cpu: %s), backend: %s, threads: ", o.isa_name,

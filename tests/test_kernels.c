@@ -1119,6 +1119,7 @@ TEST(elementwise_nan) {
 }
 
 TEST(matmul_shapes) {
+  CHECK_EQ_INT((int)fuse_plan_weights_size(NULL), 0);
   static const int Ms[] = {1, 5, 13, 64}, Ns[] = {4, 37, 100, 256}, Ks[] = {3, 64, 300};
   int mi, ni, ki, isa;
   for (mi = 0; mi < 4; mi++)
@@ -1148,6 +1149,9 @@ TEST(matmul_shapes) {
           memset(&opt, 0, sizeof opt);
           opt.isa = (fuse_isa)isa;
           CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+          /* the weights once: the constant, or its packed copy (padded to whole tiles) */
+          CHECK(fuse_plan_weights_size(p) >= (size_t)(K * N + N) * sizeof(float));
+          CHECK(fuse_plan_weights_size(p) < (size_t)(2 * K * N + 2 * N) * sizeof(float) + 65536);
           ins[0] = x;
           outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
           if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
