@@ -304,7 +304,7 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   int num_threads;                   /* 0 = as many as available */
   fuse_parallel_for_fn parallel_for; /* NULL: OpenMP if built with it, else serial */
   void *parallel_user;
-  const fuse_backend *const *backends; /* NULL-terminated list */
+  const fuse_backend *const *backends; /* NULL-terminated; each outlives the plans made with it */
   char *error;        /* optional: receives why fuse_compile failed, */
   size_t error_size;  /* truncated to error_size bytes with a NUL */
 } fuse_compile_options;
@@ -332,6 +332,54 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+
+/* ---- backends: another library runs fused steps (fuse_dnnl.h: oneDNN) ----
+   fuse_compile offers each fused conv2d / matmul step whose composite's codegen equals a
+   backend's name to that backend's prepare, which gets the step's description (never a name to
+   parse) and takes it or declines; a declined step runs on the built-in kernels and the plan's
+   description says why. A step a backend took reads and writes NCHW float32. */
+typedef enum fuse_backend_op { FUSE_BACKEND_CONV2D = 1, FUSE_BACKEND_MATMUL = 2 } fuse_backend_op;
+#define FUSE_BACKEND_MAX_OPERANDS (3 + FUSE_MAX_POST_OPS) /* x, w, bias, residuals */
+typedef struct fuse_backend_tensor {
+  int rank;
+  int64_t shape[FUSE_MAX_RANK];
+  const float *data; /* a constant's values, readable during prepare only; else NULL */
+} fuse_backend_tensor;
+typedef struct fuse_backend_post {
+  fuse_post_kind kind;
+  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
+  int operand;       /* ADD: v += operands[operand], a residual shaped as the output */
+} fuse_backend_post;
+typedef struct fuse_backend_step {
+  fuse_backend_op op;     /* CONV2D: x [N,C,H,W], w [K,C/groups,KH,KW] -> [N,K,OH,OW];
+                             MATMUL: numpy matmul x @ w, bias along the last axis */
+  fuse_conv2d_attrs conv; /* CONV2D: strides, padding (top, left, bottom, right), dilation,
+                             groups, zeros resolved (stride, dilation, groups >= 1) */
+  int num_operands;       /* x, w, the bias if any, then the residuals in post-op order */
+  fuse_backend_tensor operands[FUSE_BACKEND_MAX_OPERANDS];
+  fuse_backend_tensor output;
+  int bias;               /* index in operands of the per-output-channel bias [K], or -1 */
+  int num_post;
+  fuse_backend_post post[FUSE_MAX_POST_OPS]; /* after the bias, in order, once per element */
+  const char *composite;  /* the composite's name, for messages only */
+  int num_threads;        /* fuse_compile_options.num_threads (0 = the backend's default) */
+} fuse_backend_step;
+struct fuse_backend {
+  const char *name;       /* takes the composites whose codegen is this, e.g. "dnnl" */
+  void *user;
+  /* At fuse_compile. FUSE_OK takes the step: *state is passed to run and destroy, *scratch_size
+     is the bytes of workspace run may use. Anything else declines it, with a reason in why
+     (why_size bytes, NUL-terminated); FUSE_ERROR_OUT_OF_MEMORY also fails the compile. */
+  fuse_result (*prepare)(const fuse_backend *self, const fuse_backend_step *step, void **state,
+                         size_t *scratch_size, char *why, size_t why_size);
+  /* At fuse_run: the operands in the step's order (operands[1] is NULL when the weights were
+     constant: the backend kept what it needs at prepare), the output, and scratch_size bytes,
+     64-byte aligned, of this caller's workspace, for every temporary buffer. May run
+     concurrently on one state, each caller with its own workspace. Not FUSE_OK: fuse_run stops
+     and returns it. */
+  fuse_result (*run)(void *state, const float *const *operands, float *output, void *scratch);
+  void (*destroy)(void *state); /* by fuse_plan_destroy (and a failed fuse_compile) */
+};
 
 /* ========================================================================== ONNX == */
 /* A bounds-checked reader of ONNX protobuf files (no protobuf library). Operators: Conv, Relu,
@@ -4297,6 +4345,13 @@ struct fuse__dw_args {
    of the input row (FUSE__VROW: zeros where the tap falls into the padding) times the tap's
    weight. Units are (image, channel) planes. */
 #define FUSE__DWC_BLOCK 4 /* output vectors of a row per block (a0 .. a3) */
+#define FUSE__DWC_TAP(acc, v)                                                                \
+  {                                                                                          \
+    int64_t qv = q0 + (v) * FUSE__VW * sw;                                                   \
+    acc = FUSE__VFMA(qv >= 0 && qv + (FUSE__VW - 1) * sw < d->W ? FUSE__VROW_IN(row + qv, sw) \
+                                                                : FUSE__VROW(row, qv, sw, d->W), \
+                     wv, acc);                                                               \
+  }
 #define FUSE__DWC(NAME, TARGET)                                                              \
   TARGET static void NAME(const fuse__dw_args *d, int64_t u0, int64_t u1) {                  \
     int64_t u, oh, ow0, sw = d->sw, span = (FUSE__DWC_BLOCK * FUSE__VW - 1) * sw + 1;        \
@@ -4323,11 +4378,11 @@ struct fuse__dw_args {
                 a1 = FUSE__VFMA(FUSE__VROW_IN(rp + FUSE__VW * sw, sw), wv, a1);              \
                 a2 = FUSE__VFMA(FUSE__VROW_IN(rp + 2 * FUSE__VW * sw, sw), wv, a2);          \
                 a3 = FUSE__VFMA(FUSE__VROW_IN(rp + 3 * FUSE__VW * sw, sw), wv, a3);          \
-              } else { /* an edge: only the vectors the row still has */                   \
-                a0 = FUSE__VFMA(FUSE__VROW(row, q0, sw, d->W), wv, a0);                      \
-                if (nv > 1) a1 = FUSE__VFMA(FUSE__VROW(row, q0 + FUSE__VW * sw, sw, d->W), wv, a1); \
-                if (nv > 2) a2 = FUSE__VFMA(FUSE__VROW(row, q0 + 2 * FUSE__VW * sw, sw, d->W), wv, a2); \
-                if (nv > 3) a3 = FUSE__VFMA(FUSE__VROW(row, q0 + 3 * FUSE__VW * sw, sw, d->W), wv, a3); \
+              } else { /* an edge: vector by vector, only those the row still has */        \
+                FUSE__DWC_TAP(a0, 0)                                                         \
+                if (nv > 1) FUSE__DWC_TAP(a1, 1)                                             \
+                if (nv > 2) FUSE__DWC_TAP(a2, 2)                                             \
+                if (nv > 3) FUSE__DWC_TAP(a3, 3)                                             \
               }                                                                              \
             }                                                                                \
           }                                                                                  \
@@ -4758,9 +4813,13 @@ typedef struct fuse__step {
   int rowmode;             /* a tap is a whole kernel row (few input channels) */
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
+  const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
+  void *backend_state;
+  char *note;              /* for the description: why a backend declined it, or NULL */
 } fuse__step;
 
-enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW };
+/* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF. */
+enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW, FUSE__KERNEL_BACKEND };
 
 struct fuse_plan {
   fuse_allocator alloc;
@@ -4778,6 +4837,7 @@ struct fuse_plan {
   size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
   size_t scratch_slot;   /* bytes of one slot */
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
+  size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
 };
@@ -4851,7 +4911,12 @@ FUSE_API void fuse_plan_destroy(fuse_plan *p) {
   if (!p) return;
   a = p->alloc;
   fuse__free(&a, p->tensors);
-  for (i = 0; p->steps && i < p->num_steps; i++) fuse__free(&a, p->steps[i].packed);
+  for (i = 0; p->steps && i < p->num_steps; i++) {
+    fuse__step *s = &p->steps[i];
+    fuse__free(&a, s->packed);
+    fuse__free(&a, s->note);
+    if (s->backend && s->backend->destroy) s->backend->destroy(s->backend_state);
+  }
   fuse__free(&a, p->steps);
   fuse__free(&a, p->operands);
   fuse__free(&a, p->consts);
@@ -4929,7 +4994,9 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 /* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
-  if (st->kernel == FUSE__KERNEL_REF || st->op != FUSE__OP_CONV2D) return 1;
+  if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
+      st->op != FUSE__OP_CONV2D)
+    return 1;
   return k == 0 || (k >= 2 && k != st->bias);
 }
 
@@ -5179,8 +5246,92 @@ static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step 
   fuse__put_label(&o, g, v, number);
   if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
+  if (s->backend) fuse__format(&o, g, " (%s)", s->backend->name);
+  if (s->note) fuse__format(&o, g, " (%s)", s->note);
+  if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */
   fuse__puts(&o, "\n");
   fuse__text_write(t, line, o.len);
+}
+
+/* Offers each fused conv2d / matmul step whose composite's codegen names a backend to the
+   backends of that name, in list order, until one takes it; a step none takes keeps a note of
+   why, as does the root of such a composite that runs op by op. *scratch grows to the most
+   scratch a taken step needs. 0: out of memory. */
+static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__fusion *fz,
+                                const fuse_compile_options *opt, size_t *scratch) {
+  const fuse_backend *const *list = opt ? opt->backends : NULL;
+  char why[160];
+  int i, k, b;
+  for (i = 0; list && list[0] && i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    const fuse__composite *c;
+    const char *name = NULL;
+    fuse_backend_step d;
+    fuse__out o;
+    if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) continue; /* output copies */
+    c = &g->composites[g->nodes[st->out].composite];
+    if (!c->codegen || c->root != st->out) continue;
+    memset(&d, 0, sizeof d);
+    d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
+    if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
+    d.num_operands = st->num_in;
+    for (k = 0; k < st->num_in && k < FUSE_BACKEND_MAX_OPERANDS; k++) {
+      fuse_value v = p->operands[st->in_first + k];
+      d.operands[k].rank = p->tensors[v].rank;
+      memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
+      while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
+      if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
+    }
+    d.output.rank = p->tensors[st->out].rank;
+    memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
+    d.bias = st->bias;
+    d.num_post = st->num_post;
+    for (k = 0; k < st->num_post; k++) {
+      d.post[k].kind = (fuse_post_kind)st->post[k].kind;
+      d.post[k].lo = st->post[k].lo;
+      d.post[k].hi = st->post[k].hi;
+      d.post[k].operand = st->post[k].operand;
+    }
+    d.composite = c->name;
+    d.num_threads = opt->num_threads;
+    why[0] = 0;
+    for (b = 0; list[b] && !st->backend; b++) {
+      const fuse_backend *be = list[b];
+      void *state = NULL;
+      size_t need = 0;
+      fuse_result r;
+      if (!be->name || strcmp(be->name, c->codegen) != 0 || !be->prepare || !be->run) continue;
+      name = be->name;
+      if (!fz[g->nodes[st->out].composite].fused) break;
+      why[0] = 0;
+      r = be->prepare(be, &d, &state, &need, why, sizeof why);
+      why[sizeof why - 1] = 0;
+      if (r == FUSE_OK) {
+        st->kernel = FUSE__KERNEL_BACKEND;
+        st->backend = be;
+        st->backend_state = state;
+        if (need > *scratch) *scratch = need;
+      } else if (r == FUSE_ERROR_OUT_OF_MEMORY) {
+        return 0;
+      }
+    }
+    if (!name || st->backend) continue;
+    st->note = (char *)fuse__alloc(&p->alloc, sizeof why + 64, 16);
+    if (!st->note) return 0;
+    o.buf = st->note;
+    o.len = 0;
+    o.cap = sizeof why + 64;
+    o.write = NULL;
+    o.user = NULL;
+    if (!fz[g->nodes[st->out].composite].fused)
+      fuse__format(&o, g, "%s: runs op by op: %s", name,
+                   fz[g->nodes[st->out].composite].e.why[0]
+                       ? fz[g->nodes[st->out].composite].e.why
+                       : "a value inside it is read outside it");
+    else
+      fuse__format(&o, g, "%s declined: %s", name, why[0] ? why : "no reason given");
+  }
+  return 1;
 }
 
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
@@ -5196,6 +5347,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fuse__users users;
   fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
   size_t scratch = 0, zeros = 0; /* the SIMD conv's scratch per chunk, its zero row (floats) */
+  size_t backend_scratch = 0;
   int cap_tensors, n_steps_cap = 0, n_operands_cap = 0, relayout = 0, *alt = NULL;
   int *number = NULL;
   fuse_value *ins = NULL; /* one step's inputs */
@@ -5402,10 +5554,14 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     }
     p->num_steps = s;
   }
+  /* backends first: a step one takes gets no kernel of ours */
+  if (!fuse__offer_backends(p, g, fz, opt, &backend_scratch)) goto fail;
 #ifdef FUSE__SIMD
   /* the SIMD conv kernels: chosen and their weights packed here, once */
   for (i = 0; i < p->num_steps; i++)
-    if (!fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch)) goto fail;
+    if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
+        !fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch))
+      goto fail;
 #endif
   /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
   for (i = 0; i < p->num_steps && !relayout; i++)
@@ -5457,6 +5613,11 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
     p->scratch_slot = (scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
     p->workspace_size = p->scratch_offset + p->scratch_slot * (size_t)p->chunks;
+  }
+  if (backend_scratch) { /* one block: steps run one after another */
+    p->backend_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+    p->backend_scratch = (backend_scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+    p->workspace_size = p->backend_offset + p->backend_scratch;
   }
   for (i = 0; i < n; i++) /* views follow their root */
     if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK) {
@@ -6342,6 +6503,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
   r.work = (unsigned char *)workspace;
   for (i = first; i < first + count; i++) {
     const fuse__step *s = &p->steps[i];
+    if (s->kernel == FUSE__KERNEL_BACKEND) { /* NCHW in and out; constant weights: NULL */
+      const float *ops[FUSE_BACKEND_MAX_OPERANDS];
+      fuse_result rc;
+      int k;
+      for (k = 0; k < s->num_in && k < FUSE_BACKEND_MAX_OPERANDS; k++)
+        ops[k] = k == 1 && fuse__in_t(&r, s, k)->kind == FUSE__LOC_CONST ? NULL : fuse__in(&r, s, k);
+      rc = s->backend->run(s->backend_state, ops, fuse__data(&r, s->out),
+                           p->backend_scratch ? r.work + p->backend_offset : NULL);
+      if (rc != FUSE_OK) return rc;
+      continue;
+    }
     switch (s->op) {
     case FUSE__OP_CONV2D: fuse__k_conv2d(&r, s); break;
     case FUSE__OP_MATMUL: fuse__k_matmul(&r, s); break;
@@ -7842,6 +8014,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__ELT
 #undef FUSE__DWC
 #undef FUSE__DWC_BLOCK
+#undef FUSE__DWC_TAP
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES
