@@ -6,6 +6,13 @@
 #   make demo               build and run examples/demo.c, the seed examples (--short), then
 #                           fuse_run on the committed ONNX network (tests/data/onnx/tinynet_bn.onnx)
 #   make examples           build every examples/*.c into $(BUILD)/
+#   make test-cross         the test programs for aarch64, armhf and i386 under qemu-user
+#                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
+#   make test-m7            examples/embedded.c for a bare-metal Cortex-M7: -Werror, links,
+#                           size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
+#   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
+#   make test-matrix        compilers x standards x configuration macros (tests/matrix.sh)
+#   make fuzz               each libFuzzer target for FUZZ_SECONDS (default 60; clang)
 #   make clean
 
 SHELL := /bin/bash
@@ -19,6 +26,10 @@ endif
 WARN := -std=c99 -Wall -Wextra -Wpedantic -Werror
 CXXWARN := -x c++ -std=c++11 -Wall -Wextra -Werror
 LDLIBS := -lm -lpthread
+# oneDNN (fuse_dnnl.h): 1 when its header is found; then every program that includes
+# fuse_dnnl.h links $(DNNL_LIBS), and build/test_dnnl runs the routed tests (else it skips them)
+DNNL_FOUND := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+DNNL_LIBS := $(if $(filter 1,$(DNNL_FOUND)),-ldnnl)
 
 ifeq ($(SANITIZE),1)
 BUILD := build-san
@@ -69,6 +80,11 @@ $(BUILD)/test_%: tests/test_%.c | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LDLIBS)
 
 -include $(TEST_PROGRAMS:=.d)
+
+# fuse_dnnl.h's tests: told whether oneDNN is there (a cross build sees the host's header but
+# has no library, so the test skips unless the Makefile says so)
+$(BUILD)/test_dnnl: ALL_CFLAGS += -DFUSE_DNNL_AVAILABLE=$(DNNL_FOUND)
+$(BUILD)/test_dnnl: LDLIBS += $(DNNL_LIBS)
 
 # ---------------------------------------------------------------- header checks --
 # run.sh calls each as `make -s check-NAME`; exit status 0 = passed.
@@ -128,15 +144,15 @@ check-quickstart: | $(HB)
 
 # fuse_dnnl.h: C99 and C++11, oneDNN detected or switched off, included twice, FUSE_STATIC
 check-dnnl: | $(HB)
-	$(CC) $(ALL_CFLAGS) tests/header/dnnl.c -o $(HB)/dnnl $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) tests/header/dnnl.c -o $(HB)/dnnl $(DNNL_LIBS) $(LDLIBS)
 	$(HB)/dnnl
-	$(CXX) $(ALL_CXXFLAGS) tests/header/dnnl.c -o $(HB)/dnnl_cxx $(LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) tests/header/dnnl.c -o $(HB)/dnnl_cxx $(DNNL_LIBS) $(LDLIBS)
 	$(HB)/dnnl_cxx
 	$(CC) $(ALL_CFLAGS) -DFUSE_DNNL_AVAILABLE=0 tests/header/dnnl.c -o $(HB)/dnnl_off $(LDLIBS)
 	$(HB)/dnnl_off
 	$(CXX) $(ALL_CXXFLAGS) -DFUSE_DNNL_AVAILABLE=0 tests/header/dnnl.c -o $(HB)/dnnl_off_cxx $(LDLIBS)
 	$(HB)/dnnl_off_cxx
-	$(CC) $(ALL_CFLAGS) -DFUSE_TEST_WITH_DNNL tests/header/static.c -o $(HB)/static_dnnl $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -DFUSE_TEST_WITH_DNNL tests/header/static.c -o $(HB)/static_dnnl $(DNNL_LIBS) $(LDLIBS)
 	$(HB)/static_dnnl
 
 # every example builds warning-free, and the seed examples run: each exits non-zero when its
@@ -169,7 +185,7 @@ $(EXAMPLE_PROGRAMS): $(BUILD)/%: examples/%.c fuse.h | $(BUILD)
 # writes bench/results/layers.{md,csv,png}. oneDNN is used when its header is found (then
 # -ldnnl); otherwise its column says n/a. BENCH_ARGS go to bench/layers, e.g.
 #   make bench BENCH_ARGS="--threads 2"   or   BENCH_ARGS="--isa avx2" (oneDNN limited to AVX2)
-BENCH_DNNL := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+BENCH_DNNL := $(DNNL_FOUND)
 ifeq ($(BENCH_DNNL),1)
 BENCH_DNNL_LIBS := -ldnnl -ldl
 endif
@@ -184,47 +200,118 @@ bench: $(BUILD)/fuse_ops_bench $(BUILD)/layers
 $(BUILD)/fuse_ops_bench: bench/fuse_ops_bench.c fuse.h | $(BUILD)
 	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/layers: bench/layers.c bench/peak.h fuse.h | $(BUILD)
+$(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
+# make bench-nets: bench/nets - resnet18, resnet50, mobilenet_v2 (build/models, exported by
+# tools/export_torchvision.py) through fuse_run with 1 and 2 threads against PyTorch
+# (bench/nets_torch.py with /usr/bin/python3, when torch is installed); writes
+# bench/results/nets.{md,csv}. BENCH_NETS_ARGS go to bench/nets, e.g. "--runs 5 resnet18".
+.PHONY: bench-nets
+BENCH_NETS_ARGS ?=
+bench-nets: $(BUILD)/nets
+	@mkdir -p bench/results
+	@if [ ! -f build/models/resnet18.onnx ]; then \
+	  echo "bench-nets: no models in build/models; export them first with"; \
+	  echo "  /usr/bin/python3 tools/export_torchvision.py"; exit 1; fi
+	@echo "== bench/nets (load: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
+	./$(BUILD)/nets $(BENCH_NETS_ARGS)
+
+$(BUILD)/nets: bench/nets.c bench/pool.h fuse.h | $(BUILD)
+	@rm -f $@
+	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+
 # make fuzz: each libFuzzer target in fuzz/ for FUZZ_SECONDS (clang), from its seed corpus
-# (fuzz/corpus/<name>; the ONNX target also starts from the ONNX test suite's models).
+# (fuzz/corpus/<name>, plus every input once found, tests/data/fuzz-regress/<name>; the text
+# target also starts from the graphs of tests/data/*.golden, the ONNX target from the ONNX test
+# suite's models and tests/data/onnx). UBSan reports stop the run like crashes. A finding
+# prints the log's end and fails; the input is kept as $(BUILD)/fuzz-crashes/<name>-crash-*
+# (copy it to tests/data/fuzz-regress/<name>/, see fuzz/README.md).
+#   make fuzz FUZZ_SECONDS=600            make fuzz FUZZ_TARGETS=builder
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 ONNX_DATA ?= /usr/share/libonnx-testdata/data
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(BUILD)/corpus-$$t; \
-	  if [ -d fuzz/corpus/$$t ]; then cp -n fuzz/corpus/$$t/* $(BUILD)/corpus-$$t/ 2>/dev/null || true; fi; \
-	  if [ $$t = onnx ] && [ -d $(ONNX_DATA)/node ]; then \
-	    for m in $(ONNX_DATA)/node/*/model.onnx $(ONNX_DATA)/pytorch-converted/*/model.onnx; do \
-	      cp -n $$m $(BUILD)/corpus-$$t/$$(basename $$(dirname $$m)).onnx 2>/dev/null || true; done; \
-	    cp -n tests/data/onnx/*.onnx $(BUILD)/corpus-$$t/ 2>/dev/null || true; fi; \
-	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	@mkdir -p $(BUILD)/fuzz-crashes; n=0; \
+	for t in $(FUZZ_TARGETS); do \
+	  c=$(BUILD)/corpus-$$t; mkdir -p $$c; \
+	  for d in fuzz/corpus/$$t tests/data/fuzz-regress/$$t; do \
+	    if [ -d $$d ]; then find $$d -maxdepth 1 -type f ! -name README.md -exec cp -n {} $$c/ \; ; fi; done; \
+	  if [ $$t = text ]; then \
+	    for f in tests/data/*.golden; do \
+	      LC_ALL=C awk '/^%%$$/ {exit} {print}' $$f > $$c/golden-$$(basename $$f .golden).txt; done; fi; \
+	  if [ $$t = onnx ]; then \
+	    if [ -d $(ONNX_DATA)/node ]; then \
+	      for m in $(ONNX_DATA)/node/*/model.onnx $(ONNX_DATA)/pytorch-converted/*/model.onnx; do \
+	        cp -n $$m $$c/$$(basename $$(dirname $$m)).onnx 2>/dev/null || true; done; fi; \
+	    cp -n tests/data/onnx/*.onnx $$c/ 2>/dev/null || true; fi; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s ($$(ls $$c | wc -l) corpus inputs)"; \
 	  ./$(BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
-	    -print_final_stats=1 $(BUILD)/corpus-$$t 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
-	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
-	done
+	    -artifact_prefix=$(BUILD)/fuzz-crashes/$$t- -print_final_stats=1 $$c > $(BUILD)/fuzz-$$t.log 2>&1; \
+	  rc=$$?; grep -E 'stat::number_of_executed_units|stat::new_units_added|^Done' $(BUILD)/fuzz-$$t.log; \
+	  if [ $$rc -ne 0 ]; then \
+	    grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)' $(BUILD)/fuzz-$$t.log | tail -n 60; \
+	    echo "fuzz: $$t FOUND A PROBLEM (exit status $$rc); the input: $$(ls $(BUILD)/fuzz-crashes/$$t-* 2>/dev/null | tr '\n' ' ')"; \
+	    echo "total: $$n passed, 1 failed"; exit 1; fi; \
+	  n=$$((n + 1)); \
+	done; \
+	echo "total: $$n passed, 0 failed"
 
-$(BUILD)/fuzz-%: fuzz/fuzz_%.c fuse.h | $(BUILD)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -I. $< -o $@ -lm
+$(BUILD)/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz_common.h fuse.h | $(BUILD)
+	clang $(FUZZ_FLAGS) -I. $< -o $@ -lm
+
+# ------------------------------------------------------------ tsan, matrix --
+# make test-tsan: the tests that run one plan from several threads - test_threads (4 callers x
+# 50 runs, nested job-system threads, concurrent loads and compiles), test_run, test_kernels -
+# built with ThreadSanitizer into build-tsan/ and run by tests/run.sh; a data race stops the
+# program (halt_on_error), which counts as a failure. Last line: "total: N passed, N failed".
+.PHONY: test-tsan test-matrix
+TSAN_TESTS := threads run kernels
+TSAN_PROGRAMS := $(addprefix build-tsan/test_,$(TSAN_TESTS))
+
+build-tsan:
+	@mkdir -p $@
+
+build-tsan/test_%: tests/test_%.c fuse.h tests/runner.h | build-tsan
+	@rm -f $@
+	$(CC) $(WARN) -O2 -g -fsanitize=thread -I. $(CFLAGS) $< -o $@ $(LDLIBS)
+
+# (setarch -R: without address-space randomization, as some kernels' ASLR range is more than
+# this TSan's shadow-memory layout allows)
+test-tsan:
+	@$(MAKE) --no-print-directory -k $(TSAN_PROGRAMS) || true
+	@norand=; if setarch $$(uname -m) -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; fi; \
+	TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}" $$norand bash tests/run.sh $(TSAN_PROGRAMS)
+
+# make test-matrix: tests/matrix.sh - gcc and clang; C99, C11, C++11, C++17; FUSE_STATIC,
+# FUSE_NO_SIMD, FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_STDIO, FUSE_NO_ONNX, -fopenmp, two
+# translation units; each -Werror, each running test_golden and, where they apply,
+# test_networks, test_badinput and test_threads (build-matrix/). MATRIX_JOBS=2 builds two
+# configurations at once; MATRIX=name... runs only those (tests/matrix.sh --list).
+MATRIX ?=
+MATRIX_JOBS ?= 1
+test-matrix:
+	@MATRIX_JOBS=$(MATRIX_JOBS) bash tests/matrix.sh $(MATRIX)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan build-matrix
 
 # ------------------------------------------------------------------------ tools --
 # fuse_run, the command-line runner for ONNX models: make tools -> $(BUILD)/fuse_run
 .PHONY: tools
 tools: $(BUILD)/fuse_run
 
+# (--backend dnnl needs oneDNN: then it links $(DNNL_LIBS))
 ifeq ($(filter $(BUILD)/fuse_run,$(EXAMPLE_PROGRAMS)),)
 $(BUILD)/fuse_run: examples/fuse_run.c fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
-	$(CC) $(ALL_CFLAGS) $< -o $@ -lm -lpthread
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(DNNL_LIBS) -lm -lpthread
 else
 $(BUILD)/fuse_run: fuse_dnnl.h # built by the examples rule above
+$(BUILD)/fuse_run: LDLIBS += $(DNNL_LIBS)
 endif
 
 # ------------------------------------------------------------------ cross tests --
@@ -308,3 +395,62 @@ test-cross:
 	printf "$$summary"; \
 	echo "total: $$sum_p passed, $$sum_f failed"; \
 	test $$sum_f -eq 0
+
+# -------------------------------------------------------------------- Cortex-M7 --
+# make test-m7: examples/embedded.c (builds a conv -> reshape(bias) -> add -> relu graph,
+# fuse_optimize, compiles, runs it, checks it against a direct loop; no malloc, no stdio) for a
+# bare-metal Cortex-M7 with Debian's gcc-arm-none-eabi and libnewlib-arm-none-eabi, into
+# build-cross/m7/. Five checks, then "total: N passed, N failed":
+#   build    embedded.c compiles warning-free (-Werror) with M7_FLAGS
+#   link     embedded.elf links against newlib-nano with no system calls (nosys.specs);
+#            its size (arm-none-eabi-size) and link map (embedded.map) are printed / kept
+#   library  the whole library with FUSE_NO_STDIO only (ONNX reader included) compiles too
+#   symbols  what both objects call from outside (arm-none-eabi-nm -u) is in M7_LIBC, the
+#            list in README.md (Supported targets), or libgcc's __aeabi_* helpers
+#   run      when qemu-arm is installed: the same embedded.o linked with
+#            tests/embedded/qemu_start.c runs under qemu-user and exits 0 (else "not run")
+.PHONY: test-m7
+M7_CC ?= arm-none-eabi-gcc
+M7_FLAGS := -mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -mthumb -Os -ffunction-sections \
+  -fdata-sections
+M7_LDFLAGS := -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs
+M7_SIZE ?= arm-none-eabi-size
+M7_NM ?= arm-none-eabi-nm
+M7_QEMU ?= qemu-arm
+# libc / libm functions fuse.h may call with FUSE_NO_STDIO (malloc / free unless FUSE_MALLOC /
+# FUSE_FREE are defined, __assert_func (assert) unless FUSE_ASSERT is)
+M7_LIBC := memcpy memset memcmp memchr strlen strcmp strncmp strchr strcpy \
+  expf sqrt log10 floor fabs fabsf malloc free __assert_func
+M7 := build-cross/m7
+
+test-m7:
+	@mkdir -p $(M7); p=0; f=0; \
+	ok() { echo "ok   m7 $$1"; p=$$((p + 1)); }; \
+	bad() { echo "FAIL m7 $$1"; f=$$((f + 1)); }; \
+	if ! command -v $(M7_CC) >/dev/null; then \
+	  echo "test-m7: needs $(M7_CC) (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi)"; \
+	  echo "total: 0 passed, 1 failed"; exit 1; fi; \
+	rm -f $(M7)/embedded.o $(M7)/embedded.elf $(M7)/library.o $(M7)/embedded-qemu.elf; \
+	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -c examples/embedded.c -o $(M7)/embedded.o; \
+	then ok build; else bad build; fi; \
+	if [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) $(M7_LDFLAGS) \
+	    -Wl,-Map=$(M7)/embedded.map $(M7)/embedded.o -o $(M7)/embedded.elf -lm; then \
+	  ok link; $(M7_SIZE) $(M7)/embedded.elf; else bad link; fi; \
+	printf '#define FUSE_NO_STDIO\n#define FUSE_IMPLEMENTATION\n#include "fuse.h"\n' > $(M7)/library.c; \
+	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -c $(M7)/library.c -o $(M7)/library.o; \
+	then ok library; else bad library; fi; \
+	if [ -f $(M7)/embedded.o ] && [ -f $(M7)/library.o ]; then \
+	  echo "embedded.o calls: $$($(M7_NM) -u $(M7)/embedded.o | awk '{print $$2}' | tr '\n' ' ')"; \
+	  echo "library.o calls:  $$($(M7_NM) -u $(M7)/library.o | awk '{print $$2}' | tr '\n' ' ')"; \
+	  extra=$$($(M7_NM) -u $(M7)/embedded.o $(M7)/library.o | awk '{print $$2}' | sort -u | \
+	    grep -v '^__aeabi_' | grep -vxF -e "$$(printf '%s\n' $(M7_LIBC))"); \
+	  if [ -z "$$extra" ]; then ok symbols; \
+	  else echo "not in M7_LIBC (README.md's list):" $$extra; bad symbols; fi; \
+	else bad symbols; fi; \
+	if ! command -v $(M7_QEMU) >/dev/null; then echo "m7 run: not run, no $(M7_QEMU)"; \
+	elif [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) -nostartfiles $(M7_LDFLAGS) \
+	    tests/embedded/qemu_start.c $(M7)/embedded.o -o $(M7)/embedded-qemu.elf -lm && \
+	    $(M7_QEMU) $(M7)/embedded-qemu.elf; then ok "run ($(M7_QEMU): fused result = direct loop)"; \
+	else bad "run (exit status $$?)"; fi; \
+	echo "total: $$p passed, $$f failed"; \
+	test $$f -eq 0

@@ -9,7 +9,8 @@
    runs fuse_optimize (one fused step: conv2d + bias + clamp), compiles, runs, compares the
    result with a direct loop, and returns a checksum of the output.
 
-   Cortex-M7 (gcc-arm-none-eabi, libnewlib-arm-none-eabi):
+   Cortex-M7 (gcc-arm-none-eabi, libnewlib-arm-none-eabi); `make test-m7` does this, checks the
+   C library calls and runs it under qemu-arm (see README.md, Supported targets):
 
        arm-none-eabi-gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. \
          -mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -mthumb -Os \

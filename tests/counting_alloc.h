@@ -1,6 +1,7 @@
 /* counting_alloc.h - a fuse_allocator for tests: counts allocations and frees, checks the
    alignment asked for is honoured, fills new memory with 0xA5 (the library must not expect
-   zeroed memory), and can refuse the Nth allocation (fail_at) to test out-of-memory paths. */
+   zeroed memory), and can refuse the Nth allocation (fail_at) - or, with fail_after, the Nth
+   and every one after it - to test out-of-memory paths. */
 #ifndef FUSE_TEST_COUNTING_ALLOC_H
 #define FUSE_TEST_COUNTING_ALLOC_H
 
@@ -17,6 +18,7 @@
 typedef struct counting_alloc {
   long allocs, frees, bad_align, bad_free, bad_user;
   long fail_at;   /* 1-based index of the allocation to refuse; 0 = never */
+  int fail_after; /* 1: refuse every allocation from fail_at on */
   long calls;     /* allocation calls, refused ones included */
   void **live;
   long nlive, caplive;
@@ -31,7 +33,8 @@ static void *ca_alloc(size_t size, size_t alignment, void *user) {
     return NULL;
   }
   c->calls++;
-  if (c->fail_at && c->calls == c->fail_at) return NULL;
+  if (c->fail_at && (c->calls == c->fail_at || (c->fail_after && c->calls > c->fail_at)))
+    return NULL;
   if (al == 0 || (al & (al - 1)) != 0 || al > 64) {
     c->bad_align++;
     if (al == 0 || (al & (al - 1)) != 0) al = 64;

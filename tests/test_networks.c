@@ -191,7 +191,7 @@ static void graph_stats_get(const fuse_graph *g, graph_stats *s) {
     if (!end) end = line + strlen(line);
     while (p < end && *p == ' ') p++;
     if (strncmp(p, "composite \"", 11) == 0) {
-      const char *q = memchr(p + 11, '"', (size_t)(end - p - 11));
+      const char *q = (const char *)memchr(p + 11, '"', (size_t)(end - p - 11)); /* C++ too */
       if (q) count_kind(s->comps, &s->num_comps, p + 11, (size_t)(q - p - 11));
       in_comp = 1;
     } else if (p + 1 == end && *p == '}') {
