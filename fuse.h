@@ -5268,32 +5268,37 @@ static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__f
     const char *name = NULL;
     fuse_backend_step d;
     fuse__out o;
+    int ci, fused;
     if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) continue; /* output copies */
-    c = &g->composites[g->nodes[st->out].composite];
+    ci = g->nodes[st->out].composite;
+    c = &g->composites[ci];
     if (!c->codegen || c->root != st->out) continue;
+    fused = fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
     memset(&d, 0, sizeof d);
-    d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
-    if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
-    d.num_operands = st->num_in;
-    for (k = 0; k < st->num_in && k < FUSE_BACKEND_MAX_OPERANDS; k++) {
-      fuse_value v = p->operands[st->in_first + k];
-      d.operands[k].rank = p->tensors[v].rank;
-      memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
-      while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
-      if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
+    if (fused) {
+      d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
+      if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
+      d.num_operands = st->num_in;
+      for (k = 0; k < st->num_in; k++) {
+        fuse_value v = p->operands[st->in_first + k];
+        d.operands[k].rank = p->tensors[v].rank;
+        memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
+        while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
+        if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
+      }
+      d.output.rank = p->tensors[st->out].rank;
+      memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
+      d.bias = st->bias;
+      d.num_post = st->num_post;
+      for (k = 0; k < st->num_post; k++) {
+        d.post[k].kind = (fuse_post_kind)st->post[k].kind;
+        d.post[k].lo = st->post[k].lo;
+        d.post[k].hi = st->post[k].hi;
+        d.post[k].operand = st->post[k].operand;
+      }
+      d.composite = c->name;
+      d.num_threads = opt->num_threads;
     }
-    d.output.rank = p->tensors[st->out].rank;
-    memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
-    d.bias = st->bias;
-    d.num_post = st->num_post;
-    for (k = 0; k < st->num_post; k++) {
-      d.post[k].kind = (fuse_post_kind)st->post[k].kind;
-      d.post[k].lo = st->post[k].lo;
-      d.post[k].hi = st->post[k].hi;
-      d.post[k].operand = st->post[k].operand;
-    }
-    d.composite = c->name;
-    d.num_threads = opt->num_threads;
     why[0] = 0;
     for (b = 0; list[b] && !st->backend; b++) {
       const fuse_backend *be = list[b];
@@ -5302,7 +5307,7 @@ static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__f
       fuse_result r;
       if (!be->name || strcmp(be->name, c->codegen) != 0 || !be->prepare || !be->run) continue;
       name = be->name;
-      if (!fz[g->nodes[st->out].composite].fused) break;
+      if (!fused) break;
       why[0] = 0;
       r = be->prepare(be, &d, &state, &need, why, sizeof why);
       why[sizeof why - 1] = 0;
@@ -5323,11 +5328,9 @@ static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__f
     o.cap = sizeof why + 64;
     o.write = NULL;
     o.user = NULL;
-    if (!fz[g->nodes[st->out].composite].fused)
+    if (!fused)
       fuse__format(&o, g, "%s: runs op by op: %s", name,
-                   fz[g->nodes[st->out].composite].e.why[0]
-                       ? fz[g->nodes[st->out].composite].e.why
-                       : "a value inside it is read outside it");
+                   fz[ci].e.why[0] ? fz[ci].e.why : "a value inside it is read outside it");
     else
       fuse__format(&o, g, "%s declined: %s", name, why[0] ? why : "no reason given");
   }

@@ -31,7 +31,8 @@
    output differs from its --expect file by more than the tolerance, 2 bad command line or an
    unavailable backend.
 
-   Build: make tools   (or: cc -std=c99 -O2 -I. examples/fuse_run.c -o fuse_run -lm -lpthread) */
+   Build: make tools   (or: cc -std=c99 -O2 -I. examples/fuse_run.c -o fuse_run -lm -lpthread,
+   adding -ldnnl where oneDNN's header is installed: fuse_dnnl.h then uses it for --backend dnnl) */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
