@@ -4167,6 +4167,16 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
 }
 
 
+/* The taps t in [0, k) of a window from `start`, `dil` apart, that fall inside [0, size):
+   [*lo, *hi). Found by arithmetic, so a huge window costs nothing. */
+static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int *lo, int *hi) {
+  int64_t l = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  int64_t h = start > size - 1 ? 0 : (size - 1 - start) / dil + 1;
+  if (h > k) h = k;
+  if (l > h) l = h;
+  *lo = (int)l, *hi = (int)h;
+}
+
 /* --------------------------------------------------------- SIMD convolution -- */
 /* On AVX-512 / AVX2, conv2d runs on NHWC tensors (the planner converts where the graph enters
    or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of X[pixel @ t, C] x W_t[C, K].
@@ -4504,17 +4514,17 @@ struct fuse__pool_args {
         int64_t w0 = ow * a->strides[1] - a->padding[1];                                     \
         float *yp = d->y + (row * d->OW + ow) * C;                                           \
         if (d->is_max) {                                                                     \
-          int kh, kw;                                                                        \
+          int kh, kw, kh0, kh1, kw0, kw1;                                                    \
+          fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);                    \
+          fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);                    \
           for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                             \
             int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                         \
             FUSE__MASK_DECL(0)                                                               \
             FUSE__V m = FUSE__VSET1(-HUGE_VALF);                                             \
-            for (kh = 0; kh < a->kernel[0]; kh++) {                                          \
+            for (kh = kh0; kh < kh1; kh++) {                                                 \
               ih = h0 + (int64_t)kh * a->dilation[0];                                        \
-              if (ih < 0 || ih >= d->H) continue;                                            \
-              for (kw = 0; kw < a->kernel[1]; kw++) {                                        \
+              for (kw = kw0; kw < kw1; kw++) {                                               \
                 iw = w0 + (int64_t)kw * a->dilation[1];                                      \
-                if (iw < 0 || iw >= d->W) continue;                                          \
                 m = FUSE__VMAXNAN(FUSE__VMLOAD(xn + (ih * d->W + iw) * C + c0, 0), m);       \
               }                                                                              \
             }                                                                                \
@@ -6372,14 +6382,15 @@ static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
         int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
         float *yp = y + ((n * OH + oh) * OW + ow) * C;
         if (is_max) {
+          int kh0, kh1, kw0, kw1;
+          fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);
+          fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
           for (c = 0; c < C; c++) yp[c] = -HUGE_VALF;
-          for (kh = 0; kh < a->kernel[0]; kh++) {
+          for (kh = kh0; kh < kh1; kh++) {
             ih = h0 + (int64_t)kh * a->dilation[0];
-            if (ih < 0 || ih >= H) continue;
-            for (kw = 0; kw < a->kernel[1]; kw++) {
+            for (kw = kw0; kw < kw1; kw++) {
               const float *xp;
               iw = w0 + (int64_t)kw * a->dilation[1];
-              if (iw < 0 || iw >= W) continue;
               xp = x + ((n * H + ih) * W + iw) * C;
               for (c = 0; c < C; c++) /* a NaN stays */
                 yp[c] = xp[c] > yp[c] || xp[c] != xp[c] ? xp[c] : yp[c];
@@ -6429,14 +6440,14 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
         int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
         if (is_max) {
           float m = -HUGE_VALF;
-          int kh, kw;
-          for (kh = 0; kh < a->kernel[0]; kh++) {
+          int kh, kw, kh0, kh1, kw0, kw1; /* only the taps inside the input */
+          fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);
+          fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
+          for (kh = kh0; kh < kh1; kh++) {
             ih = h0 + (int64_t)kh * a->dilation[0];
-            if (ih < 0 || ih >= H) continue;
-            for (kw = 0; kw < a->kernel[1]; kw++) {
+            for (kw = kw0; kw < kw1; kw++) {
               float v;
               iw = w0 + (int64_t)kw * a->dilation[1];
-              if (iw < 0 || iw >= W) continue;
               v = xp[ih * W + iw];
               if (v > m || v != v) m = v;
               if (m != m) break;
