@@ -5778,7 +5778,11 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
   fuse__tensor vy, va, vb;
   float *y = fuse__data(r, s->out);
   int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
+  int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
   int rank = ty->rank, d;
+#ifdef FUSE__SIMD
+  fuse__elt_fn fn = NULL;
+#endif
   if (rank == 0) {
     y[0] = fuse__binary_op(s->op, a[0], b[0]);
     return;
@@ -5793,25 +5797,14 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
   fuse__broadcast_strides(tb, rank, ty->shape, sb);
   inner = ty->shape[rank - 1];
   outer = fuse__numel(rank - 1, ty->shape);
-#ifdef FUSE__SIMD
-  {
-    fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
-    int64_t n = inner * outer, na = fuse__numel(ta->rank, ta->shape), nb = fuse__numel(tb->rank, tb->shape);
-    if (fn && (na == n || na == 1) && (nb == n || nb == 1)) { /* whole or scalar: one row */
-      fn(s->op, y, a, na == n, b, nb == n, n, 0, 0);
-      return;
-    }
-    if (fn && sa[rank - 1] <= 1 && sb[rank - 1] <= 1) { /* rows along the last axis */
-      memset(idx, 0, sizeof idx);
-      for (o = 0; o < outer; o++) {
-        int64_t oa = 0, ob = 0;
-        for (d = 0; d < rank - 1; d++) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
-        fn(s->op, y + o * inner, a + oa, (int)sa[rank - 1], b + ob, (int)sb[rank - 1], inner, 0, 0);
-        for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
-      }
-      return;
-    }
+  ia = sa[rank - 1], ib = sb[rank - 1];
+  na = fuse__numel(ta->rank, ta->shape), nb = fuse__numel(tb->rank, tb->shape);
+  if ((na == inner * outer || na == 1) && (nb == inner * outer || nb == 1)) { /* one row */
+    ia = na > 1 || inner * outer == 1, ib = nb > 1 || inner * outer == 1;
+    inner *= outer, outer = 1;
   }
+#ifdef FUSE__SIMD
+  if (ia <= 1 && ib <= 1) fn = fuse__elt_pick(r->p->isa); /* rows of whole or scalar operands */
 #endif
   memset(idx, 0, sizeof idx);
   for (o = 0; o < outer; o++) {
@@ -5821,8 +5814,12 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
       oa += idx[d] * sa[d];
       ob += idx[d] * sb[d];
     }
-    for (j = 0; j < inner; j++)
-      yr[j] = fuse__binary_op(s->op, a[oa + j * sa[rank - 1]], b[ob + j * sb[rank - 1]]);
+#ifdef FUSE__SIMD
+    if (fn)
+      fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
+    else
+#endif
+      for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
     for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
 }
@@ -5998,14 +5995,13 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse_plan *p = j->r->p;
   unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   const float **ptr = (const float **)(void *)scratch;
-  int64_t taps = j->KH * j->KW, P = j->tiles, u = u0;
+  int64_t taps = j->KH * j->KW, u = u0;
   int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q;
   int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
   float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
                                                 FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
   fuse__tile_epi e = j->e;
   size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
-  (void)P;
   while (u < u1) {
     int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
     int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
@@ -7241,11 +7237,17 @@ static int fuse__o_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, 
   }
   if (!fuse__slice_is(a.s, "SAME_UPPER") && !fuse__slice_is(a.s, "SAME_LOWER"))
     return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"), 0;
+  for (i = 0; i < 2; i++) { /* the builder would name these too, but SAME divides by them */
+    if (strides[i] < 1 || dilation[i] < 1 || kernel[i] < 1)
+      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
+  }
   for (i = 0; i < 2; i++) {
     int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
     int64_t eff = (int64_t)dilation[i] * (kernel[i] - 1) + 1;
     int64_t total = (out - 1) * strides[i] + eff - in;
     if (total < 0) total = 0;
+    if (total > 0x7ffffffe)
+      return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "auto_pad SAME gives padding past 2^31"), 0;
     if (fuse__slice_is(a.s, "SAME_UPPER")) {
       pads[i] = (int)(total / 2);
       pads[i + 2] = (int)(total - total / 2);

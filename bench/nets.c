@@ -109,48 +109,6 @@ static float *read_floats(const char *path, size_t *n) {
   return p;
 }
 
-static void load_avg(char *buf, size_t n) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  double a = 0, b = 0, c = 0;
-  snprintf(buf, n, "?");
-  if (!f)
-    return;
-  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
-    snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
-  fclose(f);
-}
-
-static void cpu_model(char *buf, size_t n) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  snprintf(buf, n, "unknown CPU");
-  if (!f)
-    return;
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      char *p = strchr(line, ':'), *e;
-      if (!p)
-        break;
-      p++;
-      while (*p == ' ')
-        p++;
-      e = p + strlen(p);
-      while (e > p && (e[-1] == '\n' || e[-1] == ' '))
-        *--e = 0;
-      snprintf(buf, n, "%s", p);
-      break;
-    }
-  }
-  fclose(f);
-}
-
-static const char *isa_name(fuse_isa i) {
-  return i == FUSE_ISA_AVX512   ? "avx512"
-         : i == FUSE_ISA_AVX2   ? "avx2"
-         : i == FUSE_ISA_SCALAR ? "scalar"
-                                : "auto";
-}
-
 /* ------------------------------------------------------------------ results -- */
 
 typedef struct timing {

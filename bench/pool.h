@@ -5,7 +5,8 @@
      parts and runs the first in the caller, pool_stop(&p, w) joins them;
    - plan_steps(plan, &info): reads fuse_plan_write's description and counts the compute
      steps (every step but the layout conversions to_nhwc / to_nchw the planner adds around
-     the SIMD convolutions) and finds the first conv2d step. */
+     the SIMD convolutions) and finds the first conv2d step;
+   - load_avg, cpu_model, isa_name: what the result tables say about the run. */
 #ifndef BENCH_POOL_H
 #define BENCH_POOL_H
 
@@ -214,6 +215,50 @@ static BENCH_UNUSED int plan_steps(const fuse_plan *plan, plan_info *info) {
   }
   free(t.buf);
   return 1;
+}
+
+/* ----------------------------------------------- what the tables say about the run -- */
+
+BENCH_UNUSED static void load_avg(char *buf, size_t n) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double a = 0, b = 0, c = 0;
+  snprintf(buf, n, "?");
+  if (!f)
+    return;
+  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+    snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
+  fclose(f);
+}
+
+BENCH_UNUSED static void cpu_model(char *buf, size_t n) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  snprintf(buf, n, "unknown CPU");
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      char *p = strchr(line, ':'), *e;
+      if (!p)
+        break;
+      p++;
+      while (*p == ' ')
+        p++;
+      e = p + strlen(p);
+      while (e > p && (e[-1] == '\n' || e[-1] == ' '))
+        *--e = 0;
+      snprintf(buf, n, "%s", p);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+BENCH_UNUSED static const char *isa_name(fuse_isa i) {
+  return i == FUSE_ISA_AVX512   ? "avx512"
+         : i == FUSE_ISA_AVX2   ? "avx2"
+         : i == FUSE_ISA_SCALAR ? "scalar"
+                                : "auto";
 }
 
 #endif
