@@ -200,14 +200,14 @@ bench: $(BUILD)/fuse_ops_bench $(BUILD)/layers
 $(BUILD)/fuse_ops_bench: bench/fuse_ops_bench.c fuse.h | $(BUILD)
 	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h | $(BUILD)
+$(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
 # make bench-nets: bench/nets - resnet18, resnet50, mobilenet_v2 (build/models, exported by
 # tools/export_torchvision.py) through fuse_run with 1 and 2 threads against PyTorch
-# (bench/nets_torch.py with /usr/bin/python3, when torch is installed); writes
-# bench/results/nets.{md,csv}. BENCH_NETS_ARGS go to bench/nets, e.g. "--runs 5 resnet18".
+# (bench/nets_torch.py with /usr/bin/python3, when torch is installed), and routed to oneDNN
+# by fuse_dnnl.h when its header is found (then -ldnnl); writes bench/results/nets.{md,csv}. BENCH_NETS_ARGS go to bench/nets, e.g. "--runs 5 resnet18".
 .PHONY: bench-nets
 BENCH_NETS_ARGS ?=
 bench-nets: $(BUILD)/nets
@@ -218,9 +218,9 @@ bench-nets: $(BUILD)/nets
 	@echo "== bench/nets (load: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
 	./$(BUILD)/nets $(BENCH_NETS_ARGS)
 
-$(BUILD)/nets: bench/nets.c bench/pool.h fuse.h | $(BUILD)
+$(BUILD)/nets: bench/nets.c bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
-	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
 # make fuzz: each libFuzzer target in fuzz/ for FUZZ_SECONDS (clang), from its seed corpus
 # (fuzz/corpus/<name>, plus every input once found, tests/data/fuzz-regress/<name>; the text

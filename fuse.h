@@ -337,13 +337,25 @@ FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
    fuse_compile offers each fused conv2d / matmul step whose composite's codegen equals a
    backend's name to that backend's prepare, which gets the step's description (never a name to
    parse) and takes it or declines; a declined step runs on the built-in kernels and the plan's
-   description says why. A step a backend took reads and writes NCHW float32. */
+   description says why. A step a backend took reads and writes NCHW float32, except a tensor
+   passed between two steps of one backend, which may stay in that backend's own layout (see
+   fuse_backend_layout): conversions then happen only where its steps are entered or left. */
 typedef enum fuse_backend_op { FUSE_BACKEND_CONV2D = 1, FUSE_BACKEND_MATMUL = 2 } fuse_backend_op;
 #define FUSE_BACKEND_MAX_OPERANDS (3 + FUSE_MAX_POST_OPS) /* x, w, bias, residuals */
+/* A tensor's layout between steps of one backend object. All zero: NCHW float32. A backend
+   that never sets one (leaves step->output_layout alone) is only ever given NCHW. */
+typedef struct fuse_backend_layout {
+  const void *id; /* the backend's own description, owned by the producing step's state (it
+                     lives as long as that state); NULL = NCHW float32 */
+  size_t bytes;   /* the tensor's size in it, which may exceed NCHW's (padded channels): the
+                     plan's workspace holds this many bytes, 64-byte aligned */
+} fuse_backend_layout;
 typedef struct fuse_backend_tensor {
   int rank;
   int64_t shape[FUSE_MAX_RANK];
   const float *data; /* a constant's values, readable during prepare only; else NULL */
+  fuse_backend_layout layout; /* an operand another step of this backend produced in the
+                                 layout its prepare declared; else all zero (NCHW) */
 } fuse_backend_tensor;
 typedef struct fuse_backend_post {
   fuse_post_kind kind;
@@ -363,6 +375,13 @@ typedef struct fuse_backend_step {
   fuse_backend_post post[FUSE_MAX_POST_OPS]; /* after the bias, in order, once per element */
   const char *composite;  /* the composite's name, for messages only */
   int num_threads;        /* fuse_compile_options.num_threads (0 = the backend's default) */
+  /* NULL: the output is NCHW. Else every step that reads the output is a fused step offered
+     to this backend too (not a graph output, not read through a reshape): prepare may set
+     *output_layout to write it in its own layout, which those steps' prepare then receives as
+     operands[k].layout. Left zero: NCHW. Should one of them decline it or be taken by another
+     backend, fuse_compile destroys the states it made and offers the steps again with that
+     tensor NCHW (output_layout NULL). */
+  fuse_backend_layout *output_layout;
 } fuse_backend_step;
 struct fuse_backend {
   const char *name;       /* takes the composites whose codegen is this, e.g. "dnnl" */
@@ -373,10 +392,10 @@ struct fuse_backend {
   fuse_result (*prepare)(const fuse_backend *self, const fuse_backend_step *step, void **state,
                          size_t *scratch_size, char *why, size_t why_size);
   /* At fuse_run: the operands in the step's order (operands[1] is NULL when the weights were
-     constant: the backend kept what it needs at prepare), the output, and scratch_size bytes,
-     64-byte aligned, of this caller's workspace, for every temporary buffer. May run
-     concurrently on one state, each caller with its own workspace. Not FUSE_OK: fuse_run stops
-     and returns it. */
+     constant: the backend kept what it needs at prepare), the output (each in the layout
+     prepare was told or declared), and scratch_size bytes, 64-byte aligned, of this caller's
+     workspace, for every temporary buffer. May run concurrently on one state, each caller
+     with its own workspace. Not FUSE_OK: fuse_run stops and returns it. */
   fuse_result (*run)(void *state, const float *const *operands, float *output, void *scratch);
   void (*destroy)(void *state); /* by fuse_plan_destroy (and a failed fuse_compile) */
 };
@@ -4197,7 +4216,8 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 #include <immintrin.h>
 
 typedef struct fuse__tile_epi {
-  const float *bias; /* at the tile's first channel, or NULL */
+  const float *bias;     /* at the tile's first channel, or NULL */
+  const float *row_bias; /* NCHW GEMM: one per tile row (output channel), or NULL */
   int num_post;
   int kind[FUSE_MAX_POST_OPS];
   float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
@@ -4227,6 +4247,7 @@ typedef struct fuse__tile_epi {
 #define FUSE__IG_EPI(r, j)                                                                   \
   if (flags & FUSE__FINISH) {                                                                \
     if (e->bias) c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VMLOAD(e->bias + j * FUSE__VW, j)); \
+    else if (e->row_bias) c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VSET1(e->row_bias[r]));  \
     for (q = 0; q < e->num_post; q++) {                                                      \
       if (e->kind[q] == FUSE_POST_ADD) {                                                     \
         c##r##_##j =                                                                         \
@@ -4266,6 +4287,67 @@ typedef struct fuse__tile_epi {
     ROWS(FUSE__IG_ROW_EPI, VECS)                                                             \
   }
 
+/* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
+   group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
+   that tap, zero in the padding and past cols (nr floats a row). Runs of pixels along an
+   output row are vector copies when the stride is 1, gathers otherwise. */
+typedef struct fuse__cgpack_args {
+  const float *xg;
+  int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
+  int pointwise;
+} fuse__cgpack_args;
+#define FUSE__CG_ZERO(dst, n)                                                                  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VZERO());                                               }
+#define FUSE__CG_COPY(dst, src, n)                                                             for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VMLOAD((src) + i_, 0));                                }
+#define FUSE__CG_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
+#define FUSE__CGPACK(NAME, TARGET)                                                           \
+  TARGET static void NAME(const fuse__cgpack_args *g, int64_t p0, int ncols, float *panel) {  \
+    int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, i_, p = p0, jj = 0;                     \
+    int64_t run_at[FUSE__CG_RUNS], run_len[FUSE__CG_RUNS], run_ih[FUSE__CG_RUNS], run_iw[FUSE__CG_RUNS]; \
+    int runs = 0, k;                                                                         \
+    if (!g->pointwise)                                                                       \
+      while (jj < ncols && runs < FUSE__CG_RUNS) { /* the runs, once per block */             \
+        int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;                            \
+        if (seg > ncols - jj) seg = ncols - jj;                                                \
+        run_at[runs] = jj, run_len[runs] = seg;                                              \
+        run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;                \
+        runs++, jj += seg, p += seg;                                                         \
+      }                                                                                      \
+    for (c = 0; c < g->Cg; c++) {                                                            \
+      const float *xc = g->xg + c * HW;                                                      \
+      if (g->pointwise) { /* input pixel = output pixel */                                   \
+        FUSE__CG_COPY(panel + c * nr, xc + p0, ncols)                                         \
+        FUSE__CG_ZERO(panel + c * nr + ncols, nr - ncols)                                      \
+        continue;                                                                            \
+      }                                                                                      \
+      for (kh = 0; kh < g->KH; kh++)                                                         \
+        for (kw = 0; kw < g->KW; kw++) {                                                     \
+          float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;                         \
+          for (k = 0; k < runs; k++) {                                                       \
+            int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;                           \
+            int64_t iw0 = run_iw[k] + kw * g->dw, e0, e1, e;                                 \
+            float *d = dst + run_at[k];                                                      \
+            /* e0 .. e1: the run's pixels whose input column iw0 + e * sw lies in [0, W) */  \
+            e0 = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;                                  \
+            e1 = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;                         \
+            if (ih < 0 || ih >= g->H) e0 = e1 = 0;                                           \
+            if (e1 > seg) e1 = seg;                                                          \
+            if (e0 > e1) e0 = e1;                                                            \
+            FUSE__CG_ZERO(d, e0)                                                             \
+            if (e1 > e0) {                                                                   \
+              const float *xr = xc + ih * g->W + iw0;                                        \
+              if (g->sw == 1) {                                                              \
+                FUSE__CG_COPY(d + e0, xr + e0, e1 - e0)                                      \
+              } else {                                                                       \
+                for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];                              \
+              }                                                                              \
+            }                                                                                \
+            FUSE__CG_ZERO(d + e1, seg - e1)                                                  \
+          }                                                                                  \
+          FUSE__CG_ZERO(dst + ncols, nr - ncols)                                               \
+        }                                                                                    \
+    }                                                                                        \
+  }
+
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time: inside the row
    four pixels share each weight load; at the edges a pixel runs only its taps inside the
    input. The epilogue runs on the register before the one store (masked on the last vector). */
@@ -4278,9 +4360,12 @@ typedef struct fuse__tile_epi {
   }                                                                                          \
   FUSE__VMSTORE(d->y + (pix) * C + c0, 0, acc);
 #define FUSE__DW(NAME, TARGET)                                                               \
-  TARGET static void NAME(const fuse__dw_args *d, int64_t r0, int64_t r1) {                  \
+  TARGET static void NAME(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1) {       \
     int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;                               \
     int q, kh, kw;                                                                           \
+    int spec = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2         \
+                   ? d->KH * 10 + (int)sw : 0;                                               \
+    (void)buf;                                                                               \
     /* output columns whose taps all fall inside the input: [lo, hi) */                     \
     int64_t lo = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;                                     \
     int64_t hi = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0                                  \
@@ -4300,7 +4385,15 @@ typedef struct fuse__tile_epi {
         FUSE__V b = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();                 \
         for (ow = 0; ow < d->OW;) {                                                          \
           int64_t iw0 = ow * sw - d->pl;                                                     \
-          if (ow >= lo && ow + 4 <= hi) { /* four pixels, every tap inside */                \
+          if (spec && ow >= lo && ow + 8 <= hi) { /* eight pixels, registers (below) */      \
+            switch (spec) {                                                                  \
+            case 31: FUSE__DWN_BLOCK(3, 1) break;                                            \
+            case 32: FUSE__DWN_BLOCK(3, 2) break;                                            \
+            case 51: FUSE__DWN_BLOCK(5, 1) break;                                            \
+            default: FUSE__DWN_BLOCK(5, 2) break;                                            \
+            }                                                                                \
+            ow += 8;                                                                         \
+          } else if (ow >= lo && ow + 4 <= hi) { /* four pixels, every tap inside */         \
             FUSE__V a0 = b, a1 = b, a2 = b, a3 = b;                                          \
             for (kh = kh0; kh < kh1; kh++) {                                                 \
               const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;             \
@@ -4338,6 +4431,46 @@ typedef struct fuse__tile_epi {
     }                                                                                        \
   }
 
+/* NHWC, 3x3 or 5x5 with column dilation 1 and column stride 1 or 2: eight pixels of a row,
+   a kernel row's weights in registers, and each input pixel loaded once per kernel row for
+   every output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where the
+   four-pixel block needs 15 for 12). kk, swk: constants, so only existing taps remain. */
+#define FUSE__P8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define FUSE__J19(X)                                                                         \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18)
+#define FUSE__DWN_W(u, kw) FUSE__V wv##kw = kw < kk ? FUSE__VLOAD(wr + kw * d->Cp) : FUSE__VZERO();
+/* input pixel J of the block, tap column kw: output pixel (J - kw) / swk */
+#define FUSE__DWN_T(J, kw)                                                                   \
+  if (kw < kk && J >= kw && (J - kw) % swk == 0 && (J - kw) / swk < 8) {                     \
+    if ((J - kw) / swk == 0) e0 = FUSE__VFMA(xv, wv##kw, e0);                                 \
+    else if ((J - kw) / swk == 1) e1 = FUSE__VFMA(xv, wv##kw, e1);                            \
+    else if ((J - kw) / swk == 2) e2 = FUSE__VFMA(xv, wv##kw, e2);                            \
+    else if ((J - kw) / swk == 3) e3 = FUSE__VFMA(xv, wv##kw, e3);                            \
+    else if ((J - kw) / swk == 4) e4 = FUSE__VFMA(xv, wv##kw, e4);                            \
+    else if ((J - kw) / swk == 5) e5 = FUSE__VFMA(xv, wv##kw, e5);                            \
+    else if ((J - kw) / swk == 6) e6 = FUSE__VFMA(xv, wv##kw, e6);                            \
+    else e7 = FUSE__VFMA(xv, wv##kw, e7);                                                    \
+  }
+#define FUSE__DWN_J(J)                                                                       \
+  if (J < 7 * swk + kk) {                                                                    \
+    FUSE__V xv = FUSE__VMLOAD(xb + J * C, 0);                                                \
+    FUSE__L5A(FUSE__DWN_T, J)                                                                \
+  }
+#define FUSE__DWN_DECL(p) FUSE__V e##p = b;
+#define FUSE__DWN_EPI(p) FUSE__DW_EPI(e##p, pix0 + ow + p)
+#define FUSE__DWN_BLOCK(K, SW)                                                               \
+  {                                                                                          \
+    const int64_t kk = K, swk = SW;                                                          \
+    FUSE__P8(FUSE__DWN_DECL)                                                                 \
+    for (kh = kh0; kh < kh1; kh++) {                                                         \
+      const float *xb = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;                     \
+      const float *wr = d->w + (int64_t)kh * kk * d->Cp + c0;                                \
+      FUSE__L5A(FUSE__DWN_W, 0)                                                              \
+      FUSE__J19(FUSE__DWN_J)                                                                 \
+    }                                                                                        \
+    FUSE__P8(FUSE__DWN_EPI)                                                                  \
+  }
+
 typedef struct fuse__dw_args fuse__dw_args;
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
@@ -4347,124 +4480,348 @@ struct fuse__dw_args {
   float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
   int num_post, KH, KW;
   int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
-  void (*fn)(const fuse__dw_args *d, int64_t r0, int64_t r1); /* output rows r0 .. r1 */
+  const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */
+  unsigned char *scratch; /* NCHW: the chunk's band buffer is at scratch + slot * chunk */
+  size_t slot;
+  /* NHWC: output rows r0 .. r1; NCHW: planes, buf the chunk's scratch */
+  void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
 };
 
-/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
-   vectorized along the output row: VW output columns at a time, each tap one strided load
-   of the input row (FUSE__VROW: zeros where the tap falls into the padding) times the tap's
-   weight. Units are (image, channel) planes. */
-#define FUSE__DWC_BLOCK 4 /* output vectors of a row per block (a0 .. a3) */
-#define FUSE__DWC_TAP(acc, v)                                                                \
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op).
+   Units are (image, channel) planes, cut into bands of output rows. A band's input rows are
+   first copied into a buffer (in L1), zero-padded on every side and split into sw column
+   phases (phase p holds padded columns p, p + sw, ...), so that for any stride, dilation or
+   padding the VW outputs from column ow need, for each tap, one contiguous unaligned load at
+   a fixed offset from the tile: no edge cases, masks or gathers in the loop. A tile is 8
+   output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide), each tap one
+   broadcast weight and 8 FMAs; the epilogue runs on the registers before the one store. */
+#define FUSE__DWC_BUF 6144 /* floats of a band buffer: it and the band's output stay in L1 */
+typedef struct fuse__dwc_geom {
+  int64_t nb, rb; /* a tile: rb output rows x nb vectors */
+  int64_t wq;     /* floats of a phase row (a multiple of 16: rows stay 64-byte aligned) */
+  int64_t rs;     /* floats of a buffer row: sw phase rows */
+  int64_t band;   /* output rows per band, a multiple of 8 */
+  int64_t rows;   /* buffer rows of a band */
+} fuse__dwc_geom;
+
+static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                               int64_t sh, int64_t sw, int64_t dh, int64_t dw, fuse__dwc_geom *g) {
+  int64_t nv = (OW + vw - 1) / vw, span = (KH - 1) * dh + 1, ncb, band;
+  g->nb = nv >= 8 ? 8 : nv >= 4 ? 4 : nv >= 2 ? 2 : 1;
+  g->rb = 8 / g->nb;
+  ncb = (nv + g->nb - 1) / g->nb; /* column tiles of a row; the last may overhang OW */
+  g->wq = (ncb * g->nb * vw + (KW - 1) * dw / sw + 15) / 16 * 16 + 32; /* + a row's tail */
+  g->rs = sw * g->wq;
+  band = FUSE__DWC_BUF / g->rs < span + sh ? 1 : (FUSE__DWC_BUF / g->rs - span) / sh + 1;
+  band = band < 8 ? 8 : band / 8 * 8; /* whole tiles of every kind: 8, 4, 2 or 1 rows */
+  if (band > (OH + 7) / 8 * 8) band = (OH + 7) / 8 * 8;
+  g->band = band;
+  g->rows = (band - 1) * sh + span;
+}
+
+/* Bytes of an NCHW depthwise step's scratch, the most either vector width needs: the tap
+   offsets, then the band buffer. */
+static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t dh, int64_t dw) {
+  fuse__dwc_geom g8, g16;
+  int64_t f8, f16;
+  fuse__dwc_geometry(8, OH, OW, KH, KW, sh, sw, dh, dw, &g8);
+  fuse__dwc_geometry(16, OH, OW, KH, KW, sh, sw, dh, dw, &g16);
+  f8 = g8.rows * g8.rs, f16 = g16.rows * g16.rs;
+  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)(f8 > f16 ? f8 : f16) * sizeof(float);
+}
+
+/* slots of a tile: s / nbk its row, s % nbk its vector */
+#define FUSE__S8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define FUSE__DWC_AT(s) ((s / nbk) * d->OW + (s % nbk) * FUSE__VW) /* from the tile's first output */
+#define FUSE__DWC_DECL(s) FUSE__V a##s = bias;
+#define FUSE__DWC_FMA(s) a##s = FUSE__VFMA(FUSE__VLOAD(q + (s / nbk) * rstep + (s % nbk) * FUSE__VW), wv, a##s);
+#define FUSE__DWC_ADD(s) a##s = FUSE__VADD(a##s, FUSE__VLOAD(rp + FUSE__DWC_AT(s)));
+#define FUSE__DWC_CLAMP(s) a##s = FUSE__VMIN(hv, FUSE__VMAX(lv, a##s));
+#define FUSE__DWC_STORE(s) FUSE__VSTOREU(yp + FUSE__DWC_AT(s), a##s);
+#define FUSE__DWC_KADD(s)                                                                    \
+  if (oh0 + s / nbk < d->OH) a##s = FUSE__VADD(a##s, FUSE__VKLOAD(rp + FUSE__DWC_AT(s), cm[s % nbk]));
+#define FUSE__DWC_KSTORE(s) if (oh0 + s / nbk < d->OH) FUSE__VKSTORE(yp + FUSE__DWC_AT(s), cm[s % nbk], a##s);
+/* the tiles of a band, NBK vectors wide; the epilogue one post-op at a time over the tile */
+#define FUSE__DWC_TILES(NBK)                                                                 \
   {                                                                                          \
-    int64_t qv = q0 + (v) * FUSE__VW * sw;                                                   \
-    acc = FUSE__VFMA(qv >= 0 && qv + (FUSE__VW - 1) * sw < d->W ? FUSE__VROW_IN(row + qv, sw) \
-                                                                : FUSE__VROW(row, qv, sw, d->W), \
-                     wv, acc);                                                               \
-  }
-#define FUSE__DWC(NAME, TARGET)                                                              \
-  TARGET static void NAME(const fuse__dw_args *d, int64_t u0, int64_t u1) {                  \
-    int64_t u, oh, ow0, sw = d->sw, span = (FUSE__DWC_BLOCK * FUSE__VW - 1) * sw + 1;        \
-    int q, kh, kw, v;                                                                        \
-    for (u = u0; u < u1; u++) {                                                              \
-      int64_t c = u % d->C;                                                                  \
-      const float *xp = d->x + u * d->H * d->W;                                              \
-      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
-      for (oh = 0; oh < d->OH; oh++) {                                                       \
-        int64_t ih0 = oh * d->sh - d->pt, at = (u * d->OH + oh) * d->OW;                     \
-        for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__DWC_BLOCK * FUSE__VW) {                      \
-          FUSE__V acc[FUSE__DWC_BLOCK], a0 = bias, a1 = bias, a2 = bias, a3 = bias;          \
-          int64_t nv = (d->OW - ow0 + FUSE__VW - 1) / FUSE__VW;                              \
-          for (kh = 0; kh < d->KH; kh++) {                                                   \
-            int64_t ih = ih0 + kh * d->dh;                                                   \
-            const float *row = xp + ih * d->W;                                               \
-            if (ih < 0 || ih >= d->H) continue;                                              \
-            for (kw = 0; kw < d->KW; kw++) {                                                 \
-              int64_t q0 = ow0 * sw - d->pl + kw * d->dw;                                    \
-              FUSE__V wv = FUSE__VSET1(d->w[(kh * d->KW + kw) * d->Cp + c]);                 \
-              if (q0 >= 0 && q0 + span <= d->W) { /* every lane inside the row */           \
-                const float *rp = row + q0;                                                  \
-                a0 = FUSE__VFMA(FUSE__VROW_IN(rp, sw), wv, a0);                              \
-                a1 = FUSE__VFMA(FUSE__VROW_IN(rp + FUSE__VW * sw, sw), wv, a1);              \
-                a2 = FUSE__VFMA(FUSE__VROW_IN(rp + 2 * FUSE__VW * sw, sw), wv, a2);          \
-                a3 = FUSE__VFMA(FUSE__VROW_IN(rp + 3 * FUSE__VW * sw, sw), wv, a3);          \
-              } else { /* an edge: vector by vector, only those the row still has */        \
-                FUSE__DWC_TAP(a0, 0)                                                         \
-                if (nv > 1) FUSE__DWC_TAP(a1, 1)                                             \
-                if (nv > 2) FUSE__DWC_TAP(a2, 2)                                             \
-                if (nv > 3) FUSE__DWC_TAP(a3, 3)                                             \
-              }                                                                              \
+    const int64_t nbk = NBK;                                                                 \
+    for (ow0 = 0; ow0 < d->OW; ow0 += nbk * FUSE__VW) {                                      \
+      FUSE__MASKT cm[8]; /* the valid lanes of the tile's vectors */                        \
+      for (k = 0; k < nbk; k++) {                                                            \
+        int64_t n_ = d->OW - ow0 - k * FUSE__VW;                                             \
+        cm[k] = FUSE__MASK_OF(n_ < 0 ? 0 : n_ > FUSE__VW ? FUSE__VW : n_);                   \
+      }                                                                                      \
+      for (r0 = 0; r0 < g.band && b0 + r0 < d->OH; r0 += 8 / nbk) {                          \
+        const float *bp = buf + r0 * rstep + ow0;                                            \
+        int64_t oh0 = b0 + r0, tile = plane + oh0 * d->OW + ow0;                             \
+        FUSE__S8(FUSE__DWC_DECL)                                                             \
+        for (t = 0; t < taps; t++) {                                                         \
+          const float *q = bp + off[t];                                                      \
+          FUSE__V wv = FUSE__VSET1(wc[t * d->Cp]);                                           \
+          FUSE__S8(FUSE__DWC_FMA)                                                            \
+        }                                                                                    \
+        if (oh0 + 8 / nbk <= d->OH && ow0 + nbk * FUSE__VW <= d->OW) {                       \
+          float *yp = d->y + tile;                                                           \
+          for (q = 0; q < np; q++) {                                                         \
+            if (kind[q] == FUSE_POST_ADD) {                                                  \
+              const float *rp = res[q] + tile;                                               \
+              FUSE__S8(FUSE__DWC_ADD)                                                        \
+            } else {                                                                         \
+              FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                      \
+              FUSE__S8(FUSE__DWC_CLAMP)                                                      \
             }                                                                                \
           }                                                                                  \
-          acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;                                \
-          for (v = 0; v < FUSE__DWC_BLOCK && ow0 + v * FUSE__VW < d->OW; v++) {              \
-            int64_t o = ow0 + v * FUSE__VW;                                                  \
-            int cols = (int)(d->OW - o < FUSE__VW ? d->OW - o : FUSE__VW);                   \
-            FUSE__MASK_DECL(0)                                                               \
-            for (q = 0; q < d->num_post; q++) {                                              \
-              if (d->kind[q] == FUSE_POST_ADD)                                               \
-                acc[v] = FUSE__VADD(acc[v], FUSE__VMLOAD(d->res[q] + at + o, 0));            \
-              else                                                                           \
-                acc[v] = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc[v])); \
+          FUSE__S8(FUSE__DWC_STORE)                                                          \
+        } else { /* the plane's edge: masked, the same steps */                             \
+          float *yp = d->y + tile;                                                           \
+          for (q = 0; q < np; q++) {                                                         \
+            if (kind[q] == FUSE_POST_ADD) {                                                  \
+              const float *rp = res[q] + tile;                                               \
+              FUSE__S8(FUSE__DWC_KADD)                                                       \
+            } else {                                                                         \
+              FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                      \
+              FUSE__S8(FUSE__DWC_CLAMP)                                                      \
             }                                                                                \
-            FUSE__VMSTORE(d->y + at + o, 0, acc[v]);                                         \
           }                                                                                  \
+          FUSE__S8(FUSE__DWC_KSTORE)                                                         \
         }                                                                                    \
       }                                                                                      \
     }                                                                                        \
   }
-
-#ifndef FUSE_NO_AVX512
-/* row[q0 + l * sw] for the 16 lanes l, zero where that falls outside [0, W); no lane outside
-   is read. Stride 1 and 2 load contiguously (2: two loads, the even floats picked); others
-   gather. */
-__attribute__((target("avx512f"), always_inline)) static __inline__ __m512
-fuse__row_avx512(const float *row, int64_t q0, int64_t sw, int64_t W) {
-  int64_t span = 15 * sw + 1, lo = q0 < 0 ? -q0 : 0, hi = W - q0 < span ? W - q0 : span;
-  if (hi <= lo) return _mm512_setzero_ps();
-  if (sw == 1 && lo == 0) /* inside the row but maybe its end: a masked load */
-    return _mm512_maskz_loadu_ps(hi >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << hi) - 1u), row + q0);
-  if (sw == 2 && lo == 0) {
-    __mmask16 m0 = hi >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << hi) - 1u);
-    __mmask16 m1 = hi >= 32 ? (__mmask16)0xffff : hi <= 16 ? (__mmask16)0 : (__mmask16)((1u << (hi - 16)) - 1u);
-    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, row + q0),
-                                  _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
-                                  _mm512_maskz_loadu_ps(m1, row + q0 + 16));
+/* 3x3 and 5x5 with row dilation 1, row stride 1 or 2: a tile is 4 output rows x 1 vector with
+   the kernel's weights held in registers; each input row the tile reads is loaded once per
+   tap column and feeds every output row that uses it (6 loads for 36 FMAs on 3x3 stride 1,
+   where the 8-slot tile needs 81). Written with constant kk (kernel size) and shk (row
+   stride) so the compiler drops every combination that does not exist. */
+#define FUSE__L5A(X, a) X(a, 0) X(a, 1) X(a, 2) X(a, 3) X(a, 4)
+#define FUSE__L5B(X, a, b) X(a, b, 0) X(a, b, 1) X(a, b, 2) X(a, b, 3) X(a, b, 4)
+#define FUSE__L11(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+#define FUSE__R4(X) X(0) X(1) X(2) X(3)
+#define FUSE__DWK_W(u, kh, kw)                                                               \
+  FUSE__V w##kh##_##kw = kh < kk && kw < kk ? FUSE__VSET1(wc[(kh * kk + kw) * d->Cp]) : FUSE__VZERO();
+#define FUSE__DWK_WROW(u, kh) FUSE__L5B(FUSE__DWK_W, u, kh)
+/* input row J, tap column kw, kernel row kh: output row (J - kh) / shk of the tile */
+#define FUSE__DWK_T(J, kw, kh)                                                               \
+  if (kh < kk && J >= kh && (J - kh) % shk == 0 && (J - kh) / shk < rbk) {                   \
+    if ((J - kh) / shk == 0) a0 = FUSE__VFMA(xv, w##kh##_##kw, a0);                           \
+    else if ((J - kh) / shk == 1) a1 = FUSE__VFMA(xv, w##kh##_##kw, a1);                      \
+    else if ((J - kh) / shk == 2) a2 = FUSE__VFMA(xv, w##kh##_##kw, a2);                      \
+    else if ((J - kh) / shk == 3) a3 = FUSE__VFMA(xv, w##kh##_##kw, a3);                      \
+    else if ((J - kh) / shk == 4) a4 = FUSE__VFMA(xv, w##kh##_##kw, a4);                      \
+    else if ((J - kh) / shk == 5) a5 = FUSE__VFMA(xv, w##kh##_##kw, a5);                      \
+    else if ((J - kh) / shk == 6) a6 = FUSE__VFMA(xv, w##kh##_##kw, a6);                      \
+    else a7 = FUSE__VFMA(xv, w##kh##_##kw, a7);                                              \
   }
-  if (sw <= 2) { /* the left edge: only the floats inside are read, expanded into place */
-    __m512 v[2];
-    int h;
-    v[0] = v[1] = _mm512_setzero_ps();
-    for (h = 0; h < (int)sw; h++) { /* raw floats 16h .. 16h+15 of the span */
-      int64_t a = lo > 16 * h ? lo : 16 * h, b = hi < 16 * (h + 1) ? hi : 16 * (h + 1);
-      __mmask16 m = b > a ? (__mmask16)((((1u << (b - a)) - 1u)) << (a - 16 * h)) : 0;
-      v[h] = b > a ? _mm512_maskz_expandloadu_ps(m, row + q0 + a) : _mm512_setzero_ps();
-    }
-    if (sw == 1) return v[0];
-    return _mm512_permutex2var_ps(v[0], _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v[1]);
-  } else {
-    __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                     _mm512_set1_epi32((int)sw));
-    __m512i pos = _mm512_add_epi32(idx, _mm512_set1_epi32((int)q0));
-    __mmask16 m = _mm512_cmpge_epi32_mask(pos, _mm512_setzero_si512()) &
-                  _mm512_cmplt_epi32_mask(pos, _mm512_set1_epi32((int)W));
-    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, pos, row, 4);
+#define FUSE__DWK_X(J, kw)                                                                   \
+  if (kw < kk) {                                                                             \
+    FUSE__V xv = FUSE__VLOAD(p + J * g.rs + co[kw]);                                         \
+    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
   }
-}
-#endif
-
-#ifndef FUSE_NO_AVX2
-__attribute__((target("avx2,fma"), always_inline)) static __inline__ __m256
-fuse__row_avx2(const float *row, int64_t q0, int64_t sw, int64_t W) {
-  __m256i pos = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                                    _mm256_set1_epi32((int)sw)),
-                                 _mm256_set1_epi32((int)q0));
-  __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), pos),
-                                   _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), pos));
-  if (sw == 1 && q0 >= 0) return _mm256_maskload_ps(row + q0, ok);
-  return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, pos, _mm256_castsi256_ps(ok), 4);
-}
-#endif
+#define FUSE__DWK_J(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_X, J) }
+/* the epilogue of a 4 x 1 tile: whole, or masked at the plane's edge */
+/* slot s of a tile of rbk rows (4 or 8): the 8-slot steps, on the rows that exist */
+#define FUSE__DWK_ADD(s) if (s < rbk) { FUSE__DWC_ADD(s) }
+#define FUSE__DWK_CLAMP(s) if (s < rbk) { FUSE__DWC_CLAMP(s) }
+#define FUSE__DWK_STORE(s) if (s < rbk) { FUSE__DWC_STORE(s) }
+#define FUSE__DWK_KADD(s) if (s < rbk) { FUSE__DWC_KADD(s) }
+#define FUSE__DWK_KSTORE(s) if (s < rbk) { FUSE__DWC_KSTORE(s) }
+#define FUSE__DWK_EPI                                                                        \
+  if (oh0 + rbk <= d->OH && ow0 + FUSE__VW <= d->OW) {                                         \
+    for (q = 0; q < np; q++) {                                                               \
+      if (kind[q] == FUSE_POST_ADD) {                                                        \
+        const float *rp = res[q] + tile;                                                     \
+        FUSE__S8(FUSE__DWK_ADD)                                                              \
+      } else {                                                                               \
+        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
+        FUSE__S8(FUSE__DWK_CLAMP)                                                            \
+      }                                                                                      \
+    }                                                                                        \
+    FUSE__S8(FUSE__DWK_STORE)                                                                \
+  } else {                                                                                   \
+    for (q = 0; q < np; q++) {                                                               \
+      if (kind[q] == FUSE_POST_ADD) {                                                        \
+        const float *rp = res[q] + tile;                                                     \
+        FUSE__S8(FUSE__DWK_KADD)                                                             \
+      } else {                                                                               \
+        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
+        FUSE__S8(FUSE__DWK_CLAMP)                                                            \
+      }                                                                                      \
+    }                                                                                        \
+    FUSE__S8(FUSE__DWK_KSTORE)                                                               \
+  }
+#define FUSE__DWK_TILES(K, SH)                                                               \
+  {                                                                                          \
+    const int64_t kk = K, shk = SH, nbk = 1, rbk = 4; /* 8 rows measured slower here */     \
+    int64_t co[5];                                                                           \
+    FUSE__L5A(FUSE__DWK_WROW, 0)                                                             \
+    for (k = 0; k < 5; k++) co[k] = k < kk ? off[k] : 0;                                     \
+    for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__VW) {                                            \
+      FUSE__MASKT cm[1];                                                                     \
+      cm[0] = FUSE__MASK_OF(d->OW - ow0 < FUSE__VW ? d->OW - ow0 : FUSE__VW);                \
+      for (r0 = 0; r0 < g.band && b0 + r0 < d->OH; r0 += rbk) {                              \
+        const float *p = buf + r0 * shk * g.rs + ow0;                                        \
+        int64_t oh0 = b0 + r0, tile = plane + oh0 * d->OW + ow0;                             \
+        float *yp = d->y + tile;                                                             \
+        FUSE__S8(FUSE__DWC_DECL)                                                             \
+        FUSE__J19(FUSE__DWK_J)                                                               \
+        FUSE__DWK_EPI                                                                        \
+      }                                                                                      \
+    }                                                                                        \
+  }
+/* The same with column stride 1, straight from the input (no band buffer): rw[J] is input
+   row J of the tile at the vector's first column (a zero row above and below the plane);
+   vectors that cross the left or right edge load under a mask per tap column. */
+#define FUSE__DWK_XD(J, kw)                                                                  \
+  if (kw < kk) {                                                                             \
+    FUSE__V xv = FUSE__VLOAD(rw[J] + kw * d->dw);                                            \
+    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
+  }
+#define FUSE__DWK_XM(J, kw)                                                                  \
+  if (kw < kk) {                                                                             \
+    FUSE__V xv = FUSE__VKLOAD(rw[J] + kw * d->dw, mp[kw]);                                   \
+    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
+  }
+#define FUSE__DWK_JD(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_XD, J) }
+#define FUSE__DWK_JM(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_XM, J) }
+#define FUSE__DWK_ROW(J)                                                                     \
+  if (J < (rbk - 1) * shk + kk) rb[J] = ihb + J >= 0 && ihb + J < d->H ? xp + (ihb + J) * d->W : zrow;
+#define FUSE__DWK_COL(J) if (J < (rbk - 1) * shk + kk) rw[J] = rb[J] + c0;
+/* the load masks of the vector from output column o: lanes whose input is inside the row */
+#define FUSE__DWK_MASKS(m, o)                                                                \
+  for (k = 0; k < kk; k++) {                                                                 \
+    int64_t a_ = (o) - d->pl + k * d->dw, lo_ = a_ < 0 ? -a_ : 0, hi_ = d->W - a_;           \
+    lo_ = lo_ > FUSE__VW ? FUSE__VW : lo_;                                                   \
+    hi_ = hi_ < lo_ ? lo_ : hi_ > FUSE__VW ? FUSE__VW : hi_;                                 \
+    m[k] = FUSE__MASK_RANGE(lo_, hi_);                                                       \
+  }
+/* row tiles outer, vectors inner: the tile's input rows and output rows stay in L1 */
+#define FUSE__DWK_DIRECT(K, SH)                                                              \
+  {                                                                                          \
+    const int64_t kk = K, shk = SH, nbk = 1, rbk = FUSE__VW == 16 ? 8 : 4;                   \
+    const float *rb[19], *rw[19];                                                            \
+    FUSE__MASKT mk[3][5]; /* per tap column: the first vector, the last, another */         \
+    const FUSE__MASKT *mp;                                                                   \
+    int64_t last = (d->OW - 1) / FUSE__VW * FUSE__VW;                                        \
+    FUSE__DWK_MASKS(mk[0], 0)                                                                \
+    FUSE__DWK_MASKS(mk[1], last)                                                             \
+    for (u = u0; u < u1; u++) {                                                              \
+      int64_t c = u % d->C, plane = u * d->OH * d->OW;                                       \
+      const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;                              \
+      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
+      FUSE__L5A(FUSE__DWK_WROW, 0)                                                           \
+      for (r0 = 0; r0 < d->OH; r0 += rbk) {                                                  \
+        int64_t ihb = r0 * shk - d->pt;                                                      \
+        FUSE__J19(FUSE__DWK_ROW)                                                             \
+        for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__VW) {                                        \
+          int64_t c0 = ow0 - d->pl, oh0 = r0, tile = plane + oh0 * d->OW + ow0;              \
+          float *yp = d->y + tile;                                                           \
+          FUSE__MASKT cm[1];                                                                 \
+          FUSE__S8(FUSE__DWC_DECL)                                                           \
+          cm[0] = FUSE__MASK_OF(d->OW - ow0 < FUSE__VW ? d->OW - ow0 : FUSE__VW);            \
+          FUSE__J19(FUSE__DWK_COL)                                                           \
+          if (c0 < 0 || c0 + (kk - 1) * d->dw + FUSE__VW > d->W) {                           \
+            mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];                                     \
+            if (ow0 != 0 && ow0 != last) FUSE__DWK_MASKS(mk[2], ow0)                         \
+            FUSE__J19(FUSE__DWK_JM)                                                          \
+          } else {                                                                           \
+            FUSE__J19(FUSE__DWK_JD)                                                          \
+          }                                                                                  \
+          FUSE__DWK_EPI                                                                      \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
+#define FUSE__DWC(NAME, TARGET)                                                              \
+  /* one buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row \
+     writes its input columns (and zeros past them) and nothing else: the padding, zeroed   \
+     once, stays zero. Only the phase columns below fill matter. */                         \
+  TARGET static void NAME##_row(float *dst, const float *x, const fuse__dw_args *d,         \
+                                int64_t wq, int64_t fill) {                                  \
+    int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;                             \
+    if (W > d->W) W = d->W; /* the input columns that land below fill */                    \
+    if (!x) {                                                                                \
+      for (p = 0; p < sw; p++)                                                               \
+        for (i = 0; i < fill; i += FUSE__VW) FUSE__VSTORE(dst + p * wq + i, FUSE__VZERO());  \
+    } else if (sw == 1) {                                                                    \
+      for (i = 0; i + FUSE__VW <= W; i += FUSE__VW) FUSE__VSTOREU(dst + pl + i, FUSE__VLOAD(x + i)); \
+      if (i < W) FUSE__VSTOREU(dst + pl + i, FUSE__VKLOAD(x + i, FUSE__MASK_OF(W - i)));     \
+    } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */    \
+      float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2; \
+      for (i = 0; 2 * i < W; i += FUSE__VW) {                                                \
+        FUSE__V v0, v1, e, o;                                                                \
+        if (2 * i + 2 * FUSE__VW <= W) {                                                     \
+          v0 = FUSE__VLOAD(x + 2 * i), v1 = FUSE__VLOAD(x + 2 * i + FUSE__VW);               \
+        } else {                                                                             \
+          n = W - 2 * i;                                                                     \
+          v0 = FUSE__VKLOAD(x + 2 * i, FUSE__MASK_OF(n < FUSE__VW ? n : FUSE__VW));           \
+          v1 = n > FUSE__VW ? FUSE__VKLOAD(x + 2 * i + FUSE__VW, FUSE__MASK_OF(n - FUSE__VW)) \
+                            : FUSE__VZERO();                                                 \
+        }                                                                                    \
+        FUSE__VDEINT(v0, v1, e, o);                                                          \
+        FUSE__VSTOREU(ev + i, e);                                                            \
+        FUSE__VSTOREU(od + i, o);                                                            \
+      }                                                                                      \
+    } else {                                                                                 \
+      for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];               \
+    }                                                                                        \
+  }                                                                                          \
+  TARGET static void NAME(const fuse__dw_args *d, void *scratch, int64_t u0, int64_t u1) {   \
+    fuse__dwc_geom g;                                                                        \
+    int64_t u, b0, r0, ow0, t, j, k, taps = (int64_t)d->KH * d->KW, rstep, fill;             \
+    const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */     \
+    int64_t *off = (int64_t *)scratch;                                                       \
+    float *buf = (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64); \
+    /* the post-ops in locals: the stores through y cannot change them */                  \
+    const float *res[FUSE_MAX_POST_OPS];                                                     \
+    int kind[FUSE_MAX_POST_OPS], np = d->num_post, q;                                        \
+    float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];                                      \
+    for (q = 0; q < np; q++) res[q] = d->res[q], kind[q] = d->kind[q], lo[q] = d->lo[q], hi[q] = d->hi[q]; \
+    /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */              \
+    int spec = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2      \
+                   ? d->KH * 10 + (int)d->sh : 0;                                            \
+    fuse__dwc_geometry(FUSE__VW, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g); \
+    rstep = d->sh * g.rs;                                                                    \
+    /* valid outputs read phase columns below fill; the rest stays zero from here */        \
+    fill = (d->OW + (d->KW - 1) * d->dw / d->sw + FUSE__VW - 1) / FUSE__VW * FUSE__VW;       \
+    if (fill > g.wq) fill = g.wq;                                                            \
+    for (j = 0; !(spec && d->sw == 1) && j < g.rows * g.rs; j += FUSE__VW)                   \
+      FUSE__VSTORE(buf + j, FUSE__VZERO());                                                  \
+    for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */ \
+      int64_t cw = (t % d->KW) * d->dw;                                                      \
+      off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;                \
+    }                                                                                        \
+    if (spec && d->sw == 1) { /* every plane straight from the input */                     \
+      switch (spec) {                                                                        \
+      case 31: FUSE__DWK_DIRECT(3, 1) break;                                                 \
+      case 32: FUSE__DWK_DIRECT(3, 2) break;                                                 \
+      case 51: FUSE__DWK_DIRECT(5, 1) break;                                                 \
+      default: FUSE__DWK_DIRECT(5, 2) break;                                                 \
+      }                                                                                      \
+      return;                                                                                \
+    }                                                                                        \
+    for (u = u0; u < u1; u++) {                                                              \
+      int64_t c = u % d->C, plane = u * d->OH * d->OW;                                       \
+      const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;                              \
+      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
+      for (b0 = 0; b0 < d->OH; b0 += g.band) {                                               \
+        for (j = 0; j < g.rows; j++) {                                                       \
+          int64_t ih = b0 * d->sh - d->pt + j;                                               \
+          NAME##_row(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL, d, g.wq, fill); \
+        }                                                                                    \
+        switch (spec ? spec : g.nb) {                                                        \
+        case 31: FUSE__DWK_TILES(3, 1) break;                                                \
+        case 32: FUSE__DWK_TILES(3, 2) break;                                                \
+        case 51: FUSE__DWK_TILES(5, 1) break;                                                \
+        case 52: FUSE__DWK_TILES(5, 2) break;                                                \
+        case 8: FUSE__DWC_TILES(8) break;                                                    \
+        case 4: FUSE__DWC_TILES(4) break;                                                    \
+        case 2: FUSE__DWC_TILES(2) break;                                                    \
+        default: FUSE__DWC_TILES(1) break;                                                   \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
 
 /* Element-wise rows: y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul,
    maximum, minimum: a NaN in a is kept, as in the reference), relu and clip of a. */
@@ -4571,6 +4928,11 @@ struct fuse__pool_args {
                                : cols <= j * 16    ? 0u                                      \
                                                    : (1u << (cols - j * 16)) - 1u);
 #define FUSE__VMLOAD(p, j) _mm512_maskz_loadu_ps(m##j, p)
+#define FUSE__MASKT __mmask16
+#define FUSE__MASK_OF(n) ((__mmask16)((1u << (n)) - 1u)) /* n in 0 .. 16 */
+#define FUSE__MASK_RANGE(a, b) ((__mmask16)(((1u << (b)) - 1u) & ~((1u << (a)) - 1u))) /* lanes a .. b-1 */
+#define FUSE__VKLOAD(p, m) _mm512_maskz_loadu_ps(m, p)
+#define FUSE__VKSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
 #define FUSE__VMSTORE(p, j, v) _mm512_mask_storeu_ps(p, m##j, v)
 #define FUSE__VMUL(a, b) _mm512_mul_ps(a, b)
 #define FUSE__VSUB(a, b) _mm512_sub_ps(a, b)
@@ -4584,15 +4946,20 @@ FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), 6, 64, 
 FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), 8, 48, FUSE__R8, FUSE__V3)
 FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1)
+FUSE__CGPACK(fuse__cgpack_avx512, __attribute__((target("avx512f"))))
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
-#define FUSE__VROW fuse__row_avx512
-#define FUSE__VROW_IN(p, sw)                                                                 \
-  ((sw) == 1 ? _mm512_loadu_ps(p)                                                            \
-   : (sw) == 2 ? _mm512_permutex2var_ps(_mm512_loadu_ps(p), _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), _mm512_loadu_ps((p) + 16)) \
-   : fuse__row_avx512(p, 0, sw, 15 * (sw) + 1))
+#define FUSE__VSTORE(p, v) _mm512_store_ps(p, v)
+#define FUSE__VSTOREU(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__VDEINT(v0, v1, ev, od) /* the even and the odd floats of v0, v1 */           \
+  {                                                                                          \
+    __m512i ix_ = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
+    ev = _mm512_permutex2var_ps(v0, ix_, v1);                                                \
+    od = _mm512_permutex2var_ps(v0, _mm512_add_epi32(ix_, _mm512_set1_epi32(1)), v1);        \
+  }
 FUSE__DWC(fuse__dwc_avx512, __attribute__((target("avx512f"))))
-#undef FUSE__VROW
-#undef FUSE__VROW_IN
+#undef FUSE__VSTORE
+#undef FUSE__VSTOREU
+#undef FUSE__VDEINT
 FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
 FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__V
@@ -4606,6 +4973,11 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
 #undef FUSE__VMIN
 #undef FUSE__MASK_DECL
 #undef FUSE__VMLOAD
+#undef FUSE__MASKT
+#undef FUSE__MASK_OF
+#undef FUSE__MASK_RANGE
+#undef FUSE__VKLOAD
+#undef FUSE__VKSTORE
 #undef FUSE__VMSTORE
 #undef FUSE__VMUL
 #undef FUSE__VMAXNAN
@@ -4629,6 +5001,13 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   __m256i m##j = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - j * 8),                         \
                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 #define FUSE__VMLOAD(p, j) _mm256_maskload_ps(p, m##j)
+#define FUSE__MASKT __m256i
+#define FUSE__MASK_OF(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define FUSE__MASK_RANGE(a, b)                                                               \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
+                      FUSE__MASK_OF(b))
+#define FUSE__VKLOAD(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__VKSTORE(p, m, v) _mm256_maskstore_ps(p, m, v)
 #define FUSE__VMSTORE(p, j, v) _mm256_maskstore_ps(p, m##j, v)
 #define FUSE__VMUL(a, b) _mm256_mul_ps(a, b)
 #define FUSE__VSUB(a, b) _mm256_sub_ps(a, b)
@@ -4640,12 +5019,19 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, FUSE__R6, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1)
+FUSE__CGPACK(fuse__cgpack_avx2, __attribute__((target("avx2,fma"))))
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
-#define FUSE__VROW fuse__row_avx2
-#define FUSE__VROW_IN(p, sw) ((sw) == 1 ? _mm256_loadu_ps(p) : fuse__row_avx2(p, 0, sw, 7 * (sw) + 1))
+#define FUSE__VSTORE(p, v) _mm256_store_ps(p, v)
+#define FUSE__VSTOREU(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__VDEINT(v0, v1, ev, od) /* the even and the odd floats of v0, v1 */           \
+  {                                                                                          \
+    ev = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0x88)), 0xd8)); \
+    od = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0xdd)), 0xd8)); \
+  }
 FUSE__DWC(fuse__dwc_avx2, __attribute__((target("avx2,fma"))))
-#undef FUSE__VROW
-#undef FUSE__VROW_IN
+#undef FUSE__VSTORE
+#undef FUSE__VSTOREU
+#undef FUSE__VDEINT
 FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
 FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__V
@@ -4659,6 +5045,11 @@ FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
 #undef FUSE__VMIN
 #undef FUSE__MASK_DECL
 #undef FUSE__VMLOAD
+#undef FUSE__MASKT
+#undef FUSE__MASK_OF
+#undef FUSE__MASK_RANGE
+#undef FUSE__VKLOAD
+#undef FUSE__VKSTORE
 #undef FUSE__VMSTORE
 #undef FUSE__VMUL
 #undef FUSE__VMAXNAN
@@ -4710,7 +5101,7 @@ __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float
 typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t aoff,
                                const float *w, float *y, int64_t ldy, int rows, int cols,
                                int flags, const fuse__tile_epi *e);
-typedef void (*fuse__dw_fn)(const fuse__dw_args *d, int64_t p0, int64_t p1);
+typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
 
 /* The micro-kernel for Kg output channels per group on an ISA: the one with the most useful
    columns (Kg over Kg rounded up to its NR), weighed by how close the kernel itself comes to
@@ -4771,6 +5162,18 @@ static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, i
   return NULL;
 }
 
+typedef void (*fuse__cgpack_fn)(const fuse__cgpack_args *g, int64_t p0, int cols, float *panel);
+static fuse__cgpack_fn fuse__cgpack_pick(fuse_isa isa) {
+  (void)isa;
+#ifndef FUSE_NO_AVX512
+  if (isa == FUSE_ISA_AVX512) return fuse__cgpack_avx512;
+#endif
+#ifndef FUSE_NO_AVX2
+  if (isa == FUSE_ISA_AVX2) return fuse__cgpack_avx2;
+#endif
+  return NULL;
+}
+
 /* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   (void)isa, (void)nhwc;
@@ -4799,6 +5202,7 @@ typedef struct fuse__tensor {
   int64_t shape[FUSE_MAX_RANK]; /* always the graph's (NCHW) shape */
   int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
   int value;     /* the graph value it holds, for the plan's description */
+  size_t bytes;  /* > 0: held in a backend's own layout of this size (fuse_backend_layout) */
 } fuse__tensor;
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
@@ -4825,11 +5229,14 @@ typedef struct fuse__step {
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
+  size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
+                              bytes (fuse_backend_layout) */
   char *note;              /* for the description: why a backend declined it, or NULL */
 } fuse__step;
 
-/* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF. */
-enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW, FUSE__KERNEL_BACKEND };
+/* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF.
+   CGEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows). */
+enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW, FUSE__KERNEL_BACKEND, FUSE__KERNEL_CGEMM };
 
 struct fuse_plan {
   fuse_allocator alloc;
@@ -4854,6 +5261,7 @@ struct fuse_plan {
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
   size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
+  if (t->bytes > b) b = t->bytes;
   return (b + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
 }
 
@@ -5026,6 +5434,7 @@ static int fuse__new_tensor(fuse__relayout *x, int like, int nhwc) {
   p->tensors[t].index = 0;
   p->tensors[t].offset = 0;
   p->tensors[t].nhwc = nhwc;
+  p->tensors[t].bytes = 0;
   x->root[t] = t;
   x->alt[t] = -1;
   return t;
@@ -5136,6 +5545,36 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   return 1;
 }
 
+/* Whether a conv2d step is better off on NCHW in and out (the CGEMM): its input is a graph
+   input and nothing that reads its output takes NHWC (another SIMD conv, a pool, concat), so
+   the NHWC kernel would only add a conversion on each side (a single fused layer). */
+static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__step *st) {
+  int i, k;
+  if (g->nodes[p->operands[st->in_first]].op != FUSE__OP_INPUT) return 0;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *u = &p->steps[i];
+    for (k = 0; k < u->num_in; k++)
+      if (p->operands[u->in_first + k] == st->out && u != st) switch (u->op) {
+        case FUSE__OP_CONV2D: case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D:
+        case FUSE__OP_GLOBAL_AVG_POOL2D: case FUSE__OP_CONCAT: return 0;
+        default: break;
+        }
+  }
+  return 1;
+}
+
+#define FUSE__CG_PANEL (512 * 1024) /* the CGEMM's gathered input panel, per chunk, at most */
+
+/* Whether the NCHW GEMM beats the NHWC kernels with their two conversions: when the
+   conversions are a large part of the work, fewer than about 200 multiply-adds per element
+   converted (measured on AVX-512: resnet50's 1x1 256 -> 64 at 56x56 has 100 and gains 1.1x,
+   its 1x1 1024 -> 256 at 14x14 has 400 and loses 10 %; a 3x3 pays more to gather its taps). */
+static int fuse__cgemm_pays(const fuse__tensor *tx, const fuse__tensor *ty, int64_t macs_per_pixel) {
+  int64_t converted = fuse__numel(tx->rank, tx->shape) + fuse__numel(ty->rank, ty->shape);
+  int64_t macs = macs_per_pixel * ty->shape[0] * ty->shape[2] * ty->shape[3];
+  return macs < 200 * converted;
+}
+
 /* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
    (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
    group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
@@ -5161,9 +5600,41 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     for (t = 0; t < taps; t++)
       for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
     st->kernel = FUSE__KERNEL_DW;
+    { /* the layout is chosen later: room for the NCHW kernel's band buffer */
+      const int64_t *os = p->tensors[st->out].shape;
+      const fuse_conv2d_attrs *ca = &st->a.conv;
+      need = fuse__dwc_scratch(os[2], os[3], KH, KW, ca->strides[0], ca->strides[1],
+                               ca->dilation[0], ca->dilation[1]);
+      if (need > *scratch) *scratch = need;
+      if ((size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64 > *zeros)
+        *zeros = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+    }
     return 1;
   }
-  if (Kg < 4 || !fuse__igemm_pick(p->isa, Kg, &st->mr, &st->nr, &fn)) return 1;
+  if (Kg < 4) return 1;
+  /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
+     [K][Cg * taps] rows; the input gathered per pixel block (cheap against the Kg-fold reuse
+     unless a strided gather meets few outputs) */
+  if (fuse__nchw_ends(p, g, st) &&
+      ((st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1) || Kg >= 128) &&
+      fuse__cgemm_pays(&p->tensors[p->operands[st->in_first]], &p->tensors[st->out], K * Cg * taps) &&
+      fuse__igemm_pick(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
+                       &st->mr, &st->nr, &fn) &&
+      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__CG_PANEL) {
+    size_t floats = (size_t)(K * Cg * taps);
+    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    p->weights_size += floats * sizeof(float);
+    memcpy(st->packed, wn->data, floats * sizeof(float));
+    st->kernel = FUSE__KERNEL_CGEMM;
+    st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
+                    !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
+                    !st->a.conv.padding[2] && !st->a.conv.padding[3];
+    need = (size_t)(taps * Cg * st->nr) * sizeof(float);
+    if (need > *scratch) *scratch = need;
+    return 1;
+  }
+  if (!fuse__igemm_pick(p->isa, Kg, &st->mr, &st->nr, &fn)) return 1;
   {
     int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, ob;
     size_t floats = (size_t)(G * obs * taps * Cg * nr);
@@ -5257,94 +5728,207 @@ static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step 
   if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
   if (s->backend) fuse__format(&o, g, " (%s)", s->backend->name);
+  if (s->backend_layout)
+    fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,
+                 (int64_t)s->backend_layout);
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
   if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */
   fuse__puts(&o, "\n");
   fuse__text_write(t, line, o.len);
 }
 
+/* The backend name a step is offered to: the codegen of the composite it is the root of, when
+   a backend in the list has that name; else NULL. */
+static const char *fuse__offered_to(const fuse_plan *p, const fuse_graph *g, const fuse__step *st,
+                                    const fuse_backend *const *list) {
+  const fuse__composite *c;
+  int b;
+  (void)p;
+  if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) return NULL; /* output copies */
+  c = &g->composites[g->nodes[st->out].composite];
+  if (!c->codegen || c->root != st->out) return NULL;
+  for (b = 0; list[b]; b++)
+    if (list[b]->name && strcmp(list[b]->name, c->codegen) == 0 && list[b]->prepare &&
+        list[b]->run)
+      return list[b]->name;
+  return NULL;
+}
+
+/* Which tensors may stay in a backend's own layout (kept[t] = the backend name): the output
+   of a fused step offered to a backend, in the workspace, that only fused steps offered to a
+   backend of the same name read, directly (not through a view) and as x or a residual; and
+   that no earlier attempt had to turn back to NCHW (nchw[t]). */
+static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__fusion *fz,
+                           const fuse_backend *const *list, const int *root,
+                           const unsigned char *nchw, const char **kept) {
+  int i, k;
+  for (i = 0; i < p->num_tensors; i++) kept[i] = NULL;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    const char *name = fuse__offered_to(p, g, st, list);
+    if (name && fz[g->nodes[st->out].composite].fused && p->tensors[st->out].kind == FUSE__LOC_WORK &&
+        root[st->out] == st->out && !nchw[st->out])
+      kept[st->out] = name;
+  }
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    const char *name = fuse__offered_to(p, g, st, list);
+    int fused = name && fz[g->nodes[st->out].composite].fused;
+    for (k = 0; k < st->num_in; k++) {
+      int v = p->operands[st->in_first + k], r = root[v];
+      if (!kept[r]) continue;
+      if (r != v || !fused || k == 1 || k == st->bias || strcmp(kept[r], name) != 0) kept[r] = NULL;
+    }
+  }
+}
+
 /* Offers each fused conv2d / matmul step whose composite's codegen names a backend to the
    backends of that name, in list order, until one takes it; a step none takes keeps a note of
-   why, as does the root of such a composite that runs op by op. *scratch grows to the most
-   scratch a taken step needs. 0: out of memory. */
+   why, as does the root of such a composite that runs op by op. A tensor fuse__keepable allows
+   may stay in the layout its producer's prepare declares; when a step that reads it is then
+   not taken by that same backend, every state is destroyed and the steps are offered again
+   with that tensor NCHW (each round turns one more back, so this ends). *scratch grows to the
+   most scratch a taken step needs. 0: out of memory. */
 static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__fusion *fz,
-                                const fuse_compile_options *opt, size_t *scratch) {
+                                const fuse_compile_options *opt, const int *root,
+                                size_t *scratch) {
   const fuse_backend *const *list = opt ? opt->backends : NULL;
+  const fuse_backend **made_by = NULL; /* per tensor: whose layout it is in, or NULL */
+  fuse_backend_layout *layout = NULL;  /* per tensor: what its producer declared */
+  const char **kept = NULL;
+  unsigned char *nchw = NULL;
   char why[160];
-  int i, k, b;
-  for (i = 0; list && list[0] && i < p->num_steps; i++) {
-    fuse__step *st = &p->steps[i];
-    const fuse__composite *c;
-    const char *name = NULL;
-    fuse_backend_step d;
-    fuse__out o;
-    int ci, fused;
-    if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) continue; /* output copies */
-    ci = g->nodes[st->out].composite;
-    c = &g->composites[ci];
-    if (!c->codegen || c->root != st->out) continue;
-    fused = fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
-    memset(&d, 0, sizeof d);
-    if (fused) {
-      d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
-      if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
-      d.num_operands = st->num_in;
-      for (k = 0; k < st->num_in; k++) {
-        fuse_value v = p->operands[st->in_first + k];
-        d.operands[k].rank = p->tensors[v].rank;
-        memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
-        while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
-        if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
+  size_t scratch0 = *scratch;
+  int i, k, b, nt = p->num_tensors, again, ok = 0;
+  if (!list || !list[0]) return 1;
+  made_by = (const fuse_backend **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *made_by + 1, 16);
+  layout = (fuse_backend_layout *)fuse__alloc(&p->alloc, (size_t)nt * sizeof *layout + 1, 16);
+  kept = (const char **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *kept + 1, 16);
+  nchw = (unsigned char *)fuse__alloc(&p->alloc, (size_t)nt + 1, 16);
+  if (!made_by || !layout || !kept || !nchw) goto done;
+  memset(nchw, 0, (size_t)nt);
+  do {
+    again = 0;
+    memset(made_by, 0, (size_t)nt * sizeof *made_by);
+    memset(layout, 0, (size_t)nt * sizeof *layout);
+    fuse__keepable(p, g, fz, list, root, nchw, kept);
+    for (i = 0; i < p->num_steps; i++) {
+      fuse__step *st = &p->steps[i];
+      const fuse__composite *c;
+      const char *name = NULL;
+      fuse_backend_step d;
+      fuse__out o;
+      int ci, fused, in_layout = 0;
+      if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) continue; /* output copies */
+      ci = g->nodes[st->out].composite;
+      c = &g->composites[ci];
+      if (!c->codegen || c->root != st->out) continue;
+      fused = fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
+      memset(&d, 0, sizeof d);
+      if (fused) {
+        d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
+        if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
+        d.num_operands = st->num_in;
+        for (k = 0; k < st->num_in; k++) {
+          fuse_value v = p->operands[st->in_first + k];
+          d.operands[k].rank = p->tensors[v].rank;
+          memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
+          d.operands[k].layout = layout[v];
+          if (made_by[v]) in_layout = 1;
+          while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
+          if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
+        }
+        d.output.rank = p->tensors[st->out].rank;
+        memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
+        d.bias = st->bias;
+        d.num_post = st->num_post;
+        for (k = 0; k < st->num_post; k++) {
+          d.post[k].kind = (fuse_post_kind)st->post[k].kind;
+          d.post[k].lo = st->post[k].lo;
+          d.post[k].hi = st->post[k].hi;
+          d.post[k].operand = st->post[k].operand;
+        }
+        d.composite = c->name;
+        d.num_threads = opt->num_threads;
+        if (kept[st->out]) d.output_layout = &layout[st->out];
       }
-      d.output.rank = p->tensors[st->out].rank;
-      memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
-      d.bias = st->bias;
-      d.num_post = st->num_post;
-      for (k = 0; k < st->num_post; k++) {
-        d.post[k].kind = (fuse_post_kind)st->post[k].kind;
-        d.post[k].lo = st->post[k].lo;
-        d.post[k].hi = st->post[k].hi;
-        d.post[k].operand = st->post[k].operand;
-      }
-      d.composite = c->name;
-      d.num_threads = opt->num_threads;
-    }
-    why[0] = 0;
-    for (b = 0; list[b] && !st->backend; b++) {
-      const fuse_backend *be = list[b];
-      void *state = NULL;
-      size_t need = 0;
-      fuse_result r;
-      if (!be->name || strcmp(be->name, c->codegen) != 0 || !be->prepare || !be->run) continue;
-      name = be->name;
-      if (!fused) break;
       why[0] = 0;
-      r = be->prepare(be, &d, &state, &need, why, sizeof why);
-      why[sizeof why - 1] = 0;
-      if (r == FUSE_OK) {
-        st->kernel = FUSE__KERNEL_BACKEND;
-        st->backend = be;
-        st->backend_state = state;
-        if (need > *scratch) *scratch = need;
-      } else if (r == FUSE_ERROR_OUT_OF_MEMORY) {
-        return 0;
+      for (b = 0; list[b] && !st->backend; b++) {
+        const fuse_backend *be = list[b];
+        void *state = NULL;
+        size_t need = 0;
+        fuse_result r;
+        int foreign = 0;
+        if (!be->name || strcmp(be->name, c->codegen) != 0 || !be->prepare || !be->run) continue;
+        name = be->name;
+        if (!fused) break;
+        for (k = 0; k < st->num_in; k++) { /* an operand in another backend's layout */
+          const fuse_backend *m = made_by[p->operands[st->in_first + k]];
+          if (m && m != be) foreign = 1;
+        }
+        if (foreign) continue;
+        why[0] = 0;
+        if (d.output_layout) memset(d.output_layout, 0, sizeof *d.output_layout);
+        r = be->prepare(be, &d, &state, &need, why, sizeof why);
+        why[sizeof why - 1] = 0;
+        if (r == FUSE_OK) {
+          st->kernel = FUSE__KERNEL_BACKEND;
+          st->backend = be;
+          st->backend_state = state;
+          if (need > *scratch) *scratch = need;
+          if (d.output_layout && d.output_layout->id) {
+            made_by[st->out] = be;
+            p->tensors[st->out].bytes = d.output_layout->bytes;
+            st->backend_layout = d.output_layout->bytes ? d.output_layout->bytes : 1;
+          }
+        } else if (r == FUSE_ERROR_OUT_OF_MEMORY) {
+          goto done;
+        }
       }
+      if (fused && !st->backend && in_layout) { /* its operands must be NCHW: start over */
+        for (k = 0; k < st->num_in; k++) {
+          int v = p->operands[st->in_first + k];
+          if (made_by[v]) nchw[v] = 1;
+        }
+        again = 1;
+        break;
+      }
+      if (!name || st->backend) continue;
+      st->note = (char *)fuse__alloc(&p->alloc, sizeof why + 64, 16);
+      if (!st->note) goto done;
+      o.buf = st->note;
+      o.len = 0;
+      o.cap = sizeof why + 64;
+      o.write = NULL;
+      o.user = NULL;
+      if (!fused)
+        fuse__format(&o, g, "%s: runs op by op: %s", name,
+                     fz[ci].e.why[0] ? fz[ci].e.why : "a value inside it is read outside it");
+      else
+        fuse__format(&o, g, "%s declined: %s", name, why[0] ? why : "no reason given");
     }
-    if (!name || st->backend) continue;
-    st->note = (char *)fuse__alloc(&p->alloc, sizeof why + 64, 16);
-    if (!st->note) return 0;
-    o.buf = st->note;
-    o.len = 0;
-    o.cap = sizeof why + 64;
-    o.write = NULL;
-    o.user = NULL;
-    if (!fused)
-      fuse__format(&o, g, "%s: runs op by op: %s", name,
-                   fz[ci].e.why[0] ? fz[ci].e.why : "a value inside it is read outside it");
-    else
-      fuse__format(&o, g, "%s declined: %s", name, why[0] ? why : "no reason given");
-  }
-  return 1;
+    if (again) { /* undo every step's offer */
+      for (i = 0; i < p->num_steps; i++) {
+        fuse__step *st = &p->steps[i];
+        if (st->backend && st->backend->destroy) st->backend->destroy(st->backend_state);
+        fuse__free(&p->alloc, st->note);
+        st->note = NULL;
+        st->backend = NULL;
+        st->backend_state = NULL;
+        st->backend_layout = 0;
+        st->kernel = FUSE__KERNEL_REF;
+      }
+      for (i = 0; i < nt; i++) p->tensors[i].bytes = 0;
+      *scratch = scratch0;
+    }
+  } while (again);
+  ok = 1;
+done:
+  fuse__free(&p->alloc, made_by);
+  fuse__free(&p->alloc, layout);
+  fuse__free(&p->alloc, kept);
+  fuse__free(&p->alloc, nchw);
+  return ok;
 }
 
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
@@ -5568,7 +6152,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     p->num_steps = s;
   }
   /* backends first: a step one takes gets no kernel of ours */
-  if (!fuse__offer_backends(p, g, fz, opt, &backend_scratch)) goto fail;
+  if (!fuse__offer_backends(p, g, fz, opt, root, &backend_scratch)) goto fail;
 #ifdef FUSE__SIMD
   /* the SIMD conv kernels: chosen and their weights packed here, once */
   for (i = 0; i < p->num_steps; i++)
@@ -6089,10 +6673,101 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, j.G * j.obs * j.tiles, fuse__igemm_units, &j);
 }
 
+/* A conv2d on NCHW in and out (CGEMM) at run time. Per image, group and block of NR output
+   pixels the taps those pixels read are gathered into a [Cg * taps][NR] panel, zeros where a
+   tap falls into the padding; then each run of MR output channels is one micro-kernel call
+   whose rows broadcast the channels' weights, read as [K][Cg * taps]. The tile lands in NCHW
+   as it is: a row is a channel, its columns consecutive pixels. */
+typedef struct fuse__cgemm_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *x, *bias;
+  float *y;
+  fuse__igemm_fn fn;
+  fuse__cgpack_fn pack;
+  fuse__cgpack_args g; /* xg: the first image's first group */
+  fuse__tile_epi e;
+  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, P, blocks, kparts;
+} fuse__cgemm_job;
+
+/* Units (image, group, pixel block, part of the output channels), the parts innermost so a
+   chunk gathers a block's panel once for all its parts. */
+static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__cgemm_job *j = (const fuse__cgemm_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
+  const float *rows[16];
+  int mr = s->mr, nr = s->nr, q, i;
+  int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, packed = -1;
+  fuse__tile_epi e = j->e;
+  for (u = u0; u < u1; u++) {
+    int64_t part = u % j->kparts, nb = u / j->kparts, blk = nb % j->blocks, ng = nb / j->blocks;
+    int64_t n = ng / j->G, grp = ng % j->G, p0 = blk * nr;
+    int64_t t0 = tiles * part / j->kparts, t1 = tiles * (part + 1) / j->kparts;
+    int cols = (int)(j->P - p0 < nr ? j->P - p0 : nr);
+    if (t0 == t1) continue;
+    if (packed != nb) {
+      fuse__cgpack_args g = j->g;
+      g.xg = j->x + (n * j->C + grp * j->Cg) * j->H * j->W;
+      j->pack(&g, p0, cols, panel);
+      packed = nb;
+    }
+    for (t = t0; t < t1; t++) {
+      int64_t k0 = t * mr, oc = grp * j->Kg + k0, at = (n * j->K + oc) * j->P + p0;
+      int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
+      e.row_bias = j->bias ? j->bias + oc : NULL;
+      for (q = 0; q < e.num_post; q++)
+        if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+      for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
+      j->fn(1, (int)L, rows, 0, panel, j->y + at, j->P, nrows, cols, FUSE__FINISH, &e);
+    }
+  }
+}
+
+static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__cgemm_job j;
+  int q, mr, nr;
+  int64_t units;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  j.x = fuse__in(r, s, 0);
+  j.y = fuse__data(r, s->out);
+  j.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3], j.P = j.OH * j.OW;
+  j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
+  j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+  if (!fuse__igemm_pick(r->p->isa, j.P, &mr, &nr, &j.fn)) return; /* compile chose it */
+  j.pack = fuse__cgpack_pick(r->p->isa);
+  j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
+  j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
+  j.g.dh = s->a.conv.dilation[0], j.g.dw = s->a.conv.dilation[1];
+  j.g.pt = s->a.conv.padding[0], j.g.pl = s->a.conv.padding[1];
+  j.g.nr = s->nr, j.g.pointwise = s->pointwise;
+  j.blocks = (j.P + s->nr - 1) / s->nr;
+  j.kparts = 1;
+  units = ty->shape[0] * j.G * j.blocks;
+  if (r->p->chunks > 1 && units < 4 * r->p->chunks) { /* few blocks: split the channels too */
+    j.kparts = (4 * r->p->chunks + units - 1) / units;
+    if (j.kparts > (j.Kg + s->mr - 1) / s->mr) j.kparts = (j.Kg + s->mr - 1) / s->mr;
+  }
+  j.e.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    j.e.kind[q] = s->post[q].kind;
+    j.e.lo[q] = s->post[q].lo;
+    j.e.hi[q] = s->post[q].hi;
+    j.e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+  fuse__parallel(r->p, units * j.kparts, fuse__cgemm_units, &j);
+}
+
 static void fuse__dw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__dw_args *d = (const fuse__dw_args *)ctx;
-  (void)chunk;
-  d->fn(d, u0, u1);
+  d->fn(d, d->scratch + d->slot * (size_t)chunk, u0, u1);
 }
 
 static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
@@ -6113,6 +6788,9 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.KH = (int)tw->shape[2], d.KW = (int)tw->shape[3];
   d.sh = a->strides[0], d.sw = a->strides[1], d.pt = a->padding[0], d.pl = a->padding[1];
   d.dh = a->dilation[0], d.dw = a->dilation[1];
+  d.zeros = r->p->zeros;
+  d.scratch = r->work + r->p->scratch_offset;
+  d.slot = r->p->scratch_slot;
   d.num_post = s->num_post;
   for (q = 0; q < s->num_post; q++) {
     d.kind[q] = s->post[q].kind;
@@ -6166,6 +6844,10 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
 #ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_CGEMM) {
+    fuse__conv_cgemm(r, s);
     return;
   }
   if (s->kernel == FUSE__KERNEL_DW) {
@@ -8025,12 +8707,57 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IG_ROW_EPI
 #undef FUSE__IGEMM
 #undef FUSE__DW
+#undef FUSE__CGPACK
+#undef FUSE__CG_RUNS
+#undef FUSE__CG_COPY
+#undef FUSE__CG_ZERO
 #undef FUSE__DW_EPI
 #undef FUSE__POOL
 #undef FUSE__ELT
 #undef FUSE__DWC
-#undef FUSE__DWC_BLOCK
-#undef FUSE__DWC_TAP
+#undef FUSE__DWC_BUF
+#undef FUSE__DWC_DECL
+#undef FUSE__DWC_FMA
+#undef FUSE__DWC_AT
+#undef FUSE__DWC_ADD
+#undef FUSE__DWC_CLAMP
+#undef FUSE__DWC_STORE
+#undef FUSE__DWC_KADD
+#undef FUSE__DWC_KSTORE
+#undef FUSE__L5A
+#undef FUSE__L5B
+#undef FUSE__L11
+#undef FUSE__R4
+#undef FUSE__DWK_W
+#undef FUSE__DWK_WROW
+#undef FUSE__DWK_T
+#undef FUSE__DWK_X
+#undef FUSE__DWK_J
+#undef FUSE__DWK_TILES
+#undef FUSE__DWK_EPI
+#undef FUSE__DWK_XD
+#undef FUSE__DWK_XM
+#undef FUSE__DWK_JD
+#undef FUSE__DWK_JM
+#undef FUSE__DWK_ROW
+#undef FUSE__DWK_COL
+#undef FUSE__DWK_MASKS
+#undef FUSE__DWK_ADD
+#undef FUSE__DWK_CLAMP
+#undef FUSE__DWK_STORE
+#undef FUSE__DWK_KADD
+#undef FUSE__DWK_KSTORE
+#undef FUSE__P8
+#undef FUSE__J19
+#undef FUSE__DWN_W
+#undef FUSE__DWN_T
+#undef FUSE__DWN_J
+#undef FUSE__DWN_DECL
+#undef FUSE__DWN_EPI
+#undef FUSE__DWN_BLOCK
+#undef FUSE__DWK_DIRECT
+#undef FUSE__DWC_TILES
+#undef FUSE__S8
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

@@ -37,14 +37,27 @@
 
    DONE ONCE, AT fuse_compile: the primitive descriptor and primitive (oneDNN JIT-compiles its
    kernel then), the weights reordered into the layout the primitive chose (format_tag any),
-   the reorders between NCHW and the primitive's activation layout, and, per step, four sets
-   of the memory handles and streams runs use. fuse_run creates no primitive and allocates no
-   buffer: the primitive's scratchpad (user scratchpad mode) and the activations in oneDNN's
-   layout are carved from the caller's workspace (fuse_plan_workspace_size counts them), so
-   one plan may run from several threads at once, each with its own workspace. Up to four
-   concurrent runs of one step use the handles made at compile; beyond that a run makes its
-   own (small oneDNN objects, no tensor memory). Inputs and outputs of a step stay NCHW
-   float32; this version converts to and from oneDNN's blocked layout inside each step.
+   the reorders between NCHW and the primitive's activation layout where it needs them, and,
+   per step, four sets of the memory handles and streams runs use. fuse_run creates no
+   primitive and allocates no buffer: the primitive's scratchpad (user scratchpad mode) and
+   the activations in oneDNN's layout are carved from the caller's workspace
+   (fuse_plan_workspace_size counts them), so one plan may run from several threads at once,
+   each with its own workspace. Up to four concurrent runs of one step use the handles made at
+   compile; beyond that a run makes its own (small oneDNN objects, no tensor memory).
+
+   LAYOUTS BETWEEN oneDNN STEPS. When fuse_compile says every reader of a conv2d's output is a
+   step offered to this backend (fuse_backend_step.output_layout), the step writes its output
+   in the destination layout its primitive chose (e.g. acdb = NHWC for brgconv on AVX-512,
+   aBcd8b on AVX2, whose padded channels make it larger than NCHW) and declares that memory
+   descriptor and its size; the plan keeps the tensor there, sized as oneDNN says. A reader
+   gets the descriptor as operands[k].layout: its input is used as it is when the primitive
+   chose the same source layout, else reordered from it (oneDNN layout to oneDNN layout); a
+   residual in the destination's layout is copied into the destination for the sum post-op,
+   another one reordered into it; a binary_add residual is read in its layout. So reorders
+   from and to NCHW happen only where a run of oneDNN steps is entered or left (graph inputs
+   and outputs, pools and other ops on fuse.h's kernels, reshapes). matmul reads and writes
+   NCHW: offered an operand in oneDNN's layout it declines, and fuse_compile offers the steps
+   again with that tensor NCHW.
 
    THREADS. The Debian build of oneDNN uses OpenMP: a step uses omp_get_max_threads() threads
    of the calling thread (OMP_NUM_THREADS, or omp_set_num_threads before the run); called from
@@ -203,8 +216,10 @@ typedef struct fuse__dnnl {
   int num_mems, num_execs;
   fuse__dnnl_mem mems[FUSE__DNNL_MEMS];
   fuse__dnnl_exec execs[FUSE__DNNL_EXECS];
-  int copy_operand;      /* sum into a plain output: this residual is copied there first; or -1 */
-  size_t out_bytes;
+  int copy_operand;      /* a sum whose residual is in the destination's layout: this residual */
+  int copy_to;           /* is copied into mems[copy_to] first (copy_bytes); or -1 */
+  size_t copy_bytes;
+  dnnl_memory_desc_t out_md; /* the output's layout when it stays in oneDNN's (output_layout) */
   size_t scratch, pad;   /* bytes: activation buffers, then one block for every scratchpad */
   int num_slots;
   fuse__dnnl_slot slots[FUSE__DNNL_SLOTS];
@@ -345,8 +360,16 @@ typedef struct fuse__dnnl_epi {
   int binary_index[FUSE_MAX_POST_OPS], binary_operand[FUSE_MAX_POST_OPS];
 } fuse__dnnl_epi;
 
-/* The epilogue's post-ops, in order; residuals (shaped as the output, plain layout out_md):
-   the first as sum, the others as binary_add. */
+/* The layout an operand arrives in: the one its producer declared (another step of this
+   backend kept it in oneDNN's layout), else plain. */
+static const dnnl_memory_desc_t *fuse__dnnl_in_md(const fuse_backend_step *d, int operand,
+                                                  const dnnl_memory_desc_t *plain) {
+  const void *id = d->operands[operand].layout.id;
+  return id ? (const dnnl_memory_desc_t *)id : plain;
+}
+
+/* The epilogue's post-ops, in order; residuals (shaped as the output, plain layout out_md or
+   the layout they arrive in): the first as sum, the others as binary_add. */
 static dnnl_status_t fuse__dnnl_post_ops(const fuse_backend_step *d,
                                          const dnnl_memory_desc_t *out_md, fuse__dnnl_epi *ep) {
   dnnl_status_t st = dnnl_post_ops_create(&ep->po);
@@ -371,7 +394,8 @@ static dnnl_status_t fuse__dnnl_post_ops(const fuse_backend_step *d,
     } else {
       ep->binary_index[ep->num_binary] = k;
       ep->binary_operand[ep->num_binary++] = q->operand;
-      st = dnnl_post_ops_append_binary(ep->po, dnnl_binary_add, out_md);
+      st = dnnl_post_ops_append_binary(ep->po, dnnl_binary_add,
+                                       fuse__dnnl_in_md(d, q->operand, out_md));
     }
   }
   if (st == dnnl_success) st = fuse__dnnl_user_attr(&ep->attr);
@@ -393,7 +417,8 @@ static void fuse__dnnl_op_args(fuse__dnnl *s, fuse__dnnl_exec *e, const fuse_bac
     fuse__dnnl_arg(e, DNNL_ARG_BIAS, fuse__dnnl_add_mem(s, bias_md, FUSE__DNNL_OPERAND, d->bias));
   for (k = 0; k < ep->num_binary; k++)
     fuse__dnnl_arg(e, DNNL_ARG_ATTR_MULTIPLE_POST_OP(ep->binary_index[k]) | DNNL_ARG_SRC_1,
-                   fuse__dnnl_add_mem(s, out_md, FUSE__DNNL_OPERAND, ep->binary_operand[k]));
+                   fuse__dnnl_add_mem(s, fuse__dnnl_in_md(d, ep->binary_operand[k], out_md),
+                                      FUSE__DNNL_OPERAND, ep->binary_operand[k]));
 }
 
 static fuse_result fuse__dnnl_fail(char *why, size_t size, const char *what, dnnl_status_t st) {
@@ -411,14 +436,14 @@ static fuse_result fuse__dnnl_conv(fuse__dnnl *s, const fuse_backend_step *d, ch
   int64_t G = a->groups;
   dnnl_dims_t xd, yd, wd, bd, strides, dil, pl, pr;
   dnnl_memory_desc_t x_md, y_md, w_md, b_md, src_any, dst_any, w_any;
-  const dnnl_memory_desc_t *src_md, *dst_md, *wei_md;
+  const dnnl_memory_desc_t *src_md, *dst_md, *wei_md, *in_md;
   dnnl_convolution_desc_t cd;
   dnnl_primitive_desc_t pd = NULL;
   fuse__dnnl_epi ep;
   fuse__dnnl_exec *e;
   dnnl_status_t st;
   fuse_result r = FUSE_OK;
-  int mx, msrc, my, mdst, mw, k;
+  int mx, msrc, my, mdst, mw, k, keep;
   if (d->operands[0].rank != 4 || d->operands[1].rank != 4 || d->output.rank != 4)
     return fuse__dnnl_why(why, why_size, FUSE_ERROR_UNSUPPORTED, "conv2d operands are not 4-D");
   for (k = 0; k < 4; k++) xd[k] = xs[k], yd[k] = ys[k];
@@ -464,23 +489,35 @@ static fuse_result fuse__dnnl_conv(fuse__dnnl *s, const fuse_backend_step *d, ch
     r = fuse__dnnl_fail(why, why_size, "weights reorder", st);
     goto done;
   }
-  /* x -> the primitive's source layout; the residual of a sum into its destination; the op;
-     its destination -> y */
-  mx = fuse__dnnl_add_mem(s, &x_md, FUSE__DNNL_OPERAND, 0);
+  /* x (NCHW, or the layout its producer kept) -> the primitive's source layout; the residual
+     of a sum into its destination; the op; its destination -> y, unless y stays in it */
+  in_md = fuse__dnnl_in_md(d, 0, &x_md);
+  mx = fuse__dnnl_add_mem(s, in_md, FUSE__DNNL_OPERAND, 0);
   msrc = mx;
-  if (!dnnl_memory_desc_equal(src_md, &x_md))
+  if (!dnnl_memory_desc_equal(src_md, in_md))
     msrc = fuse__dnnl_add_mem(s, src_md, FUSE__DNNL_SCRATCH, 0);
-  my = fuse__dnnl_add_mem(s, &y_md, FUSE__DNNL_OUTPUT, 0);
+  keep = d->output_layout && !dnnl_memory_desc_equal(dst_md, &y_md);
+  my = fuse__dnnl_add_mem(s, keep ? dst_md : &y_md, FUSE__DNNL_OUTPUT, 0);
   mdst = my;
-  if (!dnnl_memory_desc_equal(dst_md, &y_md))
+  if (!keep && !dnnl_memory_desc_equal(dst_md, &y_md))
     mdst = fuse__dnnl_add_mem(s, dst_md, FUSE__DNNL_SCRATCH, 0);
+  if (keep) { /* the readers of y are steps of this backend: they get dst_md */
+    s->out_md = *dst_md;
+    d->output_layout->id = &s->out_md;
+    d->output_layout->bytes = dnnl_memory_desc_get_size(dst_md);
+  }
   mw = fuse__dnnl_add_mem(s, wei_md, FUSE__DNNL_WEIGHTS, 0);
   if (msrc != mx) st = fuse__dnnl_reorder(s, mx, msrc);
   if (st == dnnl_success && ep.sum_operand >= 0) {
-    if (mdst == my) s->copy_operand = ep.sum_operand;
-    else
-      st = fuse__dnnl_reorder(s, fuse__dnnl_add_mem(s, &y_md, FUSE__DNNL_OPERAND, ep.sum_operand),
+    const dnnl_memory_desc_t *r_md = fuse__dnnl_in_md(d, ep.sum_operand, &y_md);
+    if (dnnl_memory_desc_equal(r_md, dst_md)) { /* already in the destination's layout */
+      s->copy_operand = ep.sum_operand;
+      s->copy_to = mdst;
+      s->copy_bytes = dnnl_memory_desc_get_size(dst_md);
+    } else {
+      st = fuse__dnnl_reorder(s, fuse__dnnl_add_mem(s, r_md, FUSE__DNNL_OPERAND, ep.sum_operand),
                               mdst);
+    }
   }
   if (st == dnnl_success && (e = fuse__dnnl_add_exec(s, pd, &st)) != NULL) {
     fuse__dnnl_arg(e, DNNL_ARG_SRC, msrc);
@@ -513,6 +550,10 @@ static fuse_result fuse__dnnl_matmul(fuse__dnnl *s, const fuse_backend_step *d, 
   if (w->rank != 2 || x->rank < 1 || x->shape[x->rank - 1] != w->shape[0])
     return fuse__dnnl_why(why, why_size, FUSE_ERROR_UNSUPPORTED,
                           "matmul weights are not a [K, N] matrix");
+  for (k = 0; k < d->num_operands; k++) /* fuse_compile then offers it again with NCHW */
+    if (d->operands[k].layout.id)
+      return fuse__dnnl_why(why, why_size, FUSE_ERROR_UNSUPPORTED,
+                            "matmul reads NCHW, not an operand in oneDNN's layout");
   K = w->shape[0], N = w->shape[1];
   for (k = 0; k < x->rank - 1; k++) M *= x->shape[k]; /* x's rows, batch dims folded in */
   xd[0] = M, xd[1] = K;
@@ -544,7 +585,11 @@ static fuse_result fuse__dnnl_matmul(fuse__dnnl *s, const fuse_backend_step *d, 
     goto done;
   }
   mw = fuse__dnnl_add_mem(s, wei_md, FUSE__DNNL_WEIGHTS, 0);
-  if (ep.sum_operand >= 0) s->copy_operand = ep.sum_operand; /* the destination is y itself */
+  if (ep.sum_operand >= 0) { /* the destination is y itself */
+    s->copy_operand = ep.sum_operand;
+    s->copy_to = fuse__dnnl_add_mem(s, &y_md, FUSE__DNNL_OUTPUT, 0);
+    s->copy_bytes = dnnl_memory_desc_get_size(&y_md);
+  }
   if ((e = fuse__dnnl_add_exec(s, pd, &st)) != NULL) {
     fuse__dnnl_arg(e, DNNL_ARG_SRC, fuse__dnnl_add_mem(s, &x_md, FUSE__DNNL_OPERAND, 0));
     fuse__dnnl_arg(e, DNNL_ARG_WEIGHTS, mw);
@@ -627,8 +672,7 @@ static fuse_result fuse__dnnl_prepare(const fuse_backend *self, const fuse_backe
   if (!s) return FUSE_ERROR_OUT_OF_MEMORY;
   memset(s, 0, sizeof *s);
   s->copy_operand = -1;
-  s->out_bytes = sizeof(float);
-  for (k = 0; k < d->output.rank; k++) s->out_bytes *= (size_t)d->output.shape[k];
+  s->copy_to = -1;
   if (dnnl_engine_create(&s->engine, dnnl_cpu, 0) != dnnl_success) {
     s->engine = NULL;
     fuse__dnnl_destroy(s);
@@ -676,7 +720,7 @@ static fuse_result fuse__dnnl_run(void *state, const float *const *operands, flo
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
   if (s->copy_operand >= 0) /* the sum post-op adds the destination's contents */
-    memcpy(output, operands[s->copy_operand], s->out_bytes);
+    memcpy(ptr[s->copy_to], operands[s->copy_operand], s->copy_bytes);
   for (j = 0; j < s->num_execs && st == dnnl_success; j++) {
     const fuse__dnnl_exec *e = &s->execs[j];
     for (i = 0; i < e->nargs; i++) {

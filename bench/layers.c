@@ -18,11 +18,16 @@
      oneDNN     its C API: convolution (direct) + bias + an eltwise post-op (relu, or clip
                 [0, 6]), format_tag any = its preferred layout; the input is reordered to that
                 layout once, outside the timing; only the primitive's execution is timed
+     via dnnl   the same layer graph through fuse.h routed to oneDNN: fuse_optimize(g, "dnnl"),
+                fuse_compile with fuse_dnnl_backend(), fuse_run with NCHW input and output
+                (so its time includes the reorders NCHW -> oneDNN's layout -> NCHW and
+                fuse_run's own overhead): next to the oneDNN column, the cost of routing
      peak       this core's FMA peak (bench/peak.h), AVX-512 and AVX2
 
    Outputs are checked before timing, as normwise relative errors ||a - b|| / ||b|| <= 1e-3:
    oneDNN (reordered back to NCHW) against the fused plan of the first column, and every fuse.h
-   plan (and the conv step followed by the rest of its plan) against fuse.h's scalar fused plan.
+   plan (and the conv step followed by the rest of its plan) against fuse.h's scalar fused plan;
+   via dnnl against the fused plan of the first column, as oneDNN.
    A layer that fails is marked MISMATCH (it is still timed) and the program exits with
    status 1.
 
@@ -42,8 +47,9 @@
 
    Output: a markdown table on stdout (also bench/results/layers.md), a CSV
    (bench/results/layers.csv: per column fuse, fuse_avx2, fuse_scalar, fuse_unfused, onednn,
-   fuse_conv_step the fields _ms, _gflops, _best_gflops, _runs, _relerr; ratio_fuse_onednn and
-   ratio_conv_step_onednn as oneDNN time / fuse.h time) and a gnuplot chart
+   fuse_conv_step, fuse_via_dnnl the fields _ms, _gflops, _best_gflops, _runs, _relerr;
+   ratio_fuse_onednn, ratio_conv_step_onednn and ratio_via_dnnl_onednn as oneDNN time / the
+   other's time) and a gnuplot chart
    (bench/results/layers.png).
 
    Build: cc -O2 -I. bench/layers.c -lm -lpthread                        (no oneDNN column)
@@ -73,7 +79,10 @@
 #if BENCH_DNNL
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
+#else
+#define FUSE_DNNL_AVAILABLE 0 /* no -ldnnl: fuse_dnnl_backend() is NULL */
 #endif
+#include "fuse_dnnl.h"
 
 #define TOLERANCE 1e-3
 
@@ -465,10 +474,11 @@ static const char *bd_isa_name(dnnl_cpu_isa_t isa) {
 
 /* ------------------------------------------------------------------- result -- */
 
-/* V_STEP: the conv step of the V_AUTO plan alone (fuse_run_steps), no layout conversions */
-enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, V_STEP, NUM_V };
-static const char *const V_NAMES[NUM_V] = {"fuse",   "fuse_avx2", "fuse_scalar", "fuse_unfused",
-                                           "onednn", "fuse_conv_step"};
+/* V_STEP: the conv step of the V_AUTO plan alone (fuse_run_steps), no layout conversions;
+   V_ROUTED: fuse.h routed to oneDNN (fuse_dnnl.h), NCHW in and out */
+enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, V_STEP, V_ROUTED, NUM_V };
+static const char *const V_NAMES[NUM_V] = {"fuse",   "fuse_avx2",      "fuse_scalar",  "fuse_unfused",
+                                           "onednn", "fuse_conv_step", "fuse_via_dnnl"};
 
 typedef struct result {
   double sec[NUM_V];  /* median; 0 = not measured */
@@ -547,8 +557,11 @@ static int write_chart(const char *csv, const char *png, double peak_main, const
   if (have_avx2_col)
     fprintf(gp, ", '' using (column('fuse_avx2_gflops')) title 'fuse.h avx2' lc rgb '#9ecae1'");
   fprintf(gp, ", '' using (column('fuse_unfused_gflops')) title 'fuse.h unfused' lc rgb '#bbbbbb'");
-  if (have_dnnl)
+  if (have_dnnl) {
     fprintf(gp, ", '' using (column('onednn_gflops')) title 'oneDNN' lc rgb '#ff7f0e'");
+    fprintf(gp, ", '' using (column('fuse_via_dnnl_gflops')) title 'fuse.h via dnnl (NCHW in/out)' "
+                "lc rgb '#ffbb78'");
+  }
   if (peak_label) /* NULL: no measured peak, peak_main is only the top of the chart */
     fprintf(gp, ", %g with lines lw 2 dt 2 lc rgb '#d62728' title 'FMA peak %s %.0f'", peak_main,
             peak_label, peak_main);
@@ -767,6 +780,43 @@ int main(int argc, char **argv) {
       R->sec[V_DNNL] = measure(bd_run_conv, &dc, budget, &R->runs[V_DNNL], &R->best[V_DNNL]);
       bd_teardown(&dc);
     }
+    { /* the same graph routed to oneDNN by fuse_dnnl.h */
+      fuse_graph *g_routed = build_graph(L, w, b);
+      const fuse_backend *backends[2];
+      fuse_compile_options o;
+      fuse_plan *routed = NULL;
+      fuse_case c;
+      const char *desc;
+      plan_text t;
+      memset(&o, 0, sizeof o);
+      backends[0] = fuse_dnnl_backend();
+      backends[1] = NULL;
+      o.backends = backends;
+      o.num_threads = threads;
+      o.error = err;
+      o.error_size = sizeof err;
+      if (fuse_optimize(g_routed, "dnnl") != FUSE_OK)
+        die("fuse_optimize dnnl", fuse_graph_error(g_routed));
+      if (fuse_compile(g_routed, &o, &routed) != FUSE_OK)
+        die("fuse_compile dnnl", err);
+      memset(&t, 0, sizeof t);
+      fuse_plan_write(routed, plan_text_write, &t);
+      desc = t.buf && !t.failed ? t.buf : "";
+      if (!strstr(desc, "(dnnl)")) /* a declined step would time fuse.h's kernels */
+        fprintf(stderr, "layers: %s: not routed to oneDNN:\n%s", L->name, desc);
+      if (verbose)
+        printf("-- via dnnl:\n%s", desc);
+      memset(y, 0, nout * sizeof *y);
+      c.plan = routed, c.in = x, c.out = y;
+      run_fuse(&c);
+      R->err[V_ROUTED] = rel_error(y, yauto, nout);
+      if (!(R->err[V_ROUTED] <= TOLERANCE) || !strstr(desc, "(dnnl)"))
+        R->mismatch = 1;
+      R->sec[V_ROUTED] = measure(run_fuse, &c, budget, &R->runs[V_ROUTED], &R->best[V_ROUTED]);
+      free(t.buf);
+      fuse_plan_destroy(routed);
+      fuse_graph_destroy(g_routed);
+    }
 #else
     snprintf(R->impl, sizeof R->impl, "n/a");
     for (v = 0; v < V_DNNL; v++) {
@@ -781,8 +831,9 @@ int main(int argc, char **argv) {
 #endif
     if (R->mismatch)
       any_mismatch = 1;
-    fprintf(stderr, "  %-28s fuse.h %7.1f  conv step %7.1f  oneDNN %7.1f GFLOP/s%s\n", L->name,
-            gflops(L, R->sec[V_AUTO]), gflops(L, R->sec[V_STEP]), gflops(L, R->sec[V_DNNL]),
+    fprintf(stderr, "  %-28s fuse.h %7.1f  conv step %7.1f  oneDNN %7.1f  via dnnl %7.1f GFLOP/s%s\n",
+            L->name, gflops(L, R->sec[V_AUTO]), gflops(L, R->sec[V_STEP]),
+            gflops(L, R->sec[V_DNNL]), gflops(L, R->sec[V_ROUTED]),
             R->mismatch ? "  MISMATCH" : "");
     for (v = 0; v < V_DNNL; v++)
       fuse_plan_destroy(plans[v]);
@@ -811,8 +862,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "layers: cannot write %s\n", path_md);
   for (i = 0; i < 2; i++) {
     FILE *f = i == 0 ? stdout : md;
-    double sum_ratio_log = 0, sum_step_log = 0;
-    int n_ratio = 0, n_step = 0;
+    double sum_ratio_log = 0, sum_step_log = 0, sum_routed_log = 0;
+    int n_ratio = 0, n_step = 0, n_routed = 0;
     if (!f)
       continue;
     fprintf(f,
@@ -844,13 +895,14 @@ int main(int argc, char **argv) {
             avx2_mode || best_isa < FUSE_ISA_AVX512 ? "avx2" : "avx512");
     fprintf(f,
             "| layer | GFLOP | fuse.h GFLOP/s | %% peak | fuse.h conv step | fuse.h avx2 | "
-            "fuse.h scalar | unfused | oneDNN GFLOP/s | oneDNN impl | fuse.h / oneDNN | "
-            "conv step / oneDNN |\n");
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n");
+            "fuse.h scalar | unfused | oneDNN GFLOP/s | oneDNN impl | fuse.h via dnnl | "
+            "fuse.h / oneDNN | conv step / oneDNN | via dnnl / oneDNN |\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|\n");
     for (li = 0; li < NUM_LAYERS; li++) {
       const layer *L = &LAYERS[li];
       const result *R = &res[li];
       char a[32], a2[32], s[32], u[32], d[32], cs[32], ratio[32], step_ratio[32], pct[16];
+      char rt[32], rt_ratio[32];
       if (R->steps < 0)
         continue;
       fmt_rate(a, sizeof a, L, R->sec[V_AUTO]);
@@ -859,6 +911,14 @@ int main(int argc, char **argv) {
       fmt_rate(u, sizeof u, L, R->sec[V_UNFUSED]);
       fmt_rate(d, sizeof d, L, R->sec[V_DNNL]);
       fmt_rate(cs, sizeof cs, L, R->sec[V_STEP]);
+      fmt_rate(rt, sizeof rt, L, R->sec[V_ROUTED]);
+      if (R->sec[V_DNNL] > 0 && R->sec[V_ROUTED] > 0) {
+        double r = R->sec[V_DNNL] / R->sec[V_ROUTED];
+        snprintf(rt_ratio, sizeof rt_ratio, "%.2f", r);
+        sum_routed_log += log(r);
+        n_routed++;
+      } else
+        snprintf(rt_ratio, sizeof rt_ratio, "n/a");
       if (R->sec[V_DNNL] > 0 && R->sec[V_AUTO] > 0) {
         double r = R->sec[V_DNNL] / R->sec[V_AUTO];
         snprintf(ratio, sizeof ratio, "%.2f", r);
@@ -877,10 +937,10 @@ int main(int argc, char **argv) {
         snprintf(pct, sizeof pct, "%.0f%%", 100.0 * gflops(L, R->sec[V_AUTO]) / peak_main);
       else
         snprintf(pct, sizeof pct, "n/a");
-      fprintf(f, "| %s%s%s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", L->name,
-              R->steps != 1 ? " (not fused)" : "", R->mismatch ? " **MISMATCH**" : "",
-              layer_gflop(L), a, pct, cs, avx2_mode ? "=" : a2, s, u, d, R->impl, ratio,
-              step_ratio);
+      fprintf(f, "| %s%s%s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+              L->name, R->steps != 1 ? " (not fused)" : "", R->mismatch ? " **MISMATCH**" : "",
+              layer_gflop(L), a, pct, cs, avx2_mode ? "=" : a2, s, u, d, R->impl, rt, ratio,
+              step_ratio, rt_ratio);
     }
     if (n_ratio)
       fprintf(f, "\nGeometric mean fuse.h / oneDNN: %.3f over %d layers.\n",
@@ -888,6 +948,11 @@ int main(int argc, char **argv) {
     if (n_step)
       fprintf(f, "Geometric mean conv step / oneDNN: %.3f over %d layers.\n",
               exp(sum_step_log / n_step), n_step);
+    if (n_routed)
+      fprintf(f,
+              "Geometric mean fuse.h via dnnl / oneDNN: %.3f over %d layers (the cost of "
+              "routing: NCHW reorders in and out, fuse_run).\n",
+              exp(sum_routed_log / n_routed), n_routed);
     if (any_mismatch) {
       fprintf(f,
               "\nMISMATCH: relative errors (fuse.h plans against the scalar fused plan, oneDNN "
@@ -915,8 +980,8 @@ int main(int argc, char **argv) {
   for (v = 0; v < NUM_V; v++)
     fprintf(csv, ",%s_ms,%s_gflops,%s_best_gflops,%s_runs,%s_relerr", V_NAMES[v], V_NAMES[v],
             V_NAMES[v], V_NAMES[v], V_NAMES[v]);
-  fprintf(csv, ",onednn_impl,ratio_fuse_onednn,ratio_conv_step_onednn,peak_avx512,peak_avx2,"
-               "threads\n");
+  fprintf(csv, ",onednn_impl,ratio_fuse_onednn,ratio_conv_step_onednn,ratio_via_dnnl_onednn,"
+               "peak_avx512,peak_avx2,threads\n");
   for (li = 0; li < NUM_LAYERS; li++) {
     const layer *L = &LAYERS[li];
     const result *R = &res[li];
@@ -942,6 +1007,9 @@ int main(int argc, char **argv) {
     fprintf(csv, ",");
     if (R->sec[V_DNNL] > 0 && R->sec[V_STEP] > 0)
       fprintf(csv, "%.4f", R->sec[V_DNNL] / R->sec[V_STEP]);
+    fprintf(csv, ",");
+    if (R->sec[V_DNNL] > 0 && R->sec[V_ROUTED] > 0)
+      fprintf(csv, "%.4f", R->sec[V_DNNL] / R->sec[V_ROUTED]);
     fprintf(csv, ",%.1f,%.1f,%d\n", peak512, peak2, threads);
   }
   fclose(csv);

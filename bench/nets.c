@@ -12,6 +12,12 @@
                first run at each thread count is checked against PyTorch's (<name>.output.bin):
                max|got - want| / max|want| <= 1e-3, else the net is marked MISMATCH and the
                exit status is 1.
+     via dnnl  when built with oneDNN (-DBENCH_DNNL=1 -ldnnl, as make bench-nets does where it
+               is installed): the same file loaded again, fuse_optimize(g, "dnnl"), fuse_compile
+               with fuse_dnnl_backend() (the composites run on oneDNN, tensors between two of
+               its steps stay in its layout; pools and the rest on fuse.h's kernels with
+               num_threads = N as above), oneDNN's OpenMP set to N threads
+               (omp_set_num_threads); timed and checked the same way. --no-dnnl leaves it out
      PyTorch   bench/nets_torch.py, run once per network with --python (default
                /usr/bin/python3; "none" leaves it out): the same torchvision model (weights
                rebuilt as the export script makes them, its output checked against the same
@@ -30,8 +36,9 @@
    across runs; the load average before and after is in the header.
 
    Build: cc -O2 -I. bench/nets.c -o build/nets -lm -lpthread     (make bench-nets)
+          cc -O2 -I. -DBENCH_DNNL=1 bench/nets.c -o build/nets -ldnnl -ldl -lm -lpthread
    Run:   ./build/nets [--dir DIR] [--out DIR] [--runs N] [--warmup N] [--threads 1,2]
-                       [--python PATH|none] [name ...]   (from the repository root) */
+                       [--python PATH|none] [--no-dnnl] [name ...]   (from the repository root) */
 #define _GNU_SOURCE
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
@@ -44,6 +51,16 @@
 #include <unistd.h>
 
 #include "bench/pool.h"
+
+#ifndef BENCH_DNNL
+#define BENCH_DNNL 0
+#endif
+#if BENCH_DNNL
+#include <dlfcn.h>
+#else
+#define FUSE_DNNL_AVAILABLE 0 /* no -ldnnl: fuse_dnnl_backend() is NULL */
+#endif
+#include "fuse_dnnl.h"
 
 #define TOLERANCE 1e-3
 #define MAX_THREADS 8 /* entries of --threads */
@@ -121,7 +138,11 @@ typedef struct net_result {
   int loaded;                      /* 0: the model files are missing or did not load */
   char why[256];                   /* why not */
   timing fuse[MAX_THREADS], torch[MAX_THREADS];
+  timing dnnl[MAX_THREADS];        /* fuse.h routed to oneDNN (fuse_dnnl.h) */
   double fuse_err, torch_err;      /* against <name>.output.bin; -1 = not checked */
+  double dnnl_err;                 /* -1 = not run */
+  int dnnl_steps, dnnl_kept;       /* steps oneDNN runs; of them, outputs kept in its layout */
+  char dnnl_why[256];              /* why the oneDNN rows are missing */
   size_t workspace[MAX_THREADS];   /* fuse_plan_workspace_size per thread count */
   size_t weights;                  /* fuse_plan_weights_size: constants + packed weights */
   plan_info info;                  /* of the 1st thread count's plan */
@@ -131,8 +152,125 @@ typedef struct net_result {
 
 /* ------------------------------------------------------------------- fuse.h -- */
 
+/* warm-up runs (the first checked against want: the largest error into *err), then `runs`
+   timed single runs into *tm (t: room for runs doubles) */
+static void time_plan(fuse_plan *plan, const float *x, float *y, size_t ny, const float *want,
+                      int runs, int warmup, double *t, timing *tm, double *err) {
+  const float *ins[1];
+  float *outs[1];
+  fuse_result r;
+  int i;
+  ins[0] = x, outs[0] = y;
+  memset(y, 0, ny * sizeof *y);
+  for (i = 0; i < (warmup > 0 ? warmup : 1); i++) {
+    r = fuse_run(plan, ins, outs, NULL);
+    if (r != FUSE_OK)
+      die("fuse_run", fuse_result_string(r));
+    if (i == 0) {
+      double e = rel_error(y, want, ny);
+      if (!(e <= *err))
+        *err = e;
+    }
+  }
+  for (i = 0; i < runs; i++) {
+    double s = now_s();
+    fuse_run(plan, ins, outs, NULL);
+    t[i] = (now_s() - s) * 1e3;
+  }
+  if (runs > 0) {
+    tm->ms = median(t, runs);
+    tm->best_ms = t[0];
+    tm->runs = runs;
+  }
+}
+
+#if BENCH_DNNL
+/* oneDNN uses OpenMP; libgomp read OMP_NUM_THREADS when it was loaded, so set the count
+   through the library itself (libdnnl links it into the process) */
+static void dnnl_set_threads(int n) {
+  void (*set)(int) = NULL;
+  void *p = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+  memcpy(&set, &p, sizeof p);
+  if (set)
+    set(n);
+}
+#endif
+
+static int count_text(const char *s, const char *what) {
+  int n = 0;
+  size_t k = strlen(what);
+  while (s && (s = strstr(s, what)) != NULL)
+    n++, s += k;
+  return n;
+}
+
+/* The same network routed to oneDNN: loaded again, fuse_optimize(g, "dnnl"), compiled with
+   fuse_dnnl_backend() for each thread count, timed as run_fuse_net does. */
+static void run_dnnl_net(net_result *R, const char *path, const float *x, float *y, size_t ny,
+                         const float *want, const int *threads, int n_threads, int runs,
+                         int warmup, double *t) {
+  const fuse_backend *backends[2];
+  fuse_graph *g = NULL;
+  char err[512];
+  int ti;
+  backends[0] = fuse_dnnl_backend();
+  backends[1] = NULL;
+  if (!backends[0]) {
+    snprintf(R->dnnl_why, sizeof R->dnnl_why, "built without oneDNN (BENCH_DNNL=0)");
+    return;
+  }
+  if (fuse_onnx_load_file(path, NULL, &g) != FUSE_OK || fuse_optimize(g, "dnnl") != FUSE_OK) {
+    snprintf(R->dnnl_why, sizeof R->dnnl_why, "load / optimize: %.200s",
+             g ? fuse_graph_error(g) : "?");
+    fuse_graph_destroy(g);
+    return;
+  }
+  R->dnnl_err = 0;
+  for (ti = 0; ti < n_threads; ti++) {
+    fuse_compile_options o;
+    fuse_plan *plan = NULL;
+    pool workers;
+    pool_worker *worker_mem = NULL;
+    memset(&o, 0, sizeof o);
+    o.num_threads = threads[ti];
+    o.backends = backends;
+    if (threads[ti] > 1) {
+      worker_mem = pool_start(&workers, threads[ti]);
+      o.parallel_for = pool_parallel_for;
+      o.parallel_user = &workers;
+    }
+    o.error = err;
+    o.error_size = sizeof err;
+    err[0] = 0;
+#if BENCH_DNNL
+    dnnl_set_threads(threads[ti]);
+#endif
+    if (fuse_compile(g, &o, &plan) != FUSE_OK)
+      die("fuse_compile (dnnl)", err);
+    if (ti == 0) {
+      plan_text pt;
+      memset(&pt, 0, sizeof pt);
+      fuse_plan_write(plan, plan_text_write, &pt);
+      R->dnnl_steps = count_text(pt.buf, "(dnnl)");
+      R->dnnl_kept = count_text(pt.buf, "(output in dnnl's layout");
+      if (count_text(pt.buf, "declined"))
+        fprintf(stderr, "nets: %s: oneDNN declined steps:\n%s", R->name, pt.buf);
+      free(pt.buf);
+    }
+    time_plan(plan, x, y, ny, want, runs, warmup, t, &R->dnnl[ti], &R->dnnl_err);
+    fuse_plan_destroy(plan);
+    if (worker_mem)
+      pool_stop(&workers, worker_mem);
+    fprintf(stderr, "  %-14s via dnnl %d thread%s %8.2f ms (fastest %.2f)\n", R->name,
+            threads[ti], threads[ti] == 1 ? " " : "s", R->dnnl[ti].ms, R->dnnl[ti].best_ms);
+  }
+  if (!(R->dnnl_err <= TOLERANCE))
+    R->mismatch = 1;
+  fuse_graph_destroy(g);
+}
+
 static void run_fuse_net(net_result *R, const char *dir, const int *threads, int n_threads,
-                         int runs, int warmup) {
+                         int runs, int warmup, int with_dnnl) {
   char path[1024], err[512];
   fuse_graph *g = NULL;
   fuse_result r;
@@ -197,9 +335,6 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
     fuse_plan *plan = NULL;
     pool workers;
     pool_worker *worker_mem = NULL;
-    const float *ins[1];
-    float *outs[1];
-    double e;
     memset(&o, 0, sizeof o);
     o.isa = FUSE_ISA_AUTO;
     o.num_threads = threads[ti];
@@ -219,28 +354,7 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
     }
     R->workspace[ti] = fuse_plan_workspace_size(plan);
     R->weights = fuse_plan_weights_size(plan);
-    ins[0] = x, outs[0] = y;
-    memset(y, 0, ny * sizeof *y);
-    for (i = 0; i < (warmup > 0 ? warmup : 1); i++) {
-      r = fuse_run(plan, ins, outs, NULL);
-      if (r != FUSE_OK)
-        die("fuse_run", fuse_result_string(r));
-      if (i == 0) {
-        e = rel_error(y, want, ny);
-        if (!(e <= R->fuse_err))
-          R->fuse_err = e;
-      }
-    }
-    for (i = 0; i < runs; i++) {
-      double s = now_s();
-      fuse_run(plan, ins, outs, NULL);
-      t[i] = (now_s() - s) * 1e3;
-    }
-    if (runs > 0) {
-      R->fuse[ti].ms = median(t, runs);
-      R->fuse[ti].best_ms = t[0];
-      R->fuse[ti].runs = runs;
-    }
+    time_plan(plan, x, y, ny, want, runs, warmup, t, &R->fuse[ti], &R->fuse_err);
     fuse_plan_destroy(plan);
     if (worker_mem)
       pool_stop(&workers, worker_mem);
@@ -249,6 +363,10 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
   }
   if (!(R->fuse_err <= TOLERANCE))
     R->mismatch = 1;
+  if (with_dnnl)
+    run_dnnl_net(R, path, x, y, ny, want, threads, n_threads, runs, warmup, t);
+  else
+    snprintf(R->dnnl_why, sizeof R->dnnl_why, "left out (--no-dnnl)");
   free(t);
 done:
   fuse_graph_destroy(g);
@@ -305,7 +423,7 @@ static int run_torch_net(net_result *R, const char *python, const char *script, 
 
 static void usage(void) {
   fprintf(stderr, "usage: nets [--dir DIR] [--out DIR] [--runs N] [--warmup N] [--threads 1,2]\n"
-                  "            [--python PATH|none] [name ...]\n");
+                  "            [--python PATH|none] [--no-dnnl] [name ...]\n");
   exit(2);
 }
 
@@ -329,9 +447,10 @@ int main(int argc, char **argv) {
   const char *default_names[] = {"resnet18", "resnet50", "mobilenet_v2"};
   const char *names[MAX_NETS];
   int n_names = 0, runs = 20, warmup = 3, threads[MAX_THREADS], n_threads = 0, i, ni, ti;
-  int any_loaded = 0, any_mismatch = 0, have_torch = 0;
+  int any_loaded = 0, any_mismatch = 0, have_torch = 0, with_dnnl = 1, have_dnnl = 0;
   net_result *res;
   char cpu[256], load0[64], load1[64], date[64], torch_version[128], path[1024];
+  char dnnl_version_text[64] = "";
   double t_start = now_s();
   time_t now = time(NULL);
   FILE *md, *csv;
@@ -349,6 +468,8 @@ int main(int argc, char **argv) {
       thread_list = argv[++i];
     else if (!strcmp(argv[i], "--python") && i + 1 < argc)
       python = argv[++i];
+    else if (!strcmp(argv[i], "--no-dnnl"))
+      with_dnnl = 0;
     else if (argv[i][0] == '-')
       usage();
     else if (n_names < MAX_NETS)
@@ -379,6 +500,13 @@ int main(int argc, char **argv) {
   if (!strcmp(python, "none"))
     python = NULL;
 
+#if BENCH_DNNL
+  {
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(dnnl_version_text, sizeof dnnl_version_text, "%d.%d.%d", v->major, v->minor,
+             v->patch);
+  }
+#endif
   cpu_model(cpu, sizeof cpu);
   load_avg(load0, sizeof load0);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
@@ -390,13 +518,15 @@ int main(int argc, char **argv) {
   for (ni = 0; ni < n_names; ni++) {
     net_result *R = &res[ni];
     R->name = names[ni];
-    R->fuse_err = R->torch_err = -1;
-    run_fuse_net(R, dir, threads, n_threads, runs, warmup);
+    R->fuse_err = R->torch_err = R->dnnl_err = -1;
+    run_fuse_net(R, dir, threads, n_threads, runs, warmup, with_dnnl);
     if (!R->loaded) {
       fprintf(stderr, "nets: %s: %s\n", R->name, R->why);
       continue;
     }
     any_loaded = 1;
+    if (R->dnnl_err >= 0)
+      have_dnnl = 1;
     if (R->mismatch)
       any_mismatch = 1;
     if (python && run_torch_net(R, python, script, dir, thread_list, runs, warmup, torch_version,
@@ -439,9 +569,13 @@ int main(int argc, char **argv) {
             "- medians of %d single runs after %d warm-up run%s (ms); ratio = PyTorch ms / fuse.h "
             "ms (above 1: fuse.h faster); speedup = 1-thread ms / N-thread ms\n\n",
             runs, warmup, warmup == 1 ? "" : "s");
+    if (have_dnnl)
+      fprintf(f, "- via dnnl: the same net through fuse.h routed to oneDNN %s (fuse_optimize(g, "
+                 "\"dnnl\"), fuse_dnnl_backend(), NCHW in/out, oneDNN on N OpenMP threads)\n\n",
+              dnnl_version_text);
     fprintf(f, "| net | threads | fuse.h ms | PyTorch ms | PyTorch / fuse.h | fuse.h speedup | "
-               "PyTorch speedup |\n");
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|\n");
+               "PyTorch speedup | via dnnl ms | PyTorch / via dnnl | via dnnl speedup |\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (ni = 0; ni < n_names; ni++) {
       const net_result *R = &res[ni];
       if (!R->loaded) {
@@ -449,28 +583,33 @@ int main(int argc, char **argv) {
         continue;
       }
       for (ti = 0; ti < n_threads; ti++) {
-        char a[32], b[32], r[32], sa[32], sb[32];
+        char a[32], b[32], r[32], sa[32], sb[32], d[32], rd[32], sd[32];
         fmt_ms(a, sizeof a, R->fuse[ti].ms);
         fmt_ms(b, sizeof b, R->torch[ti].ms);
+        fmt_ms(d, sizeof d, R->dnnl[ti].ms);
         fmt_ratio(r, sizeof r, R->torch[ti].ms, R->fuse[ti].ms);
+        fmt_ratio(rd, sizeof rd, R->torch[ti].ms, R->dnnl[ti].ms);
         if (threads[ti] == 1 || threads[0] != 1) {
           snprintf(sa, sizeof sa, "%s", "");
           snprintf(sb, sizeof sb, "%s", "");
+          snprintf(sd, sizeof sd, "%s", "");
         } else {
           fmt_ratio(sa, sizeof sa, R->fuse[0].ms, R->fuse[ti].ms);
           fmt_ratio(sb, sizeof sb, R->torch[0].ms, R->torch[ti].ms);
+          fmt_ratio(sd, sizeof sd, R->dnnl[0].ms, R->dnnl[ti].ms);
         }
-        fprintf(f, "| %s%s | %d | %s | %s | %s | %s | %s |\n", R->name,
-                R->mismatch ? " **MISMATCH**" : "", threads[ti], a, b, r, sa, sb);
+        fprintf(f, "| %s%s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", R->name,
+                R->mismatch ? " **MISMATCH**" : "", threads[ti], a, b, r, sa, sb, d, rd, sd);
       }
     }
     fprintf(f, "\n| net | fuse.h workspace (MB, %s) | weights (MB) | plan steps (compute + layout conversions) | "
-               "load + optimize + compile | error fuse.h | error PyTorch |\n",
+               "load + optimize + compile | error fuse.h | error PyTorch | via dnnl: steps on "
+               "oneDNN (outputs kept in its layout) | error via dnnl |\n",
             thread_list);
-    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|\n");
+    fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (ni = 0; ni < n_names; ni++) {
       const net_result *R = &res[ni];
-      char te[32], ws[128];
+      char te[32], ws[128], ds[300], de[32];
       size_t used = 0;
       if (!R->loaded)
         continue;
@@ -482,9 +621,16 @@ int main(int argc, char **argv) {
         snprintf(te, sizeof te, "%.2g", R->torch_err);
       else
         snprintf(te, sizeof te, "n/a");
-      fprintf(f, "| %s | %s | %.1f | %d (%d + %d) | %.0f ms | %.2g | %s |\n", R->name, ws,
-              (double)R->weights / 1e6, R->info.steps, R->info.compute_steps,
-              R->info.conversions, R->setup_ms, R->fuse_err, te);
+      if (R->dnnl_err >= 0) {
+        snprintf(ds, sizeof ds, "%d (%d)", R->dnnl_steps, R->dnnl_kept);
+        snprintf(de, sizeof de, "%.2g", R->dnnl_err);
+      } else {
+        snprintf(ds, sizeof ds, "n/a: %s", R->dnnl_why);
+        snprintf(de, sizeof de, "n/a");
+      }
+      fprintf(f, "| %s | %s | %.1f | %d (%d + %d) | %.0f ms | %.2g | %s | %s | %s |\n", R->name,
+              ws, (double)R->weights / 1e6, R->info.steps, R->info.compute_steps,
+              R->info.conversions, R->setup_ms, R->fuse_err, te, ds, de);
     }
     fprintf(f,
             "\nworkspace: fuse_plan_workspace_size per thread count (activations and scratch); "
@@ -503,7 +649,8 @@ int main(int argc, char **argv) {
     die("cannot write", path);
   fprintf(csv, "net,threads,fuse_ms,fuse_best_ms,fuse_runs,torch_ms,torch_best_ms,torch_runs,"
                "ratio_torch_fuse,fuse_speedup,torch_speedup,fuse_relerr,torch_relerr,"
-               "workspace_bytes,steps,compute_steps,conversions,setup_ms,isa\n");
+               "workspace_bytes,steps,compute_steps,conversions,setup_ms,isa,"
+               "dnnl_ms,dnnl_best_ms,dnnl_runs,ratio_torch_dnnl,dnnl_relerr,dnnl_steps,dnnl_kept\n");
   for (ni = 0; ni < n_names; ni++) {
     const net_result *R = &res[ni];
     if (!R->loaded)
@@ -529,8 +676,19 @@ int main(int argc, char **argv) {
       fprintf(csv, ",%.3g,", R->fuse_err);
       if (R->torch_err >= 0)
         fprintf(csv, "%.3g", R->torch_err);
-      fprintf(csv, ",%lu,%d,%d,%d,%.1f,%s\n", (unsigned long)R->workspace[ti], R->info.steps,
+      fprintf(csv, ",%lu,%d,%d,%d,%.1f,%s,", (unsigned long)R->workspace[ti], R->info.steps,
               R->info.compute_steps, R->info.conversions, R->setup_ms, isa_name(fuse_cpu_isa()));
+      if (R->dnnl[ti].ms > 0)
+        fprintf(csv, "%.4f,%.4f,%d,", R->dnnl[ti].ms, R->dnnl[ti].best_ms, R->dnnl[ti].runs);
+      else
+        fprintf(csv, ",,,");
+      if (R->torch[ti].ms > 0 && R->dnnl[ti].ms > 0)
+        fprintf(csv, "%.4f", R->torch[ti].ms / R->dnnl[ti].ms);
+      fprintf(csv, ",");
+      if (R->dnnl_err >= 0)
+        fprintf(csv, "%.3g,%d,%d\n", R->dnnl_err, R->dnnl_steps, R->dnnl_kept);
+      else
+        fprintf(csv, ",,\n");
     }
   }
   fclose(csv);

@@ -24,7 +24,17 @@
         and no other oneDNN primitive but layout reorders runs;
      5. concurrency: 2 threads with their own workspaces run one plan 20 times each, on
         different inputs, with results identical to a serial run; 6 threads (more callers than
-        a step's 4 handle sets) likewise.
+        a step's 4 handle sets) likewise; two of its tensors stay in oneDNN's layout.
+     6. oneDNN's layout between oneDNN steps: conv -> conv, a ResNet block and a block with a
+        projection keep every tensor between two oneDNN steps in oneDNN's layout ("(output in
+        dnnl's layout, N bytes)" in the plan) and match the built-in kernels; a tensor that is
+        also a graph output, or whose reader oneDNN declines, stays NCHW. ONEDNN_VERBOSE for
+        two convs and for a ResNet block (the second conv's residual as a sum post-op) shows
+        reorders from NCHW only before the last conv (the entries), one reorder to NCHW after
+        it (the exit), never one between two oneDNN layouts, and the second conv reading the
+        first one's destination format as is; the same under ONEDNN_MAX_CPU_ISA=AVX2, where
+        oneDNN picks aBcd8b and 20 channels take 24 channels' bytes. The mock backend, with a
+        layout of its own larger than NCHW, proves the same through the interface alone.
 
    Usage: build/test_dnnl   (run from the repository root) */
 #define _POSIX_C_SOURCE 200809L /* popen, pclose */
@@ -264,10 +274,23 @@ static const conv_case base = {1, 8, 10, 10, 16, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1
 typedef struct mock_state {
   fuse_backend_step d;
   float *w;
+  int keeps; /* writes its output in the mock's own layout */
 } mock_state;
+
+/* The mock's own layout (mock_layout_backend only): NHWC with the channels padded to a
+   multiple of 8 - larger than NCHW, so the workspace must be sized by what prepare declared. */
+static const char mock_layout_id[] = "mock NHWC8";
+#define MOCK_CPAD(c) (((c) + 7) / 8 * 8)
+static int64_t mock_at(const fuse_backend_tensor *t, int keeps, int64_t n, int64_t c, int64_t h,
+                       int64_t w) {
+  const int64_t *s = t->shape;
+  if (keeps) return ((n * s[2] + h) * s[3] + w) * MOCK_CPAD(s[1]) + c;
+  return ((n * s[1] + c) * s[2] + h) * s[3] + w;
+}
 
 static struct {
   int prepared, taken, destroyed, runs, bad_runs, oom_after;
+  int offered_layout, got_layout; /* steps told they may keep their output; operands in it */
   fuse_backend_step last;
 } mock;
 
@@ -278,9 +301,14 @@ static fuse_result mock_prepare(const fuse_backend *self, const fuse_backend_ste
   mock_state *s;
   size_t n = 1;
   int k;
-  (void)self;
   mock.prepared++;
   mock.last = *d;
+  for (k = 0; k < d->num_operands; k++)
+    if (d->operands[k].layout.id) {
+      mock.got_layout++;
+      if (d->operands[k].layout.id != mock_layout_id || !self->user) mock.bad_runs++;
+    }
+  if (d->output_layout) mock.offered_layout++;
   if (mock.oom_after && mock.prepared > mock.oom_after) return FUSE_ERROR_OUT_OF_MEMORY;
   if (d->op != FUSE_BACKEND_CONV2D || !d->operands[1].data) {
     snprintf(why, why_size, "mock takes conv2d with constant weights only");
@@ -295,6 +323,13 @@ static fuse_result mock_prepare(const fuse_backend *self, const fuse_backend_ste
   memcpy(s->w, d->operands[1].data, n * sizeof(float));
   s->d = *d;
   for (k = 0; k < d->num_operands; k++) s->d.operands[k].data = NULL; /* prepare only */
+  if (d->output_layout && self->user) { /* mock_layout_backend: keep it */
+    s->keeps = 1;
+    d->output_layout->id = mock_layout_id;
+    d->output_layout->bytes = (size_t)(d->output.shape[0] * MOCK_CPAD(d->output.shape[1]) *
+                                       d->output.shape[2] * d->output.shape[3]) * sizeof(float);
+  }
+  s->d.output_layout = NULL;
   *state = s;
   *scratch_size = MOCK_SCRATCH;
   mock.taken++;
@@ -314,11 +349,13 @@ static fuse_result mock_run(void *state, const float *const *ops, float *y, void
     return FUSE_ERROR_BACKEND;
   }
   memset(scratch, 0x5a, MOCK_SCRATCH); /* under ASan: must lie inside the workspace */
+  if (s->keeps) /* the padding channels too: under ASan they must lie inside the workspace */
+    memset(y, 0x7f, (size_t)(ys[0] * MOCK_CPAD(ys[1]) * ys[2] * ys[3]) * sizeof(float));
   for (n = 0; n < ys[0]; n++)
     for (k = 0; k < ys[1]; k++)
       for (oh = 0; oh < ys[2]; oh++)
         for (ow = 0; ow < ys[3]; ow++) {
-          int64_t at = ((n * ys[1] + k) * ys[2] + oh) * ys[3] + ow, grp = k / Kg;
+          int64_t at = mock_at(&d->output, s->keeps, n, k, oh, ow), grp = k / Kg;
           float v = 0;
           for (c = 0; c < Cg; c++)
             for (kh = 0; kh < ws[2]; kh++)
@@ -326,12 +363,16 @@ static fuse_result mock_run(void *state, const float *const *ops, float *y, void
                 int64_t ih = oh * a->strides[0] - a->padding[0] + kh * a->dilation[0];
                 int64_t iw = ow * a->strides[1] - a->padding[1] + kw * a->dilation[1];
                 if (ih < 0 || ih >= xs[2] || iw < 0 || iw >= xs[3]) continue;
-                v += ops[0][((n * xs[1] + grp * Cg + c) * xs[2] + ih) * xs[3] + iw] *
+                v += ops[0][mock_at(&d->operands[0], d->operands[0].layout.id != NULL, n,
+                                    grp * Cg + c, ih, iw)] *
                      s->w[((k * Cg + c) * ws[2] + kh) * ws[3] + kw];
               }
           if (d->bias >= 0) v += ops[d->bias][k];
           for (q = 0; q < d->num_post; q++) {
-            if (d->post[q].kind == FUSE_POST_ADD) v += ops[d->post[q].operand][at];
+            if (d->post[q].kind == FUSE_POST_ADD) {
+              const fuse_backend_tensor *r = &d->operands[d->post[q].operand];
+              v += ops[d->post[q].operand][mock_at(r, r->layout.id != NULL, n, k, oh, ow)];
+            }
             else v = v < d->post[q].lo ? d->post[q].lo : v > d->post[q].hi ? d->post[q].hi : v;
           }
           y[at] = v;
@@ -347,18 +388,24 @@ static void mock_destroy(void *state) {
 }
 
 static const fuse_backend mock_backend = {"mock", NULL, mock_prepare, mock_run, mock_destroy};
+/* The same, keeping its outputs in its own layout when fuse_compile allows it (user != NULL). */
+static const fuse_backend mock_layout_backend = {"mock", (void *)mock_layout_id, mock_prepare,
+                                                 mock_run, mock_destroy};
 
-/* A ResNet basic block: conv-bias-relu, then conv-bias + the block's input + relu. */
-static fuse_graph *block_graph(void) {
-  const conv_case cc = {1, 16, 14, 14, 16, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
+/* A ResNet basic block of c channels: conv-bias-relu, then conv-bias + the block's input +
+   relu (residual = 0: without the residual, two convs in a chain). */
+static fuse_graph *block_graph_of(int64_t c, int residual) {
+  const conv_case cc = {1, c, 14, 14, c, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
   fuse_graph *g = fuse_graph_create(NULL);
-  int64_t xs[4] = {1, 16, 14, 14};
+  int64_t xs[4] = {1, c, 14, 14};
   fuse_value x = fuse_input(g, "x", 4, xs), h, y;
-  h = fuse_relu(g, fuse_add(g, fuse_conv2d(g, x, weight_for(g, &cc), &cc.a), bias_for(g, 16, 1)));
-  y = fuse_add(g, fuse_conv2d(g, h, weight_for(g, &cc), &cc.a), bias_for(g, 16, 1));
-  fuse_output(g, fuse_relu(g, fuse_add(g, y, x)));
+  h = fuse_relu(g, fuse_add(g, fuse_conv2d(g, x, weight_for(g, &cc), &cc.a), bias_for(g, c, 1)));
+  y = fuse_add(g, fuse_conv2d(g, h, weight_for(g, &cc), &cc.a), bias_for(g, c, 1));
+  fuse_output(g, fuse_relu(g, residual ? fuse_add(g, y, x) : y));
   return g;
 }
+
+static fuse_graph *block_graph(void) { return block_graph_of(16, 1); }
 
 /* rule first, then fuse.h's default rules for codegen "fuse"; merged */
 static void fuse_with(fuse_graph *g, const fuse_rule *first, int allow_escaping) {
@@ -509,12 +556,93 @@ TEST(mock_out_of_memory_fails_compile) {
   fuse_graph_destroy(g);
 }
 
-#define RUN_MOCK_TESTS()                      \
-  do {                                        \
-    RUN(mock_takes_the_residual_conv);        \
-    RUN(mock_declines_with_a_note);           \
-    RUN(mock_composite_not_fused_note);       \
-    RUN(mock_out_of_memory_fails_compile);    \
+/* Both convs of a block on a backend that keeps its outputs in its own, larger layout (NHWC,
+   12 channels padded to 16): the tensor between them is never NCHW, the workspace holds the
+   declared bytes, the second conv is told the layout of its x (its residual is the graph's
+   input: NCHW). The mock that never declares a layout (all-zero, as before) gets NCHW. */
+TEST(mock_keeps_its_layout_between_its_steps) {
+  const fuse_rule rules[2] = {
+      {"mock.conv2d_bias_add_relu", "relu(add(add(conv2d(*, *), *), *))", NULL, NULL},
+      {"mock.conv2d_bias_relu", "relu(add(conv2d(*, *), *))", NULL, NULL}};
+  int keep;
+  for (keep = 0; keep < 2; keep++) {
+    fuse_graph *g = block_graph_of(12, 1);
+    fuse_plan *p;
+    CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+    memset(&mock, 0, sizeof mock);
+    check_routed_on(g, keep ? &mock_layout_backend : &mock_backend, 2,
+                    keep ? "mock keeps its layout" : "mock, NCHW");
+    CHECK_EQ_INT(mock.taken, 2);
+    CHECK_EQ_INT(mock.bad_runs, 0);
+    CHECK_EQ_INT(mock.offered_layout, 1); /* h: only the second conv reads it */
+    CHECK_EQ_INT(mock.got_layout, keep);
+    CHECK_EQ_INT(count_substr(last_desc.s, "(output in mock's layout, 12544 bytes)"), keep);
+    if (keep) CHECK(strstr(last_desc.s, "to_nchw") == NULL && strstr(last_desc.s, "to_nhwc") == NULL);
+    p = compile_with(g, keep ? &mock_layout_backend : &mock_backend, NULL, NULL);
+    CHECK(p != NULL);
+    if (p) CHECK(fuse_plan_workspace_size(p) >= (keep ? 12544u : 9408u) + MOCK_SCRATCH);
+    fuse_plan_destroy(p);
+    CHECK_EQ_INT(mock.destroyed, mock.taken);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* A conv keeps its output for a matmul of the same backend that then declines (the mock takes
+   conv2d only): fuse_compile offers both again with that tensor NCHW. */
+TEST(mock_reader_declines_layout_turned_back) {
+  const fuse_rule rules[2] = {{"mock.conv2d_bias_relu", "relu(add(conv2d(*, *), *))", NULL, NULL},
+                              {"mock.matmul_bias_relu", "relu(add(matmul(*, *), *))", NULL, NULL}};
+  const conv_case cc = {1, 12, 6, 6, 12, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
+  int64_t ws[2] = {6, 5}, bs[1] = {5};
+  float *wd = random_floats(30, 0.5f), *bd = random_floats(5, 0.5f);
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_plan *ref, *p;
+  static sbuf desc;
+  io t;
+  float *want;
+  fuse_value h = fuse_relu(g, conv_input(g, &cc, 1, 0));
+  fuse_output(g, fuse_relu(g, fuse_add(g, fuse_matmul(g, h, fuse_constant(g, "w", 2, ws, wd)),
+                                       fuse_constant(g, "b", 1, bs, bd))));
+  free(wd);
+  free(bd);
+  CHECK_EQ_INT(fuse_ops_by_pattern(g, rules, 2, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_merge_composites(g), FUSE_OK);
+  memset(&mock, 0, sizeof mock);
+  ref = compile_with(g, NULL, NULL, NULL);
+  p = compile_with(g, &mock_layout_backend, &desc, NULL);
+  CHECK(ref && p && io_make(g, &t));
+  CHECK_EQ_INT(mock.prepared, 4); /* conv, matmul (declined: its x in the layout), both again */
+  CHECK_EQ_INT(mock.offered_layout, 1);
+  CHECK_EQ_INT(mock.got_layout, 1);
+  CHECK_EQ_INT(mock.taken, 2);
+  CHECK_EQ_INT(mock.destroyed, 1); /* the first conv's state */
+  CHECK_EQ_INT(count_substr(desc.s, "(mock)"), 1);
+  CHECK(strstr(desc.s, "layout") == NULL);
+  CHECK_STR_CONTAINS(desc.s, "(mock declined: mock takes conv2d with constant weights only)");
+  want = (float *)calloc(t.out_n[0], sizeof(float));
+  if (ref && p && want) {
+    CHECK_EQ_INT(run_plan(ref, &t, &want, NULL), FUSE_OK);
+    CHECK_EQ_INT(run_plan(p, &t, t.out, NULL), FUSE_OK);
+    CHECK_NEAR_ARRAY(t.out[0], want, t.out_n[0], TOL);
+  }
+  free(want);
+  io_free(&t);
+  fuse_plan_destroy(ref);
+  fuse_plan_destroy(p);
+  CHECK_EQ_INT(mock.destroyed, 2);
+  CHECK_EQ_INT(mock.bad_runs, 0);
+  fuse_graph_destroy(g);
+}
+
+#define RUN_MOCK_TESTS()                             \
+  do {                                               \
+    RUN(mock_takes_the_residual_conv);               \
+    RUN(mock_declines_with_a_note);                  \
+    RUN(mock_composite_not_fused_note);              \
+    RUN(mock_out_of_memory_fails_compile);           \
+    RUN(mock_keeps_its_layout_between_its_steps);    \
+    RUN(mock_reader_declines_layout_turned_back);    \
   } while (0)
 
 #if FUSE_DNNL_AVAILABLE
@@ -690,6 +818,83 @@ TEST(resnet_block) {
   fuse_output(g, fuse_relu(g, fuse_add(g, y, x)));
   CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
   check_routed(g, 2, "resnet block");
+  fuse_graph_destroy(g);
+}
+
+/* ------------------------------------- 1b. oneDNN's layout between its steps -- */
+
+/* conv -> conv, a ResNet block, and a block with a projection (the stem's output read by two
+   convs, once as the sum post-op's residual): each tensor between two oneDNN steps stays in
+   oneDNN's layout (the plan says so); results as the built-in kernels'. */
+TEST(kept_layout_chain_block_projection) {
+  const conv_case c3 = {1, 20, 14, 14, 20, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
+  const conv_case s2 = {1, 20, 14, 14, 24, 3, 3, {{2, 2}, {1, 1, 1, 1}, {1, 1}, 1}};
+  const conv_case c2 = {1, 24, 7, 7, 24, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
+  const conv_case ds = {1, 20, 14, 14, 24, 1, 1, {{2, 2}, {0, 0, 0, 0}, {1, 1}, 1}};
+  int residual;
+  fuse_graph *g;
+  int64_t xs[4] = {1, 20, 14, 14};
+  fuse_value x, z, h, r;
+  for (residual = 0; residual < 2; residual++) {
+    g = block_graph_of(20, residual);
+    CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+    check_routed(g, 2, residual ? "kept: resnet block" : "kept: conv -> conv");
+    CHECK_EQ_INT(count_substr(last_desc.s, "(dnnl) (output in dnnl's layout"), 1);
+    fuse_graph_destroy(g);
+  }
+  g = fuse_graph_create(NULL); /* stem, then a block with a 1x1 stride-2 projection */
+  x = fuse_input(g, "x", 4, xs);
+  z = fuse_relu(g, fuse_add(g, fuse_conv2d(g, x, weight_for(g, &c3), &c3.a), bias_for(g, 20, 1)));
+  h = fuse_relu(g, fuse_add(g, fuse_conv2d(g, z, weight_for(g, &s2), &s2.a), bias_for(g, 24, 1)));
+  r = fuse_add(g, fuse_conv2d(g, z, weight_for(g, &ds), &ds.a), bias_for(g, 24, 1));
+  h = fuse_add(g, fuse_conv2d(g, h, weight_for(g, &c2), &c2.a), bias_for(g, 24, 1));
+  fuse_output(g, fuse_relu(g, fuse_add(g, h, r)));
+  CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+  check_routed(g, 4, "kept: stem + block with projection");
+  CHECK_EQ_INT(count_substr(last_desc.s, "(dnnl) (output in dnnl's layout"), 3); /* z, h, r */
+  fuse_graph_destroy(g);
+}
+
+/* Not kept: a tensor that is also a graph output; one whose reader oneDNN declines (weights
+   that are an input: the steps are offered again with it NCHW). */
+TEST(kept_layout_not_for_outputs_or_declined_readers) {
+  const conv_case cc = {1, 16, 10, 10, 16, 3, 3, {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1}};
+  int64_t ws[4] = {16, 16, 3, 3};
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value h = fuse_relu(g, conv_input(g, &cc, 1, 0));
+  fuse_output(g, h);
+  fuse_output(g, fuse_relu(g, fuse_add(g, fuse_conv2d(g, h, weight_for(g, &cc), &cc.a),
+                                       bias_for(g, 16, 1))));
+  CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+  check_routed(g, 2, "h is also a graph output");
+  CHECK(strstr(last_desc.s, "layout") == NULL);
+  fuse_graph_destroy(g);
+  g = fuse_graph_create(NULL);
+  h = fuse_relu(g, conv_input(g, &cc, 1, 0));
+  fuse_output(g, fuse_relu(g, fuse_add(g, fuse_conv2d(g, h, fuse_input(g, "w", 4, ws), &cc.a),
+                                       bias_for(g, 16, 1))));
+  CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+  {
+    fuse_plan *ref = compile(g, 0, NULL), *p;
+    static sbuf desc;
+    io t;
+    float *want;
+    p = compile(g, 1, &desc);
+    CHECK(ref && p && io_make(g, &t));
+    CHECK_EQ_INT(count_substr(desc.s, "(dnnl)"), 1);
+    CHECK_STR_CONTAINS(desc.s, "(dnnl declined: the weights are not a constant)");
+    CHECK(strstr(desc.s, "layout") == NULL);
+    want = (float *)calloc(t.out_n[0], sizeof(float));
+    if (ref && p && want) {
+      CHECK_EQ_INT(run_plan(ref, &t, &want, NULL), FUSE_OK);
+      CHECK_EQ_INT(run_plan(p, &t, t.out, NULL), FUSE_OK);
+      CHECK_NEAR_ARRAY(t.out[0], want, t.out_n[0], TOL);
+    }
+    free(want);
+    io_free(&t);
+    fuse_plan_destroy(ref);
+    fuse_plan_destroy(p);
+  }
   fuse_graph_destroy(g);
 }
 
@@ -873,23 +1078,38 @@ static fuse_graph *seed_graph(int by_rule) {
   return g;
 }
 
-/* The child: compiles the seed graph for oneDNN, runs it once between two markers, compares
-   with the built-in plan. Its stdout is oneDNN's log with our lines mixed in. */
-static int verbose_child(int by_rule) {
-  fuse_graph *g = seed_graph(by_rule);
-  fuse_plan *p = compile(g, 1, NULL), *ref = compile(g, 0, NULL);
-  size_t n = (size_t)SEED_C * SEED_S * SEED_S;
+/* What the ONEDNN_VERBOSE child runs: the seed (by its rule or fuse_optimize), or, 20
+   channels, 14x14, fuse_optimize(g, "dnnl"): two convs in a chain, a ResNet block. */
+enum { V_OPTIMIZE, V_RULE, V_CHAIN, V_BLOCK };
+static const char *const v_modes[] = {"optimize", "rule", "chain", "block"};
+
+/* The child: compiles the graph for oneDNN, runs it once between two markers, compares with
+   the built-in plan. Its stdout is oneDNN's log with our lines mixed in. */
+static int verbose_child(int mode) {
+  fuse_graph *g = mode <= V_RULE ? seed_graph(mode == V_RULE) : block_graph_of(20, mode == V_BLOCK);
+  fuse_plan *p, *ref;
+  size_t n = mode <= V_RULE ? (size_t)SEED_C * SEED_S * SEED_S : 20 * 14 * 14;
   float *x = random_floats(n, 1.0f), *y = (float *)calloc(n, sizeof(float));
   float *want = (float *)calloc(n, sizeof(float));
   const float *in[1];
   float *out[1];
   fuse_composite_info info;
-  int ok = p && ref && x && y && want && fuse_composite_count(g) == 1 &&
-           fuse_composite_get(g, 0, &info) == FUSE_OK;
+  int ok;
+  if (mode > V_RULE) fuse_optimize(g, "dnnl");
+  p = compile(g, 1, NULL);
+  ref = compile(g, 0, NULL);
+  ok = p && ref && x && y && want && fuse_composite_count(g) == (mode <= V_RULE ? 1 : 2) &&
+       fuse_composite_get(g, 0, &info) == FUSE_OK;
   if (ok) {
     static sbuf desc;
+    char *line, *next;
     fuse_plan_write(p, sbuf_write, &desc);
-    printf("child: composite %s, plan: %s", info.name, desc.s);
+    printf("child: composite %s, plan:\n", info.name);
+    for (line = desc.s; *line; line = next) {
+      next = strchr(line, '\n');
+      next = next ? next + 1 : line + strlen(line);
+      printf("child:   %.*s", (int)(next - line), line);
+    }
   }
   in[0] = x;
   if (ok) {
@@ -915,12 +1135,65 @@ static int verbose_child(int by_rule) {
   return ok ? 0 : 1;
 }
 
-static void check_verbose(int by_rule) {
+/* The memory format of argument `arg` ("src", "dst") in a verbose line, e.g. "acdb". */
+static void verbose_tag(const char *line, const char *arg, char *tag, size_t size) {
+  char key[16];
+  const char *p, *end;
+  size_t n;
+  snprintf(key, sizeof key, " %s_f32:", arg);
+  tag[0] = 0;
+  p = strstr(line, key);
+  if (!p && strncmp(arg, "src", 3) == 0) p = strstr(line, ",src_f32:"); /* first argument */
+  if (!p || !(p = strstr(p, "blocked:"))) return;
+  p += 8;
+  end = strchr(p, ':');
+  n = end ? (size_t)(end - p) : 0;
+  if (n >= size) n = size - 1;
+  memcpy(tag, p, n);
+  tag[n] = 0;
+}
+
+/* The two-conv modes: the log between the markers must be reorders from NCHW ("abcd") into
+   oneDNN's layout before the last conv (entries: x, and in the block x once more as the sum's
+   residual), the two convs with the second reading the first one's destination format as is,
+   and one reorder back to NCHW after the last conv (the exit); never a reorder between two
+   oneDNN layouts, nor of the first conv's output. */
+typedef struct vcheck {
+  int convs, entries, exits, bad_reorders, exits_early, entries_late;
+  char dst0[32], src1[32];
+} vcheck;
+
+static void verbose_two_convs(vcheck *v, const char *line) {
+  char src[32], dst[32];
+  if (strstr(line, ",convolution,")) {
+    if (v->convs == 0) verbose_tag(line, "dst", v->dst0, sizeof v->dst0);
+    if (v->convs == 1) verbose_tag(line, "src", v->src1, sizeof v->src1);
+    v->convs++;
+    return;
+  }
+  verbose_tag(line, "src", src, sizeof src);
+  verbose_tag(line, "dst", dst, sizeof dst);
+  if (strcmp(src, "abcd") == 0 && strcmp(dst, "abcd") != 0) {
+    v->entries++;
+    if (v->convs >= 2) v->entries_late++;
+  } else if (strcmp(dst, "abcd") == 0 && strcmp(src, "abcd") != 0) {
+    v->exits++;
+    if (v->convs < 2) v->exits_early++;
+  } else {
+    v->bad_reorders++;
+  }
+}
+
+static void check_verbose(int mode, int avx2) {
   char cmd[4096], line[4096];
   FILE *f;
   int inside = 0, convs = 0, others = 0, reorders = 0, begin = 0, end = 0, match = 0, rc;
-  snprintf(cmd, sizeof cmd, "ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 '%s' --verbose-child %s 2>&1",
-           self_path, by_rule ? "rule" : "optimize");
+  int padded_plan = 0;
+  vcheck v;
+  memset(&v, 0, sizeof v);
+  snprintf(cmd, sizeof cmd,
+           "%sONEDNN_VERBOSE=1 DNNL_VERBOSE=1 '%s' --verbose-child %s 2>&1",
+           avx2 ? "ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 " : "", self_path, v_modes[mode]);
   f = popen(cmd, "r");
   CHECK(f != NULL);
   if (!f) return;
@@ -929,10 +1202,19 @@ static void check_verbose(int by_rule) {
     else if (strncmp(line, "FUSE_RUN_END", 12) == 0) inside = 0, end = 1;
     else if (strncmp(line, "FUSE_MATCH ok", 13) == 0) match = 1;
     if (strncmp(line, "child:", 6) == 0) printf("  %s", line);
+    /* under AVX2 oneDNN picks nChw8c: 20 channels take 24 channels' bytes */
+    if (strncmp(line, "child:", 6) == 0 && strstr(line, "(output in dnnl's layout, 18816 bytes)"))
+      padded_plan = 1;
     if (!inside || !strstr(line, "_verbose,exec,")) continue;
+    if (mode >= V_CHAIN) {
+      printf("  %s: %s", v_modes[mode], line);
+      if (strstr(line, ",convolution,") || strstr(line, ",reorder,")) verbose_two_convs(&v, line);
+      else others++;
+      continue;
+    }
     if (strstr(line, ",convolution,")) {
       convs++;
-      printf("  %s: %s", by_rule ? "the seed's rule" : "fuse_optimize(g, \"dnnl\")", line);
+      printf("  %s: %s", mode == V_RULE ? "the seed's rule" : "fuse_optimize(g, \"dnnl\")", line);
       CHECK(strstr(line, "bia_f32") != NULL);
       CHECK(strstr(line, "eltwise_relu") != NULL);
       CHECK(strstr(line, "attr-scratchpad:user") != NULL);
@@ -947,13 +1229,32 @@ static void check_verbose(int by_rule) {
   rc = pclose(f);
   CHECK_EQ_INT(rc, 0);
   CHECK(begin && end && match);
-  CHECK_EQ_INT(convs, 1);
   CHECK_EQ_INT(others, 0);
-  CHECK(reorders <= 2);
+  if (mode <= V_RULE) {
+    CHECK_EQ_INT(convs, 1);
+    CHECK(reorders <= 2);
+    return;
+  }
+  CHECK_EQ_INT(v.convs, 2);
+  CHECK_EQ_INT(v.bad_reorders, 0);
+  CHECK_EQ_INT(v.entries, mode == V_BLOCK ? 2 : 1);
+  CHECK_EQ_INT(v.exits, 1);
+  CHECK_EQ_INT(v.entries_late, 0);
+  CHECK_EQ_INT(v.exits_early, 0);
+  CHECK(v.dst0[0] && strcmp(v.dst0, "abcd") != 0 && strcmp(v.dst0, v.src1) == 0);
+  if (strcmp(v.dst0, v.src1) != 0)
+    fprintf(stderr, "  first conv writes %s, second reads %s\n", v.dst0, v.src1);
+  if (avx2) {
+    CHECK(strcmp(v.dst0, "aBcd8b") == 0);
+    CHECK(padded_plan);
+  }
 }
 
-TEST(verbose_seed_rule_one_convolution_with_bias_and_relu) { check_verbose(1); }
-TEST(verbose_seed_optimize_one_convolution_with_bias_and_relu) { check_verbose(0); }
+TEST(verbose_seed_rule_one_convolution_with_bias_and_relu) { check_verbose(V_RULE, 0); }
+TEST(verbose_seed_optimize_one_convolution_with_bias_and_relu) { check_verbose(V_OPTIMIZE, 0); }
+TEST(verbose_two_convs_no_reorder_between) { check_verbose(V_CHAIN, 0); }
+TEST(verbose_resnet_block_reorders_only_at_entry_and_exit) { check_verbose(V_BLOCK, 0); }
+TEST(verbose_resnet_block_avx2_padded_blocked_layout) { check_verbose(V_BLOCK, 1); }
 
 /* ------------------------------------------------------------ 5. concurrency -- */
 
@@ -1014,7 +1315,8 @@ static fuse_graph *conc_graph(void) {
 
 static void check_concurrent(int threads) {
   fuse_graph *g = conc_graph();
-  fuse_plan *p = compile(g, 1, NULL);
+  static sbuf desc;
+  fuse_plan *p = compile(g, 1, &desc);
   worker w[8];
   pthread_t tid[8];
   size_t in_n = 16 * 12 * 12, out_n = 10;
@@ -1024,6 +1326,8 @@ static void check_concurrent(int threads) {
     fuse_graph_destroy(g);
     return;
   }
+  /* the block's first conv and its output feed oneDNN steps only: kept in oneDNN's layout */
+  CHECK_EQ_INT(count_substr(desc.s, "(output in dnnl's layout"), 2);
   for (t = 0; t < threads; t++) { /* each its own input and serial result */
     const float *in[1];
     float *out[1];
@@ -1057,8 +1361,11 @@ TEST(concurrent_six_threads_more_than_handle_sets) { check_concurrent(6); }
 
 int main(int argc, char **argv) {
   self_path = argv[0];
-  if (argc > 2 && strcmp(argv[1], "--verbose-child") == 0)
-    return verbose_child(strcmp(argv[2], "rule") == 0);
+  if (argc > 2 && strcmp(argv[1], "--verbose-child") == 0) {
+    int mode = V_OPTIMIZE;
+    while (mode < V_BLOCK && strcmp(argv[2], v_modes[mode]) != 0) mode++;
+    return verbose_child(mode);
+  }
   RUN_MOCK_TESTS();
   RUN(backend_available);
   RUN(conv_bias);
@@ -1073,6 +1380,8 @@ int main(int argc, char **argv) {
   RUN(grouped);
   RUN(strided_dilated_padded_batch2);
   RUN(resnet_block);
+  RUN(kept_layout_chain_block_projection);
+  RUN(kept_layout_not_for_outputs_or_declined_readers);
   RUN(matmul_bias_relu);
   RUN(matmul_bias_residual_relu);
   RUN(weights_as_input_fall_back_with_a_note);
@@ -1080,6 +1389,9 @@ int main(int argc, char **argv) {
   RUN(committed_onnx_network);
   RUN(verbose_seed_rule_one_convolution_with_bias_and_relu);
   RUN(verbose_seed_optimize_one_convolution_with_bias_and_relu);
+  RUN(verbose_two_convs_no_reorder_between);
+  RUN(verbose_resnet_block_reorders_only_at_entry_and_exit);
+  RUN(verbose_resnet_block_avx2_padded_blocked_layout);
   RUN(concurrent_two_threads_own_workspaces);
   RUN(concurrent_six_threads_more_than_handle_sets);
   return runner_finish("dnnl");

@@ -39,6 +39,7 @@
      cc -std=c99 -O1 -g -fsanitize=address,undefined -Wall -Wextra -Wpedantic -Werror -I. \
         tests/test_kernels.c -o /tmp/tk_san -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -174,6 +175,8 @@ typedef struct ccase {
   int bias, residual, clamp;
   float lo, hi;
   int weight_input; /* weights as a graph input instead of a constant */
+  int staged;       /* the conv reads clip(x, -FLT_MAX, FLT_MAX), not the graph input: the
+                       NHWC kernels run (with conversions) instead of the NCHW GEMM */
   uint32_t seed;
 } ccase;
 
@@ -201,13 +204,13 @@ static double case_macs(const ccase *c) {
 static void describe(const ccase *c, char *buf, size_t cap) {
   snprintf(buf, cap,
            "N=%d C=%d K=%d H=%d W=%d kernel=%dx%d strides=[%d,%d] padding=[%d,%d,%d,%d] "
-           "dilation=[%d,%d] groups=%d -> [%d,%d,%d,%d]; bias=%d residual=%d clamp=%s lo=%g hi=%g%s "
+           "dilation=[%d,%d] groups=%d -> [%d,%d,%d,%d]; bias=%d residual=%d clamp=%s lo=%g hi=%g%s%s "
            "seed=%u",
            c->N, c->C, c->K, c->H, c->W, c->KH, c->KW, c->a.strides[0], c->a.strides[1],
            c->a.padding[0], c->a.padding[1], c->a.padding[2], c->a.padding[3], c->a.dilation[0],
            c->a.dilation[1], c->a.groups, c->N, c->K, case_oh(c), case_ow(c), c->bias, c->residual,
            clamp_names[c->clamp], (double)c->lo, (double)c->hi,
-           c->weight_input ? " weights=input" : "", (unsigned)c->seed);
+           c->weight_input ? " weights=input" : "", c->staged ? " staged" : "", (unsigned)c->seed);
 }
 
 static void data_alloc(const ccase *c, cdata *d) {
@@ -247,6 +250,7 @@ static fuse_graph *case_graph(const ccase *c, const cdata *d) {
   ws[0] = c->K, ws[1] = c->C / c->a.groups, ws[2] = c->KH, ws[3] = c->KW;
   ys[0] = c->N, ys[1] = c->K, ys[2] = d->OH, ys[3] = d->OW;
   x = fuse_input(g, "x", 4, xs);
+  if (c->staged) x = fuse_clip(g, x, -FLT_MAX, FLT_MAX);
   w = c->weight_input ? fuse_input(g, "w", 4, ws) : fuse_constant(g, "w", 4, ws, d->w);
   if (c->residual) r = fuse_input(g, "r", 4, ys);
   y = fuse_conv2d(g, x, w, &c->a);
@@ -306,10 +310,11 @@ static int compute_steps(const char *text, const char **first) {
    add layout conversions before and after it). A residual
    that also has a bias's shape ([1,K,1,1] output, no bias of its own) may be taken as the
    bias; that computes the same numbers. */
-static void check_plan(const ccase *c, const cdata *d, fuse_plan *p, const char *what) {
+/* Returns whether the plan converts layouts (the NHWC kernels), not (scalar, NCHW GEMM). */
+static int check_plan(const ccase *c, const cdata *d, fuse_plan *p, const char *what) {
   sbuf b;
   int has_bias, has_add, has_clamp, want_bias = c->bias != BIAS_NONE;
-  int want_add = c->residual != RES_NONE, want_clamp = c->clamp != CL_NONE;
+  int want_add = c->residual != RES_NONE, want_clamp = c->clamp != CL_NONE, n_steps;
   const char *step;
   b.len = 0;
   b.s[0] = 0;
@@ -319,13 +324,21 @@ static void check_plan(const ccase *c, const cdata *d, fuse_plan *p, const char 
   has_clamp = strstr(b.s, "+ clamp") != NULL;
   if (!want_bias && want_add && c->N == 1 && d->OH == 1 && d->OW == 1 && has_bias && !has_add)
     has_bias = 0, has_add = 1;
-  if (compute_steps(b.s, &step) != 1 || strncmp(step, "conv2d", 6) != 0 ||
+  n_steps = compute_steps(b.s, &step);
+  if (c->staged && n_steps == 2 && strncmp(step, "clip", 4) == 0 && strstr(step, ": conv2d"))
+    step = strstr(step, ": conv2d") + 2, n_steps = 1;
+  if (n_steps != 1 || strncmp(step, "conv2d", 6) != 0 ||
       has_bias != want_bias || has_add != want_add || has_clamp != want_clamp) {
     runner_test_failed = 1;
     fprintf(stderr, "  FAIL %s: the plan does not fuse the epilogue as built (%s):\n%s", runner_current,
             what, b.s);
   }
+  return strstr(b.s, "to_nhwc") != NULL || strstr(b.s, "to_nchw") != NULL;
 }
+
+/* GEMM cases (constant weights, >= 4 outputs per group, not depthwise) with a tensor that has
+   two layouts, per ISA: run on NHWC (with conversions) or on NCHW in and out. */
+static long n_nhwc_plans[4], n_nchw_plans[4];
 
 /* Compiles g for one ISA, checks the plan, runs it. 1 = ran. *ws gets the workspace size. */
 static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa isa, float *y,
@@ -336,7 +349,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
   const float *ins[3];
   float *outs[1];
   char err[256];
-  int n = 0;
+  int n = 0, converted;
   memset(&opt, 0, sizeof opt);
   opt.isa = isa;
   opt.error = err;
@@ -349,7 +362,17 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
             fuse_result_string(rc), err);
     return 0;
   }
-  check_plan(c, d, p, what);
+  converted = check_plan(c, d, p, what);
+  if (isa != FUSE_ISA_SCALAR && !c->weight_input && c->K / c->a.groups >= 4 &&
+      ((c->C > 1 && c->H * c->W > 1) || (c->K > 1 && d->OH * d->OW > 1))) {
+    if (converted) n_nhwc_plans[isa]++;
+    else n_nchw_plans[isa]++;
+    if (c->staged && !converted) {
+      runner_test_failed = 1;
+      fprintf(stderr, "  FAIL %s: %s: a conv after another op did not run on NHWC: %s\n",
+              runner_current, isa_name(isa), what);
+    }
+  }
   ins[n++] = d->x;
   if (c->weight_input) ins[n++] = d->w;
   if (c->residual) ins[n++] = d->r;
@@ -577,6 +600,8 @@ TEST(random_shapes) {
     cdata d;
     int Kg, gemm, scalar_only, depthwise;
     random_case(&c, 1000u + (uint32_t)i);
+    c.staged = i & 1; /* half after another op: NHWC kernels; half on the graph input */
+    if ((i & 3) == 2) c.a.strides[0] = c.a.strides[1] = 1; /* the NCHW GEMM's usual case */
     data_alloc(&c, &d);
     Kg = c.K / c.a.groups;
     /* fewer than 4 outputs per group and not depthwise: the scalar kernel on every ISA, so
@@ -599,6 +624,12 @@ TEST(random_shapes) {
   printf("random_shapes: %d cases: %d with < 4 outputs per group (scalar path), %d on a SIMD "
          "kernel (indirect GEMM or depthwise), %d other; epilogues with bias %d, residual %d, clamp %d\n",
          RANDOM_CASES, by_kind[0], by_kind[1], by_kind[2], fused_bias, fused_add, fused_clamp);
+  for (i = FUSE_ISA_AVX2; i <= FUSE_ISA_AVX512; i++)
+    if (isa_have[i]) {
+      printf("random_shapes: %s: %ld GEMM cases on NHWC kernels, %ld on the NCHW GEMM\n",
+             isa_name((fuse_isa)i), n_nhwc_plans[i], n_nchw_plans[i]);
+      CHECK(n_nhwc_plans[i] >= 40 && n_nchw_plans[i] >= 40);
+    }
 }
 
 /* ------------------------------------------------------------------ targeted -- */
@@ -847,6 +878,40 @@ static void specials_case(ccase *c, uint32_t seed, int in_residual, int need_inf
   data_free(&d);
 }
 
+/* A conv on the graph's input whose output is the graph's output runs on NCHW in and out
+   when the layout conversions would cost much against its work (the NCHW GEMM: tiles of
+   output channels by pixels, the taps gathered per block of pixels). Each case must take it
+   on every SIMD ISA and match the scalar kernels and the double oracle. */
+TEST(nchw_gemm) {
+  ccase c;
+  long before[4];
+  int isa, cases = 0;
+  for (isa = 0; isa < 4; isa++) before[isa] = n_nchw_plans[isa];
+  /* 1x1 stride 2 with >= 128 outputs: the strided gather; batch 2, bias, residual, relu */
+  c = plain_case(2, 32, 128, 9, 9, 1, 1, 1);
+  c.a.strides[0] = c.a.strides[1] = 2;
+  c.bias = BIAS_RESHAPE, c.residual = RES_AFTER, c.clamp = CL_RELU;
+  expect_gemm(run_simple(&c, 60), &c), cases++;
+  /* 3x3 stride 2, 136 outputs (a partial row tile), padding 1, clip */
+  c = plain_case(2, 32, 136, 11, 11, 3, 3, 1);
+  c.a.strides[0] = c.a.strides[1] = 2;
+  c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 1;
+  c.bias = BIAS_1K11, c.clamp = CL_CLIP;
+  expect_gemm(run_simple(&c, 61), &c), cases++;
+  /* grouped 3x3, asymmetric padding and dilation 2, the residual first */
+  c = plain_case(1, 24, 48, 20, 17, 3, 3, 3);
+  c.a.padding[0] = 2, c.a.padding[1] = 1, c.a.padding[2] = 0, c.a.padding[3] = 3;
+  c.a.dilation[0] = c.a.dilation[1] = 2;
+  c.bias = BIAS_K11, c.residual = RES_BEFORE, c.clamp = CL_RELU6_MIN;
+  expect_gemm(run_simple(&c, 62), &c), cases++;
+  /* 1x1 with more pixels than one block (3 blocks of 64 and a partial one), K = 13 */
+  c = plain_case(1, 20, 13, 15, 15, 1, 1, 1);
+  c.bias = BIAS_RESHAPE, c.residual = RES_AFTER, c.clamp = CL_MAXMIN;
+  expect_gemm(run_simple(&c, 63), &c), cases++;
+  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+    if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
+}
+
 TEST(nan_inf_propagation) {
   int e;
   for (e = 0; e < 5; e++) {
@@ -1061,6 +1126,129 @@ static void follow_case(int variant, int optimize) {
     fuse_graph_destroy(g);
   }
   for (o = 0; o < 2; o++) free(want[o]), free(got[o]);
+}
+
+/* ---------------------------------------------------------------- depthwise -- */
+
+/* Depthwise conv on both SIMD kernels against scalar (TOL, normwise) and the double oracle.
+   NCHW (graph input straight into the conv: the register kernels for 3x3 / 5x5 with row
+   dilation 1 and row stride 1 or 2, straight from the input when the column stride is 1, from
+   the band buffer otherwise; the 8-slot band-buffer kernel for the rest): 3x3, 5x5 and 7x3,
+   strides 1-3 (also unequal), dilation 1-3, symmetric, asymmetric and no padding, padding
+   larger than the kernel reach, channels 1, 3, 17, 33 (no multiple of 16 or 8), widths that
+   leave every tail (OW 1 .. 40 and 112: tiles 1x8, 2x4, 4x2, 8x1 with partial vectors and
+   rows), batch 1 and 2, every epilogue: none, bias, bias + residual (either order) + clamp,
+   relu6. NHWC (a 1x1 conv first, so the depthwise reads the GEMM's NHWC output; 8-pixel
+   register blocks for 3x3 / 5x5, column stride 1 or 2, column dilation 1): the same shapes,
+   with bias, a residual and relu6 or clip. */
+typedef struct dwcase {
+  int N, C, H, W, K, sh, sw, dh, dw, pt, pl, pb, pr;
+} dwcase;
+
+static const dwcase dw_cases[] = {
+    {1, 32, 112, 112, 3, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 17, 56, 56, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {2, 3, 14, 14, 3, 1, 1, 1, 1, 1, 1, 1, 1},    {1, 33, 7, 7, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    {2, 5, 19, 23, 5, 2, 2, 1, 1, 2, 2, 2, 2},    {1, 1, 40, 40, 3, 1, 1, 2, 2, 2, 2, 2, 2},
+    {1, 7, 33, 35, 3, 1, 2, 1, 2, 0, 1, 2, 3},    {1, 9, 21, 17, 7, 3, 3, 1, 1, 3, 3, 3, 3},
+    {1, 4, 9, 30, 3, 2, 1, 2, 1, 0, 0, 0, 0},     {2, 18, 5, 3, 3, 1, 1, 1, 1, 4, 5, 4, 5},
+    {1, 6, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1},      {1, 19, 12, 47, 5, 1, 3, 2, 1, 1, 4, 0, 2},
+    {1, 16, 16, 16, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {1, 24, 28, 28, 3, 2, 2, 1, 1, 0, 0, 1, 1},
+    {1, 8, 64, 64, 3, 1, 1, 1, 1, 1, 1, 1, 1},    {1, 2, 130, 66, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 10, 23, 29, 3, 2, 1, 1, 1, 1, 1, 1, 1},   {1, 6, 17, 37, 5, 2, 1, 1, 2, 2, 0, 1, 3},
+    {1, 3, 20, 45, 3, 1, 1, 1, 3, 1, 3, 1, 3},    {1, 20, 9, 40, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+    {1, 9, 16, 64, 5, 2, 2, 1, 1, 2, 2, 2, 2},
+};
+
+static void dw_nchw_case(const dwcase *k, int epi, uint32_t seed) {
+  ccase c = plain_case(k->N, k->C, k->C, k->H, k->W, k->K, k->K == 7 ? 3 : k->K, k->C);
+  c.a.strides[0] = k->sh, c.a.strides[1] = k->sw;
+  c.a.dilation[0] = k->dh, c.a.dilation[1] = k->dw;
+  c.a.padding[0] = k->pt, c.a.padding[1] = k->pl, c.a.padding[2] = k->pb, c.a.padding[3] = k->pr;
+  c.bias = epi == 0 ? BIAS_NONE : BIAS_RESHAPE;
+  c.residual = epi == 2 ? RES_AFTER : epi == 3 ? RES_BEFORE : RES_NONE;
+  c.clamp = epi == 0 || epi == 1 ? CL_NONE : epi == 2 ? CL_CLIP : CL_RELU6_MIN;
+  if (epi == 3) c.hi = 6.0f;
+  if (epi == 1) c.clamp = CL_RELU6_MIN, c.hi = 0.5f;
+  run_simple(&c, seed);
+}
+
+/* x [N,C,H,W] -> 1x1 conv C>C (GEMM, NHWC) -> depthwise + bias + residual + clamp. */
+static void dw_nhwc_case(const dwcase *k, int epi, uint32_t seed) {
+  int KW = k->K == 7 ? 3 : k->K, OH, OW, isa;
+  int64_t xs[4], w1s[4], ws[4], bs[3], ys[4];
+  size_t nx, ny;
+  float *x, *w1, *w, *b, *r, *want, *got;
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_conv2d_attrs one, a;
+  fuse_value v, y;
+  OH = (k->H + k->pt + k->pb - k->dh * (k->K - 1) - 1) / k->sh + 1;
+  OW = (k->W + k->pl + k->pr - k->dw * (KW - 1) - 1) / k->sw + 1;
+  xs[0] = k->N, xs[1] = k->C, xs[2] = k->H, xs[3] = k->W;
+  w1s[0] = k->C, w1s[1] = k->C, w1s[2] = 1, w1s[3] = 1;
+  ws[0] = k->C, ws[1] = 1, ws[2] = k->K, ws[3] = KW;
+  bs[0] = k->C, bs[1] = 1, bs[2] = 1;
+  ys[0] = k->N, ys[1] = k->C, ys[2] = OH, ys[3] = OW;
+  nx = (size_t)k->N * k->C * k->H * k->W, ny = (size_t)k->N * k->C * OH * OW;
+  x = falloc(nx), r = falloc(ny), want = falloc(ny), got = falloc(ny);
+  w1 = falloc((size_t)k->C * k->C), w = falloc((size_t)k->C * k->K * KW), b = falloc((size_t)k->C);
+  fill(x, nx, seed * 8 + 0, -1, 1);
+  fill(r, ny, seed * 8 + 1, -1, 1);
+  fill(w1, (size_t)k->C * k->C, seed * 8 + 2, -0.5f, 0.5f);
+  fill(w, (size_t)k->C * k->K * KW, seed * 8 + 3, -0.5f, 0.5f);
+  fill(b, (size_t)k->C, seed * 8 + 4, -0.5f, 0.5f);
+  memset(&one, 0, sizeof one);
+  memset(&a, 0, sizeof a);
+  a.strides[0] = k->sh, a.strides[1] = k->sw, a.dilation[0] = k->dh, a.dilation[1] = k->dw;
+  a.padding[0] = k->pt, a.padding[1] = k->pl, a.padding[2] = k->pb, a.padding[3] = k->pr;
+  a.groups = k->C;
+  v = fuse_conv2d(g, fuse_input(g, "x", 4, xs), fuse_constant(g, "w1", 4, w1s, w1), &one);
+  y = fuse_conv2d(g, v, fuse_constant(g, "w", 4, ws, w), &a);
+  if (epi) y = fuse_add(g, y, fuse_constant(g, "b", 3, bs, b));
+  if (epi >= 2) y = fuse_add(g, y, fuse_input(g, "r", 4, ys));
+  if (epi == 2) y = fuse_clip(g, y, -0.25f, 0.5f);
+  if (epi == 1 || epi == 3) y = fuse_minimum(g, fuse_relu(g, y), fuse_scalar(g, 6.0f));
+  fuse_output(g, y);
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+    fuse_compile_options opt;
+    fuse_plan *p = NULL;
+    const float *ins[2];
+    float *outs[1];
+    double err;
+    long bad;
+    if (isa != FUSE_ISA_SCALAR && !isa_have[isa]) continue;
+    memset(&opt, 0, sizeof opt);
+    opt.isa = (fuse_isa)isa;
+    ins[0] = x, ins[1] = r;
+    outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+    memset(outs[0], 0xff, ny * sizeof(float));
+    CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+    if (!p) continue;
+    CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
+    fuse_plan_destroy(p);
+    if (isa == FUSE_ISA_SCALAR) continue;
+    n_compared[isa]++;
+    if (!compare(got, want, ny, &err, &bad) || !(err <= TOL)) {
+      runner_test_failed = 1;
+      fprintf(stderr, "  FAIL %s: NHWC depthwise %s: N=%d C=%d %dx%d k%dx%d s%d,%d d%d,%d "
+              "pad %d,%d,%d,%d epilogue %d: error %.3g (first bad %ld)\n", runner_current,
+              isa_name((fuse_isa)isa), k->N, k->C, k->H, k->W, k->K, KW, k->sh, k->sw, k->dh,
+              k->dw, k->pt, k->pl, k->pb, k->pr, epi, err, bad);
+    }
+    if (err > worst_err[isa]) worst_err[isa] = err;
+  }
+  fuse_graph_destroy(g);
+  free(x), free(r), free(want), free(got), free(w1), free(w), free(b);
+}
+
+TEST(depthwise) {
+  int i, epi;
+  for (i = 0; i < (int)(sizeof dw_cases / sizeof dw_cases[0]); i++)
+    for (epi = 0; epi < 4; epi++) {
+      dw_nchw_case(&dw_cases[i], epi, 7000u + (uint32_t)(i * 4 + epi));
+      dw_nhwc_case(&dw_cases[i], epi, 8000u + (uint32_t)(i * 4 + epi));
+    }
+  printf("depthwise: %d shapes x 4 epilogues, NCHW and NHWC\n", i);
 }
 
 TEST(nhwc_followers_and_matmul) {
@@ -1433,8 +1621,10 @@ int main(void) {
   RUN(column_blocks);
   RUN(row_panels);
   RUN(pointwise_and_1x1);
+  RUN(nchw_gemm);
   RUN(nan_inf_propagation);
   RUN(weights_as_input);
+  RUN(depthwise);
   RUN(nhwc_followers_and_matmul);
   RUN(matmul_shapes);
   RUN(elementwise_nan);
