@@ -229,7 +229,10 @@ $(BUILD)/nets: bench/nets.c bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 # prints the log's end and fails; the input is kept as $(BUILD)/fuzz-crashes/<name>-crash-*
 # (copy it to tests/data/fuzz-regress/<name>/, see fuzz/README.md).
 #   make fuzz FUZZ_SECONDS=600            make fuzz FUZZ_TARGETS=builder
+# FUZZ_SEED=N fixes libFuzzer's seed (CI does: a run there replays the mutations a developer
+# can replay here with the same seed; new ground is for long runs with random seeds).
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?=
 FUZZ_TARGETS ?= $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 ONNX_DATA ?= /usr/share/libonnx-testdata/data
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -249,7 +252,7 @@ fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 	        cp -n $$m $$c/$$(basename $$(dirname $$m)).onnx 2>/dev/null || true; done; fi; \
 	    cp -n tests/data/onnx/*.onnx $$c/ 2>/dev/null || true; fi; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s ($$(ls $$c | wc -l) corpus inputs)"; \
-	  ./$(BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  ./$(BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 	    -artifact_prefix=$(BUILD)/fuzz-crashes/$$t- -print_final_stats=1 $$c > $(BUILD)/fuzz-$$t.log 2>&1; \
 	  rc=$$?; grep -E 'stat::number_of_executed_units|stat::new_units_added|^Done' $(BUILD)/fuzz-$$t.log; \
 	  if [ $$rc -ne 0 ]; then \
