@@ -2054,6 +2054,8 @@ struct fuse_match {
   int num_members;
   fuse_value members[FUSE__MATCH_MAX]; /* matched ops in the pattern's post-order */
   const int *claimed;                  /* per node: 1 if already in a composite */
+  const int *use_first, *use_list;     /* users of each node (fuse__users), or NULL: then no
+                                          operand order is preferred for escaping */
 };
 
 FUSE_API fuse_value fuse_match_capture(const fuse_match *m, const char *name) {
@@ -2155,9 +2157,27 @@ static int fuse__match_args(fuse_match *m, const fuse__pat *p, const fuse__node 
   return 1;
 }
 
+/* Whether an operand of v that the match just took as an op (members past `from`) is also
+   read outside v or is a graph output: then the match would escape through it. */
+static int fuse__operand_escapes(const fuse_match *m, fuse_value v, int from) {
+  const fuse__node *n = &m->g->nodes[v];
+  int k, i, j;
+  for (k = 0; k < n->num_in; k++) {
+    fuse_value u = n->in[k];
+    for (i = from; i < m->num_members && m->members[i] != u; i++) {}
+    if (i == m->num_members) continue;
+    for (j = 0; j < m->g->num_outputs; j++)
+      if (m->g->outputs[j] == u) return 1;
+    for (j = m->use_first[u]; j < m->use_first[u + 1]; j++)
+      if (m->use_list[j] != v) return 1;
+  }
+  return 0;
+}
+
 static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
   const fuse__node *n = &m->g->nodes[v];
   int arity = n->num_in + (n->op == FUSE__OP_RESHAPE), i;
+  int either = fuse__is_commutative(n->op) && p->num_args >= 1 && p->num_args <= 2;
   fuse__mark mark;
   if (n->op > 31 || !(p->ops & (1u << n->op)) || m->claimed[v]) return 0;
   if (p->ellipsis ? p->num_args > arity : p->num_args != arity) return 0;
@@ -2166,10 +2186,17 @@ static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
   if (!fuse__match_args(m, p, n, 0)) {
     fuse__restore(m, &mark);
     /* commutative: the other order too (with `...`, the listed operand may be either) */
-    if (!(fuse__is_commutative(n->op) && p->num_args >= 1 && p->num_args <= 2 &&
-          fuse__match_args(m, p, n, 1))) {
+    if (!(either && fuse__match_args(m, p, n, 1))) {
       fuse__restore(m, &mark);
       return 0;
+    }
+  } else if (either && m->use_first && fuse__operand_escapes(m, v, mark.num_members)) {
+    /* both orders may fit, e.g. add(conv + bias, x) where x is another conv + bias that the
+       next block reads too: prefer the order whose ops are read only here */
+    fuse__restore(m, &mark);
+    if (!fuse__match_args(m, p, n, 1) || fuse__operand_escapes(m, v, mark.num_members)) {
+      fuse__restore(m, &mark);
+      fuse__match_args(m, p, n, 0); /* the first order again: it matched before */
     }
   }
   for (i = 0; i < m->num_members; i++)
@@ -2342,6 +2369,7 @@ FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, 
     m.g = g;
     m.pt = &pats[r];
     m.claimed = claimed;
+    if (!o.allow_escaping) m.use_first = users.first, m.use_list = users.list;
     for (v = 0; v < n; v++) {
       if (g->nodes[v].op <= FUSE__OP_CONST || claimed[v]) continue;
       m.num_members = 0;
@@ -4352,11 +4380,11 @@ typedef struct fuse__cgpack_args {
    four pixels share each weight load; at the edges a pixel runs only its taps inside the
    input. The epilogue runs on the register before the one store (masked on the last vector). */
 #define FUSE__DW_EPI(acc, pix)                                                               \
-  for (q = 0; q < d->num_post; q++) {                                                        \
-    if (d->kind[q] == FUSE_POST_ADD)                                                         \
-      acc = FUSE__VADD(acc, FUSE__VMLOAD(d->res[q] + (pix) * C + c0, 0));                    \
+  for (q = 0; q < np; q++) {                                                                 \
+    if (kind[q] == FUSE_POST_ADD)                                                            \
+      acc = FUSE__VADD(acc, FUSE__VMLOAD(res[q] + (pix) * C + c0, 0));                       \
     else                                                                                     \
-      acc = FUSE__VMIN(FUSE__VSET1(d->hi[q]), FUSE__VMAX(FUSE__VSET1(d->lo[q]), acc));       \
+      acc = FUSE__VMIN(FUSE__VSET1(hi[q]), FUSE__VMAX(FUSE__VSET1(lo[q]), acc));             \
   }                                                                                          \
   FUSE__VMSTORE(d->y + (pix) * C + c0, 0, acc);
 #define FUSE__DW(NAME, TARGET)                                                               \
@@ -4365,13 +4393,18 @@ typedef struct fuse__cgpack_args {
     int q, kh, kw;                                                                           \
     int spec = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2         \
                    ? d->KH * 10 + (int)sw : 0;                                               \
+    /* the post-ops in locals: the stores through y cannot change them */                  \
+    const float *res[FUSE_MAX_POST_OPS];                                                     \
+    int kind[FUSE_MAX_POST_OPS], np = d->num_post;                                           \
+    float lo_[FUSE_MAX_POST_OPS], hi_[FUSE_MAX_POST_OPS], *lo = lo_, *hi = hi_;              \
+    for (q = 0; q < np; q++) res[q] = d->res[q], kind[q] = d->kind[q], lo[q] = d->lo[q], hi[q] = d->hi[q]; \
     (void)buf;                                                                               \
-    /* output columns whose taps all fall inside the input: [lo, hi) */                     \
-    int64_t lo = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;                                     \
-    int64_t hi = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0                                  \
-                     ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;                \
-    if (hi > d->OW) hi = d->OW;                                                              \
-    if (lo > hi) lo = hi;                                                                    \
+    /* output columns whose taps all fall inside the input: [in0, in1) */                   \
+    int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;                                    \
+    int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0                                 \
+                      ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;               \
+    if (in1 > d->OW) in1 = d->OW;                                                            \
+    if (in0 > in1) in0 = in1;                                                                \
     for (row = r0; row < r1; row++) {                                                        \
       int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;                   \
       int64_t pix0 = row * d->OW;                                                            \
@@ -4383,17 +4416,22 @@ typedef struct fuse__cgpack_args {
         int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                             \
         FUSE__MASK_DECL(0)                                                                   \
         FUSE__V b = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();                 \
-        for (ow = 0; ow < d->OW;) {                                                          \
+        for (ow = 0; spec && ow < d->OW; ow += 8) { /* blocks of eight pixels (below) */    \
+          int64_t iw0 = ow * sw - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;              \
+          switch (spec * 2 + (ow < in0 || ow + 8 > in1)) {                                   \
+          case 62: FUSE__DWN_BLOCK(3, 1, 0) break;                                           \
+          case 63: FUSE__DWN_BLOCK(3, 1, 1) break;                                           \
+          case 64: FUSE__DWN_BLOCK(3, 2, 0) break;                                           \
+          case 65: FUSE__DWN_BLOCK(3, 2, 1) break;                                           \
+          case 102: FUSE__DWN_BLOCK(5, 1, 0) break;                                          \
+          case 103: FUSE__DWN_BLOCK(5, 1, 1) break;                                          \
+          case 104: FUSE__DWN_BLOCK(5, 2, 0) break;                                          \
+          default: FUSE__DWN_BLOCK(5, 2, 1) break;                                           \
+          }                                                                                  \
+        }                                                                                    \
+        for (ow = 0; !spec && ow < d->OW;) {                                                 \
           int64_t iw0 = ow * sw - d->pl;                                                     \
-          if (spec && ow >= lo && ow + 8 <= hi) { /* eight pixels, registers (below) */      \
-            switch (spec) {                                                                  \
-            case 31: FUSE__DWN_BLOCK(3, 1) break;                                            \
-            case 32: FUSE__DWN_BLOCK(3, 2) break;                                            \
-            case 51: FUSE__DWN_BLOCK(5, 1) break;                                            \
-            default: FUSE__DWN_BLOCK(5, 2) break;                                            \
-            }                                                                                \
-            ow += 8;                                                                         \
-          } else if (ow >= lo && ow + 4 <= hi) { /* four pixels, every tap inside */         \
+          if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */              \
             FUSE__V a0 = b, a1 = b, a2 = b, a3 = b;                                          \
             for (kh = kh0; kh < kh1; kh++) {                                                 \
               const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;             \
@@ -4431,10 +4469,12 @@ typedef struct fuse__cgpack_args {
     }                                                                                        \
   }
 
-/* NHWC, 3x3 or 5x5 with column dilation 1 and column stride 1 or 2: eight pixels of a row,
-   a kernel row's weights in registers, and each input pixel loaded once per kernel row for
-   every output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where the
-   four-pixel block needs 15 for 12). kk, swk: constants, so only existing taps remain. */
+/* NHWC, 3x3 or 5x5 with column dilation 1 and column stride 1 or 2: the row in blocks of eight
+   pixels, a kernel row's weights in registers, and each input pixel loaded once per kernel
+   row for every output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where the
+   four-pixel block needs 15 for 12). Blocks at the row's ends read zeros for the taps
+   outside and store only the pixels that exist. kk, swk, edge: constants, so only existing
+   taps and checks remain. */
 #define FUSE__P8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define FUSE__J19(X)                                                                         \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18)
@@ -4453,22 +4493,35 @@ typedef struct fuse__cgpack_args {
   }
 #define FUSE__DWN_J(J)                                                                       \
   if (J < 7 * swk + kk) {                                                                    \
-    FUSE__V xv = FUSE__VMLOAD(xb + J * C, 0);                                                \
+    FUSE__V xv = !edge || (iw0 + J >= 0 && iw0 + J < d->W) ? FUSE__VMLOAD(xr + (iw0 + J) * C, 0) \
+                                                           : FUSE__VZERO();                  \
     FUSE__L5A(FUSE__DWN_T, J)                                                                \
   }
 #define FUSE__DWN_DECL(p) FUSE__V e##p = b;
-#define FUSE__DWN_EPI(p) FUSE__DW_EPI(e##p, pix0 + ow + p)
-#define FUSE__DWN_BLOCK(K, SW)                                                               \
+#define FUSE__DWN_ADD(p)                                                                     \
+  if (!edge || p < npix) e##p = FUSE__VADD(e##p, FUSE__VMLOAD(res[q] + (pix0 + ow + p) * C + c0, 0));
+#define FUSE__DWN_CLAMP(p) e##p = FUSE__VMIN(hv, FUSE__VMAX(lv, e##p));
+#define FUSE__DWN_STORE(p) if (!edge || p < npix) FUSE__VMSTORE(d->y + (pix0 + ow + p) * C + c0, 0, e##p);
+/* EDGE: some taps fall outside the row (they read zeros) or some pixels past it */
+#define FUSE__DWN_BLOCK(K, SW, EDGE)                                                         \
   {                                                                                          \
-    const int64_t kk = K, swk = SW;                                                          \
+    const int64_t kk = K, swk = SW, edge = EDGE;                                             \
     FUSE__P8(FUSE__DWN_DECL)                                                                 \
     for (kh = kh0; kh < kh1; kh++) {                                                         \
-      const float *xb = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;                     \
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0;                             \
       const float *wr = d->w + (int64_t)kh * kk * d->Cp + c0;                                \
       FUSE__L5A(FUSE__DWN_W, 0)                                                              \
       FUSE__J19(FUSE__DWN_J)                                                                 \
     }                                                                                        \
-    FUSE__P8(FUSE__DWN_EPI)                                                                  \
+    for (q = 0; q < np; q++) {                                                               \
+      if (kind[q] == FUSE_POST_ADD) {                                                        \
+        FUSE__P8(FUSE__DWN_ADD)                                                              \
+      } else {                                                                               \
+        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
+        FUSE__P8(FUSE__DWN_CLAMP)                                                            \
+      }                                                                                      \
+    }                                                                                        \
+    FUSE__P8(FUSE__DWN_STORE)                                                                \
   }
 
 typedef struct fuse__dw_args fuse__dw_args;
@@ -4487,14 +4540,22 @@ struct fuse__dw_args {
   void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
 };
 
-/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op).
-   Units are (image, channel) planes, cut into bands of output rows. A band's input rows are
-   first copied into a buffer (in L1), zero-padded on every side and split into sw column
-   phases (phase p holds padded columns p, p + sw, ...), so that for any stride, dilation or
-   padding the VW outputs from column ow need, for each tap, one contiguous unaligned load at
-   a fixed offset from the tile: no edge cases, masks or gathers in the loop. A tile is 8
-   output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide), each tap one
-   broadcast weight and 8 FMAs; the epilogue runs on the registers before the one store. */
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along output rows. Units are (image, channel) planes. Three kernels:
+   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
+     from the input, tiles of 4 or 8 rows x 1 vector with the weights in registers (below);
+     the vectors that cross the row's ends load under masks, rows above or below the plane
+     read a zero row.
+   - the same kernels with another column stride: from a band buffer (next).
+   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
+     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
+     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
+     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
+     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
+     each tap one broadcast weight and 8 FMAs.
+   Each runs the epilogue on the registers before the one store (masked at the plane's
+   edges). Measured on a Sapphire Rapids core, the loop order (row tiles outer, vectors
+   inner) matters most: the tile's input and output rows stay in L1. */
 #define FUSE__DWC_BUF 6144 /* floats of a band buffer: it and the band's output stay in L1 */
 typedef struct fuse__dwc_geom {
   int64_t nb, rb; /* a tile: rb output rows x nb vectors */
@@ -4589,15 +4650,14 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
       }                                                                                      \
     }                                                                                        \
   }
-/* 3x3 and 5x5 with row dilation 1, row stride 1 or 2: a tile is 4 output rows x 1 vector with
-   the kernel's weights held in registers; each input row the tile reads is loaded once per
-   tap column and feeds every output row that uses it (6 loads for 36 FMAs on 3x3 stride 1,
-   where the 8-slot tile needs 81). Written with constant kk (kernel size) and shk (row
-   stride) so the compiler drops every combination that does not exist. */
+/* 3x3 and 5x5 with row dilation 1, row stride 1 or 2: a tile is rbk output rows x 1 vector
+   (rbk = 4, or 8 straight from the input on AVX-512) with the kernel's weights held in
+   registers; each input row the tile reads is loaded once per tap column and feeds every
+   output row that uses it (3x3 stride 1: 18 loads for 36 FMAs, 30 for 72, where the 8-slot
+   tile needs 81 loads for 72). Written with constants kk (kernel size), shk (row stride) and
+   rbk so that the compiler drops every combination that does not exist. */
 #define FUSE__L5A(X, a) X(a, 0) X(a, 1) X(a, 2) X(a, 3) X(a, 4)
 #define FUSE__L5B(X, a, b) X(a, b, 0) X(a, b, 1) X(a, b, 2) X(a, b, 3) X(a, b, 4)
-#define FUSE__L11(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
-#define FUSE__R4(X) X(0) X(1) X(2) X(3)
 #define FUSE__DWK_W(u, kh, kw)                                                               \
   FUSE__V w##kh##_##kw = kh < kk && kw < kk ? FUSE__VSET1(wc[(kh * kk + kw) * d->Cp]) : FUSE__VZERO();
 #define FUSE__DWK_WROW(u, kh) FUSE__L5B(FUSE__DWK_W, u, kh)
@@ -5060,9 +5120,11 @@ FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
 #endif
 
 #ifndef FUSE_NO_AVX2
-/* y[j][i] = x[i][j] for a rows x cols matrix: 8 x 8 blocks transposed in registers, the
-   ragged edges one float at a time. For layout conversions (AVX-512 CPUs have AVX2). */
-__attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float *x, float *y,
+/* y[j][i] = x[i][j] for a rows x cols matrix (ldx floats between rows of x, ldy between rows
+   of y): 8 x 8 blocks transposed in registers, the ragged edges one float at a time. For
+   layout conversions (AVX-512 CPUs have AVX2). */
+__attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float *x, int64_t ldx,
+                                                                     float *y, int64_t ldy,
                                                                      int64_t rows, int64_t cols) {
   int64_t i0, j0, i, j, r8 = rows / 8 * 8, c8 = cols / 8 * 8, h;
   /* a band of 256 rows of x (in L2), then 8 columns at a time down the band: y is written
@@ -5070,12 +5132,12 @@ __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float
   for (i0 = 0; i0 < r8; i0 += 256)
     for (j0 = 0; j0 < c8; j0 += 8)
       for (h = i0; h < i0 + 256 && h < r8; h += 8) {
-      const float *xp = x + h * cols + j0;
-      float *yp = y + j0 * rows + h;
-      __m256 a0 = _mm256_loadu_ps(xp), a1 = _mm256_loadu_ps(xp + cols);
-      __m256 a2 = _mm256_loadu_ps(xp + 2 * cols), a3 = _mm256_loadu_ps(xp + 3 * cols);
-      __m256 a4 = _mm256_loadu_ps(xp + 4 * cols), a5 = _mm256_loadu_ps(xp + 5 * cols);
-      __m256 a6 = _mm256_loadu_ps(xp + 6 * cols), a7 = _mm256_loadu_ps(xp + 7 * cols);
+      const float *xp = x + h * ldx + j0;
+      float *yp = y + j0 * ldy + h;
+      __m256 a0 = _mm256_loadu_ps(xp), a1 = _mm256_loadu_ps(xp + ldx);
+      __m256 a2 = _mm256_loadu_ps(xp + 2 * ldx), a3 = _mm256_loadu_ps(xp + 3 * ldx);
+      __m256 a4 = _mm256_loadu_ps(xp + 4 * ldx), a5 = _mm256_loadu_ps(xp + 5 * ldx);
+      __m256 a6 = _mm256_loadu_ps(xp + 6 * ldx), a7 = _mm256_loadu_ps(xp + 7 * ldx);
       __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
       __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
       __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
@@ -5085,16 +5147,16 @@ __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float
       __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
       __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
       _mm256_storeu_ps(yp, _mm256_permute2f128_ps(u0, u4, 0x20));
-      _mm256_storeu_ps(yp + rows, _mm256_permute2f128_ps(u1, u5, 0x20));
-      _mm256_storeu_ps(yp + 2 * rows, _mm256_permute2f128_ps(u2, u6, 0x20));
-      _mm256_storeu_ps(yp + 3 * rows, _mm256_permute2f128_ps(u3, u7, 0x20));
-      _mm256_storeu_ps(yp + 4 * rows, _mm256_permute2f128_ps(u0, u4, 0x31));
-      _mm256_storeu_ps(yp + 5 * rows, _mm256_permute2f128_ps(u1, u5, 0x31));
-      _mm256_storeu_ps(yp + 6 * rows, _mm256_permute2f128_ps(u2, u6, 0x31));
-      _mm256_storeu_ps(yp + 7 * rows, _mm256_permute2f128_ps(u3, u7, 0x31));
+      _mm256_storeu_ps(yp + ldy, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(yp + 2 * ldy, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(yp + 3 * ldy, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(yp + 4 * ldy, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(yp + 5 * ldy, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(yp + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(yp + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
     }
   for (i = 0; i < rows; i++) /* the right edge of the full rows, then the bottom rows */
-    for (j = i < r8 ? c8 : 0; j < cols; j++) y[j * rows + i] = x[i * cols + j];
+    for (j = i < r8 ? c8 : 0; j < cols; j++) y[j * ldy + i] = x[i * ldx + j];
 }
 #endif
 
@@ -6806,28 +6868,54 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
 #endif
 
 /* NCHW <-> NHWC, per image, in 16 x 16 blocks. */
-static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
-  const fuse__tensor *ty = &r->p->tensors[s->out];
-  const float *x = fuse__in(r, s, 0);
-  float *y = fuse__data(r, s->out);
-  int64_t N = ty->shape[0], C = ty->shape[1], P = ty->shape[2] * ty->shape[3], n, c0, p0, c, q;
-  int64_t rows = s->op == FUSE__OP_TO_NHWC ? C : P, cols = s->op == FUSE__OP_TO_NHWC ? P : C;
-  for (n = 0; n < N; n++) { /* y[j][i] = x[i][j] over a rows x cols matrix */
-    const float *xn = x + n * C * P;
-    float *yn = y + n * C * P;
+/* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back, cut into bands of
+   256 pixels that the threads share. */
+typedef struct fuse__layout_job {
+  const fuse__run *r;
+  const float *x;
+  float *y;
+  int64_t C, P, bands;
+  int to_nhwc;
+} fuse__layout_job;
+
+static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__layout_job *j = (const fuse__layout_job *)ctx;
+  int64_t u, C = j->C, P = j->P;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256, c, q;
+    const float *x = j->x + n * C * P;
+    float *y = j->y + n * C * P;
+    /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
+    const float *xb = j->to_nhwc ? x + p0 : x + p0 * C;
+    float *yb = j->to_nhwc ? y + p0 * C : y + p0;
+    int64_t ldx = j->to_nhwc ? P : C, ldy = j->to_nhwc ? C : P;
+    int64_t rows = j->to_nhwc ? C : np, cols = j->to_nhwc ? np : C;
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    if (r->p->isa >= FUSE_ISA_AVX2) {
-      fuse__transpose_avx2(xn, yn, rows, cols);
+    if (j->r->p->isa >= FUSE_ISA_AVX2) {
+      fuse__transpose_avx2(xb, ldx, yb, ldy, rows, cols);
       continue;
     }
 #endif
-    for (c0 = 0; c0 < rows; c0 += 16)
-      for (p0 = 0; p0 < cols; p0 += 16) {
-        int64_t c1 = c0 + 16 < rows ? c0 + 16 : rows, p1 = p0 + 16 < cols ? p0 + 16 : cols;
-        for (q = p0; q < p1; q++)
-          for (c = c0; c < c1; c++) yn[q * rows + c] = xn[c * cols + q];
-      }
+    for (c = 0; c < rows; c++)
+      for (q = 0; q < cols; q++) yb[q * ldy + c] = xb[c * ldx + q];
   }
+}
+
+static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__layout_job j;
+  j.r = r;
+  j.x = fuse__in(r, s, 0);
+  j.y = fuse__data(r, s->out);
+  j.C = ty->shape[1], j.P = ty->shape[2] * ty->shape[3];
+  j.bands = (j.P + 255) / 256;
+  j.to_nhwc = s->op == FUSE__OP_TO_NHWC;
+#ifdef FUSE__SIMD
+  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__layout_bands, &j);
+#else
+  fuse__layout_bands(&j, 0, 0, ty->shape[0] * j.bands);
+#endif
 }
 
 static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
@@ -8726,8 +8814,6 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DWC_KSTORE
 #undef FUSE__L5A
 #undef FUSE__L5B
-#undef FUSE__L11
-#undef FUSE__R4
 #undef FUSE__DWK_W
 #undef FUSE__DWK_WROW
 #undef FUSE__DWK_T
@@ -8753,7 +8839,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DWN_T
 #undef FUSE__DWN_J
 #undef FUSE__DWN_DECL
-#undef FUSE__DWN_EPI
+#undef FUSE__DWN_ADD
+#undef FUSE__DWN_CLAMP
+#undef FUSE__DWN_STORE
 #undef FUSE__DWN_BLOCK
 #undef FUSE__DWK_DIRECT
 #undef FUSE__DWC_TILES

@@ -2102,6 +2102,41 @@ TEST(optimize_batch_norm_and_resnet_block) {
   consts_reset();
 }
 
+/* A linear bottleneck (mobilenet_v2): the block's input a is itself conv + bias, read by the
+   block's conv and by the residual add(a, y). Both operands of the add fit the rule's
+   conv + bias side; taking a would escape (the block's conv reads it), so the matcher takes
+   y, and each block becomes one fused step with its residual. */
+TEST(optimize_residual_whose_other_side_is_a_conv) {
+  fuse_graph *g = fuse_graph_create(NULL), *ref;
+  fuse_conv2d_attrs a;
+  fuse_value x, c0, y, out;
+  memset(&a, 0, sizeof a);
+  x = IN(g, "x", 1, 4, 5, 5);
+  c0 = fuse_conv2d(g, x, named_const(g, "w0", 4, D(8, 4, 1, 1), 131), &a);
+  c0 = fuse_add(g, c0, fuse_reshape(g, named_const(g, "b0", 1, D(8), 132), 4, D(1, 8, 1, 1)));
+  y = fuse_conv2d(g, c0, named_const(g, "w1", 4, D(8, 8, 1, 1), 133), &a);
+  y = fuse_add(g, y, fuse_reshape(g, named_const(g, "b1", 1, D(8), 134), 4, D(1, 8, 1, 1)));
+  out = fuse_add(g, c0, y); /* the residual first, as torchvision exports x + conv(x) */
+  fuse_output(g, out);
+  CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+  ref = copy_graph(g);
+  CHECK(ref && refill_constants(ref));
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_op_count(g), 2);
+  CHECK_COMP(g, out, "fuse.conv2d_bias_add", "fused_conv2d_add_add", "fuse", 3);
+  CHECK_TEXT(g);
+  if (ref) CHECK_SAME_NUMBERS(ref, g, 135);
+  {
+    int steps;
+    char *plan = plan_text(g, &steps);
+    CHECK_EQ_INT(steps, 2);
+    CHECK_STR_CONTAINS(plan, "step 1: conv2d + bias + add -> ");
+    free(plan);
+  }
+  fuse_graph_destroy(ref);
+  fuse_graph_destroy(g);
+  consts_reset();
+}
 
 /* DESIGN: the clamp runs once on the finished accumulator. Products -1 then +2 sum to 1;
    a clamp applied at every reduction step would give 2. */
@@ -2179,6 +2214,7 @@ int main(void) {
   RUN(random_chains_fuse_optimize);
   RUN(optimize_seed_graph);
   RUN(optimize_batch_norm_and_resnet_block);
+  RUN(optimize_residual_whose_other_side_is_a_conv);
   RUN(fused_clamp_once_per_output);
   return runner_finish("pattern");
 }
