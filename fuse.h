@@ -4326,6 +4326,23 @@ typedef struct fuse__cgpack_args {
 } fuse__cgpack_args;
 #define FUSE__CG_ZERO(dst, n)                                                                  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VZERO());                                               }
 #define FUSE__CG_COPY(dst, src, n)                                                             for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VMLOAD((src) + i_, 0));                                }
+/* dst[i] = src[2 i] for i < n: two masked loads, their even floats (FUSE__CG_EVEN, per ISA) */
+#define FUSE__CG_EVENS(dst, src, n)                                                          \
+  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
+    FUSE__V ev_;                                                                             \
+    {                                                                                        \
+      int cols = (int)(2 * ((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW)) - 1;                 \
+      FUSE__MASK_DECL(0)                                                                     \
+      FUSE__MASK_DECL(1)                                                                     \
+      ev_ = FUSE__CG_EVEN(FUSE__VMLOAD((src) + 2 * i_, 0),                                   \
+                          FUSE__VMLOAD((src) + 2 * i_ + FUSE__VW, 1));                       \
+    }                                                                                        \
+    {                                                                                        \
+      int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                           \
+      FUSE__MASK_DECL(0)                                                                     \
+      FUSE__VMSTORE((dst) + i_, 0, ev_);                                                     \
+    }                                                                                        \
+  }
 #define FUSE__CG_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
 #define FUSE__CGPACK(NAME, TARGET)                                                           \
   TARGET static void NAME(const fuse__cgpack_args *g, int64_t p0, int ncols, float *panel) {  \
@@ -4365,6 +4382,8 @@ typedef struct fuse__cgpack_args {
               const float *xr = xc + ih * g->W + iw0;                                        \
               if (g->sw == 1) {                                                              \
                 FUSE__CG_COPY(d + e0, xr + e0, e1 - e0)                                      \
+              } else if (g->sw == 2) {                                                       \
+                FUSE__CG_EVENS(d + e0, xr + 2 * e0, e1 - e0)                                 \
               } else {                                                                       \
                 for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];                              \
               }                                                                              \
@@ -5006,7 +5025,10 @@ FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), 6, 64, 
 FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), 8, 48, FUSE__R8, FUSE__V3)
 FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1)
+#define FUSE__CG_EVEN(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
 FUSE__CGPACK(fuse__cgpack_avx512, __attribute__((target("avx512f"))))
+#undef FUSE__CG_EVEN
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #define FUSE__VSTORE(p, v) _mm512_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm512_storeu_ps(p, v)
@@ -5079,7 +5101,10 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, FUSE__R6, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1)
+#define FUSE__CG_EVEN(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
 FUSE__CGPACK(fuse__cgpack_avx2, __attribute__((target("avx2,fma"))))
+#undef FUSE__CG_EVEN
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #define FUSE__VSTORE(p, v) _mm256_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm256_storeu_ps(p, v)
@@ -5675,10 +5700,10 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   }
   if (Kg < 4) return 1;
   /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
-     [K][Cg * taps] rows; the input gathered per pixel block (cheap against the Kg-fold reuse
-     unless a strided gather meets few outputs) */
+     [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
+     and 2 (a wider stride gathers float by float: only against many outputs) */
   if (fuse__nchw_ends(p, g, st) &&
-      ((st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1) || Kg >= 128) &&
+      ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
       fuse__cgemm_pays(&p->tensors[p->operands[st->in_first]], &p->tensors[st->out], K * Cg * taps) &&
       fuse__igemm_pick(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
                        &st->mr, &st->nr, &fn) &&
@@ -8797,6 +8822,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DW
 #undef FUSE__CGPACK
 #undef FUSE__CG_RUNS
+#undef FUSE__CG_EVENS
 #undef FUSE__CG_COPY
 #undef FUSE__CG_ZERO
 #undef FUSE__DW_EPI

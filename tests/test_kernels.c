@@ -887,12 +887,14 @@ TEST(nchw_gemm) {
   long before[4];
   int isa, cases = 0;
   for (isa = 0; isa < 4; isa++) before[isa] = n_nchw_plans[isa];
-  /* 1x1 stride 2 with >= 128 outputs: the strided gather; batch 2, bias, residual, relu */
-  c = plain_case(2, 32, 128, 9, 9, 1, 1, 1);
-  c.a.strides[0] = c.a.strides[1] = 2;
+  /* 1x1 stride 3 with >= 128 outputs: the float-by-float gather; batch 2, bias, residual,
+     relu */
+  c = plain_case(2, 32, 128, 10, 10, 1, 1, 1);
+  c.a.strides[0] = c.a.strides[1] = 3;
   c.bias = BIAS_RESHAPE, c.residual = RES_AFTER, c.clamp = CL_RELU;
   expect_gemm(run_simple(&c, 60), &c), cases++;
-  /* 3x3 stride 2, 136 outputs (a partial row tile), padding 1, clip */
+  /* 3x3 stride 2 (the even floats of two vectors), 136 outputs (a partial row tile),
+     padding 1, clip */
   c = plain_case(2, 32, 136, 11, 11, 3, 3, 1);
   c.a.strides[0] = c.a.strides[1] = 2;
   c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 1;
