@@ -179,6 +179,19 @@ static fuse_result run_plan(fuse_plan *p, io *t, float **outs, void *workspace) 
   return fuse_run(p, (const float *const *)t->in, outs, workspace);
 }
 
+/* Runs ref (the built-in kernels) and p on t's inputs; p's first output must match ref's
+   within tol (normwise, CHECK_NEAR_ARRAY), or bit for bit when tol < 0. */
+static void check_same_output(fuse_plan *ref, fuse_plan *p, io *t, double tol) {
+  float *want = (float *)calloc(t->out_n[0], sizeof(float));
+  if (ref && p && want) {
+    CHECK_EQ_INT(run_plan(ref, t, &want, NULL), FUSE_OK);
+    CHECK_EQ_INT(run_plan(p, t, t->out, NULL), FUSE_OK);
+    if (tol < 0) CHECK(memcmp(want, t->out[0], t->out_n[0] * sizeof(float)) == 0);
+    else CHECK_NEAR_ARRAY(t->out[0], want, t->out_n[0], tol);
+  }
+  free(want);
+}
+
 /* The composites of g run on backend b (want steps marked "(<name>)", none declined) and
    match the built-in kernels' plan of the same graph. */
 static void check_routed_on(fuse_graph *g, const fuse_backend *b, int want, const char *label) {
@@ -487,7 +500,6 @@ TEST(mock_declines_with_a_note) {
   fuse_plan *ref, *p;
   static sbuf desc;
   io t;
-  float *want;
   fuse_output(g, fuse_relu(g, fuse_add(g, fuse_matmul(g, fuse_input(g, "x", 2, xs),
                                                       fuse_constant(g, "w", 2, ws, wd)),
                                        fuse_constant(g, "b", 1, bs, bd))));
@@ -503,13 +515,7 @@ TEST(mock_declines_with_a_note) {
   CHECK(mock.last.op == FUSE_BACKEND_MATMUL);
   CHECK_STR_CONTAINS(desc.s, "(composite mock.matmul_bias_relu) (mock declined: mock takes conv2d "
                              "with constant weights only)\n");
-  want = (float *)calloc(t.out_n[0], sizeof(float));
-  if (ref && p && want) {
-    CHECK_EQ_INT(run_plan(ref, &t, &want, NULL), FUSE_OK);
-    CHECK_EQ_INT(run_plan(p, &t, t.out, NULL), FUSE_OK);
-    CHECK(memcmp(want, t.out[0], t.out_n[0] * sizeof(float)) == 0);
-  }
-  free(want);
+  check_same_output(ref, p, &t, -1);
   io_free(&t);
   fuse_plan_destroy(ref);
   fuse_plan_destroy(p);
@@ -600,7 +606,6 @@ TEST(mock_reader_declines_layout_turned_back) {
   fuse_plan *ref, *p;
   static sbuf desc;
   io t;
-  float *want;
   fuse_value h = fuse_relu(g, conv_input(g, &cc, 1, 0));
   fuse_output(g, fuse_relu(g, fuse_add(g, fuse_matmul(g, h, fuse_constant(g, "w", 2, ws, wd)),
                                        fuse_constant(g, "b", 1, bs, bd))));
@@ -620,13 +625,7 @@ TEST(mock_reader_declines_layout_turned_back) {
   CHECK_EQ_INT(count_substr(desc.s, "(mock)"), 1);
   CHECK(strstr(desc.s, "layout") == NULL);
   CHECK_STR_CONTAINS(desc.s, "(mock declined: mock takes conv2d with constant weights only)");
-  want = (float *)calloc(t.out_n[0], sizeof(float));
-  if (ref && p && want) {
-    CHECK_EQ_INT(run_plan(ref, &t, &want, NULL), FUSE_OK);
-    CHECK_EQ_INT(run_plan(p, &t, t.out, NULL), FUSE_OK);
-    CHECK_NEAR_ARRAY(t.out[0], want, t.out_n[0], TOL);
-  }
-  free(want);
+  check_same_output(ref, p, &t, TOL);
   io_free(&t);
   fuse_plan_destroy(ref);
   fuse_plan_destroy(p);
@@ -878,19 +877,12 @@ TEST(kept_layout_not_for_outputs_or_declined_readers) {
     fuse_plan *ref = compile(g, 0, NULL), *p;
     static sbuf desc;
     io t;
-    float *want;
     p = compile(g, 1, &desc);
     CHECK(ref && p && io_make(g, &t));
     CHECK_EQ_INT(count_substr(desc.s, "(dnnl)"), 1);
     CHECK_STR_CONTAINS(desc.s, "(dnnl declined: the weights are not a constant)");
     CHECK(strstr(desc.s, "layout") == NULL);
-    want = (float *)calloc(t.out_n[0], sizeof(float));
-    if (ref && p && want) {
-      CHECK_EQ_INT(run_plan(ref, &t, &want, NULL), FUSE_OK);
-      CHECK_EQ_INT(run_plan(p, &t, t.out, NULL), FUSE_OK);
-      CHECK_NEAR_ARRAY(t.out[0], want, t.out_n[0], TOL);
-    }
-    free(want);
+    check_same_output(ref, p, &t, TOL);
     io_free(&t);
     fuse_plan_destroy(ref);
     fuse_plan_destroy(p);
