@@ -5657,9 +5657,10 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
    converted (measured on AVX-512: resnet50's 1x1 256 -> 64 at 56x56 has 100 and gains 1.1x,
    its 1x1 1024 -> 256 at 14x14 has 400 and loses 10 %; a 3x3 pays more to gather its taps). */
 static int fuse__cgemm_pays(const fuse__tensor *tx, const fuse__tensor *ty, int64_t macs_per_pixel) {
-  int64_t converted = fuse__numel(tx->rank, tx->shape) + fuse__numel(ty->rank, ty->shape);
-  int64_t macs = macs_per_pixel * ty->shape[0] * ty->shape[2] * ty->shape[3];
-  return macs < 200 * converted;
+  double converted =
+      (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
+  double macs = (double)macs_per_pixel * (double)(ty->shape[0] * ty->shape[2] * ty->shape[3]);
+  return macs < 200.0 * converted; /* in double: a fuzzed shape must not overflow */
 }
 
 /* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
