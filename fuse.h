@@ -5654,8 +5654,8 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 
 /* Whether the NCHW GEMM beats the NHWC kernels with their two conversions: when the
    conversions are a large part of the work, fewer than about 200 multiply-adds per element
-   converted (measured on AVX-512: resnet50's 1x1 256 -> 64 at 56x56 has 100 and gains 1.1x,
-   its 1x1 1024 -> 256 at 14x14 has 400 and loses 10 %; a 3x3 pays more to gather its taps). */
+   converted (measured on AVX-512: resnet50's 1x1 256 -> 64 at 56x56 has 100 and runs faster
+   this way, its 1x1 1024 -> 256 at 14x14 has 400 and runs 10 % slower). */
 static int fuse__cgemm_pays(const fuse__tensor *tx, const fuse__tensor *ty, int64_t macs_per_pixel) {
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
@@ -5702,9 +5702,14 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (Kg < 4) return 1;
   /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
      [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
-     and 2 (a wider stride gathers float by float: only against many outputs) */
+     and 2 (a wider stride gathers float by float: only against many outputs). Measured
+     against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
+     (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
+     3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
+     gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. */
   if (fuse__nchw_ends(p, g, st) &&
       ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
+      (taps == 1 || Cg <= 4) &&
       fuse__cgemm_pays(&p->tensors[p->operands[st->in_first]], &p->tensors[st->out], K * Cg * taps) &&
       fuse__igemm_pick(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
                        &st->mr, &st->nr, &fn) &&

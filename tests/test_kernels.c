@@ -628,7 +628,7 @@ TEST(random_shapes) {
     if (isa_have[i]) {
       printf("random_shapes: %s: %ld GEMM cases on NHWC kernels, %ld on the NCHW GEMM\n",
              isa_name((fuse_isa)i), n_nhwc_plans[i], n_nchw_plans[i]);
-      CHECK(n_nhwc_plans[i] >= 40 && n_nchw_plans[i] >= 40);
+      CHECK(n_nhwc_plans[i] >= 25 && n_nchw_plans[i] >= 25);
     }
 }
 
@@ -879,7 +879,8 @@ static void specials_case(ccase *c, uint32_t seed, int in_residual, int need_inf
 }
 
 /* A conv on the graph's input whose output is the graph's output runs on NCHW in and out
-   when the layout conversions would cost much against its work (the NCHW GEMM: tiles of
+   when the layout conversions would cost much against its work and it is a 1x1 conv or has
+   at most 4 input channels a group (the NCHW GEMM: tiles of
    output channels by pixels, the taps gathered per block of pixels). Each case must take it
    on every SIMD ISA and match the scalar kernels and the double oracle. */
 TEST(nchw_gemm) {
@@ -893,15 +894,15 @@ TEST(nchw_gemm) {
   c.a.strides[0] = c.a.strides[1] = 3;
   c.bias = BIAS_RESHAPE, c.residual = RES_AFTER, c.clamp = CL_RELU;
   expect_gemm(run_simple(&c, 60), &c), cases++;
-  /* 3x3 stride 2 (the even floats of two vectors), 136 outputs (a partial row tile),
-     padding 1, clip */
-  c = plain_case(2, 32, 136, 11, 11, 3, 3, 1);
+  /* a 4-channel 3x3 stride 2 (the even floats of two vectors), 136 outputs (a partial row
+     tile), padding 1, clip */
+  c = plain_case(2, 4, 136, 11, 11, 3, 3, 1);
   c.a.strides[0] = c.a.strides[1] = 2;
   c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 1;
   c.bias = BIAS_1K11, c.clamp = CL_CLIP;
   expect_gemm(run_simple(&c, 61), &c), cases++;
-  /* grouped 3x3, asymmetric padding and dilation 2, the residual first */
-  c = plain_case(1, 24, 48, 20, 17, 3, 3, 3);
+  /* grouped 3x3 (4 channels a group), asymmetric padding and dilation 2, the residual first */
+  c = plain_case(1, 12, 48, 20, 17, 3, 3, 3);
   c.a.padding[0] = 2, c.a.padding[1] = 1, c.a.padding[2] = 0, c.a.padding[3] = 3;
   c.a.dilation[0] = c.a.dilation[1] = 2;
   c.bias = BIAS_K11, c.residual = RES_BEFORE, c.clamp = CL_RELU6_MIN;
