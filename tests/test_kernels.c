@@ -880,9 +880,9 @@ static void specials_case(ccase *c, uint32_t seed, int in_residual, int need_inf
 
 /* A conv on the graph's input whose output is the graph's output runs on NCHW in and out
    when the layout conversions would cost much against its work and it is a 1x1 conv or has
-   at most 4 input channels a group (the NCHW GEMM: tiles of
-   output channels by pixels, the taps gathered per block of pixels). Each case must take it
-   on every SIMD ISA and match the scalar kernels and the double oracle. */
+   at most 4 input channels a group (the NCHW GEMM: tiles of output channels by pixels, the
+   taps gathered per block of pixels). Each case must take it on every SIMD ISA and match the
+   scalar kernels and the double oracle. */
 TEST(nchw_gemm) {
   ccase c;
   long before[4];
