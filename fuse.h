@@ -7229,25 +7229,32 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
     fuse__k_pool_nhwc(r, s);
     return;
   }
+  /* output columns whose window lies inside the input, [ow_lo, ow_hi): their taps need no
+     arithmetic (fuse__taps divides, once per row and at the edges only) */
+  int64_t sw = a->strides[1], span = (int64_t)(a->kernel[1] - 1) * a->dilation[1];
+  int64_t ow_lo = (a->padding[1] + sw - 1) / sw;
+  int64_t ow_hi = W - 1 - span + a->padding[1] < 0 ? 0 : (W - 1 - span + a->padding[1]) / sw + 1;
+  if (ow_hi > OW) ow_hi = OW;
+  if (ow_lo > ow_hi) ow_lo = ow_hi;
   for (nc = 0; nc < NC; nc++) {
     const float *xp = x + nc * H * W;
     float *yp = y + nc * OH * OW;
-    for (oh = 0; oh < OH; oh++)
+    for (oh = 0; oh < OH; oh++) {
+      int kh0 = 0, kh1 = 0;
+      if (is_max)
+        fuse__taps(oh * a->strides[0] - a->padding[0], a->dilation[0], a->kernel[0], H, &kh0, &kh1);
       for (ow = 0; ow < OW; ow++) {
-        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
+        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * sw - a->padding[1];
         if (is_max) {
           float m = -HUGE_VALF;
-          int kh, kw, kh0, kh1, kw0, kw1; /* only the taps inside the input */
-          fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);
-          fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
+          int kh, kw, kw0 = 0, kw1 = a->kernel[1]; /* only the taps inside the input */
+          if (ow < ow_lo || ow >= ow_hi)
+            fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
           for (kh = kh0; kh < kh1; kh++) {
-            ih = h0 + (int64_t)kh * a->dilation[0];
-            for (kw = kw0; kw < kw1; kw++) {
-              float v;
-              iw = w0 + (int64_t)kw * a->dilation[1];
-              v = xp[ih * W + iw];
-              if (v > m || v != v) m = v;
-              if (m != m) break;
+            const float *xr = xp + (h0 + (int64_t)kh * a->dilation[0]) * W + w0;
+            for (kw = kw0; kw < kw1; kw++) { /* a NaN, once taken, stays: v > NaN is false */
+              float v = xr[(int64_t)kw * a->dilation[1]];
+              m = v > m || v != v ? v : m;
             }
           }
           yp[oh * OW + ow] = m;
@@ -7269,6 +7276,7 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
           yp[oh * OW + ow] = (float)(sum / (double)area);
         }
       }
+    }
   }
 }
 
