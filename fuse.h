@@ -4618,6 +4618,19 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__DWC_FMA(s) a##s = FUSE__VFMA(FUSE__VLOAD(q + (s / nbk) * rstep + (s % nbk) * FUSE__VW), wv, a##s);
 #define FUSE__DWC_ADD(s) a##s = FUSE__VADD(a##s, FUSE__VLOAD(rp + FUSE__DWC_AT(s)));
 #define FUSE__DWC_CLAMP(s) a##s = FUSE__VMIN(hv, FUSE__VMAX(lv, a##s));
+/* A tile's epilogue on its accumulators a0 .. a7: each post-op over the whole tile in turn
+   (ADD(s) reads the residual at rp), then STORE(s). */
+#define FUSE__DW_POSTS(ADD, CLAMP, STORE)                                                    \
+  for (q = 0; q < np; q++) {                                                                 \
+    if (kind[q] == FUSE_POST_ADD) {                                                          \
+      const float *rp = res[q] + tile;                                                       \
+      FUSE__S8(ADD)                                                                          \
+    } else {                                                                                 \
+      FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                              \
+      FUSE__S8(CLAMP)                                                                        \
+    }                                                                                        \
+  }                                                                                          \
+  FUSE__S8(STORE)
 #define FUSE__DWC_STORE(s) FUSE__VSTOREU(yp + FUSE__DWC_AT(s), a##s);
 #define FUSE__DWC_KADD(s)                                                                    \
   if (oh0 + s / nbk < d->OH) a##s = FUSE__VADD(a##s, FUSE__VKLOAD(rp + FUSE__DWC_AT(s), cm[s % nbk]));
@@ -4643,28 +4656,10 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
         }                                                                                    \
         if (oh0 + 8 / nbk <= d->OH && ow0 + nbk * FUSE__VW <= d->OW) {                       \
           float *yp = d->y + tile;                                                           \
-          for (q = 0; q < np; q++) {                                                         \
-            if (kind[q] == FUSE_POST_ADD) {                                                  \
-              const float *rp = res[q] + tile;                                               \
-              FUSE__S8(FUSE__DWC_ADD)                                                        \
-            } else {                                                                         \
-              FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                      \
-              FUSE__S8(FUSE__DWC_CLAMP)                                                      \
-            }                                                                                \
-          }                                                                                  \
-          FUSE__S8(FUSE__DWC_STORE)                                                          \
+          FUSE__DW_POSTS(FUSE__DWC_ADD, FUSE__DWC_CLAMP, FUSE__DWC_STORE)                    \
         } else { /* the plane's edge: masked, the same steps */                             \
           float *yp = d->y + tile;                                                           \
-          for (q = 0; q < np; q++) {                                                         \
-            if (kind[q] == FUSE_POST_ADD) {                                                  \
-              const float *rp = res[q] + tile;                                               \
-              FUSE__S8(FUSE__DWC_KADD)                                                       \
-            } else {                                                                         \
-              FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                      \
-              FUSE__S8(FUSE__DWC_CLAMP)                                                      \
-            }                                                                                \
-          }                                                                                  \
-          FUSE__S8(FUSE__DWC_KSTORE)                                                         \
+          FUSE__DW_POSTS(FUSE__DWC_KADD, FUSE__DWC_CLAMP, FUSE__DWC_KSTORE)                  \
         }                                                                                    \
       }                                                                                      \
     }                                                                                        \
@@ -4698,8 +4693,8 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
     FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
   }
 #define FUSE__DWK_J(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_X, J) }
-/* the epilogue of a 4 x 1 tile: whole, or masked at the plane's edge */
-/* slot s of a tile of rbk rows (4 or 8): the 8-slot steps, on the rows that exist */
+/* slot s of a tile of rbk rows (4 or 8): the 8-slot steps, on the rows that exist; the
+   epilogue of the tile, whole or masked at the plane's edge */
 #define FUSE__DWK_ADD(s) if (s < rbk) { FUSE__DWC_ADD(s) }
 #define FUSE__DWK_CLAMP(s) if (s < rbk) { FUSE__DWC_CLAMP(s) }
 #define FUSE__DWK_STORE(s) if (s < rbk) { FUSE__DWC_STORE(s) }
@@ -4707,27 +4702,9 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__DWK_KSTORE(s) if (s < rbk) { FUSE__DWC_KSTORE(s) }
 #define FUSE__DWK_EPI                                                                        \
   if (oh0 + rbk <= d->OH && ow0 + FUSE__VW <= d->OW) {                                         \
-    for (q = 0; q < np; q++) {                                                               \
-      if (kind[q] == FUSE_POST_ADD) {                                                        \
-        const float *rp = res[q] + tile;                                                     \
-        FUSE__S8(FUSE__DWK_ADD)                                                              \
-      } else {                                                                               \
-        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
-        FUSE__S8(FUSE__DWK_CLAMP)                                                            \
-      }                                                                                      \
-    }                                                                                        \
-    FUSE__S8(FUSE__DWK_STORE)                                                                \
+    FUSE__DW_POSTS(FUSE__DWK_ADD, FUSE__DWK_CLAMP, FUSE__DWK_STORE)                          \
   } else {                                                                                   \
-    for (q = 0; q < np; q++) {                                                               \
-      if (kind[q] == FUSE_POST_ADD) {                                                        \
-        const float *rp = res[q] + tile;                                                     \
-        FUSE__S8(FUSE__DWK_KADD)                                                             \
-      } else {                                                                               \
-        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
-        FUSE__S8(FUSE__DWK_CLAMP)                                                            \
-      }                                                                                      \
-    }                                                                                        \
-    FUSE__S8(FUSE__DWK_KSTORE)                                                               \
+    FUSE__DW_POSTS(FUSE__DWK_KADD, FUSE__DWK_CLAMP, FUSE__DWK_KSTORE)                        \
   }
 #define FUSE__DWK_TILES(K, SH)                                                               \
   {                                                                                          \
@@ -8851,6 +8828,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__DWC_CLAMP
 #undef FUSE__DWC_STORE
 #undef FUSE__DWC_KADD
+#undef FUSE__DW_POSTS
 #undef FUSE__DWC_KSTORE
 #undef FUSE__L5A
 #undef FUSE__L5B
