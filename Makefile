@@ -55,8 +55,13 @@ SEED_EXAMPLES := conv2d_reshape_add_relu fuse_by_pattern clip_epilogue
 
 # Each check counts as one test in the total; see the check-* targets below.
 HEADER_CHECKS := twice cxx static two-units symbols quickstart dnnl examples
+# the clang build of the header: with the sanitizers (SANITIZE=1) it is left to the fuzz
+# targets, which build the whole header with clang, ASan and UBSan anyway (clang takes minutes
+# per unit there)
 ifneq ($(shell command -v clang 2>/dev/null),)
+ifneq ($(SANITIZE),1)
 HEADER_CHECKS += clang
+endif
 endif
 
 .PHONY: all test test-programs demo examples bench fuzz clean $(addprefix check-,$(HEADER_CHECKS) clang)
