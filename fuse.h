@@ -4324,8 +4324,15 @@ typedef struct fuse__cgpack_args {
   int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
   int pointwise;
 } fuse__cgpack_args;
-#define FUSE__CG_ZERO(dst, n)                                                                  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VZERO());                                               }
-#define FUSE__CG_COPY(dst, src, n)                                                             for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                       int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                                 FUSE__MASK_DECL(0)                                                                           FUSE__VMSTORE((dst) + i_, 0, FUSE__VMLOAD((src) + i_, 0));                                }
+/* dst[0 .. n) = V, a vector at a time (V may read at i_, the vector's first index) */
+#define FUSE__CG_STORE(dst, n, V)                                                            \
+  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
+    int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                             \
+    FUSE__MASK_DECL(0)                                                                       \
+    FUSE__VMSTORE((dst) + i_, 0, V);                                                         \
+  }
+#define FUSE__CG_ZERO(dst, n) FUSE__CG_STORE(dst, n, FUSE__VZERO())
+#define FUSE__CG_COPY(dst, src, n) FUSE__CG_STORE(dst, n, FUSE__VMLOAD((src) + i_, 0))
 /* dst[i] = src[2 i] for i < n: two masked loads, their even floats (FUSE__CG_EVEN, per ISA) */
 #define FUSE__CG_EVENS(dst, src, n)                                                          \
   for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
@@ -4615,7 +4622,7 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__S8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define FUSE__DWC_AT(s) ((s / nbk) * d->OW + (s % nbk) * FUSE__VW) /* from the tile's first output */
 #define FUSE__DWC_DECL(s) FUSE__V a##s = bias;
-#define FUSE__DWC_FMA(s) a##s = FUSE__VFMA(FUSE__VLOAD(q + (s / nbk) * rstep + (s % nbk) * FUSE__VW), wv, a##s);
+#define FUSE__DWC_FMA(s) a##s = FUSE__VFMA(FUSE__VLOAD(tp + (s / nbk) * rstep + (s % nbk) * FUSE__VW), wv, a##s);
 #define FUSE__DWC_ADD(s) a##s = FUSE__VADD(a##s, FUSE__VLOAD(rp + FUSE__DWC_AT(s)));
 #define FUSE__DWC_CLAMP(s) a##s = FUSE__VMIN(hv, FUSE__VMAX(lv, a##s));
 /* A tile's epilogue on its accumulators a0 .. a7: each post-op over the whole tile in turn
@@ -4650,7 +4657,7 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
         int64_t oh0 = b0 + r0, tile = plane + oh0 * d->OW + ow0;                             \
         FUSE__S8(FUSE__DWC_DECL)                                                             \
         for (t = 0; t < taps; t++) {                                                         \
-          const float *q = bp + off[t];                                                      \
+          const float *tp = bp + off[t]; /* the tap's first input vector */                  \
           FUSE__V wv = FUSE__VSET1(wc[t * d->Cp]);                                           \
           FUSE__S8(FUSE__DWC_FMA)                                                            \
         }                                                                                    \
@@ -5204,50 +5211,42 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__ig
 
 typedef void (*fuse__elt_fn)(int op, float *y, const float *a, int sa, const float *b, int sb,
                              int64_t n, float lo, float hi);
-static fuse__elt_fn fuse__elt_pick(fuse_isa isa) {
-  (void)isa;
+/* A kernel's instance for an ISA: f512 / f2 name them; NULL for the scalar ISA and for an ISA
+   the build leaves out (FUSE_NO_AVX512, FUSE_NO_AVX2), whose instance does not exist. */
 #ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) return fuse__elt_avx512;
+#define FUSE__IF512(f) f
+#else
+#define FUSE__IF512(f) NULL
 #endif
 #ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) return fuse__elt_avx2;
+#define FUSE__IF2(f) f
+#else
+#define FUSE__IF2(f) NULL
 #endif
-  return NULL;
+#define FUSE__RETURN_BY_ISA(isa, f512, f2)                                                   \
+  if ((isa) == FUSE_ISA_AVX512) return FUSE__IF512(f512);                                    \
+  if ((isa) == FUSE_ISA_AVX2) return FUSE__IF2(f2);                                          \
+  return NULL
+
+static fuse__elt_fn fuse__elt_pick(fuse_isa isa) {
+  FUSE__RETURN_BY_ISA(isa, fuse__elt_avx512, fuse__elt_avx2);
 }
 
 static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, int64_t) {
-  (void)isa;
-#ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) return fuse__pool_avx512;
-#endif
-#ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) return fuse__pool_avx2;
-#endif
-  return NULL;
+  FUSE__RETURN_BY_ISA(isa, fuse__pool_avx512, fuse__pool_avx2);
 }
 
 typedef void (*fuse__cgpack_fn)(const fuse__cgpack_args *g, int64_t p0, int cols, float *panel);
 static fuse__cgpack_fn fuse__cgpack_pick(fuse_isa isa) {
-  (void)isa;
-#ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) return fuse__cgpack_avx512;
-#endif
-#ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) return fuse__cgpack_avx2;
-#endif
-  return NULL;
+  FUSE__RETURN_BY_ISA(isa, fuse__cgpack_avx512, fuse__cgpack_avx2);
 }
 
 /* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
-  (void)isa, (void)nhwc;
-#ifndef FUSE_NO_AVX512
-  if (isa == FUSE_ISA_AVX512) return nhwc ? fuse__dw_avx512 : fuse__dwc_avx512;
-#endif
-#ifndef FUSE_NO_AVX2
-  if (isa == FUSE_ISA_AVX2) return nhwc ? fuse__dw_avx2 : fuse__dwc_avx2;
-#endif
-  return NULL;
+  if (nhwc) {
+    FUSE__RETURN_BY_ISA(isa, fuse__dw_avx512, fuse__dw_avx2);
+  }
+  FUSE__RETURN_BY_ISA(isa, fuse__dwc_avx512, fuse__dwc_avx2);
 }
 #endif /* FUSE__SIMD */
 
@@ -8812,9 +8811,13 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IGEMM
 #undef FUSE__DW
 #undef FUSE__CGPACK
+#undef FUSE__IF512
+#undef FUSE__IF2
+#undef FUSE__RETURN_BY_ISA
 #undef FUSE__CG_RUNS
 #undef FUSE__CG_EVENS
 #undef FUSE__CG_COPY
+#undef FUSE__CG_STORE
 #undef FUSE__CG_ZERO
 #undef FUSE__DW_EPI
 #undef FUSE__POOL

@@ -518,6 +518,18 @@ static void measure_conv_step(result *R, fuse_plan *plan, const float *x, float 
     R->mismatch = 1;
 }
 
+/* base / sec (how fast sec runs against base) as text, "n/a" when either was not measured;
+   a measured ratio joins a geometric mean (*sum_log, *count). */
+static void fmt_ratio(char *buf, size_t n, double base, double sec, double *sum_log, int *count) {
+  if (base > 0 && sec > 0) {
+    snprintf(buf, n, "%.2f", base / sec);
+    *sum_log += log(base / sec);
+    (*count)++;
+  } else {
+    snprintf(buf, n, "n/a");
+  }
+}
+
 static void fmt_rate(char *buf, size_t n, const layer *L, double sec) {
   if (sec > 0)
     snprintf(buf, n, "%.1f", gflops(L, sec));
@@ -912,27 +924,11 @@ int main(int argc, char **argv) {
       fmt_rate(d, sizeof d, L, R->sec[V_DNNL]);
       fmt_rate(cs, sizeof cs, L, R->sec[V_STEP]);
       fmt_rate(rt, sizeof rt, L, R->sec[V_ROUTED]);
-      if (R->sec[V_DNNL] > 0 && R->sec[V_ROUTED] > 0) {
-        double r = R->sec[V_DNNL] / R->sec[V_ROUTED];
-        snprintf(rt_ratio, sizeof rt_ratio, "%.2f", r);
-        sum_routed_log += log(r);
-        n_routed++;
-      } else
-        snprintf(rt_ratio, sizeof rt_ratio, "n/a");
-      if (R->sec[V_DNNL] > 0 && R->sec[V_AUTO] > 0) {
-        double r = R->sec[V_DNNL] / R->sec[V_AUTO];
-        snprintf(ratio, sizeof ratio, "%.2f", r);
-        sum_ratio_log += log(r);
-        n_ratio++;
-      } else
-        snprintf(ratio, sizeof ratio, "n/a");
-      if (R->sec[V_DNNL] > 0 && R->sec[V_STEP] > 0) {
-        double r = R->sec[V_DNNL] / R->sec[V_STEP];
-        snprintf(step_ratio, sizeof step_ratio, "%.2f", r);
-        sum_step_log += log(r);
-        n_step++;
-      } else
-        snprintf(step_ratio, sizeof step_ratio, "n/a");
+      fmt_ratio(rt_ratio, sizeof rt_ratio, R->sec[V_DNNL], R->sec[V_ROUTED], &sum_routed_log,
+                &n_routed);
+      fmt_ratio(ratio, sizeof ratio, R->sec[V_DNNL], R->sec[V_AUTO], &sum_ratio_log, &n_ratio);
+      fmt_ratio(step_ratio, sizeof step_ratio, R->sec[V_DNNL], R->sec[V_STEP], &sum_step_log,
+                &n_step);
       if (peak_main > 0)
         snprintf(pct, sizeof pct, "%.0f%%", 100.0 * gflops(L, R->sec[V_AUTO]) / peak_main);
       else

@@ -204,6 +204,31 @@ static int count_text(const char *s, const char *what) {
   return n;
 }
 
+/* Compiles g for `threads` threads and the backends (NULL: fuse.h's kernels only); with more
+   than one thread the plan runs on a pool started into *workers (*worker_mem: pool_stop it
+   after fuse_plan_destroy). Dies with fuse_compile's message on failure. */
+static fuse_plan *compile_for(const fuse_graph *g, int threads, const fuse_backend *const *backends,
+                              pool *workers, pool_worker **worker_mem, const char *what) {
+  fuse_compile_options o;
+  fuse_plan *plan = NULL;
+  char err[512];
+  memset(&o, 0, sizeof o);
+  o.num_threads = threads;
+  o.backends = backends;
+  *worker_mem = NULL;
+  if (threads > 1) {
+    *worker_mem = pool_start(workers, threads);
+    o.parallel_for = pool_parallel_for;
+    o.parallel_user = workers;
+  }
+  o.error = err;
+  o.error_size = sizeof err;
+  err[0] = 0;
+  if (fuse_compile(g, &o, &plan) != FUSE_OK)
+    die(what, err);
+  return plan;
+}
+
 /* The same network routed to oneDNN: loaded again, fuse_optimize(g, "dnnl"), compiled with
    fuse_dnnl_backend() for each thread count, timed as run_fuse_net does. */
 static void run_dnnl_net(net_result *R, const char *path, const float *x, float *y, size_t ny,
@@ -211,7 +236,6 @@ static void run_dnnl_net(net_result *R, const char *path, const float *x, float 
                          int warmup, double *t) {
   const fuse_backend *backends[2];
   fuse_graph *g = NULL;
-  char err[512];
   int ti;
   backends[0] = fuse_dnnl_backend();
   backends[1] = NULL;
@@ -227,26 +251,13 @@ static void run_dnnl_net(net_result *R, const char *path, const float *x, float 
   }
   R->dnnl_err = 0;
   for (ti = 0; ti < n_threads; ti++) {
-    fuse_compile_options o;
-    fuse_plan *plan = NULL;
+    fuse_plan *plan;
     pool workers;
-    pool_worker *worker_mem = NULL;
-    memset(&o, 0, sizeof o);
-    o.num_threads = threads[ti];
-    o.backends = backends;
-    if (threads[ti] > 1) {
-      worker_mem = pool_start(&workers, threads[ti]);
-      o.parallel_for = pool_parallel_for;
-      o.parallel_user = &workers;
-    }
-    o.error = err;
-    o.error_size = sizeof err;
-    err[0] = 0;
+    pool_worker *worker_mem;
 #if BENCH_DNNL
     dnnl_set_threads(threads[ti]);
 #endif
-    if (fuse_compile(g, &o, &plan) != FUSE_OK)
-      die("fuse_compile (dnnl)", err);
+    plan = compile_for(g, threads[ti], backends, &workers, &worker_mem, "fuse_compile (dnnl)");
     if (ti == 0) {
       plan_text pt;
       memset(&pt, 0, sizeof pt);
@@ -271,7 +282,7 @@ static void run_dnnl_net(net_result *R, const char *path, const float *x, float 
 
 static void run_fuse_net(net_result *R, const char *dir, const int *threads, int n_threads,
                          int runs, int warmup, int with_dnnl) {
-  char path[1024], err[512];
+  char path[1024];
   fuse_graph *g = NULL;
   fuse_result r;
   float *x = NULL, *want = NULL, *y = NULL;
@@ -331,23 +342,9 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
   R->fuse_err = 0;
 
   for (ti = 0; ti < n_threads; ti++) {
-    fuse_compile_options o;
-    fuse_plan *plan = NULL;
     pool workers;
-    pool_worker *worker_mem = NULL;
-    memset(&o, 0, sizeof o);
-    o.isa = FUSE_ISA_AUTO;
-    o.num_threads = threads[ti];
-    if (threads[ti] > 1) {
-      worker_mem = pool_start(&workers, threads[ti]);
-      o.parallel_for = pool_parallel_for;
-      o.parallel_user = &workers;
-    }
-    o.error = err;
-    o.error_size = sizeof err;
-    err[0] = 0;
-    if (fuse_compile(g, &o, &plan) != FUSE_OK)
-      die("fuse_compile", err);
+    pool_worker *worker_mem;
+    fuse_plan *plan = compile_for(g, threads[ti], NULL, &workers, &worker_mem, "fuse_compile");
     if (ti == 0) {
       R->setup_ms = (now_s() - t0) * 1e3;
       plan_steps(plan, &R->info);
