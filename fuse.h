@@ -4258,7 +4258,8 @@ typedef struct fuse__tile_epi {
 
 /* X-macro lists: rows of a tile, vectors of a row */
 #define FUSE__R6(X, V) X(0, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V)
-#define FUSE__R8(X, V) FUSE__R6(X, V) X(6, V) X(7, V)
+#define FUSE__R7(X, V) FUSE__R6(X, V) X(6, V)
+#define FUSE__R8(X, V) FUSE__R7(X, V) X(7, V)
 #define FUSE__R12(X, V) FUSE__R8(X, V) X(8, V) X(9, V) X(10, V) X(11, V)
 #define FUSE__V1(Y, r) Y(r, 0)
 #define FUSE__V2(Y, r) Y(r, 0) Y(r, 1)
@@ -5007,6 +5008,8 @@ struct fuse__pool_args {
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), 6, 64, FUSE__R6, FUSE__V4)
 FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), 8, 48, FUSE__R8, FUSE__V3)
+FUSE__IGEMM(fuse__igemm_avx512_7x48, __attribute__((target("avx512f"))), 7, 48, FUSE__R7, FUSE__V3)
+FUSE__IGEMM(fuse__igemm_avx512_7x32, __attribute__((target("avx512f"))), 7, 32, FUSE__R7, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1)
 #define FUSE__CG_EVEN(a, b)                                                                  \
@@ -5174,37 +5177,44 @@ typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t 
                                int flags, const fuse__tile_epi *e);
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
 
-/* The micro-kernel for Kg output channels per group on an ISA: the one with the most useful
-   columns (Kg over Kg rounded up to its NR), weighed by how close the kernel itself comes to
-   the FMA peak (the 12x16 and 12x8 tiles hold fewer accumulators). Returns 0 when the ISA has
-   none (scalar). */
+/* The micro-kernels: an ISA's tiles of MR rows (pixels; output channels in the NCHW GEMM) by
+   NR columns, with how close each comes to the FMA peak on its own (the 12x16 and 12x8 tiles
+   hold fewer accumulators). */
 typedef struct fuse__igemm_kind {
   fuse_isa isa;
   int mr, nr, weight; /* weight: the kernel's own efficiency, in percent */
   fuse__igemm_fn fn;
 } fuse__igemm_kind;
 
-static int fuse__igemm_pick(fuse_isa isa, int64_t Kg, int *mr, int *nr, fuse__igemm_fn *fn) {
-  static const fuse__igemm_kind kinds[] = {
+static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #ifndef FUSE_NO_AVX512
-      {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_avx512_6x64},
-      {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_avx512_8x48},
-      {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_avx512_12x32},
-      {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_avx512_12x16},
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_avx512_6x64},
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_avx512_8x48},
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_avx512_7x48},
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_avx512_12x32},
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_avx512_7x32},
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_avx512_12x16},
 #endif
 #ifndef FUSE_NO_AVX2
-      {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_avx2_6x16},
-      {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_avx2_12x8},
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_avx2_6x16},
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_avx2_12x8},
 #endif
-      {FUSE_ISA_SCALAR, 0, 0, 0, NULL}};
-  int64_t best = 0;
+    {FUSE_ISA_SCALAR, 0, 0, 0, NULL}};
+
+/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
+   output channels): the one that wastes least of its tiles (rows and columns rounded up to
+   MR and NR), weighed by its own efficiency. Sets *kind (into fuse__igemm_kinds) and returns
+   1; 0 when the ISA has none (scalar). */
+static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int *kind) {
+  double best = 0.0;
   int i, found = 0;
-  for (i = 0; kinds[i].fn; i++) {
-    int64_t padded = (Kg + kinds[i].nr - 1) / kinds[i].nr * kinds[i].nr;
-    int64_t score = Kg * 1000 / padded * kinds[i].weight; /* ties: the first, widest */
-    if (kinds[i].isa != isa || score <= best) continue;
-    best = score, found = 1;
-    *mr = kinds[i].mr, *nr = kinds[i].nr, *fn = kinds[i].fn;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
+    double cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
+    double rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+    double score = (double)cols / cp * ((double)rows / rp) * k->weight;
+    if (k->isa != isa || score <= best * 1.0001) continue; /* ties: the first */
+    best = score, found = 1, *kind = i;
   }
   return found;
 }
@@ -5287,6 +5297,7 @@ typedef struct fuse__step {
   int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
+  int igemm;               /* its micro-kernel: index into fuse__igemm_kinds */
   int rowmode;             /* a tap is a whole kernel row (few input channels) */
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
@@ -5582,15 +5593,22 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 
+/* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
+static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, fuse__step *st) {
+  if (!fuse__igemm_pick(isa, cols, rows, &st->igemm)) return 0;
+  st->mr = fuse__igemm_kinds[st->igemm].mr, st->nr = fuse__igemm_kinds[st->igemm].nr;
+  return 1;
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
-  fuse__igemm_fn fn;
+  const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
   int64_t K, N, nr, obs, ob, k, j;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
-  if (N < 4 || !fuse__igemm_pick(p->isa, N, &st->mr, &st->nr, &fn)) return 1;
+  if (N < 4 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, st)) return 1;
   nr = st->nr, obs = (N + nr - 1) / nr;
   st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return 0;
@@ -5646,7 +5664,6 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
                                size_t *scratch) {
   const fuse__node *wn;
   const fuse__tensor *tw;
-  fuse__igemm_fn fn;
   int64_t G, K, Cg, Kg, KH, KW, taps, t, c, j;
   size_t need;
   if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
@@ -5687,8 +5704,8 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
       ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
       (taps == 1 || Cg <= 4) &&
       fuse__cgemm_pays(&p->tensors[p->operands[st->in_first]], &p->tensors[st->out], K * Cg * taps) &&
-      fuse__igemm_pick(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
-                       &st->mr, &st->nr, &fn) &&
+      fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
+                         Kg, st) &&
       (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__CG_PANEL) {
     size_t floats = (size_t)(K * Cg * taps);
     st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
@@ -5703,7 +5720,9 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     if (need > *scratch) *scratch = need;
     return 1;
   }
-  if (!fuse__igemm_pick(p->isa, Kg, &st->mr, &st->nr, &fn)) return 1;
+  if (!fuse__igemm_choose(p->isa, Kg, p->tensors[st->out].shape[0] * p->tensors[st->out].shape[2] *
+                                         p->tensors[st->out].shape[3], st))
+    return 1;
   {
     int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, ob;
     size_t floats = (size_t)(G * obs * taps * Cg * nr);
@@ -6640,6 +6659,25 @@ static void fuse__prefetch(const float *base, size_t total, size_t from, size_t 
   for (i = 0; i < count; i += 16) __builtin_prefetch(base + from + i);
 }
 
+/* Whether a tap of a tile reads any input (tp: the tap's MR row pointers): a tap where every
+   pixel reads the zero row (the padding) adds nothing and is skipped. */
+static int fuse__tap_live(const float *const *tp, int mr, const float *zeros) {
+  int i;
+  for (i = 0; i < mr; i++)
+    if (tp[i] != zeros) return 1;
+  return 0;
+}
+
+/* The first live tap of a tile (ptr: ntaps x MR row pointers) from `from` on, ntaps when none
+   is; with step -1 the last one from `from` down, -1 when none is. */
+static int fuse__next_live(const float *const *ptr, int mr, const float *zeros, int from,
+                           int step, int ntaps) {
+  int t;
+  for (t = from; t >= 0 && t < ntaps; t += step)
+    if (fuse__tap_live(ptr + t * mr, mr, zeros)) return t;
+  return t;
+}
+
 /* Units (group, column block, tile), column blocks outermost so a block's weights are reused
    across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
 static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -6649,8 +6687,9 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   const float **ptr = (const float **)(void *)scratch;
   int64_t taps = j->KH * j->KW, u = u0;
-  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q;
+  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q, ta, flags;
   int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
+  const float *zeros = p->zeros;
   float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
                                                 FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
   fuse__tile_epi e = j->e;
@@ -6671,33 +6710,53 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
         fuse__prefetch(s->packed, total, (size_t)(go + 1) * panel + (size_t)(tt - tile) * slice, slice);
         fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
-        j->fn(ntaps, L, ptr, 0, w, j->y + at, j->K, rows, cols, FUSE__FINISH, &e);
+        /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
+        ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
+        for (;;) {
+          int te = ta, tn;
+          while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
+          tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
+          if (tn == ntaps) flags |= FUSE__FINISH;
+          j->fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)ta * L * nr, j->y + at, j->K, rows, cols,
+                flags, &e);
+          if (tn == ntaps) break;
+          ta = tn, flags = FUSE__ACCUMULATE;
+        }
       }
     } else { /* tap by tap, channel block by channel block, over a run of cached tiles */
-      int64_t per = FUSE__PTR_CACHE / (taps * mr), ta, t, c0;
+      int64_t per = FUSE__PTR_CACHE / (taps * mr), tr, t, c0;
       if (per < 1) per = 1;
-      for (ta = tile; ta < t1; ta += per) {
-        int64_t tb = t1 - ta < per ? t1 : ta + per;
-        for (tt = ta; tt < tb; tt++) {
+      for (tr = tile; tr < t1; tr += per) {
+        int64_t tb = t1 - tr < per ? t1 : tr + per;
+        for (tt = tr; tt < tb; tt++) {
           int64_t p0 = tt * mr;
           fuse__igemm_ptrs(j, grp, p0, (int)(npix - p0 < mr ? npix - p0 : mr),
-                           ptr + (tt - ta) * taps * mr, rowbuf);
+                           ptr + (tt - tr) * taps * mr, rowbuf);
         }
         for (t = 0; t < taps; t++)
           for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
             int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
-            int flags = (t || c0 ? FUSE__ACCUMULATE : 0) |
-                        (t == taps - 1 && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
-            /* the panel after this one follows it in memory */
-            fuse__prefetch(s->packed, total, (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr,
-                           (size_t)s->cblock * nr);
-            for (tt = ta; tt < tb; tt++) {
+            /* the panel after this one follows it in memory: a slice of it per tile */
+            size_t next = (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
+            size_t slice = (size_t)s->cblock * nr / (size_t)(tb - tr) + 16;
+            for (tt = tr; tt < tb; tt++) {
               int64_t p0 = tt * mr, at = p0 * j->K + oc;
               int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
+              const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
+              int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
+              int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
+              fuse__prefetch(s->packed, total, next + (size_t)(tt - tr) * slice, slice);
+              if (fuse__tap_live(tp + t * mr, mr, zeros))
+                flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
+                        (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+              else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
+                n = 0, flags = FUSE__FINISH;
+              else
+                continue; /* a dead tap */
               for (q = 0; q < e.num_post; q++)
                 if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-              j->fn(1, cb, ptr + ((tt - ta) * taps + t) * mr, c0, w + (t * j->Cg + c0) * nr,
-                    j->y + at, j->K, rows, cols, flags, &e);
+              j->fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * nr, j->y + at, j->K, rows, cols,
+                    flags, &e);
             }
           }
       }
@@ -6710,7 +6769,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
   fuse__conv_job j;
-  int q, mr, nr;
+  int q;
   memset(&j, 0, sizeof j);
   j.r = r;
   j.s = s;
@@ -6729,7 +6788,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     j.Cg = j.C / j.G, j.Kg = j.K / j.G;
     j.npix = ty->shape[0] * j.OH * j.OW;
   }
-  if (!fuse__igemm_pick(r->p->isa, j.Kg, &mr, &nr, &j.fn)) return; /* compile chose it */
+  j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
   j.tiles = (j.npix + s->mr - 1) / s->mr;
   j.e.num_post = s->num_post;
@@ -6798,7 +6857,7 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
   fuse__cgemm_job j;
-  int q, mr, nr;
+  int q;
   int64_t units;
   memset(&j, 0, sizeof j);
   j.r = r;
@@ -6810,7 +6869,7 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
   j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3], j.P = j.OH * j.OW;
   j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
   j.Cg = j.C / j.G, j.Kg = j.K / j.G;
-  if (!fuse__igemm_pick(r->p->isa, j.P, &mr, &nr, &j.fn)) return; /* compile chose it */
+  j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.pack = fuse__cgpack_pick(r->p->isa);
   j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
   j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
@@ -8791,6 +8850,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
 #undef FUSE__R6
+#undef FUSE__R7
 #undef FUSE__R8
 #undef FUSE__R12
 #undef FUSE__V3

@@ -844,6 +844,54 @@ TEST(pointwise_and_1x1) {
   expect_gemm(run_simple(&c, 56), &c);
 }
 
+/* The tile each GEMM shape gets (fuse__igemm_pick: least padding of rows and columns, weighed
+   by the kernel's own efficiency), then a conv of that shape on it against the reference: so
+   every micro-kernel runs. 7x7 outputs (49 pixels) take the 7-row tiles. */
+TEST(tile_kinds) {
+  static const struct {
+    fuse_isa isa;
+    int K, H, mr, nr;
+  } want[] = {{FUSE_ISA_AVX512, 64, 12, 6, 64}, {FUSE_ISA_AVX512, 48, 12, 8, 48},
+              {FUSE_ISA_AVX512, 48, 7, 7, 48},  {FUSE_ISA_AVX512, 96, 7, 7, 48},
+              {FUSE_ISA_AVX512, 32, 12, 12, 32}, {FUSE_ISA_AVX512, 32, 7, 7, 32},
+              {FUSE_ISA_AVX512, 16, 12, 12, 16}, {FUSE_ISA_AVX2, 16, 12, 6, 16},
+              {FUSE_ISA_AVX2, 8, 12, 12, 8}};
+  int i;
+  for (i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
+#ifdef FUSE__SIMD
+    int kind = -1;
+    ccase c = plain_case(1, 20, want[i].K, want[i].H, want[i].H, 3, 3, 1);
+    if (!fuse__igemm_pick(want[i].isa, want[i].K, (int64_t)want[i].H * want[i].H, &kind)) continue;
+    CHECK_EQ_INT(fuse__igemm_kinds[kind].mr, want[i].mr);
+    CHECK_EQ_INT(fuse__igemm_kinds[kind].nr, want[i].nr);
+    c.staged = 1;
+    c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 1;
+    c.bias = BIAS_1K11, c.residual = RES_AFTER, c.clamp = CL_RELU;
+    expect_gemm(run_simple(&c, 90u + (uint32_t)i), &c);
+#endif
+  }
+}
+
+/* Taps in the padding for every pixel of a tile are skipped (the NHWC kernels): tiles whose
+   pixels read nothing at all (bias and post-ops only), a run of dead taps between live ones
+   (a tile across two images: the last row of one reads only its kernel's top row, the first
+   row of the next only its bottom row), on the plain path, the few-channel row path and the
+   channel-blocked path of large weight panels (130 channels on AVX-512, 460 on AVX2). */
+TEST(dead_taps) {
+  static const int Cs[4] = {8, 3, 130, 460};
+  int i, w;
+  for (i = 0; i < 4; i++)
+    for (w = 3; w <= 5; w++) {
+      ccase c = plain_case(2, Cs[i], i == 1 ? 16 : 64, 5, w, 3, 3, 1);
+      c.staged = 1;
+      c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 3;
+      if (w != 4) c.a.dilation[0] = 2; /* w 4: whole output rows and tiles in the padding */
+      c.bias = BIAS_1K11, c.residual = w == 5 ? RES_AFTER : RES_NONE, c.clamp = CL_CLIP;
+      c.lo = -0.25f, c.hi = 0.5f;
+      expect_gemm(run_simple(&c, 70u + (uint32_t)(i * 3 + w)), &c);
+    }
+}
+
 /* ------------------------------------------------------------------ NaN / inf -- */
 
 /* Puts NaN, +inf and -inf at a few spread-out places of each image. */
@@ -1625,6 +1673,8 @@ int main(void) {
   RUN(row_panels);
   RUN(pointwise_and_1x1);
   RUN(nchw_gemm);
+  RUN(dead_taps);
+  RUN(tile_kinds);
   RUN(nan_inf_propagation);
   RUN(weights_as_input);
   RUN(depthwise);
