@@ -4355,39 +4355,42 @@ typedef struct fuse__cgpack_args {
 #define FUSE__CGPACK(NAME, TARGET)                                                           \
   TARGET static void NAME(const fuse__cgpack_args *g, int64_t p0, int ncols, float *panel) {  \
     int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, i_, p = p0, jj = 0;                     \
-    int64_t run_at[FUSE__CG_RUNS], run_len[FUSE__CG_RUNS], run_ih[FUSE__CG_RUNS], run_iw[FUSE__CG_RUNS]; \
+    int64_t run_at[FUSE__CG_RUNS], run_len[FUSE__CG_RUNS], run_ih[FUSE__CG_RUNS];            \
+    int64_t run_iw[FUSE__CG_RUNS], run_e0[FUSE__CG_RUNS], run_e1[FUSE__CG_RUNS];              \
     int runs = 0, k;                                                                         \
-    if (!g->pointwise)                                                                       \
-      while (jj < ncols && runs < FUSE__CG_RUNS) { /* the runs, once per block */             \
-        int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;                            \
-        if (seg > ncols - jj) seg = ncols - jj;                                                \
-        run_at[runs] = jj, run_len[runs] = seg;                                              \
-        run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;                \
-        runs++, jj += seg, p += seg;                                                         \
+    if (g->pointwise) { /* input pixel = output pixel */                                     \
+      for (c = 0; c < g->Cg; c++) {                                                          \
+        FUSE__CG_COPY(panel + c * nr, g->xg + c * HW + p0, ncols)                            \
+        FUSE__CG_ZERO(panel + c * nr + ncols, nr - ncols)                                    \
       }                                                                                      \
-    for (c = 0; c < g->Cg; c++) {                                                            \
-      const float *xc = g->xg + c * HW;                                                      \
-      if (g->pointwise) { /* input pixel = output pixel */                                   \
-        FUSE__CG_COPY(panel + c * nr, xc + p0, ncols)                                         \
-        FUSE__CG_ZERO(panel + c * nr + ncols, nr - ncols)                                      \
-        continue;                                                                            \
+      return;                                                                                \
+    }                                                                                        \
+    while (jj < ncols && runs < FUSE__CG_RUNS) { /* the runs, once per block */              \
+      int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;                              \
+      if (seg > ncols - jj) seg = ncols - jj;                                                \
+      run_at[runs] = jj, run_len[runs] = seg;                                                \
+      run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;                  \
+      runs++, jj += seg, p += seg;                                                           \
+    }                                                                                        \
+    for (kw = 0; kw < g->KW; kw++) {                                                         \
+      for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */ \
+        int64_t iw0 = run_iw[k] + kw * g->dw;                                                \
+        run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;                               \
+        run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;                      \
+        if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];                                  \
+        if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];                                    \
       }                                                                                      \
-      for (kh = 0; kh < g->KH; kh++)                                                         \
-        for (kw = 0; kw < g->KW; kw++) {                                                     \
+      for (c = 0; c < g->Cg; c++)                                                            \
+        for (kh = 0; kh < g->KH; kh++) {                                                     \
           float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;                         \
           for (k = 0; k < runs; k++) {                                                       \
             int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;                           \
-            int64_t iw0 = run_iw[k] + kw * g->dw, e0, e1, e;                                 \
+            int64_t e0 = run_e0[k], e1 = run_e1[k], e;                                       \
             float *d = dst + run_at[k];                                                      \
-            /* e0 .. e1: the run's pixels whose input column iw0 + e * sw lies in [0, W) */  \
-            e0 = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;                                  \
-            e1 = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;                         \
             if (ih < 0 || ih >= g->H) e0 = e1 = 0;                                           \
-            if (e1 > seg) e1 = seg;                                                          \
-            if (e0 > e1) e0 = e1;                                                            \
             FUSE__CG_ZERO(d, e0)                                                             \
             if (e1 > e0) {                                                                   \
-              const float *xr = xc + ih * g->W + iw0;                                        \
+              const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;         \
               if (g->sw == 1) {                                                              \
                 FUSE__CG_COPY(d + e0, xr + e0, e1 - e0)                                      \
               } else if (g->sw == 2) {                                                       \
@@ -4398,7 +4401,7 @@ typedef struct fuse__cgpack_args {
             }                                                                                \
             FUSE__CG_ZERO(d + e1, seg - e1)                                                  \
           }                                                                                  \
-          FUSE__CG_ZERO(dst + ncols, nr - ncols)                                               \
+          FUSE__CG_ZERO(dst + ncols, nr - ncols)                                             \
         }                                                                                    \
     }                                                                                        \
   }
