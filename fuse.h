@@ -5304,6 +5304,7 @@ typedef struct fuse__step {
   int rowmode;             /* a tap is a whole kernel row (few input channels) */
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
+  int band;                /* NCHW GEMM: pixel blocks gathered together (>= 1) */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -5719,7 +5720,16 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
                     !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
                     !st->a.conv.padding[2] && !st->a.conv.padding[3];
+    /* weights past FUSE__PANEL_BYTES would come from beyond L2 once per pixel block: gather
+       several blocks (up to FUSE__CG_PANEL) and run each tile's weight rows over them all */
     need = (size_t)(taps * Cg * st->nr) * sizeof(float);
+    st->band = 1;
+    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__PANEL_BYTES) {
+      int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
+      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__CG_PANEL / need);
+      st->band = (int)(blocks < fit ? blocks : fit);
+    }
+    need *= (size_t)st->band;
     if (need > *scratch) *scratch = need;
     return 1;
   }
@@ -6830,28 +6840,39 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
   const float *rows[16];
   int mr = s->mr, nr = s->nr, q, i;
-  int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, packed = -1;
+  int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, b, nband = 1;
+  int64_t packed = -1, pf = L * nr; /* floats of one block's panel */
   fuse__tile_epi e = j->e;
-  for (u = u0; u < u1; u++) {
+  for (u = u0; u < u1; u += nband) {
     int64_t part = u % j->kparts, nb = u / j->kparts, blk = nb % j->blocks, ng = nb / j->blocks;
-    int64_t n = ng / j->G, grp = ng % j->G, p0 = blk * nr;
+    int64_t n = ng / j->G, grp = ng % j->G;
     int64_t t0 = tiles * part / j->kparts, t1 = tiles * (part + 1) / j->kparts;
-    int cols = (int)(j->P - p0 < nr ? j->P - p0 : nr);
-    if (t0 == t1) continue;
-    if (packed != nb) {
-      fuse__cgpack_args g = j->g;
-      g.xg = j->x + (n * j->C + grp * j->Cg) * j->H * j->W;
-      j->pack(&g, p0, cols, panel);
+    fuse__cgpack_args g = j->g;
+    g.xg = j->x + (n * j->C + grp * j->Cg) * j->H * j->W;
+    if (j->kparts == 1) { /* the next blocks of this image and group together (s->band) */
+      nband = s->band < j->blocks - blk ? s->band : j->blocks - blk;
+      if (nband > u1 - u) nband = u1 - u;
+      for (b = 0; b < nband; b++) {
+        int64_t p0 = (blk + b) * nr;
+        j->pack(&g, p0, (int)(j->P - p0 < nr ? j->P - p0 : nr), panel + b * pf);
+      }
+    } else if (packed != nb) { /* the parts of a block follow each other: gathered once */
+      int64_t p0 = blk * nr;
+      j->pack(&g, p0, (int)(j->P - p0 < nr ? j->P - p0 : nr), panel);
       packed = nb;
     }
-    for (t = t0; t < t1; t++) {
-      int64_t k0 = t * mr, oc = grp * j->Kg + k0, at = (n * j->K + oc) * j->P + p0;
+    for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
+      int64_t k0 = t * mr, oc = grp * j->Kg + k0;
       int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
       e.row_bias = j->bias ? j->bias + oc : NULL;
-      for (q = 0; q < e.num_post; q++)
-        if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
       for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
-      j->fn(1, (int)L, rows, 0, panel, j->y + at, j->P, nrows, cols, FUSE__FINISH, &e);
+      for (b = 0; b < nband; b++) {
+        int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
+        for (q = 0; q < e.num_post; q++)
+          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        j->fn(1, (int)L, rows, 0, panel + b * pf, j->y + at, j->P, nrows,
+              (int)(j->P - p0 < nr ? j->P - p0 : nr), FUSE__FINISH, &e);
+      }
     }
   }
 }

@@ -959,6 +959,13 @@ TEST(nchw_gemm) {
   c = plain_case(1, 20, 13, 15, 15, 1, 1, 1);
   c.bias = BIAS_RESHAPE, c.residual = RES_AFTER, c.clamp = CL_MAXMIN;
   expect_gemm(run_simple(&c, 63), &c), cases++;
+  /* weights past 256 KB (330 x 200 floats): several pixel blocks gathered together, each
+     tile's weight rows run over them; 1x1 stride 2, 900 pixels an image: more blocks than
+     a band holds, the last band and block partial; batch 2 (a band never crosses an image) */
+  c = plain_case(2, 200, 330, 59, 59, 1, 1, 1);
+  c.a.strides[0] = c.a.strides[1] = 2;
+  c.bias = BIAS_1K11, c.residual = RES_AFTER, c.clamp = CL_RELU;
+  expect_gemm(run_simple(&c, 64), &c), cases++;
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
 }
