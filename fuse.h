@@ -5208,16 +5208,22 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
    output channels): the one that wastes least of its tiles (rows and columns rounded up to
    MR and NR), weighed by its own efficiency. Sets *kind (into fuse__igemm_kinds) and returns
    1; 0 when the ISA has none (scalar). */
+/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
+   tiles inside the GEMM times its own efficiency (0 .. 1). In double: a fuzzed shape must not
+   overflow. */
+static double fuse__igemm_eff(const fuse__igemm_kind *k, int64_t cols, int64_t rows) {
+  double cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
+  double rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+  return (double)cols / cp * ((double)rows / rp) * k->weight / 100.0;
+}
+
 static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int *kind) {
   double best = 0.0;
   int i, found = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
-    double cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
-    double rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
-    double score = (double)cols / cp * ((double)rows / rp) * k->weight;
-    if (k->isa != isa || score <= best * 1.0001) continue; /* ties: the first */
-    best = score, found = 1, *kind = i;
+    double eff = fuse__igemm_eff(&fuse__igemm_kinds[i], cols, rows);
+    if (fuse__igemm_kinds[i].isa != isa || eff <= best * 1.0001) continue; /* ties: the first */
+    best = eff, found = 1, *kind = i;
   }
   return found;
 }
@@ -5650,15 +5656,27 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 
 #define FUSE__CG_PANEL (512 * 1024) /* the CGEMM's gathered input panel, per chunk, at most */
 
-/* Whether the NCHW GEMM beats the NHWC kernels with their two conversions: when the
-   conversions are a large part of the work, fewer than about 200 multiply-adds per element
-   converted (measured on AVX-512: resnet50's 1x1 256 -> 64 at 56x56 has 100 and runs faster
-   this way, its 1x1 1024 -> 256 at 14x14 has 400 and runs 10 % slower). */
-static int fuse__cgemm_pays(const fuse__tensor *tx, const fuse__tensor *ty, int64_t macs_per_pixel) {
+/* Whether the NCHW GEMM beats the NHWC kernels with their two conversions. Each GEMM costs
+   its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
+   an image's pixels, the NHWC one's all output pixels), and each element converted about 25
+   multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
+   multiply-add twice as long on AVX2). Fitted to 1x1 and stem layers on both ISAs (a
+   conversion measured as 13-44 multiply-adds on AVX-512, 3-16 on AVX2): the NCHW GEMM wins
+   1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
+   56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
+   rows of 196 or 49 pixels fill the NCHW GEMM's tiles poorly. */
+static int fuse__cgemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
+                            int64_t Kg, int64_t macs_per_pixel) {
+  int64_t P = ty->shape[2] * ty->shape[3], npix = ty->shape[0] * P;
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
-  double macs = (double)macs_per_pixel * (double)(ty->shape[0] * ty->shape[2] * ty->shape[3]);
-  return macs < 200.0 * converted; /* in double: a fuzzed shape must not overflow */
+  double macs = (double)macs_per_pixel * (double)npix;
+  int cg, ig;
+  if (!fuse__igemm_pick(isa, P, Kg, &cg)) return 0;
+  if (!fuse__igemm_pick(isa, Kg, npix, &ig)) return 1;
+  return macs / fuse__igemm_eff(&fuse__igemm_kinds[cg], P, Kg) <
+         macs / fuse__igemm_eff(&fuse__igemm_kinds[ig], Kg, npix) +
+             (isa == FUSE_ISA_AVX512 ? 25.0 : 12.0) * converted;
 }
 
 /* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
@@ -5707,7 +5725,8 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (fuse__nchw_ends(p, g, st) &&
       ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
       (taps == 1 || Cg <= 4) &&
-      fuse__cgemm_pays(&p->tensors[p->operands[st->in_first]], &p->tensors[st->out], K * Cg * taps) &&
+      fuse__cgemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
+                       K * Cg * taps) &&
       fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
                          Kg, st) &&
       (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__CG_PANEL) {
