@@ -5599,7 +5599,11 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 }
 
 #ifdef FUSE__SIMD
-#define FUSE__PANEL_BYTES (256 * 1024) /* weights of one column block beyond which taps are blocked */
+/* Weights of one column block beyond which taps are blocked. Below it the whole panel
+   streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
+   layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
+#define FUSE__PANEL_BYTES (1024 * 1024)
+#define FUSE__CG_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 
@@ -5739,11 +5743,11 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
                     !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
                     !st->a.conv.padding[2] && !st->a.conv.padding[3];
-    /* weights past FUSE__PANEL_BYTES would come from beyond L2 once per pixel block: gather
+    /* weights past FUSE__CG_WEIGHTS would come from beyond L1 once per pixel block: gather
        several blocks (up to FUSE__CG_PANEL) and run each tile's weight rows over them all */
     need = (size_t)(taps * Cg * st->nr) * sizeof(float);
     st->band = 1;
-    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__PANEL_BYTES) {
+    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__CG_WEIGHTS) {
       int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
       int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__CG_PANEL / need);
       st->band = (int)(blocks < fit ? blocks : fit);
@@ -8887,6 +8891,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #undef FUSE__PANEL_BYTES
+#undef FUSE__CG_WEIGHTS
 #undef FUSE__L1_PANEL
 #undef FUSE__PTR_CACHE
 #endif

@@ -51,6 +51,13 @@
 #include "../fuse.h"
 #include "runner.h"
 
+/* The header's SIMD kernels exist (its FUSE__SIMD, undefined at the header's end): the tests
+   that look into the plan's steps and the kernel table need them. */
+#if !defined(FUSE_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && \
+    (defined(__GNUC__) || defined(__clang__)) && (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
+#define TEST_SIMD 1
+#endif
+
 #define TOL 1e-5
 #define RANDOM_CASES 300
 #define MAC_CAP 12000000.0 /* multiply-adds per random case (the scalar oracle runs them all) */
@@ -858,7 +865,7 @@ TEST(tile_kinds) {
               {FUSE_ISA_AVX2, 8, 12, 12, 8}};
   int i;
   for (i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
-#ifdef FUSE__SIMD
+#ifdef TEST_SIMD
     int kind = -1;
     ccase c = plain_case(1, 20, want[i].K, want[i].H, want[i].H, 3, 3, 1);
     if (!fuse__igemm_pick(want[i].isa, want[i].K, (int64_t)want[i].H * want[i].H, &kind)) continue;
@@ -872,23 +879,54 @@ TEST(tile_kinds) {
   }
 }
 
+/* Whether the plan for an ISA walks the conv's weights tap by tap in channel blocks (panels
+   past 1 MB, FUSE__PANEL_BYTES): -1 when the conv is not on the NHWC GEMM. */
+static int channel_blocked(const ccase *c, fuse_isa isa) {
+  int blocked = -1;
+#ifdef TEST_SIMD
+  cdata d;
+  fuse_graph *g;
+  fuse_plan *p = NULL;
+  fuse_compile_options opt;
+  int i;
+  data_alloc(c, &d);
+  g = case_graph(c, &d);
+  memset(&opt, 0, sizeof opt);
+  opt.isa = isa;
+  if (fuse_optimize(g, NULL) == FUSE_OK && fuse_compile(g, &opt, &p) == FUSE_OK)
+    for (i = 0; i < p->num_steps; i++)
+      if (p->steps[i].kernel == FUSE__KERNEL_IGEMM) blocked = p->steps[i].cblock > 0;
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+  data_free(&d);
+#else
+  (void)c, (void)isa;
+#endif
+  return blocked;
+}
+
 /* Taps in the padding for every pixel of a tile are skipped (the NHWC kernels): tiles whose
    pixels read nothing at all (bias and post-ops only), a run of dead taps between live ones
    (a tile across two images: the last row of one reads only its kernel's top row, the first
    row of the next only its bottom row), on the plain path, the few-channel row path and the
-   channel-blocked path of large weight panels (130 channels on AVX-512, 460 on AVX2). */
+   channel-blocked path of weight panels past 1 MB (460 channels x 64 outputs on AVX-512,
+   1830 x 16 on AVX2). */
 TEST(dead_taps) {
-  static const int Cs[4] = {8, 3, 130, 460};
-  int i, w;
-  for (i = 0; i < 4; i++)
+  static const int Cs[5] = {8, 3, 130, 460, 1830};
+  int i, w, isa;
+  for (i = 0; i < 5; i++)
     for (w = 3; w <= 5; w++) {
-      ccase c = plain_case(2, Cs[i], i == 1 ? 16 : 64, 5, w, 3, 3, 1);
+      ccase c = plain_case(2, Cs[i], i == 1 || i == 4 ? 16 : 64, 5, w, 3, 3, 1);
       c.staged = 1;
       c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = 3;
       if (w != 4) c.a.dilation[0] = 2; /* w 4: whole output rows and tiles in the padding */
       c.bias = BIAS_1K11, c.residual = w == 5 ? RES_AFTER : RES_NONE, c.clamp = CL_CLIP;
       c.lo = -0.25f, c.hi = 0.5f;
       expect_gemm(run_simple(&c, 70u + (uint32_t)(i * 3 + w)), &c);
+      if (w == 3)
+        for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+          if (isa_have[isa] && (i == 3 || i == 4) && (isa == FUSE_ISA_AVX512) == (i == 3))
+            CHECK_EQ_INT(channel_blocked(&c, (fuse_isa)isa), 1);
     }
 }
 
