@@ -4250,6 +4250,8 @@ typedef struct fuse__tile_epi {
   int kind[FUSE_MAX_POST_OPS];
   float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, same strides as y */
+  const float *pf; /* meanwhile: weights of a later block to bring into L2, */
+  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
 } fuse__tile_epi;
 
 /* flags of a micro-kernel call */
@@ -4302,6 +4304,8 @@ typedef struct fuse__tile_epi {
                           const float *w, float *y, int64_t ldy, int rows, int cols,         \
                           int flags, const fuse__tile_epi *e) {                              \
     const int tile_rows = MR;                                                                \
+    const float *pf = e->pf;                                                                 \
+    int64_t npf = e->npf;                                                                    \
     int t, k, q;                                                                             \
     VECS(FUSE__IG_MASK, 0)                                                                   \
     ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
@@ -4309,6 +4313,7 @@ typedef struct fuse__tile_epi {
     for (t = 0; t < ntaps; t++) {                                                            \
       ROWS(FUSE__IG_ROW_PTR, VECS)                                                           \
       for (k = 0; k < L; k++, w += NR) {                                                     \
+        if (npf > 0) __builtin_prefetch(pf, 0, 2), pf += 16, npf--;                          \
         VECS(FUSE__IG_W, 0)                                                                  \
         ROWS(FUSE__IG_ROW_FMA, VECS)                                                         \
       }                                                                                      \
@@ -6685,16 +6690,6 @@ static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, i
   }
 }
 
-/* Asks for floats [from, from + count) of the packed weights (clipped to the end, `total`)
-   to come into cache while the current block computes: weights are read once per run from
-   memory, and the hardware prefetcher does not cross the pages ahead on its own. */
-static void fuse__prefetch(const float *base, size_t total, size_t from, size_t count) {
-  size_t i;
-  if (from >= total) return;
-  if (count > total - from) count = total - from;
-  for (i = 0; i < count; i += 16) __builtin_prefetch(base + from + i);
-}
-
 /* Whether a tap of a tile reads any input (tp: the tap's MR row pointers): a tap where every
    pixel reads the zero row (the padding) adds nothing and is skipped. */
 static int fuse__tap_live(const float *const *tp, int mr, const float *zeros) {
@@ -6738,13 +6733,18 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
     e.bias = j->bias ? j->bias + oc : NULL;
     if (!s->cblock) {
-      size_t slice = panel / (size_t)(t1 - tile) + 16; /* of the next block, per tile */
+      /* the next block's panel: the tiles' kernels bring it into L2 a line per step, tile
+         i of this block lines i * steps on (steps: multiply-add steps of a tile). In a
+         network the weights come from memory on every run, and the hardware prefetcher
+         neither crosses pages nor runs that far ahead on its own. */
+      int64_t lines = go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L;
       for (tt = tile; tt < t1; tt++) {
-        int64_t p0 = tt * mr, at = p0 * j->K + oc;
+        int64_t p0 = tt * mr, at = p0 * j->K + oc, from = (tt - tile) * steps;
         int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        fuse__prefetch(s->packed, total, (size_t)(go + 1) * panel + (size_t)(tt - tile) * slice, slice);
+        e.npf = from < lines ? (lines - from < steps ? lines - from : steps) : 0;
+        e.pf = e.npf ? s->packed + (size_t)(go + 1) * panel + (size_t)from * 16 : NULL;
         fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
         /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
         ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
@@ -6756,6 +6756,10 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
           j->fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)ta * L * nr, j->y + at, j->K, rows, cols,
                 flags, &e);
           if (tn == ntaps) break;
+          if (e.npf) { /* past the lines that call brought in */
+            int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
+            e.pf += done * 16, e.npf -= done;
+          }
           ta = tn, flags = FUSE__ACCUMULATE;
         }
       }
@@ -6772,16 +6776,20 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         for (t = 0; t < taps; t++)
           for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
             int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
-            /* the panel after this one follows it in memory: a slice of it per tile */
+            /* the channel block after this one follows it in memory: tile i brings its lines
+               i * cb on into L2 (as above) */
             size_t next = (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
-            size_t slice = (size_t)s->cblock * nr / (size_t)(tb - tr) + 16;
+            int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
+            if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
             for (tt = tr; tt < tb; tt++) {
               int64_t p0 = tt * mr, at = p0 * j->K + oc;
               int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
               const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
               int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
               int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-              fuse__prefetch(s->packed, total, next + (size_t)(tt - tr) * slice, slice);
+              int64_t from = (tt - tr) * cb;
+              e.npf = from < lines ? (lines - from < cb ? lines - from : cb) : 0;
+              e.pf = e.npf ? s->packed + next + (size_t)from * 16 : NULL;
               if (fuse__tap_live(tp + t * mr, mr, zeros))
                 flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
                         (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
