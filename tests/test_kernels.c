@@ -868,7 +868,7 @@ TEST(tile_kinds) {
 #ifdef TEST_SIMD
     int kind = -1;
     ccase c = plain_case(1, 20, want[i].K, want[i].H, want[i].H, 3, 3, 1);
-    if (!fuse__igemm_pick(want[i].isa, want[i].K, (int64_t)want[i].H * want[i].H, &kind)) continue;
+    if (!fuse__igemm_pick(want[i].isa, want[i].K, (int64_t)want[i].H * want[i].H, 0, &kind)) continue;
     CHECK_EQ_INT(fuse__igemm_kinds[kind].mr, want[i].mr);
     CHECK_EQ_INT(fuse__igemm_kinds[kind].nr, want[i].nr);
     c.staged = 1;
