@@ -4232,8 +4232,10 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
    stride, padding or dilation. The weights are packed once, at compile, into
    [group][NR-column block][tap][C][NR] panels. The micro-kernel keeps its MR x NR tile in
    registers over every tap and channel, then adds the bias, runs the post-ops and stores once,
-   masked where K is no multiple of NR. Large weight panels are walked tap by tap in channel
-   blocks that stay in L1, the tile accumulating in the output between blocks. With few input
+   masked where K is no multiple of NR. A tap that reads only the padding for every pixel of
+   the tile is skipped. While a tile computes, its kernel brings the next column block's
+   panel into L2 a line per step. Panels past 1 MB are walked tap by tap in channel blocks
+   that stay in L1, the tile accumulating in the output between blocks. With few input
    channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
    copied with zeros into a row buffer only where the row crosses the padding. Depthwise conv
    has its own kernel, vectorized over channels. Each body is written once, as a macro, and
@@ -5632,7 +5634,8 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   int64_t K, N, nr, obs, ob, k, j;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
-  if (N < 4 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st)) return 1;
+  if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
+    return 1;
   nr = st->nr, obs = (N + nr - 1) / nr;
   st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return 0;
