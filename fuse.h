@@ -5215,9 +5215,10 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
    tiles inside the GEMM times its own efficiency (0 .. 1). In double: a fuzzed shape must not
    overflow. */
 static double fuse__igemm_eff(const fuse__igemm_kind *k, int64_t cols, int64_t rows) {
-  double cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
-  double rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+  double cp, rp;
   if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
+  cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
+  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
   return (double)cols / cp * ((double)rows / rp) * k->weight / 100.0;
 }
 
@@ -5232,10 +5233,11 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, 
   double best = 0.0;
   int i, found = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    double eff = fuse__igemm_eff(&fuse__igemm_kinds[i], cols, rows);
-    if (nchw && fuse__igemm_kinds[i].nr < (isa == FUSE_ISA_AVX512 ? 48 : 16)) continue;
-    if (fuse__igemm_kinds[i].isa != isa || eff <= best * 1.0001) continue; /* ties: the first */
-    best = eff, found = 1, *kind = i;
+    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
+    double eff;
+    if (k->isa != isa || (nchw && k->nr < (isa == FUSE_ISA_AVX512 ? 48 : 16))) continue;
+    eff = fuse__igemm_eff(k, cols, rows);
+    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
   }
   return found;
 }
@@ -5673,7 +5675,8 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 
 #define FUSE__CG_PANEL (512 * 1024) /* the CGEMM's gathered input panel, per chunk, at most */
 
-/* Whether the NCHW GEMM beats the NHWC kernels with their two conversions. Each GEMM costs
+/* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
+   conversions. Each GEMM costs
    its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
    an image's pixels, the NHWC one's all output pixels), and each element converted about 25
    multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
@@ -5683,13 +5686,12 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
    56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
    rows of 196 or 49 pixels fill the NCHW GEMM's tiles poorly. */
 static int fuse__cgemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
-                            int64_t Kg, int64_t macs_per_pixel) {
+                            int64_t Kg, int64_t macs_per_pixel, int cg) {
   int64_t P = ty->shape[2] * ty->shape[3], npix = ty->shape[0] * P;
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
   double macs = (double)macs_per_pixel * (double)npix;
-  int cg, ig;
-  if (!fuse__igemm_pick(isa, P, Kg, 1, &cg)) return 0;
+  int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
   return macs / fuse__igemm_eff(&fuse__igemm_kinds[cg], P, Kg) <
          macs / fuse__igemm_eff(&fuse__igemm_kinds[ig], Kg, npix) +
@@ -5742,10 +5744,10 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (fuse__nchw_ends(p, g, st) &&
       ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
       (taps == 1 || Cg <= 4) &&
-      fuse__cgemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
-                       K * Cg * taps) &&
       fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
                          Kg, 1, st) &&
+      fuse__cgemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
+                       K * Cg * taps, st->igemm) &&
       (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__CG_PANEL) {
     size_t floats = (size_t)(K * Cg * taps);
     st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
@@ -6717,6 +6719,14 @@ static int fuse__next_live(const float *const *ptr, int mr, const float *zeros, 
   return t;
 }
 
+/* The part of a later weight block a tile's kernel prefetches (fuse__tile_epi.pf / npf):
+   lines [from, from + span) of the `lines` cache lines at `at`, none past them. */
+static void fuse__tile_prefetch(fuse__tile_epi *e, const float *at, int64_t lines, int64_t from,
+                                int64_t span) {
+  e->npf = from < lines ? (lines - from < span ? lines - from : span) : 0;
+  e->pf = e->npf ? at + from * 16 : NULL;
+}
+
 /* Units (group, column block, tile), column blocks outermost so a block's weights are reused
    across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
 static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -6751,8 +6761,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        e.npf = from < lines ? (lines - from < steps ? lines - from : steps) : 0;
-        e.pf = e.npf ? s->packed + (size_t)(go + 1) * panel + (size_t)from * 16 : NULL;
+        fuse__tile_prefetch(&e, s->packed + (size_t)(go + 1) * panel, lines, from, steps);
         fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
         /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
         ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
@@ -6761,8 +6770,8 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
           while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
           tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
           if (tn == ntaps) flags |= FUSE__FINISH;
-          j->fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)ta * L * nr, j->y + at, j->K, rows, cols,
-                flags, &e);
+          j->fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * nr), j->y + at, j->K,
+                rows, cols, flags, &e);
           if (tn == ntaps) break;
           if (e.npf) { /* past the lines that call brought in */
             int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
@@ -6795,9 +6804,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
               const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
               int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
               int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-              int64_t from = (tt - tr) * cb;
-              e.npf = from < lines ? (lines - from < cb ? lines - from : cb) : 0;
-              e.pf = e.npf ? s->packed + next + (size_t)from * 16 : NULL;
+              fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
               if (fuse__tap_live(tp + t * mr, mr, zeros))
                 flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
                         (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
@@ -6872,6 +6879,8 @@ typedef struct fuse__cgemm_job {
 
 /* Units (image, group, pixel block, part of the output channels), the parts innermost so a
    chunk gathers a block's panel once for all its parts. */
+#define FUSE__CG_COLS(block) /* the pixels of a block: nr, fewer in the image's last */      \
+  (int)(j->P - (block) * nr < nr ? j->P - (block) * nr : nr)
 static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__cgemm_job *j = (const fuse__cgemm_job *)ctx;
   const fuse__step *s = j->s;
@@ -6891,13 +6900,10 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     if (j->kparts == 1) { /* the next blocks of this image and group together (s->band) */
       nband = s->band < j->blocks - blk ? s->band : j->blocks - blk;
       if (nband > u1 - u) nband = u1 - u;
-      for (b = 0; b < nband; b++) {
-        int64_t p0 = (blk + b) * nr;
-        j->pack(&g, p0, (int)(j->P - p0 < nr ? j->P - p0 : nr), panel + b * pf);
-      }
-    } else if (packed != nb) { /* the parts of a block follow each other: gathered once */
-      int64_t p0 = blk * nr;
-      j->pack(&g, p0, (int)(j->P - p0 < nr ? j->P - p0 : nr), panel);
+    }
+    if (j->kparts == 1 || packed != nb) { /* the parts of a block follow each other */
+      for (b = 0; b < nband; b++)
+        j->pack(&g, (blk + b) * nr, FUSE__CG_COLS(blk + b), panel + b * pf);
       packed = nb;
     }
     for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
@@ -6909,12 +6915,13 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        j->fn(1, (int)L, rows, 0, panel + b * pf, j->y + at, j->P, nrows,
-              (int)(j->P - p0 < nr ? j->P - p0 : nr), FUSE__FINISH, &e);
+        j->fn(1, (int)L, rows, 0, panel + b * pf, j->y + at, j->P, nrows, FUSE__CG_COLS(blk + b),
+              FUSE__FINISH, &e);
       }
     }
   }
 }
+#undef FUSE__CG_COLS
 
 static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);

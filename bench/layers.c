@@ -287,20 +287,9 @@ static void write_stdout(void *user, const char *text, size_t len) {
 static fuse_plan *compile_plan(const fuse_graph *g, fuse_isa isa, int threads, pool *workers,
                                char *err, size_t err_size) {
   fuse_compile_options o;
-  fuse_plan *p = NULL;
   memset(&o, 0, sizeof o);
   o.isa = isa;
-  o.num_threads = threads;
-  if (threads > 1) {
-    o.parallel_for = pool_parallel_for;
-    o.parallel_user = workers;
-  }
-  o.error = err;
-  o.error_size = err_size;
-  err[0] = 0;
-  if (fuse_compile(g, &o, &p) != FUSE_OK)
-    return NULL;
-  return p;
+  return pool_compile(g, &o, threads, workers, err, err_size);
 }
 
 /* ------------------------------------------------------------------- oneDNN -- */

@@ -210,21 +210,13 @@ static int count_text(const char *s, const char *what) {
 static fuse_plan *compile_for(const fuse_graph *g, int threads, const fuse_backend *const *backends,
                               pool *workers, pool_worker **worker_mem, const char *what) {
   fuse_compile_options o;
-  fuse_plan *plan = NULL;
+  fuse_plan *plan;
   char err[512];
   memset(&o, 0, sizeof o);
-  o.num_threads = threads;
   o.backends = backends;
-  *worker_mem = NULL;
-  if (threads > 1) {
-    *worker_mem = pool_start(workers, threads);
-    o.parallel_for = pool_parallel_for;
-    o.parallel_user = workers;
-  }
-  o.error = err;
-  o.error_size = sizeof err;
-  err[0] = 0;
-  if (fuse_compile(g, &o, &plan) != FUSE_OK)
+  *worker_mem = threads > 1 ? pool_start(workers, threads) : NULL;
+  plan = pool_compile(g, &o, threads, workers, err, sizeof err);
+  if (!plan)
     die(what, err);
   return plan;
 }

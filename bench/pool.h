@@ -273,6 +273,22 @@ BENCH_UNUSED static void cpu_model(char *buf, size_t n) {
   fclose(f);
 }
 
+/* fuse_compile with the options in *o (isa, backends: the caller's) for `threads` threads,
+   on the pool `workers` when more than one; NULL with fuse_compile's message in err. */
+static BENCH_UNUSED fuse_plan *pool_compile(const fuse_graph *g, fuse_compile_options *o,
+                                            int threads, pool *workers, char *err, size_t n) {
+  fuse_plan *plan = NULL;
+  o->num_threads = threads;
+  if (threads > 1) {
+    o->parallel_for = pool_parallel_for;
+    o->parallel_user = workers;
+  }
+  o->error = err;
+  o->error_size = n;
+  err[0] = 0;
+  return fuse_compile(g, o, &plan) == FUSE_OK ? plan : NULL;
+}
+
 BENCH_UNUSED static const char *isa_name(fuse_isa i) {
   return i == FUSE_ISA_AVX512   ? "avx512"
          : i == FUSE_ISA_AVX2   ? "avx2"
