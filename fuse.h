@@ -4254,6 +4254,7 @@ typedef struct fuse__tile_epi {
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, same strides as y */
   const float *pf; /* meanwhile: weights of a later block to bring into L2, */
   int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
+  int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
 } fuse__tile_epi;
 
 /* flags of a micro-kernel call */
@@ -4307,14 +4308,14 @@ typedef struct fuse__tile_epi {
                           int flags, const fuse__tile_epi *e) {                              \
     const int tile_rows = MR;                                                                \
     const float *pf = e->pf;                                                                 \
-    int64_t npf = e->npf;                                                                    \
+    int64_t npf = e->npf, ldw = e->ldw ? e->ldw : NR;                                        \
     int t, k, q;                                                                             \
     VECS(FUSE__IG_MASK, 0)                                                                   \
     ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
     ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
     for (t = 0; t < ntaps; t++) {                                                            \
       ROWS(FUSE__IG_ROW_PTR, VECS)                                                           \
-      for (k = 0; k < L; k++, w += NR) {                                                     \
+      for (k = 0; k < L; k++, w += ldw) {                                                    \
         if (npf > 0) __builtin_prefetch(pf, 0, 2), pf += 16, npf--;                          \
         VECS(FUSE__IG_W, 0)                                                                  \
         ROWS(FUSE__IG_ROW_FMA, VECS)                                                         \
@@ -6862,7 +6863,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
 
 /* A conv2d on NCHW in and out (CGEMM) at run time. Per image, group and block of NR output
    pixels the taps those pixels read are gathered into a [Cg * taps][NR] panel, zeros where a
-   tap falls into the padding; then each run of MR output channels is one micro-kernel call
+   tap falls into the padding (a 1x1 conv with stride 1 reads whole blocks in place); then each run of MR output channels is one micro-kernel call
    whose rows broadcast the channels' weights, read as [K][Cg * taps]. The tile lands in NCHW
    as it is: a row is a channel, its columns consecutive pixels. */
 typedef struct fuse__cgemm_job {
@@ -6890,6 +6891,7 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   int mr = s->mr, nr = s->nr, q, i;
   int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, b, nband = 1;
   int64_t packed = -1, pf = L * nr; /* floats of one block's panel */
+  int direct;
   fuse__tile_epi e = j->e;
   for (u = u0; u < u1; u += nband) {
     int64_t part = u % j->kparts, nb = u / j->kparts, blk = nb % j->blocks, ng = nb / j->blocks;
@@ -6901,11 +6903,16 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
       nband = s->band < j->blocks - blk ? s->band : j->blocks - blk;
       if (nband > u1 - u) nband = u1 - u;
     }
-    if (j->kparts == 1 || packed != nb) { /* the parts of a block follow each other */
+    /* 1x1, stride 1, no padding: a whole block's panel rows are the input's own, P floats
+       apart, read in place (the image's last block, when partial, is gathered: the kernel
+       reads whole vectors) */
+    direct = s->pointwise && (blk + nband) * nr <= j->P;
+    if (!direct && (j->kparts == 1 || packed != nb)) { /* the parts of a block follow each other */
       for (b = 0; b < nband; b++)
         j->pack(&g, (blk + b) * nr, FUSE__CG_COLS(blk + b), panel + b * pf);
       packed = nb;
     }
+    e.ldw = direct ? j->P : 0;
     for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
       int64_t k0 = t * mr, oc = grp * j->Kg + k0;
       int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
@@ -6915,8 +6922,8 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        j->fn(1, (int)L, rows, 0, panel + b * pf, j->y + at, j->P, nrows, FUSE__CG_COLS(blk + b),
-              FUSE__FINISH, &e);
+        j->fn(1, (int)L, rows, 0, direct ? g.xg + p0 : panel + b * pf, j->y + at, j->P, nrows,
+              FUSE__CG_COLS(blk + b), FUSE__FINISH, &e);
       }
     }
   }
@@ -7003,7 +7010,6 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
 }
 #endif
 
-/* NCHW <-> NHWC, per image, in 16 x 16 blocks. */
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back, cut into bands of
    256 pixels that the threads share. */
 typedef struct fuse__layout_job {

@@ -1004,6 +1004,15 @@ TEST(nchw_gemm) {
   c.a.strides[0] = c.a.strides[1] = 2;
   c.bias = BIAS_1K11, c.residual = RES_AFTER, c.clamp = CL_RELU;
   expect_gemm(run_simple(&c, 64), &c), cases++;
+  /* 1x1 stride 1 reads whole blocks in place, P floats between channels: 12 x 16 = 192
+     pixels (whole blocks of 48 and 64), batch 2; then 13 x 16 (the last block partial,
+     gathered), weights past 256 KB (bands of blocks, one partial) */
+  c = plain_case(2, 40, 24, 12, 16, 1, 1, 1);
+  c.bias = BIAS_1K11, c.residual = RES_AFTER, c.clamp = CL_RELU;
+  expect_gemm(run_simple(&c, 65), &c), cases++;
+  c = plain_case(2, 300, 256, 13, 16, 1, 1, 1);
+  c.bias = BIAS_RESHAPE, c.residual = RES_BEFORE, c.clamp = CL_CLIP;
+  expect_gemm(run_simple(&c, 66), &c), cases++;
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
 }
