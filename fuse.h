@@ -6664,6 +6664,22 @@ static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, i
     return;
   }
   int64_t n = p0 / (j->OH * j->OW), oh = p0 / j->OW % j->OH, ow = p0 % j->OW - 1;
+  if (!s->rowmode && rows == mr && ow + mr < j->OW) { /* a whole tile inside one output row */
+    int64_t sw = a->strides[1], ih0 = oh * a->strides[0] - a->padding[0];
+    int64_t iw0 = (ow + 1) * sw - a->padding[1];
+    if (ih0 >= 0 && ih0 + (KH - 1) * a->dilation[0] < j->H && iw0 >= 0 &&
+        iw0 + (mr - 1) * sw + (KW - 1) * a->dilation[1] < j->W) {
+      /* whose window stays inside the input: a tap's pointer plus the pixel's, no bounds */
+      const float *xb = j->x + ((n * j->H + ih0) * j->W + iw0) * C + grp * Cg;
+      for (kh = 0; kh < KH; kh++)
+        for (kw = 0; kw < KW; kw++) {
+          const float *tp = xb + (kh * a->dilation[0] * j->W + kw * a->dilation[1]) * C;
+          const float **pp = ptr + (kh * KW + kw) * mr;
+          for (i = 0; i < mr; i++) pp[i] = tp + i * sw * C;
+        }
+      return;
+    }
+  }
   for (i = 0; i < mr; i++) { /* the next pixel (the last valid one again past `rows`) */
     int64_t ih0, iw0;
     const float *xn;
