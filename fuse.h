@@ -4324,6 +4324,32 @@ typedef struct fuse__tile_epi {
     ROWS(FUSE__IG_ROW_EPI, VECS)                                                             \
   }
 
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out): a tile is MR output
+   channels (rows, their weights broadcast) by VECS vectors of consecutive pixels of one output
+   row, read in place from rows of the input copied with their padding and split into sw
+   column phases (fuse__conv_ncd). The reduction runs in segments of one channel, kernel row
+   and phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x +
+   off[g] is the tile's first input at segment g, wk the weights as [step][MR]. */
+#define FUSE__NCD_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(wk[r]); VECS(FUSE__IG_FMA, r) }
+#define FUSE__NCD(NAME, TARGET, MR, ROWS, VECS)                                              \
+  TARGET static void NAME(int nseg, const int64_t *off, const int *len, const float *x,      \
+                          const float *wk, float *y, int64_t ldy, int rows, int cols,        \
+                          const fuse__tile_epi *e) {                                         \
+    const int flags = FUSE__FINISH;                                                          \
+    int g, k, q;                                                                             \
+    VECS(FUSE__IG_MASK, 0)                                                                   \
+    ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
+    ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
+    for (g = 0; g < nseg; g++) {                                                             \
+      const float *w = x + off[g];                                                           \
+      for (k = len[g]; k > 0; k--, w++, wk += MR) {                                          \
+        VECS(FUSE__IG_W, 0)                                                                  \
+        ROWS(FUSE__NCD_ROW_FMA, VECS)                                                        \
+      }                                                                                      \
+    }                                                                                        \
+    ROWS(FUSE__IG_ROW_EPI, VECS)                                                             \
+  }
+
 /* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
    group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
    that tap, zero in the padding and past cols (nr floats a row). Runs of pixels along an
@@ -5023,6 +5049,8 @@ FUSE__IGEMM(fuse__igemm_avx512_7x48, __attribute__((target("avx512f"))), 7, 48, 
 FUSE__IGEMM(fuse__igemm_avx512_7x32, __attribute__((target("avx512f"))), 7, 32, FUSE__R7, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1)
+FUSE__NCD(fuse__ncd_avx512_8x32, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V2)
+FUSE__NCD(fuse__ncd_avx512_8x16, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V1)
 #define FUSE__CG_EVEN(a, b)                                                                  \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
 FUSE__CGPACK(fuse__cgpack_avx512, __attribute__((target("avx512f"))))
@@ -5099,6 +5127,8 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, FUSE__R6, FUSE__V2)
 FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1)
+FUSE__NCD(fuse__ncd_avx2_6x16, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V2)
+FUSE__NCD(fuse__ncd_avx2_6x8, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V1)
 #define FUSE__CG_EVEN(a, b)                                                                  \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
 FUSE__CGPACK(fuse__cgpack_avx2, __attribute__((target("avx2,fma"))))
@@ -5187,6 +5217,9 @@ typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t 
                                const float *w, float *y, int64_t ldy, int rows, int cols,
                                int flags, const fuse__tile_epi *e);
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
+typedef void (*fuse__ncd_fn)(int nseg, const int64_t *off, const int *len, const float *x,
+                             const float *wk, float *y, int64_t ldy, int rows, int cols,
+                             const fuse__tile_epi *e);
 
 /* The micro-kernels: an ISA's tiles of MR rows (pixels; output channels in the NCHW GEMM) by
    NR columns, with how close each comes to the FMA peak on its own (the 12x16 and 12x8 tiles
@@ -5275,6 +5308,30 @@ static fuse__cgpack_fn fuse__cgpack_pick(fuse_isa isa) {
   FUSE__RETURN_BY_ISA(isa, fuse__cgpack_avx512, fuse__cgpack_avx2);
 }
 
+/* The few-channel NCHW kernel of an ISA: its tile of two vectors, or of one (a row's end);
+   its rows; the band buffer's row builder (the NCHW depthwise kernel's). */
+#define FUSE__NCD_MR(isa) ((isa) == FUSE_ISA_AVX512 ? 8 : 6)
+static fuse__ncd_fn fuse__ncd_pick(fuse_isa isa, int vectors) {
+  if (vectors == 2) {
+    FUSE__RETURN_BY_ISA(isa, fuse__ncd_avx512_8x32, fuse__ncd_avx2_6x16);
+  }
+  FUSE__RETURN_BY_ISA(isa, fuse__ncd_avx512_8x16, fuse__ncd_avx2_6x8);
+}
+#define FUSE__NCD_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
+/* The phase columns the few-channel NCHW kernel reads (*fill: a row's tiles of two vectors
+   and the widest tap's offset, in whole vectors) and the floats of a phase row (room past
+   fill for the row builder's last vector, which may overhang it). */
+static int64_t fuse__ncd_wq(int64_t OW, int64_t KW, int64_t sw, int64_t vw, int64_t *fill) {
+  *fill = ((OW + 2 * vw - 1) / (2 * vw) * 2 * vw + (KW - 1) / sw + vw - 1) / vw * vw;
+  return (*fill + 15) / 16 * 16 + 32;
+}
+
+typedef void (*fuse__dwc_row_fn)(float *dst, const float *x, const fuse__dw_args *d, int64_t wq,
+                                 int64_t fill);
+static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) {
+  FUSE__RETURN_BY_ISA(isa, fuse__dwc_avx512_row, fuse__dwc_avx2_row);
+}
+
 /* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   if (nhwc) {
@@ -5334,8 +5391,10 @@ typedef struct fuse__step {
 } fuse__step;
 
 /* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF.
-   CGEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows). */
-enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW, FUSE__KERNEL_BACKEND, FUSE__KERNEL_CGEMM };
+   CGEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows). NCD: the
+   same with few input channels, read in place from padded rows (fuse__conv_ncd). */
+enum { FUSE__KERNEL_REF, FUSE__KERNEL_IGEMM, FUSE__KERNEL_DW, FUSE__KERNEL_BACKEND, FUSE__KERNEL_CGEMM,
+       FUSE__KERNEL_NCD };
 
 struct fuse_plan {
   fuse_allocator alloc;
@@ -5735,6 +5794,33 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
     return 1;
   }
   if (Kg < 4) return 1;
+  /* few input channels on NCHW in and out (the stems): the input read in place from rows of
+     it copied with their padding, no gather per pixel block (fuse__conv_ncd) */
+  if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
+      st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
+      Cg * KH * st->a.conv.strides[1] <= FUSE__NCD_SEGS && p->tensors[st->out].shape[3] >= 16 &&
+      fuse__ncd_pick(p->isa, 1)) {
+    int64_t mr = FUSE__NCD_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
+    int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
+    int64_t wq = fuse__ncd_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
+    st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
+    for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
+      float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
+      for (c = 0; c < Cg; c++)
+        for (kh = 0; kh < KH; kh++)
+          for (ph = 0; ph < sw; ph++)
+            for (m = ph; m < KW; m += sw, dst += mr)
+              *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
+    }
+    st->kernel = FUSE__KERNEL_NCD;
+    st->mr = (int)mr;
+    st->band = (int)(OH < 8 ? OH : 8);
+    need = (size_t)(Cg * ((st->band - 1) * st->a.conv.strides[0] + KH) * sw * wq) * sizeof(float);
+    if (need > *scratch) *scratch = need;
+    return 1;
+  }
   /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
      [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
      and 2 (a wider stride gathers float by float: only against many outputs). Measured
@@ -6986,6 +7072,100 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, units * j.kparts, fuse__cgemm_units, &j);
 }
 
+/* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
+   A band's input rows are copied into the chunk's buffer, each channel's rows one after
+   another, a row as its sw column phases of wq floats with the padding in place (zeros that
+   were written once, when the buffer was cleared); then each output row's tiles, MR channels
+   by two vectors (one at the row's end when that is enough), read it in place. */
+typedef struct fuse__ncd_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *x, *bias;
+  float *y;
+  fuse__ncd_fn f2, f1;
+  fuse__dwc_row_fn row;
+  fuse__dw_args d; /* what the row builder reads: W, sw, pl */
+  fuse__tile_epi e;
+  int64_t C, H, K, OH, OW, KH, KW, sh, pt, wq, fill, rows, bands, vw;
+  int nseg, len[FUSE__NCD_SEGS];
+  int64_t off[FUSE__NCD_SEGS];
+} fuse__ncd_job;
+
+static void fuse__ncd_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__ncd_job *j = (const fuse__ncd_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  float *buf = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
+  int64_t rs = j->d.sw * j->wq, L = j->C * j->KH * j->KW, P = j->OH * j->OW, u, c, i, oy, ox;
+  int mr = s->mr, t, q, tiles = (int)((j->K + mr - 1) / mr);
+  fuse__tile_epi e = j->e;
+  memset(buf, 0, (size_t)(j->C * j->rows * rs) * sizeof(float)); /* the padding, once */
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->bands, oy0 = u % j->bands * s->band;
+    int64_t oy1 = oy0 + s->band < j->OH ? oy0 + s->band : j->OH;
+    for (c = 0; c < j->C; c++)
+      for (i = 0; i < j->rows; i++) {
+        int64_t ih = oy0 * j->sh + i - j->pt;
+        j->row(buf + (c * j->rows + i) * rs,
+               ih >= 0 && ih < j->H ? j->x + ((n * j->C + c) * j->H + ih) * j->d.W : NULL, &j->d,
+               j->wq, j->fill);
+      }
+    for (oy = oy0; oy < oy1; oy++)
+      for (ox = 0; ox < j->OW; ox += 2 * j->vw) {
+        int cols = (int)(j->OW - ox < 2 * j->vw ? j->OW - ox : 2 * j->vw);
+        const float *xb = buf + (oy - oy0) * j->sh * rs + ox;
+        for (t = 0; t < tiles; t++) {
+          int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
+          e.row_bias = j->bias ? j->bias + oc : NULL;
+          for (q = 0; q < e.num_post; q++)
+            if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+          (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
+                                         j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
+                                         cols, &e);
+        }
+      }
+  }
+}
+
+static void fuse__conv_ncd(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__ncd_job j;
+  int64_t c, kh, ph;
+  int q;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  j.x = fuse__in(r, s, 0);
+  j.y = fuse__data(r, s->out);
+  j.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  j.C = tx->shape[1], j.H = tx->shape[2], j.d.W = tx->shape[3];
+  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
+  j.KH = tw->shape[2], j.KW = tw->shape[3];
+  j.sh = s->a.conv.strides[0], j.d.sw = s->a.conv.strides[1];
+  j.pt = s->a.conv.padding[0], j.d.pl = s->a.conv.padding[1];
+  j.vw = r->p->isa == FUSE_ISA_AVX512 ? 16 : 8;
+  j.f2 = fuse__ncd_pick(r->p->isa, 2), j.f1 = fuse__ncd_pick(r->p->isa, 1);
+  j.row = fuse__dwc_row_pick(r->p->isa);
+  j.wq = fuse__ncd_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
+  j.rows = (s->band - 1) * j.sh + j.KH;
+  j.bands = (j.OH + s->band - 1) / s->band;
+  for (c = 0; c < j.C; c++) /* segment (c, kh, phase): kernel columns ph, ph + sw, ... */
+    for (kh = 0; kh < j.KH; kh++)
+      for (ph = 0; ph < j.d.sw; ph++, j.nseg++) {
+        j.off[j.nseg] = (c * j.rows + kh) * j.d.sw * j.wq + ph * j.wq;
+        j.len[j.nseg] = (int)((j.KW - ph + j.d.sw - 1) / j.d.sw);
+      }
+  j.e.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    j.e.kind[q] = s->post[q].kind;
+    j.e.lo[q] = s->post[q].lo;
+    j.e.hi[q] = s->post[q].hi;
+    j.e.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__ncd_units, &j);
+}
+
 static void fuse__dw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__dw_args *d = (const fuse__dw_args *)ctx;
   d->fn(d, d->scratch + d->slot * (size_t)chunk, u0, u1);
@@ -7094,6 +7274,10 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
   }
   if (s->kernel == FUSE__KERNEL_CGEMM) {
     fuse__conv_cgemm(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_NCD) {
+    fuse__conv_ncd(r, s);
     return;
   }
   if (s->kernel == FUSE__KERNEL_DW) {

@@ -879,29 +879,45 @@ TEST(tile_kinds) {
   }
 }
 
-/* Whether the plan for an ISA walks the conv's weights tap by tap in channel blocks (panels
-   past 1 MB, FUSE__PANEL_BYTES): -1 when the conv is not on the NHWC GEMM. */
-static int channel_blocked(const ccase *c, fuse_isa isa) {
-  int blocked = -1;
+/* The conv step of the plan for an ISA (plan internals): its kernel (FUSE__KERNEL_*, -1 when
+   there is no conv2d step) and whether it walks the weights tap by tap in channel blocks
+   (panels past 1 MB, FUSE__PANEL_BYTES). */
+static int conv_kernel(const ccase *c, fuse_isa isa, int *blocked) {
+  int kernel = -1;
+  *blocked = 0;
 #ifdef TEST_SIMD
-  cdata d;
-  fuse_graph *g;
-  fuse_plan *p = NULL;
-  fuse_compile_options opt;
-  int i;
-  data_alloc(c, &d);
-  g = case_graph(c, &d);
-  memset(&opt, 0, sizeof opt);
-  opt.isa = isa;
-  if (fuse_optimize(g, NULL) == FUSE_OK && fuse_compile(g, &opt, &p) == FUSE_OK)
-    for (i = 0; i < p->num_steps; i++)
-      if (p->steps[i].kernel == FUSE__KERNEL_IGEMM) blocked = p->steps[i].cblock > 0;
-  fuse_plan_destroy(p);
-  fuse_graph_destroy(g);
-  data_free(&d);
+  {
+    cdata d;
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options opt;
+    int i;
+    data_alloc(c, &d);
+    g = case_graph(c, &d);
+    memset(&opt, 0, sizeof opt);
+    opt.isa = isa;
+    if (fuse_optimize(g, NULL) == FUSE_OK && fuse_compile(g, &opt, &p) == FUSE_OK)
+      for (i = 0; i < p->num_steps; i++)
+        if (p->steps[i].op == FUSE__OP_CONV2D)
+          kernel = p->steps[i].kernel, *blocked = p->steps[i].cblock > 0;
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    data_free(&d);
+  }
 #else
   (void)c, (void)isa;
 #endif
+  return kernel;
+}
+
+/* Whether the plan for an ISA walks the conv's weights in channel blocks: -1 when the conv is
+   not on the NHWC GEMM. */
+static int channel_blocked(const ccase *c, fuse_isa isa) {
+  int blocked, kernel = conv_kernel(c, isa, &blocked);
+#ifdef TEST_SIMD
+  if (kernel != FUSE__KERNEL_IGEMM) return -1;
+#endif
+  (void)kernel;
   return blocked;
 }
 
@@ -1015,6 +1031,46 @@ TEST(nchw_gemm) {
   expect_gemm(run_simple(&c, 66), &c), cases++;
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
+}
+
+/* Few input channels on NCHW in and out (the stems' kernel, fuse__conv_ncd): padded input
+   rows split into column phases, tiles of two vectors or one at a row's end. Stems of
+   resnet18 (7x7 s2 pad 3) and mobilenet_v2 (3x3 s2 pad 1), small; 1 and 4 channels; stride
+   1, [2,1], [1,2] and [3,2]; asymmetric and wide padding; a 1-wide kernel with column stride
+   2 (a phase with no taps); output widths that end in a partial vector (49 and 25: one
+   column past a vector, on AVX-512 and on AVX2), output channels
+   that end in a partial row tile, output rows that end in a partial band; batch 2 with
+   residuals; each case must take that kernel. */
+TEST(few_channels_nchw) {
+  static const struct {
+    int N, C, K, H, W, KH, KW, sh, sw, pt, pl, pb, pr;
+  } cases[] = {
+      {1, 3, 64, 45, 52, 7, 7, 2, 2, 3, 3, 3, 3},  {2, 3, 32, 39, 70, 3, 3, 2, 2, 1, 1, 1, 1},
+      {1, 1, 13, 19, 33, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 4, 20, 21, 37, 5, 3, 2, 1, 2, 0, 1, 4},
+      {2, 2, 9, 12, 47, 3, 5, 1, 2, 0, 2, 3, 1},   {1, 3, 24, 23, 40, 1, 1, 3, 2, 0, 0, 0, 0},
+      {1, 3, 17, 10, 16, 4, 6, 1, 1, 3, 5, 2, 0},  {1, 4, 48, 30, 100, 3, 3, 2, 2, 1, 1, 1, 1},
+      {1, 3, 8, 9, 49, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 2, 12, 9, 50, 3, 3, 2, 2, 1, 1, 1, 1}};
+  int i, isa;
+  for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    ccase c = plain_case(cases[i].N, cases[i].C, cases[i].K, cases[i].H, cases[i].W, cases[i].KH,
+                         cases[i].KW, 1);
+    c.a.strides[0] = cases[i].sh, c.a.strides[1] = cases[i].sw;
+    c.a.padding[0] = cases[i].pt, c.a.padding[1] = cases[i].pl;
+    c.a.padding[2] = cases[i].pb, c.a.padding[3] = cases[i].pr;
+    c.bias = i % 2 ? BIAS_RESHAPE : BIAS_1K11;
+    c.residual = i % 3 == 0 ? RES_NONE : i % 3 == 1 ? RES_AFTER : RES_BEFORE;
+    c.clamp = i % 4 == 0 ? CL_RELU : i % 4 == 1 ? CL_CLIP : i % 4 == 2 ? CL_RELU6_MIN : CL_NONE;
+    expect_gemm(run_simple(&c, 300u + (uint32_t)i), &c);
+    for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++) {
+      int blocked;
+      if (!isa_have[isa]) continue;
+#ifdef TEST_SIMD
+      CHECK_EQ_INT(conv_kernel(&c, (fuse_isa)isa, &blocked), FUSE__KERNEL_NCD);
+#else
+      (void)blocked;
+#endif
+    }
+  }
 }
 
 TEST(nan_inf_propagation) {
@@ -1730,6 +1786,7 @@ int main(void) {
   RUN(row_panels);
   RUN(pointwise_and_1x1);
   RUN(nchw_gemm);
+  RUN(few_channels_nchw);
   RUN(dead_taps);
   RUN(tile_kinds);
   RUN(nan_inf_propagation);
