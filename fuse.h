@@ -5245,15 +5245,32 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #endif
     {FUSE_ISA_SCALAR, 0, 0, 0, NULL}};
 
+/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
+   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
+static int fuse__igemm_last(int kind, int64_t cols) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
+  int64_t left = cols - (cols - 1) / k->nr * k->nr;
+  int i, best = kind;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
+    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
+      best = i;
+  }
+  return best;
+}
+
 /* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
-   tiles inside the GEMM times its own efficiency (0 .. 1). In double: a fuzzed shape must not
-   overflow. */
-static double fuse__igemm_eff(const fuse__igemm_kind *k, int64_t cols, int64_t rows) {
-  double cp, rp;
+   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
+   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
+static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
+  double cp, cl, rp;
   if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
-  cp = (double)((cols + k->nr - 1) / k->nr * k->nr);
+  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
+  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
   rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
-  return (double)cols / cp * ((double)rows / rp) * k->weight / 100.0;
+  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
+         (cp + cl) / 100.0;
 }
 
 /* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
@@ -5270,9 +5287,12 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, 
     const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
     double eff;
     if (k->isa != isa || (nchw && k->nr < (isa == FUSE_ISA_AVX512 ? 48 : 16))) continue;
-    eff = fuse__igemm_eff(k, cols, rows);
+    eff = fuse__igemm_eff(i, cols, rows, !nchw);
     if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
   }
+  /* one column block, on a narrower kind: that kind */
+  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
+    *kind = fuse__igemm_last(*kind, cols);
   return found;
 }
 
@@ -5379,6 +5399,7 @@ typedef struct fuse__step {
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
   int igemm;               /* its micro-kernel: index into fuse__igemm_kinds */
+  int igemm_last, nr_last; /* the last column block's (NHWC GEMM: maybe narrower, same MR) */
   int rowmode;             /* a tap is a whole kernel row (few input channels) */
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
@@ -5685,7 +5706,17 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
   if (!fuse__igemm_pick(isa, cols, rows, nchw, &st->igemm)) return 0;
   st->mr = fuse__igemm_kinds[st->igemm].mr, st->nr = fuse__igemm_kinds[st->igemm].nr;
+  st->igemm_last = nchw ? st->igemm : fuse__igemm_last(st->igemm, cols);
+  st->nr_last = fuse__igemm_kinds[st->igemm_last].nr;
   return 1;
+}
+
+/* Where a packed weight goes in an NHWC GEMM's [column block][step][NR] panels (steps: taps x
+   channels per block), the last block NR_last wide (fuse__igemm_last): column k of step t. */
+static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, int64_t k, int64_t t) {
+  int64_t ob = k / st->nr, obs = (cols + st->nr - 1) / st->nr;
+  int64_t w = ob == obs - 1 ? st->nr_last : st->nr;
+  return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
@@ -5693,7 +5724,7 @@ static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, obs, ob, k, j;
+  int64_t K, N, nr, obs, k, j;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
@@ -5702,10 +5733,9 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return 0;
   p->weights_size += (size_t)(obs * K * nr) * sizeof(float);
-  for (ob = 0; ob < obs; ob++)
-    for (k = 0; k < K; k++)
-      for (j = 0; j < nr; j++)
-        st->packed[(ob * K + k) * nr + j] = ob * nr + j < N ? wn->data[k * N + ob * nr + j] : 0.0f;
+  memset(st->packed, 0, (size_t)(obs * K * nr) * sizeof(float));
+  for (k = 0; k < K; k++)
+    for (j = 0; j < N; j++) st->packed[fuse__igemm_at(st, N, K, j, k)] = wn->data[k * N + j];
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
@@ -5753,8 +5783,7 @@ static int fuse__cgemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__te
   double macs = (double)macs_per_pixel * (double)npix;
   int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
-  return macs / fuse__igemm_eff(&fuse__igemm_kinds[cg], P, Kg) <
-         macs / fuse__igemm_eff(&fuse__igemm_kinds[ig], Kg, npix) +
+  return macs / fuse__igemm_eff(cg, P, Kg, 0) < macs / fuse__igemm_eff(ig, Kg, npix, 1) +
              (isa == FUSE_ISA_AVX512 ? 25.0 : 12.0) * converted;
 }
 
@@ -5765,7 +5794,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
                                size_t *scratch) {
   const fuse__node *wn;
   const fuse__tensor *tw;
-  int64_t G, K, Cg, Kg, KH, KW, taps, t, c, j;
+  int64_t G, K, Cg, Kg, KH, KW, taps, t, c;
   size_t need;
   if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
   if (st->op != FUSE__OP_CONV2D) return 1;
@@ -5799,6 +5828,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
       st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
       Cg * KH * st->a.conv.strides[1] <= FUSE__NCD_SEGS && p->tensors[st->out].shape[3] >= 16 &&
+      p->tensors[st->out].shape[2] >= 1 &&
       fuse__ncd_pick(p->isa, 1)) {
     int64_t mr = FUSE__NCD_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
     int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
@@ -5862,20 +5892,19 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
                                          p->tensors[st->out].shape[3], 0, st))
     return 1;
   {
-    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, ob;
+    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, k;
     size_t floats = (size_t)(G * obs * taps * Cg * nr);
     st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
     if (!st->packed) return 0;
     p->weights_size += floats * sizeof(float);
+    memset(st->packed, 0, floats * sizeof(float));
     for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
-      for (ob = 0; ob < obs; ob++)
+      for (k = 0; k < Kg; k++)
         for (t = 0; t < taps; t++)
           for (c = 0; c < Cg; c++)
-            for (j = 0; j < nr; j++) {
-              int64_t k = ob * nr + j;
-              st->packed[(((grp * obs + ob) * taps + t) * Cg + c) * nr + j] =
-                  k < Kg ? wn->data[((grp * Kg + k) * Cg + c) * taps + t] : 0.0f;
-            }
+            st->packed[(size_t)(grp * obs * taps * Cg * nr) +
+                       fuse__igemm_at(st, Kg, taps * Cg, k, t * Cg + c)] =
+                wn->data[((grp * Kg + k) * Cg + c) * taps + t];
   }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
@@ -6731,7 +6760,7 @@ typedef struct fuse__conv_job {
   const fuse__step *s;
   const float *x, *bias;
   float *y;
-  fuse__igemm_fn fn;
+  fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
 } fuse__conv_job;
@@ -6852,6 +6881,8 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     int64_t oc = grp * j->Kg + ob * nr, npix = j->npix;
     int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
     const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
+    int bnr = ob == j->obs - 1 ? s->nr_last : nr; /* this block's packed width */
+    fuse__igemm_fn fn = ob == j->obs - 1 ? j->fn_last : j->fn;
     e.bias = j->bias ? j->bias + oc : NULL;
     if (!s->cblock) {
       /* the next block's panel: the tiles' kernels bring it into L2 a line per step, tile
@@ -6873,7 +6904,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
           while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
           tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
           if (tn == ntaps) flags |= FUSE__FINISH;
-          j->fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * nr), j->y + at, j->K,
+          fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * bnr), j->y + at, j->K,
                 rows, cols, flags, &e);
           if (tn == ntaps) break;
           if (e.npf) { /* past the lines that call brought in */
@@ -6917,7 +6948,7 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
                 continue; /* a dead tap */
               for (q = 0; q < e.num_post; q++)
                 if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-              j->fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * nr, j->y + at, j->K, rows, cols,
+              fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * bnr, j->y + at, j->K, rows, cols,
                     flags, &e);
             }
           }
@@ -6951,6 +6982,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     j.npix = ty->shape[0] * j.OH * j.OW;
   }
   j.fn = fuse__igemm_kinds[s->igemm].fn;
+  j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
   j.tiles = (j.npix + s->mr - 1) / s->mr;
   j.e.num_post = s->num_post;

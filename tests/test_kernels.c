@@ -1073,6 +1073,47 @@ TEST(few_channels_nchw) {
   }
 }
 
+/* Output channels that leave the last column block mostly empty run it on a narrower tile of
+   the same rows (fuse__igemm_last): 72 as 48 + 32 on AVX-512 (7-row tiles); in each of 2
+   groups; with the weights walked in channel blocks (5600 channels x 72, a 1.5 MB panel);
+   batch 2, bias, residual, clip. */
+TEST(mixed_column_blocks) {
+  static const int Cs[3] = {24, 16, 5600}, Gs[3] = {1, 2, 1}, Hs[3] = {17, 15, 3};
+  int i;
+  for (i = 0; i < 3; i++) {
+    ccase c = plain_case(2, Cs[i], 72 * Gs[i], Hs[i], Hs[i] + 2, i == 2 ? 1 : 3, i == 2 ? 1 : 3,
+                         Gs[i]);
+    c.staged = 1;
+    c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = i == 2 ? 0 : 1;
+    c.bias = BIAS_1K11, c.residual = i == 1 ? RES_BEFORE : RES_AFTER, c.clamp = CL_CLIP;
+    expect_gemm(run_simple(&c, 400u + (uint32_t)i), &c);
+#ifdef TEST_SIMD
+    if (isa_have[FUSE_ISA_AVX512]) {
+      int blocked, nr = -1, last = -1;
+      cdata d;
+      fuse_graph *g;
+      fuse_plan *p = NULL;
+      fuse_compile_options opt;
+      int s;
+      CHECK_EQ_INT(conv_kernel(&c, FUSE_ISA_AVX512, &blocked), FUSE__KERNEL_IGEMM);
+      CHECK_EQ_INT(blocked, i == 2);
+      data_alloc(&c, &d);
+      g = case_graph(&c, &d);
+      memset(&opt, 0, sizeof opt);
+      opt.isa = FUSE_ISA_AVX512;
+      if (fuse_optimize(g, NULL) == FUSE_OK && fuse_compile(g, &opt, &p) == FUSE_OK)
+        for (s = 0; s < p->num_steps; s++)
+          if (p->steps[s].op == FUSE__OP_CONV2D) nr = p->steps[s].nr, last = p->steps[s].nr_last;
+      CHECK_EQ_INT(nr, 48);
+      CHECK_EQ_INT(last, 32);
+      fuse_plan_destroy(p);
+      fuse_graph_destroy(g);
+      data_free(&d);
+    }
+#endif
+  }
+}
+
 TEST(nan_inf_propagation) {
   int e;
   for (e = 0; e < 5; e++) {
@@ -1469,10 +1510,10 @@ TEST(elementwise_nan) {
 
 TEST(matmul_shapes) {
   CHECK_EQ_INT((int)fuse_plan_weights_size(NULL), 0);
-  static const int Ms[] = {1, 5, 13, 64}, Ns[] = {4, 37, 100, 256}, Ks[] = {3, 64, 300};
+  static const int Ms[] = {1, 5, 13, 64}, Ns[] = {4, 37, 72, 100, 256}, Ks[] = {3, 64, 300};
   int mi, ni, ki, isa;
   for (mi = 0; mi < 4; mi++)
-    for (ni = 0; ni < 4; ni++)
+    for (ni = 0; ni < 5; ni++)
       for (ki = 0; ki < 3; ki++) {
         int M = Ms[mi], N = Ns[ni], K = Ks[ki];
         int64_t xs[2], ws[2], bs[1];
@@ -1787,6 +1828,7 @@ int main(void) {
   RUN(pointwise_and_1x1);
   RUN(nchw_gemm);
   RUN(few_channels_nchw);
+  RUN(mixed_column_blocks);
   RUN(dead_taps);
   RUN(tile_kinds);
   RUN(nan_inf_propagation);
