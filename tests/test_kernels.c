@@ -1040,7 +1040,8 @@ TEST(nchw_gemm) {
    2 (a phase with no taps); output widths that end in a partial vector (49 and 25: one
    column past a vector, on AVX-512 and on AVX2), output channels
    that end in a partial row tile, output rows that end in a partial band; batch 2 with
-   residuals; each case must take that kernel. */
+   residuals, one of them a single output row of 16 pixels; each case must take that
+   kernel. */
 TEST(few_channels_nchw) {
   static const struct {
     int N, C, K, H, W, KH, KW, sh, sw, pt, pl, pb, pr;
@@ -1049,7 +1050,8 @@ TEST(few_channels_nchw) {
       {1, 1, 13, 19, 33, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 4, 20, 21, 37, 5, 3, 2, 1, 2, 0, 1, 4},
       {2, 2, 9, 12, 47, 3, 5, 1, 2, 0, 2, 3, 1},   {1, 3, 24, 23, 40, 1, 1, 3, 2, 0, 0, 0, 0},
       {1, 3, 17, 10, 16, 4, 6, 1, 1, 3, 5, 2, 0},  {1, 4, 48, 30, 100, 3, 3, 2, 2, 1, 1, 1, 1},
-      {1, 3, 8, 9, 49, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 2, 12, 9, 50, 3, 3, 2, 2, 1, 1, 1, 1}};
+      {1, 3, 8, 9, 49, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 2, 12, 9, 50, 3, 3, 2, 2, 1, 1, 1, 1},
+      {1, 3, 9, 3, 18, 3, 3, 1, 1, 0, 0, 0, 0}};
   int i, isa;
   for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
     ccase c = plain_case(cases[i].N, cases[i].C, cases[i].K, cases[i].H, cases[i].W, cases[i].KH,
