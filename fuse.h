@@ -5391,6 +5391,7 @@ static fuse__ncd_fn fuse__ncd_pick(fuse_isa isa, int vectors) {
   FUSE__RETURN_BY_ISA(isa, fuse__ncd_avx512_8x16, fuse__ncd_avx2_6x8);
 }
 #define FUSE__NCD_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
+#define FUSE__NCD_BUF (4.0 * 1024 * 1024) /* its band buffer's bytes at most */
 /* The phase columns the few-channel NCHW kernel reads (*fill: a row's tiles of two vectors
    and the widest tap's offset, in whole vectors) and the floats of a phase row (room past
    fill for the row builder's last vector, which may overhang it). */
@@ -5888,29 +5889,32 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
       st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
       Cg * KH * st->a.conv.strides[1] <= FUSE__NCD_SEGS && p->tensors[st->out].shape[3] >= 16 &&
-      p->tensors[st->out].shape[2] >= 1 &&
-      fuse__ncd_pick(p->isa, 1)) {
+      p->tensors[st->out].shape[2] >= 1 && fuse__ncd_pick(p->isa, 1)) {
     int64_t mr = FUSE__NCD_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
     int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
     int64_t wq = fuse__ncd_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
-    st->packed =
-        (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
-    for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
-      float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
-      for (c = 0; c < Cg; c++)
-        for (kh = 0; kh < KH; kh++)
-          for (ph = 0; ph < sw; ph++)
-            for (m = ph; m < KW; m += sw, dst += mr)
-              *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
+    int64_t band = OH < 8 ? OH : 8;
+    double bytes = (double)Cg * (double)((band - 1) * st->a.conv.strides[0] + KH) *
+                   (double)(sw * wq) * sizeof(float);
+    if (bytes <= FUSE__NCD_BUF) { /* else the band buffer is too big: the NCHW GEMM */
+      st->packed =
+          (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
+      if (!st->packed) return 0;
+      p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
+      for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
+        float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
+        for (c = 0; c < Cg; c++)
+          for (kh = 0; kh < KH; kh++)
+            for (ph = 0; ph < sw; ph++)
+              for (m = ph; m < KW; m += sw, dst += mr)
+                *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
+      }
+      st->kernel = FUSE__KERNEL_NCD;
+      st->mr = (int)mr;
+      st->band = (int)band;
+      if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
+      return 1;
     }
-    st->kernel = FUSE__KERNEL_NCD;
-    st->mr = (int)mr;
-    st->band = (int)(OH < 8 ? OH : 8);
-    need = (size_t)(Cg * ((st->band - 1) * st->a.conv.strides[0] + KH) * sw * wq) * sizeof(float);
-    if (need > *scratch) *scratch = need;
-    return 1;
   }
   /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
      [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
@@ -9202,6 +9206,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__SIMD
 #undef FUSE__PANEL_BYTES
 #undef FUSE__CG_WEIGHTS
+#undef FUSE__CG_PANEL
 #undef FUSE__L1_PANEL
 #undef FUSE__PTR_CACHE
 #endif
@@ -9240,6 +9245,11 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IG_ROW_PTR
 #undef FUSE__IG_ROW_FMA
 #undef FUSE__IGEMM
+#undef FUSE__NCD
+#undef FUSE__NCD_ROW_FMA
+#undef FUSE__NCD_MR
+#undef FUSE__NCD_SEGS
+#undef FUSE__NCD_BUF
 #undef FUSE__DW
 #undef FUSE__CGPACK
 #undef FUSE__IF512
