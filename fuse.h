@@ -1,6 +1,10 @@
 /* fuse.h - v0.1.0 - fused conv / matmul epilogues for small neural-network graphs.
    Public domain-style single header (MIT, see the end of the file).
 
+   THIS FILE IS GENERATED from the source tree in src/ by tools/amalgamate.sh; the markers
+   "==== begin src/..." name the file each part comes from. Edit src/, then run `make fuse.h`
+   and commit both (`make test` fails while they differ).
+
    fuse.h takes a neural-network graph (built in C, read from its text form, or loaded from
    an ONNX file), finds the chains a fused kernel can run in one pass - conv2d ->
    reshape(bias) -> add -> relu, matmul -> clip - wraps each into a named composite, analyzes
@@ -54,11 +58,12 @@
      FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
      FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
-     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX paths out (conv2d runs
-                           as an AVX-512 / AVX2 GEMM; other ops are scalar for now)
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX-512 / AVX2 kernels out
+                           (the x86 paths are chosen at run time from cpuid)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
+/* ==== begin src/api.h ==== */
 #ifndef FUSE_H
 #define FUSE_H
 
@@ -431,6 +436,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 }
 #endif
 #endif /* FUSE_H */
+/* ==== end src/api.h ==== */
 
 /* ============================================================================
    IMPLEMENTATION
@@ -438,6 +444,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #if defined(FUSE_IMPLEMENTATION) && !defined(FUSE_IMPLEMENTATION_DONE)
 #define FUSE_IMPLEMENTATION_DONE
 
+/* ==== begin src/basics.c ==== */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -734,6 +741,8 @@ static void fuse__put_dims(fuse__out *o, int n, const int64_t *d, const char *se
   fuse__puts(o, "]");
 }
 
+/* ==== end src/basics.c ==== */
+/* ==== begin src/graph.c ==== */
 /* ---------------------------------------------------------------- the graph -- */
 
 typedef enum fuse__op {
@@ -998,6 +1007,8 @@ static fuse_value fuse__id(const fuse_graph *g, const fuse__node *n) {
   return (fuse_value)(n - g->nodes);
 }
 
+/* ==== end src/graph.c ==== */
+/* ==== begin src/builders.c ==== */
 /* ---------------------------------------------------------------- builders -- */
 
 /* Checks the common preconditions of a builder: a usable graph and valid operands. */
@@ -1659,6 +1670,8 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
 }
 
 
+/* ==== end src/builders.c ==== */
+/* ==== begin src/composites.c ==== */
 /* --------------------------------------------------------------- composites -- */
 
 /* A pass that fails leaves the graph intact: the message goes to fuse_graph_error, the
@@ -1771,6 +1784,8 @@ FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composi
 }
 
 
+/* ==== end src/composites.c ==== */
+/* ==== begin src/pattern.c ==== */
 /* ------------------------------------------------------------ pattern parser -- */
 /* A pattern compiles to a small tree of fuse__pat nodes held in one fuse__pattern. */
 
@@ -1807,7 +1822,7 @@ typedef struct fuse__pattern {
   char error[160];
 } fuse__pattern;
 
-static int fuse__pp_fail(fuse__pattern *pt, const char *expected) {
+static int fuse__pattern_fail(fuse__pattern *pt, const char *expected) {
   fuse__out o;
   char got[16];
   size_t i;
@@ -1831,25 +1846,25 @@ static int fuse__pp_fail(fuse__pattern *pt, const char *expected) {
   return -1;
 }
 
-static void fuse__pp_skip(fuse__pattern *pt) {
+static void fuse__pattern_skip(fuse__pattern *pt) {
   while (*pt->p == ' ' || *pt->p == '\t' || *pt->p == '\n' || *pt->p == '\r') pt->p++;
 }
 
-static int fuse__pp_accept(fuse__pattern *pt, char c) {
-  fuse__pp_skip(pt);
+static int fuse__pattern_accept(fuse__pattern *pt, char c) {
+  fuse__pattern_skip(pt);
   if (*pt->p != c) return 0;
   pt->p++;
   return 1;
 }
 
-static int fuse__pp_ident(fuse__pattern *pt, char *out, size_t cap) {
-  fuse__pp_skip(pt);
+static int fuse__pattern_ident(fuse__pattern *pt, char *out, size_t cap) {
+  fuse__pattern_skip(pt);
   return fuse__scan_ident(&pt->p, out, cap);
 }
 
-static int fuse__pp_new(fuse__pattern *pt, int kind) {
+static int fuse__pattern_new(fuse__pattern *pt, int kind) {
   fuse__pat *n;
-  if (pt->num_nodes == FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+  if (pt->num_nodes == FUSE__PAT_MAX_NODES) return fuse__pattern_fail(pt, "a smaller pattern");
   n = &pt->nodes[pt->num_nodes];
   memset(n, 0, sizeof *n);
   n->kind = kind;
@@ -1857,100 +1872,100 @@ static int fuse__pp_new(fuse__pattern *pt, int kind) {
   return pt->num_nodes++;
 }
 
-static int fuse__pp_op_bit(fuse__pattern *pt, const char *name, uint32_t *mask) {
+static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint32_t *mask) {
   int op;
   for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
     if (strcmp(name, fuse__op_names[op]) == 0) {
       *mask |= 1u << op;
       return 1;
     }
-  return fuse__pp_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)"), 0;
+  return fuse__pattern_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)"), 0;
 }
 
-static int fuse__pp_alt(fuse__pattern *pt);
+static int fuse__pattern_alt(fuse__pattern *pt);
 
 /* op spec already read into mask; reads [attrs], ?, (args) */
-static int fuse__pp_op(fuse__pattern *pt, uint32_t mask) {
-  int id = fuse__pp_new(pt, FUSE__PAT_OP), args[FUSE__PAT_MAX_NODES], n = 0, i;
+static int fuse__pattern_op(fuse__pattern *pt, uint32_t mask) {
+  int id = fuse__pattern_new(pt, FUSE__PAT_OP), args[FUSE__PAT_MAX_NODES], n = 0, i;
   if (id < 0) return -1;
   pt->nodes[id].ops = mask;
   pt->nodes[id].first_attr = pt->num_attrs;
-  if (fuse__pp_accept(pt, '[')) {
+  if (fuse__pattern_accept(pt, '[')) {
     do {
       fuse__pat_attr *a;
       double v;
       size_t used;
-      if (pt->num_attrs == FUSE__PAT_MAX_ATTRS) return fuse__pp_fail(pt, "fewer attributes");
+      if (pt->num_attrs == FUSE__PAT_MAX_ATTRS) return fuse__pattern_fail(pt, "fewer attributes");
       a = &pt->attrs[pt->num_attrs];
       memset(a, 0, sizeof *a);
-      if (!fuse__pp_ident(pt, a->name, sizeof a->name)) return fuse__pp_fail(pt, "an attribute name");
-      if (!fuse__pp_accept(pt, '=')) return fuse__pp_fail(pt, "'=' after the attribute name");
-      if (fuse__pp_accept(pt, '[')) {
+      if (!fuse__pattern_ident(pt, a->name, sizeof a->name)) return fuse__pattern_fail(pt, "an attribute name");
+      if (!fuse__pattern_accept(pt, '=')) return fuse__pattern_fail(pt, "'=' after the attribute name");
+      if (fuse__pattern_accept(pt, '[')) {
         a->is_list = 1;
-        if (!fuse__pp_accept(pt, ']')) {
+        if (!fuse__pattern_accept(pt, ']')) {
           do {
-            fuse__pp_skip(pt);
-            if (a->count == FUSE_MAX_RANK) return fuse__pp_fail(pt, "at most 8 list entries");
-            if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pp_fail(pt, "a number");
+            fuse__pattern_skip(pt);
+            if (a->count == FUSE_MAX_RANK) return fuse__pattern_fail(pt, "at most 8 list entries");
+            if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pattern_fail(pt, "a number");
             pt->p += used;
             a->v[a->count++] = v;
-          } while (fuse__pp_accept(pt, ','));
-          if (!fuse__pp_accept(pt, ']')) return fuse__pp_fail(pt, "',' or ']'");
+          } while (fuse__pattern_accept(pt, ','));
+          if (!fuse__pattern_accept(pt, ']')) return fuse__pattern_fail(pt, "',' or ']'");
         }
       } else {
-        fuse__pp_skip(pt);
-        if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pp_fail(pt, "a number or [list]");
+        fuse__pattern_skip(pt);
+        if (!(used = fuse__parse_number(pt->p, &v))) return fuse__pattern_fail(pt, "a number or [list]");
         pt->p += used;
         a->v[0] = v;
         a->count = 1;
       }
       pt->num_attrs++;
       pt->nodes[id].num_attrs++;
-    } while (fuse__pp_accept(pt, ','));
-    if (!fuse__pp_accept(pt, ']')) return fuse__pp_fail(pt, "',' or ']' closing the attributes");
+    } while (fuse__pattern_accept(pt, ','));
+    if (!fuse__pattern_accept(pt, ']')) return fuse__pattern_fail(pt, "',' or ']' closing the attributes");
   }
-  if (fuse__pp_accept(pt, '?')) pt->nodes[id].optional = 1;
-  if (!fuse__pp_accept(pt, '(')) return fuse__pp_fail(pt, "'(' and the op's operands");
-  if (!fuse__pp_accept(pt, ')')) {
+  if (fuse__pattern_accept(pt, '?')) pt->nodes[id].optional = 1;
+  if (!fuse__pattern_accept(pt, '(')) return fuse__pattern_fail(pt, "'(' and the op's operands");
+  if (!fuse__pattern_accept(pt, ')')) {
     do {
-      fuse__pp_skip(pt);
+      fuse__pattern_skip(pt);
       if (strncmp(pt->p, "...", 3) == 0) {
         pt->p += 3;
         pt->nodes[id].ellipsis = 1;
         break;
       }
-      if (n == FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "fewer operands");
-      if ((args[n++] = fuse__pp_alt(pt)) < 0) return -1;
-    } while (fuse__pp_accept(pt, ','));
-    if (!fuse__pp_accept(pt, ')')) return fuse__pp_fail(pt, "',' or ')' after an operand pattern");
+      if (n == FUSE__PAT_MAX_NODES) return fuse__pattern_fail(pt, "fewer operands");
+      if ((args[n++] = fuse__pattern_alt(pt)) < 0) return -1;
+    } while (fuse__pattern_accept(pt, ','));
+    if (!fuse__pattern_accept(pt, ')')) return fuse__pattern_fail(pt, "',' or ')' after an operand pattern");
   }
   if (pt->nodes[id].optional && n == 0)
-    return fuse__pp_fail(pt, "an operand: op?(P, ...) stands for P when the op is absent");
-  if (pt->num_args + n > FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+    return fuse__pattern_fail(pt, "an operand: op?(P, ...) stands for P when the op is absent");
+  if (pt->num_args + n > FUSE__PAT_MAX_NODES) return fuse__pattern_fail(pt, "a smaller pattern");
   pt->nodes[id].first_arg = pt->num_args;
   pt->nodes[id].num_args = n;
   for (i = 0; i < n; i++) pt->args[pt->num_args++] = args[i];
   return id;
 }
 
-static int fuse__pp_primary1(fuse__pattern *pt);
+static int fuse__pattern_primary1(fuse__pattern *pt);
 
 /* Nesting is bounded, so no pattern text can exhaust the stack. */
-static int fuse__pp_primary(fuse__pattern *pt) {
+static int fuse__pattern_primary(fuse__pattern *pt) {
   int id;
   if (++pt->depth > FUSE__PAT_MAX_NODES)
-    return fuse__pp_fail(pt, "a pattern nested at most 256 deep");
-  id = fuse__pp_primary1(pt);
+    return fuse__pattern_fail(pt, "a pattern nested at most 256 deep");
+  id = fuse__pattern_primary1(pt);
   pt->depth--;
   return id;
 }
 
-static int fuse__pp_primary1(fuse__pattern *pt) {
+static int fuse__pattern_primary1(fuse__pattern *pt) {
   char word[32];
-  fuse__pp_skip(pt);
+  fuse__pattern_skip(pt);
   if (*pt->p == '*') {
     pt->p++;
-    return fuse__pp_new(pt, FUSE__PAT_ANY);
+    return fuse__pattern_new(pt, FUSE__PAT_ANY);
   }
   if (*pt->p == '$') {
     int slot, id;
@@ -1958,22 +1973,22 @@ static int fuse__pp_primary1(fuse__pattern *pt) {
     size_t len;
     pt->p++;
     if (!fuse__is_ident_start((unsigned char)*pt->p))
-      return fuse__pp_fail(pt, "a capture name after '$'");
+      return fuse__pattern_fail(pt, "a capture name after '$'");
     name = pt->p;
     while (fuse__is_ident_char((unsigned char)*pt->p)) pt->p++;
     len = (size_t)(pt->p - name);
     for (slot = 0; slot < pt->num_captures; slot++)
       if (pt->capture_len[slot] == len && memcmp(pt->captures[slot], name, len) == 0) break;
     if (slot == pt->num_captures) {
-      if (slot == FUSE__PAT_MAX_CAPTURES) return fuse__pp_fail(pt, "at most 16 capture names");
+      if (slot == FUSE__PAT_MAX_CAPTURES) return fuse__pattern_fail(pt, "at most 16 capture names");
       pt->captures[slot] = name;
       pt->capture_len[slot] = len;
       pt->num_captures++;
     }
-    if (fuse__pp_accept(pt, ':')) {
-      if ((id = fuse__pp_primary(pt)) < 0) return -1;
-      if (pt->nodes[id].capture >= 0) return fuse__pp_fail(pt, "one capture name per pattern");
-    } else if ((id = fuse__pp_new(pt, FUSE__PAT_ANY)) < 0) {
+    if (fuse__pattern_accept(pt, ':')) {
+      if ((id = fuse__pattern_primary(pt)) < 0) return -1;
+      if (pt->nodes[id].capture >= 0) return fuse__pattern_fail(pt, "one capture name per pattern");
+    } else if ((id = fuse__pattern_new(pt, FUSE__PAT_ANY)) < 0) {
       return -1;
     }
     pt->nodes[id].capture = slot;
@@ -1983,46 +1998,46 @@ static int fuse__pp_primary1(fuse__pattern *pt) {
     const char *save = pt->p;
     uint32_t mask = 0;
     pt->p++;
-    if (fuse__pp_ident(pt, word, sizeof word) && strcmp(word, "const") != 0) {
+    if (fuse__pattern_ident(pt, word, sizeof word) && strcmp(word, "const") != 0) {
       for (;;) {
-        if (!fuse__pp_op_bit(pt, word, &mask)) return -1;
-        if (fuse__pp_accept(pt, ')')) break;
-        if (!fuse__pp_accept(pt, '|') || !fuse__pp_ident(pt, word, sizeof word)) {
+        if (!fuse__pattern_op_bit(pt, word, &mask)) return -1;
+        if (fuse__pattern_accept(pt, ')')) break;
+        if (!fuse__pattern_accept(pt, '|') || !fuse__pattern_ident(pt, word, sizeof word)) {
           mask = 0;
           break;
         }
       }
-      fuse__pp_skip(pt);
-      if (mask && (*pt->p == '(' || *pt->p == '?' || *pt->p == '[')) return fuse__pp_op(pt, mask);
+      fuse__pattern_skip(pt);
+      if (mask && (*pt->p == '(' || *pt->p == '?' || *pt->p == '[')) return fuse__pattern_op(pt, mask);
     }
     pt->p = save + 1; /* a grouped pattern */
     {
-      int id = fuse__pp_alt(pt);
+      int id = fuse__pattern_alt(pt);
       if (id < 0) return -1;
-      if (!fuse__pp_accept(pt, ')')) return fuse__pp_fail(pt, "')' closing the group");
+      if (!fuse__pattern_accept(pt, ')')) return fuse__pattern_fail(pt, "')' closing the group");
       return id;
     }
   }
-  if (!fuse__pp_ident(pt, word, sizeof word)) return fuse__pp_fail(pt, "a pattern: *, $x, const or op(...)");
-  if (strcmp(word, "const") == 0) return fuse__pp_new(pt, FUSE__PAT_CONST);
+  if (!fuse__pattern_ident(pt, word, sizeof word)) return fuse__pattern_fail(pt, "a pattern: *, $x, const or op(...)");
+  if (strcmp(word, "const") == 0) return fuse__pattern_new(pt, FUSE__PAT_CONST);
   {
     uint32_t mask = 0;
     const char *at = pt->p - strlen(word);
-    if (!fuse__pp_op_bit(pt, word, &mask)) {
+    if (!fuse__pattern_op_bit(pt, word, &mask)) {
       pt->p = at;
-      return fuse__pp_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)");
+      return fuse__pattern_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)");
     }
-    return fuse__pp_op(pt, mask);
+    return fuse__pattern_op(pt, mask);
   }
 }
 
-static int fuse__pp_alt(fuse__pattern *pt) {
-  int left = fuse__pp_primary(pt);
-  while (left >= 0 && fuse__pp_accept(pt, '|')) {
-    int right = fuse__pp_primary(pt), id;
+static int fuse__pattern_alt(fuse__pattern *pt) {
+  int left = fuse__pattern_primary(pt);
+  while (left >= 0 && fuse__pattern_accept(pt, '|')) {
+    int right = fuse__pattern_primary(pt), id;
     if (right < 0) return -1;
-    if ((id = fuse__pp_new(pt, FUSE__PAT_ALT)) < 0) return -1;
-    if (pt->num_args + 2 > FUSE__PAT_MAX_NODES) return fuse__pp_fail(pt, "a smaller pattern");
+    if ((id = fuse__pattern_new(pt, FUSE__PAT_ALT)) < 0) return -1;
+    if (pt->num_args + 2 > FUSE__PAT_MAX_NODES) return fuse__pattern_fail(pt, "a smaller pattern");
     pt->nodes[id].first_arg = pt->num_args;
     pt->nodes[id].num_args = 2;
     pt->args[pt->num_args++] = left;
@@ -2036,11 +2051,11 @@ static int fuse__pattern_parse(fuse__pattern *pt, const char *text) {
   pt->num_nodes = pt->num_args = pt->num_attrs = pt->num_captures = pt->depth = 0;
   pt->error[0] = 0;
   pt->text = pt->p = text ? text : "";
-  if (!text) return fuse__pp_fail(pt, "a pattern (it is NULL)"), 0;
-  pt->root = fuse__pp_alt(pt);
+  if (!text) return fuse__pattern_fail(pt, "a pattern (it is NULL)"), 0;
+  pt->root = fuse__pattern_alt(pt);
   if (pt->root < 0) return 0;
-  fuse__pp_skip(pt);
-  if (*pt->p) return fuse__pp_fail(pt, "the end of the pattern"), 0;
+  fuse__pattern_skip(pt);
+  if (*pt->p) return fuse__pattern_fail(pt, "the end of the pattern"), 0;
   return 1;
 }
 
@@ -2240,6 +2255,8 @@ static int fuse__match(fuse_match *m, int pi, fuse_value v) {
   return 1;
 }
 
+/* ==== end src/pattern.c ==== */
+/* ==== begin src/fuse_ops.c ==== */
 /* ------------------------------------------------------------ composites -- */
 
 /* users[first[v] .. first[v+1]) lists the nodes that use v (once per use). */
@@ -2452,6 +2469,8 @@ done:
   fuse__free(&g->alloc, cands);
   return status;
 }
+/* ==== end src/fuse_ops.c ==== */
+/* ==== begin src/epilogue.c ==== */
 /* ------------------------------------------------------------ epilogue analysis -- */
 
 static int fuse__epi_why(fuse_epilogue *e, const fuse_graph *g, const char *fmt, ...) {
@@ -2712,6 +2731,8 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
   return fuse__analyze(g, root, &scope, out);
 }
 
+/* ==== end src/epilogue.c ==== */
+/* ==== begin src/merge.c ==== */
 /* ---------------------------------------------------------------- merge -- */
 
 /* Merging works on groups of composites: union-find over composites, each group's composites
@@ -2723,20 +2744,20 @@ typedef struct fuse__merge {
   int *stamp, *stack, cur;        /* per node */
 } fuse__merge;
 
-static int fuse__m_find(fuse__merge *m, int c) {
+static int fuse__merge_find(fuse__merge *m, int c) {
   while (m->parent[c] != c) c = m->parent[c] = m->parent[m->parent[c]];
   return c;
 }
 
-static int fuse__m_group(fuse__merge *m, fuse_value v) {
+static int fuse__merge_group(fuse__merge *m, fuse_value v) {
   int c = m->g->nodes[v].composite;
-  return c < 0 ? -1 : fuse__m_find(m, c);
+  return c < 0 ? -1 : fuse__merge_find(m, c);
 }
 
 /* Is there a path from group x into group y through ops outside both? Walks back from what y
    reads from outside. A path needs a member of y after a member of x (nodes only read earlier
    ones), so most checks end at once; in a chain the big producer group is never scanned. */
-static int fuse__m_path(fuse__merge *m, int x, int y) {
+static int fuse__merge_path(fuse__merge *m, int x, int y) {
   const fuse_graph *g = m->g;
   int top = 0, c, j, k;
   if (m->hi[y] <= m->lo[x]) return 0;
@@ -2745,7 +2766,7 @@ static int fuse__m_path(fuse__merge *m, int x, int y) {
     for (j = m->members_first[c]; j < m->members_first[c + 1]; j++) {
       const fuse__node *mn = &g->nodes[m->members[j]];
       for (k = 0; k < mn->num_in; k++) {
-        int e = mn->in[k], ge = fuse__m_group(m, e);
+        int e = mn->in[k], ge = fuse__merge_group(m, e);
         if (ge == x) continue; /* a direct edge: what merging is for */
         if (ge != y && e > m->lo[x] && m->stamp[e] != m->cur) {
           m->stamp[e] = m->cur;
@@ -2758,7 +2779,7 @@ static int fuse__m_path(fuse__merge *m, int x, int y) {
     for (k = 0; k < n->num_in; k++) {
       int e = n->in[k], ge;
       if (e < m->lo[x] || m->stamp[e] == m->cur) continue; /* no member of x lies before lo */
-      ge = fuse__m_group(m, e);
+      ge = fuse__merge_group(m, e);
       if (ge == x) return 1;
       if (ge == y) continue;
       m->stamp[e] = m->cur;
@@ -2770,8 +2791,8 @@ static int fuse__m_path(fuse__merge *m, int x, int y) {
 
 /* Would joining groups ra and rb make a cycle: a path that leaves one, passes outside both
    and enters the other? */
-static int fuse__m_cycles(fuse__merge *m, int ra, int rb) {
-  return fuse__m_path(m, ra, rb) || fuse__m_path(m, rb, ra);
+static int fuse__merge_cycles(fuse__merge *m, int ra, int rb) {
+  return fuse__merge_path(m, ra, rb) || fuse__merge_path(m, rb, ra);
 }
 
 FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
@@ -2829,9 +2850,9 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
         if (pc < 0 || !g->composites[pc].codegen ||
             strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
           continue;
-        ra = fuse__m_find(&m, pc);
-        rb = fuse__m_find(&m, cc);
-        if (ra == rb || fuse__m_cycles(&m, ra, rb)) continue;
+        ra = fuse__merge_find(&m, pc);
+        rb = fuse__merge_find(&m, cc);
+        if (ra == rb || fuse__merge_cycles(&m, ra, rb)) continue;
         m.parent[rb] = ra; /* rb's list follows ra's */
         m.next[m.tail[ra]] = rb;
         m.tail[ra] = m.tail[rb];
@@ -2843,7 +2864,7 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
   /* number the groups 0, 1, ... in graph order; composites without codegen stay -1 */
   for (c = 0; c < nc; c++) region_of[c] = -1;
   for (j = 0; j < nc; j++) {
-    int cc = order[j], root = fuse__m_find(&m, cc);
+    int cc = order[j], root = fuse__merge_find(&m, cc);
     if (!g->composites[cc].codegen) {
       g->composites[cc].region = -1;
       continue;
@@ -2868,6 +2889,8 @@ done:
   return status;
 }
 
+/* ==== end src/merge.c ==== */
+/* ==== begin src/rules.c ==== */
 /* ------------------------------------------------------- fold batch-norm, rules -- */
 
 /* Names a constant a pass made after its source ("w" -> "w.folded", or "w.folded.2" when that
@@ -3062,6 +3085,8 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   return fuse_merge_composites(g);
 }
 
+/* ==== end src/rules.c ==== */
+/* ==== begin src/text_print.c ==== */
 /* ---------------------------------------------------------------- text form -- */
 
 
@@ -3186,9 +3211,9 @@ typedef struct fuse__writer {
   int *items, num_items;
 } fuse__writer;
 
-static void fuse__w_value(fuse__writer *w, fuse_value v);
+static void fuse__writer_value(fuse__writer *w, fuse_value v);
 
-static void fuse__w_block(fuse__writer *w, int c) {
+static void fuse__writer_block(fuse__writer *w, int c) {
   const fuse_graph *g = w->g;
   int i, k, lo = g->composites[c].first, hi = g->composites[c].root;
   for (i = lo; i <= hi; i++) { /* members first mark, so they do not recurse */
@@ -3196,7 +3221,7 @@ static void fuse__w_block(fuse__writer *w, int c) {
   }
   for (i = lo; i <= hi; i++) /* what the block reads from outside comes first */
     if (g->nodes[i].composite == c)
-      for (k = 0; k < g->nodes[i].num_in; k++) fuse__w_value(w, g->nodes[i].in[k]);
+      for (k = 0; k < g->nodes[i].num_in; k++) fuse__writer_value(w, g->nodes[i].in[k]);
   w->items[w->num_items++] = -2 - c;
   for (i = lo; i <= hi; i++)
     if (g->nodes[i].composite == c) {
@@ -3206,16 +3231,16 @@ static void fuse__w_block(fuse__writer *w, int c) {
   w->items[w->num_items++] = -1;
 }
 
-static void fuse__w_value(fuse__writer *w, fuse_value v) {
+static void fuse__writer_value(fuse__writer *w, fuse_value v) {
   const fuse__node *n = &w->g->nodes[v];
   int k;
   if (w->done[v] || n->op == FUSE__OP_INPUT || fuse__is_inline_scalar(n)) return;
   if (n->composite >= 0) {
-    fuse__w_block(w, n->composite);
+    fuse__writer_block(w, n->composite);
     return;
   }
   w->done[v] = 1;
-  for (k = 0; k < n->num_in; k++) fuse__w_value(w, n->in[k]);
+  for (k = 0; k < n->num_in; k++) fuse__writer_value(w, n->in[k]);
   w->items[w->num_items++] = v;
 }
 
@@ -3304,7 +3329,7 @@ static int fuse__writer_init(fuse__writer *w, const fuse_graph *g, int **number)
   w->num_items = 0;
   if (!*number || !w->done || !w->items) return 0;
   memset(w->done, 0, (size_t)g->num_nodes);
-  for (i = 0; i < g->num_nodes; i++) fuse__w_value(w, i);
+  for (i = 0; i < g->num_nodes; i++) fuse__writer_value(w, i);
   for (i = 0; i < g->num_inputs; i++)
     if (!g->nodes[g->inputs[i]].name) (*number)[g->inputs[i]] = next++;
   for (i = 0; i < w->num_items; i++)
@@ -3376,6 +3401,8 @@ FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f) {
 }
 #endif
 
+/* ==== end src/text_print.c ==== */
+/* ==== begin src/text_parse.c ==== */
 /* --------------------------------------------------------------- text parser -- */
 
 #define FUSE__MAX_PARSE_ATTRS 8
@@ -3399,21 +3426,21 @@ typedef struct fuse__parser {
   int num_cap, num_count;
 } fuse__parser;
 
-static int fuse__p_col(const fuse__parser *ps) { return (int)(ps->p - ps->line_start) + 1; }
+static int fuse__text_col(const fuse__parser *ps) { return (int)(ps->p - ps->line_start) + 1; }
 
 /* Records a parse error at the current position; returns 0. */
-static int fuse__p_fail(fuse__parser *ps, const char *what) {
+static int fuse__text_fail(fuse__parser *ps, const char *what) {
   char got[24];
   size_t i;
   for (i = 0; i < 12 && ps->p[i] && ps->p[i] != '\n'; i++) got[i] = ps->p[i];
   got[i] = 0;
   fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: expected %s, found %s%s%s", ps->line,
-             fuse__p_col(ps), what, *ps->p ? "'" : "the end of the text", got,
+             fuse__text_col(ps), what, *ps->p ? "'" : "the end of the text", got,
              *ps->p ? (i == 12 ? "...'" : "'") : "");
   return 0;
 }
 
-static void fuse__p_skip(fuse__parser *ps) {
+static void fuse__text_skip(fuse__parser *ps) {
   for (;;) {
     char c = *ps->p;
     if (c == '\n') {
@@ -3429,23 +3456,23 @@ static void fuse__p_skip(fuse__parser *ps) {
   }
 }
 
-static int fuse__p_accept(fuse__parser *ps, char c) {
-  fuse__p_skip(ps);
+static int fuse__text_accept(fuse__parser *ps, char c) {
+  fuse__text_skip(ps);
   if (*ps->p != c) return 0;
   ps->p++;
   return 1;
 }
 
-static int fuse__p_expect(fuse__parser *ps, char c, const char *what) {
-  return fuse__p_accept(ps, c) ? 1 : fuse__p_fail(ps, what);
+static int fuse__text_expect(fuse__parser *ps, char c, const char *what) {
+  return fuse__text_accept(ps, c) ? 1 : fuse__text_fail(ps, what);
 }
 
-static int fuse__p_word(fuse__parser *ps, char *out, size_t cap) {
-  fuse__p_skip(ps);
+static int fuse__text_word(fuse__parser *ps, char *out, size_t cap) {
+  fuse__text_skip(ps);
   return fuse__scan_ident(&ps->p, out, cap);
 }
 
-static int fuse__p_name_char(fuse__parser *ps, size_t at, char c) {
+static int fuse__text_name_char(fuse__parser *ps, size_t at, char c) {
   if (at + 1 >= ps->name_cap) {
     size_t cap = ps->name_cap * 2;
     char *bigger = (char *)fuse__alloc(&ps->g->alloc, cap, 1);
@@ -3466,53 +3493,53 @@ static int fuse__hex(int c) {
 }
 
 /* Reads a "quoted" string (escapes \" \\ \xHH) into ps->name. */
-static int fuse__p_quoted(fuse__parser *ps) {
+static int fuse__text_quoted(fuse__parser *ps) {
   size_t n = 0;
   ps->name[0] = 0;
   for (ps->p++; *ps->p != '"'; ps->p++) {
     char c = *ps->p;
-    if (!c || c == '\n') return fuse__p_fail(ps, "a closing '\"'");
+    if (!c || c == '\n') return fuse__text_fail(ps, "a closing '\"'");
     if (c == '\\') {
       c = *++ps->p;
       if (c == 'x' && fuse__hex(ps->p[1]) >= 0 && fuse__hex(ps->p[2]) >= 0) {
         c = (char)(fuse__hex(ps->p[1]) * 16 + fuse__hex(ps->p[2]));
         ps->p += 2;
       } else if (c != '"' && c != '\\') {
-        return fuse__p_fail(ps, "an escape \\\", \\\\ or \\xHH");
+        return fuse__text_fail(ps, "an escape \\\", \\\\ or \\xHH");
       }
-      if (c == 0) return fuse__p_fail(ps, "a name without a NUL byte");
+      if (c == 0) return fuse__text_fail(ps, "a name without a NUL byte");
     }
-    if (!fuse__p_name_char(ps, n++, c)) return 0;
+    if (!fuse__text_name_char(ps, n++, c)) return 0;
   }
   ps->p++;
-  if (n == 0) return fuse__p_fail(ps, "a non-empty name");
+  if (n == 0) return fuse__text_fail(ps, "a non-empty name");
   return 1;
 }
 
 /* Reads a label: %ident, %"quoted", or %N. */
-static int fuse__p_label(fuse__parser *ps) {
+static int fuse__text_label(fuse__parser *ps) {
   size_t n = 0;
-  fuse__p_skip(ps);
-  if (*ps->p != '%') return fuse__p_fail(ps, "a value like %x");
+  fuse__text_skip(ps);
+  if (*ps->p != '%') return fuse__text_fail(ps, "a value like %x");
   ps->p++;
   ps->name[0] = 0;
   ps->name_numbered = 0;
   if (*ps->p >= '0' && *ps->p <= '9') {
     ps->name_numbered = 1;
     while (*ps->p >= '0' && *ps->p <= '9') {
-      if (n > 15) return fuse__p_fail(ps, "a shorter value number");
-      if (!fuse__p_name_char(ps, n++, *ps->p++)) return 0;
+      if (n > 15) return fuse__text_fail(ps, "a shorter value number");
+      if (!fuse__text_name_char(ps, n++, *ps->p++)) return 0;
     }
     return 1;
   }
-  if (*ps->p == '"') return fuse__p_quoted(ps);
-  if (!fuse__is_ident_start((unsigned char)*ps->p)) return fuse__p_fail(ps, "a value name after '%'");
+  if (*ps->p == '"') return fuse__text_quoted(ps);
+  if (!fuse__is_ident_start((unsigned char)*ps->p)) return fuse__text_fail(ps, "a value name after '%'");
   while (fuse__is_ident_char((unsigned char)*ps->p))
-    if (!fuse__p_name_char(ps, n++, *ps->p++)) return 0;
+    if (!fuse__text_name_char(ps, n++, *ps->p++)) return 0;
   return 1;
 }
 
-static int64_t fuse__p_label_number(const fuse__parser *ps) {
+static int64_t fuse__text_label_number(const fuse__parser *ps) {
   int64_t v = 0;
   const char *s;
   for (s = ps->name; *s; s++) v = v * 10 + (*s - '0');
@@ -3520,25 +3547,25 @@ static int64_t fuse__p_label_number(const fuse__parser *ps) {
 }
 
 /* Slot of %N in the parser's table (empty slots hold -1). */
-static int fuse__p_num_slot(const fuse__parser *ps, int64_t key) {
+static int fuse__text_num_slot(const fuse__parser *ps, int64_t key) {
   /* unsigned: %1555555555555 times the constant overflows int64 (UBSan, fuzz_text) */
   uint32_t i = (uint32_t)((uint64_t)key * 2654435761u) & (uint32_t)(ps->num_cap - 1);
   while (ps->num_keys[i] != -1 && ps->num_keys[i] != key) i = (i + 1) & (uint32_t)(ps->num_cap - 1);
   return (int)i;
 }
 
-static fuse_value fuse__p_lookup(fuse__parser *ps) {
+static fuse_value fuse__text_lookup(fuse__parser *ps) {
   if (ps->name_numbered) {
     int slot;
     if (!ps->num_cap) return FUSE_NONE;
-    slot = fuse__p_num_slot(ps, fuse__p_label_number(ps));
+    slot = fuse__text_num_slot(ps, fuse__text_label_number(ps));
     return ps->num_keys[slot] == -1 ? FUSE_NONE : ps->num_vals[slot];
   }
   return fuse__find(ps->g, ps->name);
 }
 
 /* Binds the last label to v (a %N label in the parser's table; a name in the graph). */
-static int fuse__p_bind(fuse__parser *ps, fuse_value v) {
+static int fuse__text_bind(fuse__parser *ps, fuse_value v) {
   fuse_graph *g = ps->g;
   int slot, i;
   if (!ps->name_numbered) return fuse__set_name(g, v, ps->name, "parse");
@@ -3559,72 +3586,72 @@ static int fuse__p_bind(fuse__parser *ps, fuse_value v) {
     ps->num_cap = cap;
     for (i = 0; i < old_cap; i++) {
       if (old_keys[i] == -1) continue;
-      slot = fuse__p_num_slot(ps, old_keys[i]);
+      slot = fuse__text_num_slot(ps, old_keys[i]);
       keys[slot] = old_keys[i];
       vals[slot] = old_vals[i];
     }
     fuse__free(&g->alloc, old_keys);
     fuse__free(&g->alloc, old_vals);
   }
-  slot = fuse__p_num_slot(ps, fuse__p_label_number(ps));
-  ps->num_keys[slot] = fuse__p_label_number(ps);
+  slot = fuse__text_num_slot(ps, fuse__text_label_number(ps));
+  ps->num_keys[slot] = fuse__text_label_number(ps);
   ps->num_vals[slot] = v;
   ps->num_count++;
   return 1;
 }
 
-static int fuse__p_number(fuse__parser *ps, double *v) {
+static int fuse__text_number(fuse__parser *ps, double *v) {
   size_t used;
-  fuse__p_skip(ps);
+  fuse__text_skip(ps);
   used = fuse__parse_number(ps->p, v);
-  if (!used || fuse__is_ident_char((unsigned char)ps->p[used])) return fuse__p_fail(ps, "a number");
+  if (!used || fuse__is_ident_char((unsigned char)ps->p[used])) return fuse__text_fail(ps, "a number");
   ps->p += used;
   return 1;
 }
 
-static int fuse__p_float(fuse__parser *ps, float *out) {
+static int fuse__text_float(fuse__parser *ps, float *out) {
   double v;
-  if (!fuse__p_number(ps, &v)) return 0;
+  if (!fuse__text_number(ps, &v)) return 0;
   if (v == v && fabs(v) >= 3.4028235677973366e38 && fabs(v) != HUGE_VAL) /* FLT_MAX + ulp/2 */
-    return fuse__p_fail(ps, "a number within float range");
+    return fuse__text_fail(ps, "a number within float range");
   *out = (float)v;
   return 1;
 }
 
 /* Reads [d0, d1, ...] as a shape (allow_minus_one: reshape targets). */
-static int fuse__p_shape(fuse__parser *ps, int *rank, int64_t *dims) {
+static int fuse__text_shape(fuse__parser *ps, int *rank, int64_t *dims) {
   *rank = 0;
-  if (!fuse__p_expect(ps, '[', "'[' starting a shape")) return 0;
-  if (fuse__p_accept(ps, ']')) return 1;
+  if (!fuse__text_expect(ps, '[', "'[' starting a shape")) return 0;
+  if (fuse__text_accept(ps, ']')) return 1;
   do {
     double v;
-    if (*rank == FUSE_MAX_RANK) return fuse__p_fail(ps, "at most 8 dimensions");
-    if (!fuse__p_number(ps, &v)) return 0;
+    if (*rank == FUSE_MAX_RANK) return fuse__text_fail(ps, "at most 8 dimensions");
+    if (!fuse__text_number(ps, &v)) return 0;
     if (v != floor(v) || v < -1 || v > (double)FUSE__MAX_DIM)
-      return fuse__p_fail(ps, "a dimension (a whole number 1..2147483647)");
+      return fuse__text_fail(ps, "a dimension (a whole number 1..2147483647)");
     dims[(*rank)++] = (int64_t)v;
-  } while (fuse__p_accept(ps, ','));
-  return fuse__p_expect(ps, ']', "',' or ']' in a shape");
+  } while (fuse__text_accept(ps, ','));
+  return fuse__text_expect(ps, ']', "',' or ']' in a shape");
 }
 
-static int fuse__p_attr(fuse__parser *ps, fuse__parse_attr *a) {
+static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
   a->count = 0;
   a->is_list = 0;
   a->line = ps->line;
-  a->col = fuse__p_col(ps);
-  if (!fuse__p_word(ps, a->name, sizeof a->name)) return fuse__p_fail(ps, "an attribute name");
-  if (!fuse__p_expect(ps, '=', "'=' after the attribute name")) return 0;
-  if (fuse__p_accept(ps, '[')) {
+  a->col = fuse__text_col(ps);
+  if (!fuse__text_word(ps, a->name, sizeof a->name)) return fuse__text_fail(ps, "an attribute name");
+  if (!fuse__text_expect(ps, '=', "'=' after the attribute name")) return 0;
+  if (fuse__text_accept(ps, '[')) {
     a->is_list = 1;
-    if (fuse__p_accept(ps, ']')) return 1;
+    if (fuse__text_accept(ps, ']')) return 1;
     do {
-      if (a->count == FUSE_MAX_RANK) return fuse__p_fail(ps, "at most 8 list entries");
-      if (!fuse__p_number(ps, &a->v[a->count++])) return 0;
-    } while (fuse__p_accept(ps, ','));
-    return fuse__p_expect(ps, ']', "',' or ']' in a list");
+      if (a->count == FUSE_MAX_RANK) return fuse__text_fail(ps, "at most 8 list entries");
+      if (!fuse__text_number(ps, &a->v[a->count++])) return 0;
+    } while (fuse__text_accept(ps, ','));
+    return fuse__text_expect(ps, ']', "',' or ']' in a list");
   }
   a->count = 1;
-  return fuse__p_number(ps, &a->v[0]);
+  return fuse__text_number(ps, &a->v[0]);
 }
 
 /* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
@@ -3664,7 +3691,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
 }
 
 /* Checks one parsed attribute against the op's specs; 0 with a parse error if it does not fit. */
-static int fuse__p_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *a) {
+static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *a) {
   const fuse__attr_spec *s = fuse__op_attr_specs(op);
   int i, whole = 1;
   for (; s->name; s++)
@@ -3690,7 +3717,7 @@ static int fuse__p_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *
   return 1;
 }
 
-static const fuse__parse_attr *fuse__p_find_attr(const fuse__parse_attr *attrs, int n,
+static const fuse__parse_attr *fuse__text_find_attr(const fuse__parse_attr *attrs, int n,
                                                  const char *name) {
   int i;
   for (i = 0; i < n; i++)
@@ -3698,16 +3725,16 @@ static const fuse__parse_attr *fuse__p_find_attr(const fuse__parse_attr *attrs, 
   return NULL;
 }
 
-static void fuse__p_ints(const fuse__parse_attr *attrs, int n, const char *name, int *out,
+static void fuse__text_ints(const fuse__parse_attr *attrs, int n, const char *name, int *out,
                          int count) {
-  const fuse__parse_attr *a = fuse__p_find_attr(attrs, n, name);
+  const fuse__parse_attr *a = fuse__text_find_attr(attrs, n, name);
   int i;
   if (a)
     for (i = 0; i < count; i++) out[i] = (int)a->v[i];
 }
 
 /* Calls the builder of `op` with parsed operands and attributes. */
-static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
+static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
                                 const fuse__parse_attr *at, int n_at) {
   fuse_graph *g = ps->g;
   const fuse__parse_attr *a;
@@ -3731,10 +3758,10 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
   case FUSE__OP_CONV2D: {
     fuse_conv2d_attrs c;
     memset(&c, 0, sizeof c);
-    fuse__p_ints(at, n_at, "strides", c.strides, 2);
-    fuse__p_ints(at, n_at, "padding", c.padding, 4);
-    fuse__p_ints(at, n_at, "dilation", c.dilation, 2);
-    fuse__p_ints(at, n_at, "groups", &c.groups, 1);
+    fuse__text_ints(at, n_at, "strides", c.strides, 2);
+    fuse__text_ints(at, n_at, "padding", c.padding, 4);
+    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
     return fuse_conv2d(g, in[0], in[1], &c);
   }
   case FUSE__OP_MATMUL: return fuse_matmul(g, in[0], in[1]);
@@ -3747,14 +3774,14 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
   case FUSE__OP_SIGMOID: return fuse_sigmoid(g, in[0]);
   case FUSE__OP_CLIP: {
     float lo = -HUGE_VALF, hi = HUGE_VALF;
-    if ((a = fuse__p_find_attr(at, n_at, "lo")) != NULL) lo = (float)a->v[0];
-    if ((a = fuse__p_find_attr(at, n_at, "hi")) != NULL) hi = (float)a->v[0];
+    if ((a = fuse__text_find_attr(at, n_at, "lo")) != NULL) lo = (float)a->v[0];
+    if ((a = fuse__text_find_attr(at, n_at, "hi")) != NULL) hi = (float)a->v[0];
     return fuse_clip(g, in[0], lo, hi);
   }
   case FUSE__OP_RESHAPE: {
     int64_t shape[FUSE_MAX_RANK];
     int i;
-    if (!(a = fuse__p_find_attr(at, n_at, "shape")))
+    if (!(a = fuse__text_find_attr(at, n_at, "shape")))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: reshape needs shape=[...]", ps->at_line, ps->at_col);
     for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
     return fuse_reshape(g, in[0], a->count, shape);
@@ -3763,35 +3790,35 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
   case FUSE__OP_CONCAT:
   case FUSE__OP_SOFTMAX: {
     int axis = op == FUSE__OP_FLATTEN ? 1 : op == FUSE__OP_SOFTMAX ? -1 : 0;
-    fuse__p_ints(at, n_at, "axis", &axis, 1);
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
     return op == FUSE__OP_FLATTEN   ? fuse_flatten(g, in[0], axis)
            : op == FUSE__OP_SOFTMAX ? fuse_softmax(g, in[0], axis)
                                     : fuse_concat(g, n_in, in, axis);
   }
   case FUSE__OP_BATCH_NORM: {
     float eps = 1e-5f;
-    if ((a = fuse__p_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
+    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
     return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
   }
   case FUSE__OP_MAX_POOL2D:
   case FUSE__OP_AVG_POOL2D: {
     fuse_pool2d_attrs p;
     memset(&p, 0, sizeof p);
-    if (!fuse__p_find_attr(at, n_at, "kernel"))
+    if (!fuse__text_find_attr(at, n_at, "kernel"))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
                         fuse__op_names[op]);
-    fuse__p_ints(at, n_at, "kernel", p.kernel, 2);
-    fuse__p_ints(at, n_at, "strides", p.strides, 2);
-    fuse__p_ints(at, n_at, "padding", p.padding, 4);
-    fuse__p_ints(at, n_at, "dilation", p.dilation, 2);
-    fuse__p_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
-    fuse__p_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
+    fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
+    fuse__text_ints(at, n_at, "strides", p.strides, 2);
+    fuse__text_ints(at, n_at, "padding", p.padding, 4);
+    fuse__text_ints(at, n_at, "dilation", p.dilation, 2);
+    fuse__text_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
+    fuse__text_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
     return fuse__pool(g, op, in[0], &p);
   }
   case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
   case FUSE__OP_TRANSPOSE: {
     int p[FUSE_MAX_RANK], i;
-    if (!(a = fuse__p_find_attr(at, n_at, "perm"))) return fuse_transpose(g, in[0], NULL);
+    if (!(a = fuse__text_find_attr(at, n_at, "perm"))) return fuse_transpose(g, in[0], NULL);
     if (a->count != fuse_value_rank(g, in[0]))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: transpose perm has %d entries for rank %d",
                         ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
@@ -3805,7 +3832,7 @@ static fuse_value fuse__p_build(fuse__parser *ps, int op, const fuse_value *in, 
 }
 
 /* A builder failed: put the line in front of its message, keep its code. */
-static void fuse__p_locate_error(fuse__parser *ps) {
+static void fuse__text_locate_error(fuse__parser *ps) {
   char msg[sizeof ps->g->error];
   fuse__out o;
   memcpy(msg, ps->g->error, sizeof msg);
@@ -3823,18 +3850,18 @@ static void fuse__p_locate_error(fuse__parser *ps) {
 }
 
 /* An operand: a label or a number (which becomes a scalar constant). */
-static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
-  fuse__p_skip(ps);
+static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
+  fuse__text_skip(ps);
   if (*ps->p != '%') {
     float v = 0;
-    if (!fuse__p_float(ps, &v)) return 0;
+    if (!fuse__text_float(ps, &v)) return 0;
     *out = fuse_scalar(ps->g, v);
     return *out != FUSE_NONE;
   }
   {
-    int line = ps->line, col = fuse__p_col(ps);
-    if (!fuse__p_label(ps)) return 0;
-    if ((*out = fuse__p_lookup(ps)) == FUSE_NONE)
+    int line = ps->line, col = fuse__text_col(ps);
+    if (!fuse__text_label(ps)) return 0;
+    if ((*out = fuse__text_lookup(ps)) == FUSE_NONE)
       return fuse__fail(ps->g, FUSE_ERROR_PARSE,
                         "line %d, column %d: %%%s is not defined before its use", line, col,
                         ps->name),
@@ -3844,7 +3871,7 @@ static int fuse__p_operand(fuse__parser *ps, fuse_value *out) {
 }
 
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
-static int fuse__p_statement(fuse__parser *ps) {
+static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
   int declared_rank = -1, op, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
   char word[32];
@@ -3853,17 +3880,17 @@ static int fuse__p_statement(fuse__parser *ps) {
   fuse_graph *g = ps->g;
   char *label;
   int numbered;
-  fuse__p_skip(ps);
+  fuse__text_skip(ps);
   ps->at_line = ps->line;
-  ps->at_col = fuse__p_col(ps);
-  if (!fuse__p_label(ps)) return 0;
-  if (fuse__p_lookup(ps) != FUSE_NONE)
+  ps->at_col = fuse__text_col(ps);
+  if (!fuse__text_label(ps)) return 0;
+  if (fuse__text_lookup(ps) != FUSE_NONE)
     return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is defined twice", ps->at_line, ps->at_col, ps->name), 0;
   if (!(label = fuse__strdup(g, ps->name))) return fuse__oom(g, "parse");
   numbered = ps->name_numbered;
-  if (fuse__p_accept(ps, ':') && !fuse__p_shape(ps, &declared_rank, declared)) goto done;
-  if (!fuse__p_expect(ps, '=', "'=' after the value") || !fuse__p_word(ps, word, sizeof word)) {
-    if (g->status == FUSE_OK) fuse__p_fail(ps, "an op name");
+  if (fuse__text_accept(ps, ':') && !fuse__text_shape(ps, &declared_rank, declared)) goto done;
+  if (!fuse__text_expect(ps, '=', "'=' after the value") || !fuse__text_word(ps, word, sizeof word)) {
+    if (g->status == FUSE_OK) fuse__text_fail(ps, "an op name");
     goto done;
   }
   for (op = FUSE__OP_CONST; op < FUSE__OP_COPY; op++)
@@ -3880,15 +3907,15 @@ static int fuse__p_statement(fuse__parser *ps) {
                  ps->at_line, ps->at_col, label);
       goto done;
     }
-    if (fuse__p_accept(ps, '{')) {
+    if (fuse__text_accept(ps, '{')) {
       do {
         if (count == FUSE__INLINE_CONST_MAX) {
-          fuse__p_fail(ps, "at most 4 inline values (fill larger constants by name)");
+          fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
           goto done;
         }
-        if (!fuse__p_float(ps, &vals[count++])) goto done;
-      } while (fuse__p_accept(ps, ','));
-      if (!fuse__p_expect(ps, '}', "',' or '}' after constant values")) goto done;
+        if (!fuse__text_float(ps, &vals[count++])) goto done;
+      } while (fuse__text_accept(ps, ','));
+      if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) goto done;
       if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
       if (count != fuse__numel(declared_rank, declared)) {
         fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
@@ -3899,22 +3926,22 @@ static int fuse__p_statement(fuse__parser *ps) {
     v = fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
     if (v == FUSE_NONE) goto done;
   } else {
-    if (!fuse__p_expect(ps, '(', "'(' after the op name")) goto done;
-    if (!fuse__p_accept(ps, ')')) {
+    if (!fuse__text_expect(ps, '(', "'(' after the op name")) goto done;
+    if (!fuse__text_accept(ps, ')')) {
       do {
-        fuse__p_skip(ps);
+        fuse__text_skip(ps);
         if (fuse__is_ident_start((unsigned char)*ps->p)) {
           const char *q = ps->p;
           while (fuse__is_ident_char((unsigned char)*q)) q++;
           while (*q == ' ' || *q == '\t') q++;
           if (*q == '=') { /* an attribute */
             if (n_at == FUSE__MAX_PARSE_ATTRS) {
-              fuse__p_fail(ps, "fewer attributes");
+              fuse__text_fail(ps, "fewer attributes");
               goto done;
             }
-            if (!fuse__p_attr(ps, &attrs[n_at]) || !fuse__p_check_attr(ps, op, &attrs[n_at]))
+            if (!fuse__text_attr(ps, &attrs[n_at]) || !fuse__text_check_attr(ps, op, &attrs[n_at]))
               goto done;
-            if (fuse__p_find_attr(attrs, n_at, attrs[n_at].name)) {
+            if (fuse__text_find_attr(attrs, n_at, attrs[n_at].name)) {
               fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice", ps->at_line, ps->at_col,
                          attrs[n_at].name);
               goto done;
@@ -3924,7 +3951,7 @@ static int fuse__p_statement(fuse__parser *ps) {
           }
         }
         if (n_at) {
-          fuse__p_fail(ps, "an attribute (operands come first)");
+          fuse__text_fail(ps, "an attribute (operands come first)");
           goto done;
         }
         if (n_in == cap_in) {
@@ -3936,13 +3963,13 @@ static int fuse__p_statement(fuse__parser *ps) {
           }
           in = bigger;
         }
-        if (!fuse__p_operand(ps, &in[n_in++])) goto done;
-      } while (fuse__p_accept(ps, ','));
-      if (!fuse__p_expect(ps, ')', "',' or ')' after an operand")) goto done;
+        if (!fuse__text_operand(ps, &in[n_in++])) goto done;
+      } while (fuse__text_accept(ps, ','));
+      if (!fuse__text_expect(ps, ')', "',' or ')' after an operand")) goto done;
     }
-    v = fuse__p_build(ps, op, in, n_in, attrs, n_at);
+    v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
     if (v == FUSE_NONE) {
-      if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps);
+      if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
       goto done;
     }
     if (declared_rank >= 0 &&
@@ -3956,8 +3983,8 @@ static int fuse__p_statement(fuse__parser *ps) {
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
   strcpy(ps->name, label);
-  if (!fuse__p_bind(ps, v)) {
-    if (strncmp(g->error, "line ", 5) != 0) fuse__p_locate_error(ps);
+  if (!fuse__text_bind(ps, v)) {
+    if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
     goto done;
   }
   ok = 1;
@@ -3968,45 +3995,45 @@ done:
 }
 
 /* composite "name" "function" codegen="x"|none region=N bind_constants=B { statements } */
-static int fuse__p_composite(fuse__parser *ps) {
+static int fuse__text_composite(fuse__parser *ps) {
   fuse_graph *g = ps->g;
   char *text[3] = {NULL, NULL, NULL}, word[32];
   int region = -1, bind = 1, first, v, count = 0, ok = 0, i;
   fuse_value *members = NULL;
   ps->at_line = ps->line;
-  ps->at_col = fuse__p_col(ps);
+  ps->at_col = fuse__text_col(ps);
   ps->p += 9;
   for (i = 0; i < 2; i++) { /* name, function */
-    fuse__p_skip(ps);
+    fuse__text_skip(ps);
     if (*ps->p != '"') {
-      fuse__p_fail(ps, i ? "the composite's function name in quotes" : "the composite's name in quotes");
+      fuse__text_fail(ps, i ? "the composite's function name in quotes" : "the composite's name in quotes");
       goto done;
     }
-    if (!fuse__p_quoted(ps)) goto done;
+    if (!fuse__text_quoted(ps)) goto done;
     if (!(text[i] = fuse__strdup(g, ps->name))) {
       fuse__oom(g, "parse"); /* not a syntax error */
       goto done;
     }
   }
-  while (fuse__p_word(ps, word, sizeof word)) {
+  while (fuse__text_word(ps, word, sizeof word)) {
     double num;
-    if (!fuse__p_expect(ps, '=', "'=' after the composite attribute")) goto done;
+    if (!fuse__text_expect(ps, '=', "'=' after the composite attribute")) goto done;
     if (strcmp(word, "codegen") == 0) {
-      fuse__p_skip(ps);
+      fuse__text_skip(ps);
       if (*ps->p == '"') {
-        if (!fuse__p_quoted(ps)) goto done;
+        if (!fuse__text_quoted(ps)) goto done;
         if (!(text[2] = fuse__strdup(g, ps->name))) {
           fuse__oom(g, "parse");
           goto done;
         }
-      } else if (!fuse__p_word(ps, word, sizeof word) || strcmp(word, "none") != 0) {
-        fuse__p_fail(ps, "codegen=\"name\" or codegen=none");
+      } else if (!fuse__text_word(ps, word, sizeof word) || strcmp(word, "none") != 0) {
+        fuse__text_fail(ps, "codegen=\"name\" or codegen=none");
         goto done;
       }
     } else if (strcmp(word, "region") == 0 || strcmp(word, "bind_constants") == 0) {
-      if (!fuse__p_number(ps, &num)) goto done;
+      if (!fuse__text_number(ps, &num)) goto done;
       if (num != floor(num) || num < -1 || num > 2147483647.0) {
-        fuse__p_fail(ps, "a whole number");
+        fuse__text_fail(ps, "a whole number");
         goto done;
       }
       if (word[0] == 'r') region = (int)num;
@@ -4017,16 +4044,16 @@ static int fuse__p_composite(fuse__parser *ps) {
       goto done;
     }
   }
-  if (!fuse__p_expect(ps, '{', "'{' opening the composite's body")) goto done;
+  if (!fuse__text_expect(ps, '{', "'{' opening the composite's body")) goto done;
   first = g->num_nodes;
   for (;;) {
-    fuse__p_skip(ps);
+    fuse__text_skip(ps);
     if (*ps->p == '}') break;
     if (*ps->p != '%') {
-      fuse__p_fail(ps, "a statement '%x = op(...)' or '}' closing the composite");
+      fuse__text_fail(ps, "a statement '%x = op(...)' or '}' closing the composite");
       goto done;
     }
-    if (!fuse__p_statement(ps)) goto done;
+    if (!fuse__text_statement(ps)) goto done;
   }
   ps->p++;
   for (v = first; v < g->num_nodes; v++) count += g->nodes[v].op > FUSE__OP_CONST;
@@ -4053,61 +4080,61 @@ done:
   return ok;
 }
 
-static int fuse__p_graph(fuse__parser *ps) {
+static int fuse__text_graph(fuse__parser *ps) {
   fuse_graph *g = ps->g;
   char word[16];
   const char *start;
-  fuse__p_skip(ps);
+  fuse__text_skip(ps);
   start = ps->p;
-  if (!fuse__p_word(ps, word, sizeof word) || strcmp(word, "graph") != 0) {
+  if (!fuse__text_word(ps, word, sizeof word) || strcmp(word, "graph") != 0) {
     ps->p = start;
-    return fuse__p_fail(ps, "'graph'");
+    return fuse__text_fail(ps, "'graph'");
   }
-  if (!fuse__p_expect(ps, '(', "'(' after 'graph'")) return 0;
-  if (!fuse__p_accept(ps, ')')) {
+  if (!fuse__text_expect(ps, '(', "'(' after 'graph'")) return 0;
+  if (!fuse__text_accept(ps, ')')) {
     do {
       int64_t shape[FUSE_MAX_RANK];
       int rank;
       fuse_value v;
-      fuse__p_skip(ps);
+      fuse__text_skip(ps);
       ps->at_line = ps->line;
-      ps->at_col = fuse__p_col(ps);
-      if (!fuse__p_label(ps)) return 0;
-      if (fuse__p_lookup(ps) != FUSE_NONE)
+      ps->at_col = fuse__text_col(ps);
+      if (!fuse__text_label(ps)) return 0;
+      if (fuse__text_lookup(ps) != FUSE_NONE)
         return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: input %%%s is listed twice", ps->at_line, ps->at_col,
                           ps->name),
                0;
-      if (!fuse__p_expect(ps, ':', "':' and the input's shape")) return 0;
-      if (!fuse__p_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
+      if (!fuse__text_expect(ps, ':', "':' and the input's shape")) return 0;
+      if (!fuse__text_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
       v = fuse_input(g, ps->name_numbered ? NULL : ps->name, rank, shape);
-      if (v == FUSE_NONE) return fuse__p_locate_error(ps), 0;
-      if (ps->name_numbered && !fuse__p_bind(ps, v)) return 0;
-    } while (fuse__p_accept(ps, ','));
-    if (!fuse__p_expect(ps, ')', "',' or ')' after an input")) return 0;
+      if (v == FUSE_NONE) return fuse__text_locate_error(ps), 0;
+      if (ps->name_numbered && !fuse__text_bind(ps, v)) return 0;
+    } while (fuse__text_accept(ps, ','));
+    if (!fuse__text_expect(ps, ')', "',' or ')' after an input")) return 0;
   }
-  if (!fuse__p_expect(ps, '{', "'{' opening the graph body")) return 0;
+  if (!fuse__text_expect(ps, '{', "'{' opening the graph body")) return 0;
   for (;;) {
-    fuse__p_skip(ps);
+    fuse__text_skip(ps);
     if (strncmp(ps->p, "return", 6) == 0 && !fuse__is_ident_char((unsigned char)ps->p[6])) break;
     if (strncmp(ps->p, "composite", 9) == 0 && !fuse__is_ident_char((unsigned char)ps->p[9])) {
-      if (!fuse__p_composite(ps)) return 0;
+      if (!fuse__text_composite(ps)) return 0;
       continue;
     }
-    if (*ps->p != '%') return fuse__p_fail(ps, "a statement '%x = op(...)', a composite or 'return'");
-    if (!fuse__p_statement(ps)) return 0;
+    if (*ps->p != '%') return fuse__text_fail(ps, "a statement '%x = op(...)', a composite or 'return'");
+    if (!fuse__text_statement(ps)) return 0;
   }
   ps->p += 6;
-  fuse__p_skip(ps);
+  fuse__text_skip(ps);
   if (*ps->p != '}') { /* else a graph without outputs */
     do {
       fuse_value v;
-      if (!fuse__p_operand(ps, &v)) return 0;
+      if (!fuse__text_operand(ps, &v)) return 0;
       if (fuse_output(g, v) != FUSE_OK) return 0;
-    } while (fuse__p_accept(ps, ','));
+    } while (fuse__text_accept(ps, ','));
   }
-  if (!fuse__p_expect(ps, '}', "'}' closing the graph")) return 0;
-  fuse__p_skip(ps);
-  if (*ps->p) return fuse__p_fail(ps, "the end of the text after '}'");
+  if (!fuse__text_expect(ps, '}', "'}' closing the graph")) return 0;
+  fuse__text_skip(ps);
+  if (*ps->p) return fuse__text_fail(ps, "the end of the text after '}'");
   return 1;
 }
 
@@ -4126,7 +4153,7 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
   ps.name_cap = 64;
   ps.name = (char *)fuse__alloc(&g->alloc, ps.name_cap, 1);
   if (!ps.name) return fuse__oom(g, "parse"), g->status;
-  if (!fuse__p_graph(&ps) && g->status == FUSE_OK) fuse__p_fail(&ps, "valid text");
+  if (!fuse__text_graph(&ps) && g->status == FUSE_OK) fuse__text_fail(&ps, "valid text");
   fuse__free(&g->alloc, ps.name);
   fuse__free(&g->alloc, ps.num_keys);
   fuse__free(&g->alloc, ps.num_vals);
@@ -4159,6 +4186,8 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
   return FUSE_OK;
 }
 
+/* ==== end src/text_parse.c ==== */
+/* ==== begin src/cpu.c ==== */
 /* ------------------------------------------------------------------ cpu isa -- */
 
 #if !defined(FUSE_NO_SIMD) && (defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || \
@@ -4224,6 +4253,8 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
   *lo = (int)l, *hi = (int)h;
 }
 
+/* ==== end src/cpu.c ==== */
+/* ==== begin src/kernels/simd.c ==== */
 /* --------------------------------------------------------- SIMD convolution -- */
 /* On AVX-512 / AVX2, conv2d runs on NHWC tensors (the planner converts where the graph enters
    or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of X[pixel @ t, C] x W_t[C, K].
@@ -4240,7 +4271,7 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
    channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
    copied with zeros into a row buffer only where the row crosses the padding. A single layer
    may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows) and, for
-   few input channels, its own kernel (fuse__conv_ncd). Depthwise conv has its own kernel,
+   few input channels, its own kernel (fuse__conv_few_channels). Depthwise conv has its own kernel,
    vectorized over channels. Each body is written once, as a macro, and instantiated per ISA
    with that ISA's vector macros. */
 #if defined(FUSE__X86) && (defined(__GNUC__) || defined(__clang__)) && \
@@ -4372,11 +4403,11 @@ typedef struct fuse__tile_epi {
 /* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out): a tile is MR output
    channels (rows, their weights broadcast) by VECS vectors of consecutive pixels of one output
    row, read in place from rows of the input copied with their padding and split into sw
-   column phases (fuse__conv_ncd). The reduction runs in segments of one channel, kernel row
+   column phases (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row
    and phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x +
    off[g] is the tile's first input at segment g, wk the weights as [step][MR]. */
-#define FUSE__NCD_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(wk[r]); VECS(FUSE__IG_FMA, r) }
-#define FUSE__NCD(NAME, TARGET, MR, ROWS, VECS)                                              \
+#define FUSE__FEW_CHANNELS_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(wk[r]); VECS(FUSE__IG_FMA, r) }
+#define FUSE__FEW_CHANNELS(NAME, TARGET, MR, ROWS, VECS)                                              \
   TARGET static void NAME(int nseg, const int64_t *off, const int *len, const float *x,      \
                           const float *wk, float *y, int64_t ldy, int rows, int cols,        \
                           const fuse__tile_epi *e) {                                         \
@@ -4389,7 +4420,7 @@ typedef struct fuse__tile_epi {
       const float *w = x + off[g];                                                           \
       for (k = len[g]; k > 0; k--, w++, wk += MR) {                                          \
         VECS(FUSE__IG_W, 0)                                                                  \
-        ROWS(FUSE__NCD_ROW_FMA, VECS)                                                        \
+        ROWS(FUSE__FEW_CHANNELS_ROW_FMA, VECS)                                                        \
       }                                                                                      \
     }                                                                                        \
     FUSE__IG_EPILOGUE(ROWS, VECS)                                                            \
@@ -4399,29 +4430,29 @@ typedef struct fuse__tile_epi {
    group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
    that tap, zero in the padding and past cols (nr floats a row). Runs of pixels along an
    output row are vector copies when the stride is 1, gathers otherwise. */
-typedef struct fuse__cgpack_args {
+typedef struct fuse__nchw_pack_args {
   const float *xg;
   int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
   int pointwise;
-} fuse__cgpack_args;
+} fuse__nchw_pack_args;
 /* dst[0 .. n) = V, a vector at a time (V may read at i_, the vector's first index) */
-#define FUSE__CG_STORE(dst, n, V)                                                            \
+#define FUSE__NCHW_GEMM_STORE(dst, n, V)                                                            \
   for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
     int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                             \
     FUSE__MASK_DECL(0)                                                                       \
     FUSE__VMSTORE((dst) + i_, 0, V);                                                         \
   }
-#define FUSE__CG_ZERO(dst, n) FUSE__CG_STORE(dst, n, FUSE__VZERO())
-#define FUSE__CG_COPY(dst, src, n) FUSE__CG_STORE(dst, n, FUSE__VMLOAD((src) + i_, 0))
-/* dst[i] = src[2 i] for i < n: two masked loads, their even floats (FUSE__CG_EVEN, per ISA) */
-#define FUSE__CG_EVENS(dst, src, n)                                                          \
+#define FUSE__NCHW_GEMM_ZERO(dst, n) FUSE__NCHW_GEMM_STORE(dst, n, FUSE__VZERO())
+#define FUSE__NCHW_GEMM_COPY(dst, src, n) FUSE__NCHW_GEMM_STORE(dst, n, FUSE__VMLOAD((src) + i_, 0))
+/* dst[i] = src[2 i] for i < n: two masked loads, their even floats (FUSE__NCHW_GEMM_EVEN, per ISA) */
+#define FUSE__NCHW_GEMM_EVENS(dst, src, n)                                                          \
   for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
     FUSE__V ev_;                                                                             \
     {                                                                                        \
       int cols = (int)(2 * ((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW)) - 1;                 \
       FUSE__MASK_DECL(0)                                                                     \
       FUSE__MASK_DECL(1)                                                                     \
-      ev_ = FUSE__CG_EVEN(FUSE__VMLOAD((src) + 2 * i_, 0),                                   \
+      ev_ = FUSE__NCHW_GEMM_EVEN(FUSE__VMLOAD((src) + 2 * i_, 0),                                   \
                           FUSE__VMLOAD((src) + 2 * i_ + FUSE__VW, 1));                       \
     }                                                                                        \
     {                                                                                        \
@@ -4430,21 +4461,21 @@ typedef struct fuse__cgpack_args {
       FUSE__VMSTORE((dst) + i_, 0, ev_);                                                     \
     }                                                                                        \
   }
-#define FUSE__CG_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
-#define FUSE__CGPACK(NAME, TARGET)                                                           \
-  TARGET static void NAME(const fuse__cgpack_args *g, int64_t p0, int ncols, float *panel) {  \
+#define FUSE__NCHW_GEMM_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
+#define FUSE__NCHW_PACK(NAME, TARGET)                                                           \
+  TARGET static void NAME(const fuse__nchw_pack_args *g, int64_t p0, int ncols, float *panel) {  \
     int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, i_, p = p0, jj = 0;                     \
-    int64_t run_at[FUSE__CG_RUNS], run_len[FUSE__CG_RUNS], run_ih[FUSE__CG_RUNS];            \
-    int64_t run_iw[FUSE__CG_RUNS], run_e0[FUSE__CG_RUNS], run_e1[FUSE__CG_RUNS];              \
+    int64_t run_at[FUSE__NCHW_GEMM_RUNS], run_len[FUSE__NCHW_GEMM_RUNS], run_ih[FUSE__NCHW_GEMM_RUNS];            \
+    int64_t run_iw[FUSE__NCHW_GEMM_RUNS], run_e0[FUSE__NCHW_GEMM_RUNS], run_e1[FUSE__NCHW_GEMM_RUNS];              \
     int runs = 0, k;                                                                         \
     if (g->pointwise) { /* input pixel = output pixel */                                     \
       for (c = 0; c < g->Cg; c++) {                                                          \
-        FUSE__CG_COPY(panel + c * nr, g->xg + c * HW + p0, ncols)                            \
-        FUSE__CG_ZERO(panel + c * nr + ncols, nr - ncols)                                    \
+        FUSE__NCHW_GEMM_COPY(panel + c * nr, g->xg + c * HW + p0, ncols)                            \
+        FUSE__NCHW_GEMM_ZERO(panel + c * nr + ncols, nr - ncols)                                    \
       }                                                                                      \
       return;                                                                                \
     }                                                                                        \
-    while (jj < ncols && runs < FUSE__CG_RUNS) { /* the runs, once per block */              \
+    while (jj < ncols && runs < FUSE__NCHW_GEMM_RUNS) { /* the runs, once per block */              \
       int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;                              \
       if (seg > ncols - jj) seg = ncols - jj;                                                \
       run_at[runs] = jj, run_len[runs] = seg;                                                \
@@ -4467,20 +4498,20 @@ typedef struct fuse__cgpack_args {
             int64_t e0 = run_e0[k], e1 = run_e1[k], e;                                       \
             float *d = dst + run_at[k];                                                      \
             if (ih < 0 || ih >= g->H) e0 = e1 = 0;                                           \
-            FUSE__CG_ZERO(d, e0)                                                             \
+            FUSE__NCHW_GEMM_ZERO(d, e0)                                                             \
             if (e1 > e0) {                                                                   \
               const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;         \
               if (g->sw == 1) {                                                              \
-                FUSE__CG_COPY(d + e0, xr + e0, e1 - e0)                                      \
+                FUSE__NCHW_GEMM_COPY(d + e0, xr + e0, e1 - e0)                                      \
               } else if (g->sw == 2) {                                                       \
-                FUSE__CG_EVENS(d + e0, xr + 2 * e0, e1 - e0)                                 \
+                FUSE__NCHW_GEMM_EVENS(d + e0, xr + 2 * e0, e1 - e0)                                 \
               } else {                                                                       \
                 for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];                              \
               }                                                                              \
             }                                                                                \
-            FUSE__CG_ZERO(d + e1, seg - e1)                                                  \
+            FUSE__NCHW_GEMM_ZERO(d + e1, seg - e1)                                                  \
           }                                                                                  \
-          FUSE__CG_ZERO(dst + ncols, nr - ncols)                                             \
+          FUSE__NCHW_GEMM_ZERO(dst + ncols, nr - ncols)                                             \
         }                                                                                    \
     }                                                                                        \
   }
@@ -5100,12 +5131,12 @@ FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32
             FUSE__IG_EPI_ACC)
 FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1,
             FUSE__IG_EPI_ACC)
-FUSE__NCD(fuse__ncd_avx512_8x32, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V2)
-FUSE__NCD(fuse__ncd_avx512_8x16, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V1)
-#define FUSE__CG_EVEN(a, b)                                                                  \
+FUSE__FEW_CHANNELS(fuse__few_channels_avx512_8x32, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V2)
+FUSE__FEW_CHANNELS(fuse__few_channels_avx512_8x16, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V1)
+#define FUSE__NCHW_GEMM_EVEN(a, b)                                                                  \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
-FUSE__CGPACK(fuse__cgpack_avx512, __attribute__((target("avx512f"))))
-#undef FUSE__CG_EVEN
+FUSE__NCHW_PACK(fuse__nchw_pack_avx512, __attribute__((target("avx512f"))))
+#undef FUSE__NCHW_GEMM_EVEN
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #define FUSE__VSTORE(p, v) _mm512_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm512_storeu_ps(p, v)
@@ -5180,12 +5211,12 @@ FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, F
             FUSE__IG_EPILOGUE)
 FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1,
             FUSE__IG_EPILOGUE)
-FUSE__NCD(fuse__ncd_avx2_6x16, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V2)
-FUSE__NCD(fuse__ncd_avx2_6x8, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V1)
-#define FUSE__CG_EVEN(a, b)                                                                  \
+FUSE__FEW_CHANNELS(fuse__few_channels_avx2_6x16, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V2)
+FUSE__FEW_CHANNELS(fuse__few_channels_avx2_6x8, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V1)
+#define FUSE__NCHW_GEMM_EVEN(a, b)                                                                  \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
-FUSE__CGPACK(fuse__cgpack_avx2, __attribute__((target("avx2,fma"))))
-#undef FUSE__CG_EVEN
+FUSE__NCHW_PACK(fuse__nchw_pack_avx2, __attribute__((target("avx2,fma"))))
+#undef FUSE__NCHW_GEMM_EVEN
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #define FUSE__VSTORE(p, v) _mm256_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm256_storeu_ps(p, v)
@@ -5270,7 +5301,7 @@ typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t 
                                const float *w, float *y, int64_t ldy, int rows, int cols,
                                int flags, const fuse__tile_epi *e);
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
-typedef void (*fuse__ncd_fn)(int nseg, const int64_t *off, const int *len, const float *x,
+typedef void (*fuse__few_channels_fn)(int nseg, const int64_t *off, const int *len, const float *x,
                              const float *wk, float *y, int64_t ldy, int rows, int cols,
                              const fuse__tile_epi *e);
 
@@ -5376,26 +5407,26 @@ static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, i
   FUSE__RETURN_BY_ISA(isa, fuse__pool_avx512, fuse__pool_avx2);
 }
 
-typedef void (*fuse__cgpack_fn)(const fuse__cgpack_args *g, int64_t p0, int cols, float *panel);
-static fuse__cgpack_fn fuse__cgpack_pick(fuse_isa isa) {
-  FUSE__RETURN_BY_ISA(isa, fuse__cgpack_avx512, fuse__cgpack_avx2);
+typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, int cols, float *panel);
+static fuse__nchw_pack_fn fuse__nchw_pack_pick(fuse_isa isa) {
+  FUSE__RETURN_BY_ISA(isa, fuse__nchw_pack_avx512, fuse__nchw_pack_avx2);
 }
 
 /* The few-channel NCHW kernel of an ISA: its tile of two vectors, or of one (a row's end);
    its rows; the band buffer's row builder (the NCHW depthwise kernel's). */
-#define FUSE__NCD_MR(isa) ((isa) == FUSE_ISA_AVX512 ? 8 : 6)
-static fuse__ncd_fn fuse__ncd_pick(fuse_isa isa, int vectors) {
+#define FUSE__FEW_CHANNELS_MR(isa) ((isa) == FUSE_ISA_AVX512 ? 8 : 6)
+static fuse__few_channels_fn fuse__few_channels_pick(fuse_isa isa, int vectors) {
   if (vectors == 2) {
-    FUSE__RETURN_BY_ISA(isa, fuse__ncd_avx512_8x32, fuse__ncd_avx2_6x16);
+    FUSE__RETURN_BY_ISA(isa, fuse__few_channels_avx512_8x32, fuse__few_channels_avx2_6x16);
   }
-  FUSE__RETURN_BY_ISA(isa, fuse__ncd_avx512_8x16, fuse__ncd_avx2_6x8);
+  FUSE__RETURN_BY_ISA(isa, fuse__few_channels_avx512_8x16, fuse__few_channels_avx2_6x8);
 }
-#define FUSE__NCD_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
-#define FUSE__NCD_BUF (4.0 * 1024 * 1024) /* its band buffer's bytes at most */
+#define FUSE__FEW_CHANNELS_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
+#define FUSE__FEW_CHANNELS_BUF (4.0 * 1024 * 1024) /* its band buffer's bytes at most */
 /* The phase columns the few-channel NCHW kernel reads (*fill: a row's tiles of two vectors
    and the widest tap's offset, in whole vectors) and the floats of a phase row (room past
    fill for the row builder's last vector, which may overhang it). */
-static int64_t fuse__ncd_wq(int64_t OW, int64_t KW, int64_t sw, int64_t vw, int64_t *fill) {
+static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t vw, int64_t *fill) {
   *fill = ((OW + 2 * vw - 1) / (2 * vw) * 2 * vw + (KW - 1) / sw + vw - 1) / vw * vw;
   return (*fill + 15) / 16 * 16 + 32;
 }
@@ -5415,6 +5446,8 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
 }
 #endif /* FUSE__SIMD */
 
+/* ==== end src/kernels/simd.c ==== */
+/* ==== begin src/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
    output array, in the plan's constants, or at an offset in the workspace, which tensors share
@@ -5466,15 +5499,16 @@ typedef struct fuse__step {
 } fuse__step;
 
 /* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF.
-   CGEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows). NCD: the
-   same with few input channels, read in place from padded rows (fuse__conv_ncd). */
+   NCHW_GEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows).
+   FEW_CHANNELS: the same with few input channels, read in place from padded rows
+   (fuse__conv_few_channels). */
 enum {
   FUSE__KERNEL_REF,
   FUSE__KERNEL_IGEMM,
   FUSE__KERNEL_DW,
   FUSE__KERNEL_BACKEND,
-  FUSE__KERNEL_CGEMM,
-  FUSE__KERNEL_NCD
+  FUSE__KERNEL_NCHW_GEMM,
+  FUSE__KERNEL_FEW_CHANNELS
 };
 
 struct fuse_plan {
@@ -5615,6 +5649,8 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   return n->num_in;
 }
 
+/* ==== end src/plan.c ==== */
+/* ==== begin src/layouts.c ==== */
 /* ------------------------------------------------------------------ layouts -- */
 /* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
    conv2d on those kernels always; element-wise ops, pools, global average pool and concat
@@ -5758,7 +5794,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
    streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
    layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
 #define FUSE__PANEL_BYTES (1024 * 1024)
-#define FUSE__CG_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
+#define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 
@@ -5806,7 +5842,7 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   return 1;
 }
 
-/* Whether a conv2d step is better off on NCHW in and out (the CGEMM): its input is a graph
+/* Whether a conv2d step is better off on NCHW in and out (the NCHW GEMM): its input is a graph
    input and nothing that reads its output takes NHWC (another SIMD conv, a pool, concat), so
    the NHWC kernel would only add a conversion on each side (a single fused layer). */
 static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__step *st) {
@@ -5824,7 +5860,7 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
   return 1;
 }
 
-#define FUSE__CG_PANEL (512 * 1024) /* the CGEMM's gathered input panel, per chunk, at most */
+#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
 
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
    conversions. Each GEMM costs
@@ -5836,7 +5872,7 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
    1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
    56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
    rows of 196 or 49 pixels fill the NCHW GEMM's tiles poorly. */
-static int fuse__cgemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
+static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
                             int64_t Kg, int64_t macs_per_pixel, int cg) {
   int64_t P = ty->shape[2] * ty->shape[3], npix = ty->shape[0] * P;
   double converted =
@@ -5885,18 +5921,18 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   }
   if (Kg < 4) return 1;
   /* few input channels on NCHW in and out (the stems): the input read in place from rows of
-     it copied with their padding, no gather per pixel block (fuse__conv_ncd) */
+     it copied with their padding, no gather per pixel block (fuse__conv_few_channels) */
   if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
       st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
-      Cg * KH * st->a.conv.strides[1] <= FUSE__NCD_SEGS && p->tensors[st->out].shape[3] >= 16 &&
-      p->tensors[st->out].shape[2] >= 1 && fuse__ncd_pick(p->isa, 1)) {
-    int64_t mr = FUSE__NCD_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
+      Cg * KH * st->a.conv.strides[1] <= FUSE__FEW_CHANNELS_SEGS && p->tensors[st->out].shape[3] >= 16 &&
+      p->tensors[st->out].shape[2] >= 1 && fuse__few_channels_pick(p->isa, 1)) {
+    int64_t mr = FUSE__FEW_CHANNELS_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
     int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
-    int64_t wq = fuse__ncd_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
+    int64_t wq = fuse__few_channels_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
     int64_t band = OH < 8 ? OH : 8;
     double bytes = (double)Cg * (double)((band - 1) * st->a.conv.strides[0] + KH) *
                    (double)(sw * wq) * sizeof(float);
-    if (bytes <= FUSE__NCD_BUF) { /* else the band buffer is too big: the NCHW GEMM */
+    if (bytes <= FUSE__FEW_CHANNELS_BUF) { /* else the band buffer is too big: the NCHW GEMM */
       st->packed =
           (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
       if (!st->packed) return 0;
@@ -5909,7 +5945,7 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
               for (m = ph; m < KW; m += sw, dst += mr)
                 *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
       }
-      st->kernel = FUSE__KERNEL_NCD;
+      st->kernel = FUSE__KERNEL_FEW_CHANNELS;
       st->mr = (int)mr;
       st->band = (int)band;
       if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
@@ -5928,25 +5964,25 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
       (taps == 1 || Cg <= 4) &&
       fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
                          Kg, 1, st) &&
-      fuse__cgemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
+      fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
                        K * Cg * taps, st->igemm) &&
-      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__CG_PANEL) {
+      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__NCHW_GEMM_PANEL) {
     size_t floats = (size_t)(K * Cg * taps);
     st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
     if (!st->packed) return 0;
     p->weights_size += floats * sizeof(float);
     memcpy(st->packed, wn->data, floats * sizeof(float));
-    st->kernel = FUSE__KERNEL_CGEMM;
+    st->kernel = FUSE__KERNEL_NCHW_GEMM;
     st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
                     !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
                     !st->a.conv.padding[2] && !st->a.conv.padding[3];
-    /* weights past FUSE__CG_WEIGHTS would come from beyond L1 once per pixel block: gather
-       several blocks (up to FUSE__CG_PANEL) and run each tile's weight rows over them all */
+    /* weights past FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: gather
+       several blocks (up to FUSE__NCHW_GEMM_PANEL) and run each tile's weight rows over them all */
     need = (size_t)(taps * Cg * st->nr) * sizeof(float);
     st->band = 1;
-    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__CG_WEIGHTS) {
+    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
       int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
-      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__CG_PANEL / need);
+      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
       st->band = (int)(blocks < fit ? blocks : fit);
     }
     need *= (size_t)st->band;
@@ -5989,16 +6025,18 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
 }
 #endif
 
+/* ==== end src/layouts.c ==== */
+/* ==== begin src/plan_describe.c ==== */
 /* A growable text buffer for the plan's description. */
-typedef struct fuse__text {
+typedef struct fuse__listing {
   const fuse_allocator *a;
   char *buf;
   size_t len, cap;
   int failed;
-} fuse__text;
+} fuse__listing;
 
-static void fuse__text_write(void *user, const char *s, size_t n) {
-  fuse__text *t = (fuse__text *)user;
+static void fuse__listing_write(void *user, const char *s, size_t n) {
+  fuse__listing *t = (fuse__listing *)user;
   if (t->failed) return;
   if (t->len + n + 1 > t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
@@ -6027,7 +6065,7 @@ static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...
 }
 
 /* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
-static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step *s, int i,
+static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
                            fuse_value v, const int *number) {
   char line[512];
   fuse__out o;
@@ -6054,7 +6092,7 @@ static void fuse__describe(fuse__text *t, const fuse_graph *g, const fuse__step 
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
   if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */
   fuse__puts(&o, "\n");
-  fuse__text_write(t, line, o.len);
+  fuse__listing_write(t, line, o.len);
 }
 
 /* The backend name a step is offered to: the codegen of the composite it is the root of, when
@@ -6102,6 +6140,8 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
   }
 }
 
+/* ==== end src/plan_describe.c ==== */
+/* ==== begin src/backends.c ==== */
 /* Offers each fused conv2d / matmul step whose composite's codegen names a backend to the
    backends of that name, in list order, until one takes it; a step none takes keeps a note of
    why, as does the root of such a composite that runs op by op. A tensor fuse__keepable allows
@@ -6251,6 +6291,8 @@ done:
   return ok;
 }
 
+/* ==== end src/backends.c ==== */
+/* ==== begin src/compile.c ==== */
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
                                   fuse_plan **out) {
   fuse_plan *p = NULL;
@@ -6268,7 +6310,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   int cap_tensors, n_steps_cap = 0, n_operands_cap = 0, relayout = 0, *alt = NULL;
   int *number = NULL;
   fuse_value *ins = NULL; /* one step's inputs */
-  fuse__text text;
+  fuse__listing text;
   memset(&users, 0, sizeof users);
   memset(&text, 0, sizeof text);
   memset(&w, 0, sizeof w);
@@ -6611,6 +6653,8 @@ FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, vo
   return FUSE_OK;
 }
 
+/* ==== end src/compile.c ==== */
+/* ==== begin src/kernels/reference.c ==== */
 /* ------------------------------------------------------- reference kernels -- */
 /* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
 
@@ -6676,7 +6720,7 @@ static float fuse__binary_op(int op, float a, float b) {
   }
 }
 
-static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out], *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
   const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
   fuse__tensor vy, va, vb;
@@ -6728,7 +6772,7 @@ static void fuse__k_binary(const fuse__run *r, const fuse__step *s) {
   }
 }
 
-static void fuse__k_unary(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -6780,6 +6824,8 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   }
 }
 
+/* ==== end src/kernels/reference.c ==== */
+/* ==== begin src/kernels/conv_drivers.c ==== */
 #ifdef FUSE__SIMD
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
    parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
@@ -7067,30 +7113,30 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, j.G * j.obs * j.tiles, fuse__igemm_units, &j);
 }
 
-/* A conv2d on NCHW in and out (CGEMM) at run time. Per image, group and block of NR output
+/* A conv2d on NCHW in and out (NCHW GEMM) at run time. Per image, group and block of NR output
    pixels the taps those pixels read are gathered into a [Cg * taps][NR] panel, zeros where a
    tap falls into the padding (a 1x1 conv with stride 1 reads whole blocks in place); then
    each run of MR output channels is one micro-kernel call whose rows broadcast the channels'
    weights, read as [K][Cg * taps]. The tile lands in NCHW as it is: a row is a channel, its
    columns consecutive pixels. */
-typedef struct fuse__cgemm_job {
+typedef struct fuse__nchw_gemm_job {
   const fuse__run *r;
   const fuse__step *s;
   const float *x, *bias;
   float *y;
   fuse__igemm_fn fn;
-  fuse__cgpack_fn pack;
-  fuse__cgpack_args g; /* xg: the first image's first group */
+  fuse__nchw_pack_fn pack;
+  fuse__nchw_pack_args g; /* xg: the first image's first group */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, P, blocks, kparts;
-} fuse__cgemm_job;
+} fuse__nchw_gemm_job;
 
 /* Units (image, group, pixel block, part of the output channels), the parts innermost so a
    chunk gathers a block's panel once for all its parts. */
-#define FUSE__CG_COLS(block) /* the pixels of a block: nr, fewer in the image's last */      \
+#define FUSE__NCHW_GEMM_COLS(block) /* the pixels of a block: nr, fewer in the image's last */      \
   (int)(j->P - (block) * nr < nr ? j->P - (block) * nr : nr)
-static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  const fuse__cgemm_job *j = (const fuse__cgemm_job *)ctx;
+static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__nchw_gemm_job *j = (const fuse__nchw_gemm_job *)ctx;
   const fuse__step *s = j->s;
   const fuse_plan *p = j->r->p;
   float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
@@ -7104,7 +7150,7 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     int64_t part = u % j->kparts, nb = u / j->kparts, blk = nb % j->blocks, ng = nb / j->blocks;
     int64_t n = ng / j->G, grp = ng % j->G;
     int64_t t0 = tiles * part / j->kparts, t1 = tiles * (part + 1) / j->kparts;
-    fuse__cgpack_args g = j->g;
+    fuse__nchw_pack_args g = j->g;
     g.xg = j->x + (n * j->C + grp * j->Cg) * j->H * j->W;
     if (j->kparts == 1) { /* the next blocks of this image and group together (s->band) */
       nband = s->band < j->blocks - blk ? s->band : j->blocks - blk;
@@ -7116,7 +7162,7 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     direct = s->pointwise && (blk + nband) * nr <= j->P;
     if (!direct && (j->kparts == 1 || packed != nb)) { /* the parts of a block follow each other */
       for (b = 0; b < nband; b++)
-        j->pack(&g, (blk + b) * nr, FUSE__CG_COLS(blk + b), panel + b * pf);
+        j->pack(&g, (blk + b) * nr, FUSE__NCHW_GEMM_COLS(blk + b), panel + b * pf);
       packed = nb;
     }
     e.ldw = direct ? j->P : 0;
@@ -7130,17 +7176,17 @@ static void fuse__cgemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         for (q = 0; q < e.num_post; q++)
           if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
         j->fn(1, (int)L, rows, 0, direct ? g.xg + p0 : panel + b * pf, j->y + at, j->P, nrows,
-              FUSE__CG_COLS(blk + b), FUSE__FINISH, &e);
+              FUSE__NCHW_GEMM_COLS(blk + b), FUSE__FINISH, &e);
       }
     }
   }
 }
-#undef FUSE__CG_COLS
+#undef FUSE__NCHW_GEMM_COLS
 
-static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
+static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  fuse__cgemm_job j;
+  fuse__nchw_gemm_job j;
   int64_t units;
   memset(&j, 0, sizeof j);
   j.r = r;
@@ -7151,7 +7197,7 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
   j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
   j.Cg = j.C / j.G, j.Kg = j.K / j.G;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
-  j.pack = fuse__cgpack_pick(r->p->isa);
+  j.pack = fuse__nchw_pack_pick(r->p->isa);
   j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
   j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
   j.g.dh = s->a.conv.dilation[0], j.g.dw = s->a.conv.dilation[1];
@@ -7164,7 +7210,7 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
     j.kparts = (4 * r->p->chunks + units - 1) / units;
     if (j.kparts > (j.Kg + s->mr - 1) / s->mr) j.kparts = (j.Kg + s->mr - 1) / s->mr;
   }
-  fuse__parallel(r->p, units * j.kparts, fuse__cgemm_units, &j);
+  fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
 }
 
 /* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
@@ -7172,22 +7218,22 @@ static void fuse__conv_cgemm(const fuse__run *r, const fuse__step *s) {
    another, a row as its sw column phases of wq floats with the padding in place (zeros that
    were written once, when the buffer was cleared); then each output row's tiles, MR channels
    by two vectors (one at the row's end when that is enough), read it in place. */
-typedef struct fuse__ncd_job {
+typedef struct fuse__few_channels_job {
   const fuse__run *r;
   const fuse__step *s;
   const float *x, *bias;
   float *y;
-  fuse__ncd_fn f2, f1;
+  fuse__few_channels_fn f2, f1;
   fuse__dwc_row_fn row;
   fuse__dw_args d; /* what the row builder reads: W, sw, pl */
   fuse__tile_epi e;
   int64_t C, H, K, OH, OW, KH, KW, sh, pt, wq, fill, rows, bands, vw;
-  int nseg, len[FUSE__NCD_SEGS];
-  int64_t off[FUSE__NCD_SEGS];
-} fuse__ncd_job;
+  int nseg, len[FUSE__FEW_CHANNELS_SEGS];
+  int64_t off[FUSE__FEW_CHANNELS_SEGS];
+} fuse__few_channels_job;
 
-static void fuse__ncd_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  const fuse__ncd_job *j = (const fuse__ncd_job *)ctx;
+static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__few_channels_job *j = (const fuse__few_channels_job *)ctx;
   const fuse__step *s = j->s;
   const fuse_plan *p = j->r->p;
   float *buf = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
@@ -7222,10 +7268,10 @@ static void fuse__ncd_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
-static void fuse__conv_ncd(const fuse__run *r, const fuse__step *s) {
+static void fuse__conv_few_channels(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  fuse__ncd_job j;
+  fuse__few_channels_job j;
   int64_t c, kh, ph;
   memset(&j, 0, sizeof j);
   j.r = r;
@@ -7237,9 +7283,9 @@ static void fuse__conv_ncd(const fuse__run *r, const fuse__step *s) {
   j.sh = s->a.conv.strides[0], j.d.sw = s->a.conv.strides[1];
   j.pt = s->a.conv.padding[0], j.d.pl = s->a.conv.padding[1];
   j.vw = r->p->isa == FUSE_ISA_AVX512 ? 16 : 8;
-  j.f2 = fuse__ncd_pick(r->p->isa, 2), j.f1 = fuse__ncd_pick(r->p->isa, 1);
+  j.f2 = fuse__few_channels_pick(r->p->isa, 2), j.f1 = fuse__few_channels_pick(r->p->isa, 1);
   j.row = fuse__dwc_row_pick(r->p->isa);
-  j.wq = fuse__ncd_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
+  j.wq = fuse__few_channels_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
   j.rows = (s->band - 1) * j.sh + j.KH;
   j.bands = (j.OH + s->band - 1) / s->band;
   for (c = 0; c < j.C; c++) /* segment (c, kh, phase): kernel columns ph, ph + sw, ... */
@@ -7248,7 +7294,7 @@ static void fuse__conv_ncd(const fuse__run *r, const fuse__step *s) {
         j.off[j.nseg] = (c * j.rows + kh) * j.d.sw * j.wq + ph * j.wq;
         j.len[j.nseg] = (int)((j.KW - ph + j.d.sw - 1) / j.d.sw);
       }
-  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__ncd_units, &j);
+  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__few_channels_units, &j);
 }
 
 static void fuse__dw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -7290,6 +7336,8 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
 #endif
+/* ==== end src/kernels/conv_drivers.c ==== */
+/* ==== begin src/kernels/other_ops.c ==== */
 
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back, cut into bands of
    256 pixels that the threads share. */
@@ -7325,7 +7373,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
-static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   fuse__layout_job j;
   j.r = r;
@@ -7341,7 +7389,7 @@ static void fuse__k_layout(const fuse__run *r, const fuse__step *s) {
 #endif
 }
 
-static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0), *w = fuse__in(r, s, 1);
@@ -7357,12 +7405,12 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_igemm(r, s);
     return;
   }
-  if (s->kernel == FUSE__KERNEL_CGEMM) {
-    fuse__conv_cgemm(r, s);
+  if (s->kernel == FUSE__KERNEL_NCHW_GEMM) {
+    fuse__conv_nchw_gemm(r, s);
     return;
   }
-  if (s->kernel == FUSE__KERNEL_NCD) {
-    fuse__conv_ncd(r, s);
+  if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
+    fuse__conv_few_channels(r, s);
     return;
   }
   if (s->kernel == FUSE__KERNEL_DW) {
@@ -7403,7 +7451,7 @@ static void fuse__k_conv2d(const fuse__run *r, const fuse__step *s) {
     }
 }
 
-static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
   const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
   float *y = fuse__data(r, s->out);
@@ -7457,7 +7505,7 @@ static void fuse__k_matmul(const fuse__run *r, const fuse__step *s) {
   }
 }
 
-static void fuse__k_transpose(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_transpose(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -7481,7 +7529,7 @@ static void fuse__k_transpose(const fuse__run *r, const fuse__step *s) {
   }
 }
 
-static void fuse__k_concat(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   float *y = fuse__data(r, s->out);
   int axis = s->a.axis, i, nhwc = ty->nhwc;
@@ -7506,7 +7554,7 @@ static void fuse__k_concat(const fuse__run *r, const fuse__step *s) {
   }
 }
 
-static void fuse__k_softmax(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_softmax(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -7524,7 +7572,7 @@ static void fuse__k_softmax(const fuse__run *r, const fuse__step *s) {
     }
 }
 
-static void fuse__k_batch_norm(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_batch_norm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0), *scale = fuse__in(r, s, 1), *bias = fuse__in(r, s, 2);
   const float *mean = fuse__in(r, s, 3), *var = fuse__in(r, s, 4);
@@ -7551,7 +7599,7 @@ static void fuse__pool_rows(void *ctx, int chunk, int64_t r0, int64_t r1) {
 }
 #endif
 
-static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -7613,7 +7661,7 @@ static void fuse__k_pool_nhwc(const fuse__run *r, const fuse__step *s) {
       }
 }
 
-static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_pool(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -7622,7 +7670,7 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oh, ow, ih, iw;
   int is_max = s->op == FUSE__OP_MAX_POOL2D;
   if (tx->nhwc) {
-    fuse__k_pool_nhwc(r, s);
+    fuse__kernel_pool_nhwc(r, s);
     return;
   }
   /* output columns whose window lies inside the input, [ow_lo, ow_hi): their taps need no
@@ -7676,7 +7724,7 @@ static void fuse__k_pool(const fuse__run *r, const fuse__step *s) {
   }
 }
 
-static void fuse__k_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0);
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
@@ -7692,6 +7740,8 @@ static void fuse__k_global_avg_pool(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+/* ==== end src/kernels/other_ops.c ==== */
+/* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
@@ -7730,29 +7780,31 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
       continue;
     }
     switch (s->op) {
-    case FUSE__OP_CONV2D: fuse__k_conv2d(&r, s); break;
-    case FUSE__OP_MATMUL: fuse__k_matmul(&r, s); break;
+    case FUSE__OP_CONV2D: fuse__kernel_conv2d(&r, s); break;
+    case FUSE__OP_MATMUL: fuse__kernel_matmul(&r, s); break;
     case FUSE__OP_ADD:
     case FUSE__OP_SUB:
     case FUSE__OP_MUL:
     case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM: fuse__k_binary(&r, s); break;
-    case FUSE__OP_CONCAT: fuse__k_concat(&r, s); break;
-    case FUSE__OP_TRANSPOSE: fuse__k_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: fuse__k_softmax(&r, s); break;
-    case FUSE__OP_BATCH_NORM: fuse__k_batch_norm(&r, s); break;
+    case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
+    case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
+    case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
+    case FUSE__OP_SOFTMAX: fuse__kernel_softmax(&r, s); break;
+    case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
-    case FUSE__OP_AVG_POOL2D: fuse__k_pool(&r, s); break;
-    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__k_global_avg_pool(&r, s); break;
+    case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
+    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
-    case FUSE__OP_TO_NCHW: fuse__k_layout(&r, s); break;
-    default: fuse__k_unary(&r, s); break; /* relu, clip, sigmoid, copies */
+    case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
   }
   return FUSE_OK;
 }
 
 
+/* ==== end src/run.c ==== */
+/* ==== begin src/onnx_proto.c ==== */
 /* ============================================================================= ONNX == */
 /* A protobuf wire-format reader with a bounds check on every byte, then a walk over the
    GraphProto that builds the graph with the public builders (so every shape check of the
@@ -7771,7 +7823,7 @@ typedef struct fuse__slice {
 /* The readers below leave b->p where it was when they fail, so that a caller that stops at
    the first failure sees b->p != b->end: a field cut off by the end of the data is an error,
    never a quiet end of the message. */
-static int fuse__pb_varint(fuse__pb *b, uint64_t *v) {
+static int fuse__proto_varint(fuse__pb *b, uint64_t *v) {
   uint64_t r = 0;
   int shift;
   const unsigned char *p = b->p;
@@ -7790,10 +7842,10 @@ static int fuse__pb_varint(fuse__pb *b, uint64_t *v) {
 }
 
 /* Reads a field's tag; 0 at the end of the message or on a malformed tag. */
-static int fuse__pb_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
+static int fuse__proto_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
   uint64_t t;
   const unsigned char *at = b->p;
-  if (b->p >= b->end || !fuse__pb_varint(b, &t)) return 0;
+  if (b->p >= b->end || !fuse__proto_varint(b, &t)) return 0;
   if ((t >> 3) == 0 || (t >> 3) > 0x1fffffff) {
     b->p = at;
     return 0;
@@ -7803,10 +7855,10 @@ static int fuse__pb_tag(fuse__pb *b, uint32_t *field, uint32_t *wire) {
   return 1;
 }
 
-static int fuse__pb_bytes(fuse__pb *b, fuse__slice *out) {
+static int fuse__proto_bytes(fuse__pb *b, fuse__slice *out) {
   uint64_t n;
   const unsigned char *at = b->p;
-  if (!fuse__pb_varint(b, &n)) return 0;
+  if (!fuse__proto_varint(b, &n)) return 0;
   if (n > (uint64_t)(b->end - b->p)) {
     b->p = at;
     return 0;
@@ -7832,16 +7884,16 @@ static float fuse__f32(uint32_t u) {
 }
 
 /* Skips a field's value; 0 if it runs past the end or uses a group / unknown wire type. */
-static int fuse__pb_skip(fuse__pb *b, uint32_t wire) {
+static int fuse__proto_skip(fuse__pb *b, uint32_t wire) {
   uint64_t v;
   fuse__slice s;
   switch (wire) {
-  case 0: return fuse__pb_varint(b, &v);
+  case 0: return fuse__proto_varint(b, &v);
   case 1:
     if (b->end - b->p < 8) return 0;
     b->p += 8;
     return 1;
-  case 2: return fuse__pb_bytes(b, &s);
+  case 2: return fuse__proto_bytes(b, &s);
   case 5:
     if (b->end - b->p < 4) return 0;
     b->p += 4;
@@ -7850,7 +7902,7 @@ static int fuse__pb_skip(fuse__pb *b, uint32_t wire) {
   }
 }
 
-static fuse__pb fuse__pb_of(fuse__slice s) {
+static fuse__pb fuse__proto_of(fuse__slice s) {
   static const unsigned char nothing = 0;
   fuse__pb b;
   b.p = s.p ? s.p : &nothing; /* an absent field reads as an empty message */
@@ -7874,22 +7926,22 @@ typedef struct fuse__otensor {
 } fuse__otensor;
 
 /* Reads a tensor's header (name, dims, type, where its data is). */
-static int fuse__o_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, size_t why_n) {
-  fuse__pb b = fuse__pb_of(msg);
+static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, size_t why_n) {
+  fuse__pb b = fuse__proto_of(msg);
   uint32_t f, w;
   memset(t, 0, sizeof *t);
   t->msg = msg;
-  while (fuse__pb_tag(&b, &f, &w)) {
+  while (fuse__proto_tag(&b, &f, &w)) {
     uint64_t v;
     if (f == 1 && (w == 0 || w == 2)) { /* dims, plain or packed */
       fuse__pb dims = b;
       fuse__slice packed;
       if (w == 2) {
-        if (!fuse__pb_bytes(&b, &packed)) return 0;
-        dims = fuse__pb_of(packed);
+        if (!fuse__proto_bytes(&b, &packed)) return 0;
+        dims = fuse__proto_of(packed);
       }
       do {
-        if (!fuse__pb_varint(&dims, &v)) return 0;
+        if (!fuse__proto_varint(&dims, &v)) return 0;
         if (t->rank == FUSE_MAX_RANK) {
           if (why) memcpy(why, "more than 8 dimensions", why_n < 23 ? why_n : 23);
           return 0;
@@ -7898,17 +7950,17 @@ static int fuse__o_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, siz
       } while (w == 2 && dims.p < dims.end);
       if (w == 0) b = dims;
     } else if (f == 2 && w == 0) {
-      if (!fuse__pb_varint(&b, &v)) return 0;
+      if (!fuse__proto_varint(&b, &v)) return 0;
       t->dtype = (int)v;
     } else if (f == 8 && w == 2) {
-      if (!fuse__pb_bytes(&b, &t->name)) return 0;
+      if (!fuse__proto_bytes(&b, &t->name)) return 0;
     } else if (f == 14 && w == 0) {
-      if (!fuse__pb_varint(&b, &v)) return 0;
+      if (!fuse__proto_varint(&b, &v)) return 0;
       t->external = v == 1;
     } else if (f == 13 && w == 2) {
       t->external = 1;
-      if (!fuse__pb_skip(&b, w)) return 0;
-    } else if (!fuse__pb_skip(&b, w)) {
+      if (!fuse__proto_skip(&b, w)) return 0;
+    } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
@@ -7917,9 +7969,9 @@ static int fuse__o_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, siz
 
 /* Decodes a tensor's values as doubles (float, double, int32, int64 storage), exactly
    `count` of them. Returns the number found, or -1 if the message is malformed. */
-static int64_t fuse__o_tensor_values(const fuse__otensor *t, double *out_d, float *out_f,
+static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, float *out_f,
                                      int64_t *out_i, int64_t count) {
-  fuse__pb b = fuse__pb_of(t->msg);
+  fuse__pb b = fuse__proto_of(t->msg);
   uint32_t f, w;
   int64_t got = 0;
 #define FUSE__PUT(val)                                \
@@ -7932,12 +7984,12 @@ static int64_t fuse__o_tensor_values(const fuse__otensor *t, double *out_d, floa
     }                                                 \
     got++;                                            \
   } while (0)
-  while (fuse__pb_tag(&b, &f, &w)) {
+  while (fuse__proto_tag(&b, &f, &w)) {
     fuse__slice s;
     uint64_t v;
     if (f == 9 && w == 2) { /* raw_data, little-endian */
       size_t i, size = t->dtype == FUSE__DT_FLOAT || t->dtype == FUSE__DT_INT32 ? 4 : 8;
-      if (!fuse__pb_bytes(&b, &s)) return -1;
+      if (!fuse__proto_bytes(&b, &s)) return -1;
       if (s.n % size) return -1;
       for (i = 0; i < s.n; i += size) {
         const unsigned char *q = s.p + i;
@@ -7958,7 +8010,7 @@ static int64_t fuse__o_tensor_values(const fuse__otensor *t, double *out_d, floa
       size_t size = f == 4 ? 4 : 8, i;
       fuse__slice one;
       if (w == 2) {
-        if (!fuse__pb_bytes(&b, &s) || s.n % size) return -1;
+        if (!fuse__proto_bytes(&b, &s) || s.n % size) return -1;
       } else {
         if ((size_t)(b.end - b.p) < size) return -1;
         one.p = b.p;
@@ -7979,16 +8031,16 @@ static int64_t fuse__o_tensor_values(const fuse__otensor *t, double *out_d, floa
     } else if ((f == 5 || f == 7) && (w == 0 || w == 2)) { /* int32_data / int64_data */
       fuse__pb vals = b;
       if (w == 2) {
-        if (!fuse__pb_bytes(&b, &s)) return -1;
-        vals = fuse__pb_of(s);
+        if (!fuse__proto_bytes(&b, &s)) return -1;
+        vals = fuse__proto_of(s);
       }
       do {
-        if (!fuse__pb_varint(&vals, &v)) return -1;
+        if (!fuse__proto_varint(&vals, &v)) return -1;
         if (f == 5) FUSE__PUT((int32_t)(uint32_t)v);
         else FUSE__PUT((int64_t)v);
       } while (w == 2 && vals.p < vals.end);
       if (w == 0) b = vals;
-    } else if (!fuse__pb_skip(&b, w)) {
+    } else if (!fuse__proto_skip(&b, w)) {
       return -1;
     }
   }
@@ -8040,7 +8092,7 @@ static uint32_t fuse__slice_hash(fuse__slice s) {
   return h;
 }
 
-static int fuse__o_find(const fuse__onnx *ld, fuse__slice name) {
+static int fuse__onnx_find(const fuse__onnx *ld, fuse__slice name) {
   uint32_t i;
   if (!ld->table_cap) return -1;
   for (i = fuse__slice_hash(name) & (uint32_t)(ld->table_cap - 1); ld->table[i] >= 0;
@@ -8053,14 +8105,14 @@ static int fuse__o_find(const fuse__onnx *ld, fuse__slice name) {
 }
 
 /* A NUL-terminated copy of a name for messages and fuse names (truncated to 511 bytes). */
-static const char *fuse__o_cstr(fuse__onnx *ld, fuse__slice s) {
+static const char *fuse__onnx_cstr(fuse__onnx *ld, fuse__slice s) {
   size_t n = s.n < sizeof ld->name_buf - 1 ? s.n : sizeof ld->name_buf - 1;
   if (n) memcpy(ld->name_buf, s.p, n);
   ld->name_buf[n] = 0;
   return ld->name_buf;
 }
 
-static fuse_result fuse__o_fail(fuse__onnx *ld, fuse_result r, const char *what) {
+static fuse_result fuse__onnx_fail(fuse__onnx *ld, fuse_result r, const char *what) {
   char name[128], op[64];
   size_t n;
   if (ld->node) {
@@ -8085,8 +8137,8 @@ static fuse_result fuse__o_fail(fuse__onnx *ld, fuse_result r, const char *what)
 }
 
 /* Adds (or replaces) what `name` stands for. */
-static int fuse__o_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val) {
-  int k = fuse__o_find(ld, name), i;
+static int fuse__onnx_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val) {
+  int k = fuse__onnx_find(ld, name), i;
   uint32_t h;
   if (k >= 0) {
     ld->vals[k] = *val;
@@ -8123,26 +8175,26 @@ static int fuse__o_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val)
   return 1;
 }
 
-static int fuse__o_bind_value(fuse__onnx *ld, fuse__slice name, fuse_value v) {
+static int fuse__onnx_bind_value(fuse__onnx *ld, fuse__slice name, fuse_value v) {
   fuse__oval o;
   memset(&o, 0, sizeof o);
   o.kind = FUSE__OV_VALUE;
   o.v = v;
-  return fuse__o_bind(ld, name, &o);
+  return fuse__onnx_bind(ld, name, &o);
 }
 
 /* Names of initializers, inputs and outputs: present and without NUL bytes (node inputs may
    be empty: an optional input left out). */
-static int fuse__o_name_ok(fuse__onnx *ld, fuse__slice s) {
+static int fuse__onnx_name_ok(fuse__onnx *ld, fuse__slice s) {
   if (s.n && memchr(s.p, 0, s.n))
-    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "a name contains a NUL byte"), 0;
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a name contains a NUL byte"), 0;
   return 1;
 }
 
 /* Checks a tensor's dims and type for use as float data; fills count. */
 /* A tensor's element count; returns the index of a dimension that is zero or out of range,
    or -1 when they are all fine. */
-static int fuse__o_tensor_count(const fuse__otensor *t, int64_t *count) {
+static int fuse__onnx_tensor_count(const fuse__otensor *t, int64_t *count) {
   int i;
   *count = 1;
   for (i = 0; i < t->rank; i++) {
@@ -8153,7 +8205,7 @@ static int fuse__o_tensor_count(const fuse__otensor *t, int64_t *count) {
   return -1;
 }
 
-static int fuse__o_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t *count) {
+static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t *count) {
   int i;
   char what[400];
   fuse__out o;
@@ -8165,34 +8217,34 @@ static int fuse__o_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t 
   *count = 1;
   if (t->external) {
     fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__o_cstr(ld, t->name));
+    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
     fuse__puts(&o, "' keeps its data in an external file, which this loader does not read");
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
   }
-  if ((i = fuse__o_tensor_count(t, count)) >= 0) {
+  if ((i = fuse__onnx_tensor_count(t, count)) >= 0) {
     fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__o_cstr(ld, t->name));
+    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
     fuse__puts(&o, "' has dimension ");
     fuse__put_int(&o, t->dims[i]);
     fuse__puts(&o, t->dims[i] == 0 ? " (zero-sized tensors are not supported)" : " (out of range)");
-    return fuse__o_fail(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE, what), 0;
+    return fuse__onnx_fail(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE, what), 0;
   }
   if (t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE && t->dtype != FUSE__DT_INT64 &&
       t->dtype != FUSE__DT_INT32) {
     fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__o_cstr(ld, t->name));
+    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
     fuse__puts(&o, "' has data type ");
     fuse__put_int(&o, t->dtype);
     fuse__puts(&o, " (float32, double, int32 and int64 tensors are read)");
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
   }
   return 1;
 }
 
 /* The graph value for an ONNX name: initializers / Constant outputs become constants on
    first use. Int64 tensors only serve as shapes: using one as data is unsupported. */
-static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
-  int k = fuse__o_find(ld, name);
+static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
+  int k = fuse__onnx_find(ld, name);
   fuse__oval *o;
   char what[600];
   if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE) {
@@ -8203,9 +8255,9 @@ static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
     out.write = NULL;
     out.user = NULL;
     fuse__puts(&out, "input '");
-    fuse__puts(&out, fuse__o_cstr(ld, name));
+    fuse__puts(&out, fuse__onnx_cstr(ld, name));
     fuse__puts(&out, "' is not produced by an earlier node, an initializer or a graph input");
-    return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
   }
   o = &ld->vals[k];
   if (o->kind == FUSE__OV_TENSOR) {
@@ -8213,12 +8265,12 @@ static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
     float *data;
     fuse_value v;
     fuse__otensor t = o->t;
-    if (!fuse__o_check_tensor(ld, &t, &count)) return FUSE_NONE;
+    if (!fuse__onnx_check_tensor(ld, &t, &count)) return FUSE_NONE;
     if (t.dtype != FUSE__DT_FLOAT && t.dtype != FUSE__DT_DOUBLE) {
-      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "an integer tensor is used as float data"),
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "an integer tensor is used as float data"),
              FUSE_NONE;
     }
-    got = fuse__o_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
+    got = fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
     if (got != count) {
       fuse__out out;
       out.buf = what;
@@ -8227,18 +8279,18 @@ static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
       out.write = NULL;
       out.user = NULL;
       fuse__puts(&out, "tensor '");
-      fuse__puts(&out, fuse__o_cstr(ld, t.name));
+      fuse__puts(&out, fuse__onnx_cstr(ld, t.name));
       fuse__puts(&out, got < 0 ? "': its data is malformed" : "': its data does not match its dimensions");
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
     }
     v = fuse_constant(ld->g, NULL, t.rank, t.dims, NULL);
     if (v == FUSE_NONE) return FUSE_NONE;
     data = ld->g->nodes[v].data;
-    fuse__o_tensor_values(&t, NULL, data, NULL, count); /* counted above: it fits */
-    if (t.name.n && fuse__o_name_ok(ld, t.name) &&
-        fuse_value_set_name(ld->g, v, fuse__o_cstr(ld, t.name)) != FUSE_OK)
+    fuse__onnx_tensor_values(&t, NULL, data, NULL, count); /* counted above: it fits */
+    if (t.name.n && fuse__onnx_name_ok(ld, t.name) &&
+        fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, t.name)) != FUSE_OK)
       return FUSE_NONE;
-    k = fuse__o_find(ld, name); /* the table may have moved */
+    k = fuse__onnx_find(ld, name); /* the table may have moved */
     ld->vals[k].kind = FUSE__OV_VALUE;
     ld->vals[k].v = v;
     return v;
@@ -8247,8 +8299,8 @@ static fuse_value fuse__o_value(fuse__onnx *ld, fuse__slice name) {
 }
 
 /* An int64 (or int32) tensor's values, e.g. a Reshape target; 0 if `name` is not one. */
-static int fuse__o_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max, int *count) {
-  int k = fuse__o_find(ld, name);
+static int fuse__onnx_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max, int *count) {
+  int k = fuse__onnx_find(ld, name);
   int64_t n, got;
   const fuse__otensor *t;
   if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
@@ -8256,15 +8308,15 @@ static int fuse__o_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max,
   if (t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) return 0;
   n = fuse__numel(t->rank, t->dims);
   if (t->rank > 1 || n > max || n < 0) return 0;
-  got = fuse__o_tensor_values(t, NULL, NULL, out, n);
+  got = fuse__onnx_tensor_values(t, NULL, NULL, out, n);
   if (got != n) return 0;
   *count = (int)n;
   return 1;
 }
 
 /* A scalar float constant (initializer or Constant with one element). */
-static int fuse__o_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
-  int k = fuse__o_find(ld, name);
+static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
+  int k = fuse__onnx_find(ld, name);
   const fuse__otensor *t;
   if (k < 0) return 0;
   if (ld->vals[k].kind == FUSE__OV_VALUE) {
@@ -8278,104 +8330,106 @@ static int fuse__o_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
   if ((t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE) || fuse__numel(t->rank, t->dims) != 1 ||
       t->external)
     return 0;
-  return fuse__o_tensor_values(t, NULL, out, NULL, 1) == 1;
+  return fuse__onnx_tensor_values(t, NULL, out, NULL, 1) == 1;
 }
 
+/* ==== end src/onnx_proto.c ==== */
+/* ==== begin src/onnx_ops.c ==== */
 /* ---- attributes */
 
-static int fuse__o_attr(const fuse__onode *n, const char *name, fuse__oattr *a) {
-  fuse__pb b = fuse__pb_of(n->msg);
+static int fuse__onnx_attr(const fuse__onode *n, const char *name, fuse__oattr *a) {
+  fuse__pb b = fuse__proto_of(n->msg);
   uint32_t f, w;
-  while (fuse__pb_tag(&b, &f, &w)) {
+  while (fuse__proto_tag(&b, &f, &w)) {
     fuse__slice s;
     if (f == 5 && w == 2) {
       fuse__pb ab;
       uint32_t af, aw;
-      if (!fuse__pb_bytes(&b, &s)) return 0;
+      if (!fuse__proto_bytes(&b, &s)) return 0;
       memset(a, 0, sizeof *a);
       a->msg = s;
-      ab = fuse__pb_of(s);
-      while (fuse__pb_tag(&ab, &af, &aw)) {
+      ab = fuse__proto_of(s);
+      while (fuse__proto_tag(&ab, &af, &aw)) {
         uint64_t v;
         if (af == 1 && aw == 2) {
-          if (!fuse__pb_bytes(&ab, &a->name)) return 0;
+          if (!fuse__proto_bytes(&ab, &a->name)) return 0;
         } else if (af == 2 && aw == 5) {
           if (ab.end - ab.p < 4) return 0;
           a->f = fuse__f32(fuse__le32(ab.p));
           a->has_f = 1;
           ab.p += 4;
         } else if (af == 3 && aw == 0) {
-          if (!fuse__pb_varint(&ab, &v)) return 0;
+          if (!fuse__proto_varint(&ab, &v)) return 0;
           a->i = (int64_t)v;
           a->has_i = 1;
         } else if (af == 4 && aw == 2) {
-          if (!fuse__pb_bytes(&ab, &a->s)) return 0;
+          if (!fuse__proto_bytes(&ab, &a->s)) return 0;
         } else if (af == 5 && aw == 2) {
-          if (!fuse__pb_bytes(&ab, &a->t)) return 0;
+          if (!fuse__proto_bytes(&ab, &a->t)) return 0;
         } else if (af == 20 && aw == 0) {
-          if (!fuse__pb_varint(&ab, &v)) return 0;
+          if (!fuse__proto_varint(&ab, &v)) return 0;
           a->type = (int)v;
-        } else if (!fuse__pb_skip(&ab, aw)) {
+        } else if (!fuse__proto_skip(&ab, aw)) {
           return 0;
         }
       }
       if (fuse__slice_is(a->name, name)) return 1;
-    } else if (!fuse__pb_skip(&b, w)) {
+    } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
   return 0;
 }
 
-static int64_t fuse__o_attr_int(const fuse__onode *n, const char *name, int64_t def) {
+static int64_t fuse__onnx_attr_int(const fuse__onode *n, const char *name, int64_t def) {
   fuse__oattr a;
-  return fuse__o_attr(n, name, &a) && a.has_i ? a.i : def;
+  return fuse__onnx_attr(n, name, &a) && a.has_i ? a.i : def;
 }
 
-static float fuse__o_attr_float(const fuse__onode *n, const char *name, float def) {
+static float fuse__onnx_attr_float(const fuse__onode *n, const char *name, float def) {
   fuse__oattr a;
-  return fuse__o_attr(n, name, &a) && a.has_f ? a.f : def;
+  return fuse__onnx_attr(n, name, &a) && a.has_f ? a.f : def;
 }
 
 /* A list of ints (field 8, packed or not); returns the count, -1 if absent or malformed. */
-static int fuse__o_attr_ints(const fuse__onode *n, const char *name, int64_t *out, int max) {
+static int fuse__onnx_attr_ints(const fuse__onode *n, const char *name, int64_t *out, int max) {
   fuse__oattr a;
   fuse__pb b;
   uint32_t f, w;
   int count = 0;
-  if (!fuse__o_attr(n, name, &a)) return -1;
-  b = fuse__pb_of(a.msg);
-  while (fuse__pb_tag(&b, &f, &w)) {
+  if (!fuse__onnx_attr(n, name, &a)) return -1;
+  b = fuse__proto_of(a.msg);
+  while (fuse__proto_tag(&b, &f, &w)) {
     if (f == 8 && (w == 0 || w == 2)) {
       fuse__pb vals = b;
       fuse__slice s;
       uint64_t v;
       if (w == 2) {
-        if (!fuse__pb_bytes(&b, &s)) return -1;
-        vals = fuse__pb_of(s);
+        if (!fuse__proto_bytes(&b, &s)) return -1;
+        vals = fuse__proto_of(s);
         if (!s.n) continue;
       }
       do {
-        if (!fuse__pb_varint(&vals, &v) || count == max) return -1;
+        if (!fuse__proto_varint(&vals, &v) || count == max) return -1;
         out[count++] = (int64_t)v;
       } while (w == 2 && vals.p < vals.end);
       if (w == 0) b = vals;
-    } else if (!fuse__pb_skip(&b, w)) {
+    } else if (!fuse__proto_skip(&b, w)) {
       return -1;
     }
   }
   return count;
 }
 
-static int fuse__o_node(fuse__slice msg, fuse__onode *n) {
-  fuse__pb b = fuse__pb_of(msg);
+static int fuse__onnx_node(fuse__slice msg, fuse__onode *n) {
+  fuse__pb b = fuse__proto_of(msg);
   uint32_t f, w;
   memset(n, 0, sizeof *n);
   n->msg = msg;
-  while (fuse__pb_tag(&b, &f, &w)) {
+  while (fuse__proto_tag(&b, &f, &w)) {
     fuse__slice s;
     if (w == 2 && (f == 1 || f == 2 || f == 3 || f == 4)) {
-      if (!fuse__pb_bytes(&b, &s)) return 0;
+      if (!fuse__proto_bytes(&b, &s)) return 0;
       if (f == 1) {
         if (n->num_in == 16) return 0;
         n->in[n->num_in++] = s;
@@ -8387,7 +8441,7 @@ static int fuse__o_node(fuse__slice msg, fuse__onode *n) {
       } else {
         n->op = s;
       }
-    } else if (!fuse__pb_skip(&b, w)) {
+    } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
@@ -8396,12 +8450,12 @@ static int fuse__o_node(fuse__slice msg, fuse__onode *n) {
 
 /* ---- operators */
 
-static int fuse__o_has_in(const fuse__onode *n, int i) { return i < n->num_in && n->in[i].n > 0; }
+static int fuse__onnx_has_in(const fuse__onode *n, int i) { return i < n->num_in && n->in[i].n > 0; }
 
-static int fuse__o_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char *name, int *out,
+static int fuse__onnx_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char *name, int *out,
                                int count, int def) {
   int64_t v[8];
-  int got = fuse__o_attr_ints(n, name, v, 8), i;
+  int got = fuse__onnx_attr_ints(n, name, v, 8), i;
   char what[160];
   fuse__out o;
   o.buf = what;
@@ -8415,14 +8469,14 @@ static int fuse__o_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char 
   fuse__puts(&o, name);
   if (got != count) {
     fuse__puts(&o, "' has an unexpected length (only 2-D conv and pools are supported)");
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
   }
   for (i = 0; i < count; i++) {
     if (v[i] < 0 || v[i] > 0x7fffffff) {
       fuse__puts(&o, "' has value ");
       fuse__put_int(&o, v[i]);
       fuse__puts(&o, ", out of range");
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, what), 0;
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), 0;
     }
     out[i] = (int)v[i];
   }
@@ -8430,21 +8484,21 @@ static int fuse__o_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char 
 }
 
 /* auto_pad SAME_UPPER / SAME_LOWER / VALID over the 2 spatial dims; kernel is the dilated one */
-static int fuse__o_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, const int *kernel,
+static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, const int *kernel,
                             const int *strides, const int *dilation, int *pads) {
   fuse__oattr a;
   const int64_t *shape = fuse_value_shape(ld->g, x);
   int i;
-  if (!fuse__o_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
+  if (!fuse__onnx_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
   if (fuse__slice_is(a.s, "VALID")) {
     for (i = 0; i < 4; i++) pads[i] = 0;
     return 1;
   }
   if (!fuse__slice_is(a.s, "SAME_UPPER") && !fuse__slice_is(a.s, "SAME_LOWER"))
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"), 0;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"), 0;
   for (i = 0; i < 2; i++) { /* the builder would name these too, but SAME divides by them */
     if (strides[i] < 1 || dilation[i] < 1 || kernel[i] < 1)
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
   }
   for (i = 0; i < 2; i++) {
     int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
@@ -8452,7 +8506,7 @@ static int fuse__o_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, 
     int64_t total = (out - 1) * strides[i] + eff - in;
     if (total < 0) total = 0;
     if (total > 0x7ffffffe)
-      return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "auto_pad SAME gives padding past 2^31"), 0;
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "auto_pad SAME gives padding past 2^31"), 0;
     if (fuse__slice_is(a.s, "SAME_UPPER")) {
       pads[i] = (int)(total / 2);
       pads[i + 2] = (int)(total - total / 2);
@@ -8464,35 +8518,35 @@ static int fuse__o_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, 
   return 1;
 }
 
-static fuse_value fuse__o_rank4(fuse__onnx *ld, fuse_value x) {
+static fuse_value fuse__onnx_rank4(fuse__onnx *ld, fuse_value x) {
   if (fuse_value_rank(ld->g, x) != 4)
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
   return x;
 }
 
-static fuse_value fuse__o_conv(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   fuse_conv2d_attrs a;
-  fuse_value x = fuse__o_value(ld, n->in[0]), w, y;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
   int kernel[2];
-  if (x == FUSE_NONE || fuse__o_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
-  if (n->num_in < 2 || (w = fuse__o_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
   memset(&a, 0, sizeof a);
   if (fuse_value_rank(g, w) != 4)
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
   kernel[0] = (int)fuse_value_shape(g, w)[2];
   kernel[1] = (int)fuse_value_shape(g, w)[3];
-  a.groups = (int)fuse__o_attr_int(n, "group", 1);
-  if (a.groups < 1) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
-  if (!fuse__o_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__o_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__o_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
-      !fuse__o_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
+  a.groups = (int)fuse__onnx_attr_int(n, "group", 1);
+  if (a.groups < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
+  if (!fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
   y = fuse_conv2d(g, x, w, &a);
-  if (y != FUSE_NONE && fuse__o_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
+  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
     int64_t shape[4];
-    fuse_value b = fuse__o_value(ld, n->in[2]);
+    fuse_value b = fuse__onnx_value(ld, n->in[2]);
     if (b == FUSE_NONE) return FUSE_NONE;
     shape[0] = 1;
     shape[1] = fuse_value_shape(g, y)[1];
@@ -8502,31 +8556,31 @@ static fuse_value fuse__o_conv(fuse__onnx *ld, const fuse__onode *n) {
   return y;
 }
 
-static fuse_value fuse__o_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
+static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
   fuse_pool2d_attrs a;
   int64_t kernel[8];
-  fuse_value x = fuse__o_value(ld, n->in[0]);
-  if (x == FUSE_NONE || fuse__o_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]);
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
   if (n->num_out > 1 && n->out[1].n)
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
   memset(&a, 0, sizeof a);
-  if (fuse__o_attr_ints(n, "kernel_shape", kernel, 8) < 0)
-    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
-  if (!fuse__o_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
-      !fuse__o_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__o_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__o_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
-      !fuse__o_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
+  if (fuse__onnx_attr_ints(n, "kernel_shape", kernel, 8) < 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
+  if (!fuse__onnx_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
+      !fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__onnx_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
-  a.ceil_mode = (int)fuse__o_attr_int(n, "ceil_mode", 0);
-  a.count_include_pad = (int)fuse__o_attr_int(n, "count_include_pad", 0);
-  if (fuse__o_attr_int(n, "storage_order", 0) != 0)
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "storage_order=1 is not supported"), FUSE_NONE;
+  a.ceil_mode = (int)fuse__onnx_attr_int(n, "ceil_mode", 0);
+  a.count_include_pad = (int)fuse__onnx_attr_int(n, "count_include_pad", 0);
+  if (fuse__onnx_attr_int(n, "storage_order", 0) != 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "storage_order=1 is not supported"), FUSE_NONE;
   return fuse__pool(ld->g, op, x, &a);
 }
 
 /* Gemm: alpha * A' B' + beta * C, with A' / B' transposed when asked (constants only). */
-static fuse_value fuse__o_transposed(fuse__onnx *ld, fuse_value v, float scale) {
+static fuse_value fuse__onnx_transposed(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_graph *g = ld->g;
   const fuse__node *n = &g->nodes[v];
   int64_t shape[2], r, c, R, C;
@@ -8543,7 +8597,7 @@ static fuse_value fuse__o_transposed(fuse__onnx *ld, fuse_value v, float scale) 
   return t;
 }
 
-static fuse_value fuse__o_scaled(fuse__onnx *ld, fuse_value v, float scale) {
+static fuse_value fuse__onnx_scaled(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_graph *g = ld->g;
   const fuse__node *n = &g->nodes[v];
   int64_t i, count;
@@ -8557,36 +8611,36 @@ static fuse_value fuse__o_scaled(fuse__onnx *ld, fuse_value v, float scale) {
   return t;
 }
 
-static fuse_value fuse__o_gemm(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_gemm(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
-  float alpha = fuse__o_attr_float(n, "alpha", 1), beta = fuse__o_attr_float(n, "beta", 1);
-  int64_t ta = fuse__o_attr_int(n, "transA", 0), tb = fuse__o_attr_int(n, "transB", 0);
+  float alpha = fuse__onnx_attr_float(n, "alpha", 1), beta = fuse__onnx_attr_float(n, "beta", 1);
+  int64_t ta = fuse__onnx_attr_int(n, "transA", 0), tb = fuse__onnx_attr_int(n, "transB", 0);
   fuse_value a, b, y;
   int scaled;
-  if (n->num_in < 2) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "Gemm needs A and B"), FUSE_NONE;
-  a = fuse__o_value(ld, n->in[0]);
-  b = a == FUSE_NONE ? FUSE_NONE : fuse__o_value(ld, n->in[1]);
+  if (n->num_in < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Gemm needs A and B"), FUSE_NONE;
+  a = fuse__onnx_value(ld, n->in[0]);
+  b = a == FUSE_NONE ? FUSE_NONE : fuse__onnx_value(ld, n->in[1]);
   if (b == FUSE_NONE) return FUSE_NONE;
   if (fuse_value_rank(g, a) != 2 || fuse_value_rank(g, b) != 2)
-    return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
-  if (ta && (a = fuse__o_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
+  if (ta && (a = fuse__onnx_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
   scaled = g->nodes[b].op == FUSE__OP_CONST; /* alpha folds into a constant B */
-  if (tb) b = fuse__o_transposed(ld, b, alpha);
-  else if (scaled) b = fuse__o_scaled(ld, b, alpha);
+  if (tb) b = fuse__onnx_transposed(ld, b, alpha);
+  else if (scaled) b = fuse__onnx_scaled(ld, b, alpha);
   if (b == FUSE_NONE) return FUSE_NONE;
   y = fuse_matmul(g, a, b);
   if (alpha != 1 && !scaled) y = fuse_mul(g, y, fuse_scalar(g, alpha));
-  if (fuse__o_has_in(n, 2) && beta != 0) {
-    fuse_value c = fuse__o_value(ld, n->in[2]);
+  if (fuse__onnx_has_in(n, 2) && beta != 0) {
+    fuse_value c = fuse__onnx_value(ld, n->in[2]);
     if (c == FUSE_NONE) return FUSE_NONE;
-    y = fuse_add(g, y, fuse__o_scaled(ld, c, beta));
+    y = fuse_add(g, y, fuse__onnx_scaled(ld, c, beta));
   }
   return y;
 }
 
-static fuse_value fuse__o_clip(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_clip(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
-  fuse_value x = fuse__o_value(ld, n->in[0]), bound[2];
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), bound[2];
   float v[2];
   int k, is_const[2];
   if (x == FUSE_NONE) return FUSE_NONE;
@@ -8595,20 +8649,20 @@ static fuse_value fuse__o_clip(fuse__onnx *ld, const fuse__onode *n) {
   is_const[0] = is_const[1] = 1;
   bound[0] = bound[1] = FUSE_NONE;
   if (ld->opset < 11) {
-    v[0] = fuse__o_attr_float(n, "min", -HUGE_VALF);
-    v[1] = fuse__o_attr_float(n, "max", HUGE_VALF);
+    v[0] = fuse__onnx_attr_float(n, "min", -HUGE_VALF);
+    v[1] = fuse__onnx_attr_float(n, "max", HUGE_VALF);
   } else {
     for (k = 0; k < 2; k++) {
-      if (!fuse__o_has_in(n, k + 1)) continue;
-      if (fuse__o_scalar(ld, n->in[k + 1], &v[k])) continue;
+      if (!fuse__onnx_has_in(n, k + 1)) continue;
+      if (fuse__onnx_scalar(ld, n->in[k + 1], &v[k])) continue;
       is_const[k] = 0; /* a graph input or computed: maximum / minimum with the tensor */
-      if ((bound[k] = fuse__o_value(ld, n->in[k + 1])) == FUSE_NONE) return FUSE_NONE;
+      if ((bound[k] = fuse__onnx_value(ld, n->in[k + 1])) == FUSE_NONE) return FUSE_NONE;
       if (fuse__numel(fuse_value_rank(g, bound[k]), fuse_value_shape(g, bound[k])) != 1)
-        return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "Clip's min / max must be scalars"), FUSE_NONE;
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Clip's min / max must be scalars"), FUSE_NONE;
     }
   }
   if (v[0] != v[0] || v[1] != v[1]) /* as fuse_clip: a NaN bound is no bound to apply */
-    return fuse__o_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Clip's min / max is NaN"), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Clip's min / max is NaN"), FUSE_NONE;
   if (is_const[0] && is_const[1] && v[0] <= v[1]) return fuse_clip(g, x, v[0], v[1]);
   /* min > max (ONNX then gives max everywhere) or tensor bounds: min(max(x, lo), hi) */
   if (!is_const[0]) x = fuse_maximum(g, x, bound[0]);
@@ -8618,39 +8672,39 @@ static fuse_value fuse__o_clip(fuse__onnx *ld, const fuse__onode *n) {
   return x;
 }
 
-static fuse_value fuse__o_reshape(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_reshape(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
-  fuse_value x = fuse__o_value(ld, n->in[0]);
+  fuse_value x = fuse__onnx_value(ld, n->in[0]);
   int64_t shape[FUSE_MAX_RANK];
-  int count, i, allowzero = (int)fuse__o_attr_int(n, "allowzero", 0);
+  int count, i, allowzero = (int)fuse__onnx_attr_int(n, "allowzero", 0);
   if (x == FUSE_NONE) return FUSE_NONE;
-  if (n->num_in < 2 || !fuse__o_ints(ld, n->in[1], shape, FUSE_MAX_RANK, &count))
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED,
+  if (n->num_in < 2 || !fuse__onnx_ints(ld, n->in[1], shape, FUSE_MAX_RANK, &count))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
                         "the target shape must be a constant int64 tensor of at most 8 values"),
            FUSE_NONE;
   for (i = 0; i < count; i++)
     if (shape[i] == 0) {
       if (allowzero)
-        return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "allowzero makes a zero-sized tensor"), FUSE_NONE;
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "allowzero makes a zero-sized tensor"), FUSE_NONE;
       if (i >= fuse_value_rank(g, x))
-        return fuse__o_fail(ld, FUSE_ERROR_SHAPE, "a 0 in the target shape has no input dimension to copy"), FUSE_NONE;
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "a 0 in the target shape has no input dimension to copy"), FUSE_NONE;
       shape[i] = fuse_value_shape(g, x)[i];
     }
   return fuse_reshape(g, x, count, shape);
 }
 
-static fuse_value fuse__o_softmax(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_softmax(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
-  fuse_value x = fuse__o_value(ld, n->in[0]), y;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), y;
   int rank, axis;
   int64_t shape[2];
   if (x == FUSE_NONE) return FUSE_NONE;
   rank = fuse_value_rank(g, x);
-  axis = (int)fuse__o_attr_int(n, "axis", ld->opset < 13 ? 1 : -1);
+  axis = (int)fuse__onnx_attr_int(n, "axis", ld->opset < 13 ? 1 : -1);
   if (ld->opset >= 13 || axis == rank - 1 || axis == -1) return fuse_softmax(g, x, axis);
   /* before opset 13: softmax over the input flattened to 2-D at axis */
   if (axis < -rank || axis > rank)
-    return fuse__o_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Softmax axis is out of range"), FUSE_NONE;
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Softmax axis is out of range"), FUSE_NONE;
   if (axis < 0) axis += rank;
   shape[0] = fuse__numel(axis, fuse_value_shape(g, x));
   shape[1] = fuse__numel(rank - axis, fuse_value_shape(g, x) + axis);
@@ -8662,29 +8716,29 @@ static fuse_value fuse__o_softmax(fuse__onnx *ld, const fuse__onode *n) {
   }
 }
 
-static fuse_value fuse__o_constant(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
   fuse__oattr a;
   fuse__oval o;
   memset(&o, 0, sizeof o);
-  if (fuse__o_attr(n, "value", &a) && a.t.n) {
+  if (fuse__onnx_attr(n, "value", &a) && a.t.n) {
     char why[32];
     o.kind = FUSE__OV_TENSOR;
-    if (!fuse__o_tensor_meta(a.t, &o.t, why, sizeof why))
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
+    if (!fuse__onnx_tensor_meta(a.t, &o.t, why, sizeof why))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
     o.t.name = n->out[0];
-  } else if (fuse__o_attr(n, "value_float", &a) && a.has_f) {
+  } else if (fuse__onnx_attr(n, "value_float", &a) && a.has_f) {
     fuse_value v = fuse_constant(ld->g, NULL, 0, NULL, &a.f);
     return v;
   } else {
-    return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED,
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
                         "only Constant value= (tensor) and value_float= are supported"),
            FUSE_NONE;
   }
-  if (!fuse__o_bind(ld, n->out[0], &o)) return fuse__o_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  if (!fuse__onnx_bind(ld, n->out[0], &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
   return -2; /* bound as a tensor: no graph value yet */
 }
 
-static int fuse__o_known(fuse__slice op) {
+static int fuse__onnx_known(fuse__slice op) {
   static const char *const ops[] = {
       "Conv",    "Relu",    "Clip",   "Add",     "Sub",          "Mul",       "Max",
       "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
@@ -8697,35 +8751,35 @@ static int fuse__o_known(fuse__slice op) {
 }
 
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
-static fuse_value fuse__o_convert(fuse__onnx *ld, const fuse__onode *n) {
+static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   static const char *const binary[] = {"Add", "Sub", "Mul"};
   static const int binary_op[] = {FUSE__OP_ADD, FUSE__OP_SUB, FUSE__OP_MUL};
   fuse_value x;
   int k;
-  if (fuse__slice_is(n->op, "Constant")) return fuse__o_constant(ld, n);
+  if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
   if (n->num_in < 1 || !n->in[0].n)
-    return fuse__o_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
-  if (fuse__slice_is(n->op, "Conv")) return fuse__o_conv(ld, n);
-  if (fuse__slice_is(n->op, "Gemm")) return fuse__o_gemm(ld, n);
-  if (fuse__slice_is(n->op, "Clip")) return fuse__o_clip(ld, n);
-  if (fuse__slice_is(n->op, "Reshape")) return fuse__o_reshape(ld, n);
-  if (fuse__slice_is(n->op, "Softmax")) return fuse__o_softmax(ld, n);
-  if (fuse__slice_is(n->op, "MaxPool")) return fuse__o_pool(ld, n, FUSE__OP_MAX_POOL2D);
-  if (fuse__slice_is(n->op, "AveragePool")) return fuse__o_pool(ld, n, FUSE__OP_AVG_POOL2D);
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if (fuse__slice_is(n->op, "Conv")) return fuse__onnx_conv(ld, n);
+  if (fuse__slice_is(n->op, "Gemm")) return fuse__onnx_gemm(ld, n);
+  if (fuse__slice_is(n->op, "Clip")) return fuse__onnx_clip(ld, n);
+  if (fuse__slice_is(n->op, "Reshape")) return fuse__onnx_reshape(ld, n);
+  if (fuse__slice_is(n->op, "Softmax")) return fuse__onnx_softmax(ld, n);
+  if (fuse__slice_is(n->op, "MaxPool")) return fuse__onnx_pool(ld, n, FUSE__OP_MAX_POOL2D);
+  if (fuse__slice_is(n->op, "AveragePool")) return fuse__onnx_pool(ld, n, FUSE__OP_AVG_POOL2D);
   for (k = 0; k < 3; k++)
     if (fuse__slice_is(n->op, binary[k])) {
       fuse_value a, b;
-      if (n->num_in != 2) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), FUSE_NONE;
-      a = fuse__o_value(ld, n->in[0]);
-      b = a == FUSE_NONE ? FUSE_NONE : fuse__o_value(ld, n->in[1]);
+      if (n->num_in != 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), FUSE_NONE;
+      a = fuse__onnx_value(ld, n->in[0]);
+      b = a == FUSE_NONE ? FUSE_NONE : fuse__onnx_value(ld, n->in[1]);
       return b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, binary_op[k], a, b);
     }
   if (fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min")) {
     int op = n->op.p[1] == 'a' ? FUSE__OP_MAXIMUM : FUSE__OP_MINIMUM;
-    x = fuse__o_value(ld, n->in[0]);
+    x = fuse__onnx_value(ld, n->in[0]);
     for (k = 1; k < n->num_in && x != FUSE_NONE; k++) {
-      fuse_value b = fuse__o_value(ld, n->in[k]);
+      fuse_value b = fuse__onnx_value(ld, n->in[k]);
       x = b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, op, x, b);
     }
     return x;
@@ -8733,121 +8787,121 @@ static fuse_value fuse__o_convert(fuse__onnx *ld, const fuse__onode *n) {
   if (fuse__slice_is(n->op, "Concat")) {
     fuse_value ins[16];
     fuse__oattr a;
-    if (!fuse__o_attr(n, "axis", &a) || !a.has_i)
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+    if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
     for (k = 0; k < n->num_in; k++)
-      if ((ins[k] = fuse__o_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+      if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
     return fuse_concat(g, n->num_in, ins, (int)a.i);
   }
   if (fuse__slice_is(n->op, "BatchNormalization")) {
     fuse_value in[5];
-    if (n->num_in != 5) return fuse__o_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
-    if (fuse__o_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
-      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
+    if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
+    if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
     for (k = 0; k < 5; k++)
-      if ((in[k] = fuse__o_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__o_attr_float(n, "epsilon", 1e-5f));
+      if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__onnx_attr_float(n, "epsilon", 1e-5f));
   }
-  x = fuse__o_value(ld, n->in[0]);
+  x = fuse__onnx_value(ld, n->in[0]);
   if (x == FUSE_NONE) return FUSE_NONE;
   if (fuse__slice_is(n->op, "Relu")) return fuse_relu(g, x);
   if (fuse__slice_is(n->op, "Sigmoid")) return fuse_sigmoid(g, x);
   if (fuse__slice_is(n->op, "MatMul")) {
-    fuse_value b = n->num_in == 2 ? fuse__o_value(ld, n->in[1]) : FUSE_NONE;
-    return b == FUSE_NONE ? fuse__o_fail(ld, FUSE_ERROR_PARSE, "MatMul needs two inputs"), FUSE_NONE
+    fuse_value b = n->num_in == 2 ? fuse__onnx_value(ld, n->in[1]) : FUSE_NONE;
+    return b == FUSE_NONE ? fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "MatMul needs two inputs"), FUSE_NONE
                           : fuse_matmul(g, x, b);
   }
-  if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__o_attr_int(n, "axis", 1));
+  if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__onnx_attr_int(n, "axis", 1));
   if (fuse__slice_is(n->op, "GlobalAveragePool")) return fuse_global_avg_pool2d(g, x);
   if (fuse__slice_is(n->op, "Identity")) return x;
   if (fuse__slice_is(n->op, "Transpose")) {
     int64_t perm[FUSE_MAX_RANK];
-    int p[FUSE_MAX_RANK], count = fuse__o_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
+    int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
     if (count < 0) return fuse_transpose(g, x, NULL);
     if (count != fuse_value_rank(g, x))
-      return fuse__o_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
     for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
     return fuse_transpose(g, x, p);
   }
   if (fuse__slice_is(n->op, "Dropout")) {
     float ratio;
     if (n->num_out > 1 && n->out[1].n)
-      return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
-    if (fuse__o_has_in(n, 2) && !(fuse__o_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
+    if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
       int64_t mode[1];
       int count;
-      if (!fuse__o_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
-        return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+      if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
     }
     return x;
   }
-  return fuse__o_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
 }
 
 /* A graph input's shape from its ValueInfoProto; 0 with a message if it is not a fixed-size
    float tensor. */
-static int fuse__o_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
-  fuse__pb b = fuse__pb_of(vi), tb, tt, sb;
+static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
+  fuse__pb b = fuse__proto_of(vi), tb, tt, sb;
   uint32_t f, w;
   fuse__slice type = {NULL, 0}, tensor = {NULL, 0}, shp = {NULL, 0};
   int64_t elem = 0;
   int has_shape = 0;
   uint64_t v;
   name->n = 0;
-  while (fuse__pb_tag(&b, &f, &w)) {
+  while (fuse__proto_tag(&b, &f, &w)) {
     if (f == 1 && w == 2) {
-      if (!fuse__pb_bytes(&b, name)) return 0;
+      if (!fuse__proto_bytes(&b, name)) return 0;
     } else if (f == 2 && w == 2) {
-      if (!fuse__pb_bytes(&b, &type)) return 0;
-    } else if (!fuse__pb_skip(&b, w)) {
+      if (!fuse__proto_bytes(&b, &type)) return 0;
+    } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
-  tb = fuse__pb_of(type);
-  while (fuse__pb_tag(&tb, &f, &w)) {
+  tb = fuse__proto_of(type);
+  while (fuse__proto_tag(&tb, &f, &w)) {
     if (f == 1 && w == 2) {
-      if (!fuse__pb_bytes(&tb, &tensor)) return 0;
-    } else if (!fuse__pb_skip(&tb, w)) {
+      if (!fuse__proto_bytes(&tb, &tensor)) return 0;
+    } else if (!fuse__proto_skip(&tb, w)) {
       return 0;
     }
   }
-  tt = fuse__pb_of(tensor);
-  while (fuse__pb_tag(&tt, &f, &w)) {
+  tt = fuse__proto_of(tensor);
+  while (fuse__proto_tag(&tt, &f, &w)) {
     if (f == 1 && w == 0) {
-      if (!fuse__pb_varint(&tt, &v)) return 0;
+      if (!fuse__proto_varint(&tt, &v)) return 0;
       elem = (int64_t)v;
     } else if (f == 2 && w == 2) {
-      if (!fuse__pb_bytes(&tt, &shp)) return 0;
+      if (!fuse__proto_bytes(&tt, &shp)) return 0;
       has_shape = 1;
-    } else if (!fuse__pb_skip(&tt, w)) {
+    } else if (!fuse__proto_skip(&tt, w)) {
       return 0;
     }
   }
   if (elem != FUSE__DT_FLOAT) return -1;
   if (!has_shape) return -2;
   *rank = 0;
-  sb = fuse__pb_of(shp);
-  while (fuse__pb_tag(&sb, &f, &w)) {
+  sb = fuse__proto_of(shp);
+  while (fuse__proto_tag(&sb, &f, &w)) {
     if (f == 1 && w == 2) {
       fuse__slice dim;
       fuse__pb db;
       uint32_t df, dw;
       int known = 0;
-      if (!fuse__pb_bytes(&sb, &dim)) return 0;
+      if (!fuse__proto_bytes(&sb, &dim)) return 0;
       if (*rank == FUSE_MAX_RANK) return -3;
-      db = fuse__pb_of(dim);
-      while (fuse__pb_tag(&db, &df, &dw)) {
+      db = fuse__proto_of(dim);
+      while (fuse__proto_tag(&db, &df, &dw)) {
         if (df == 1 && dw == 0) {
-          if (!fuse__pb_varint(&db, &v)) return 0;
+          if (!fuse__proto_varint(&db, &v)) return 0;
           shape[*rank] = (int64_t)v;
           known = 1;
-        } else if (!fuse__pb_skip(&db, dw)) {
+        } else if (!fuse__proto_skip(&db, dw)) {
           return 0;
         }
       }
       if (!known) return -2;
       (*rank)++;
-    } else if (!fuse__pb_skip(&sb, w)) {
+    } else if (!fuse__proto_skip(&sb, w)) {
       return 0;
     }
   }
@@ -8879,27 +8933,27 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   for (;;) {
     const unsigned char *field = b.p;
     int fits = 1;
-    if (!fuse__pb_tag(&b, &f, &w)) break;
+    if (!fuse__proto_tag(&b, &f, &w)) break;
     if (f == 7 && w == 2) {
-      fits = fuse__pb_bytes(&b, &graph);
+      fits = fuse__proto_bytes(&b, &graph);
     } else if (f == 8 && w == 2) {
       fuse__pb ob;
       fuse__slice domain = {NULL, 0};
       int64_t version = -1;
       uint32_t of, ow;
       ob.p = ob.end = NULL;
-      if ((fits = fuse__pb_bytes(&b, &s)) != 0) ob = fuse__pb_of(s);
+      if ((fits = fuse__proto_bytes(&b, &s)) != 0) ob = fuse__proto_of(s);
       while (fits && ob.p < ob.end) {
-        if (!fuse__pb_tag(&ob, &of, &ow)) fits = 0;
-        else if (of == 1 && ow == 2) fits = fuse__pb_bytes(&ob, &domain);
+        if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
+        else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
         else if (of == 2 && ow == 0) {
-          if ((fits = fuse__pb_varint(&ob, &v)) != 0) version = (int64_t)v;
-        } else fits = fuse__pb_skip(&ob, ow);
+          if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
+        } else fits = fuse__proto_skip(&ob, ow);
       }
       if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
         ld.opset = (int)(version > 1000 ? 1000 : version);
     } else {
-      fits = fuse__pb_skip(&b, w);
+      fits = fuse__proto_skip(&b, w);
     }
     if (!fits) {
       b.p = field;
@@ -8919,18 +8973,18 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
      pass 3: output = 12. Fields may come in any order, so one pass each. */
   for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
-    b = fuse__pb_of(graph);
+    b = fuse__proto_of(graph);
     const unsigned char *field = b.p;
-    while (g->status == FUSE_OK && (field = b.p, fuse__pb_tag(&b, &f, &w))) {
+    while (g->status == FUSE_OK && (field = b.p, fuse__proto_tag(&b, &f, &w))) {
       if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
                       (pass == 3 && f == 12))) {
-        if (!fuse__pb_skip(&b, w)) {
+        if (!fuse__proto_skip(&b, w)) {
           b.p = field; /* cut off: malformed, reported below */
           break;
         }
         continue;
       }
-      if (!fuse__pb_bytes(&b, &s)) {
+      if (!fuse__proto_bytes(&b, &s)) {
         b.p = field;
         break;
       }
@@ -8939,36 +8993,36 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         char why[32];
         memset(&o, 0, sizeof o);
         o.kind = FUSE__OV_TENSOR;
-        if (!fuse__o_tensor_meta(s, &o.t, why, sizeof why)) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
+        if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
           break;
         }
-        if (!fuse__o_name_ok(&ld, o.t.name)) break;
+        if (!fuse__onnx_name_ok(&ld, o.t.name)) break;
         if (!o.t.name.n) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
           break;
         }
-        if (!fuse__o_bind(&ld, o.t.name, &o)) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+        if (!fuse__onnx_bind(&ld, o.t.name, &o)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
       } else if (pass == 1) {
         fuse__slice name;
         int64_t shape[FUSE_MAX_RANK];
         int rank = 0, r;
         fuse_value x;
-        r = fuse__o_input_shape(s, &name, &rank, shape);
+        r = fuse__onnx_input_shape(s, &name, &rank, shape);
         if (!name.n) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
           break;
         }
-        if ((i = fuse__o_find(&ld, name)) >= 0) {
+        if ((i = fuse__onnx_find(&ld, name)) >= 0) {
           if (ld.vals[i].kind == FUSE__OV_TENSOR) continue; /* an initializer listed as input */
           fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
-                     fuse__o_cstr(&ld, name));
+                     fuse__onnx_cstr(&ld, name));
           break;
         }
-        if (!fuse__o_name_ok(&ld, name)) break;
+        if (!fuse__onnx_name_ok(&ld, name)) break;
         if (r <= 0) {
           fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
-                     "onnx: graph input '%s' %s", fuse__o_cstr(&ld, name),
+                     "onnx: graph input '%s' %s", fuse__onnx_cstr(&ld, name),
                      r == 0    ? "is malformed"
                      : r == -1 ? "is not a float32 tensor"
                      : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
@@ -8980,84 +9034,84 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         if (i < rank) {
           fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
                      "onnx: graph input '%s' has dimension %d = %D (%s)",
-                     fuse__o_cstr(&ld, name), i, shape[i],
+                     fuse__onnx_cstr(&ld, name), i, shape[i],
                      shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
           break;
         }
-        x = fuse_input(g, fuse__o_cstr(&ld, name), rank, shape);
-        if (x == FUSE_NONE || !fuse__o_bind_value(&ld, name, x)) {
-          if (g->status == FUSE_OK) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+        x = fuse_input(g, fuse__onnx_cstr(&ld, name), rank, shape);
+        if (x == FUSE_NONE || !fuse__onnx_bind_value(&ld, name, x)) {
+          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
           break;
         }
       } else if (pass == 2) {
         fuse__onode node;
         fuse_value y;
-        if (!fuse__o_node(s, &node)) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+        if (!fuse__onnx_node(s, &node)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
           break;
         }
         ld.node = &node;
         ld.node_index++;
         for (i = 0; i < node.num_in; i++)
-          if (!fuse__o_name_ok(&ld, node.in[i])) break;
+          if (!fuse__onnx_name_ok(&ld, node.in[i])) break;
         for (i = 0; i < node.num_out; i++)
-          if (!fuse__o_name_ok(&ld, node.out[i])) break;
+          if (!fuse__onnx_name_ok(&ld, node.out[i])) break;
         if (g->status != FUSE_OK) break;
-        if (!fuse__o_known(node.op)) {
-          fuse__o_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
+        if (!fuse__onnx_known(node.op)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
           break;
         }
         if (node.num_out < 1 || !node.out[0].n) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
           break;
         }
-        if (fuse__o_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE,
+        if (fuse__onnx_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE,
                        "its output is already made by an earlier node, an initializer or a graph input");
           break;
         }
-        y = fuse__o_convert(&ld, &node);
+        y = fuse__onnx_convert(&ld, &node);
         if (y == FUSE_NONE) {
-          if (g->status == FUSE_OK) fuse__o_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
+          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
           else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
             char msg[sizeof g->error];
             fuse_result builder_status = g->status; /* keep it: out of memory stays that */
             memcpy(msg, g->error, sizeof msg);
             g->status = FUSE_OK;
-            fuse__o_fail(&ld, builder_status, msg);
+            fuse__onnx_fail(&ld, builder_status, msg);
           }
           break;
         }
         if (y == -2) continue; /* a Constant bound its output */
         if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
-            fuse__find(g, fuse__o_cstr(&ld, node.out[0])) == FUSE_NONE)
-          fuse_value_set_name(g, y, fuse__o_cstr(&ld, node.out[0]));
-        if (!fuse__o_bind_value(&ld, node.out[0], y)) fuse__o_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+            fuse__find(g, fuse__onnx_cstr(&ld, node.out[0])) == FUSE_NONE)
+          fuse_value_set_name(g, y, fuse__onnx_cstr(&ld, node.out[0]));
+        if (!fuse__onnx_bind_value(&ld, node.out[0], y)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
         ld.node = NULL;
       } else {
         fuse__slice name = {NULL, 0};
-        fuse__pb ob = fuse__pb_of(s);
+        fuse__pb ob = fuse__proto_of(s);
         uint32_t of, ow;
         fuse_value y;
-        while (fuse__pb_tag(&ob, &of, &ow)) {
+        while (fuse__proto_tag(&ob, &of, &ow)) {
           if (of == 1 && ow == 2) {
-            if (!fuse__pb_bytes(&ob, &name)) break;
-          } else if (!fuse__pb_skip(&ob, ow)) {
+            if (!fuse__proto_bytes(&ob, &name)) break;
+          } else if (!fuse__proto_skip(&ob, ow)) {
             break;
           }
         }
         ld.node = NULL;
         if (!name.n) {
-          fuse__o_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
           break;
         }
-        if (fuse__o_find(&ld, name) < 0) { /* say which end is missing */
+        if (fuse__onnx_find(&ld, name) < 0) { /* say which end is missing */
           fuse__fail(g, FUSE_ERROR_PARSE,
                      "onnx: graph output '%s' is made by no node, initializer or graph input",
-                     fuse__o_cstr(&ld, name));
+                     fuse__onnx_cstr(&ld, name));
           break;
         }
-        y = fuse__o_value(&ld, name);
+        y = fuse__onnx_value(&ld, name);
         if (y == FUSE_NONE || fuse_output(g, y) != FUSE_OK) break;
       }
     }
@@ -9141,7 +9195,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
   msg.p = (const unsigned char *)data;
   msg.n = data ? size : 0;
   why[0] = 0;
-  if (!fuse__o_tensor_meta(msg, &t, why, sizeof why)) {
+  if (!fuse__onnx_tensor_meta(msg, &t, why, sizeof why)) {
     fuse__puts(&o, "onnx tensor: malformed data");
     if (why[0]) { /* e.g. "more than 8 dimensions" */
       why[sizeof why - 1] = 0;
@@ -9161,11 +9215,11 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: external data is not supported");
     return FUSE_ERROR_UNSUPPORTED;
   }
-  if ((i = fuse__o_tensor_count(&t, &count)) >= 0) {
+  if ((i = fuse__onnx_tensor_count(&t, &count)) >= 0) {
     fuse__puts(&o, "onnx tensor: a dimension is zero or out of range");
     return t.dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE;
   }
-  if (fuse__o_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
+  if (fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
     fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
     return FUSE_ERROR_PARSE;
   }
@@ -9174,7 +9228,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: out of memory");
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
-  fuse__o_tensor_values(&t, NULL, out->data, NULL, count); /* counted above: it fits */
+  fuse__onnx_tensor_values(&t, NULL, out->data, NULL, count); /* counted above: it fits */
   out->rank = t.rank;
   memcpy(out->shape, t.dims, sizeof t.dims);
   i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);
@@ -9193,6 +9247,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
   t->data = NULL;
 }
 #endif /* FUSE_NO_ONNX */
+/* ==== end src/onnx_ops.c ==== */
+/* ==== begin src/undefs.h ==== */
 
 /* internal helper macros end with the implementation */
 #undef FUSE__PAT_MAX_NODES
@@ -9205,8 +9261,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #undef FUSE__PANEL_BYTES
-#undef FUSE__CG_WEIGHTS
-#undef FUSE__CG_PANEL
+#undef FUSE__NCHW_GEMM_WEIGHTS
+#undef FUSE__NCHW_GEMM_PANEL
 #undef FUSE__L1_PANEL
 #undef FUSE__PTR_CACHE
 #endif
@@ -9245,21 +9301,21 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__IG_ROW_PTR
 #undef FUSE__IG_ROW_FMA
 #undef FUSE__IGEMM
-#undef FUSE__NCD
-#undef FUSE__NCD_ROW_FMA
-#undef FUSE__NCD_MR
-#undef FUSE__NCD_SEGS
-#undef FUSE__NCD_BUF
+#undef FUSE__FEW_CHANNELS
+#undef FUSE__FEW_CHANNELS_ROW_FMA
+#undef FUSE__FEW_CHANNELS_MR
+#undef FUSE__FEW_CHANNELS_SEGS
+#undef FUSE__FEW_CHANNELS_BUF
 #undef FUSE__DW
-#undef FUSE__CGPACK
+#undef FUSE__NCHW_PACK
 #undef FUSE__IF512
 #undef FUSE__IF2
 #undef FUSE__RETURN_BY_ISA
-#undef FUSE__CG_RUNS
-#undef FUSE__CG_EVENS
-#undef FUSE__CG_COPY
-#undef FUSE__CG_STORE
-#undef FUSE__CG_ZERO
+#undef FUSE__NCHW_GEMM_RUNS
+#undef FUSE__NCHW_GEMM_EVENS
+#undef FUSE__NCHW_GEMM_COPY
+#undef FUSE__NCHW_GEMM_STORE
+#undef FUSE__NCHW_GEMM_ZERO
 #undef FUSE__DW_EPI
 #undef FUSE__POOL
 #undef FUSE__ELT
@@ -9316,6 +9372,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #ifdef FUSE__X86
 #undef FUSE__X86
 #endif
+/* ==== end src/undefs.h ==== */
 #endif /* FUSE_IMPLEMENTATION */
 
 /*

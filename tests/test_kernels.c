@@ -1033,7 +1033,7 @@ TEST(nchw_gemm) {
     if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
 }
 
-/* Few input channels on NCHW in and out (the stems' kernel, fuse__conv_ncd): padded input
+/* Few input channels on NCHW in and out (the stems' kernel, fuse__conv_few_channels): padded input
    rows split into column phases, tiles of two vectors or one at a row's end. Stems of
    resnet18 (7x7 s2 pad 3) and mobilenet_v2 (3x3 s2 pad 1), small; 1 and 4 channels; stride
    1, [2,1], [1,2] and [3,2]; asymmetric and wide padding; a 1-wide kernel with column stride
@@ -1067,7 +1067,7 @@ TEST(few_channels_nchw) {
       int blocked;
       if (!isa_have[isa]) continue;
 #ifdef TEST_SIMD
-      CHECK_EQ_INT(conv_kernel(&c, (fuse_isa)isa, &blocked), FUSE__KERNEL_NCD);
+      CHECK_EQ_INT(conv_kernel(&c, (fuse_isa)isa, &blocked), FUSE__KERNEL_FEW_CHANNELS);
 #else
       (void)blocked;
 #endif

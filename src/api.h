@@ -1,0 +1,372 @@
+#ifndef FUSE_H
+#define FUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifndef FUSE_NO_STDIO
+#include <stdio.h>
+#endif
+
+#define FUSE_VERSION_MAJOR 0
+#define FUSE_VERSION_MINOR 1
+#define FUSE_VERSION_PATCH 0
+#define FUSE_VERSION_STRING "0.1.0"
+
+#ifndef FUSE_API
+#ifdef FUSE_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE_API static __attribute__((unused)) /* no warning for functions a unit skips */
+#else
+#define FUSE_API static
+#endif
+#else
+#define FUSE_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================== basics == */
+
+typedef enum fuse_result {
+  FUSE_OK = 0,
+  FUSE_ERROR_INVALID_ARGUMENT = -1,
+  FUSE_ERROR_SHAPE = -2,
+  FUSE_ERROR_OUT_OF_MEMORY = -3,
+  FUSE_ERROR_UNSUPPORTED = -4,
+  FUSE_ERROR_PARSE = -5,
+  FUSE_ERROR_IO = -6,
+  FUSE_ERROR_BACKEND = -7
+} fuse_result;
+
+FUSE_API const char *fuse_result_string(fuse_result r);
+
+/* All-zero = FUSE_MALLOC / FUSE_FREE. alloc must return memory aligned to `alignment`
+   (a power of two, at most 64) or NULL. */
+typedef struct fuse_allocator {
+  void *(*alloc)(size_t size, size_t alignment, void *user);
+  void (*free)(void *ptr, void *user);
+  void *user;
+} fuse_allocator;
+
+/* ========================================================================= graph == */
+/* Tensors are float32, NCHW for images; element-wise ops broadcast as numpy does. */
+
+typedef struct fuse_graph fuse_graph;
+typedef int32_t fuse_value; /* a tensor in a graph */
+#define FUSE_NONE (-1)      /* returned by a builder that failed */
+#define FUSE_MAX_RANK 8
+
+FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
+FUSE_API void fuse_graph_destroy(fuse_graph *g);
+FUSE_API fuse_result fuse_graph_status(const fuse_graph *g); /* first error, sticky */
+/* "" or what went wrong: the error that broke the graph, or, while the status is FUSE_OK,
+   why the last pass (fuse_ops_by_pattern, fuse_optimize, ...) failed and left it as it was. */
+FUSE_API const char *fuse_graph_error(const fuse_graph *g);
+
+/* Names are optional (NULL) for constants and must be unique within a graph. */
+FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape);
+FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
+                                  const int64_t *shape, const float *data); /* data is copied */
+FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
+FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+
+/* All-zero = stride 1, no padding, dilation 1, groups 1. */
+typedef struct fuse_conv2d_attrs {
+  int strides[2];
+  int padding[4]; /* top, left, bottom, right */
+  int dilation[2];
+  int groups;
+} fuse_conv2d_attrs;
+
+/* kernel is required; zero strides / dilation = 1. ceil_mode rounds the output size up
+   (a window must still start inside the input or its top/left padding, as in PyTorch).
+   dilation applies to max_pool2d only. */
+typedef struct fuse_pool2d_attrs {
+  int kernel[2];
+  int strides[2];
+  int padding[4]; /* top, left, bottom, right */
+  int dilation[2];
+  int ceil_mode;
+  int count_include_pad; /* avg_pool2d: padded zeros count in the divisor */
+} fuse_pool2d_attrs;
+
+/* x: [N, C, H, W]; w: [K, C / groups, KH, KW] -> [N, K, OH, OW] */
+FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                const fuse_conv2d_attrs *a); /* a may be NULL */
+FUSE_API fuse_value fuse_matmul(fuse_graph *g, fuse_value a, fuse_value b); /* numpy matmul */
+FUSE_API fuse_value fuse_add(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_sub(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_mul(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_maximum(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_minimum(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_relu(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_clip(fuse_graph *g, fuse_value x, float lo, float hi); /* lo <= hi */
+FUSE_API fuse_value fuse_sigmoid(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_reshape(fuse_graph *g, fuse_value x, int rank,
+                                 const int64_t *shape); /* one -1 may stand for the rest */
+FUSE_API fuse_value fuse_flatten(fuse_graph *g, fuse_value x, int axis); /* -> 2-D, ONNX */
+/* output dimension i is input dimension perm[i]; perm NULL reverses the dimensions */
+FUSE_API fuse_value fuse_transpose(fuse_graph *g, fuse_value x, const int *perm);
+FUSE_API fuse_value fuse_concat(fuse_graph *g, int n, const fuse_value *xs, int axis);
+FUSE_API fuse_value fuse_softmax(fuse_graph *g, fuse_value x, int axis); /* along one axis */
+/* inference: (x - mean) / sqrt(var + eps) * scale + bias, per channel (dimension 1) */
+FUSE_API fuse_value fuse_batch_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, fuse_value mean, fuse_value var,
+                                    float eps);
+FUSE_API fuse_value fuse_max_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
+FUSE_API fuse_value fuse_avg_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
+FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
+
+FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
+FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */
+FUSE_API const char *fuse_value_name(const fuse_graph *g, fuse_value v);       /* NULL: none */
+FUSE_API fuse_value fuse_graph_find(const fuse_graph *g, const char *name);
+/* Names an op's result (inputs and constants take theirs when made); NULL removes it. */
+FUSE_API fuse_result fuse_value_set_name(fuse_graph *g, fuse_value v, const char *name);
+FUSE_API int fuse_graph_op_count(const fuse_graph *g); /* ops, not inputs / constants */
+FUSE_API int fuse_graph_input_count(const fuse_graph *g);
+FUSE_API int fuse_graph_output_count(const fuse_graph *g);
+FUSE_API fuse_value fuse_graph_input(const fuse_graph *g, int i);  /* in fuse_input order */
+FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_output order */
+
+/* ===================================================================== text form == */
+/* A readable listing that fuse_graph_parse reads back:
+
+       graph(%x: [1, 3, 8, 8]) {
+         %w: [4, 3, 3, 3] = const
+         %0: [1, 4, 8, 8] = conv2d(%x, %w, strides=[1, 1], padding=[1, 1, 1, 1], ...)
+         %1: [1, 4, 8, 8] = maximum(%0, 0)
+         return %1
+       }
+
+   Constants print as shapes (with values when they have at most 4 elements); fill them after
+   a parse with fuse_graph_set_constant. */
+typedef void (*fuse_write_fn)(void *user, const char *text, size_t len);
+FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user);
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f);
+#endif
+/* On a parse error *out is still a graph whose fuse_graph_error says where and why
+   (NULL only when out of memory). */
+FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *alloc,
+                                      fuse_graph **out);
+FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
+                                             size_t n);
+
+/* ======================================================== patterns, fusion passes == */
+/* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with
+   exact arity (`...` last ignores the rest), `op[attr=v](...)`, optional `op?(P, ...)` (the
+   op, or P itself), op alternation `(relu|clip)(P)`, and `A | B`. add, mul, maximum and
+   minimum match their operands in either order. reshape's target shape counts as its second
+   operand, so `reshape($b, *)` works as in TVM. */
+
+typedef struct fuse_match fuse_match;
+FUSE_API fuse_value fuse_match_capture(const fuse_match *m, const char *name); /* FUSE_NONE if unbound */
+FUSE_API fuse_value fuse_match_root(const fuse_match *m);
+typedef int (*fuse_check_fn)(const fuse_graph *g, const fuse_match *m, void *user); /* !0 = accept */
+
+typedef struct fuse_rule {
+  const char *name;    /* composite name "<codegen>.<what>", e.g. "dnnl.conv2d_reshape_add_relu" */
+  const char *pattern; /* pattern text */
+  fuse_check_fn check; /* optional */
+  void *user;
+} fuse_rule;
+
+typedef struct fuse_pattern_options { /* all-zero = defaults */
+  int keep_constants_as_params;       /* default: constants are bound inside the composite */
+  int no_codegen_annotation;          /* default: codegen = name prefix before '.' */
+  int allow_escaping; /* default: reject matches whose intermediates are used outside */
+} fuse_pattern_options;
+
+/* Rules in priority order: the first rule takes its matches first; among overlapping matches
+   of one rule the largest wins. A failing call (bad pattern) leaves the graph as it was and
+   says why in fuse_graph_error without making the graph's status an error. */
+FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n,
+                                         const fuse_pattern_options *opt);
+FUSE_API fuse_result fuse_merge_composites(fuse_graph *g); /* regions per codegen, no cycles */
+FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g);  /* conv2d -> batch_norm, constants */
+/* The built-in rules for codegen "fuse" (NULL) or "dnnl"; returns their count (0: unknown). */
+FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + merge */
+
+/* ============================================================== epilogue analysis == */
+
+#define FUSE_MAX_POST_OPS 4
+typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+typedef struct fuse_post_op {
+  fuse_post_kind kind;
+  float lo, hi;      /* CLAMP: relu = [0, +inf], relu6 = [0, 6] */
+  fuse_value tensor; /* ADD: residual, same shape as the output */
+} fuse_post_op;
+typedef struct fuse_epilogue {
+  fuse_value reduction; /* the conv2d or matmul it follows */
+  fuse_value bias;      /* per-output-channel [K] after undoing reshape, or FUSE_NONE */
+  int num_post;
+  fuse_post_op post[FUSE_MAX_POST_OPS]; /* applied in order, after bias */
+  char why[200];        /* when the analysis fails: what is not an epilogue, and why */
+} fuse_epilogue;
+/* Walks back from root through element-wise ops to one conv2d / matmul. FUSE_ERROR_UNSUPPORTED
+   (and out->why) when the chain is not reduction + bias + post-ops. */
+FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root, fuse_epilogue *out);
+
+FUSE_API int fuse_composite_count(const fuse_graph *g);
+typedef struct fuse_composite_info {
+  const char *name;     /* rule name */
+  const char *function; /* "fused_conv2d_reshape_add_relu" */
+  const char *codegen;  /* "dnnl", or NULL */
+  int num_ops;
+  int region;           /* merge group, -1 before fuse_merge_composites */
+  int has_epilogue;
+  fuse_epilogue epilogue;
+  fuse_value root;      /* the value the composite produces */
+} fuse_composite_info;
+FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
+FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
+
+/* =============================================================== compile and run == */
+
+typedef void (*fuse_task_fn)(void *ctx, int begin, int end);
+typedef void (*fuse_parallel_for_fn)(void *user, fuse_task_fn task, void *ctx, int n);
+typedef enum fuse_isa {
+  FUSE_ISA_AUTO = 0,
+  FUSE_ISA_SCALAR,
+  FUSE_ISA_AVX2,
+  FUSE_ISA_AVX512
+} fuse_isa;
+typedef struct fuse_backend fuse_backend; /* fuse_dnnl.h provides one */
+
+typedef struct fuse_compile_options { /* all-zero = defaults */
+  fuse_isa isa;
+  int num_threads;                   /* 0 = as many as available */
+  fuse_parallel_for_fn parallel_for; /* NULL: OpenMP if built with it, else serial */
+  void *parallel_user;
+  const fuse_backend *const *backends; /* NULL-terminated; each outlives the plans made with it */
+  char *error;        /* optional: receives why fuse_compile failed, */
+  size_t error_size;  /* truncated to error_size bytes with a NUL */
+} fuse_compile_options;
+
+typedef struct fuse_plan fuse_plan;
+/* Makes an immutable plan: it owns copies of the constants, so the graph may be destroyed. */
+FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
+                                  fuse_plan **out);
+FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
+/* The plan's steps, one line each ("step 0: conv2d + bias + clamp[0, inf] -> 'y' (composite
+   fuse.conv2d_bias_relu)"): what runs fused and what runs op by op. */
+FUSE_API int fuse_plan_step_count(const fuse_plan *p);
+/* Bytes the plan holds for constants: its copy of the graph's constants plus the weights the
+   SIMD kernels packed at compile. */
+FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p);
+FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
+/* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
+   overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
+   block of fuse_plan_workspace_size bytes, 64-byte aligned, makes concurrent runs safe. */
+FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
+                              void *workspace);
+/* Runs steps first .. first + count - 1 only (a profiler times them one by one); the same
+   workspace must carry the values between calls. fuse_run = all steps. */
+FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
+                                    float *const *outputs, void *workspace, int first, int count);
+FUSE_API void fuse_plan_destroy(fuse_plan *p);
+FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+
+/* ---- backends: another library runs fused steps (fuse_dnnl.h: oneDNN) ----
+   fuse_compile offers each fused conv2d / matmul step whose composite's codegen equals a
+   backend's name to that backend's prepare, which gets the step's description (never a name to
+   parse) and takes it or declines; a declined step runs on the built-in kernels and the plan's
+   description says why. A step a backend took reads and writes NCHW float32, except a tensor
+   passed between two steps of one backend, which may stay in that backend's own layout (see
+   fuse_backend_layout): conversions then happen only where its steps are entered or left. */
+typedef enum fuse_backend_op { FUSE_BACKEND_CONV2D = 1, FUSE_BACKEND_MATMUL = 2 } fuse_backend_op;
+#define FUSE_BACKEND_MAX_OPERANDS (3 + FUSE_MAX_POST_OPS) /* x, w, bias, residuals */
+/* A tensor's layout between steps of one backend object. All zero: NCHW float32. A backend
+   that never sets one (leaves step->output_layout alone) is only ever given NCHW. */
+typedef struct fuse_backend_layout {
+  const void *id; /* the backend's own description, owned by the producing step's state (it
+                     lives as long as that state); NULL = NCHW float32 */
+  size_t bytes;   /* the tensor's size in it, which may exceed NCHW's (padded channels): the
+                     plan's workspace holds this many bytes, 64-byte aligned */
+} fuse_backend_layout;
+typedef struct fuse_backend_tensor {
+  int rank;
+  int64_t shape[FUSE_MAX_RANK];
+  const float *data; /* a constant's values, readable during prepare only; else NULL */
+  fuse_backend_layout layout; /* an operand another step of this backend produced in the
+                                 layout its prepare declared; else all zero (NCHW) */
+} fuse_backend_tensor;
+typedef struct fuse_backend_post {
+  fuse_post_kind kind;
+  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
+  int operand;       /* ADD: v += operands[operand], a residual shaped as the output */
+} fuse_backend_post;
+typedef struct fuse_backend_step {
+  fuse_backend_op op;     /* CONV2D: x [N,C,H,W], w [K,C/groups,KH,KW] -> [N,K,OH,OW];
+                             MATMUL: numpy matmul x @ w, bias along the last axis */
+  fuse_conv2d_attrs conv; /* CONV2D: strides, padding (top, left, bottom, right), dilation,
+                             groups, zeros resolved (stride, dilation, groups >= 1) */
+  int num_operands;       /* x, w, the bias if any, then the residuals in post-op order */
+  fuse_backend_tensor operands[FUSE_BACKEND_MAX_OPERANDS];
+  fuse_backend_tensor output;
+  int bias;               /* index in operands of the per-output-channel bias [K], or -1 */
+  int num_post;
+  fuse_backend_post post[FUSE_MAX_POST_OPS]; /* after the bias, in order, once per element */
+  const char *composite;  /* the composite's name, for messages only */
+  int num_threads;        /* fuse_compile_options.num_threads (0 = the backend's default) */
+  /* NULL: the output is NCHW. Else every step that reads the output is a fused step offered
+     to this backend too (not a graph output, not read through a reshape): prepare may set
+     *output_layout to write it in its own layout, which those steps' prepare then receives as
+     operands[k].layout. Left zero: NCHW. Should one of them decline it or be taken by another
+     backend, fuse_compile destroys the states it made and offers the steps again with that
+     tensor NCHW (output_layout NULL). */
+  fuse_backend_layout *output_layout;
+} fuse_backend_step;
+struct fuse_backend {
+  const char *name;       /* takes the composites whose codegen is this, e.g. "dnnl" */
+  void *user;
+  /* At fuse_compile. FUSE_OK takes the step: *state is passed to run and destroy, *scratch_size
+     is the bytes of workspace run may use. Anything else declines it, with a reason in why
+     (why_size bytes, NUL-terminated); FUSE_ERROR_OUT_OF_MEMORY also fails the compile. */
+  fuse_result (*prepare)(const fuse_backend *self, const fuse_backend_step *step, void **state,
+                         size_t *scratch_size, char *why, size_t why_size);
+  /* At fuse_run: the operands in the step's order (operands[1] is NULL when the weights were
+     constant: the backend kept what it needs at prepare), the output (each in the layout
+     prepare was told or declared), and scratch_size bytes, 64-byte aligned, of this caller's
+     workspace, for every temporary buffer. May run concurrently on one state, each caller
+     with its own workspace. Not FUSE_OK: fuse_run stops and returns it. */
+  fuse_result (*run)(void *state, const float *const *operands, float *output, void *scratch);
+  void (*destroy)(void *state); /* by fuse_plan_destroy (and a failed fuse_compile) */
+};
+
+/* ========================================================================== ONNX == */
+/* A bounds-checked reader of ONNX protobuf files (no protobuf library). Operators: Conv, Relu,
+   Clip, Add, Sub, Mul, Max, Min, Reshape, Flatten, Gemm, MatMul, BatchNormalization, MaxPool,
+   AveragePool, GlobalAveragePool, Concat, Sigmoid, Softmax, Identity, Constant, Dropout,
+   Transpose (opsets 7-17). Graph inputs are the model's inputs that are not initializers, in order. */
+#ifndef FUSE_NO_ONNX
+/* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
+   memory). */
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out);
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
+                                         fuse_graph **out);
+#endif
+/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files), float32 only. */
+typedef struct fuse_onnx_tensor {
+  char name[256];
+  int rank;
+  int64_t shape[FUSE_MAX_RANK];
+  float *data;     /* numel floats from the allocator; fuse_onnx_tensor_free releases them */
+  char error[256]; /* why a load failed */
+} fuse_onnx_tensor;
+FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_onnx_tensor *out);
+FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *alloc);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FUSE_H */

@@ -1,0 +1,264 @@
+/* ---------------------------------------------------------------- the graph -- */
+
+typedef enum fuse__op {
+  FUSE__OP_INPUT,
+  FUSE__OP_CONST,
+  FUSE__OP_CONV2D,
+  FUSE__OP_MATMUL,
+  FUSE__OP_ADD,
+  FUSE__OP_SUB,
+  FUSE__OP_MUL,
+  FUSE__OP_MAXIMUM,
+  FUSE__OP_MINIMUM,
+  FUSE__OP_RELU,
+  FUSE__OP_CLIP,
+  FUSE__OP_SIGMOID,
+  FUSE__OP_RESHAPE,
+  FUSE__OP_FLATTEN,
+  FUSE__OP_CONCAT,
+  FUSE__OP_SOFTMAX,
+  FUSE__OP_BATCH_NORM,
+  FUSE__OP_MAX_POOL2D,
+  FUSE__OP_AVG_POOL2D,
+  FUSE__OP_GLOBAL_AVG_POOL2D,
+  FUSE__OP_TRANSPOSE,
+  FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
+  FUSE__OP_TO_NHWC, /* plan only: layout conversions */
+  FUSE__OP_TO_NCHW,
+  FUSE__OP_COUNT
+} fuse__op;
+
+static const char *const fuse__op_names[FUSE__OP_COUNT] = {
+    "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
+    "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
+    "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
+    "transpose", "copy", "to_nhwc", "to_nchw"};
+
+typedef union fuse__attrs {
+  fuse_conv2d_attrs conv; /* normalized: no zeros */
+  fuse_pool2d_attrs pool; /* normalized: no zeros */
+  struct {
+    float lo, hi;
+  } clip;
+  int axis; /* flatten, concat, softmax: normalized to 0..rank */
+  int perm[FUSE_MAX_RANK]; /* transpose */
+  float eps;
+} fuse__attrs;
+
+typedef struct fuse__node {
+  int op;
+  int rank;
+  int num_in;
+  int64_t shape[FUSE_MAX_RANK];
+  fuse_value *in; /* operands */
+  char *name;     /* NULL: unnamed */
+  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned */
+  int composite;  /* the composite this op belongs to, or -1 */
+  fuse__attrs a;
+} fuse__node;
+
+/* A composite is a group of ops tagged in place: values keep their ids after fusion. */
+typedef struct fuse__composite {
+  char *name, *function, *codegen; /* codegen may be NULL */
+  fuse_value root, first;          /* members lie in [first, root] (root is the last) */
+  int region, num_ops, bind_constants;
+} fuse__composite;
+
+struct fuse_graph {
+  fuse_allocator alloc;
+  fuse__node *nodes;
+  int num_nodes, cap_nodes;
+  fuse_value *inputs, *outputs;
+  int num_inputs, cap_inputs, num_outputs, cap_outputs;
+  fuse_value *name_slots; /* open-addressing hash of named values; FUSE_NONE = empty */
+  int name_cap, num_named;
+  fuse__composite *composites;
+  int num_composites, cap_composites;
+  fuse_result status;
+  char error[512];
+};
+
+static int64_t fuse__numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+static int fuse__valid(const fuse_graph *g, fuse_value v) {
+  return g && v >= 0 && v < g->num_nodes;
+}
+
+static uint32_t fuse__hash(const char *s) {
+  uint32_t h = 2166136261u;
+  while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
+}
+
+static fuse_value fuse__find(const fuse_graph *g, const char *name) {
+  uint32_t i;
+  if (!g->name_cap) return FUSE_NONE;
+  for (i = fuse__hash(name) & (uint32_t)(g->name_cap - 1);; i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+    fuse_value v = g->name_slots[i];
+    if (v == FUSE_NONE) return FUSE_NONE;
+    if (v >= 0 && strcmp(g->nodes[v].name, name) == 0) return v;
+  }
+}
+
+/* Formats a message: %s string, %d int, %D int64_t, %f float, %S shape (int rank,
+   const int64_t *dims), %V a value's label (fuse_value, graph g), %% percent. */
+static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va_list ap) {
+  const char *p;
+  for (p = fmt; *p; p++) {
+    if (*p != '%') {
+      fuse__put(o, p, 1);
+      continue;
+    }
+    switch (*++p) {
+    case 's': fuse__puts(o, va_arg(ap, const char *)); break;
+    case 'd': fuse__put_int(o, va_arg(ap, int)); break;
+    case 'D': fuse__put_int(o, va_arg(ap, int64_t)); break;
+    case 'f': fuse__put_float(o, (float)va_arg(ap, double)); break;
+    case 'S': {
+      int r = va_arg(ap, int);
+      fuse__put_dims(o, r, va_arg(ap, const int64_t *), ",");
+      break;
+    }
+    case 'V': {
+      fuse_value v = va_arg(ap, fuse_value);
+      if (fuse__valid(g, v) && g->nodes[v].name) {
+        fuse__puts(o, "'");
+        fuse__puts(o, g->nodes[v].name);
+        fuse__puts(o, "'");
+      } else {
+        fuse__puts(o, "%");
+        fuse__put_int(o, v);
+      }
+      break;
+    }
+    case '%': fuse__put(o, "%", 1); break;
+    default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
+    }
+  }
+}
+
+/* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
+static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...) {
+  va_list ap;
+  fuse__out o;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  g->status = r;
+  o.buf = g->error;
+  o.len = 0;
+  o.cap = sizeof g->error;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, g, fmt, ap);
+  va_end(ap);
+  return FUSE_NONE;
+}
+
+static int fuse__oom(fuse_graph *g, const char *what) {
+  fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+  return 0;
+}
+
+static int fuse__name_insert(fuse_graph *g, fuse_value v) {
+  uint32_t i;
+  if ((g->num_named + 1) * 2 > g->name_cap) { /* keep the table at most half full */
+    int cap = g->name_cap ? g->name_cap * 2 : 64, k;
+    fuse_value *slots = (fuse_value *)fuse__alloc(&g->alloc, (size_t)cap * sizeof(fuse_value), 16);
+    if (!slots) return 0;
+    for (k = 0; k < cap; k++) slots[k] = FUSE_NONE;
+    for (k = 0; k < g->name_cap; k++) {
+      fuse_value u = g->name_slots[k];
+      if (u < 0) continue;
+      for (i = fuse__hash(g->nodes[u].name) & (uint32_t)(cap - 1); slots[i] != FUSE_NONE;
+           i = (i + 1) & (uint32_t)(cap - 1)) {
+      }
+      slots[i] = u;
+    }
+    fuse__free(&g->alloc, g->name_slots);
+    g->name_slots = slots;
+    g->name_cap = cap;
+  }
+  for (i = fuse__hash(g->nodes[v].name) & (uint32_t)(g->name_cap - 1); g->name_slots[i] >= 0;
+       i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+  }
+  g->name_slots[i] = v;
+  g->num_named++;
+  return 1;
+}
+
+static void fuse__name_remove(fuse_graph *g, fuse_value v) {
+  uint32_t i;
+  for (i = fuse__hash(g->nodes[v].name) & (uint32_t)(g->name_cap - 1); g->name_slots[i] != v;
+       i = (i + 1) & (uint32_t)(g->name_cap - 1)) {
+  }
+  g->name_slots[i] = -2; /* tombstone: lookups continue past it */
+}
+
+static char *fuse__strdup(fuse_graph *g, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = (char *)fuse__alloc(&g->alloc, n, 1);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* Gives v the name; `who` names the caller in messages. */
+static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const char *who) {
+  fuse_value other;
+  char *copy;
+  if (!name) return 1;
+  if (!*name) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: a name may not be empty", who), 0;
+  other = fuse__find(g, name);
+  if (other != FUSE_NONE && other != v)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: name '%s' is already used by %s %%%d",
+                      who, name, fuse__op_names[g->nodes[other].op], other),
+           0;
+  if (other == v) return 1;
+  if (!(copy = fuse__strdup(g, name))) return fuse__oom(g, who);
+  if (g->nodes[v].name) {
+    fuse__name_remove(g, v);
+    fuse__free(&g->alloc, g->nodes[v].name);
+  }
+  g->nodes[v].name = copy;
+  if (!fuse__name_insert(g, v)) {
+    g->nodes[v].name = NULL;
+    fuse__free(&g->alloc, copy);
+    return fuse__oom(g, who);
+  }
+  return 1;
+}
+
+/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory. */
+static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_value *in,
+                                  int rank, const int64_t *shape) {
+  fuse__node *n, *nodes;
+  int64_t dims[FUSE_MAX_RANK];
+  if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
+  nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
+                                   g->num_nodes + 1, sizeof(fuse__node));
+  if (!nodes) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+  g->nodes = nodes;
+  n = &g->nodes[g->num_nodes];
+  memset(n, 0, sizeof *n);
+  n->op = op;
+  n->rank = rank;
+  n->composite = -1;
+  if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
+  if (num_in) {
+    n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
+    if (!n->in) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+    memcpy(n->in, in, (size_t)num_in * sizeof(fuse_value));
+    n->num_in = num_in;
+  }
+  g->num_nodes++;
+  return n;
+}
+
+static fuse_value fuse__id(const fuse_graph *g, const fuse__node *n) {
+  return (fuse_value)(n - g->nodes);
+}
+

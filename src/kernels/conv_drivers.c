@@ -1,0 +1,510 @@
+#ifdef FUSE__SIMD
+/* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
+   parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
+typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
+typedef struct fuse__par {
+  const fuse_plan *p;
+  int64_t units;
+  fuse__range_fn fn;
+  void *ctx;
+} fuse__par;
+
+static void fuse__par_chunks(void *ctx, int begin, int end) {
+  const fuse__par *j = (const fuse__par *)ctx;
+  int c;
+  for (c = begin; c < end; c++)
+    j->fn(j->ctx, c, j->units * c / j->p->chunks, j->units * (c + 1) / j->p->chunks);
+}
+
+static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn, void *ctx) {
+  fuse__par j;
+  j.p = p;
+  j.units = units;
+  j.fn = fn;
+  j.ctx = ctx;
+  if (p->chunks == 1 || units < 2) {
+    fn(ctx, 0, 0, units);
+  } else if (p->parallel_for) {
+    p->parallel_for(p->parallel_user, fuse__par_chunks, &j, p->chunks);
+  } else {
+#ifdef _OPENMP
+    int c;
+#pragma omp parallel for schedule(static)
+    for (c = 0; c < p->chunks; c++) fuse__par_chunks(&j, c, c + 1);
+#else
+    fuse__par_chunks(&j, 0, p->chunks);
+#endif
+  }
+}
+
+/* A SIMD conv step's input, output and bias, and the post-ops for its micro-kernels'
+   epilogue (residuals at their first element; the drivers move them to each tile). */
+static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const float **x, float **y,
+                                const float **bias, fuse__tile_epi *e) {
+  int q;
+  *x = fuse__in(r, s, 0);
+  *y = fuse__data(r, s->out);
+  *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  e->num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    e->kind[q] = s->post[q].kind;
+    e->lo[q] = s->post[q].lo;
+    e->hi[q] = s->post[q].hi;
+    e->res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+}
+
+/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+typedef struct fuse__conv_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *x, *bias;
+  float *y;
+  fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
+  fuse__tile_epi e;
+  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
+} fuse__conv_job;
+
+/* Row pointers of one tile of MR output pixels from p0 (rows past `rows` repeat the last):
+   ptr[tap * MR + i]. */
+static void fuse__igemm_ptrs(const fuse__conv_job *j, int64_t grp, int64_t p0, int rows,
+                             const float **ptr, float *rowbuf) {
+  const fuse__step *s = j->s;
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  const float *zeros = j->r->p->zeros;
+  int64_t C = j->C, Cg = j->Cg, KH = j->KH, KW = j->KW, i, kh, kw;
+  int mr = s->mr;
+  if (s->pointwise) { /* input pixel = output pixel */
+    for (i = 0; i < mr; i++) ptr[i] = j->x + (p0 + (i < rows ? i : rows - 1)) * C + grp * Cg;
+    return;
+  }
+  int64_t n = p0 / (j->OH * j->OW), oh = p0 / j->OW % j->OH, ow = p0 % j->OW - 1;
+  if (!s->rowmode && rows == mr && ow + mr < j->OW) { /* a whole tile inside one output row */
+    int64_t sw = a->strides[1], ih0 = oh * a->strides[0] - a->padding[0];
+    int64_t iw0 = (ow + 1) * sw - a->padding[1];
+    if (ih0 >= 0 && ih0 + (KH - 1) * a->dilation[0] < j->H && iw0 >= 0 &&
+        iw0 + (mr - 1) * sw + (KW - 1) * a->dilation[1] < j->W) {
+      /* whose window stays inside the input: a tap's pointer plus the pixel's, no bounds */
+      const float *xb = j->x + ((n * j->H + ih0) * j->W + iw0) * C + grp * Cg;
+      for (kh = 0; kh < KH; kh++)
+        for (kw = 0; kw < KW; kw++) {
+          const float *tp = xb + (kh * a->dilation[0] * j->W + kw * a->dilation[1]) * C;
+          const float **pp = ptr + (kh * KW + kw) * mr;
+          for (i = 0; i < mr; i++) pp[i] = tp + i * sw * C;
+        }
+      return;
+    }
+  }
+  for (i = 0; i < mr; i++) { /* the next pixel (the last valid one again past `rows`) */
+    int64_t ih0, iw0;
+    const float *xn;
+    if (i < rows && ++ow == j->OW) {
+      ow = 0;
+      if (++oh == j->OH) oh = 0, n++;
+    }
+    ih0 = oh * a->strides[0] - a->padding[0], iw0 = ow * a->strides[1] - a->padding[1];
+    xn = j->x + n * j->H * j->W * C + grp * Cg;
+    for (kh = 0; kh < KH; kh++) {
+      int64_t ih = ih0 + kh * a->dilation[0];
+      if (s->rowmode) { /* the whole kernel row: in place, or copied with its zeros */
+        const float **pp = &ptr[kh * mr + i];
+        if (ih < 0 || ih >= j->H) {
+          *pp = zeros;
+        } else if (iw0 >= 0 && iw0 + KW <= j->W) {
+          *pp = xn + (ih * j->W + iw0) * C;
+        } else {
+          float *rb = rowbuf + (kh * mr + i) * KW * Cg;
+          for (kw = 0; kw < KW; kw++) {
+            int64_t iw = iw0 + kw;
+            if (iw < 0 || iw >= j->W) memset(rb + kw * Cg, 0, (size_t)Cg * sizeof(float));
+            else memcpy(rb + kw * Cg, xn + (ih * j->W + iw) * C, (size_t)Cg * sizeof(float));
+          }
+          *pp = rb;
+        }
+        continue;
+      }
+      for (kw = 0; kw < KW; kw++) {
+        int64_t iw = iw0 + kw * a->dilation[1];
+        ptr[(kh * KW + kw) * mr + i] =
+            ih < 0 || ih >= j->H || iw < 0 || iw >= j->W ? zeros : xn + (ih * j->W + iw) * C;
+      }
+    }
+  }
+}
+
+/* Whether a tap of a tile reads any input (tp: the tap's MR row pointers): a tap where every
+   pixel reads the zero row (the padding) adds nothing and is skipped. */
+static int fuse__tap_live(const float *const *tp, int mr, const float *zeros) {
+  int i;
+  for (i = 0; i < mr; i++)
+    if (tp[i] != zeros) return 1;
+  return 0;
+}
+
+/* The first live tap of a tile (ptr: ntaps x MR row pointers) from `from` on, ntaps when none
+   is; with step -1 the last one from `from` down, -1 when none is. */
+static int fuse__next_live(const float *const *ptr, int mr, const float *zeros, int from,
+                           int step, int ntaps) {
+  int t;
+  for (t = from; t >= 0 && t < ntaps; t += step)
+    if (fuse__tap_live(ptr + t * mr, mr, zeros)) return t;
+  return t;
+}
+
+/* The part of a later weight block a tile's kernel prefetches (fuse__tile_epi.pf / npf):
+   lines [from, from + span) of the `lines` cache lines at `at`, none past them. */
+static void fuse__tile_prefetch(fuse__tile_epi *e, const float *at, int64_t lines, int64_t from,
+                                int64_t span) {
+  e->npf = from < lines ? (lines - from < span ? lines - from : span) : 0;
+  e->pf = e->npf ? at + from * 16 : NULL;
+}
+
+/* Units (group, column block, tile), column blocks outermost so a block's weights are reused
+   across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
+static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__conv_job *j = (const fuse__conv_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  const float **ptr = (const float **)(void *)scratch;
+  int64_t taps = j->KH * j->KW, u = u0;
+  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q, ta, flags;
+  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
+  const float *zeros = p->zeros;
+  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
+                                                FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
+  fuse__tile_epi e = j->e;
+  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
+  while (u < u1) {
+    int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
+    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
+    int64_t oc = grp * j->Kg + ob * nr, npix = j->npix;
+    int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
+    const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
+    int bnr = ob == j->obs - 1 ? s->nr_last : nr; /* this block's packed width */
+    fuse__igemm_fn fn = ob == j->obs - 1 ? j->fn_last : j->fn;
+    e.bias = j->bias ? j->bias + oc : NULL;
+    if (!s->cblock) {
+      /* the next block's panel: the tiles' kernels bring it into L2 a line per step, tile
+         i of this block lines i * steps on (steps: multiply-add steps of a tile). In a
+         network the weights come from memory on every run, and the hardware prefetcher
+         neither crosses pages nor runs that far ahead on its own. */
+      int64_t lines = go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L;
+      for (tt = tile; tt < t1; tt++) {
+        int64_t p0 = tt * mr, at = p0 * j->K + oc, from = (tt - tile) * steps;
+        int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
+        for (q = 0; q < e.num_post; q++)
+          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        fuse__tile_prefetch(&e, s->packed + (size_t)(go + 1) * panel, lines, from, steps);
+        fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
+        /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
+        ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
+        for (;;) {
+          int te = ta, tn;
+          while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
+          tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
+          if (tn == ntaps) flags |= FUSE__FINISH;
+          fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * bnr), j->y + at, j->K,
+                rows, cols, flags, &e);
+          if (tn == ntaps) break;
+          if (e.npf) { /* past the lines that call brought in */
+            int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
+            e.pf += done * 16, e.npf -= done;
+          }
+          ta = tn, flags = FUSE__ACCUMULATE;
+        }
+      }
+    } else { /* tap by tap, channel block by channel block, over a run of cached tiles */
+      int64_t per = FUSE__PTR_CACHE / (taps * mr), tr, t, c0;
+      if (per < 1) per = 1;
+      for (tr = tile; tr < t1; tr += per) {
+        int64_t tb = t1 - tr < per ? t1 : tr + per;
+        for (tt = tr; tt < tb; tt++) {
+          int64_t p0 = tt * mr;
+          fuse__igemm_ptrs(j, grp, p0, (int)(npix - p0 < mr ? npix - p0 : mr),
+                           ptr + (tt - tr) * taps * mr, rowbuf);
+        }
+        for (t = 0; t < taps; t++)
+          for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
+            int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
+            /* the channel block after this one follows it in memory: tile i brings its lines
+               i * cb on into L2 (as above) */
+            size_t next = (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
+            int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
+            if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
+            for (tt = tr; tt < tb; tt++) {
+              int64_t p0 = tt * mr, at = p0 * j->K + oc;
+              int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
+              const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
+              int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
+              int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
+              fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
+              if (fuse__tap_live(tp + t * mr, mr, zeros))
+                flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
+                        (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+              else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
+                n = 0, flags = FUSE__FINISH;
+              else
+                continue; /* a dead tap */
+              for (q = 0; q < e.num_post; q++)
+                if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+              fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * bnr, j->y + at, j->K, rows, cols,
+                    flags, &e);
+            }
+          }
+      }
+    }
+    u += t1 - tile;
+  }
+}
+
+static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__conv_job j;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  fuse__conv_operands(r, s, &j.x, &j.y, &j.bias, &j.e);
+  if (s->op == FUSE__OP_MATMUL) { /* rows of x as pixels, one 1x1 tap */
+    j.C = j.Cg = tx->shape[tx->rank - 1];
+    j.K = j.Kg = tw->shape[1];
+    j.H = j.W = j.OH = j.OW = j.KH = j.KW = j.G = 1;
+    j.npix = fuse__numel(tx->rank, tx->shape) / j.C;
+  } else {
+    j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+    j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
+    j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
+    j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+    j.npix = ty->shape[0] * j.OH * j.OW;
+  }
+  j.fn = fuse__igemm_kinds[s->igemm].fn;
+  j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.obs = (j.Kg + s->nr - 1) / s->nr;
+  j.tiles = (j.npix + s->mr - 1) / s->mr;
+  fuse__parallel(r->p, j.G * j.obs * j.tiles, fuse__igemm_units, &j);
+}
+
+/* A conv2d on NCHW in and out (NCHW GEMM) at run time. Per image, group and block of NR output
+   pixels the taps those pixels read are gathered into a [Cg * taps][NR] panel, zeros where a
+   tap falls into the padding (a 1x1 conv with stride 1 reads whole blocks in place); then
+   each run of MR output channels is one micro-kernel call whose rows broadcast the channels'
+   weights, read as [K][Cg * taps]. The tile lands in NCHW as it is: a row is a channel, its
+   columns consecutive pixels. */
+typedef struct fuse__nchw_gemm_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *x, *bias;
+  float *y;
+  fuse__igemm_fn fn;
+  fuse__nchw_pack_fn pack;
+  fuse__nchw_pack_args g; /* xg: the first image's first group */
+  fuse__tile_epi e;
+  int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, P, blocks, kparts;
+} fuse__nchw_gemm_job;
+
+/* Units (image, group, pixel block, part of the output channels), the parts innermost so a
+   chunk gathers a block's panel once for all its parts. */
+#define FUSE__NCHW_GEMM_COLS(block) /* the pixels of a block: nr, fewer in the image's last */      \
+  (int)(j->P - (block) * nr < nr ? j->P - (block) * nr : nr)
+static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__nchw_gemm_job *j = (const fuse__nchw_gemm_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
+  const float *rows[16];
+  int mr = s->mr, nr = s->nr, q, i;
+  int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, b, nband = 1;
+  int64_t packed = -1, pf = L * nr; /* floats of one block's panel */
+  int direct;
+  fuse__tile_epi e = j->e;
+  for (u = u0; u < u1; u += nband) {
+    int64_t part = u % j->kparts, nb = u / j->kparts, blk = nb % j->blocks, ng = nb / j->blocks;
+    int64_t n = ng / j->G, grp = ng % j->G;
+    int64_t t0 = tiles * part / j->kparts, t1 = tiles * (part + 1) / j->kparts;
+    fuse__nchw_pack_args g = j->g;
+    g.xg = j->x + (n * j->C + grp * j->Cg) * j->H * j->W;
+    if (j->kparts == 1) { /* the next blocks of this image and group together (s->band) */
+      nband = s->band < j->blocks - blk ? s->band : j->blocks - blk;
+      if (nband > u1 - u) nband = u1 - u;
+    }
+    /* 1x1, stride 1, no padding: a whole block's panel rows are the input's own, P floats
+       apart, read in place (the image's last block, when partial, is gathered: the kernel
+       reads whole vectors) */
+    direct = s->pointwise && (blk + nband) * nr <= j->P;
+    if (!direct && (j->kparts == 1 || packed != nb)) { /* the parts of a block follow each other */
+      for (b = 0; b < nband; b++)
+        j->pack(&g, (blk + b) * nr, FUSE__NCHW_GEMM_COLS(blk + b), panel + b * pf);
+      packed = nb;
+    }
+    e.ldw = direct ? j->P : 0;
+    for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
+      int64_t k0 = t * mr, oc = grp * j->Kg + k0;
+      int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
+      e.row_bias = j->bias ? j->bias + oc : NULL;
+      for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
+      for (b = 0; b < nband; b++) {
+        int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
+        for (q = 0; q < e.num_post; q++)
+          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        j->fn(1, (int)L, rows, 0, direct ? g.xg + p0 : panel + b * pf, j->y + at, j->P, nrows,
+              FUSE__NCHW_GEMM_COLS(blk + b), FUSE__FINISH, &e);
+      }
+    }
+  }
+}
+#undef FUSE__NCHW_GEMM_COLS
+
+static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__nchw_gemm_job j;
+  int64_t units;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  fuse__conv_operands(r, s, &j.x, &j.y, &j.bias, &j.e);
+  j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3], j.P = j.OH * j.OW;
+  j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
+  j.Cg = j.C / j.G, j.Kg = j.K / j.G;
+  j.fn = fuse__igemm_kinds[s->igemm].fn;
+  j.pack = fuse__nchw_pack_pick(r->p->isa);
+  j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
+  j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
+  j.g.dh = s->a.conv.dilation[0], j.g.dw = s->a.conv.dilation[1];
+  j.g.pt = s->a.conv.padding[0], j.g.pl = s->a.conv.padding[1];
+  j.g.nr = s->nr, j.g.pointwise = s->pointwise;
+  j.blocks = (j.P + s->nr - 1) / s->nr;
+  j.kparts = 1;
+  units = ty->shape[0] * j.G * j.blocks;
+  if (r->p->chunks > 1 && units < 4 * r->p->chunks) { /* few blocks: split the channels too */
+    j.kparts = (4 * r->p->chunks + units - 1) / units;
+    if (j.kparts > (j.Kg + s->mr - 1) / s->mr) j.kparts = (j.Kg + s->mr - 1) / s->mr;
+  }
+  fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
+}
+
+/* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
+   A band's input rows are copied into the chunk's buffer, each channel's rows one after
+   another, a row as its sw column phases of wq floats with the padding in place (zeros that
+   were written once, when the buffer was cleared); then each output row's tiles, MR channels
+   by two vectors (one at the row's end when that is enough), read it in place. */
+typedef struct fuse__few_channels_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *x, *bias;
+  float *y;
+  fuse__few_channels_fn f2, f1;
+  fuse__dwc_row_fn row;
+  fuse__dw_args d; /* what the row builder reads: W, sw, pl */
+  fuse__tile_epi e;
+  int64_t C, H, K, OH, OW, KH, KW, sh, pt, wq, fill, rows, bands, vw;
+  int nseg, len[FUSE__FEW_CHANNELS_SEGS];
+  int64_t off[FUSE__FEW_CHANNELS_SEGS];
+} fuse__few_channels_job;
+
+static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__few_channels_job *j = (const fuse__few_channels_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  float *buf = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
+  int64_t rs = j->d.sw * j->wq, L = j->C * j->KH * j->KW, P = j->OH * j->OW, u, c, i, oy, ox;
+  int mr = s->mr, t, q, tiles = (int)((j->K + mr - 1) / mr);
+  fuse__tile_epi e = j->e;
+  memset(buf, 0, (size_t)(j->C * j->rows * rs) * sizeof(float)); /* the padding, once */
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->bands, oy0 = u % j->bands * s->band;
+    int64_t oy1 = oy0 + s->band < j->OH ? oy0 + s->band : j->OH;
+    for (c = 0; c < j->C; c++)
+      for (i = 0; i < j->rows; i++) {
+        int64_t ih = oy0 * j->sh + i - j->pt;
+        j->row(buf + (c * j->rows + i) * rs,
+               ih >= 0 && ih < j->H ? j->x + ((n * j->C + c) * j->H + ih) * j->d.W : NULL, &j->d,
+               j->wq, j->fill);
+      }
+    for (oy = oy0; oy < oy1; oy++)
+      for (ox = 0; ox < j->OW; ox += 2 * j->vw) {
+        int cols = (int)(j->OW - ox < 2 * j->vw ? j->OW - ox : 2 * j->vw);
+        const float *xb = buf + (oy - oy0) * j->sh * rs + ox;
+        for (t = 0; t < tiles; t++) {
+          int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
+          e.row_bias = j->bias ? j->bias + oc : NULL;
+          for (q = 0; q < e.num_post; q++)
+            if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+          (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
+                                         j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
+                                         cols, &e);
+        }
+      }
+  }
+}
+
+static void fuse__conv_few_channels(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__few_channels_job j;
+  int64_t c, kh, ph;
+  memset(&j, 0, sizeof j);
+  j.r = r;
+  j.s = s;
+  fuse__conv_operands(r, s, &j.x, &j.y, &j.bias, &j.e);
+  j.C = tx->shape[1], j.H = tx->shape[2], j.d.W = tx->shape[3];
+  j.K = ty->shape[1], j.OH = ty->shape[2], j.OW = ty->shape[3];
+  j.KH = tw->shape[2], j.KW = tw->shape[3];
+  j.sh = s->a.conv.strides[0], j.d.sw = s->a.conv.strides[1];
+  j.pt = s->a.conv.padding[0], j.d.pl = s->a.conv.padding[1];
+  j.vw = r->p->isa == FUSE_ISA_AVX512 ? 16 : 8;
+  j.f2 = fuse__few_channels_pick(r->p->isa, 2), j.f1 = fuse__few_channels_pick(r->p->isa, 1);
+  j.row = fuse__dwc_row_pick(r->p->isa);
+  j.wq = fuse__few_channels_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
+  j.rows = (s->band - 1) * j.sh + j.KH;
+  j.bands = (j.OH + s->band - 1) / s->band;
+  for (c = 0; c < j.C; c++) /* segment (c, kh, phase): kernel columns ph, ph + sw, ... */
+    for (kh = 0; kh < j.KH; kh++)
+      for (ph = 0; ph < j.d.sw; ph++, j.nseg++) {
+        j.off[j.nseg] = (c * j.rows + kh) * j.d.sw * j.wq + ph * j.wq;
+        j.len[j.nseg] = (int)((j.KW - ph + j.d.sw - 1) / j.d.sw);
+      }
+  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__few_channels_units, &j);
+}
+
+static void fuse__dw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__dw_args *d = (const fuse__dw_args *)ctx;
+  d->fn(d, d->scratch + d->slot * (size_t)chunk, u0, u1);
+}
+
+static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  fuse__dw_args d;
+  int q;
+  memset(&d, 0, sizeof d);
+  d.fn = fuse__dw_pick(r->p->isa, tx->nhwc);
+  if (!d.fn) return;
+  d.x = fuse__in(r, s, 0);
+  d.w = s->packed;
+  d.bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  d.y = fuse__data(r, s->out);
+  d.C = tx->shape[1], d.Cp = (d.C + 15) / 16 * 16, d.H = tx->shape[2], d.W = tx->shape[3];
+  d.OH = ty->shape[2], d.OW = ty->shape[3];
+  d.KH = (int)tw->shape[2], d.KW = (int)tw->shape[3];
+  d.sh = a->strides[0], d.sw = a->strides[1], d.pt = a->padding[0], d.pl = a->padding[1];
+  d.dh = a->dilation[0], d.dw = a->dilation[1];
+  d.zeros = r->p->zeros;
+  d.scratch = r->work + r->p->scratch_offset;
+  d.slot = r->p->scratch_slot;
+  d.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) {
+    d.kind[q] = s->post[q].kind;
+    d.lo[q] = s->post[q].lo;
+    d.hi[q] = s->post[q].hi;
+    d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+  }
+  if (tx->nhwc) /* output rows */
+    fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
+  else /* planes */
+    fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
+}
+#endif

@@ -1,0 +1,402 @@
+
+/* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back, cut into bands of
+   256 pixels that the threads share. */
+typedef struct fuse__layout_job {
+  const fuse__run *r;
+  const float *x;
+  float *y;
+  int64_t C, P, bands;
+  int to_nhwc;
+} fuse__layout_job;
+
+static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__layout_job *j = (const fuse__layout_job *)ctx;
+  int64_t u, C = j->C, P = j->P;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256, c, q;
+    const float *x = j->x + n * C * P;
+    float *y = j->y + n * C * P;
+    /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
+    const float *xb = j->to_nhwc ? x + p0 : x + p0 * C;
+    float *yb = j->to_nhwc ? y + p0 * C : y + p0;
+    int64_t ldx = j->to_nhwc ? P : C, ldy = j->to_nhwc ? C : P;
+    int64_t rows = j->to_nhwc ? C : np, cols = j->to_nhwc ? np : C;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (j->r->p->isa >= FUSE_ISA_AVX2) {
+      fuse__transpose_avx2(xb, ldx, yb, ldy, rows, cols);
+      continue;
+    }
+#endif
+    for (c = 0; c < rows; c++)
+      for (q = 0; q < cols; q++) yb[q * ldy + c] = xb[c * ldx + q];
+  }
+}
+
+static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__layout_job j;
+  j.r = r;
+  j.x = fuse__in(r, s, 0);
+  j.y = fuse__data(r, s->out);
+  j.C = ty->shape[1], j.P = ty->shape[2] * ty->shape[3];
+  j.bands = (j.P + 255) / 256;
+  j.to_nhwc = s->op == FUSE__OP_TO_NHWC;
+#ifdef FUSE__SIMD
+  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__layout_bands, &j);
+#else
+  fuse__layout_bands(&j, 0, 0, ty->shape[0] * j.bands);
+#endif
+}
+
+static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0), *w = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = tw->shape[0], KH = tw->shape[2], KW = tw->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
+  int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
+  int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
+#ifdef FUSE__SIMD
+  if (s->kernel == FUSE__KERNEL_IGEMM) {
+    fuse__conv_igemm(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_NCHW_GEMM) {
+    fuse__conv_nchw_gemm(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
+    fuse__conv_few_channels(r, s);
+    return;
+  }
+  if (s->kernel == FUSE__KERNEL_DW) {
+    fuse__conv_dw(r, s);
+    return;
+  }
+#endif
+  for (n = 0; n < N; n++)
+    for (k = 0; k < K; k++) {
+      float *yp = y + (n * K + k) * OH * OW;
+      int64_t grp = k / Kg;
+      memset(yp, 0, (size_t)(OH * OW) * sizeof(float));
+      for (c = 0; c < Cg; c++) {
+        const float *xp = x + (n * C + grp * Cg + c) * H * W;
+        const float *wp = w + (k * Cg + c) * KH * KW;
+        for (kh = 0; kh < KH; kh++)
+          for (kw = 0; kw < KW; kw++) {
+            float wv = wp[kh * KW + kw];
+            int64_t shift = kw * dw - pl; /* iw = ow * sw + shift */
+            /* output columns whose input column lies inside [0, W) */
+            int64_t ow0 = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+            int64_t ow1 = W - 1 - shift < 0 ? 0 : (W - 1 - shift) / sw + 1;
+            if (ow1 > OW) ow1 = OW;
+            for (oh = 0; oh < OH; oh++) {
+              int64_t ih = oh * sh - pt + kh * dh;
+              const float *xr;
+              float *yr;
+              if (ih < 0 || ih >= H) continue;
+              xr = xp + ih * W;
+              yr = yp + oh * OW;
+              for (ow = ow0; ow < ow1; ow++) yr[ow] += wv * xr[ow * sw + shift];
+            }
+          }
+      }
+      if (s->bias >= 0 || s->num_post) /* the plane of channel k is complete */
+        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW,
+                       s->bias >= 0 ? fuse__in(r, s, s->bias) + k : NULL, 0);
+    }
+}
+
+static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
+  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  int64_t M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], K = ta->shape[ta->rank - 1];
+  int64_t N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
+  int ra = ta->rank > 2 ? ta->rank - 2 : 0, rb = tb->rank > 2 ? tb->rank - 2 : 0;
+  int rank = ra > rb ? ra : rb, d;
+  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
+  int64_t batches, bi, m, k, j;
+  fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
+#ifdef FUSE__SIMD
+  if (s->kernel == FUSE__KERNEL_IGEMM) {
+    fuse__conv_igemm(r, s);
+    return;
+  }
+#endif
+  memset(&ba, 0, sizeof ba);
+  memset(&bb, 0, sizeof bb);
+  ba.rank = ra;
+  bb.rank = rb;
+  memcpy(ba.shape, ta->shape, (size_t)ra * sizeof(int64_t));
+  memcpy(bb.shape, tb->shape, (size_t)rb * sizeof(int64_t));
+  fuse__broadcast(ra, ba.shape, rb, bb.shape, &rank, bshape);
+  fuse__broadcast_strides(&ba, rank, bshape, sa);
+  fuse__broadcast_strides(&bb, rank, bshape, sb);
+  batches = fuse__numel(rank, bshape);
+  memset(idx, 0, sizeof idx);
+  for (bi = 0; bi < batches; bi++) {
+    int64_t oa = 0, ob = 0;
+    const float *am, *bm;
+    float *ym = y + bi * M * N;
+    for (d = 0; d < rank; d++) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    am = a + oa * M * K;
+    bm = b + ob * K * N;
+    memset(ym, 0, (size_t)(M * N) * sizeof(float));
+    for (m = 0; m < M; m++)
+      for (k = 0; k < K; k++) {
+        float av = am[m * K + k];
+        const float *br = bm + k * N;
+        float *yr = ym + m * N;
+        for (j = 0; j < N; j++) yr[j] += av * br[j];
+      }
+    if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
+      for (m = 0; m < M; m++)
+        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N,
+                       s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL, 1);
+    for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
+  }
+}
+
+static void fuse__kernel_transpose(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t xs[FUSE_MAX_RANK], st[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], i, count, off = 0;
+  int d, rank = ty->rank;
+  for (d = rank - 1, i = 1; d >= 0; d--) { /* input strides */
+    xs[d] = i;
+    i *= tx->shape[d];
+  }
+  for (d = 0; d < rank; d++) st[d] = xs[s->a.perm[d]]; /* stride of output dim d in x */
+  count = fuse__numel(rank, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (i = 0; i < count; i++) { /* walk the output in order, the input by strides */
+    y[i] = x[off];
+    for (d = rank - 1; d >= 0; d--) {
+      off += st[d];
+      if (++idx[d] < ty->shape[d]) break;
+      off -= st[d] * ty->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis, i, nhwc = ty->nhwc;
+  fuse__tensor vy, vx;
+  if (nhwc) { /* channels are the last axis of the bytes */
+    fuse__nhwc_shape(ty, &vy);
+    ty = &vy;
+    axis = 3;
+  }
+  int64_t outer = fuse__numel(axis, ty->shape), o, at = 0;
+  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1);
+  int64_t row = ty->shape[axis] * inner;
+  for (i = 0; i < s->num_in; i++) {
+    const fuse__tensor *tx = fuse__in_t(r, s, i);
+    int64_t chunk;
+    if (nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
+    chunk = tx->shape[axis] * inner;
+    const float *x = fuse__in(r, s, i);
+    for (o = 0; o < outer; o++)
+      memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
+    at += chunk;
+  }
+}
+
+static void fuse__kernel_softmax(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis;
+  int64_t outer = fuse__numel(axis, ty->shape), len = ty->shape[axis];
+  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1), o, i, j;
+  for (o = 0; o < outer; o++)
+    for (i = 0; i < inner; i++) {
+      const float *xp = x + o * len * inner + i;
+      float *yp = y + o * len * inner + i, mx = xp[0];
+      double sum = 0;
+      for (j = 1; j < len; j++) mx = xp[j * inner] > mx ? xp[j * inner] : mx;
+      for (j = 0; j < len; j++) sum += yp[j * inner] = expf(xp[j * inner] - mx);
+      for (j = 0; j < len; j++) yp[j * inner] = (float)(yp[j * inner] / sum);
+    }
+}
+
+static void fuse__kernel_batch_norm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0), *scale = fuse__in(r, s, 1), *bias = fuse__in(r, s, 2);
+  const float *mean = fuse__in(r, s, 3), *var = fuse__in(r, s, 4);
+  float *y = fuse__data(r, s->out);
+  int64_t N = ty->shape[0], C = ty->shape[1], inner = fuse__numel(ty->rank - 2, ty->shape + 2);
+  int64_t n, c, i;
+  for (c = 0; c < C; c++) {
+    double mul = scale[c] / sqrt((double)var[c] + (double)s->a.eps);
+    float m = (float)mul, add = (float)(bias[c] - mean[c] * mul);
+    for (n = 0; n < N; n++) {
+      const float *xp = x + (n * C + c) * inner;
+      float *yp = y + (n * C + c) * inner;
+      for (i = 0; i < inner; i++) yp[i] = xp[i] * m + add;
+    }
+  }
+}
+
+/* max / average pool on NHWC: the same windows, channels innermost. */
+#ifdef FUSE__SIMD
+static void fuse__pool_rows(void *ctx, int chunk, int64_t r0, int64_t r1) {
+  const fuse__pool_args *d = (const fuse__pool_args *)ctx;
+  (void)chunk;
+  d->fn(d, r0, r1);
+}
+#endif
+
+static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  const fuse_pool2d_attrs *a = &s->a.pool;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
+  int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
+#ifdef FUSE__SIMD
+  fuse__pool_args d;
+  d.fn = fuse__pool_pick(r->p->isa);
+  if (d.fn) {
+    d.x = x, d.y = y, d.a = a, d.is_max = is_max;
+    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+    fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
+    return;
+  }
+#endif
+  for (n = 0; n < N; n++)
+    for (oh = 0; oh < OH; oh++)
+      for (ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
+        float *yp = y + ((n * OH + oh) * OW + ow) * C;
+        if (is_max) {
+          int kh0, kh1, kw0, kw1;
+          fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);
+          fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
+          for (c = 0; c < C; c++) yp[c] = -HUGE_VALF;
+          for (kh = kh0; kh < kh1; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            for (kw = kw0; kw < kw1; kw++) {
+              const float *xp;
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              xp = x + ((n * H + ih) * W + iw) * C;
+              for (c = 0; c < C; c++) /* a NaN stays */
+                yp[c] = xp[c] > yp[c] || xp[c] != xp[c] ? xp[c] : yp[c];
+            }
+          }
+        } else {
+          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1];
+          int64_t hp = H + a->padding[2], wp = W + a->padding[3], area;
+          float inv;
+          if (h1 > hp) h1 = hp;
+          if (w1 > wp) w1 = wp;
+          area = (h1 - h0) * (w1 - w0);
+          if (h0 < 0) h0 = 0;
+          if (w0 < 0) w0 = 0;
+          if (h1 > H) h1 = H;
+          if (w1 > W) w1 = W;
+          if (!a->count_include_pad) area = (h1 - h0) * (w1 - w0);
+          for (c = 0; c < C; c++) yp[c] = 0;
+          for (ih = h0; ih < h1; ih++)
+            for (iw = w0; iw < w1; iw++) {
+              const float *xp = x + ((n * H + ih) * W + iw) * C;
+              for (c = 0; c < C; c++) yp[c] += xp[c];
+            }
+          inv = (float)(1.0 / (double)area);
+          for (c = 0; c < C; c++) yp[c] *= inv;
+        }
+      }
+}
+
+static void fuse__kernel_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  const fuse_pool2d_attrs *a = &s->a.pool;
+  int64_t NC = tx->shape[0] * tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oh, ow, ih, iw;
+  int is_max = s->op == FUSE__OP_MAX_POOL2D;
+  if (tx->nhwc) {
+    fuse__kernel_pool_nhwc(r, s);
+    return;
+  }
+  /* output columns whose window lies inside the input, [ow_lo, ow_hi): their taps need no
+     arithmetic (fuse__taps divides, once per row and at the edges only) */
+  int64_t sw = a->strides[1], span = (int64_t)(a->kernel[1] - 1) * a->dilation[1];
+  int64_t ow_lo = (a->padding[1] + sw - 1) / sw;
+  int64_t ow_hi = W - 1 - span + a->padding[1] < 0 ? 0 : (W - 1 - span + a->padding[1]) / sw + 1;
+  if (ow_hi > OW) ow_hi = OW;
+  if (ow_lo > ow_hi) ow_lo = ow_hi;
+  for (nc = 0; nc < NC; nc++) {
+    const float *xp = x + nc * H * W;
+    float *yp = y + nc * OH * OW;
+    for (oh = 0; oh < OH; oh++) {
+      int kh0 = 0, kh1 = 0;
+      if (is_max)
+        fuse__taps(oh * a->strides[0] - a->padding[0], a->dilation[0], a->kernel[0], H, &kh0, &kh1);
+      for (ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * sw - a->padding[1];
+        if (is_max) {
+          float m = -HUGE_VALF;
+          int kh, kw, kw0 = 0, kw1 = a->kernel[1]; /* only the taps inside the input */
+          if (ow < ow_lo || ow >= ow_hi)
+            fuse__taps(w0, a->dilation[1], a->kernel[1], W, &kw0, &kw1);
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xp + (h0 + (int64_t)kh * a->dilation[0]) * W + w0;
+            for (kw = kw0; kw < kw1; kw++) { /* a NaN, once taken, stays: v > NaN is false */
+              float v = xr[(int64_t)kw * a->dilation[1]];
+              m = v > m || v != v ? v : m;
+            }
+          }
+          yp[oh * OW + ow] = m;
+        } else {
+          /* window clipped to the padded input (PyTorch's divisor with count_include_pad) */
+          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1];
+          int64_t hp = H + a->padding[2], wp = W + a->padding[3], area;
+          double sum = 0;
+          if (h1 > hp) h1 = hp;
+          if (w1 > wp) w1 = wp;
+          area = (h1 - h0) * (w1 - w0);
+          if (h0 < 0) h0 = 0;
+          if (w0 < 0) w0 = 0;
+          if (h1 > H) h1 = H;
+          if (w1 > W) w1 = W;
+          for (ih = h0; ih < h1; ih++)
+            for (iw = w0; iw < w1; iw++) sum += xp[ih * W + iw];
+          if (!a->count_include_pad) area = (h1 - h0) * (w1 - w0);
+          yp[oh * OW + ow] = (float)(sum / (double)area);
+        }
+      }
+    }
+  }
+}
+
+static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t NC = tx->shape[0] * tx->shape[1], inner = fuse__numel(tx->rank - 2, tx->shape + 2);
+  int64_t nc, i, C = tx->shape[1];
+  for (nc = 0; nc < NC; nc++) {
+    double sum = 0;
+    if (tx->nhwc) /* channel nc % C of image nc / C, every C-th float */
+      for (i = 0; i < inner; i++) sum += x[(nc / C * inner + i) * C + nc % C];
+    else
+      for (i = 0; i < inner; i++) sum += x[nc * inner + i];
+    y[nc] = (float)(sum / (double)inner);
+  }
+}
+

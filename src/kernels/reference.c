@@ -1,0 +1,169 @@
+/* ------------------------------------------------------- reference kernels -- */
+/* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
+
+typedef struct fuse__run {
+  const fuse_plan *p;
+  const float *const *inputs;
+  float *const *outputs;
+  unsigned char *work;
+} fuse__run;
+
+static float *fuse__data(const fuse__run *r, int t) {
+  const fuse__tensor *x = &r->p->tensors[t];
+  switch (x->kind) {
+  case FUSE__LOC_INPUT: return (float *)(uintptr_t)r->inputs[x->index]; /* read only */
+  case FUSE__LOC_OUTPUT: return r->outputs[x->index];
+  case FUSE__LOC_WORK: return (float *)(void *)(r->work + x->offset);
+  default: return (float *)(void *)((char *)r->p->consts + x->offset);
+  }
+}
+
+static const fuse__tensor *fuse__in_t(const fuse__run *r, const fuse__step *s, int i) {
+  return &r->p->tensors[r->p->operands[s->in_first + i]];
+}
+static const float *fuse__in(const fuse__run *r, const fuse__step *s, int i) {
+  return fuse__data(r, r->p->operands[s->in_first + i]);
+}
+
+/* Element strides of t seen from an output of rank `rank` (numpy broadcasting: 0 where t has
+   size 1 or no dimension). */
+static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64_t *oshape,
+                                    int64_t *strides) {
+  int i;
+  int64_t s = 1;
+  for (i = rank - 1; i >= 0; i--) {
+    int d = i - (rank - t->rank);
+    if (d < 0 || t->shape[d] != oshape[i]) {
+      strides[i] = 0;
+    } else {
+      strides[i] = s;
+    }
+    if (d >= 0) s *= t->shape[d];
+  }
+}
+
+/* The shape of t's bytes when it is NHWC (or broadcasts against an NHWC tensor): aligned to
+   rank 4, then [N, H, W, C]. */
+static void fuse__nhwc_shape(const fuse__tensor *t, fuse__tensor *v) {
+  int64_t s4[4] = {1, 1, 1, 1};
+  int d;
+  *v = *t;
+  for (d = 0; d < t->rank && d < 4; d++) s4[4 - t->rank + d] = t->shape[d];
+  v->rank = 4;
+  v->shape[0] = s4[0], v->shape[1] = s4[2], v->shape[2] = s4[3], v->shape[3] = s4[1];
+}
+
+static float fuse__binary_op(int op, float a, float b) {
+  switch (op) {
+  case FUSE__OP_ADD: return a + b;
+  case FUSE__OP_SUB: return a - b;
+  case FUSE__OP_MUL: return a * b;
+  case FUSE__OP_MAXIMUM: return (a > b || a != a) ? a : b; /* NaN propagates, as in numpy */
+  default: return (a < b || a != a) ? a : b;
+  }
+}
+
+static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out], *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
+  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  fuse__tensor vy, va, vb;
+  float *y = fuse__data(r, s->out);
+  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
+  int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
+  int rank = ty->rank, d;
+#ifdef FUSE__SIMD
+  fuse__elt_fn fn = NULL;
+#endif
+  if (rank == 0) {
+    y[0] = fuse__binary_op(s->op, a[0], b[0]);
+    return;
+  }
+  if (ty->nhwc) { /* the same loops over the bytes' [N, H, W, C] shapes */
+    fuse__nhwc_shape(ty, &vy);
+    fuse__nhwc_shape(ta, &va);
+    fuse__nhwc_shape(tb, &vb);
+    ty = &vy, ta = &va, tb = &vb;
+  }
+  fuse__broadcast_strides(ta, rank, ty->shape, sa);
+  fuse__broadcast_strides(tb, rank, ty->shape, sb);
+  inner = ty->shape[rank - 1];
+  outer = fuse__numel(rank - 1, ty->shape);
+  ia = sa[rank - 1], ib = sb[rank - 1];
+  na = fuse__numel(ta->rank, ta->shape), nb = fuse__numel(tb->rank, tb->shape);
+  if ((na == inner * outer || na == 1) && (nb == inner * outer || nb == 1)) { /* one row */
+    ia = na > 1 || inner * outer == 1, ib = nb > 1 || inner * outer == 1;
+    inner *= outer, outer = 1;
+  }
+#ifdef FUSE__SIMD
+  if (ia <= 1 && ib <= 1) fn = fuse__elt_pick(r->p->isa); /* rows of whole or scalar operands */
+#endif
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < outer; o++) {
+    int64_t oa = 0, ob = 0;
+    float *yr = y + o * inner;
+    for (d = 0; d < rank - 1; d++) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+#ifdef FUSE__SIMD
+    if (fn)
+      fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
+    else
+#endif
+      for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
+    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t i, count = fuse__numel(ty->rank, ty->shape);
+  float lo = s->a.clip.lo, hi = s->a.clip.hi;
+#ifdef FUSE__SIMD
+  fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
+  if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
+    fn(s->op, y, x, 1, x, 1, count, lo, hi);
+    return;
+  }
+#endif
+  switch (s->op) {
+  case FUSE__OP_RELU:
+    for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
+    break;
+  case FUSE__OP_CLIP:
+    for (i = 0; i < count; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    break;
+  case FUSE__OP_SIGMOID:
+    for (i = 0; i < count; i++) { /* never exp of a large positive number */
+      float e = expf(-fabsf(x[i]));
+      y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    }
+    break;
+  default: /* COPY, and reshape / flatten that are outputs */
+    if (y != x) memcpy(y, x, (size_t)count * sizeof(float));
+    break;
+  }
+}
+
+/* The epilogue, once per finished output element: bias, then the post-ops in order.
+   y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
+static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
+                           int64_t at, const float *bias, int bias_step) {
+  const float *res[FUSE_MAX_POST_OPS];
+  int64_t i;
+  int k;
+  for (k = 0; k < s->num_post; k++)
+    res[k] = s->post[k].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[k].operand) + at : NULL;
+  for (i = 0; i < count; i++) {
+    float v = y[i];
+    if (bias) v += bias[i * bias_step];
+    for (k = 0; k < s->num_post; k++) {
+      if (res[k]) v += res[k][i];
+      else v = v < s->post[k].lo ? s->post[k].lo : v > s->post[k].hi ? s->post[k].hi : v;
+    }
+    y[i] = v;
+  }
+}
+

@@ -1,0 +1,374 @@
+/* ------------------------------------------------------------------ layouts -- */
+/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
+   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
+   along channels follow their operands. Every other op, the graph's inputs and outputs and
+   reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
+   Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
+
+static int fuse__two_layouts(const fuse__tensor *t) {
+  return t->rank == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
+}
+
+/* Ops that run in either layout take NHWC when an operand that has two layouts is NHWC. */
+static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const int *ops) {
+  int k, any = 0;
+  switch (st->op) {
+  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
+  case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
+  case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
+  case FUSE__OP_CONCAT:
+    if (st->a.axis != 1) return 0;
+    for (k = 0; k < st->num_in; k++)
+      if (p->tensors[ops[k]].rank != 4) return 0;
+    break;
+  default: return 0;
+  }
+  if (p->tensors[st->out].rank != 4) return 0;
+  for (k = 0; k < st->num_in; k++) {
+    const fuse__tensor *t = &p->tensors[ops[k]];
+    if (fuse__two_layouts(t) && t->nhwc) any = 1;
+  }
+  return any;
+}
+
+/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+   and bias are not). */
+static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
+      st->op != FUSE__OP_CONV2D)
+    return 1;
+  return k == 0 || (k >= 2 && k != st->bias);
+}
+
+typedef struct fuse__relayout {
+  fuse_plan *p;
+  int *root, *alt; /* alt: the same values in the other layout, or -1 */
+  fuse__step *steps;
+  int *operands;
+  int num_steps, num_operands;
+} fuse__relayout;
+
+static int fuse__new_tensor(fuse__relayout *x, int like, int nhwc) {
+  fuse_plan *p = x->p;
+  int t = p->num_tensors++;
+  p->tensors[t] = p->tensors[like];
+  p->tensors[t].kind = FUSE__LOC_WORK;
+  p->tensors[t].index = 0;
+  p->tensors[t].offset = 0;
+  p->tensors[t].nhwc = nhwc;
+  p->tensors[t].bytes = 0;
+  x->root[t] = t;
+  x->alt[t] = -1;
+  return t;
+}
+
+static void fuse__add_conversion(fuse__relayout *x, int from, int to) {
+  fuse__step *st = &x->steps[x->num_steps++];
+  memset(st, 0, sizeof *st);
+  st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
+  st->out = to;
+  st->bias = -1;
+  st->in_first = x->num_operands;
+  st->num_in = 1;
+  x->operands[x->num_operands++] = from;
+}
+
+/* Tensor `from` in the other layout: a conversion step the first time it is asked for. */
+static int fuse__converted(fuse__relayout *x, int from) {
+  int to;
+  if (x->alt[from] >= 0) return x->alt[from];
+  to = fuse__new_tensor(x, from, !x->p->tensors[from].nhwc);
+  x->alt[to] = from;
+  x->alt[from] = to;
+  fuse__add_conversion(x, from, to);
+  return to;
+}
+
+/* Copies the steps in order into x, choosing each one's layout and adding conversions. */
+static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n_old,
+                                 const int *old_ops) {
+  fuse_plan *p = x->p;
+  int s, k;
+  for (s = 0; s < n_old; s++) {
+    fuse__step st = old[s];
+    const int *ops = old_ops + st.in_first;
+    int nhwc = (st.op == FUSE__OP_CONV2D && st.kernel == FUSE__KERNEL_IGEMM) ||
+               (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
+                fuse__two_layouts(&p->tensors[ops[0]])) ||
+               fuse__follows_nhwc(p, &st, ops);
+    int out = st.out, redirect = 0;
+    /* a graph output is copied out of NHWC by the conversion itself */
+    if (st.op == FUSE__OP_COPY && x->root[ops[0]] == ops[0] && p->tensors[ops[0]].nhwc &&
+        fuse__two_layouts(&p->tensors[ops[0]])) {
+      fuse__add_conversion(x, ops[0], out);
+      continue;
+    }
+    for (k = 0; k < st.num_in; k++) { /* conversions first, in operand order */
+      int t = ops[k], r = x->root[t];
+      if (r != t) { /* a view reads NCHW bytes */
+        if (p->tensors[r].nhwc && fuse__two_layouts(&p->tensors[r]))
+          x->root[t] = fuse__converted(x, r);
+      } else if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
+                 p->tensors[t].nhwc != nhwc) {
+        fuse__converted(x, t);
+      }
+    }
+    st.in_first = x->num_operands;
+    for (k = 0; k < st.num_in; k++) {
+      int t = ops[k];
+      if (x->root[t] == t && fuse__operand_has_layout(&st, k) &&
+          fuse__two_layouts(&p->tensors[t]) && p->tensors[t].nhwc != nhwc)
+        t = x->alt[t];
+      x->operands[x->num_operands++] = t;
+    }
+    if (nhwc && fuse__two_layouts(&p->tensors[out])) {
+      if (p->tensors[out].kind == FUSE__LOC_OUTPUT) { /* written in place: through NHWC */
+        st.out = fuse__new_tensor(x, out, 1);
+        x->alt[st.out] = out;
+        x->alt[out] = st.out;
+        redirect = 1;
+      } else {
+        p->tensors[out].nhwc = 1;
+      }
+    }
+    x->steps[x->num_steps++] = st;
+    if (redirect) fuse__add_conversion(x, st.out, out);
+  }
+}
+
+#ifdef FUSE__SIMD
+/* Weights of one column block beyond which taps are blocked. Below it the whole panel
+   streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
+   layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
+#define FUSE__PANEL_BYTES (1024 * 1024)
+#define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
+#define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
+#define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
+
+/* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
+static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
+  if (!fuse__igemm_pick(isa, cols, rows, nchw, &st->igemm)) return 0;
+  st->mr = fuse__igemm_kinds[st->igemm].mr, st->nr = fuse__igemm_kinds[st->igemm].nr;
+  st->igemm_last = nchw ? st->igemm : fuse__igemm_last(st->igemm, cols);
+  st->nr_last = fuse__igemm_kinds[st->igemm_last].nr;
+  return 1;
+}
+
+/* Where a packed weight goes in an NHWC GEMM's [column block][step][NR] panels (steps: taps x
+   channels per block), the last block NR_last wide (fuse__igemm_last): column k of step t. */
+static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, int64_t k,
+                             int64_t t) {
+  int64_t ob = k / st->nr, obs = (cols + st->nr - 1) / st->nr;
+  int64_t w = ob == obs - 1 ? st->nr_last : st->nr;
+  return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
+}
+
+/* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
+   pixel and N output channels; the weights packed as [column block][K][NR]. */
+static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
+  const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
+  const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
+  int64_t K, N, nr, obs, k, j;
+  if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
+  K = wn->shape[0], N = wn->shape[1];
+  if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
+    return 1;
+  nr = st->nr, obs = (N + nr - 1) / nr;
+  st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
+  if (!st->packed) return 0;
+  p->weights_size += (size_t)(obs * K * nr) * sizeof(float);
+  memset(st->packed, 0, (size_t)(obs * K * nr) * sizeof(float));
+  for (k = 0; k < K; k++)
+    for (j = 0; j < N; j++) st->packed[fuse__igemm_at(st, N, K, j, k)] = wn->data[k * N + j];
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = 1;
+  if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  if ((size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *) > *scratch)
+    *scratch = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  return 1;
+}
+
+/* Whether a conv2d step is better off on NCHW in and out (the NCHW GEMM): its input is a graph
+   input and nothing that reads its output takes NHWC (another SIMD conv, a pool, concat), so
+   the NHWC kernel would only add a conversion on each side (a single fused layer). */
+static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__step *st) {
+  int i, k;
+  if (g->nodes[p->operands[st->in_first]].op != FUSE__OP_INPUT) return 0;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *u = &p->steps[i];
+    for (k = 0; k < u->num_in; k++)
+      if (p->operands[u->in_first + k] == st->out && u != st) switch (u->op) {
+        case FUSE__OP_CONV2D: case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D:
+        case FUSE__OP_GLOBAL_AVG_POOL2D: case FUSE__OP_CONCAT: return 0;
+        default: break;
+        }
+  }
+  return 1;
+}
+
+#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
+
+/* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
+   conversions. Each GEMM costs
+   its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
+   an image's pixels, the NHWC one's all output pixels), and each element converted about 25
+   multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
+   multiply-add twice as long on AVX2). Fitted to 1x1 and stem layers on both ISAs (a
+   conversion measured as 13-44 multiply-adds on AVX-512, 3-16 on AVX2): the NCHW GEMM wins
+   1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
+   56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
+   rows of 196 or 49 pixels fill the NCHW GEMM's tiles poorly. */
+static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
+                            int64_t Kg, int64_t macs_per_pixel, int cg) {
+  int64_t P = ty->shape[2] * ty->shape[3], npix = ty->shape[0] * P;
+  double converted =
+      (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
+  double macs = (double)macs_per_pixel * (double)npix;
+  int ig;
+  if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
+  return macs / fuse__igemm_eff(cg, P, Kg, 0) < macs / fuse__igemm_eff(ig, Kg, npix, 1) +
+             (isa == FUSE_ISA_AVX512 ? 25.0 : 12.0) * converted;
+}
+
+/* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
+   (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
+   group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
+static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
+                               size_t *scratch) {
+  const fuse__node *wn;
+  const fuse__tensor *tw;
+  int64_t G, K, Cg, Kg, KH, KW, taps, t, c;
+  size_t need;
+  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
+  if (st->op != FUSE__OP_CONV2D) return 1;
+  wn = &g->nodes[p->operands[st->in_first + 1]];
+  tw = &p->tensors[p->operands[st->in_first + 1]];
+  if (wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
+  G = st->a.conv.groups, K = tw->shape[0], Cg = tw->shape[1], Kg = K / G;
+  KH = tw->shape[2], KW = tw->shape[3], taps = KH * KW;
+  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa, 1)) { /* depthwise: [tap][Cp] */
+    int64_t Cp = (K + 15) / 16 * 16;
+    st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    p->weights_size += (size_t)(taps * Cp) * sizeof(float);
+    for (t = 0; t < taps; t++)
+      for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
+    st->kernel = FUSE__KERNEL_DW;
+    { /* the layout is chosen later: room for the NCHW kernel's band buffer */
+      const int64_t *os = p->tensors[st->out].shape;
+      const fuse_conv2d_attrs *ca = &st->a.conv;
+      need = fuse__dwc_scratch(os[2], os[3], KH, KW, ca->strides[0], ca->strides[1],
+                               ca->dilation[0], ca->dilation[1]);
+      if (need > *scratch) *scratch = need;
+      if ((size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64 > *zeros)
+        *zeros = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+    }
+    return 1;
+  }
+  if (Kg < 4) return 1;
+  /* few input channels on NCHW in and out (the stems): the input read in place from rows of
+     it copied with their padding, no gather per pixel block (fuse__conv_few_channels) */
+  if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
+      st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
+      Cg * KH * st->a.conv.strides[1] <= FUSE__FEW_CHANNELS_SEGS && p->tensors[st->out].shape[3] >= 16 &&
+      p->tensors[st->out].shape[2] >= 1 && fuse__few_channels_pick(p->isa, 1)) {
+    int64_t mr = FUSE__FEW_CHANNELS_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
+    int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
+    int64_t wq = fuse__few_channels_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
+    int64_t band = OH < 8 ? OH : 8;
+    double bytes = (double)Cg * (double)((band - 1) * st->a.conv.strides[0] + KH) *
+                   (double)(sw * wq) * sizeof(float);
+    if (bytes <= FUSE__FEW_CHANNELS_BUF) { /* else the band buffer is too big: the NCHW GEMM */
+      st->packed =
+          (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
+      if (!st->packed) return 0;
+      p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
+      for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
+        float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
+        for (c = 0; c < Cg; c++)
+          for (kh = 0; kh < KH; kh++)
+            for (ph = 0; ph < sw; ph++)
+              for (m = ph; m < KW; m += sw, dst += mr)
+                *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
+      }
+      st->kernel = FUSE__KERNEL_FEW_CHANNELS;
+      st->mr = (int)mr;
+      st->band = (int)band;
+      if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
+      return 1;
+    }
+  }
+  /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
+     [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
+     and 2 (a wider stride gathers float by float: only against many outputs). Measured
+     against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
+     (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
+     3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
+     gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. */
+  if (fuse__nchw_ends(p, g, st) &&
+      ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
+      (taps == 1 || Cg <= 4) &&
+      fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
+                         Kg, 1, st) &&
+      fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
+                       K * Cg * taps, st->igemm) &&
+      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__NCHW_GEMM_PANEL) {
+    size_t floats = (size_t)(K * Cg * taps);
+    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    p->weights_size += floats * sizeof(float);
+    memcpy(st->packed, wn->data, floats * sizeof(float));
+    st->kernel = FUSE__KERNEL_NCHW_GEMM;
+    st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
+                    !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
+                    !st->a.conv.padding[2] && !st->a.conv.padding[3];
+    /* weights past FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: gather
+       several blocks (up to FUSE__NCHW_GEMM_PANEL) and run each tile's weight rows over them all */
+    need = (size_t)(taps * Cg * st->nr) * sizeof(float);
+    st->band = 1;
+    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
+      int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
+      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
+      st->band = (int)(blocks < fit ? blocks : fit);
+    }
+    need *= (size_t)st->band;
+    if (need > *scratch) *scratch = need;
+    return 1;
+  }
+  if (!fuse__igemm_choose(p->isa, Kg, p->tensors[st->out].shape[0] * p->tensors[st->out].shape[2] *
+                                         p->tensors[st->out].shape[3], 0, st))
+    return 1;
+  {
+    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, k;
+    size_t floats = (size_t)(G * obs * taps * Cg * nr);
+    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+    if (!st->packed) return 0;
+    p->weights_size += floats * sizeof(float);
+    memset(st->packed, 0, floats * sizeof(float));
+    for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
+      for (k = 0; k < Kg; k++)
+        for (t = 0; t < taps; t++)
+          for (c = 0; c < Cg; c++)
+            st->packed[(size_t)(grp * obs * taps * Cg * nr) +
+                       fuse__igemm_at(st, Kg, taps * Cg, k, t * Cg + c)] =
+                wn->data[((grp * Kg + k) * Cg + c) * taps + t];
+  }
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
+                  !st->a.conv.padding[0] && !st->a.conv.padding[1] && !st->a.conv.padding[2] &&
+                  !st->a.conv.padding[3];
+  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
+  st->rowmode = G == 1 && Cg * KW <= 64 && Cg <= 8 && st->a.conv.dilation[1] == 1;
+  st->cblock = 0;
+  if (!st->rowmode && taps * st->mr <= FUSE__PTR_CACHE &&
+      (size_t)(taps * Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : taps * st->mr) * sizeof(float *);
+  if (st->rowmode) need += (size_t)(st->mr * KH * KW * Cg) * sizeof(float) + FUSE__ALIGN;
+  if (need > *scratch) *scratch = need;
+  if ((size_t)(st->rowmode ? KW * Cg : Cg) > *zeros) *zeros = (size_t)(st->rowmode ? KW * Cg : Cg);
+  return 1;
+}
+#endif
+

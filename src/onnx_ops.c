@@ -1,0 +1,912 @@
+/* ---- attributes */
+
+static int fuse__onnx_attr(const fuse__onode *n, const char *name, fuse__oattr *a) {
+  fuse__pb b = fuse__proto_of(n->msg);
+  uint32_t f, w;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s;
+    if (f == 5 && w == 2) {
+      fuse__pb ab;
+      uint32_t af, aw;
+      if (!fuse__proto_bytes(&b, &s)) return 0;
+      memset(a, 0, sizeof *a);
+      a->msg = s;
+      ab = fuse__proto_of(s);
+      while (fuse__proto_tag(&ab, &af, &aw)) {
+        uint64_t v;
+        if (af == 1 && aw == 2) {
+          if (!fuse__proto_bytes(&ab, &a->name)) return 0;
+        } else if (af == 2 && aw == 5) {
+          if (ab.end - ab.p < 4) return 0;
+          a->f = fuse__f32(fuse__le32(ab.p));
+          a->has_f = 1;
+          ab.p += 4;
+        } else if (af == 3 && aw == 0) {
+          if (!fuse__proto_varint(&ab, &v)) return 0;
+          a->i = (int64_t)v;
+          a->has_i = 1;
+        } else if (af == 4 && aw == 2) {
+          if (!fuse__proto_bytes(&ab, &a->s)) return 0;
+        } else if (af == 5 && aw == 2) {
+          if (!fuse__proto_bytes(&ab, &a->t)) return 0;
+        } else if (af == 20 && aw == 0) {
+          if (!fuse__proto_varint(&ab, &v)) return 0;
+          a->type = (int)v;
+        } else if (!fuse__proto_skip(&ab, aw)) {
+          return 0;
+        }
+      }
+      if (fuse__slice_is(a->name, name)) return 1;
+    } else if (!fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int64_t fuse__onnx_attr_int(const fuse__onode *n, const char *name, int64_t def) {
+  fuse__oattr a;
+  return fuse__onnx_attr(n, name, &a) && a.has_i ? a.i : def;
+}
+
+static float fuse__onnx_attr_float(const fuse__onode *n, const char *name, float def) {
+  fuse__oattr a;
+  return fuse__onnx_attr(n, name, &a) && a.has_f ? a.f : def;
+}
+
+/* A list of ints (field 8, packed or not); returns the count, -1 if absent or malformed. */
+static int fuse__onnx_attr_ints(const fuse__onode *n, const char *name, int64_t *out, int max) {
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  int count = 0;
+  if (!fuse__onnx_attr(n, name, &a)) return -1;
+  b = fuse__proto_of(a.msg);
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if (f == 8 && (w == 0 || w == 2)) {
+      fuse__pb vals = b;
+      fuse__slice s;
+      uint64_t v;
+      if (w == 2) {
+        if (!fuse__proto_bytes(&b, &s)) return -1;
+        vals = fuse__proto_of(s);
+        if (!s.n) continue;
+      }
+      do {
+        if (!fuse__proto_varint(&vals, &v) || count == max) return -1;
+        out[count++] = (int64_t)v;
+      } while (w == 2 && vals.p < vals.end);
+      if (w == 0) b = vals;
+    } else if (!fuse__proto_skip(&b, w)) {
+      return -1;
+    }
+  }
+  return count;
+}
+
+static int fuse__onnx_node(fuse__slice msg, fuse__onode *n) {
+  fuse__pb b = fuse__proto_of(msg);
+  uint32_t f, w;
+  memset(n, 0, sizeof *n);
+  n->msg = msg;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s;
+    if (w == 2 && (f == 1 || f == 2 || f == 3 || f == 4)) {
+      if (!fuse__proto_bytes(&b, &s)) return 0;
+      if (f == 1) {
+        if (n->num_in == 16) return 0;
+        n->in[n->num_in++] = s;
+      } else if (f == 2) {
+        if (n->num_out == 4) return 0;
+        n->out[n->num_out++] = s;
+      } else if (f == 3) {
+        n->name = s;
+      } else {
+        n->op = s;
+      }
+    } else if (!fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return b.p == b.end && n->op.n > 0;
+}
+
+/* ---- operators */
+
+static int fuse__onnx_has_in(const fuse__onode *n, int i) { return i < n->num_in && n->in[i].n > 0; }
+
+static int fuse__onnx_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const char *name, int *out,
+                               int count, int def) {
+  int64_t v[8];
+  int got = fuse__onnx_attr_ints(n, name, v, 8), i;
+  char what[160];
+  fuse__out o;
+  o.buf = what;
+  o.len = 0;
+  o.cap = sizeof what;
+  o.write = NULL;
+  o.user = NULL;
+  for (i = 0; i < count; i++) out[i] = def;
+  if (got < 0) return 1;
+  fuse__puts(&o, "attribute '");
+  fuse__puts(&o, name);
+  if (got != count) {
+    fuse__puts(&o, "' has an unexpected length (only 2-D conv and pools are supported)");
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+  }
+  for (i = 0; i < count; i++) {
+    if (v[i] < 0 || v[i] > 0x7fffffff) {
+      fuse__puts(&o, "' has value ");
+      fuse__put_int(&o, v[i]);
+      fuse__puts(&o, ", out of range");
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), 0;
+    }
+    out[i] = (int)v[i];
+  }
+  return 1;
+}
+
+/* auto_pad SAME_UPPER / SAME_LOWER / VALID over the 2 spatial dims; kernel is the dilated one */
+static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x, const int *kernel,
+                            const int *strides, const int *dilation, int *pads) {
+  fuse__oattr a;
+  const int64_t *shape = fuse_value_shape(ld->g, x);
+  int i;
+  if (!fuse__onnx_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
+  if (fuse__slice_is(a.s, "VALID")) {
+    for (i = 0; i < 4; i++) pads[i] = 0;
+    return 1;
+  }
+  if (!fuse__slice_is(a.s, "SAME_UPPER") && !fuse__slice_is(a.s, "SAME_LOWER"))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"), 0;
+  for (i = 0; i < 2; i++) { /* the builder would name these too, but SAME divides by them */
+    if (strides[i] < 1 || dilation[i] < 1 || kernel[i] < 1)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
+  }
+  for (i = 0; i < 2; i++) {
+    int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
+    int64_t eff = (int64_t)dilation[i] * (kernel[i] - 1) + 1;
+    int64_t total = (out - 1) * strides[i] + eff - in;
+    if (total < 0) total = 0;
+    if (total > 0x7ffffffe)
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "auto_pad SAME gives padding past 2^31"), 0;
+    if (fuse__slice_is(a.s, "SAME_UPPER")) {
+      pads[i] = (int)(total / 2);
+      pads[i + 2] = (int)(total - total / 2);
+    } else {
+      pads[i] = (int)(total - total / 2);
+      pads[i + 2] = (int)(total / 2);
+    }
+  }
+  return 1;
+}
+
+static fuse_value fuse__onnx_rank4(fuse__onnx *ld, fuse_value x) {
+  if (fuse_value_rank(ld->g, x) != 4)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
+  return x;
+}
+
+static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_conv2d_attrs a;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
+  int kernel[2];
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  if (fuse_value_rank(g, w) != 4)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
+  kernel[0] = (int)fuse_value_shape(g, w)[2];
+  kernel[1] = (int)fuse_value_shape(g, w)[3];
+  a.groups = (int)fuse__onnx_attr_int(n, "group", 1);
+  if (a.groups < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
+  if (!fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
+    return FUSE_NONE;
+  y = fuse_conv2d(g, x, w, &a);
+  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
+    int64_t shape[4];
+    fuse_value b = fuse__onnx_value(ld, n->in[2]);
+    if (b == FUSE_NONE) return FUSE_NONE;
+    shape[0] = 1;
+    shape[1] = fuse_value_shape(g, y)[1];
+    shape[2] = shape[3] = 1;
+    y = fuse_add(g, y, fuse_reshape(g, b, 4, shape));
+  }
+  return y;
+}
+
+static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
+  fuse_pool2d_attrs a;
+  int64_t kernel[8];
+  fuse_value x = fuse__onnx_value(ld, n->in[0]);
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_out > 1 && n->out[1].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  if (fuse__onnx_attr_ints(n, "kernel_shape", kernel, 8) < 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
+  if (!fuse__onnx_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
+      !fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
+      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+      !fuse__onnx_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
+    return FUSE_NONE;
+  a.ceil_mode = (int)fuse__onnx_attr_int(n, "ceil_mode", 0);
+  a.count_include_pad = (int)fuse__onnx_attr_int(n, "count_include_pad", 0);
+  if (fuse__onnx_attr_int(n, "storage_order", 0) != 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "storage_order=1 is not supported"), FUSE_NONE;
+  return fuse__pool(ld->g, op, x, &a);
+}
+
+/* Gemm: alpha * A' B' + beta * C, with A' / B' transposed when asked (constants only). */
+static fuse_value fuse__onnx_transposed(fuse__onnx *ld, fuse_value v, float scale) {
+  fuse_graph *g = ld->g;
+  const fuse__node *n = &g->nodes[v];
+  int64_t shape[2], r, c, R, C;
+  fuse_value t;
+  if (n->op != FUSE__OP_CONST) return fuse_transpose(g, v, NULL); /* at run time; unscaled */
+  R = n->shape[0];
+  C = n->shape[1];
+  shape[0] = C;
+  shape[1] = R;
+  t = fuse_constant(g, NULL, 2, shape, NULL);
+  if (t == FUSE_NONE) return FUSE_NONE;
+  for (r = 0; r < R; r++)
+    for (c = 0; c < C; c++) g->nodes[t].data[c * R + r] = g->nodes[v].data[r * C + c] * scale;
+  return t;
+}
+
+static fuse_value fuse__onnx_scaled(fuse__onnx *ld, fuse_value v, float scale) {
+  fuse_graph *g = ld->g;
+  const fuse__node *n = &g->nodes[v];
+  int64_t i, count;
+  fuse_value t;
+  if (scale == 1) return v;
+  if (n->op != FUSE__OP_CONST) return fuse_mul(g, v, fuse_scalar(g, scale));
+  t = fuse_constant(g, NULL, n->rank, n->shape, g->nodes[v].data);
+  if (t == FUSE_NONE) return FUSE_NONE;
+  count = fuse__numel(g->nodes[t].rank, g->nodes[t].shape);
+  for (i = 0; i < count; i++) g->nodes[t].data[i] *= scale;
+  return t;
+}
+
+static fuse_value fuse__onnx_gemm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  float alpha = fuse__onnx_attr_float(n, "alpha", 1), beta = fuse__onnx_attr_float(n, "beta", 1);
+  int64_t ta = fuse__onnx_attr_int(n, "transA", 0), tb = fuse__onnx_attr_int(n, "transB", 0);
+  fuse_value a, b, y;
+  int scaled;
+  if (n->num_in < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Gemm needs A and B"), FUSE_NONE;
+  a = fuse__onnx_value(ld, n->in[0]);
+  b = a == FUSE_NONE ? FUSE_NONE : fuse__onnx_value(ld, n->in[1]);
+  if (b == FUSE_NONE) return FUSE_NONE;
+  if (fuse_value_rank(g, a) != 2 || fuse_value_rank(g, b) != 2)
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
+  if (ta && (a = fuse__onnx_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
+  scaled = g->nodes[b].op == FUSE__OP_CONST; /* alpha folds into a constant B */
+  if (tb) b = fuse__onnx_transposed(ld, b, alpha);
+  else if (scaled) b = fuse__onnx_scaled(ld, b, alpha);
+  if (b == FUSE_NONE) return FUSE_NONE;
+  y = fuse_matmul(g, a, b);
+  if (alpha != 1 && !scaled) y = fuse_mul(g, y, fuse_scalar(g, alpha));
+  if (fuse__onnx_has_in(n, 2) && beta != 0) {
+    fuse_value c = fuse__onnx_value(ld, n->in[2]);
+    if (c == FUSE_NONE) return FUSE_NONE;
+    y = fuse_add(g, y, fuse__onnx_scaled(ld, c, beta));
+  }
+  return y;
+}
+
+static fuse_value fuse__onnx_clip(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), bound[2];
+  float v[2];
+  int k, is_const[2];
+  if (x == FUSE_NONE) return FUSE_NONE;
+  v[0] = -HUGE_VALF;
+  v[1] = HUGE_VALF;
+  is_const[0] = is_const[1] = 1;
+  bound[0] = bound[1] = FUSE_NONE;
+  if (ld->opset < 11) {
+    v[0] = fuse__onnx_attr_float(n, "min", -HUGE_VALF);
+    v[1] = fuse__onnx_attr_float(n, "max", HUGE_VALF);
+  } else {
+    for (k = 0; k < 2; k++) {
+      if (!fuse__onnx_has_in(n, k + 1)) continue;
+      if (fuse__onnx_scalar(ld, n->in[k + 1], &v[k])) continue;
+      is_const[k] = 0; /* a graph input or computed: maximum / minimum with the tensor */
+      if ((bound[k] = fuse__onnx_value(ld, n->in[k + 1])) == FUSE_NONE) return FUSE_NONE;
+      if (fuse__numel(fuse_value_rank(g, bound[k]), fuse_value_shape(g, bound[k])) != 1)
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Clip's min / max must be scalars"), FUSE_NONE;
+    }
+  }
+  if (v[0] != v[0] || v[1] != v[1]) /* as fuse_clip: a NaN bound is no bound to apply */
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Clip's min / max is NaN"), FUSE_NONE;
+  if (is_const[0] && is_const[1] && v[0] <= v[1]) return fuse_clip(g, x, v[0], v[1]);
+  /* min > max (ONNX then gives max everywhere) or tensor bounds: min(max(x, lo), hi) */
+  if (!is_const[0]) x = fuse_maximum(g, x, bound[0]);
+  else if (v[0] > -HUGE_VALF) x = fuse_maximum(g, x, fuse_scalar(g, v[0]));
+  if (!is_const[1]) x = fuse_minimum(g, x, bound[1]);
+  else if (v[1] < HUGE_VALF) x = fuse_minimum(g, x, fuse_scalar(g, v[1]));
+  return x;
+}
+
+static fuse_value fuse__onnx_reshape(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]);
+  int64_t shape[FUSE_MAX_RANK];
+  int count, i, allowzero = (int)fuse__onnx_attr_int(n, "allowzero", 0);
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || !fuse__onnx_ints(ld, n->in[1], shape, FUSE_MAX_RANK, &count))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                        "the target shape must be a constant int64 tensor of at most 8 values"),
+           FUSE_NONE;
+  for (i = 0; i < count; i++)
+    if (shape[i] == 0) {
+      if (allowzero)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "allowzero makes a zero-sized tensor"), FUSE_NONE;
+      if (i >= fuse_value_rank(g, x))
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "a 0 in the target shape has no input dimension to copy"), FUSE_NONE;
+      shape[i] = fuse_value_shape(g, x)[i];
+    }
+  return fuse_reshape(g, x, count, shape);
+}
+
+static fuse_value fuse__onnx_softmax(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), y;
+  int rank, axis;
+  int64_t shape[2];
+  if (x == FUSE_NONE) return FUSE_NONE;
+  rank = fuse_value_rank(g, x);
+  axis = (int)fuse__onnx_attr_int(n, "axis", ld->opset < 13 ? 1 : -1);
+  if (ld->opset >= 13 || axis == rank - 1 || axis == -1) return fuse_softmax(g, x, axis);
+  /* before opset 13: softmax over the input flattened to 2-D at axis */
+  if (axis < -rank || axis > rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "Softmax axis is out of range"), FUSE_NONE;
+  if (axis < 0) axis += rank;
+  shape[0] = fuse__numel(axis, fuse_value_shape(g, x));
+  shape[1] = fuse__numel(rank - axis, fuse_value_shape(g, x) + axis);
+  y = fuse_softmax(g, fuse_reshape(g, x, 2, shape), 1);
+  {
+    int64_t back[FUSE_MAX_RANK];
+    memcpy(back, fuse_value_shape(g, x), (size_t)rank * sizeof(int64_t));
+    return fuse_reshape(g, y, rank, back);
+  }
+}
+
+static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
+  fuse__oattr a;
+  fuse__oval o;
+  memset(&o, 0, sizeof o);
+  if (fuse__onnx_attr(n, "value", &a) && a.t.n) {
+    char why[32];
+    o.kind = FUSE__OV_TENSOR;
+    if (!fuse__onnx_tensor_meta(a.t, &o.t, why, sizeof why))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
+    o.t.name = n->out[0];
+  } else if (fuse__onnx_attr(n, "value_float", &a) && a.has_f) {
+    fuse_value v = fuse_constant(ld->g, NULL, 0, NULL, &a.f);
+    return v;
+  } else {
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                        "only Constant value= (tensor) and value_float= are supported"),
+           FUSE_NONE;
+  }
+  if (!fuse__onnx_bind(ld, n->out[0], &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  return -2; /* bound as a tensor: no graph value yet */
+}
+
+static int fuse__onnx_known(fuse__slice op) {
+  static const char *const ops[] = {
+      "Conv",    "Relu",    "Clip",   "Add",     "Sub",          "Mul",       "Max",
+      "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
+      "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
+      "BatchNormalization", "GlobalAveragePool", NULL};
+  int i;
+  for (i = 0; ops[i]; i++)
+    if (fuse__slice_is(op, ops[i])) return 1;
+  return 0;
+}
+
+/* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
+static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  static const char *const binary[] = {"Add", "Sub", "Mul"};
+  static const int binary_op[] = {FUSE__OP_ADD, FUSE__OP_SUB, FUSE__OP_MUL};
+  fuse_value x;
+  int k;
+  if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
+  if (n->num_in < 1 || !n->in[0].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if (fuse__slice_is(n->op, "Conv")) return fuse__onnx_conv(ld, n);
+  if (fuse__slice_is(n->op, "Gemm")) return fuse__onnx_gemm(ld, n);
+  if (fuse__slice_is(n->op, "Clip")) return fuse__onnx_clip(ld, n);
+  if (fuse__slice_is(n->op, "Reshape")) return fuse__onnx_reshape(ld, n);
+  if (fuse__slice_is(n->op, "Softmax")) return fuse__onnx_softmax(ld, n);
+  if (fuse__slice_is(n->op, "MaxPool")) return fuse__onnx_pool(ld, n, FUSE__OP_MAX_POOL2D);
+  if (fuse__slice_is(n->op, "AveragePool")) return fuse__onnx_pool(ld, n, FUSE__OP_AVG_POOL2D);
+  for (k = 0; k < 3; k++)
+    if (fuse__slice_is(n->op, binary[k])) {
+      fuse_value a, b;
+      if (n->num_in != 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), FUSE_NONE;
+      a = fuse__onnx_value(ld, n->in[0]);
+      b = a == FUSE_NONE ? FUSE_NONE : fuse__onnx_value(ld, n->in[1]);
+      return b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, binary_op[k], a, b);
+    }
+  if (fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min")) {
+    int op = n->op.p[1] == 'a' ? FUSE__OP_MAXIMUM : FUSE__OP_MINIMUM;
+    x = fuse__onnx_value(ld, n->in[0]);
+    for (k = 1; k < n->num_in && x != FUSE_NONE; k++) {
+      fuse_value b = fuse__onnx_value(ld, n->in[k]);
+      x = b == FUSE_NONE ? FUSE_NONE : fuse__binary(g, op, x, b);
+    }
+    return x;
+  }
+  if (fuse__slice_is(n->op, "Concat")) {
+    fuse_value ins[16];
+    fuse__oattr a;
+    if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+    for (k = 0; k < n->num_in; k++)
+      if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+    return fuse_concat(g, n->num_in, ins, (int)a.i);
+  }
+  if (fuse__slice_is(n->op, "BatchNormalization")) {
+    fuse_value in[5];
+    if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
+    if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
+    for (k = 0; k < 5; k++)
+      if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__onnx_attr_float(n, "epsilon", 1e-5f));
+  }
+  x = fuse__onnx_value(ld, n->in[0]);
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (fuse__slice_is(n->op, "Relu")) return fuse_relu(g, x);
+  if (fuse__slice_is(n->op, "Sigmoid")) return fuse_sigmoid(g, x);
+  if (fuse__slice_is(n->op, "MatMul")) {
+    fuse_value b = n->num_in == 2 ? fuse__onnx_value(ld, n->in[1]) : FUSE_NONE;
+    return b == FUSE_NONE ? fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "MatMul needs two inputs"), FUSE_NONE
+                          : fuse_matmul(g, x, b);
+  }
+  if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__onnx_attr_int(n, "axis", 1));
+  if (fuse__slice_is(n->op, "GlobalAveragePool")) return fuse_global_avg_pool2d(g, x);
+  if (fuse__slice_is(n->op, "Identity")) return x;
+  if (fuse__slice_is(n->op, "Transpose")) {
+    int64_t perm[FUSE_MAX_RANK];
+    int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
+    if (count < 0) return fuse_transpose(g, x, NULL);
+    if (count != fuse_value_rank(g, x))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
+    for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
+    return fuse_transpose(g, x, p);
+  }
+  if (fuse__slice_is(n->op, "Dropout")) {
+    float ratio;
+    if (n->num_out > 1 && n->out[1].n)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
+    if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
+      int64_t mode[1];
+      int count;
+      if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+    }
+    return x;
+  }
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
+}
+
+/* A graph input's shape from its ValueInfoProto; 0 with a message if it is not a fixed-size
+   float tensor. */
+static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
+  fuse__pb b = fuse__proto_of(vi), tb, tt, sb;
+  uint32_t f, w;
+  fuse__slice type = {NULL, 0}, tensor = {NULL, 0}, shp = {NULL, 0};
+  int64_t elem = 0;
+  int has_shape = 0;
+  uint64_t v;
+  name->n = 0;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if (f == 1 && w == 2) {
+      if (!fuse__proto_bytes(&b, name)) return 0;
+    } else if (f == 2 && w == 2) {
+      if (!fuse__proto_bytes(&b, &type)) return 0;
+    } else if (!fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  tb = fuse__proto_of(type);
+  while (fuse__proto_tag(&tb, &f, &w)) {
+    if (f == 1 && w == 2) {
+      if (!fuse__proto_bytes(&tb, &tensor)) return 0;
+    } else if (!fuse__proto_skip(&tb, w)) {
+      return 0;
+    }
+  }
+  tt = fuse__proto_of(tensor);
+  while (fuse__proto_tag(&tt, &f, &w)) {
+    if (f == 1 && w == 0) {
+      if (!fuse__proto_varint(&tt, &v)) return 0;
+      elem = (int64_t)v;
+    } else if (f == 2 && w == 2) {
+      if (!fuse__proto_bytes(&tt, &shp)) return 0;
+      has_shape = 1;
+    } else if (!fuse__proto_skip(&tt, w)) {
+      return 0;
+    }
+  }
+  if (elem != FUSE__DT_FLOAT) return -1;
+  if (!has_shape) return -2;
+  *rank = 0;
+  sb = fuse__proto_of(shp);
+  while (fuse__proto_tag(&sb, &f, &w)) {
+    if (f == 1 && w == 2) {
+      fuse__slice dim;
+      fuse__pb db;
+      uint32_t df, dw;
+      int known = 0;
+      if (!fuse__proto_bytes(&sb, &dim)) return 0;
+      if (*rank == FUSE_MAX_RANK) return -3;
+      db = fuse__proto_of(dim);
+      while (fuse__proto_tag(&db, &df, &dw)) {
+        if (df == 1 && dw == 0) {
+          if (!fuse__proto_varint(&db, &v)) return 0;
+          shape[*rank] = (int64_t)v;
+          known = 1;
+        } else if (!fuse__proto_skip(&db, dw)) {
+          return 0;
+        }
+      }
+      if (!known) return -2;
+      (*rank)++;
+    } else if (!fuse__proto_skip(&sb, w)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  fuse__onnx ld;
+  fuse__pb b;
+  uint32_t f, w;
+  fuse__slice graph = {NULL, 0}, s;
+  fuse_graph *g;
+  int i, pass;
+  uint64_t v;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = g = fuse_graph_create(alloc);
+  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
+  memset(&ld, 0, sizeof ld);
+  ld.g = g;
+  ld.opset = 13;
+  ld.node_index = -1; /* counts from 0 */
+  if (!data && size)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
+  b.p = (const unsigned char *)data;
+  b.end = b.p + size;
+  /* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
+     b.p at its start (the file was cut inside it), so b.p != b.end below. */
+  for (;;) {
+    const unsigned char *field = b.p;
+    int fits = 1;
+    if (!fuse__proto_tag(&b, &f, &w)) break;
+    if (f == 7 && w == 2) {
+      fits = fuse__proto_bytes(&b, &graph);
+    } else if (f == 8 && w == 2) {
+      fuse__pb ob;
+      fuse__slice domain = {NULL, 0};
+      int64_t version = -1;
+      uint32_t of, ow;
+      ob.p = ob.end = NULL;
+      if ((fits = fuse__proto_bytes(&b, &s)) != 0) ob = fuse__proto_of(s);
+      while (fits && ob.p < ob.end) {
+        if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
+        else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
+        else if (of == 2 && ow == 0) {
+          if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
+        } else fits = fuse__proto_skip(&ob, ow);
+      }
+      if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
+        ld.opset = (int)(version > 1000 ? 1000 : version);
+    } else {
+      fits = fuse__proto_skip(&b, w);
+    }
+    if (!fits) {
+      b.p = field;
+      break;
+    }
+  }
+  if (b.p != b.end)
+    return fuse__fail(g, FUSE_ERROR_PARSE,
+                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
+                      "not fit (not an ONNX model?)",
+                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
+           g->status;
+  if (!graph.p)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
+                      (int64_t)size),
+           g->status;
+  /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
+     pass 3: output = 12. Fields may come in any order, so one pass each. */
+  for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
+    b = fuse__proto_of(graph);
+    const unsigned char *field = b.p;
+    while (g->status == FUSE_OK && (field = b.p, fuse__proto_tag(&b, &f, &w))) {
+      if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
+                      (pass == 3 && f == 12))) {
+        if (!fuse__proto_skip(&b, w)) {
+          b.p = field; /* cut off: malformed, reported below */
+          break;
+        }
+        continue;
+      }
+      if (!fuse__proto_bytes(&b, &s)) {
+        b.p = field;
+        break;
+      }
+      if (pass == 0) {
+        fuse__oval o;
+        char why[32];
+        memset(&o, 0, sizeof o);
+        o.kind = FUSE__OV_TENSOR;
+        if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
+          break;
+        }
+        if (!fuse__onnx_name_ok(&ld, o.t.name)) break;
+        if (!o.t.name.n) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
+          break;
+        }
+        if (!fuse__onnx_bind(&ld, o.t.name, &o)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      } else if (pass == 1) {
+        fuse__slice name;
+        int64_t shape[FUSE_MAX_RANK];
+        int rank = 0, r;
+        fuse_value x;
+        r = fuse__onnx_input_shape(s, &name, &rank, shape);
+        if (!name.n) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
+          break;
+        }
+        if ((i = fuse__onnx_find(&ld, name)) >= 0) {
+          if (ld.vals[i].kind == FUSE__OV_TENSOR) continue; /* an initializer listed as input */
+          fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
+                     fuse__onnx_cstr(&ld, name));
+          break;
+        }
+        if (!fuse__onnx_name_ok(&ld, name)) break;
+        if (r <= 0) {
+          fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+                     "onnx: graph input '%s' %s", fuse__onnx_cstr(&ld, name),
+                     r == 0    ? "is malformed"
+                     : r == -1 ? "is not a float32 tensor"
+                     : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                               : "has more than 8 dimensions");
+          break;
+        }
+        for (i = 0; i < rank && shape[i] > 0; i++) {
+        }
+        if (i < rank) {
+          fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                     "onnx: graph input '%s' has dimension %d = %D (%s)",
+                     fuse__onnx_cstr(&ld, name), i, shape[i],
+                     shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
+          break;
+        }
+        x = fuse_input(g, fuse__onnx_cstr(&ld, name), rank, shape);
+        if (x == FUSE_NONE || !fuse__onnx_bind_value(&ld, name, x)) {
+          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+          break;
+        }
+      } else if (pass == 2) {
+        fuse__onode node;
+        fuse_value y;
+        if (!fuse__onnx_node(s, &node)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+          break;
+        }
+        ld.node = &node;
+        ld.node_index++;
+        for (i = 0; i < node.num_in; i++)
+          if (!fuse__onnx_name_ok(&ld, node.in[i])) break;
+        for (i = 0; i < node.num_out; i++)
+          if (!fuse__onnx_name_ok(&ld, node.out[i])) break;
+        if (g->status != FUSE_OK) break;
+        if (!fuse__onnx_known(node.op)) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
+          break;
+        }
+        if (node.num_out < 1 || !node.out[0].n) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
+          break;
+        }
+        if (fuse__onnx_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE,
+                       "its output is already made by an earlier node, an initializer or a graph input");
+          break;
+        }
+        y = fuse__onnx_convert(&ld, &node);
+        if (y == FUSE_NONE) {
+          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
+          else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
+            char msg[sizeof g->error];
+            fuse_result builder_status = g->status; /* keep it: out of memory stays that */
+            memcpy(msg, g->error, sizeof msg);
+            g->status = FUSE_OK;
+            fuse__onnx_fail(&ld, builder_status, msg);
+          }
+          break;
+        }
+        if (y == -2) continue; /* a Constant bound its output */
+        if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+            fuse__find(g, fuse__onnx_cstr(&ld, node.out[0])) == FUSE_NONE)
+          fuse_value_set_name(g, y, fuse__onnx_cstr(&ld, node.out[0]));
+        if (!fuse__onnx_bind_value(&ld, node.out[0], y)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+        ld.node = NULL;
+      } else {
+        fuse__slice name = {NULL, 0};
+        fuse__pb ob = fuse__proto_of(s);
+        uint32_t of, ow;
+        fuse_value y;
+        while (fuse__proto_tag(&ob, &of, &ow)) {
+          if (of == 1 && ow == 2) {
+            if (!fuse__proto_bytes(&ob, &name)) break;
+          } else if (!fuse__proto_skip(&ob, ow)) {
+            break;
+          }
+        }
+        ld.node = NULL;
+        if (!name.n) {
+          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
+          break;
+        }
+        if (fuse__onnx_find(&ld, name) < 0) { /* say which end is missing */
+          fuse__fail(g, FUSE_ERROR_PARSE,
+                     "onnx: graph output '%s' is made by no node, initializer or graph input",
+                     fuse__onnx_cstr(&ld, name));
+          break;
+        }
+        y = fuse__onnx_value(&ld, name);
+        if (y == FUSE_NONE || fuse_output(g, y) != FUSE_OK) break;
+      }
+    }
+    if (g->status == FUSE_OK && b.p != b.end)
+      fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph is malformed at byte %D",
+                 (int64_t)(b.p - (const unsigned char *)data));
+  }
+  if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
+  fuse__free(&g->alloc, ld.vals);
+  fuse__free(&g->alloc, ld.table);
+  return g->status;
+}
+
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
+                                         fuse_graph **out) {
+  FILE *f;
+  long size;
+  void *data;
+  fuse_allocator a;
+  fuse_result r;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  if (!a.alloc != !a.free) return FUSE_ERROR_INVALID_ARGUMENT; /* as fuse_graph_create: no graph */
+  f = path ? fopen(path, "rb") : NULL;
+  /* a directory opens on some systems and reports a size near LONG_MAX: not a file to read */
+  if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+      (uint64_t)size > FUSE__MAX_BYTES || fseek(f, 0, SEEK_SET) != 0) {
+    if (f) fclose(f);
+    *out = fuse_graph_create(alloc);
+    if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
+    fuse__fail(*out, FUSE_ERROR_IO, "onnx: cannot read '%s'", path ? path : "(NULL path)");
+    return FUSE_ERROR_IO;
+  }
+  data = fuse__alloc(&a, (size_t)size, 16);
+  if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f);
+    fuse__free(&a, data);
+    *out = fuse_graph_create(alloc);
+    if (!*out) return FUSE_ERROR_OUT_OF_MEMORY;
+    fuse__fail(*out, data ? FUSE_ERROR_IO : FUSE_ERROR_OUT_OF_MEMORY,
+               data ? "onnx: cannot read '%s'" : "onnx: out of memory reading '%s'", path);
+    return (*out)->status;
+  }
+  fclose(f);
+  r = fuse_onnx_load_memory(data, (size_t)size, alloc, out);
+  fuse__free(&a, data);
+  return r;
+}
+#endif
+
+FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_onnx_tensor *out) {
+  fuse__otensor t;
+  fuse__slice msg;
+  fuse_allocator a;
+  int64_t count = 1;
+  int i;
+  char why[64];
+  fuse__out o;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  o.buf = out->error;
+  o.len = 0;
+  o.cap = sizeof out->error;
+  o.write = NULL;
+  o.user = NULL;
+  if (!a.alloc != !a.free) { /* the data could not be freed */
+    fuse__puts(&o, "onnx tensor: the allocator needs both alloc and free (or neither)");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  if (!data && size) {
+    fuse__puts(&o, "onnx tensor: data is NULL");
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  }
+  msg.p = (const unsigned char *)data;
+  msg.n = data ? size : 0;
+  why[0] = 0;
+  if (!fuse__onnx_tensor_meta(msg, &t, why, sizeof why)) {
+    fuse__puts(&o, "onnx tensor: malformed data");
+    if (why[0]) { /* e.g. "more than 8 dimensions" */
+      why[sizeof why - 1] = 0;
+      fuse__puts(&o, " (");
+      fuse__puts(&o, why);
+      fuse__puts(&o, ")");
+    }
+    return FUSE_ERROR_PARSE;
+  }
+  if (t.dtype != FUSE__DT_FLOAT) {
+    fuse__puts(&o, "onnx tensor: data type ");
+    fuse__put_int(&o, t.dtype);
+    fuse__puts(&o, " is not float32");
+    return FUSE_ERROR_UNSUPPORTED;
+  }
+  if (t.external) {
+    fuse__puts(&o, "onnx tensor: external data is not supported");
+    return FUSE_ERROR_UNSUPPORTED;
+  }
+  if ((i = fuse__onnx_tensor_count(&t, &count)) >= 0) {
+    fuse__puts(&o, "onnx tensor: a dimension is zero or out of range");
+    return t.dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE;
+  }
+  if (fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
+    fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
+    return FUSE_ERROR_PARSE;
+  }
+  out->data = (float *)fuse__alloc(&a, (size_t)count * sizeof(float), FUSE__ALIGN);
+  if (!out->data) {
+    fuse__puts(&o, "onnx tensor: out of memory");
+    return FUSE_ERROR_OUT_OF_MEMORY;
+  }
+  fuse__onnx_tensor_values(&t, NULL, out->data, NULL, count); /* counted above: it fits */
+  out->rank = t.rank;
+  memcpy(out->shape, t.dims, sizeof t.dims);
+  i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);
+  if (i) memcpy(out->name, t.name.p, (size_t)i);
+  out->name[i] = 0;
+  return FUSE_OK;
+}
+
+FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *alloc) {
+  fuse_allocator a;
+  if (!t) return;
+  memset(&a, 0, sizeof a);
+  if (alloc) a = *alloc;
+  if (!a.alloc != !a.free) return; /* fuse_onnx_load_tensor refuses such an allocator */
+  fuse__free(&a, t->data);
+  t->data = NULL;
+}
+#endif /* FUSE_NO_ONNX */

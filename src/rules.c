@@ -1,0 +1,194 @@
+/* ------------------------------------------------------- fold batch-norm, rules -- */
+
+/* Names a constant a pass made after its source ("w" -> "w.folded", or "w.folded.2" when that
+   is taken), so a listing of the optimized graph can be parsed and filled by name again. */
+static void fuse__derived_name(fuse_graph *g, fuse_value v, const char *base, const char *suffix) {
+  char name[300];
+  size_t n;
+  int k;
+  if (!base || g->nodes[v].name || (n = strlen(base)) + strlen(suffix) + 12 > sizeof name) return;
+  memcpy(name, base, n);
+  strcpy(name + n, suffix);
+  for (k = 2; fuse__find(g, name) != FUSE_NONE && k < 1000; k++) {
+    fuse__out o;
+    o.buf = name + n + strlen(suffix);
+    o.len = 0;
+    o.cap = 12;
+    o.write = NULL;
+    o.user = NULL;
+    fuse__puts(&o, ".");
+    fuse__put_int(&o, k);
+  }
+  if (fuse__find(g, name) == FUSE_NONE) fuse_value_set_name(g, v, name);
+}
+
+/* conv2d(x, W) -> batch_norm(scale, bias, mean, var), all constants, the conv used only by
+   the batch-norm: W *= s, and the batch-norm node becomes add(conv, b) with s = scale /
+   sqrt(var + eps), b = bias - mean * s, shaped [1, K, 1, 1]. Value ids stay valid. */
+FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
+  fuse__users users;
+  int v, k;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  if (!fuse__users_build(g, &users)) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_batch_norm: out of memory");
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *bn = &g->nodes[v], *conv;
+    const fuse__node *w;
+    int64_t K, per, i, j, bshape[4];
+    fuse_value nw, nb, conv_id;
+    float *scale;
+    if (bn->op != FUSE__OP_BATCH_NORM || bn->composite >= 0) continue;
+    conv_id = bn->in[0];
+    conv = &g->nodes[conv_id];
+    if (conv->op != FUSE__OP_CONV2D || conv->composite >= 0 || fuse__is_output(g, conv_id) ||
+        users.first[conv_id + 1] - users.first[conv_id] != 1)
+      continue;
+    if (g->nodes[conv->in[1]].op != FUSE__OP_CONST) continue;
+    for (k = 1; k < 5 && g->nodes[bn->in[k]].op == FUSE__OP_CONST; k++) {
+    }
+    if (k < 5) continue;
+    int64_t wshape[4];
+    fuse_value w_id = conv->in[1];
+    w = &g->nodes[w_id];
+    memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
+    K = wshape[0];
+    per = fuse__numel(3, wshape + 1);
+    nw = fuse_constant(g, NULL, 4, wshape, w->data);
+    bshape[0] = 1;
+    bshape[1] = K;
+    bshape[2] = bshape[3] = 1;
+    nb = fuse_constant(g, NULL, 4, bshape, NULL);
+    if (nw == FUSE_NONE || nb == FUSE_NONE) {
+      fuse__users_free(g, &users);
+      return g->status; /* out of memory, recorded by the builder */
+    }
+    bn = &g->nodes[v]; /* the node array may have moved */
+    conv = &g->nodes[conv_id];
+    scale = g->nodes[nb].data;
+    for (i = 0; i < K; i++) {
+      const fuse__node *sc = &g->nodes[bn->in[1]], *bi = &g->nodes[bn->in[2]];
+      const fuse__node *mu = &g->nodes[bn->in[3]], *va = &g->nodes[bn->in[4]];
+      double s = sc->data[i] / sqrt((double)va->data[i] + (double)bn->a.eps);
+      float *wk = g->nodes[nw].data + i * per;
+      for (j = 0; j < per; j++) wk[j] = (float)(wk[j] * s);
+      scale[i] = (float)(bi->data[i] - mu->data[i] * s);
+    }
+    conv->in[1] = nw;
+    fuse__derived_name(g, nw, g->nodes[w_id].name, ".folded");
+    fuse__derived_name(g, nb, g->nodes[bn->in[2]].name, ".folded");
+    bn->op = FUSE__OP_ADD;
+    bn->num_in = 2;
+    bn->in[1] = nb;
+    memset(&bn->a, 0, sizeof bn->a);
+  }
+  fuse__users_free(g, &users);
+  return FUSE_OK;
+}
+
+/* Default rules: conv2d / matmul, then an optional bias (any form), an optional residual add,
+   and up to two clamp-like ops, each in either operand order. The check runs the epilogue
+   analyzer, so a rule's name tells what the composite holds. */
+#define FUSE__CLAMP(x) "(relu|clip)?(maximum?(minimum?(" x ", const), const))"
+#define FUSE__BIAS(x) "add(" x ", reshape?(*, *))"
+
+typedef struct fuse__rule_kind {
+  int bias, residual, clamp;
+} fuse__rule_kind;
+
+static int fuse__default_check(const fuse_graph *g, const fuse_match *m, void *user) {
+  const fuse__rule_kind *want = (const fuse__rule_kind *)user;
+  fuse_epilogue e;
+  fuse__scope scope;
+  int i, residual = 0, clamp = 0;
+  scope.comp = -1; /* the match is not a composite yet: analyze within its members */
+  scope.members = m->members;
+  scope.count = m->num_members;
+  memset(&e, 0, sizeof e);
+  e.reduction = e.bias = FUSE_NONE;
+  if (fuse__analyze(g, m->root, &scope, &e) != FUSE_OK) return 0;
+  for (i = 0; i < e.num_post; i++) {
+    if (e.post[i].kind == FUSE_POST_ADD) residual = 1;
+    else clamp = 1;
+  }
+  if ((e.bias != FUSE_NONE) != want->bias || residual != want->residual || clamp != want->clamp)
+    return 0;
+  return 1;
+}
+
+static const fuse__rule_kind fuse__kinds[8] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 1}, {0, 1, 0},
+                                                {1, 0, 1}, {1, 0, 0}, {0, 0, 1}, {0, 0, 0}};
+
+#define FUSE__RULES(cg, op, x)                                                                   \
+  {cg "." op "_bias_add_relu", FUSE__CLAMP(FUSE__CLAMP("add(" FUSE__BIAS(x) ", *)")),           \
+   fuse__default_check, (void *)&fuse__kinds[0]},                                               \
+  {cg "." op "_bias_add", "add(" FUSE__BIAS(x) ", *)", fuse__default_check,                      \
+   (void *)&fuse__kinds[1]},                                                                     \
+  {cg "." op "_add_relu", FUSE__CLAMP(FUSE__CLAMP("add(" x ", *)")), fuse__default_check,        \
+   (void *)&fuse__kinds[2]},                                                                     \
+  {cg "." op "_add", "add(" x ", *)", fuse__default_check, (void *)&fuse__kinds[3]},             \
+  {cg "." op "_bias_relu", FUSE__CLAMP(FUSE__CLAMP(FUSE__BIAS(x))), fuse__default_check,         \
+   (void *)&fuse__kinds[4]},                                                                     \
+  {cg "." op "_bias", FUSE__BIAS(x), fuse__default_check, (void *)&fuse__kinds[5]},              \
+  {cg "." op "_relu", FUSE__CLAMP(FUSE__CLAMP(x)), fuse__default_check, (void *)&fuse__kinds[6]}, \
+  {cg "." op, x, fuse__default_check, (void *)&fuse__kinds[7]}
+
+static const fuse_rule fuse__rules_fuse[16] = {FUSE__RULES("fuse", "conv2d", "conv2d(*, *)"),
+                                                FUSE__RULES("fuse", "matmul", "matmul(*, *)")};
+static const fuse_rule fuse__rules_dnnl[16] = {FUSE__RULES("dnnl", "conv2d", "conv2d(*, *)"),
+                                                FUSE__RULES("dnnl", "matmul", "matmul(*, *)")};
+
+FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out) {
+  const fuse_rule *r = NULL;
+  if (!codegen || strcmp(codegen, "fuse") == 0) r = fuse__rules_fuse;
+  else if (strcmp(codegen, "dnnl") == 0) r = fuse__rules_dnnl;
+  if (out) *out = r;
+  return r ? 16 : 0;
+}
+
+/* reshape of a constant becomes a constant (in place: the value id stays) */
+static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
+  int v;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *src;
+    size_t bytes;
+    float *data;
+    if ((n->op != FUSE__OP_RESHAPE && n->op != FUSE__OP_FLATTEN) || n->composite >= 0) continue;
+    src = &g->nodes[n->in[0]];
+    if (src->op != FUSE__OP_CONST) continue;
+    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+    data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    memcpy(data, src->data, bytes);
+    fuse__derived_name(g, v, src->name, ".reshaped");
+    n = &g->nodes[v];
+    fuse__free(&g->alloc, n->in);
+    n->in = NULL;
+    n->num_in = 0;
+    n->op = FUSE__OP_CONST;
+    n->data = data;
+    memset(&n->a, 0, sizeof n->a);
+  }
+  return FUSE_OK;
+}
+
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
+  const fuse_rule *rules;
+  int n_rules;
+  fuse_result r;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
+  n_rules = fuse_rules_default(codegen, &rules);
+  if (!n_rules)
+    return fuse__pass_error(g, FUSE_ERROR_UNSUPPORTED,
+                            "optimize: no built-in rules for codegen '%s' (use \"fuse\" or \"dnnl\")",
+                            codegen);
+  /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
+  if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
+  if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
+  return fuse_merge_composites(g);
+}
+

@@ -1,0 +1,61 @@
+/* ------------------------------------------------------------------ execute -- */
+
+FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
+                              void *workspace) {
+  return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
+}
+
+FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
+                                    float *const *outputs, void *workspace, int first, int count) {
+  fuse__run r;
+  int i;
+  if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (first < 0 || count < 0 || first > p->num_steps || count > p->num_steps - first)
+    return FUSE_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < p->num_inputs; i++)
+    if (!inputs[i]) return FUSE_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < p->num_outputs; i++)
+    if (!outputs[i]) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!workspace) workspace = p->own_workspace;
+  if ((uintptr_t)workspace & (FUSE__ALIGN - 1)) return FUSE_ERROR_INVALID_ARGUMENT;
+  r.p = p;
+  r.inputs = inputs;
+  r.outputs = outputs;
+  r.work = (unsigned char *)workspace;
+  for (i = first; i < first + count; i++) {
+    const fuse__step *s = &p->steps[i];
+    if (s->kernel == FUSE__KERNEL_BACKEND) { /* NCHW in and out; constant weights: NULL */
+      const float *ops[FUSE_BACKEND_MAX_OPERANDS];
+      fuse_result rc;
+      int k;
+      for (k = 0; k < s->num_in && k < FUSE_BACKEND_MAX_OPERANDS; k++)
+        ops[k] = k == 1 && fuse__in_t(&r, s, k)->kind == FUSE__LOC_CONST ? NULL : fuse__in(&r, s, k);
+      rc = s->backend->run(s->backend_state, ops, fuse__data(&r, s->out),
+                           p->backend_scratch ? r.work + p->backend_offset : NULL);
+      if (rc != FUSE_OK) return rc;
+      continue;
+    }
+    switch (s->op) {
+    case FUSE__OP_CONV2D: fuse__kernel_conv2d(&r, s); break;
+    case FUSE__OP_MATMUL: fuse__kernel_matmul(&r, s); break;
+    case FUSE__OP_ADD:
+    case FUSE__OP_SUB:
+    case FUSE__OP_MUL:
+    case FUSE__OP_MAXIMUM:
+    case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
+    case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
+    case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
+    case FUSE__OP_SOFTMAX: fuse__kernel_softmax(&r, s); break;
+    case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
+    case FUSE__OP_MAX_POOL2D:
+    case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
+    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
+    case FUSE__OP_TO_NHWC:
+    case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
+    }
+  }
+  return FUSE_OK;
+}
+
+
