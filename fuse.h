@@ -262,10 +262,13 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold 
 
 #define FUSE_MAX_POST_OPS 4
 typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+/* One post-op: the one representation from the analyzer (tensor: a graph value) through the
+   plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
   fuse_post_kind kind;
-  float lo, hi;      /* CLAMP: relu = [0, +inf], relu6 = [0, 6] */
+  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
   fuse_value tensor; /* ADD: residual, same shape as the output */
+  int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
 } fuse_post_op;
 typedef struct fuse_epilogue {
   fuse_value reduction; /* the conv2d or matmul it follows */
@@ -362,11 +365,8 @@ typedef struct fuse_backend_tensor {
   fuse_backend_layout layout; /* an operand another step of this backend produced in the
                                  layout its prepare declared; else all zero (NCHW) */
 } fuse_backend_tensor;
-typedef struct fuse_backend_post {
-  fuse_post_kind kind;
-  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
-  int operand;       /* ADD: v += operands[operand], a residual shaped as the output */
-} fuse_backend_post;
+/* a step's post-op as a backend sees it: kind, lo, hi and operand (fuse_post_op) */
+typedef fuse_post_op fuse_backend_post;
 typedef struct fuse_backend_step {
   fuse_backend_op op;     /* CONV2D: x [N,C,H,W], w [K,C/groups,KH,KW] -> [N,K,OH,OW];
                              MATMUL: numpy matmul x @ w, bias along the last axis */
@@ -2711,6 +2711,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
              FUSE_ERROR_UNSUPPORTED;
     out->post[out->num_post] = rev[i];
     if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
   return FUSE_OK;
@@ -5468,12 +5469,6 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
-typedef struct fuse__post {
-  int kind;     /* FUSE_POST_CLAMP / FUSE_POST_ADD */
-  float lo, hi;
-  int operand;  /* ADD: index into the step's operands */
-} fuse__post;
-
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */
@@ -5481,7 +5476,7 @@ typedef struct fuse__step {
   fuse__attrs a;
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
-  fuse__post post[FUSE_MAX_POST_OPS];
+  fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
   int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
@@ -6202,12 +6197,7 @@ static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__f
         memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
         d.bias = st->bias;
         d.num_post = st->num_post;
-        for (k = 0; k < st->num_post; k++) {
-          d.post[k].kind = (fuse_post_kind)st->post[k].kind;
-          d.post[k].lo = st->post[k].lo;
-          d.post[k].hi = st->post[k].hi;
-          d.post[k].operand = st->post[k].operand;
-        }
+        for (k = 0; k < st->num_post; k++) d.post[k] = st->post[k];
         d.composite = c->name;
         d.num_threads = opt->num_threads;
         if (kept[st->out]) d.output_layout = &layout[st->out];
@@ -6491,9 +6481,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
         if (e->bias != FUSE_NONE) st->bias = next++;
         st->num_post = e->num_post;
         for (k = 0; k < e->num_post; k++) {
-          st->post[k].kind = e->post[k].kind;
-          st->post[k].lo = e->post[k].lo;
-          st->post[k].hi = e->post[k].hi;
+          st->post[k] = e->post[k];
           st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
         }
       }

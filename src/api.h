@@ -196,10 +196,13 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold 
 
 #define FUSE_MAX_POST_OPS 4
 typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+/* One post-op: the one representation from the analyzer (tensor: a graph value) through the
+   plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
   fuse_post_kind kind;
-  float lo, hi;      /* CLAMP: relu = [0, +inf], relu6 = [0, 6] */
+  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
   fuse_value tensor; /* ADD: residual, same shape as the output */
+  int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
 } fuse_post_op;
 typedef struct fuse_epilogue {
   fuse_value reduction; /* the conv2d or matmul it follows */
@@ -296,11 +299,8 @@ typedef struct fuse_backend_tensor {
   fuse_backend_layout layout; /* an operand another step of this backend produced in the
                                  layout its prepare declared; else all zero (NCHW) */
 } fuse_backend_tensor;
-typedef struct fuse_backend_post {
-  fuse_post_kind kind;
-  float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
-  int operand;       /* ADD: v += operands[operand], a residual shaped as the output */
-} fuse_backend_post;
+/* a step's post-op as a backend sees it: kind, lo, hi and operand (fuse_post_op) */
+typedef fuse_post_op fuse_backend_post;
 typedef struct fuse_backend_step {
   fuse_backend_op op;     /* CONV2D: x [N,C,H,W], w [K,C/groups,KH,KW] -> [N,K,OH,OW];
                              MATMUL: numpy matmul x @ w, bias along the last axis */

@@ -58,12 +58,7 @@ static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__f
         memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
         d.bias = st->bias;
         d.num_post = st->num_post;
-        for (k = 0; k < st->num_post; k++) {
-          d.post[k].kind = (fuse_post_kind)st->post[k].kind;
-          d.post[k].lo = st->post[k].lo;
-          d.post[k].hi = st->post[k].hi;
-          d.post[k].operand = st->post[k].operand;
-        }
+        for (k = 0; k < st->num_post; k++) d.post[k] = st->post[k];
         d.composite = c->name;
         d.num_threads = opt->num_threads;
         if (kept[st->out]) d.output_layout = &layout[st->out];

@@ -196,9 +196,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
         if (e->bias != FUSE_NONE) st->bias = next++;
         st->num_post = e->num_post;
         for (k = 0; k < e->num_post; k++) {
-          st->post[k].kind = e->post[k].kind;
-          st->post[k].lo = e->post[k].lo;
-          st->post[k].hi = e->post[k].hi;
+          st->post[k] = e->post[k];
           st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
         }
       }

@@ -238,6 +238,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
              FUSE_ERROR_UNSUPPORTED;
     out->post[out->num_post] = rev[i];
     if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
   return FUSE_OK;

@@ -18,12 +18,6 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
-typedef struct fuse__post {
-  int kind;     /* FUSE_POST_CLAMP / FUSE_POST_ADD */
-  float lo, hi;
-  int operand;  /* ADD: index into the step's operands */
-} fuse__post;
-
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */
@@ -31,7 +25,7 @@ typedef struct fuse__step {
   fuse__attrs a;
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
-  fuse__post post[FUSE_MAX_POST_OPS];
+  fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
   int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */

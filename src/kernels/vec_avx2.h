@@ -1,0 +1,38 @@
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)

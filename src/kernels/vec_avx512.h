@@ -1,0 +1,44 @@
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (src/kernels/*.inc) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)

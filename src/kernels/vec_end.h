@@ -1,0 +1,32 @@
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif

@@ -1,0 +1,33 @@
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) (a)
+#define FUSE__V_ODDS(a, b) (b)
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
