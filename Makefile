@@ -81,10 +81,29 @@ test-programs: $(TEST_PROGRAMS)
 $(BUILD) $(HB):
 	@mkdir -p $@
 
+# The implementation is compiled once per configuration, into $(IMPL); the test programs and
+# examples that use only the public API link it, compiled with -DFUSE_IMPLEMENTATION_DONE
+# (fuse.h's implementation guard: their own `#define FUSE_IMPLEMENTATION` then compiles
+# nothing, and each source still builds alone as users would build it). Self-contained, with
+# the implementation in their own unit: test_kernels (internal tables), test_run and
+# test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's implementation), and the
+# embedded example (its own allocator and configuration).
+IMPL := $(BUILD)/fuse.o
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress dnnl)
+LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
+LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
+
+$(IMPL): tests/header/impl.c fuse.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 # rm first: a failed build must not leave an old program behind for run.sh to run.
-$(BUILD)/test_%: tests/test_%.c | $(BUILD)
+$(SELF_CONTAINED_TESTS): $(BUILD)/test_%: tests/test_%.c | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) -MMD -MP $< -o $@ $(LDLIBS)
+
+$(LINKED_TESTS): $(BUILD)/test_%: tests/test_%.c $(IMPL) | $(BUILD)
+	@rm -f $@
+	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) -MMD -MP $< $(IMPL) -o $@ $(LDLIBS)
 
 -include $(TEST_PROGRAMS:=.d)
 
@@ -119,12 +138,11 @@ check-twice: | $(HB)
 	$(HB)/twice
 
 # (b) the same unit as C++11; a C++ caller links against the C-built implementation
-check-cxx: | $(HB)
+check-cxx: $(IMPL) | $(HB)
 	$(CXX) $(ALL_CXXFLAGS) tests/header/twice.c -o $(HB)/twice_cxx $(LDLIBS)
 	$(HB)/twice_cxx
-	$(CC) $(ALL_CFLAGS) -c tests/header/impl.c -o $(HB)/impl_for_cxx.o
 	$(CXX) $(ALL_CXXFLAGS) -c tests/header/user.c -o $(HB)/user_cxx.o
-	$(CXX) $(SAN) $(HB)/impl_for_cxx.o $(HB)/user_cxx.o -o $(HB)/two_units_cxx $(LDLIBS)
+	$(CXX) $(SAN) $(IMPL) $(HB)/user_cxx.o -o $(HB)/two_units_cxx $(LDLIBS)
 	$(HB)/two_units_cxx
 
 # (c) clang, when it is installed (the check is left out of the list otherwise)
@@ -142,18 +160,16 @@ check-static: | $(HB)
 	$(HB)/static_cxx
 
 # (e) one unit with the implementation, one with the declarations only, one program
-check-two-units: | $(HB)
-	$(CC) $(ALL_CFLAGS) -c tests/header/impl.c -o $(HB)/impl.o
+check-two-units: $(IMPL) | $(HB)
 	$(CC) $(ALL_CFLAGS) -c tests/header/user.c -o $(HB)/user.o
-	$(CC) $(SAN) $(HB)/impl.o $(HB)/user.o -o $(HB)/two_units $(LDLIBS)
+	$(CC) $(SAN) $(IMPL) $(HB)/user.o -o $(HB)/two_units $(LDLIBS)
 	$(HB)/two_units
 
 # (f) every exported symbol starts with fuse_ (built without sanitizers, whose
-# instrumentation adds symbols of its own)
+# instrumentation adds symbols of its own): fuse.h's and fuse_dnnl.h's implementations in one unit
 check-symbols: | $(HB)
-	$(CC) $(WARN) $(OPT) -I. $(CFLAGS) -c tests/header/impl.c -o $(HB)/impl_plain.o
 	$(CC) $(WARN) $(OPT) -I. $(CFLAGS) -DFUSE_TEST_WITH_DNNL -c tests/header/impl.c -o $(HB)/impl_dnnl.o
-	@syms=$$(nm -g --defined-only $(HB)/impl_plain.o $(HB)/impl_dnnl.o | awk 'NF == 3 {print $$3}'); \
+	@syms=$$(nm -g --defined-only $(HB)/impl_dnnl.o | awk 'NF == 3 {print $$3}'); \
 	bad=$$(printf '%s\n' "$$syms" | grep -v '^fuse_' | grep -v '^$$' | sort -u); \
 	if [ -n "$$bad" ]; then echo "exported symbols without the fuse_ prefix:"; echo "$$bad"; exit 1; fi; \
 	for s in fuse_graph_create fuse_run fuse_dnnl_backend; do \
@@ -199,7 +215,14 @@ demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 
 examples: $(EXAMPLE_PROGRAMS)
 
-$(EXAMPLE_PROGRAMS): $(BUILD)/%: examples/%.c fuse.h | $(BUILD)
+# the examples link $(IMPL) as the tests do (see above); embedded.c configures the library its
+# own way (no malloc, no stdio) and builds it into its own unit
+LINKED_EXAMPLES := $(filter-out $(BUILD)/embedded,$(EXAMPLE_PROGRAMS))
+$(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
+	@rm -f $@
+	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) $< $(IMPL) -o $@ $(LDLIBS)
+
+$(BUILD)/embedded: examples/embedded.c fuse.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
 
@@ -302,9 +325,18 @@ TSAN_PROGRAMS := $(addprefix build-tsan/test_,$(TSAN_TESTS))
 build-tsan:
 	@mkdir -p $@
 
+TSAN_FLAGS = $(WARN) -O2 -g -fsanitize=thread -I. $(CFLAGS)
+build-tsan/fuse.o: tests/header/impl.c fuse.h | build-tsan
+	$(CC) $(TSAN_FLAGS) -c $< -o $@
+
+# (test_threads links the implementation object, as in `make test`; the others build their own)
+build-tsan/test_threads: tests/test_threads.c build-tsan/fuse.o tests/runner.h | build-tsan
+	@rm -f $@
+	$(CC) $(TSAN_FLAGS) $(LINK_FLAGS) $< build-tsan/fuse.o -o $@ $(LDLIBS)
+
 build-tsan/test_%: tests/test_%.c fuse.h tests/runner.h | build-tsan
 	@rm -f $@
-	$(CC) $(WARN) -O2 -g -fsanitize=thread -I. $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(CC) $(TSAN_FLAGS) $< -o $@ $(LDLIBS)
 
 # (setarch -R: without address-space randomization, as some kernels' ASLR range is more than
 # this TSan's shadow-memory layout allows)
@@ -333,9 +365,9 @@ tools: $(BUILD)/fuse_run
 
 # (--backend dnnl needs oneDNN: then it links $(DNNL_LIBS))
 ifeq ($(filter $(BUILD)/fuse_run,$(EXAMPLE_PROGRAMS)),)
-$(BUILD)/fuse_run: examples/fuse_run.c fuse.h fuse_dnnl.h | $(BUILD)
+$(BUILD)/fuse_run: examples/fuse_run.c fuse.h fuse_dnnl.h $(IMPL) | $(BUILD)
 	@rm -f $@
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(DNNL_LIBS) -lm -lpthread
+	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) $< $(IMPL) -o $@ $(DNNL_LIBS) -lm -lpthread
 else
 $(BUILD)/fuse_run: fuse_dnnl.h # built by the examples rule above
 $(BUILD)/fuse_run: LDLIBS += $(DNNL_LIBS)
@@ -383,6 +415,14 @@ cross_args_cases = $(foreach t,$(CROSS_TEST_NAMES),$(t)$(cross_rparen) args='$(C
 define FUSE_CROSS_ARCH
 build-cross/$(1):
 	@mkdir -p $$@
+
+build-cross/$(1)/fuse.o: tests/header/impl.c fuse.h | build-cross/$(1)
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) -c $$< -o $$@
+
+# the same split as `make test`: public-API tests link the arch's implementation object
+$(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h
+	@rm -f $$@
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
 
 build-cross/$(1)/test_%.elf: tests/test_%.c fuse.h tests/runner.h | build-cross/$(1)
 	@rm -f $$@

@@ -130,6 +130,20 @@ FUSE_API FUSE__DNNL_MAYBE_UNUSED const fuse_backend *fuse_dnnl_backend(void);
 #ifndef FUSE_IMPLEMENTATION_DONE
 #error "fuse_dnnl.h: needs fuse.h's implementation in this unit (FUSE_IMPLEMENTATION before fuse.h)"
 #endif
+/* fuse.h's implementation may live in another unit (this one built with
+   FUSE_IMPLEMENTATION_DONE, as the Makefile does): then the allocator defaults are set here */
+#if defined(FUSE_MALLOC) != defined(FUSE_FREE)
+#error "fuse_dnnl.h: define both FUSE_MALLOC and FUSE_FREE, or neither"
+#endif
+#ifndef FUSE_MALLOC
+#include <stdlib.h>
+#define FUSE_MALLOC(size) malloc(size)
+#define FUSE_FREE(ptr) free(ptr)
+#endif
+#ifndef FUSE_ASSERT
+#include <assert.h>
+#define FUSE_ASSERT(cond) assert(cond)
+#endif
 
 #if FUSE_DNNL_AVAILABLE
 #if defined(__has_include)

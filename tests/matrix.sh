@@ -72,12 +72,11 @@ args_for() {
 }
 
 run_config() { # name compiler flags programs envs -> build-matrix/<name>/summary
-  local name=$1 compiler=$2 flags=$3 programs=$4 envs=$5 dir=$out/$1 two=0 cxx=0 p progs=() start built
+  local name=$1 compiler=$2 flags=$3 programs=$4 envs=$5 dir=$out/$1 two=0 p progs=() start built
   mkdir -p "$dir"
   rm -f "$dir"/test_* "$dir"/summary "$dir"/build.log "$dir"/run.log "$dir"/*.o
   start=$(date +%s)
   case " $programs " in *" two-units "*) two=1 ;; esac
-  case " $programs " in *" cxx "*) cxx=1 ;; esac
   if ! command -v "${compiler%% *}" >/dev/null 2>&1; then
     if [ "${MATRIX_SKIP_MISSING:-0}" = 1 ]; then
       echo "$name: skipped, no ${compiler%% *}" >"$dir/summary"
@@ -86,19 +85,28 @@ run_config() { # name compiler flags programs envs -> build-matrix/<name>/summar
     fi
     return
   fi
-  if [ "$two" = 1 ]; then # the implementation alone, as C99 with gcc
+  # The implementation is compiled once per configuration (impl.o) and the programs link it,
+  # except with FUSE_STATIC, where every function is private to its unit. "two-units": the
+  # implementation as C99 with gcc, the programs with the configuration's compiler.
+  local link=1 linkflags=
+  case " $flags " in *" -DFUSE_STATIC "*) link=0 ;; esac
+  case " $flags " in *" -fopenmp "*) linkflags=-fopenmp ;; esac
+  if [ "$two" = 1 ]; then
     $cc_gcc -std=c99 $cwarn $opt -I. -c tests/header/impl.c -o "$dir/impl.o" >>"$dir/build.log" 2>&1 ||
+      echo "impl.o did not build" >>"$dir/build.log"
+  elif [ "$link" = 1 ]; then
+    $compiler $flags $opt -I. -c tests/header/impl.c -o "$dir/impl.o" >>"$dir/build.log" 2>&1 ||
       echo "impl.o did not build" >>"$dir/build.log"
   fi
   for p in $programs; do
     case "$p" in two-units | cxx) continue ;; esac
     local src=tests/test_$p.c bin=$dir/test_$p.bin a
-    if [ "$two" = 1 ]; then
+    if [ "$two" = 1 ] || [ "$link" = 1 ]; then
       # FUSE_IMPLEMENTATION_DONE: the implementation guard of fuse.h; set, the test's own
-      # FUSE_IMPLEMENTATION compiles nothing and the program links impl.o instead
+      # FUSE_IMPLEMENTATION compiles nothing and the program links impl.o instead (linked by
+      # the compiler's driver without the flags: "-x c++" would take the objects for source)
       { $compiler $flags $opt -I. -DFUSE_IMPLEMENTATION_DONE -c "$src" -o "$dir/test_$p.o" &&
-          if [ "$cxx" = 1 ]; then ${compiler%% *} "$dir/test_$p.o" "$dir/impl.o" -o "$bin" -lm -lpthread
-          else $compiler "$dir/test_$p.o" "$dir/impl.o" -o "$bin" -lm -lpthread; fi; } >>"$dir/build.log" 2>&1
+          ${compiler%% *} $linkflags "$dir/test_$p.o" "$dir/impl.o" -o "$bin" -lm -lpthread; } >>"$dir/build.log" 2>&1
     else
       $compiler $flags $opt -I. "$src" -o "$bin" -lm -lpthread >>"$dir/build.log" 2>&1
     fi

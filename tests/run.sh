@@ -57,15 +57,29 @@ describe_status() { # exit status -> words
 if [ ${#checks[@]} -gt 0 ]; then
   hp=0
   hf=0
+  # FUSE_TEST_JOBS checks at once (default: the CPUs); each one's output is shown when it ends
+  jobs=${FUSE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+  cdir=$(mktemp -d)
+  i=0
   for name in "${checks[@]}"; do
-    if "$make_cmd" --no-print-directory -s "check-$name"; then
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    ( "$make_cmd" --no-print-directory -s "check-$name" >"$cdir/$i.log" 2>&1; echo $? >"$cdir/$i.rc" ) &
+    i=$((i + 1))
+  done
+  wait
+  i=0
+  for name in "${checks[@]}"; do
+    cat "$cdir/$i.log"
+    if [ "$(cat "$cdir/$i.rc" 2>/dev/null)" = 0 ]; then
       hp=$((hp + 1))
     else
       hf=$((hf + 1))
       echo "FAIL header check $name"
       failures+=("header check $name")
     fi
+    i=$((i + 1))
   done
+  rm -rf "$cdir"
   echo "header: $hp passed, $hf failed"
   passed=$((passed + hp))
   failed=$((failed + hf))

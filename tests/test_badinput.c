@@ -638,7 +638,7 @@ static void parse_row(outcome *o, const char *text) {
     set_msg(o, "(no graph)");
     return;
   }
-  FUSE_ASSERT(fuse_graph_status(g) == r);
+  CHECK(fuse_graph_status(g) == r);
   status(o, g, r);
 }
 static void r_parse_null_text(outcome *o) { parse_row(o, NULL); }
