@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cmake/run.sh [OUT] - `make test-cmake`: builds the consumer project in this directory
 # (main.c + check.c, CMakeLists.txt) against the CMakeLists.txt at the repository root, each
-# way a project may take fuse.h, into OUT (default build-cmake, emptied first):
+# way a project may take fuse.h, into OUT (default build-cmake; what an earlier run left there
+# is removed first):
 #   add_subdirectory   static fuse::fuse built in the consumer's tree (with oneDNN hidden from
 #                      CMake: fuse::dnnl must be left out and the configure still succeed)
 #   FetchContent       static fuse::fuse from a file:// tarball of the files CMake needs
@@ -24,7 +25,10 @@ root=$(cd "$here/../.." && pwd)
 out=${1:-build-cmake}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "${out:?}"/*
+# what an earlier run left (by name: OUT may be any directory)
+ways="subdirectory fetchcontent install find_package pkg-config dnnl"
+for way in $ways; do rm -rf "${out:?}/$way" "$out/$way.log"; done
+rm -rf "$out/prefix" "$out/fuse-src.tar.gz"
 cc=${CC:-cc}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 cflags=${FUSE_CMAKE_CFLAGS:--O1}
@@ -41,7 +45,8 @@ bad() { # way, log
   failed=$((failed + 1))
 }
 
-# way: configure, build and run the consumer in OUT/<way>; the arguments go to cmake
+# way (one of $ways): configure, build and run the consumer in OUT/<way>; the arguments go
+# to cmake
 consumer() {
   local way=$1 t0=$SECONDS
   shift
@@ -113,11 +118,11 @@ if [ -z "$pc" ]; then
   bad pkg-config "$log"
 elif flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs fuse 2>"$log") &&
   echo "pkg-config --cflags --libs fuse: $flags" >>"$log" &&
-  # shellcheck disable=SC2086 # the flags are words
+  read -r -a flag_words <<<"$flags" &&
   "$cc" -std=c99 -Wall -Wextra -Wpedantic -Werror "$here/main.c" "$here/check.c" \
-    -o "$out/pkg-config/consumer" $flags >>"$log" 2>&1 &&
+    -o "$out/pkg-config/consumer" "${flag_words[@]}" >>"$log" 2>&1 &&
   "$out/pkg-config/consumer" >>"$log" 2>&1; then
-  ok "pkg-config: $flags" $((SECONDS - t0))
+  ok "pkg-config: ${flag_words[*]}" $((SECONDS - t0))
 else
   bad pkg-config "$log"
 fi
