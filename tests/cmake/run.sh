@@ -111,7 +111,7 @@ consumer find_package -DFUSE_WAY=package "-DCMAKE_PREFIX_PATH=$prefix"
 # pkg-config and the C compiler, no CMake
 t0=$SECONDS
 log=$out/pkg-config.log
-pc=$(find "$prefix" -name fuse.pc | head -n 1)
+pc=$(find "$prefix" -name fuse.pc 2>/dev/null | head -n 1)
 mkdir -p "$out/pkg-config"
 if [ -z "$pc" ]; then
   echo "no fuse.pc under $prefix" >"$log"
