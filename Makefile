@@ -10,6 +10,8 @@
 #                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
 #   make test-m7            examples/embedded.c for a bare-metal Cortex-M7: -Werror, links,
 #                           size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
+#   make test-cmake         tests/cmake: a consumer project built against CMakeLists.txt with
+#                           add_subdirectory, FetchContent, find_package, pkg-config (build-cmake/)
 #   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-matrix        compilers x standards x configuration macros (tests/matrix.sh)
 #   make fuzz               each libFuzzer target for FUZZ_SECONDS (default 60; clang)
@@ -356,7 +358,7 @@ test-matrix:
 	@MATRIX_JOBS=$(MATRIX_JOBS) bash tests/matrix.sh $(MATRIX)
 
 clean:
-	rm -rf build build-san build-tsan build-matrix
+	rm -rf build build-san build-tsan build-matrix build-cmake
 
 # ------------------------------------------------------------------------ tools --
 # fuse_run, the command-line runner for ONNX models: make tools -> $(BUILD)/fuse_run
@@ -521,3 +523,14 @@ test-m7:
 	else bad "run (exit status $$?)"; fi; \
 	echo "total: $$p passed, $$f failed"; \
 	test $$f -eq 0
+
+# ------------------------------------------------------------------------ CMake --
+# make test-cmake: tests/cmake/run.sh - the consumer project in tests/cmake (main.c + check.c)
+# built against CMakeLists.txt each way a project takes fuse.h: add_subdirectory, FetchContent
+# (a file:// tarball), `cmake --install` (shared) into build-cmake/prefix, then find_package,
+# pkg-config + $(CC), and fuse::dnnl when oneDNN is found; into build-cmake/. The libraries
+# are built at FUSE_CMAKE_CFLAGS (default -O1). Last line "total: N passed, N failed".
+.PHONY: test-cmake
+FUSE_CMAKE_CFLAGS ?= -O1
+test-cmake:
+	@CC="$(CC)" FUSE_CMAKE_CFLAGS="$(FUSE_CMAKE_CFLAGS)" bash tests/cmake/run.sh build-cmake
