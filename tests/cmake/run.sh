@@ -9,7 +9,7 @@
 #   install            fuse.h's own build, shared (BUILD_SHARED_LIBS), `cmake --install` into
 #                      OUT/prefix; every exported symbol starts with fuse_
 #   find_package       find_package(fuse) from OUT/prefix
-#   pkg-config         cc $(pkg-config --cflags --libs fuse) with PKG_CONFIG_PATH into OUT/prefix
+#   pkg-config         cc $(pkg-config --cflags --libs fuseh) with PKG_CONFIG_PATH into OUT/prefix
 #   fuse::dnnl         when oneDNN's header is found: find_package(fuse COMPONENTS dnnl), the
 #                      conv routed to oneDNN
 # Each way that builds and runs the consumer counts as one test; a failure shows the end of
@@ -111,13 +111,13 @@ consumer find_package -DFUSE_WAY=package "-DCMAKE_PREFIX_PATH=$prefix"
 # pkg-config and the C compiler, no CMake
 t0=$SECONDS
 log=$out/pkg-config.log
-pc=$(find "$prefix" -name fuse.pc 2>/dev/null | head -n 1)
+pc=$(find "$prefix" -name fuseh.pc 2>/dev/null | head -n 1)
 mkdir -p "$out/pkg-config"
 if [ -z "$pc" ]; then
-  echo "no fuse.pc under $prefix" >"$log"
+  echo "no fuseh.pc under $prefix" >"$log"
   bad pkg-config "$log"
-elif flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs fuse 2>"$log") &&
-  echo "pkg-config --cflags --libs fuse: $flags" >>"$log" &&
+elif flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs fuseh 2>"$log") &&
+  echo "pkg-config --cflags --libs fuseh: $flags" >>"$log" &&
   read -r -a flag_words <<<"$flags" &&
   "$cc" -std=c99 -Wall -Wextra -Wpedantic -Werror "$here/main.c" "$here/check.c" \
     -o "$out/pkg-config/consumer" "${flag_words[@]}" >>"$log" 2>&1 &&
