@@ -2336,137 +2336,178 @@ typedef struct fuse__candidate {
   fuse_value captures[FUSE__PAT_MAX_CAPTURES];
 } fuse__candidate;
 
+/* What fuse_ops_by_pattern's pieces share: the graph's users, which nodes a composite has
+   claimed, and one rule's candidate matches. */
+typedef struct fuse__pattern_pass {
+  fuse_graph *g;
+  fuse_pattern_options o;
+  fuse__users users;
+  int n;                 /* the graph's nodes */
+  int *claimed;          /* per node: 1 once in a composite */
+  unsigned char *in_match; /* per node: 1 in the candidate being checked (fuse__convex: 2) */
+  int *stack;            /* the candidates' order, then fuse__convex's stack */
+  fuse_value *pool;      /* members of every candidate match */
+  int pool_cap, pool_len;
+  fuse__candidate *cands;
+  int cand_cap, n_cands;
+} fuse__pattern_pass;
+
+/* Parses every rule's pattern into pats, before anything changes: a bad one leaves the graph
+   untouched. */
+static fuse_result fuse__parse_rules(fuse_graph *g, const fuse_rule *rules, int n_rules,
+                                     fuse__pattern *pats) {
+  int r;
+  for (r = 0; r < n_rules; r++) {
+    const char *name = rules[r].name;
+    if (!name || !*name)
+      return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
+                              "fuse_ops_by_pattern: rule %d has no name", r);
+    if (!fuse__pattern_parse(&pats[r], rules[r].pattern))
+      return fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
+  }
+  return FUSE_OK;
+}
+
+/* Every match of m's pattern rooted at an unclaimed op, in graph order, into s->cands (their
+   members into s->pool). 0: out of memory. */
+static int fuse__find_candidates(fuse__pattern_pass *s, fuse_match *m) {
+  fuse_graph *g = s->g;
+  int v, k;
+  s->n_cands = 0;
+  s->pool_len = 0;
+  for (v = 0; v < s->n; v++) {
+    fuse__candidate *c;
+    if (g->nodes[v].op <= FUSE__OP_CONST || s->claimed[v]) continue;
+    m->num_members = 0;
+    for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m->captures[k] = FUSE_NONE;
+    if (!fuse__match(m, m->pt->root, v) || m->num_members == 0) continue;
+    if (m->members[m->num_members - 1] != v) continue; /* the root must be an op of the pattern */
+    if (s->n_cands == s->cand_cap) {
+      fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
+          &g->alloc, s->cands, s->n_cands, &s->cand_cap, s->n_cands + 1, sizeof(fuse__candidate));
+      if (!bigger) return 0;
+      s->cands = bigger;
+    }
+    if (s->pool_len + m->num_members > s->pool_cap) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, s->pool, s->pool_len, &s->pool_cap,
+                                                    s->pool_len + m->num_members,
+                                                    sizeof(fuse_value));
+      if (!bigger) return 0;
+      s->pool = bigger;
+    }
+    c = &s->cands[s->n_cands];
+    c->root = v;
+    c->first = s->pool_len;
+    c->count = m->num_members;
+    memcpy(c->captures, m->captures, sizeof m->captures);
+    memcpy(s->pool + s->pool_len, m->members, (size_t)m->num_members * sizeof(fuse_value));
+    s->pool_len += m->num_members;
+    s->n_cands++;
+  }
+  return 1;
+}
+
+/* Whether candidate c may become a composite of rule: none of its members claimed, no
+   intermediate read outside it or a graph output (with allow_escaping: convex instead), and
+   the rule's check accepts it. */
+static int fuse__candidate_fits(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m,
+                                const fuse__candidate *c) {
+  const fuse_value *mem = s->pool + c->first;
+  int k, ok = 1;
+  for (k = 0; k < c->count && ok; k++) ok = !s->claimed[mem[k]];
+  if (!ok) return 0;
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 1;
+  /* intermediates used outside, or graph outputs, escape */
+  if (!s->o.allow_escaping) {
+    for (k = 0; k < c->count && ok; k++) {
+      int j, val = mem[k];
+      if (val == c->root) continue;
+      if (fuse__is_output(s->g, val)) ok = 0;
+      for (j = s->users.first[val]; j < s->users.first[val + 1] && ok; j++)
+        ok = s->in_match[s->users.list[j]] != 0;
+    }
+  } else {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    ok = fuse__convex(m, &s->users, s->in_match, s->stack + s->n + 1);
+  }
+  if (ok && rule->check) {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    memcpy(m->captures, c->captures, sizeof m->captures);
+    ok = rule->check(s->g, m, rule->user) != 0;
+  }
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 0;
+  return ok;
+}
+
+/* Makes a composite of each candidate that fits, largest first; equal sizes keep graph order
+   (a stable bucket pass by size). 0: out of memory. */
+static int fuse__claim_candidates(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m) {
+  int *order = s->stack, max_count = 0, i, k, v;
+  for (i = 0; i < s->n_cands; i++)
+    if (s->cands[i].count > max_count) max_count = s->cands[i].count;
+  for (k = max_count, v = 0; k >= 1 && v < s->n_cands; k--)
+    for (i = 0; i < s->n_cands; i++)
+      if (s->cands[i].count == k) order[v++] = i;
+  for (i = 0; i < s->n_cands; i++) {
+    const fuse__candidate *c = &s->cands[order[i]];
+    const fuse_value *mem = s->pool + c->first;
+    if (!fuse__candidate_fits(s, rule, m, c)) continue;
+    if (!fuse__composite_from_rule(s->g, rule, &s->o, mem, c->count)) return 0;
+    for (k = 0; k < c->count; k++) s->claimed[mem[k]] = 1;
+  }
+  return 1;
+}
+
 FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n_rules,
                                          const fuse_pattern_options *opt) {
-  fuse_pattern_options o;
+  fuse__pattern_pass s;
   fuse__pattern *pats = NULL;
-  fuse__users users;
-  int *claimed = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
-  fuse_value *pool = NULL; /* members of every candidate match */
-  fuse__candidate *cands = NULL;
-  unsigned char *in_match = NULL;
-  int cand_cap = 0, n_cands;
+  int r, v;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
   if (g->status != FUSE_OK) return g->status;
   fuse__pass_begin(g);
-  memset(&o, 0, sizeof o);
-  if (opt) o = *opt;
+  memset(&s, 0, sizeof s);
+  if (opt) s.o = *opt;
   if (n_rules < 0 || (n_rules > 0 && !rules))
     return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
                             "fuse_ops_by_pattern: %d rules at %s", n_rules, rules ? "rules" : "NULL");
-  n = g->num_nodes;
-  memset(&users, 0, sizeof users);
-  /* parse every rule first: a bad one leaves the graph untouched */
+  s.g = g;
+  s.n = g->num_nodes;
   pats = (fuse__pattern *)fuse__alloc(&g->alloc, sizeof(fuse__pattern) * (size_t)(n_rules + 1), 16);
   if (!pats) goto done;
-  for (r = 0; r < n_rules; r++) {
-    const char *name = rules[r].name;
-    if (!name || !*name) {
-      status = fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_ops_by_pattern: rule %d has no name", r);
-      goto done;
-    }
-    if (!fuse__pattern_parse(&pats[r], rules[r].pattern)) {
-      status = fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
-      goto done;
-    }
-  }
-  claimed = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
-  in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(n + 1), 16);
-  stack = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int) * 2 + 64, 16);
-  if (!claimed || !in_match || !stack || !fuse__users_build(g, &users)) goto done;
-  for (v = 0; v < n; v++) claimed[v] = g->nodes[v].composite >= 0;
-  memset(in_match, 0, (size_t)n);
-  for (r = 0; r < n_rules; r++) {
+  status = fuse__parse_rules(g, rules, n_rules, pats);
+  if (status != FUSE_OK) goto done;
+  status = FUSE_ERROR_OUT_OF_MEMORY;
+  s.claimed = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int), 16);
+  s.in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(s.n + 1), 16);
+  s.stack = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int) * 2 + 64, 16);
+  if (!s.claimed || !s.in_match || !s.stack || !fuse__users_build(g, &s.users)) goto done;
+  for (v = 0; v < s.n; v++) s.claimed[v] = g->nodes[v].composite >= 0;
+  memset(s.in_match, 0, (size_t)s.n);
+  for (r = 0; r < n_rules; r++) { /* every match of this rule, then the largest first */
     fuse_match m;
-    /* every match of this rule, then the largest first */
-    n_cands = 0;
-    pool_len = 0;
     memset(&m, 0, sizeof m);
     m.g = g;
     m.pt = &pats[r];
-    m.claimed = claimed;
-    if (!o.allow_escaping) m.use_first = users.first, m.use_list = users.list;
-    for (v = 0; v < n; v++) {
-      if (g->nodes[v].op <= FUSE__OP_CONST || claimed[v]) continue;
-      m.num_members = 0;
-      for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m.captures[k] = FUSE_NONE;
-      if (!fuse__match(&m, pats[r].root, v) || m.num_members == 0) continue;
-      if (m.members[m.num_members - 1] != v) continue; /* the root must be an op of the pattern */
-      if (n_cands == cand_cap) {
-        fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
-            &g->alloc, cands, n_cands, &cand_cap, n_cands + 1, sizeof(fuse__candidate));
-        if (!bigger) goto done;
-        cands = bigger;
-      }
-      if (pool_len + m.num_members > pool_cap) {
-        fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
-                                                      pool_len + m.num_members, sizeof(fuse_value));
-        if (!bigger) goto done;
-        pool = bigger;
-      }
-      cands[n_cands].root = v;
-      cands[n_cands].first = pool_len;
-      cands[n_cands].count = m.num_members;
-      memcpy(cands[n_cands].captures, m.captures, sizeof m.captures);
-      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(fuse_value));
-      pool_len += m.num_members;
-      n_cands++;
-    }
-    /* largest first; equal sizes keep graph order (a stable bucket pass by size) */
-    {
-      int *order = stack, max_count = 0;
-      for (i = 0; i < n_cands; i++)
-        if (cands[i].count > max_count) max_count = cands[i].count;
-      for (k = max_count, v = 0; k >= 1 && v < n_cands; k--)
-        for (i = 0; i < n_cands; i++)
-          if (cands[i].count == k) order[v++] = i;
-      for (i = 0; i < n_cands; i++) {
-        fuse__candidate *c = &cands[order[i]];
-        const fuse_value *mem = pool + c->first;
-        int ok = 1;
-        for (k = 0; k < c->count && ok; k++) ok = !claimed[mem[k]];
-        if (!ok) continue;
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 1;
-        /* intermediates used outside, or graph outputs, escape */
-        if (!o.allow_escaping) {
-          for (k = 0; k < c->count && ok; k++) {
-            int j, val = mem[k];
-            if (val == c->root) continue;
-            if (fuse__is_output(g, val)) ok = 0;
-            for (j = users.first[val]; j < users.first[val + 1] && ok; j++)
-              ok = in_match[users.list[j]] != 0;
-          }
-        } else {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          ok = fuse__convex(&m, &users, in_match, stack + n + 1);
-        }
-        if (ok && rules[r].check) {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          memcpy(m.captures, c->captures, sizeof m.captures);
-          ok = rules[r].check(g, &m, rules[r].user) != 0;
-        }
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 0;
-        if (!ok) continue;
-        if (!fuse__composite_from_rule(g, &rules[r], &o, mem, c->count)) goto done;
-        for (k = 0; k < c->count; k++) claimed[mem[k]] = 1;
-      }
-    }
+    m.claimed = s.claimed;
+    if (!s.o.allow_escaping) m.use_first = s.users.first, m.use_list = s.users.list;
+    if (!fuse__find_candidates(&s, &m) || !fuse__claim_candidates(&s, &rules[r], &m)) goto done;
   }
   status = FUSE_OK;
 done:
   if (status == FUSE_ERROR_OUT_OF_MEMORY) fuse__pass_error(g, status, "fuse_ops_by_pattern: out of memory");
-  fuse__users_free(g, &users);
+  fuse__users_free(g, &s.users);
   fuse__free(&g->alloc, pats);
-  fuse__free(&g->alloc, claimed);
-  fuse__free(&g->alloc, in_match);
-  fuse__free(&g->alloc, stack);
-  fuse__free(&g->alloc, pool);
-  fuse__free(&g->alloc, cands);
+  fuse__free(&g->alloc, s.claimed);
+  fuse__free(&g->alloc, s.in_match);
+  fuse__free(&g->alloc, s.stack);
+  fuse__free(&g->alloc, s.pool);
+  fuse__free(&g->alloc, s.cands);
   return status;
 }
 /* ==== end src/fuse_ops.c ==== */
@@ -2559,10 +2600,124 @@ static int fuse__bias_shape(const fuse_graph *g, const fuse__node *red, int rank
    whose bounds are the second clamp applied to the first's bounds. */
 static float fuse__clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* maximum / minimum with a scalar constant: the clamp *op; *next continues the chain.
+   0: not a clamp (out->why says why). */
+static int fuse__analyze_bound(const fuse_graph *g, fuse_value cur, fuse_epilogue *out,
+                               fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur];
+  float c;
+  int k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
+  if (k < 0) {
+    const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
+    if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
+      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op],
+                           cur);
+    return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
+                         fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape);
+  }
+  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur);
+  op->kind = FUSE_POST_CLAMP;
+  op->lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
+  op->hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
+  *next = n->in[1 - k];
+  return 1;
+}
+
+/* The per-channel bias that `other`, added to the output of reduction `red`, is (itself, or
+   the source of a reshape in scope); FUSE_NONE when it is not one. */
+static fuse_value fuse__add_bias(const fuse_graph *g, const fuse__scope *comp, fuse_value red,
+                                 fuse_value other) {
+  const fuse__node *rd = &g->nodes[red], *o = &g->nodes[other];
+  if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
+    const fuse__node *src = &g->nodes[o->in[0]];
+    if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
+        fuse__numel(src->rank, src->shape) ==
+            rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
+      return o->in[0];
+    return FUSE_NONE;
+  }
+  return fuse__bias_shape(g, rd, o->rank, o->shape) ? other : FUSE_NONE;
+}
+
+/* add: *next is the operand that leads to the reduction; the other is the bias (out->bias,
+   when next is the reduction itself: 2) or a residual of the add's shape (*op: 1).
+   0: neither (out->why says why). */
+static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_value cur,
+                             fuse_epilogue *out, fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur], *o, *rd;
+  int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
+  int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
+  int k;
+  fuse_value other;
+  if (!l0 && !l1)
+    return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur);
+  k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
+  if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
+  *next = n->in[k];
+  other = n->in[1 - k];
+  o = &g->nodes[other];
+  rd = &g->nodes[*next];
+  if (fuse__is_reduction(rd->op)) { /* next to the reduction: a bias? */
+    fuse_value b = fuse__add_bias(g, comp, *next, other);
+    if (b != FUSE_NONE) {
+      out->bias = b;
+      return 2;
+    }
+  }
+  if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) &&
+      (comp->comp >= 0 || comp->members))
+    return fuse__epi_why(out, g,
+                         "add %V: its operand %V is computed inside the composite, so it is "
+                         "neither a bias nor a residual",
+                         cur, other);
+  if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
+      rd->rank != n->rank || memcmp(rd->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
+    if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
+        fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
+      return fuse__epi_why(out, g,
+                           "add %V: operand %S broadcasts along the last axis (width) of %S, "
+                           "not along the channels, so it is not a bias",
+                           cur, o->rank, o->shape, rd->rank, rd->shape);
+    return fuse__epi_why(out, g,
+                         "add %V: operand %S is neither a per-channel bias nor a residual of "
+                         "shape %S; the add's result is %S",
+                         cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape);
+  }
+  op->kind = FUSE_POST_ADD;
+  op->lo = op->hi = 0;
+  op->tensor = other;
+  return 1;
+}
+
+/* The post-ops collected from the root inward (rev), reversed into application order with
+   adjacent clamps merged. 0: more than FUSE_MAX_POST_OPS remain (out->why says so). */
+static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, int n_rev,
+                                fuse_value reduction, fuse_epilogue *out) {
+  int i;
+  for (i = n_rev - 1; i >= 0; i--) {
+    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
+    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
+      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
+      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
+      last->lo = lo;
+      last->hi = hi;
+      continue;
+    }
+    if (out->num_post == FUSE_MAX_POST_OPS)
+      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
+    out->post[out->num_post] = rev[i];
+    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->post[out->num_post].operand = -1; /* set by fuse_compile */
+    out->num_post++;
+  }
+  return 1;
+}
+
+/* Walks from root inward through the epilogue ops to the conv2d / matmul. */
 static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fuse__scope *comp,
                                  fuse_epilogue *out) {
   fuse_post_op rev[64]; /* collected from the root inward */
-  int n_rev = 0, i, k;
+  int n_rev = 0, i;
   fuse_value cur = root, chain[64];
   int n_chain = 0;
   const fuse__node *red;
@@ -2571,8 +2726,8 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   out->reduction = out->bias = FUSE_NONE;
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
-    fuse_value other = FUSE_NONE, next;
-    float c;
+    fuse_value next = FUSE_NONE;
+    int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
@@ -2583,104 +2738,25 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     chain[n_chain++] = cur;
     switch (n->op) {
     case FUSE__OP_RELU:
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = 0;
-      rev[n_rev++].hi = HUGE_VALF;
-      next = n->in[0];
-      break;
     case FUSE__OP_CLIP:
       rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->a.clip.lo;
-      rev[n_rev++].hi = n->a.clip.hi;
+      rev[n_rev].lo = n->op == FUSE__OP_RELU ? 0 : n->a.clip.lo;
+      rev[n_rev].hi = n->op == FUSE__OP_RELU ? HUGE_VALF : n->a.clip.hi;
       next = n->in[0];
       break;
     case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM:
-      k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
-      if (k < 0) {
-        const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
-        if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
-          return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op], cur),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
-                             fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      if (c != c)
-        return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur),
-               FUSE_ERROR_UNSUPPORTED;
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
-      rev[n_rev++].hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
-      next = n->in[1 - k];
-      break;
-    case FUSE__OP_ADD: {
-      int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
-      int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
-      const fuse__node *o;
-      if (!l0 && !l1)
-        return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur),
-               FUSE_ERROR_UNSUPPORTED;
-      k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
-      if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
-      next = n->in[k];
-      other = n->in[1 - k];
-      o = &g->nodes[other];
-
-      if (fuse__is_reduction(g->nodes[next].op)) { /* next to the reduction: a bias? */
-        const fuse__node *rd = &g->nodes[next];
-        fuse_value b = other;
-        if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
-          const fuse__node *src = &g->nodes[o->in[0]];
-          if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
-              fuse__numel(src->rank, src->shape) == rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
-            b = o->in[0];
-          else
-            b = FUSE_NONE;
-        } else if (!fuse__bias_shape(g, rd, o->rank, o->shape)) {
-          b = FUSE_NONE;
-        }
-        if (b != FUSE_NONE) {
-          out->bias = b;
-          break;
-        }
-      }
-      if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) && (comp->comp >= 0 || comp->members))
-        return fuse__epi_why(out, g,
-                             "add %V: its operand %V is computed inside the composite, so it is "
-                             "neither a bias nor a residual",
-                             cur, other),
-               FUSE_ERROR_UNSUPPORTED;
-      if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
-          g->nodes[next].rank != n->rank ||
-          memcmp(g->nodes[next].shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
-        const fuse__node *rd = &g->nodes[next];
-        if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
-            fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
-          return fuse__epi_why(out, g,
-                               "add %V: operand %S broadcasts along the last axis (width) of %S, "
-                               "not along the channels, so it is not a bias",
-                               cur, o->rank, o->shape, rd->rank, rd->shape),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g,
-                             "add %V: operand %S is neither a per-channel bias nor a residual of "
-                             "shape %S; the add's result is %S",
-                             cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      rev[n_rev].kind = FUSE_POST_ADD;
-      rev[n_rev].lo = rev[n_rev].hi = 0;
-      rev[n_rev++].tensor = other;
-      break;
-    }
+    case FUSE__OP_MINIMUM: found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next); break;
+    case FUSE__OP_ADD: found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); break;
     default:
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
                            "maximum / minimum with a constant)",
                            fuse__op_names[n->op], cur),
              FUSE_ERROR_UNSUPPORTED;
     }
+    if (!found) return FUSE_ERROR_UNSUPPORTED;
     cur = next;
-    if (out->bias != FUSE_NONE) break;
+    if (found == 2) break;
+    n_rev++;
   }
   red = &g->nodes[cur];
   if (!fuse__is_reduction(red->op))
@@ -2696,25 +2772,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
              FUSE_ERROR_UNSUPPORTED;
   }
   out->reduction = cur;
-  /* reverse into application order, merging adjacent clamps */
-  for (i = n_rev - 1; i >= 0; i--) {
-    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
-    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
-      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
-      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
-      last->lo = lo;
-      last->hi = hi;
-      continue;
-    }
-    if (out->num_post == FUSE_MAX_POST_OPS)
-      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, cur),
-             FUSE_ERROR_UNSUPPORTED;
-    out->post[out->num_post] = rev[i];
-    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
-    out->post[out->num_post].operand = -1; /* set by fuse_compile */
-    out->num_post++;
-  }
-  return FUSE_OK;
+  return fuse__order_post_ops(g, rev, n_rev, cur, out) ? FUSE_OK : FUSE_ERROR_UNSUPPORTED;
 }
 
 FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
@@ -3871,13 +3929,123 @@ static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
   return 1;
 }
 
+/* "const" after "%label: shape =": the constant, with at most 4 values inline in braces.
+   FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered,
+                                   int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  float vals[FUSE__INLINE_CONST_MAX];
+  int count = 0;
+  if (declared_rank < 0) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
+               ps->at_line, ps->at_col, label);
+    return FUSE_NONE;
+  }
+  if (fuse__text_accept(ps, '{')) {
+    do {
+      if (count == FUSE__INLINE_CONST_MAX) {
+        fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
+        return FUSE_NONE;
+      }
+      if (!fuse__text_float(ps, &vals[count++])) return FUSE_NONE;
+    } while (fuse__text_accept(ps, ','));
+    if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) return FUSE_NONE;
+    if (!fuse__check_shape(g, "const", declared_rank, declared)) return FUSE_NONE;
+    if (count != fuse__numel(declared_rank, declared)) {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
+                 ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
+      return FUSE_NONE;
+    }
+  }
+  return fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
+}
+
+/* One attribute "name=value" of op, at ps->p, into attrs[*n_at]. 0: failed. */
+static int fuse__text_attribute(fuse__parser *ps, int op, fuse__parse_attr *attrs, int *n_at) {
+  if (*n_at == FUSE__MAX_PARSE_ATTRS) {
+    fuse__text_fail(ps, "fewer attributes");
+    return 0;
+  }
+  if (!fuse__text_attr(ps, &attrs[*n_at]) || !fuse__text_check_attr(ps, op, &attrs[*n_at]))
+    return 0;
+  if (fuse__text_find_attr(attrs, *n_at, attrs[*n_at].name)) {
+    fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice",
+               ps->at_line, ps->at_col, attrs[*n_at].name);
+    return 0;
+  }
+  (*n_at)++;
+  return 1;
+}
+
+/* "(operands, name=value, ...)" after an op name: the operands into *in (grown here, the
+   caller frees it), the attributes into attrs. 0: failed. */
+static int fuse__text_arguments(fuse__parser *ps, int op, fuse_value **in, int *n_in,
+                                fuse__parse_attr *attrs, int *n_at) {
+  fuse_graph *g = ps->g;
+  int cap_in = 0;
+  if (!fuse__text_expect(ps, '(', "'(' after the op name")) return 0;
+  if (fuse__text_accept(ps, ')')) return 1;
+  do {
+    fuse__text_skip(ps);
+    if (fuse__is_ident_start((unsigned char)*ps->p)) {
+      const char *q = ps->p;
+      while (fuse__is_ident_char((unsigned char)*q)) q++;
+      while (*q == ' ' || *q == '\t') q++;
+      if (*q == '=') { /* an attribute */
+        if (!fuse__text_attribute(ps, op, attrs, n_at)) return 0;
+        continue;
+      }
+    }
+    if (*n_at) {
+      fuse__text_fail(ps, "an attribute (operands come first)");
+      return 0;
+    }
+    if (*n_in == cap_in) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, *in, *n_in, &cap_in, *n_in + 1,
+                                                    sizeof(fuse_value));
+      if (!bigger) {
+        fuse__oom(g, "parse");
+        return 0;
+      }
+      *in = bigger;
+    }
+    if (!fuse__text_operand(ps, &(*in)[(*n_in)++])) return 0;
+  } while (fuse__text_accept(ps, ','));
+  return fuse__text_expect(ps, ')', "',' or ')' after an operand");
+}
+
+/* "op(operands, attrs)" after "%label[: shape] =": the op built, its shape checked against
+   the declared one. FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, const char *label,
+                                int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v = FUSE_NONE, *in = NULL;
+  int n_in = 0, n_at = 0;
+  if (!fuse__text_arguments(ps, op, &in, &n_in, attrs, &n_at)) goto done;
+  v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
+  if (v == FUSE_NONE) {
+    if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
+    goto done;
+  }
+  if (declared_rank >= 0 &&
+      (declared_rank != g->nodes[v].rank ||
+       memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
+               declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
+    v = FUSE_NONE;
+  }
+done:
+  fuse__free(&g->alloc, in);
+  return v;
+}
+
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
+  int declared_rank = -1, op, ok = 0;
   char word[32];
-  fuse_value v, *in = NULL;
-  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v;
   fuse_graph *g = ps->g;
   char *label;
   int numbered;
@@ -3900,87 +4068,9 @@ static int fuse__text_statement(fuse__parser *ps) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
-  if (op == FUSE__OP_CONST) {
-    float vals[FUSE__INLINE_CONST_MAX];
-    int count = 0;
-    if (declared_rank < 0) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
-                 ps->at_line, ps->at_col, label);
-      goto done;
-    }
-    if (fuse__text_accept(ps, '{')) {
-      do {
-        if (count == FUSE__INLINE_CONST_MAX) {
-          fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
-          goto done;
-        }
-        if (!fuse__text_float(ps, &vals[count++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) goto done;
-      if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
-      if (count != fuse__numel(declared_rank, declared)) {
-        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
-                   ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
-        goto done;
-      }
-    }
-    v = fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
-    if (v == FUSE_NONE) goto done;
-  } else {
-    if (!fuse__text_expect(ps, '(', "'(' after the op name")) goto done;
-    if (!fuse__text_accept(ps, ')')) {
-      do {
-        fuse__text_skip(ps);
-        if (fuse__is_ident_start((unsigned char)*ps->p)) {
-          const char *q = ps->p;
-          while (fuse__is_ident_char((unsigned char)*q)) q++;
-          while (*q == ' ' || *q == '\t') q++;
-          if (*q == '=') { /* an attribute */
-            if (n_at == FUSE__MAX_PARSE_ATTRS) {
-              fuse__text_fail(ps, "fewer attributes");
-              goto done;
-            }
-            if (!fuse__text_attr(ps, &attrs[n_at]) || !fuse__text_check_attr(ps, op, &attrs[n_at]))
-              goto done;
-            if (fuse__text_find_attr(attrs, n_at, attrs[n_at].name)) {
-              fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice", ps->at_line, ps->at_col,
-                         attrs[n_at].name);
-              goto done;
-            }
-            n_at++;
-            continue;
-          }
-        }
-        if (n_at) {
-          fuse__text_fail(ps, "an attribute (operands come first)");
-          goto done;
-        }
-        if (n_in == cap_in) {
-          fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, in, n_in, &cap_in, n_in + 1,
-                                                        sizeof(fuse_value));
-          if (!bigger) {
-            fuse__oom(g, "parse");
-            goto done;
-          }
-          in = bigger;
-        }
-        if (!fuse__text_operand(ps, &in[n_in++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, ')', "',' or ')' after an operand")) goto done;
-    }
-    v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
-    if (v == FUSE_NONE) {
-      if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
-      goto done;
-    }
-    if (declared_rank >= 0 &&
-        (declared_rank != g->nodes[v].rank ||
-         memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
-                 declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
-      goto done;
-    }
-  }
+  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, declared_rank, declared)
+                           : fuse__text_op(ps, op, word, label, declared_rank, declared);
+  if (v == FUSE_NONE) goto done;
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
   strcpy(ps->name, label);
@@ -3990,7 +4080,6 @@ static int fuse__text_statement(fuse__parser *ps) {
   }
   ok = 1;
 done:
-  fuse__free(&g->alloc, in);
   fuse__free(&g->alloc, label);
   return ok;
 }
