@@ -2336,137 +2336,178 @@ typedef struct fuse__candidate {
   fuse_value captures[FUSE__PAT_MAX_CAPTURES];
 } fuse__candidate;
 
+/* What fuse_ops_by_pattern's pieces share: the graph's users, which nodes a composite has
+   claimed, and one rule's candidate matches. */
+typedef struct fuse__pattern_pass {
+  fuse_graph *g;
+  fuse_pattern_options o;
+  fuse__users users;
+  int n;                 /* the graph's nodes */
+  int *claimed;          /* per node: 1 once in a composite */
+  unsigned char *in_match; /* per node: 1 in the candidate being checked (fuse__convex: 2) */
+  int *stack;            /* the candidates' order, then fuse__convex's stack */
+  fuse_value *pool;      /* members of every candidate match */
+  int pool_cap, pool_len;
+  fuse__candidate *cands;
+  int cand_cap, n_cands;
+} fuse__pattern_pass;
+
+/* Parses every rule's pattern into pats, before anything changes: a bad one leaves the graph
+   untouched. */
+static fuse_result fuse__parse_rules(fuse_graph *g, const fuse_rule *rules, int n_rules,
+                                     fuse__pattern *pats) {
+  int r;
+  for (r = 0; r < n_rules; r++) {
+    const char *name = rules[r].name;
+    if (!name || !*name)
+      return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
+                              "fuse_ops_by_pattern: rule %d has no name", r);
+    if (!fuse__pattern_parse(&pats[r], rules[r].pattern))
+      return fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
+  }
+  return FUSE_OK;
+}
+
+/* Every match of m's pattern rooted at an unclaimed op, in graph order, into s->cands (their
+   members into s->pool). 0: out of memory. */
+static int fuse__find_candidates(fuse__pattern_pass *s, fuse_match *m) {
+  fuse_graph *g = s->g;
+  int v, k;
+  s->n_cands = 0;
+  s->pool_len = 0;
+  for (v = 0; v < s->n; v++) {
+    fuse__candidate *c;
+    if (g->nodes[v].op <= FUSE__OP_CONST || s->claimed[v]) continue;
+    m->num_members = 0;
+    for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m->captures[k] = FUSE_NONE;
+    if (!fuse__match(m, m->pt->root, v) || m->num_members == 0) continue;
+    if (m->members[m->num_members - 1] != v) continue; /* the root must be an op of the pattern */
+    if (s->n_cands == s->cand_cap) {
+      fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
+          &g->alloc, s->cands, s->n_cands, &s->cand_cap, s->n_cands + 1, sizeof(fuse__candidate));
+      if (!bigger) return 0;
+      s->cands = bigger;
+    }
+    if (s->pool_len + m->num_members > s->pool_cap) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, s->pool, s->pool_len, &s->pool_cap,
+                                                    s->pool_len + m->num_members,
+                                                    sizeof(fuse_value));
+      if (!bigger) return 0;
+      s->pool = bigger;
+    }
+    c = &s->cands[s->n_cands];
+    c->root = v;
+    c->first = s->pool_len;
+    c->count = m->num_members;
+    memcpy(c->captures, m->captures, sizeof m->captures);
+    memcpy(s->pool + s->pool_len, m->members, (size_t)m->num_members * sizeof(fuse_value));
+    s->pool_len += m->num_members;
+    s->n_cands++;
+  }
+  return 1;
+}
+
+/* Whether candidate c may become a composite of rule: none of its members claimed, no
+   intermediate read outside it or a graph output (with allow_escaping: convex instead), and
+   the rule's check accepts it. */
+static int fuse__candidate_fits(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m,
+                                const fuse__candidate *c) {
+  const fuse_value *mem = s->pool + c->first;
+  int k, ok = 1;
+  for (k = 0; k < c->count && ok; k++) ok = !s->claimed[mem[k]];
+  if (!ok) return 0;
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 1;
+  /* intermediates used outside, or graph outputs, escape */
+  if (!s->o.allow_escaping) {
+    for (k = 0; k < c->count && ok; k++) {
+      int j, val = mem[k];
+      if (val == c->root) continue;
+      if (fuse__is_output(s->g, val)) ok = 0;
+      for (j = s->users.first[val]; j < s->users.first[val + 1] && ok; j++)
+        ok = s->in_match[s->users.list[j]] != 0;
+    }
+  } else {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    ok = fuse__convex(m, &s->users, s->in_match, s->stack + s->n + 1);
+  }
+  if (ok && rule->check) {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    memcpy(m->captures, c->captures, sizeof m->captures);
+    ok = rule->check(s->g, m, rule->user) != 0;
+  }
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 0;
+  return ok;
+}
+
+/* Makes a composite of each candidate that fits, largest first; equal sizes keep graph order
+   (a stable bucket pass by size). 0: out of memory. */
+static int fuse__claim_candidates(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m) {
+  int *order = s->stack, max_count = 0, i, k, v;
+  for (i = 0; i < s->n_cands; i++)
+    if (s->cands[i].count > max_count) max_count = s->cands[i].count;
+  for (k = max_count, v = 0; k >= 1 && v < s->n_cands; k--)
+    for (i = 0; i < s->n_cands; i++)
+      if (s->cands[i].count == k) order[v++] = i;
+  for (i = 0; i < s->n_cands; i++) {
+    const fuse__candidate *c = &s->cands[order[i]];
+    const fuse_value *mem = s->pool + c->first;
+    if (!fuse__candidate_fits(s, rule, m, c)) continue;
+    if (!fuse__composite_from_rule(s->g, rule, &s->o, mem, c->count)) return 0;
+    for (k = 0; k < c->count; k++) s->claimed[mem[k]] = 1;
+  }
+  return 1;
+}
+
 FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n_rules,
                                          const fuse_pattern_options *opt) {
-  fuse_pattern_options o;
+  fuse__pattern_pass s;
   fuse__pattern *pats = NULL;
-  fuse__users users;
-  int *claimed = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
-  fuse_value *pool = NULL; /* members of every candidate match */
-  fuse__candidate *cands = NULL;
-  unsigned char *in_match = NULL;
-  int cand_cap = 0, n_cands;
+  int r, v;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
   if (g->status != FUSE_OK) return g->status;
   fuse__pass_begin(g);
-  memset(&o, 0, sizeof o);
-  if (opt) o = *opt;
+  memset(&s, 0, sizeof s);
+  if (opt) s.o = *opt;
   if (n_rules < 0 || (n_rules > 0 && !rules))
     return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
                             "fuse_ops_by_pattern: %d rules at %s", n_rules, rules ? "rules" : "NULL");
-  n = g->num_nodes;
-  memset(&users, 0, sizeof users);
-  /* parse every rule first: a bad one leaves the graph untouched */
+  s.g = g;
+  s.n = g->num_nodes;
   pats = (fuse__pattern *)fuse__alloc(&g->alloc, sizeof(fuse__pattern) * (size_t)(n_rules + 1), 16);
   if (!pats) goto done;
-  for (r = 0; r < n_rules; r++) {
-    const char *name = rules[r].name;
-    if (!name || !*name) {
-      status = fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_ops_by_pattern: rule %d has no name", r);
-      goto done;
-    }
-    if (!fuse__pattern_parse(&pats[r], rules[r].pattern)) {
-      status = fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
-      goto done;
-    }
-  }
-  claimed = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
-  in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(n + 1), 16);
-  stack = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int) * 2 + 64, 16);
-  if (!claimed || !in_match || !stack || !fuse__users_build(g, &users)) goto done;
-  for (v = 0; v < n; v++) claimed[v] = g->nodes[v].composite >= 0;
-  memset(in_match, 0, (size_t)n);
-  for (r = 0; r < n_rules; r++) {
+  status = fuse__parse_rules(g, rules, n_rules, pats);
+  if (status != FUSE_OK) goto done;
+  status = FUSE_ERROR_OUT_OF_MEMORY;
+  s.claimed = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int), 16);
+  s.in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(s.n + 1), 16);
+  s.stack = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int) * 2 + 64, 16);
+  if (!s.claimed || !s.in_match || !s.stack || !fuse__users_build(g, &s.users)) goto done;
+  for (v = 0; v < s.n; v++) s.claimed[v] = g->nodes[v].composite >= 0;
+  memset(s.in_match, 0, (size_t)s.n);
+  for (r = 0; r < n_rules; r++) { /* every match of this rule, then the largest first */
     fuse_match m;
-    /* every match of this rule, then the largest first */
-    n_cands = 0;
-    pool_len = 0;
     memset(&m, 0, sizeof m);
     m.g = g;
     m.pt = &pats[r];
-    m.claimed = claimed;
-    if (!o.allow_escaping) m.use_first = users.first, m.use_list = users.list;
-    for (v = 0; v < n; v++) {
-      if (g->nodes[v].op <= FUSE__OP_CONST || claimed[v]) continue;
-      m.num_members = 0;
-      for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m.captures[k] = FUSE_NONE;
-      if (!fuse__match(&m, pats[r].root, v) || m.num_members == 0) continue;
-      if (m.members[m.num_members - 1] != v) continue; /* the root must be an op of the pattern */
-      if (n_cands == cand_cap) {
-        fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
-            &g->alloc, cands, n_cands, &cand_cap, n_cands + 1, sizeof(fuse__candidate));
-        if (!bigger) goto done;
-        cands = bigger;
-      }
-      if (pool_len + m.num_members > pool_cap) {
-        fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
-                                                      pool_len + m.num_members, sizeof(fuse_value));
-        if (!bigger) goto done;
-        pool = bigger;
-      }
-      cands[n_cands].root = v;
-      cands[n_cands].first = pool_len;
-      cands[n_cands].count = m.num_members;
-      memcpy(cands[n_cands].captures, m.captures, sizeof m.captures);
-      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(fuse_value));
-      pool_len += m.num_members;
-      n_cands++;
-    }
-    /* largest first; equal sizes keep graph order (a stable bucket pass by size) */
-    {
-      int *order = stack, max_count = 0;
-      for (i = 0; i < n_cands; i++)
-        if (cands[i].count > max_count) max_count = cands[i].count;
-      for (k = max_count, v = 0; k >= 1 && v < n_cands; k--)
-        for (i = 0; i < n_cands; i++)
-          if (cands[i].count == k) order[v++] = i;
-      for (i = 0; i < n_cands; i++) {
-        fuse__candidate *c = &cands[order[i]];
-        const fuse_value *mem = pool + c->first;
-        int ok = 1;
-        for (k = 0; k < c->count && ok; k++) ok = !claimed[mem[k]];
-        if (!ok) continue;
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 1;
-        /* intermediates used outside, or graph outputs, escape */
-        if (!o.allow_escaping) {
-          for (k = 0; k < c->count && ok; k++) {
-            int j, val = mem[k];
-            if (val == c->root) continue;
-            if (fuse__is_output(g, val)) ok = 0;
-            for (j = users.first[val]; j < users.first[val + 1] && ok; j++)
-              ok = in_match[users.list[j]] != 0;
-          }
-        } else {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          ok = fuse__convex(&m, &users, in_match, stack + n + 1);
-        }
-        if (ok && rules[r].check) {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          memcpy(m.captures, c->captures, sizeof m.captures);
-          ok = rules[r].check(g, &m, rules[r].user) != 0;
-        }
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 0;
-        if (!ok) continue;
-        if (!fuse__composite_from_rule(g, &rules[r], &o, mem, c->count)) goto done;
-        for (k = 0; k < c->count; k++) claimed[mem[k]] = 1;
-      }
-    }
+    m.claimed = s.claimed;
+    if (!s.o.allow_escaping) m.use_first = s.users.first, m.use_list = s.users.list;
+    if (!fuse__find_candidates(&s, &m) || !fuse__claim_candidates(&s, &rules[r], &m)) goto done;
   }
   status = FUSE_OK;
 done:
   if (status == FUSE_ERROR_OUT_OF_MEMORY) fuse__pass_error(g, status, "fuse_ops_by_pattern: out of memory");
-  fuse__users_free(g, &users);
+  fuse__users_free(g, &s.users);
   fuse__free(&g->alloc, pats);
-  fuse__free(&g->alloc, claimed);
-  fuse__free(&g->alloc, in_match);
-  fuse__free(&g->alloc, stack);
-  fuse__free(&g->alloc, pool);
-  fuse__free(&g->alloc, cands);
+  fuse__free(&g->alloc, s.claimed);
+  fuse__free(&g->alloc, s.in_match);
+  fuse__free(&g->alloc, s.stack);
+  fuse__free(&g->alloc, s.pool);
+  fuse__free(&g->alloc, s.cands);
   return status;
 }
 /* ==== end src/fuse_ops.c ==== */
@@ -2559,10 +2600,124 @@ static int fuse__bias_shape(const fuse_graph *g, const fuse__node *red, int rank
    whose bounds are the second clamp applied to the first's bounds. */
 static float fuse__clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* maximum / minimum with a scalar constant: the clamp *op; *next continues the chain.
+   0: not a clamp (out->why says why). */
+static int fuse__analyze_bound(const fuse_graph *g, fuse_value cur, fuse_epilogue *out,
+                               fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur];
+  float c;
+  int k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
+  if (k < 0) {
+    const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
+    if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
+      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op],
+                           cur);
+    return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
+                         fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape);
+  }
+  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur);
+  op->kind = FUSE_POST_CLAMP;
+  op->lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
+  op->hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
+  *next = n->in[1 - k];
+  return 1;
+}
+
+/* The per-channel bias that `other`, added to the output of reduction `red`, is (itself, or
+   the source of a reshape in scope); FUSE_NONE when it is not one. */
+static fuse_value fuse__add_bias(const fuse_graph *g, const fuse__scope *comp, fuse_value red,
+                                 fuse_value other) {
+  const fuse__node *rd = &g->nodes[red], *o = &g->nodes[other];
+  if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
+    const fuse__node *src = &g->nodes[o->in[0]];
+    if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
+        fuse__numel(src->rank, src->shape) ==
+            rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
+      return o->in[0];
+    return FUSE_NONE;
+  }
+  return fuse__bias_shape(g, rd, o->rank, o->shape) ? other : FUSE_NONE;
+}
+
+/* add: *next is the operand that leads to the reduction; the other is the bias (out->bias,
+   when next is the reduction itself: 2) or a residual of the add's shape (*op: 1).
+   0: neither (out->why says why). */
+static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_value cur,
+                             fuse_epilogue *out, fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur], *o, *rd;
+  int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
+  int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
+  int k;
+  fuse_value other;
+  if (!l0 && !l1)
+    return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur);
+  k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
+  if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
+  *next = n->in[k];
+  other = n->in[1 - k];
+  o = &g->nodes[other];
+  rd = &g->nodes[*next];
+  if (fuse__is_reduction(rd->op)) { /* next to the reduction: a bias? */
+    fuse_value b = fuse__add_bias(g, comp, *next, other);
+    if (b != FUSE_NONE) {
+      out->bias = b;
+      return 2;
+    }
+  }
+  if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) &&
+      (comp->comp >= 0 || comp->members))
+    return fuse__epi_why(out, g,
+                         "add %V: its operand %V is computed inside the composite, so it is "
+                         "neither a bias nor a residual",
+                         cur, other);
+  if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
+      rd->rank != n->rank || memcmp(rd->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
+    if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
+        fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
+      return fuse__epi_why(out, g,
+                           "add %V: operand %S broadcasts along the last axis (width) of %S, "
+                           "not along the channels, so it is not a bias",
+                           cur, o->rank, o->shape, rd->rank, rd->shape);
+    return fuse__epi_why(out, g,
+                         "add %V: operand %S is neither a per-channel bias nor a residual of "
+                         "shape %S; the add's result is %S",
+                         cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape);
+  }
+  op->kind = FUSE_POST_ADD;
+  op->lo = op->hi = 0;
+  op->tensor = other;
+  return 1;
+}
+
+/* The post-ops collected from the root inward (rev), reversed into application order with
+   adjacent clamps merged. 0: more than FUSE_MAX_POST_OPS remain (out->why says so). */
+static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, int n_rev,
+                                fuse_value reduction, fuse_epilogue *out) {
+  int i;
+  for (i = n_rev - 1; i >= 0; i--) {
+    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
+    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
+      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
+      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
+      last->lo = lo;
+      last->hi = hi;
+      continue;
+    }
+    if (out->num_post == FUSE_MAX_POST_OPS)
+      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
+    out->post[out->num_post] = rev[i];
+    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->post[out->num_post].operand = -1; /* set by fuse_compile */
+    out->num_post++;
+  }
+  return 1;
+}
+
+/* Walks from root inward through the epilogue ops to the conv2d / matmul. */
 static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fuse__scope *comp,
                                  fuse_epilogue *out) {
   fuse_post_op rev[64]; /* collected from the root inward */
-  int n_rev = 0, i, k;
+  int n_rev = 0, i;
   fuse_value cur = root, chain[64];
   int n_chain = 0;
   const fuse__node *red;
@@ -2571,8 +2726,8 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   out->reduction = out->bias = FUSE_NONE;
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
-    fuse_value other = FUSE_NONE, next;
-    float c;
+    fuse_value next = FUSE_NONE;
+    int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
@@ -2583,104 +2738,25 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     chain[n_chain++] = cur;
     switch (n->op) {
     case FUSE__OP_RELU:
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = 0;
-      rev[n_rev++].hi = HUGE_VALF;
-      next = n->in[0];
-      break;
     case FUSE__OP_CLIP:
       rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->a.clip.lo;
-      rev[n_rev++].hi = n->a.clip.hi;
+      rev[n_rev].lo = n->op == FUSE__OP_RELU ? 0 : n->a.clip.lo;
+      rev[n_rev].hi = n->op == FUSE__OP_RELU ? HUGE_VALF : n->a.clip.hi;
       next = n->in[0];
       break;
     case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM:
-      k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
-      if (k < 0) {
-        const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
-        if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
-          return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op], cur),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
-                             fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      if (c != c)
-        return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur),
-               FUSE_ERROR_UNSUPPORTED;
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
-      rev[n_rev++].hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
-      next = n->in[1 - k];
-      break;
-    case FUSE__OP_ADD: {
-      int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
-      int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
-      const fuse__node *o;
-      if (!l0 && !l1)
-        return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur),
-               FUSE_ERROR_UNSUPPORTED;
-      k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
-      if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
-      next = n->in[k];
-      other = n->in[1 - k];
-      o = &g->nodes[other];
-
-      if (fuse__is_reduction(g->nodes[next].op)) { /* next to the reduction: a bias? */
-        const fuse__node *rd = &g->nodes[next];
-        fuse_value b = other;
-        if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
-          const fuse__node *src = &g->nodes[o->in[0]];
-          if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
-              fuse__numel(src->rank, src->shape) == rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
-            b = o->in[0];
-          else
-            b = FUSE_NONE;
-        } else if (!fuse__bias_shape(g, rd, o->rank, o->shape)) {
-          b = FUSE_NONE;
-        }
-        if (b != FUSE_NONE) {
-          out->bias = b;
-          break;
-        }
-      }
-      if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) && (comp->comp >= 0 || comp->members))
-        return fuse__epi_why(out, g,
-                             "add %V: its operand %V is computed inside the composite, so it is "
-                             "neither a bias nor a residual",
-                             cur, other),
-               FUSE_ERROR_UNSUPPORTED;
-      if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
-          g->nodes[next].rank != n->rank ||
-          memcmp(g->nodes[next].shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
-        const fuse__node *rd = &g->nodes[next];
-        if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
-            fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
-          return fuse__epi_why(out, g,
-                               "add %V: operand %S broadcasts along the last axis (width) of %S, "
-                               "not along the channels, so it is not a bias",
-                               cur, o->rank, o->shape, rd->rank, rd->shape),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g,
-                             "add %V: operand %S is neither a per-channel bias nor a residual of "
-                             "shape %S; the add's result is %S",
-                             cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      rev[n_rev].kind = FUSE_POST_ADD;
-      rev[n_rev].lo = rev[n_rev].hi = 0;
-      rev[n_rev++].tensor = other;
-      break;
-    }
+    case FUSE__OP_MINIMUM: found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next); break;
+    case FUSE__OP_ADD: found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); break;
     default:
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
                            "maximum / minimum with a constant)",
                            fuse__op_names[n->op], cur),
              FUSE_ERROR_UNSUPPORTED;
     }
+    if (!found) return FUSE_ERROR_UNSUPPORTED;
     cur = next;
-    if (out->bias != FUSE_NONE) break;
+    if (found == 2) break;
+    n_rev++;
   }
   red = &g->nodes[cur];
   if (!fuse__is_reduction(red->op))
@@ -2696,25 +2772,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
              FUSE_ERROR_UNSUPPORTED;
   }
   out->reduction = cur;
-  /* reverse into application order, merging adjacent clamps */
-  for (i = n_rev - 1; i >= 0; i--) {
-    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
-    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
-      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
-      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
-      last->lo = lo;
-      last->hi = hi;
-      continue;
-    }
-    if (out->num_post == FUSE_MAX_POST_OPS)
-      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, cur),
-             FUSE_ERROR_UNSUPPORTED;
-    out->post[out->num_post] = rev[i];
-    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
-    out->post[out->num_post].operand = -1; /* set by fuse_compile */
-    out->num_post++;
-  }
-  return FUSE_OK;
+  return fuse__order_post_ops(g, rev, n_rev, cur, out) ? FUSE_OK : FUSE_ERROR_UNSUPPORTED;
 }
 
 FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
@@ -2796,9 +2854,59 @@ static int fuse__merge_cycles(fuse__merge *m, int ra, int rb) {
   return fuse__merge_path(m, ra, rb) || fuse__merge_path(m, rb, ra);
 }
 
+/* Each composite a group of its own, its members listed in graph order; order[] the
+   composites in graph order of their roots. */
+static void fuse__merge_start(fuse__merge *m, int *order) {
+  const fuse_graph *g = m->g;
+  int nc = g->num_composites, n = g->num_nodes, c, j, k;
+  memset(m->stamp, 0, (size_t)n * sizeof(int));
+  memset(m->members_first, 0, (size_t)(nc + 2) * sizeof(int));
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) m->members_first[g->nodes[k].composite + 2]++;
+  for (c = 0; c < nc; c++) m->members_first[c + 2] += m->members_first[c + 1];
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) m->members[m->members_first[g->nodes[k].composite + 1]++] = k;
+  for (c = 0; c < nc; c++) {
+    m->parent[c] = m->tail[c] = order[c] = c;
+    m->next[c] = -1;
+    m->lo[c] = m->members[m->members_first[c]]; /* members are in graph order */
+    m->hi[c] = m->members[m->members_first[c + 1] - 1];
+  }
+  for (c = 1; c < nc; c++) { /* visit composites in graph order of their roots */
+    int t = order[c];
+    for (j = c; j > 0 && g->composites[order[j - 1]].root > g->composites[t].root; j--)
+      order[j] = order[j - 1];
+    order[j] = t;
+  }
+}
+
+/* Joins composite cc's group with the group of each producer composite of the same codegen,
+   unless a cycle follows. */
+static void fuse__merge_producers(fuse__merge *m, int cc) {
+  const fuse_graph *g = m->g;
+  int q, k;
+  for (q = m->members_first[cc]; q < m->members_first[cc + 1]; q++) {
+    const fuse__node *mn = &g->nodes[m->members[q]];
+    for (k = 0; k < mn->num_in; k++) {
+      int pc = g->nodes[mn->in[k]].composite, ra, rb;
+      if (pc < 0 || !g->composites[pc].codegen ||
+          strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
+        continue;
+      ra = fuse__merge_find(m, pc);
+      rb = fuse__merge_find(m, cc);
+      if (ra == rb || fuse__merge_cycles(m, ra, rb)) continue;
+      m->parent[rb] = ra; /* rb's list follows ra's */
+      m->next[m->tail[ra]] = rb;
+      m->tail[ra] = m->tail[rb];
+      if (m->lo[rb] < m->lo[ra]) m->lo[ra] = m->lo[rb];
+      if (m->hi[rb] > m->hi[ra]) m->hi[ra] = m->hi[rb];
+    }
+  }
+}
+
 FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
   fuse__merge m;
-  int nc, n, c, k, j, *order = NULL, *region_of = NULL, next_region = 0;
+  int nc, n, c, j, *order = NULL, *region_of = NULL, next_region = 0;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
   if (g->status != FUSE_OK) return g->status;
@@ -2821,47 +2929,9 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
   if (!m.parent || !m.next || !m.tail || !m.lo || !m.hi || !m.members_first || !m.members || !m.stamp ||
       !m.stack || !order || !region_of)
     goto done;
-  memset(m.stamp, 0, (size_t)n * sizeof(int));
-  memset(m.members_first, 0, (size_t)(nc + 2) * sizeof(int));
-  for (k = 0; k < n; k++)
-    if (g->nodes[k].composite >= 0) m.members_first[g->nodes[k].composite + 2]++;
-  for (c = 0; c < nc; c++) m.members_first[c + 2] += m.members_first[c + 1];
-  for (k = 0; k < n; k++)
-    if (g->nodes[k].composite >= 0) m.members[m.members_first[g->nodes[k].composite + 1]++] = k;
-  for (c = 0; c < nc; c++) {
-    m.parent[c] = m.tail[c] = order[c] = c;
-    m.next[c] = -1;
-    m.lo[c] = m.members[m.members_first[c]]; /* members are in graph order */
-    m.hi[c] = m.members[m.members_first[c + 1] - 1];
-  }
-  for (c = 1; c < nc; c++) { /* visit composites in graph order of their roots */
-    int t = order[c];
-    for (j = c; j > 0 && g->composites[order[j - 1]].root > g->composites[t].root; j--)
-      order[j] = order[j - 1];
-    order[j] = t;
-  }
-  for (j = 0; j < nc; j++) {
-    int cc = order[j], q;
-    if (!g->composites[cc].codegen) continue;
-    /* join the group of each producer composite of the same codegen, unless a cycle follows */
-    for (q = m.members_first[cc]; q < m.members_first[cc + 1]; q++) {
-      const fuse__node *mn = &g->nodes[m.members[q]];
-      for (k = 0; k < mn->num_in; k++) {
-        int pc = g->nodes[mn->in[k]].composite, ra, rb;
-        if (pc < 0 || !g->composites[pc].codegen ||
-            strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
-          continue;
-        ra = fuse__merge_find(&m, pc);
-        rb = fuse__merge_find(&m, cc);
-        if (ra == rb || fuse__merge_cycles(&m, ra, rb)) continue;
-        m.parent[rb] = ra; /* rb's list follows ra's */
-        m.next[m.tail[ra]] = rb;
-        m.tail[ra] = m.tail[rb];
-        if (m.lo[rb] < m.lo[ra]) m.lo[ra] = m.lo[rb];
-        if (m.hi[rb] > m.hi[ra]) m.hi[ra] = m.hi[rb];
-      }
-    }
-  }
+  fuse__merge_start(&m, order);
+  for (j = 0; j < nc; j++)
+    if (g->composites[order[j]].codegen) fuse__merge_producers(&m, order[j]);
   /* number the groups 0, 1, ... in graph order; composites without codegen stay -1 */
   for (c = 0; c < nc; c++) region_of[c] = -1;
   for (j = 0; j < nc; j++) {
@@ -2889,7 +2959,6 @@ done:
   fuse__free(&g->alloc, region_of);
   return status;
 }
-
 /* ==== end src/merge.c ==== */
 /* ==== begin src/rules.c ==== */
 /* ------------------------------------------------------- fold batch-norm, rules -- */
@@ -3871,13 +3940,123 @@ static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
   return 1;
 }
 
+/* "const" after "%label: shape =": the constant, with at most 4 values inline in braces.
+   FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered,
+                                   int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  float vals[FUSE__INLINE_CONST_MAX];
+  int count = 0;
+  if (declared_rank < 0) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
+               ps->at_line, ps->at_col, label);
+    return FUSE_NONE;
+  }
+  if (fuse__text_accept(ps, '{')) {
+    do {
+      if (count == FUSE__INLINE_CONST_MAX) {
+        fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
+        return FUSE_NONE;
+      }
+      if (!fuse__text_float(ps, &vals[count++])) return FUSE_NONE;
+    } while (fuse__text_accept(ps, ','));
+    if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) return FUSE_NONE;
+    if (!fuse__check_shape(g, "const", declared_rank, declared)) return FUSE_NONE;
+    if (count != fuse__numel(declared_rank, declared)) {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
+                 ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
+      return FUSE_NONE;
+    }
+  }
+  return fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
+}
+
+/* One attribute "name=value" of op, at ps->p, into attrs[*n_at]. 0: failed. */
+static int fuse__text_attribute(fuse__parser *ps, int op, fuse__parse_attr *attrs, int *n_at) {
+  if (*n_at == FUSE__MAX_PARSE_ATTRS) {
+    fuse__text_fail(ps, "fewer attributes");
+    return 0;
+  }
+  if (!fuse__text_attr(ps, &attrs[*n_at]) || !fuse__text_check_attr(ps, op, &attrs[*n_at]))
+    return 0;
+  if (fuse__text_find_attr(attrs, *n_at, attrs[*n_at].name)) {
+    fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice",
+               ps->at_line, ps->at_col, attrs[*n_at].name);
+    return 0;
+  }
+  (*n_at)++;
+  return 1;
+}
+
+/* "(operands, name=value, ...)" after an op name: the operands into *in (grown here, the
+   caller frees it), the attributes into attrs. 0: failed. */
+static int fuse__text_arguments(fuse__parser *ps, int op, fuse_value **in, int *n_in,
+                                fuse__parse_attr *attrs, int *n_at) {
+  fuse_graph *g = ps->g;
+  int cap_in = 0;
+  if (!fuse__text_expect(ps, '(', "'(' after the op name")) return 0;
+  if (fuse__text_accept(ps, ')')) return 1;
+  do {
+    fuse__text_skip(ps);
+    if (fuse__is_ident_start((unsigned char)*ps->p)) {
+      const char *q = ps->p;
+      while (fuse__is_ident_char((unsigned char)*q)) q++;
+      while (*q == ' ' || *q == '\t') q++;
+      if (*q == '=') { /* an attribute */
+        if (!fuse__text_attribute(ps, op, attrs, n_at)) return 0;
+        continue;
+      }
+    }
+    if (*n_at) {
+      fuse__text_fail(ps, "an attribute (operands come first)");
+      return 0;
+    }
+    if (*n_in == cap_in) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, *in, *n_in, &cap_in, *n_in + 1,
+                                                    sizeof(fuse_value));
+      if (!bigger) {
+        fuse__oom(g, "parse");
+        return 0;
+      }
+      *in = bigger;
+    }
+    if (!fuse__text_operand(ps, &(*in)[(*n_in)++])) return 0;
+  } while (fuse__text_accept(ps, ','));
+  return fuse__text_expect(ps, ')', "',' or ')' after an operand");
+}
+
+/* "op(operands, attrs)" after "%label[: shape] =": the op built, its shape checked against
+   the declared one. FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, const char *label,
+                                int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v = FUSE_NONE, *in = NULL;
+  int n_in = 0, n_at = 0;
+  if (!fuse__text_arguments(ps, op, &in, &n_in, attrs, &n_at)) goto done;
+  v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
+  if (v == FUSE_NONE) {
+    if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
+    goto done;
+  }
+  if (declared_rank >= 0 &&
+      (declared_rank != g->nodes[v].rank ||
+       memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
+               declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
+    v = FUSE_NONE;
+  }
+done:
+  fuse__free(&g->alloc, in);
+  return v;
+}
+
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
+  int declared_rank = -1, op, ok = 0;
   char word[32];
-  fuse_value v, *in = NULL;
-  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v;
   fuse_graph *g = ps->g;
   char *label;
   int numbered;
@@ -3900,87 +4079,9 @@ static int fuse__text_statement(fuse__parser *ps) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
-  if (op == FUSE__OP_CONST) {
-    float vals[FUSE__INLINE_CONST_MAX];
-    int count = 0;
-    if (declared_rank < 0) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
-                 ps->at_line, ps->at_col, label);
-      goto done;
-    }
-    if (fuse__text_accept(ps, '{')) {
-      do {
-        if (count == FUSE__INLINE_CONST_MAX) {
-          fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
-          goto done;
-        }
-        if (!fuse__text_float(ps, &vals[count++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) goto done;
-      if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
-      if (count != fuse__numel(declared_rank, declared)) {
-        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
-                   ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
-        goto done;
-      }
-    }
-    v = fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
-    if (v == FUSE_NONE) goto done;
-  } else {
-    if (!fuse__text_expect(ps, '(', "'(' after the op name")) goto done;
-    if (!fuse__text_accept(ps, ')')) {
-      do {
-        fuse__text_skip(ps);
-        if (fuse__is_ident_start((unsigned char)*ps->p)) {
-          const char *q = ps->p;
-          while (fuse__is_ident_char((unsigned char)*q)) q++;
-          while (*q == ' ' || *q == '\t') q++;
-          if (*q == '=') { /* an attribute */
-            if (n_at == FUSE__MAX_PARSE_ATTRS) {
-              fuse__text_fail(ps, "fewer attributes");
-              goto done;
-            }
-            if (!fuse__text_attr(ps, &attrs[n_at]) || !fuse__text_check_attr(ps, op, &attrs[n_at]))
-              goto done;
-            if (fuse__text_find_attr(attrs, n_at, attrs[n_at].name)) {
-              fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice", ps->at_line, ps->at_col,
-                         attrs[n_at].name);
-              goto done;
-            }
-            n_at++;
-            continue;
-          }
-        }
-        if (n_at) {
-          fuse__text_fail(ps, "an attribute (operands come first)");
-          goto done;
-        }
-        if (n_in == cap_in) {
-          fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, in, n_in, &cap_in, n_in + 1,
-                                                        sizeof(fuse_value));
-          if (!bigger) {
-            fuse__oom(g, "parse");
-            goto done;
-          }
-          in = bigger;
-        }
-        if (!fuse__text_operand(ps, &in[n_in++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, ')', "',' or ')' after an operand")) goto done;
-    }
-    v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
-    if (v == FUSE_NONE) {
-      if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
-      goto done;
-    }
-    if (declared_rank >= 0 &&
-        (declared_rank != g->nodes[v].rank ||
-         memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
-                 declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
-      goto done;
-    }
-  }
+  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, declared_rank, declared)
+                           : fuse__text_op(ps, op, word, label, declared_rank, declared);
+  if (v == FUSE_NONE) goto done;
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
   strcpy(ps->name, label);
@@ -3990,7 +4091,6 @@ static int fuse__text_statement(fuse__parser *ps) {
   }
   ok = 1;
 done:
-  fuse__free(&g->alloc, in);
   fuse__free(&g->alloc, label);
   return ok;
 }
@@ -5477,7 +5577,8 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
-  int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
+  int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
+                              else the reference */
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
   int igemm;               /* its micro-kernel: index into fuse__igemm_kinds */
@@ -6137,6 +6238,159 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
 
 /* ==== end src/plan_describe.c ==== */
 /* ==== begin src/backends.c ==== */
+/* What fuse__offer_backends shares between its pieces: the per-tensor layout bookkeeping of
+   one round of offers. */
+typedef struct fuse__offers {
+  fuse_plan *p;
+  const fuse_graph *g;
+  const fuse__fusion *fz;
+  const fuse_compile_options *opt;
+  const fuse_backend *const *list;
+  const fuse_backend **made_by; /* per tensor: whose layout it is in, or NULL */
+  fuse_backend_layout *layout;  /* per tensor: what its producer declared */
+  const char **kept;            /* per tensor: fuse__keepable's backend name, or NULL */
+  unsigned char *nchw;          /* per tensor: an earlier round turned it back to NCHW */
+  size_t *scratch;
+  char why[160];                /* the last backend's reason for declining */
+} fuse__offers;
+
+/* What a backend's prepare is told about a fused step: op, operands (shape, layout, the data
+   of constants), output, bias and post-ops. Sets *in_layout when an operand is in some
+   backend's own layout. */
+static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const fuse__composite *c,
+                                  fuse_backend_step *d, int *in_layout) {
+  const fuse_plan *p = f->p;
+  const fuse_graph *g = f->g;
+  int k;
+  d->op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
+  if (st->op == FUSE__OP_CONV2D) d->conv = st->a.conv;
+  d->num_operands = st->num_in;
+  for (k = 0; k < st->num_in; k++) {
+    fuse_value v = p->operands[st->in_first + k];
+    d->operands[k].rank = p->tensors[v].rank;
+    memcpy(d->operands[k].shape, p->tensors[v].shape, sizeof d->operands[k].shape);
+    d->operands[k].layout = f->layout[v];
+    if (f->made_by[v]) *in_layout = 1;
+    while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
+    if (g->nodes[v].op == FUSE__OP_CONST) d->operands[k].data = g->nodes[v].data;
+  }
+  d->output.rank = p->tensors[st->out].rank;
+  memcpy(d->output.shape, p->tensors[st->out].shape, sizeof d->output.shape);
+  d->bias = st->bias;
+  d->num_post = st->num_post;
+  for (k = 0; k < st->num_post; k++) d->post[k] = st->post[k];
+  d->composite = c->name;
+  d->num_threads = f->opt->num_threads;
+  if (f->kept[st->out]) d->output_layout = &f->layout[st->out];
+}
+
+/* Offers step st to the backends named `codegen`, in list order, until one takes it (only
+   finds the first's name when the step is not fused). *name: the name, or NULL when no
+   backend has it. 0: out of memory. */
+static int fuse__offer_step(fuse__offers *f, fuse__step *st, const char *codegen, int fused,
+                            fuse_backend_step *d, const char **name) {
+  int b, k;
+  f->why[0] = 0;
+  for (b = 0; f->list[b] && !st->backend; b++) {
+    const fuse_backend *be = f->list[b];
+    void *state = NULL;
+    size_t need = 0;
+    fuse_result r;
+    int foreign = 0;
+    if (!be->name || strcmp(be->name, codegen) != 0 || !be->prepare || !be->run) continue;
+    *name = be->name;
+    if (!fused) break;
+    for (k = 0; k < st->num_in; k++) { /* an operand in another backend's layout */
+      const fuse_backend *m = f->made_by[f->p->operands[st->in_first + k]];
+      if (m && m != be) foreign = 1;
+    }
+    if (foreign) continue;
+    f->why[0] = 0;
+    if (d->output_layout) memset(d->output_layout, 0, sizeof *d->output_layout);
+    r = be->prepare(be, d, &state, &need, f->why, sizeof f->why);
+    f->why[sizeof f->why - 1] = 0;
+    if (r == FUSE_OK) {
+      st->kernel = FUSE__KERNEL_BACKEND;
+      st->backend = be;
+      st->backend_state = state;
+      if (need > *f->scratch) *f->scratch = need;
+      if (d->output_layout && d->output_layout->id) {
+        f->made_by[st->out] = be;
+        f->p->tensors[st->out].bytes = d->output_layout->bytes;
+        st->backend_layout = d->output_layout->bytes ? d->output_layout->bytes : 1;
+      }
+    } else if (r == FUSE_ERROR_OUT_OF_MEMORY) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The description's note on a step backend `name` did not take. 0: out of memory. */
+static int fuse__note_declined(fuse__offers *f, fuse__step *st, int ci, int fused,
+                               const char *name) {
+  const fuse_epilogue *e = &f->fz[ci].e;
+  fuse__out o;
+  st->note = (char *)fuse__alloc(&f->p->alloc, sizeof f->why + 64, 16);
+  if (!st->note) return 0;
+  o.buf = st->note;
+  o.len = 0;
+  o.cap = sizeof f->why + 64;
+  o.write = NULL;
+  o.user = NULL;
+  if (!fused)
+    fuse__format(&o, f->g, "%s: runs op by op: %s", name,
+                 e->why[0] ? e->why : "a value inside it is read outside it");
+  else
+    fuse__format(&o, f->g, "%s declined: %s", name, f->why[0] ? f->why : "no reason given");
+  return 1;
+}
+
+/* Offers step i, when it is the root of a composite whose codegen names a backend. 1: done;
+   2: it reads a tensor in a backend's layout and no backend took it (its operands are marked
+   NCHW: start over); 0: out of memory. */
+static int fuse__offer_step_at(fuse__offers *f, int i) {
+  fuse__step *st = &f->p->steps[i];
+  const fuse_graph *g = f->g;
+  const fuse__composite *c;
+  const char *name = NULL;
+  fuse_backend_step d;
+  int k, ci, fused, in_layout = 0;
+  if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) return 1; /* output copies */
+  ci = g->nodes[st->out].composite;
+  c = &g->composites[ci];
+  if (!c->codegen || c->root != st->out) return 1;
+  fused = f->fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
+  memset(&d, 0, sizeof d);
+  if (fused) fuse__backend_step_of(f, st, c, &d, &in_layout);
+  if (!fuse__offer_step(f, st, c->codegen, fused, &d, &name)) return 0;
+  if (fused && !st->backend && in_layout) { /* its operands must be NCHW: start over */
+    for (k = 0; k < st->num_in; k++) {
+      int v = f->p->operands[st->in_first + k];
+      if (f->made_by[v]) f->nchw[v] = 1;
+    }
+    return 2;
+  }
+  if (!name || st->backend) return 1;
+  return fuse__note_declined(f, st, ci, fused, name);
+}
+
+/* Undoes every step's offer, for the next round. */
+static void fuse__withdraw_offers(fuse_plan *p) {
+  int i;
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    if (st->backend && st->backend->destroy) st->backend->destroy(st->backend_state);
+    fuse__free(&p->alloc, st->note);
+    st->note = NULL;
+    st->backend = NULL;
+    st->backend_state = NULL;
+    st->backend_layout = 0;
+    st->kernel = FUSE__KERNEL_REF;
+  }
+  for (i = 0; i < p->num_tensors; i++) p->tensors[i].bytes = 0;
+}
+
 /* Offers each fused conv2d / matmul step whose composite's codegen names a backend to the
    backends of that name, in list order, until one takes it; a step none takes keeps a note of
    why, as does the root of such a composite that runs op by op. A tensor fuse__keepable allows
@@ -6147,164 +6401,83 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
 static int fuse__offer_backends(fuse_plan *p, const fuse_graph *g, const fuse__fusion *fz,
                                 const fuse_compile_options *opt, const int *root,
                                 size_t *scratch) {
-  const fuse_backend *const *list = opt ? opt->backends : NULL;
-  const fuse_backend **made_by = NULL; /* per tensor: whose layout it is in, or NULL */
-  fuse_backend_layout *layout = NULL;  /* per tensor: what its producer declared */
-  const char **kept = NULL;
-  unsigned char *nchw = NULL;
-  char why[160];
+  fuse__offers f;
   size_t scratch0 = *scratch;
-  int i, k, b, nt = p->num_tensors, again, ok = 0;
-  if (!list || !list[0]) return 1;
-  made_by = (const fuse_backend **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *made_by + 1, 16);
-  layout = (fuse_backend_layout *)fuse__alloc(&p->alloc, (size_t)nt * sizeof *layout + 1, 16);
-  kept = (const char **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *kept + 1, 16);
-  nchw = (unsigned char *)fuse__alloc(&p->alloc, (size_t)nt + 1, 16);
-  if (!made_by || !layout || !kept || !nchw) goto done;
-  memset(nchw, 0, (size_t)nt);
+  int i, nt = p->num_tensors, again, ok = 0;
+  memset(&f, 0, sizeof f);
+  f.list = opt ? opt->backends : NULL;
+  if (!f.list || !f.list[0]) return 1;
+  f.p = p;
+  f.g = g;
+  f.fz = fz;
+  f.opt = opt;
+  f.scratch = scratch;
+  f.made_by = (const fuse_backend **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *f.made_by + 1, 16);
+  f.layout = (fuse_backend_layout *)fuse__alloc(&p->alloc, (size_t)nt * sizeof *f.layout + 1, 16);
+  f.kept = (const char **)fuse__alloc(&p->alloc, (size_t)nt * sizeof *f.kept + 1, 16);
+  f.nchw = (unsigned char *)fuse__alloc(&p->alloc, (size_t)nt + 1, 16);
+  if (!f.made_by || !f.layout || !f.kept || !f.nchw) goto done;
+  memset(f.nchw, 0, (size_t)nt);
   do {
     again = 0;
-    memset(made_by, 0, (size_t)nt * sizeof *made_by);
-    memset(layout, 0, (size_t)nt * sizeof *layout);
-    fuse__keepable(p, g, fz, list, root, nchw, kept);
-    for (i = 0; i < p->num_steps; i++) {
-      fuse__step *st = &p->steps[i];
-      const fuse__composite *c;
-      const char *name = NULL;
-      fuse_backend_step d;
-      fuse__out o;
-      int ci, fused, in_layout = 0;
-      if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) continue; /* output copies */
-      ci = g->nodes[st->out].composite;
-      c = &g->composites[ci];
-      if (!c->codegen || c->root != st->out) continue;
-      fused = fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
-      memset(&d, 0, sizeof d);
-      if (fused) {
-        d.op = st->op == FUSE__OP_CONV2D ? FUSE_BACKEND_CONV2D : FUSE_BACKEND_MATMUL;
-        if (st->op == FUSE__OP_CONV2D) d.conv = st->a.conv;
-        d.num_operands = st->num_in;
-        for (k = 0; k < st->num_in; k++) {
-          fuse_value v = p->operands[st->in_first + k];
-          d.operands[k].rank = p->tensors[v].rank;
-          memcpy(d.operands[k].shape, p->tensors[v].shape, sizeof d.operands[k].shape);
-          d.operands[k].layout = layout[v];
-          if (made_by[v]) in_layout = 1;
-          while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
-          if (g->nodes[v].op == FUSE__OP_CONST) d.operands[k].data = g->nodes[v].data;
-        }
-        d.output.rank = p->tensors[st->out].rank;
-        memcpy(d.output.shape, p->tensors[st->out].shape, sizeof d.output.shape);
-        d.bias = st->bias;
-        d.num_post = st->num_post;
-        for (k = 0; k < st->num_post; k++) d.post[k] = st->post[k];
-        d.composite = c->name;
-        d.num_threads = opt->num_threads;
-        if (kept[st->out]) d.output_layout = &layout[st->out];
-      }
-      why[0] = 0;
-      for (b = 0; list[b] && !st->backend; b++) {
-        const fuse_backend *be = list[b];
-        void *state = NULL;
-        size_t need = 0;
-        fuse_result r;
-        int foreign = 0;
-        if (!be->name || strcmp(be->name, c->codegen) != 0 || !be->prepare || !be->run) continue;
-        name = be->name;
-        if (!fused) break;
-        for (k = 0; k < st->num_in; k++) { /* an operand in another backend's layout */
-          const fuse_backend *m = made_by[p->operands[st->in_first + k]];
-          if (m && m != be) foreign = 1;
-        }
-        if (foreign) continue;
-        why[0] = 0;
-        if (d.output_layout) memset(d.output_layout, 0, sizeof *d.output_layout);
-        r = be->prepare(be, &d, &state, &need, why, sizeof why);
-        why[sizeof why - 1] = 0;
-        if (r == FUSE_OK) {
-          st->kernel = FUSE__KERNEL_BACKEND;
-          st->backend = be;
-          st->backend_state = state;
-          if (need > *scratch) *scratch = need;
-          if (d.output_layout && d.output_layout->id) {
-            made_by[st->out] = be;
-            p->tensors[st->out].bytes = d.output_layout->bytes;
-            st->backend_layout = d.output_layout->bytes ? d.output_layout->bytes : 1;
-          }
-        } else if (r == FUSE_ERROR_OUT_OF_MEMORY) {
-          goto done;
-        }
-      }
-      if (fused && !st->backend && in_layout) { /* its operands must be NCHW: start over */
-        for (k = 0; k < st->num_in; k++) {
-          int v = p->operands[st->in_first + k];
-          if (made_by[v]) nchw[v] = 1;
-        }
-        again = 1;
-        break;
-      }
-      if (!name || st->backend) continue;
-      st->note = (char *)fuse__alloc(&p->alloc, sizeof why + 64, 16);
-      if (!st->note) goto done;
-      o.buf = st->note;
-      o.len = 0;
-      o.cap = sizeof why + 64;
-      o.write = NULL;
-      o.user = NULL;
-      if (!fused)
-        fuse__format(&o, g, "%s: runs op by op: %s", name,
-                     fz[ci].e.why[0] ? fz[ci].e.why : "a value inside it is read outside it");
-      else
-        fuse__format(&o, g, "%s declined: %s", name, why[0] ? why : "no reason given");
+    memset(f.made_by, 0, (size_t)nt * sizeof *f.made_by);
+    memset(f.layout, 0, (size_t)nt * sizeof *f.layout);
+    fuse__keepable(p, g, fz, f.list, root, f.nchw, f.kept);
+    for (i = 0; i < p->num_steps && !again; i++) {
+      int r = fuse__offer_step_at(&f, i);
+      if (!r) goto done;
+      again = r == 2;
     }
-    if (again) { /* undo every step's offer */
-      for (i = 0; i < p->num_steps; i++) {
-        fuse__step *st = &p->steps[i];
-        if (st->backend && st->backend->destroy) st->backend->destroy(st->backend_state);
-        fuse__free(&p->alloc, st->note);
-        st->note = NULL;
-        st->backend = NULL;
-        st->backend_state = NULL;
-        st->backend_layout = 0;
-        st->kernel = FUSE__KERNEL_REF;
-      }
-      for (i = 0; i < nt; i++) p->tensors[i].bytes = 0;
+    if (again) {
+      fuse__withdraw_offers(p);
       *scratch = scratch0;
     }
   } while (again);
   ok = 1;
 done:
-  fuse__free(&p->alloc, made_by);
-  fuse__free(&p->alloc, layout);
-  fuse__free(&p->alloc, kept);
-  fuse__free(&p->alloc, nchw);
+  fuse__free(&p->alloc, f.made_by);
+  fuse__free(&p->alloc, f.layout);
+  fuse__free(&p->alloc, f.kept);
+  fuse__free(&p->alloc, f.nchw);
   return ok;
 }
-
 /* ==== end src/backends.c ==== */
 /* ==== begin src/compile.c ==== */
-FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
-                                  fuse_plan **out) {
-  fuse_plan *p = NULL;
-  fuse_isa cpu = fuse_cpu_isa(), isa = opt ? opt->isa : FUSE_ISA_AUTO;
-  int n, i, k, n_work = 0, n_ops = 0;
-  int *needed = NULL, *root = NULL, *first = NULL, *last = NULL, *order = NULL, *input_pos = NULL;
-  size_t *ranges = NULL, const_bytes = 0;
-  fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
+/* ------------------------------------------------------------------ compile -- */
+/* fuse_compile runs the phases below in order over one fuse__compiler. A phase returns 0 when
+   it runs out of memory; fuse_compile then reports that and frees everything in one place. */
+
+typedef struct fuse__compiler {
+  const fuse_graph *g;
+  const fuse_compile_options *opt;
   const fuse_allocator *a;
-  fuse__fusion *fz = NULL;
-  fuse__users users;
-  fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
-  size_t scratch = 0, zeros = 0; /* the SIMD conv's scratch per chunk, its zero row (floats) */
-  size_t backend_scratch = 0;
-  int cap_tensors, n_steps_cap = 0, n_operands_cap = 0, relayout = 0, *alt = NULL;
-  int *number = NULL;
-  fuse_value *ins = NULL; /* one step's inputs */
-  fuse__listing text;
-  memset(&users, 0, sizeof users);
-  memset(&text, 0, sizeof text);
-  memset(&w, 0, sizeof w);
-  if (out) *out = NULL;
+  fuse_plan *p;
+  fuse__fusion *fz;     /* per composite: fused into one step, or op by op */
+  fuse__users users;    /* who reads each node */
+  int n;                /* the graph's nodes; tensor i < n holds node i */
+  int cap_tensors;      /* room in p->tensors and the per-tensor arrays below */
+  int cap_steps, cap_operands; /* room in p->steps and p->operands */
+  int n_ops;            /* steps the graph's ops and output copies need */
+  int *needed;          /* per node: an output depends on it */
+  int *input_pos;       /* per input node: its position among the graph's inputs */
+  int *root;            /* per tensor: whose bytes it is (a view's operand, else itself) */
+  int *alt;             /* per tensor: the same values in the other layout, or -1 */
+  int *first, *last;    /* per tensor: the step that writes it first, reads it last */
+  int *order;           /* the workspace tensors, as fuse__place orders them */
+  size_t *ranges;       /* fuse__place's busy ranges */
+  fuse_value *ins;      /* one step's inputs */
+  size_t zeros;         /* floats in the SIMD kernels' row of zeros */
+  size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
+  size_t backend_scratch;
+  fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
+  int *number;
+  fuse__listing text;   /* the plan's description */
+} fuse__compiler;
+
+/* The arguments, before anything is allocated. */
+static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_options *opt,
+                                       fuse_plan **out) {
+  fuse_isa cpu = fuse_cpu_isa(), isa = opt ? opt->isa : FUSE_ISA_AUTO;
   if (!g || !out) {
     fuse__compile_error(opt, NULL, "compile: %s is NULL", g ? "out" : "the graph");
     return FUSE_ERROR_INVALID_ARGUMENT;
@@ -6327,15 +6500,12 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
                         cpu == FUSE_ISA_AVX2 ? "avx2" : "scalar");
     return FUSE_ERROR_UNSUPPORTED;
   }
-  a = &g->alloc;
-  n = g->num_nodes;
-  p = (fuse_plan *)fuse__alloc(a, sizeof *p, 16);
-  if (!p) goto fail;
-  memset(p, 0, sizeof *p);
-  p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* conv2d uses it; other ops are scalar so far */
-  /* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
-     exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+  return FUSE_OK;
+}
+
+/* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
+   exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+static void fuse__plan_threads(fuse_plan *p, const fuse_compile_options *opt) {
   p->chunks = 1;
   if (opt && opt->parallel_for) {
     p->parallel_for = opt->parallel_for;
@@ -6348,97 +6518,137 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
 #endif
   if (p->chunks > 64) p->chunks = 64;
   if (p->chunks < 1) p->chunks = 1;
+}
+
+/* The empty plan and the arrays the phases share. */
+static int fuse__compile_start(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  const fuse_allocator *a = c->a;
+  fuse_plan *p;
+  int n = c->n, cap;
+  fuse_isa isa = c->opt ? c->opt->isa : FUSE_ISA_AUTO;
+  p = c->p = (fuse_plan *)fuse__alloc(a, sizeof *p, 16);
+  if (!p) return 0;
+  memset(p, 0, sizeof *p);
+  p->alloc = *a;
+  p->isa = isa == FUSE_ISA_AUTO ? fuse_cpu_isa() : isa; /* the conv / matmul kernels' */
+  fuse__plan_threads(p, c->opt);
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
   /* room for one copy of each in the other layout, and for outputs written through NHWC */
-  cap_tensors = 2 * p->num_tensors + g->num_outputs;
-  needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  root = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  alt = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  first = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  last = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  order = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  ranges = (size_t *)fuse__alloc(a, (size_t)cap_tensors * 2 * sizeof(size_t), 16);
-  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap_tensors * sizeof(fuse__tensor), 16);
-  fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion), 16);
-  ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
-  if (!needed || !root || !alt || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
-      !fz || !ins || !fuse__users_build(g, &users) || !fuse__writer_init(&w, g, &number))
-    goto fail;
-  text.a = a;
+  cap = c->cap_tensors = 2 * p->num_tensors + g->num_outputs;
+  c->needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  c->root = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->alt = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->first = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->last = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->order = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  c->ranges = (size_t *)fuse__alloc(a, (size_t)cap * 2 * sizeof(size_t), 16);
+  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap * sizeof(fuse__tensor), 16);
+  c->fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion),
+                                      16);
+  c->ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
+  c->text.a = a;
+  return c->needed && c->root && c->alt && c->first && c->last && c->order && c->input_pos &&
+         c->ranges && p->tensors && c->fz && c->ins && fuse__users_build(g, &c->users) &&
+         fuse__writer_init(&c->w, g, &c->number);
+}
 
-  /* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
-     from outside (with allow_escaping an intermediate may be) */
+/* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
+   from outside (with allow_escaping an intermediate may be) */
+static int fuse__decide_fusion(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse__fusion *fz = c->fz;
+  int i, k;
   for (i = 0; i < g->num_composites; i++)
     fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK;
-  for (k = 0; k < n; k++) { /* one pass: a member other than the root read from outside */
-    int c = g->nodes[k].composite, j;
-    if (c < 0 || !fz[c].fused || k == g->composites[c].root) continue;
-    if (fuse__is_output(g, k)) fz[c].fused = 0;
-    for (j = users.first[k]; j < users.first[k + 1]; j++)
-      if (g->nodes[users.list[j]].composite != c) fz[c].fused = 0;
+  for (k = 0; k < c->n; k++) { /* one pass: a member other than the root read from outside */
+    int ci = g->nodes[k].composite, j;
+    if (ci < 0 || !fz[ci].fused || k == g->composites[ci].root) continue;
+    if (fuse__is_output(g, k)) fz[ci].fused = 0;
+    for (j = c->users.first[k]; j < c->users.first[k + 1]; j++)
+      if (g->nodes[c->users.list[j]].composite != ci) fz[ci].fused = 0;
   }
+  return 1;
+}
 
-  /* which nodes the outputs depend on (nodes only refer to earlier ones) */
-  memset(needed, 0, (size_t)n * sizeof(int));
-  for (i = 0; i < g->num_outputs; i++) needed[g->outputs[i]] = 1;
-  for (i = n - 1; i >= 0; i--)
-    if (needed[i]) {
-      int count = fuse__step_inputs(g, fz, i, ins);
-      for (k = 0; k < count; k++) needed[ins[k]] = 1;
+/* which nodes the outputs depend on (nodes only refer to earlier ones) */
+static int fuse__find_needed(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  int i, k;
+  memset(c->needed, 0, (size_t)c->n * sizeof(int));
+  for (i = 0; i < g->num_outputs; i++) c->needed[g->outputs[i]] = 1;
+  for (i = c->n - 1; i >= 0; i--)
+    if (c->needed[i]) {
+      int count = fuse__step_inputs(g, c->fz, i, c->ins);
+      for (k = 0; k < count; k++) c->needed[c->ins[k]] = 1;
     }
-  for (i = 0; i < g->num_inputs; i++) input_pos[g->inputs[i]] = i;
+  for (i = 0; i < g->num_inputs; i++) c->input_pos[g->inputs[i]] = i;
+  return 1;
+}
 
-  /* where each tensor lives */
-  memset(p->tensors, 0, (size_t)p->num_tensors * sizeof(fuse__tensor));
-  for (i = 0; i < p->num_tensors; i++) {
-    root[i] = i;
-    first[i] = last[i] = -1;
+/* Where a needed node's tensor lives: the caller's input or output, the constants (at a
+   provisional offset), the workspace, or a view's operand. Counts the steps it needs. */
+static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
+  const fuse_graph *g = c->g;
+  const fuse__node *nd = &g->nodes[i];
+  fuse__tensor *t = &c->p->tensors[i];
+  int k, out_pos = -1;
+  if (nd->op == FUSE__OP_INPUT) {
+    t->kind = FUSE__LOC_INPUT;
+    t->index = c->input_pos[i];
+    return;
   }
+  if (nd->op == FUSE__OP_CONST) {
+    t->kind = FUSE__LOC_CONST;
+    t->offset = *const_bytes;
+    *const_bytes += fuse__tensor_bytes(t);
+    return;
+  }
+  for (k = 0; k < g->num_outputs && out_pos < 0; k++)
+    if (g->outputs[k] == i) out_pos = k;
+  if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
+    const fuse__tensor *src = &c->p->tensors[nd->in[0]];
+    t->kind = src->kind;
+    t->index = src->index;
+    t->offset = src->offset;
+    c->root[i] = c->root[nd->in[0]];
+    return;
+  }
+  if (out_pos >= 0) {
+    t->kind = FUSE__LOC_OUTPUT;
+    t->index = out_pos;
+  } else {
+    t->kind = FUSE__LOC_WORK;
+  }
+  c->n_ops++;
+}
+
+/* where each tensor lives; outputs not written in place by their op get a copy step */
+static int fuse__place_tensors(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  size_t const_bytes = 0;
+  int i, n = c->n;
+  memset(p->tensors, 0, (size_t)p->num_tensors * sizeof(fuse__tensor));
+  for (i = 0; i < p->num_tensors; i++) c->root[i] = i;
   for (i = 0; i < n; i++) {
     const fuse__node *nd = &g->nodes[i];
     fuse__tensor *t = &p->tensors[i];
     t->rank = nd->rank;
     t->value = i;
     memcpy(t->shape, nd->shape, sizeof t->shape);
-    if (!needed[i]) continue;
+    if (!c->needed[i]) continue;
     if ((uint64_t)fuse__numel(t->rank, t->shape) > (uint64_t)((size_t)-1 / 4 / sizeof(float))) {
-      fuse__compile_error(opt, g, "compile: %V %S does not fit this target's address space", i,
-                          t->rank, t->shape);
-      status = FUSE_ERROR_OUT_OF_MEMORY;
-      goto fail;
+      /* fuse_compile then reports it as out of memory, over this message */
+      fuse__compile_error(c->opt, g, "compile: %V %S does not fit this target's address space",
+                          i, t->rank, t->shape);
+      return 0;
     }
-    if (nd->op == FUSE__OP_INPUT) {
-      t->kind = FUSE__LOC_INPUT;
-      t->index = input_pos[i];
-    } else if (nd->op == FUSE__OP_CONST) {
-      t->kind = FUSE__LOC_CONST;
-      t->offset = const_bytes;
-      const_bytes += fuse__tensor_bytes(t);
-    } else {
-      int out_pos = -1;
-      for (k = 0; k < g->num_outputs && out_pos < 0; k++)
-        if (g->outputs[k] == i) out_pos = k;
-      if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
-        const fuse__tensor *src = &p->tensors[nd->in[0]];
-        t->kind = src->kind;
-        t->index = src->index;
-        t->offset = src->offset;
-        root[i] = root[nd->in[0]];
-        continue;
-      }
-      if (out_pos >= 0) {
-        t->kind = FUSE__LOC_OUTPUT;
-        t->index = out_pos;
-      } else {
-        t->kind = FUSE__LOC_WORK;
-      }
-      n_ops++;
-    }
+    fuse__place_node(c, i, &const_bytes);
   }
-  /* outputs not written in place by their op get a copy step */
   for (i = 0; i < g->num_outputs; i++) {
     const fuse__tensor *src = &p->tensors[g->outputs[i]];
     fuse__tensor *t = &p->tensors[n + i];
@@ -6447,186 +6657,283 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     t->kind = FUSE__LOC_OUTPUT;
     t->index = i;
     t->offset = 0;
-    if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) n_ops++;
+    if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) c->n_ops++;
   }
+  return 1;
+}
 
-  /* steps and operands, op by op */
-  {
-    int n_operands = g->num_outputs, s = 0, o = 0;
-    for (i = 0; i < n; i++)
-      if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += fuse__step_inputs(g, fz, i, NULL);
-    n_steps_cap = n_ops + cap_tensors + 1; /* room for the conversions */
-    n_operands_cap = n_operands + cap_tensors + 1;
-    p->steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
-    p->operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
-    if (!p->steps || !p->operands) goto fail;
-    memset(p->steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
-    for (i = 0; i < n; i++) {
-      const fuse__node *nd = &g->nodes[i];
-      fuse__step *st;
-      int count;
-      if (!needed[i] || nd->op <= FUSE__OP_CONST || root[i] != i) continue;
-      st = &p->steps[s];
-      st->op = nd->op;
-      st->out = i;
-      st->a = nd->a;
-      st->bias = -1;
-      st->in_first = o;
-      st->num_in = count = fuse__step_inputs(g, fz, i, ins);
-      if (nd->composite >= 0 && fz[nd->composite].fused && g->composites[nd->composite].root == i) {
-        const fuse_epilogue *e = &fz[nd->composite].e;
-        int next = 2;
-        st->op = g->nodes[e->reduction].op;
-        st->a = g->nodes[e->reduction].a;
-        if (e->bias != FUSE_NONE) st->bias = next++;
-        st->num_post = e->num_post;
-        for (k = 0; k < e->num_post; k++) {
-          st->post[k] = e->post[k];
-          st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
-        }
-      }
-      for (k = 0; k < count; k++) p->operands[o++] = ins[k];
-      s++;
+/* Node i's step: its own op, or for a fused composite's root the conv2d / matmul with the
+   epilogue's bias and post-ops (bias and residuals become operands 2, 3, ...). */
+static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_first) {
+  const fuse_graph *g = c->g;
+  const fuse__node *nd = &g->nodes[i];
+  int k;
+  st->op = nd->op;
+  st->out = i;
+  st->a = nd->a;
+  st->bias = -1;
+  st->in_first = in_first;
+  st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
+  if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
+    const fuse_epilogue *e = &c->fz[nd->composite].e;
+    int next = 2;
+    st->op = g->nodes[e->reduction].op;
+    st->a = g->nodes[e->reduction].a;
+    if (e->bias != FUSE_NONE) st->bias = next++;
+    st->num_post = e->num_post;
+    for (k = 0; k < e->num_post; k++) {
+      st->post[k] = e->post[k];
+      st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
     }
-    for (i = 0; i < g->num_outputs; i++) {
-      const fuse__tensor *src = &p->tensors[g->outputs[i]];
-      if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
-      p->steps[s].op = FUSE__OP_COPY;
-      p->steps[s].out = n + i;
-      p->steps[s].bias = -1;
-      p->steps[s].in_first = o;
-      p->steps[s].num_in = 1;
-      p->operands[o++] = g->outputs[i];
-      s++;
-    }
-    p->num_steps = s;
   }
-  /* backends first: a step one takes gets no kernel of ours */
-  if (!fuse__offer_backends(p, g, fz, opt, root, &backend_scratch)) goto fail;
+}
+
+/* steps and operands, op by op, then the output copies */
+static int fuse__build_steps(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  int n_operands = g->num_outputs, s = 0, o = 0, i, k, n = c->n;
+  for (i = 0; i < n; i++)
+    if (c->needed[i] && g->nodes[i].op > FUSE__OP_CONST)
+      n_operands += fuse__step_inputs(g, c->fz, i, NULL);
+  c->cap_steps = c->n_ops + c->cap_tensors + 1; /* room for the conversions */
+  c->cap_operands = n_operands + c->cap_tensors + 1;
+  p->steps = (fuse__step *)fuse__alloc(c->a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
+  p->operands = (int *)fuse__alloc(c->a, (size_t)c->cap_operands * sizeof(int), 16);
+  if (!p->steps || !p->operands) return 0;
+  memset(p->steps, 0, (size_t)c->cap_steps * sizeof(fuse__step));
+  for (i = 0; i < n; i++) {
+    if (!c->needed[i] || g->nodes[i].op <= FUSE__OP_CONST || c->root[i] != i) continue;
+    fuse__node_step(c, i, &p->steps[s], o);
+    for (k = 0; k < p->steps[s].num_in; k++) p->operands[o++] = c->ins[k];
+    s++;
+  }
+  for (i = 0; i < g->num_outputs; i++) {
+    const fuse__tensor *src = &p->tensors[g->outputs[i]];
+    if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
+    p->steps[s].op = FUSE__OP_COPY;
+    p->steps[s].out = n + i;
+    p->steps[s].bias = -1;
+    p->steps[s].in_first = o;
+    p->steps[s].num_in = 1;
+    p->operands[o++] = g->outputs[i];
+    s++;
+  }
+  p->num_steps = s;
+  return 1;
+}
+
+/* the SIMD conv2d / matmul kernels: chosen and their weights packed here, once */
+static int fuse__choose_kernels(fuse__compiler *c) {
 #ifdef FUSE__SIMD
-  /* the SIMD conv kernels: chosen and their weights packed here, once */
+  fuse_plan *p = c->p;
+  int i;
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
-        !fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch))
-      goto fail;
+        !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
+      return 0;
+#else
+  (void)c;
 #endif
-  /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
+  return 1;
+}
+
+/* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between;
+   the steps are copied into new arrays with the conversions in place */
+static int fuse__choose_layouts(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  const fuse_allocator *a = c->a;
+  fuse__relayout x;
+  int i, relayout = 0;
   for (i = 0; i < p->num_steps && !relayout; i++)
     relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel == FUSE__KERNEL_IGEMM;
-  if (relayout) {
-    fuse__relayout x;
-    fuse__step *steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
-    int *operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
-    if (!steps || !operands) {
-      fuse__free(a, steps);
-      fuse__free(a, operands);
-      goto fail;
-    }
-    memset(steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
-    for (i = 0; i < cap_tensors; i++) alt[i] = -1;
-    x.p = p;
-    x.root = root;
-    x.alt = alt;
-    x.steps = steps;
-    x.operands = operands;
-    x.num_steps = x.num_operands = 0;
-    fuse__relayout_steps(&x, p->steps, p->num_steps, p->operands);
-    fuse__free(a, p->steps);
-    fuse__free(a, p->operands);
-    p->steps = steps;
-    p->operands = operands;
-    p->num_steps = x.num_steps;
+  if (!relayout) return 1;
+  x.steps = (fuse__step *)fuse__alloc(a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
+  x.operands = (int *)fuse__alloc(a, (size_t)c->cap_operands * sizeof(int), 16);
+  if (!x.steps || !x.operands) {
+    fuse__free(a, x.steps);
+    fuse__free(a, x.operands);
+    return 0;
   }
-  /* lifetimes in steps: written first, read last */
-  for (i = 0; i < p->num_tensors; i++) first[i] = last[i] = -1;
+  memset(x.steps, 0, (size_t)c->cap_steps * sizeof(fuse__step));
+  for (i = 0; i < c->cap_tensors; i++) c->alt[i] = -1;
+  x.p = p;
+  x.root = c->root;
+  x.alt = c->alt;
+  x.num_steps = x.num_operands = 0;
+  fuse__relayout_steps(&x, p->steps, p->num_steps, p->operands);
+  fuse__free(a, p->steps);
+  fuse__free(a, p->operands);
+  p->steps = x.steps;
+  p->operands = x.operands;
+  p->num_steps = x.num_steps;
+  return 1;
+}
+
+/* lifetimes in steps: written first, read last; and the description, step by step */
+static int fuse__find_lifetimes(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  int i, k;
+  for (i = 0; i < p->num_tensors; i++) c->first[i] = c->last[i] = -1;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
-    for (k = 0; k < st->num_in; k++) last[root[p->operands[st->in_first + k]]] = i;
-    if (first[st->out] < 0) first[st->out] = i;
-    fuse__describe(&text, g, st, i, p->tensors[st->out].value, number);
+    for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
+    if (c->first[st->out] < 0) c->first[st->out] = i;
+    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number);
   }
+  return 1;
+}
+
+/* Rounds n up to FUSE__ALIGN. */
+static size_t fuse__workspace_align(size_t n) {
+  return (n + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+}
+
+/* the workspace: the work tensors where their lifetimes allow, then the SIMD kernels'
+   scratch per chunk and the backends' scratch at its end; the row of zeros */
+static int fuse__plan_memory(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  int i, n_work = 0;
   for (i = 0; i < p->num_tensors; i++)
-    if ((i >= n || needed[i]) && root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
-      if (last[i] < first[i]) last[i] = first[i]; /* written, never read: still needs room */
-      order[n_work++] = i;
+    if ((i >= c->n || c->needed[i]) && c->root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
+      /* written, never read: still needs room */
+      if (c->last[i] < c->first[i]) c->last[i] = c->first[i];
+      c->order[n_work++] = i;
     }
-  fuse__place(p, first, last, order, n_work, ranges);
-  if (zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
-    p->zeros = (float *)fuse__alloc(a, zeros * sizeof(float), FUSE__ALIGN);
-    if (!p->zeros) goto fail;
-    memset(p->zeros, 0, zeros * sizeof(float));
+  fuse__place(p, c->first, c->last, c->order, n_work, c->ranges);
+  if (c->zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
+    p->zeros = (float *)fuse__alloc(c->a, c->zeros * sizeof(float), FUSE__ALIGN);
+    if (!p->zeros) return 0;
+    memset(p->zeros, 0, c->zeros * sizeof(float));
   }
-  if (scratch) { /* per chunk: the SIMD conv's row pointers and padded rows */
-    p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-    p->scratch_slot = (scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  if (c->scratch) { /* per chunk: the SIMD kernels' row pointers and padded rows */
+    p->scratch_offset = fuse__workspace_align(p->workspace_size);
+    p->scratch_slot = fuse__workspace_align(c->scratch);
     p->workspace_size = p->scratch_offset + p->scratch_slot * (size_t)p->chunks;
   }
-  if (backend_scratch) { /* one block: steps run one after another */
-    p->backend_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-    p->backend_scratch = (backend_scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  if (c->backend_scratch) { /* one block: steps run one after another */
+    p->backend_offset = fuse__workspace_align(p->workspace_size);
+    p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
   }
-  for (i = 0; i < n; i++) /* views follow their root */
-    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK) {
+  for (i = 0; i < c->n; i++) /* views follow their root */
+    if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_WORK) {
       p->tensors[i].kind = FUSE__LOC_WORK;
-      p->tensors[i].offset = p->tensors[root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset;
     }
+  return 1;
+}
 
-  /* the plan's own copies of the constants a step reads: a SIMD kernel reads its packed
-     weights instead (order[] is free again: it marks what is read) */
-  for (i = 0; i < n; i++) order[i] = 0;
+/* the plan's own copies of the constants a step reads: a SIMD kernel reads its packed
+   weights instead (order[] is free again: it marks what is read) */
+static int fuse__copy_constants(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  int *read = c->order, i, k, n = c->n;
+  size_t const_bytes = 0;
+  for (i = 0; i < n; i++) read[i] = 0;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++)
       if (!(k == 1 && st->kernel != FUSE__KERNEL_REF)) {
-        int t = root[p->operands[st->in_first + k]];
-        if (t < n) order[t] = 1;
+        int t = c->root[p->operands[st->in_first + k]];
+        if (t < n) read[t] = 1;
       }
   }
-  const_bytes = 0;
   for (i = 0; i < n; i++)
-    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST) {
+    if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST) {
       p->tensors[i].offset = const_bytes;
-      if (order[i]) const_bytes += fuse__tensor_bytes(&p->tensors[i]);
+      if (read[i]) const_bytes += fuse__tensor_bytes(&p->tensors[i]);
     }
   for (i = 0; i < n; i++) /* views of constants follow them */
-    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_CONST)
-      p->tensors[i].offset = p->tensors[root[i]].offset;
-  p->consts = (float *)fuse__alloc(a, const_bytes, FUSE__ALIGN);
-  if (!p->consts) goto fail;
+    if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_CONST)
+      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+  p->consts = (float *)fuse__alloc(c->a, const_bytes, FUSE__ALIGN);
+  if (!p->consts) return 0;
   p->weights_size += const_bytes;
   for (i = 0; i < n; i++)
-    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST && order[i])
+    if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST && read[i])
       memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
              (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
+  return 1;
+}
+
+/* the plan's own workspace (used when fuse_run is given none) and its description */
+static int fuse__compile_finish(fuse__compiler *c) {
+  fuse_plan *p = c->p;
   if (p->workspace_size) {
-    p->own_workspace = fuse__alloc(a, p->workspace_size, FUSE__ALIGN);
-    if (!p->own_workspace) goto fail;
+    p->own_workspace = fuse__alloc(c->a, p->workspace_size, FUSE__ALIGN);
+    if (!p->own_workspace) return 0;
   }
-  if (text.failed) goto fail;
-  p->description = text.buf;
-  text.buf = NULL;
-  status = FUSE_OK;
-  *out = p;
-  p = NULL;
-fail:
-  if (status == FUSE_ERROR_OUT_OF_MEMORY)
+  if (c->text.failed) return 0;
+  p->description = c->text.buf;
+  c->text.buf = NULL;
+  return 1;
+}
+
+/* Frees what the phases allocated, and the plan unless it was handed out. */
+static void fuse__compiler_free(fuse__compiler *c) {
+  const fuse_allocator *a = c->a;
+  fuse_plan_destroy(c->p);
+  fuse__free(a, c->needed);
+  fuse__free(a, c->root);
+  fuse__free(a, c->first);
+  fuse__free(a, c->last);
+  fuse__free(a, c->order);
+  fuse__free(a, c->input_pos);
+  fuse__free(a, c->ranges);
+  fuse__free(a, c->alt);
+  fuse__free(a, c->fz);
+  fuse__free(a, c->ins);
+  fuse__free(a, c->text.buf);
+  fuse__users_free(c->g, &c->users);
+  if (c->w.g) fuse__writer_free(&c->w, c->number);
+}
+
+FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
+                                  fuse_plan **out) {
+  fuse__compiler c;
+  fuse_result status;
+  int ok;
+  if (out) *out = NULL;
+  status = fuse__compile_check(g, opt, out);
+  if (status != FUSE_OK) return status;
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.opt = opt;
+  c.a = &g->alloc;
+  c.n = g->num_nodes;
+  ok = /* the plan and the arrays every phase shares */
+       fuse__compile_start(&c) &&
+       /* first: a fused composite becomes one step and its inner ops none */
+       fuse__decide_fusion(&c) &&
+       /* walks the steps' inputs back from the outputs, so fusion must be decided */
+       fuse__find_needed(&c) &&
+       /* only needed nodes get a place; a view shares its operand's */
+       fuse__place_tensors(&c) &&
+       /* a step per placed op, sized by the counts placing made */
+       fuse__build_steps(&c) &&
+       /* backends before our kernels: a step one takes gets no kernel of ours */
+       fuse__offer_backends(c.p, g, c.fz, opt, c.root, &c.backend_scratch) &&
+       fuse__choose_kernels(&c) &&
+       /* after the kernels: an NHWC conv decides its neighbours' layout */
+       fuse__choose_layouts(&c) &&
+       /* once the steps are final, conversions included */
+       fuse__find_lifetimes(&c) &&
+       /* every size is known now: tensors, backend layouts, the kernels' scratch */
+       fuse__plan_memory(&c) &&
+       /* last: the kernels chose which weights they pack, the rest are copied */
+       fuse__copy_constants(&c) &&
+       /* only a plan that is complete gets its workspace and description */
+       fuse__compile_finish(&c);
+  if (ok) {
+    *out = c.p;
+    c.p = NULL;
+  } else {
     fuse__compile_error(opt, g, "compile: out of memory");
-  fuse_plan_destroy(p);
-  fuse__free(a, needed);
-  fuse__free(a, root);
-  fuse__free(a, first);
-  fuse__free(a, last);
-  fuse__free(a, order);
-  fuse__free(a, input_pos);
-  fuse__free(a, ranges);
-  fuse__free(a, alt);
-  fuse__free(a, fz);
-  fuse__free(a, ins);
-  fuse__free(a, text.buf);
-  fuse__users_free(g, &users);
-  if (w.g) fuse__writer_free(&w, number);
-  return status;
+  }
+  fuse__compiler_free(&c);
+  return ok ? FUSE_OK : FUSE_ERROR_OUT_OF_MEMORY;
 }
 
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
@@ -8738,6 +9045,56 @@ static int fuse__onnx_known(fuse__slice op) {
   return 0;
 }
 
+/* Concat of all its inputs along `axis`. */
+static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value ins[16];
+  fuse__oattr a;
+  int k;
+  if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+  for (k = 0; k < n->num_in; k++)
+    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+}
+
+/* BatchNormalization in inference mode (x, scale, bias, mean, var). */
+static fuse_value fuse__onnx_batch_norm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value in[5];
+  int k;
+  if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
+  if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
+  for (k = 0; k < 5; k++)
+    if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_batch_norm(ld->g, in[0], in[1], in[2], in[3], in[4],
+                         fuse__onnx_attr_float(n, "epsilon", 1e-5f));
+}
+
+/* Transpose of x by `perm` (none: the axes reversed). */
+static fuse_value fuse__onnx_transpose(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  int64_t perm[FUSE_MAX_RANK];
+  int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
+  if (count < 0) return fuse_transpose(ld->g, x, NULL);
+  if (count != fuse_value_rank(ld->g, x))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
+  for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
+  return fuse_transpose(ld->g, x, p);
+}
+
+/* Dropout in inference: x itself, when neither its mask nor training mode is asked for. */
+static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  float ratio;
+  if (n->num_out > 1 && n->out[1].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
+  if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
+    int64_t mode[1];
+    int count;
+    if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+  }
+  return x;
+}
+
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
 static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
@@ -8755,6 +9112,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   if (fuse__slice_is(n->op, "Softmax")) return fuse__onnx_softmax(ld, n);
   if (fuse__slice_is(n->op, "MaxPool")) return fuse__onnx_pool(ld, n, FUSE__OP_MAX_POOL2D);
   if (fuse__slice_is(n->op, "AveragePool")) return fuse__onnx_pool(ld, n, FUSE__OP_AVG_POOL2D);
+  if (fuse__slice_is(n->op, "Concat")) return fuse__onnx_concat(ld, n);
+  if (fuse__slice_is(n->op, "BatchNormalization")) return fuse__onnx_batch_norm(ld, n);
   for (k = 0; k < 3; k++)
     if (fuse__slice_is(n->op, binary[k])) {
       fuse_value a, b;
@@ -8772,24 +9131,6 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
     }
     return x;
   }
-  if (fuse__slice_is(n->op, "Concat")) {
-    fuse_value ins[16];
-    fuse__oattr a;
-    if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
-    for (k = 0; k < n->num_in; k++)
-      if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-    return fuse_concat(g, n->num_in, ins, (int)a.i);
-  }
-  if (fuse__slice_is(n->op, "BatchNormalization")) {
-    fuse_value in[5];
-    if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
-    if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
-    for (k = 0; k < 5; k++)
-      if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__onnx_attr_float(n, "epsilon", 1e-5f));
-  }
   x = fuse__onnx_value(ld, n->in[0]);
   if (x == FUSE_NONE) return FUSE_NONE;
   if (fuse__slice_is(n->op, "Relu")) return fuse_relu(g, x);
@@ -8802,27 +9143,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__onnx_attr_int(n, "axis", 1));
   if (fuse__slice_is(n->op, "GlobalAveragePool")) return fuse_global_avg_pool2d(g, x);
   if (fuse__slice_is(n->op, "Identity")) return x;
-  if (fuse__slice_is(n->op, "Transpose")) {
-    int64_t perm[FUSE_MAX_RANK];
-    int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
-    if (count < 0) return fuse_transpose(g, x, NULL);
-    if (count != fuse_value_rank(g, x))
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
-    for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
-    return fuse_transpose(g, x, p);
-  }
-  if (fuse__slice_is(n->op, "Dropout")) {
-    float ratio;
-    if (n->num_out > 1 && n->out[1].n)
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
-    if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
-      int64_t mode[1];
-      int count;
-      if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
-        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
-    }
-    return x;
-  }
+  if (fuse__slice_is(n->op, "Transpose")) return fuse__onnx_transpose(ld, n, x);
+  if (fuse__slice_is(n->op, "Dropout")) return fuse__onnx_dropout(ld, n, x);
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
 }
 
@@ -8896,74 +9218,219 @@ static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, 
   return 1;
 }
 
-FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
-                                           const fuse_allocator *alloc, fuse_graph **out) {
-  fuse__onnx ld;
-  fuse__pb b;
-  uint32_t f, w;
-  fuse__slice graph = {NULL, 0}, s;
-  fuse_graph *g;
-  int i, pass;
+/* OperatorSetIdProto (domain = 1, version = 2): the opset of the default domain sets
+   ld->opset. 0: it does not fit. */
+static int fuse__onnx_opset_import(fuse__onnx *ld, fuse__slice s) {
+  fuse__pb ob = fuse__proto_of(s);
+  fuse__slice domain = {NULL, 0};
+  int64_t version = -1;
+  uint32_t of, ow;
   uint64_t v;
-  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
-  *out = g = fuse_graph_create(alloc);
-  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
-  memset(&ld, 0, sizeof ld);
-  ld.g = g;
-  ld.opset = 13;
-  ld.node_index = -1; /* counts from 0 */
-  if (!data && size)
-    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
-  b.p = (const unsigned char *)data;
-  b.end = b.p + size;
-  /* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
-     b.p at its start (the file was cut inside it), so b.p != b.end below. */
+  int fits = 1;
+  while (fits && ob.p < ob.end) {
+    if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
+    else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
+    else if (of == 2 && ow == 0) {
+      if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
+    } else fits = fuse__proto_skip(&ob, ow);
+  }
+  if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
+    ld->opset = (int)(version > 1000 ? 1000 : version);
+  return fits;
+}
+
+/* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
+   b->p at its start (the file was cut inside it), so b->p != b->end after it. */
+static void fuse__onnx_read_model(fuse__onnx *ld, fuse__pb *b, fuse__slice *graph) {
+  uint32_t f, w;
+  fuse__slice s;
   for (;;) {
-    const unsigned char *field = b.p;
+    const unsigned char *field = b->p;
     int fits = 1;
-    if (!fuse__proto_tag(&b, &f, &w)) break;
+    if (!fuse__proto_tag(b, &f, &w)) break;
     if (f == 7 && w == 2) {
-      fits = fuse__proto_bytes(&b, &graph);
+      fits = fuse__proto_bytes(b, graph);
     } else if (f == 8 && w == 2) {
-      fuse__pb ob;
-      fuse__slice domain = {NULL, 0};
-      int64_t version = -1;
-      uint32_t of, ow;
-      ob.p = ob.end = NULL;
-      if ((fits = fuse__proto_bytes(&b, &s)) != 0) ob = fuse__proto_of(s);
-      while (fits && ob.p < ob.end) {
-        if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
-        else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
-        else if (of == 2 && ow == 0) {
-          if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
-        } else fits = fuse__proto_skip(&ob, ow);
-      }
-      if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
-        ld.opset = (int)(version > 1000 ? 1000 : version);
+      if ((fits = fuse__proto_bytes(b, &s)) != 0) fits = fuse__onnx_opset_import(ld, s);
     } else {
-      fits = fuse__proto_skip(&b, w);
+      fits = fuse__proto_skip(b, w);
     }
     if (!fits) {
-      b.p = field;
+      b->p = field;
       break;
     }
   }
-  if (b.p != b.end)
-    return fuse__fail(g, FUSE_ERROR_PARSE,
-                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
-                      "not fit (not an ONNX model?)",
-                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
-           g->status;
-  if (!graph.p)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
-                      (int64_t)size),
-           g->status;
-  /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
-     pass 3: output = 12. Fields may come in any order, so one pass each. */
+}
+
+/* GraphProto's initializer (pass 0): a named constant tensor, bound to its name. 0: stop the
+   pass (the graph holds the error). */
+static int fuse__onnx_initializer(fuse__onnx *ld, fuse__slice s) {
+  fuse__oval o;
+  char why[32];
+  memset(&o, 0, sizeof o);
+  o.kind = FUSE__OV_TENSOR;
+  if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an initializer is malformed");
+    return 0;
+  }
+  if (!fuse__onnx_name_ok(ld, o.t.name)) return 0;
+  if (!o.t.name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an initializer has no name");
+    return 0;
+  }
+  if (!fuse__onnx_bind(ld, o.t.name, &o)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  return 1;
+}
+
+/* GraphProto's input (pass 1): a graph input of fixed float32 shape, unless an initializer
+   has its name. 0: stop the pass (the graph holds the error). */
+static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
+  fuse_graph *g = ld->g;
+  fuse__slice name;
+  int64_t shape[FUSE_MAX_RANK];
+  int rank = 0, r, i;
+  fuse_value x;
+  r = fuse__onnx_input_shape(s, &name, &rank, shape);
+  if (!name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph input has no name");
+    return 0;
+  }
+  if ((i = fuse__onnx_find(ld, name)) >= 0) {
+    if (ld->vals[i].kind == FUSE__OV_TENSOR) return 1; /* an initializer listed as input */
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
+               fuse__onnx_cstr(ld, name));
+    return 0;
+  }
+  if (!fuse__onnx_name_ok(ld, name)) return 0;
+  if (r <= 0) {
+    fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+               "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
+               r == 0    ? "is malformed"
+               : r == -1 ? "is not a float32 tensor"
+               : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                         : "has more than 8 dimensions");
+    return 0;
+  }
+  for (i = 0; i < rank && shape[i] > 0; i++) {
+  }
+  if (i < rank) {
+    fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+               "onnx: graph input '%s' has dimension %d = %D (%s)",
+               fuse__onnx_cstr(ld, name), i, shape[i],
+               shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
+    return 0;
+  }
+  x = fuse_input(g, fuse__onnx_cstr(ld, name), rank, shape);
+  if (x == FUSE_NONE || !fuse__onnx_bind_value(ld, name, x)) {
+    if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+    return 0;
+  }
+  return 1;
+}
+
+/* A node's conversion failed: say which node, keeping a builder's message and status. */
+static void fuse__onnx_convert_failed(fuse__onnx *ld) {
+  fuse_graph *g = ld->g;
+  if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it could not be converted");
+  else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
+    char msg[sizeof g->error];
+    fuse_result builder_status = g->status; /* keep it: out of memory stays that */
+    memcpy(msg, g->error, sizeof msg);
+    g->status = FUSE_OK;
+    fuse__onnx_fail(ld, builder_status, msg);
+  }
+}
+
+/* GraphProto's node (pass 2), parsed into *node (the loader's: ld->node keeps pointing at it
+   for the messages), converted and bound to its first output's name. 0: stop the pass (the
+   graph holds the error). */
+static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s, fuse__onode *node) {
+  fuse_graph *g = ld->g;
+  fuse_value y;
+  int i;
+  if (!fuse__onnx_node(s, node)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+    return 0;
+  }
+  ld->node = node;
+  ld->node_index++;
+  for (i = 0; i < node->num_in; i++)
+    if (!fuse__onnx_name_ok(ld, node->in[i])) break;
+  for (i = 0; i < node->num_out; i++)
+    if (!fuse__onnx_name_ok(ld, node->out[i])) break;
+  if (g->status != FUSE_OK) return 0;
+  if (!fuse__onnx_known(node->op)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
+    return 0;
+  }
+  if (node->num_out < 1 || !node->out[0].n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
+    return 0;
+  }
+  if (fuse__onnx_find(ld, node->out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                    "its output is already made by an earlier node, an initializer or a graph input");
+    return 0;
+  }
+  y = fuse__onnx_convert(ld, node);
+  if (y == FUSE_NONE) {
+    fuse__onnx_convert_failed(ld);
+    return 0;
+  }
+  if (y == -2) return 1; /* a Constant bound its output */
+  if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+      fuse__find(g, fuse__onnx_cstr(ld, node->out[0])) == FUSE_NONE)
+    fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node->out[0]));
+  if (!fuse__onnx_bind_value(ld, node->out[0], y)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  ld->node = NULL;
+  return 1;
+}
+
+/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
+   pass (the graph holds the error). */
+static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
+  fuse_graph *g = ld->g;
+  fuse__slice name = {NULL, 0};
+  fuse__pb ob = fuse__proto_of(s);
+  uint32_t of, ow;
+  fuse_value y;
+  while (fuse__proto_tag(&ob, &of, &ow)) {
+    if (of == 1 && ow == 2) {
+      if (!fuse__proto_bytes(&ob, &name)) break;
+    } else if (!fuse__proto_skip(&ob, ow)) {
+      break;
+    }
+  }
+  ld->node = NULL;
+  if (!name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph output has no name");
+    return 0;
+  }
+  if (fuse__onnx_find(ld, name) < 0) { /* say which end is missing */
+    fuse__fail(g, FUSE_ERROR_PARSE,
+               "onnx: graph output '%s' is made by no node, initializer or graph input",
+               fuse__onnx_cstr(ld, name));
+    return 0;
+  }
+  y = fuse__onnx_value(ld, name);
+  return !(y == FUSE_NONE || fuse_output(g, y) != FUSE_OK);
+}
+
+/* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
+   pass 3: output = 12. Fields may come in any order, so one pass each. `data` is the file,
+   for the byte offset of a malformed field. */
+static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void *data) {
+  fuse_graph *g = ld->g;
+  fuse__onode node; /* ld->node points here while a node is converted */
+  fuse__pb b;
+  fuse__slice s;
+  uint32_t f, w;
+  int pass;
   for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
     b = fuse__proto_of(graph);
     const unsigned char *field = b.p;
     while (g->status == FUSE_OK && (field = b.p, fuse__proto_tag(&b, &f, &w))) {
+      int more;
       if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
                       (pass == 3 && f == 12))) {
         if (!fuse__proto_skip(&b, w)) {
@@ -8976,137 +9443,47 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         b.p = field;
         break;
       }
-      if (pass == 0) {
-        fuse__oval o;
-        char why[32];
-        memset(&o, 0, sizeof o);
-        o.kind = FUSE__OV_TENSOR;
-        if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
-          break;
-        }
-        if (!fuse__onnx_name_ok(&ld, o.t.name)) break;
-        if (!o.t.name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
-          break;
-        }
-        if (!fuse__onnx_bind(&ld, o.t.name, &o)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-      } else if (pass == 1) {
-        fuse__slice name;
-        int64_t shape[FUSE_MAX_RANK];
-        int rank = 0, r;
-        fuse_value x;
-        r = fuse__onnx_input_shape(s, &name, &rank, shape);
-        if (!name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
-          break;
-        }
-        if ((i = fuse__onnx_find(&ld, name)) >= 0) {
-          if (ld.vals[i].kind == FUSE__OV_TENSOR) continue; /* an initializer listed as input */
-          fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
-                     fuse__onnx_cstr(&ld, name));
-          break;
-        }
-        if (!fuse__onnx_name_ok(&ld, name)) break;
-        if (r <= 0) {
-          fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
-                     "onnx: graph input '%s' %s", fuse__onnx_cstr(&ld, name),
-                     r == 0    ? "is malformed"
-                     : r == -1 ? "is not a float32 tensor"
-                     : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
-                               : "has more than 8 dimensions");
-          break;
-        }
-        for (i = 0; i < rank && shape[i] > 0; i++) {
-        }
-        if (i < rank) {
-          fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
-                     "onnx: graph input '%s' has dimension %d = %D (%s)",
-                     fuse__onnx_cstr(&ld, name), i, shape[i],
-                     shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
-          break;
-        }
-        x = fuse_input(g, fuse__onnx_cstr(&ld, name), rank, shape);
-        if (x == FUSE_NONE || !fuse__onnx_bind_value(&ld, name, x)) {
-          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-          break;
-        }
-      } else if (pass == 2) {
-        fuse__onode node;
-        fuse_value y;
-        if (!fuse__onnx_node(s, &node)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
-          break;
-        }
-        ld.node = &node;
-        ld.node_index++;
-        for (i = 0; i < node.num_in; i++)
-          if (!fuse__onnx_name_ok(&ld, node.in[i])) break;
-        for (i = 0; i < node.num_out; i++)
-          if (!fuse__onnx_name_ok(&ld, node.out[i])) break;
-        if (g->status != FUSE_OK) break;
-        if (!fuse__onnx_known(node.op)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
-          break;
-        }
-        if (node.num_out < 1 || !node.out[0].n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
-          break;
-        }
-        if (fuse__onnx_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE,
-                       "its output is already made by an earlier node, an initializer or a graph input");
-          break;
-        }
-        y = fuse__onnx_convert(&ld, &node);
-        if (y == FUSE_NONE) {
-          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
-          else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
-            char msg[sizeof g->error];
-            fuse_result builder_status = g->status; /* keep it: out of memory stays that */
-            memcpy(msg, g->error, sizeof msg);
-            g->status = FUSE_OK;
-            fuse__onnx_fail(&ld, builder_status, msg);
-          }
-          break;
-        }
-        if (y == -2) continue; /* a Constant bound its output */
-        if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
-            fuse__find(g, fuse__onnx_cstr(&ld, node.out[0])) == FUSE_NONE)
-          fuse_value_set_name(g, y, fuse__onnx_cstr(&ld, node.out[0]));
-        if (!fuse__onnx_bind_value(&ld, node.out[0], y)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-        ld.node = NULL;
-      } else {
-        fuse__slice name = {NULL, 0};
-        fuse__pb ob = fuse__proto_of(s);
-        uint32_t of, ow;
-        fuse_value y;
-        while (fuse__proto_tag(&ob, &of, &ow)) {
-          if (of == 1 && ow == 2) {
-            if (!fuse__proto_bytes(&ob, &name)) break;
-          } else if (!fuse__proto_skip(&ob, ow)) {
-            break;
-          }
-        }
-        ld.node = NULL;
-        if (!name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
-          break;
-        }
-        if (fuse__onnx_find(&ld, name) < 0) { /* say which end is missing */
-          fuse__fail(g, FUSE_ERROR_PARSE,
-                     "onnx: graph output '%s' is made by no node, initializer or graph input",
-                     fuse__onnx_cstr(&ld, name));
-          break;
-        }
-        y = fuse__onnx_value(&ld, name);
-        if (y == FUSE_NONE || fuse_output(g, y) != FUSE_OK) break;
-      }
+      more = pass == 0   ? fuse__onnx_initializer(ld, s)
+             : pass == 1 ? fuse__onnx_graph_input(ld, s)
+             : pass == 2 ? fuse__onnx_graph_node(ld, s, &node)
+                         : fuse__onnx_graph_output(ld, s);
+      if (!more) break;
     }
     if (g->status == FUSE_OK && b.p != b.end)
       fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph is malformed at byte %D",
                  (int64_t)(b.p - (const unsigned char *)data));
   }
+}
+
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  fuse__onnx ld;
+  fuse__pb b;
+  fuse__slice graph = {NULL, 0};
+  fuse_graph *g;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = g = fuse_graph_create(alloc);
+  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
+  memset(&ld, 0, sizeof ld);
+  ld.g = g;
+  ld.opset = 13;
+  ld.node_index = -1; /* counts from 0 */
+  if (!data && size)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
+  b.p = (const unsigned char *)data;
+  b.end = b.p + size;
+  fuse__onnx_read_model(&ld, &b, &graph);
+  if (b.p != b.end)
+    return fuse__fail(g, FUSE_ERROR_PARSE,
+                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
+                      "not fit (not an ONNX model?)",
+                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
+           g->status;
+  if (!graph.p)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
+                      (int64_t)size),
+           g->status;
+  fuse__onnx_read_graph(&ld, graph, data);
   if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
     fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
   fuse__free(&g->alloc, ld.vals);

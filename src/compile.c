@@ -1,25 +1,38 @@
-FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
-                                  fuse_plan **out) {
-  fuse_plan *p = NULL;
-  fuse_isa cpu = fuse_cpu_isa(), isa = opt ? opt->isa : FUSE_ISA_AUTO;
-  int n, i, k, n_work = 0, n_ops = 0;
-  int *needed = NULL, *root = NULL, *first = NULL, *last = NULL, *order = NULL, *input_pos = NULL;
-  size_t *ranges = NULL, const_bytes = 0;
-  fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
+/* ------------------------------------------------------------------ compile -- */
+/* fuse_compile runs the phases below in order over one fuse__compiler. A phase returns 0 when
+   it runs out of memory; fuse_compile then reports that and frees everything in one place. */
+
+typedef struct fuse__compiler {
+  const fuse_graph *g;
+  const fuse_compile_options *opt;
   const fuse_allocator *a;
-  fuse__fusion *fz = NULL;
-  fuse__users users;
-  fuse__writer w;  /* the text form's numbering, so the plan's labels match a listing */
-  size_t scratch = 0, zeros = 0; /* the SIMD conv's scratch per chunk, its zero row (floats) */
-  size_t backend_scratch = 0;
-  int cap_tensors, n_steps_cap = 0, n_operands_cap = 0, relayout = 0, *alt = NULL;
-  int *number = NULL;
-  fuse_value *ins = NULL; /* one step's inputs */
-  fuse__listing text;
-  memset(&users, 0, sizeof users);
-  memset(&text, 0, sizeof text);
-  memset(&w, 0, sizeof w);
-  if (out) *out = NULL;
+  fuse_plan *p;
+  fuse__fusion *fz;     /* per composite: fused into one step, or op by op */
+  fuse__users users;    /* who reads each node */
+  int n;                /* the graph's nodes; tensor i < n holds node i */
+  int cap_tensors;      /* room in p->tensors and the per-tensor arrays below */
+  int cap_steps, cap_operands; /* room in p->steps and p->operands */
+  int n_ops;            /* steps the graph's ops and output copies need */
+  int *needed;          /* per node: an output depends on it */
+  int *input_pos;       /* per input node: its position among the graph's inputs */
+  int *root;            /* per tensor: whose bytes it is (a view's operand, else itself) */
+  int *alt;             /* per tensor: the same values in the other layout, or -1 */
+  int *first, *last;    /* per tensor: the step that writes it first, reads it last */
+  int *order;           /* the workspace tensors, as fuse__place orders them */
+  size_t *ranges;       /* fuse__place's busy ranges */
+  fuse_value *ins;      /* one step's inputs */
+  size_t zeros;         /* floats in the SIMD kernels' row of zeros */
+  size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
+  size_t backend_scratch;
+  fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
+  int *number;
+  fuse__listing text;   /* the plan's description */
+} fuse__compiler;
+
+/* The arguments, before anything is allocated. */
+static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_options *opt,
+                                       fuse_plan **out) {
+  fuse_isa cpu = fuse_cpu_isa(), isa = opt ? opt->isa : FUSE_ISA_AUTO;
   if (!g || !out) {
     fuse__compile_error(opt, NULL, "compile: %s is NULL", g ? "out" : "the graph");
     return FUSE_ERROR_INVALID_ARGUMENT;
@@ -42,15 +55,12 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
                         cpu == FUSE_ISA_AVX2 ? "avx2" : "scalar");
     return FUSE_ERROR_UNSUPPORTED;
   }
-  a = &g->alloc;
-  n = g->num_nodes;
-  p = (fuse_plan *)fuse__alloc(a, sizeof *p, 16);
-  if (!p) goto fail;
-  memset(p, 0, sizeof *p);
-  p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* conv2d uses it; other ops are scalar so far */
-  /* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
-     exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+  return FUSE_OK;
+}
+
+/* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
+   exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+static void fuse__plan_threads(fuse_plan *p, const fuse_compile_options *opt) {
   p->chunks = 1;
   if (opt && opt->parallel_for) {
     p->parallel_for = opt->parallel_for;
@@ -63,97 +73,137 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
 #endif
   if (p->chunks > 64) p->chunks = 64;
   if (p->chunks < 1) p->chunks = 1;
+}
+
+/* The empty plan and the arrays the phases share. */
+static int fuse__compile_start(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  const fuse_allocator *a = c->a;
+  fuse_plan *p;
+  int n = c->n, cap;
+  fuse_isa isa = c->opt ? c->opt->isa : FUSE_ISA_AUTO;
+  p = c->p = (fuse_plan *)fuse__alloc(a, sizeof *p, 16);
+  if (!p) return 0;
+  memset(p, 0, sizeof *p);
+  p->alloc = *a;
+  p->isa = isa == FUSE_ISA_AUTO ? fuse_cpu_isa() : isa; /* the conv / matmul kernels' */
+  fuse__plan_threads(p, c->opt);
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
   /* room for one copy of each in the other layout, and for outputs written through NHWC */
-  cap_tensors = 2 * p->num_tensors + g->num_outputs;
-  needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  root = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  alt = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  first = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  last = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  order = (int *)fuse__alloc(a, (size_t)cap_tensors * sizeof(int), 16);
-  input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
-  ranges = (size_t *)fuse__alloc(a, (size_t)cap_tensors * 2 * sizeof(size_t), 16);
-  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap_tensors * sizeof(fuse__tensor), 16);
-  fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion), 16);
-  ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
-  if (!needed || !root || !alt || !first || !last || !order || !input_pos || !ranges || !p->tensors ||
-      !fz || !ins || !fuse__users_build(g, &users) || !fuse__writer_init(&w, g, &number))
-    goto fail;
-  text.a = a;
+  cap = c->cap_tensors = 2 * p->num_tensors + g->num_outputs;
+  c->needed = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  c->root = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->alt = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->first = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->last = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->order = (int *)fuse__alloc(a, (size_t)cap * sizeof(int), 16);
+  c->input_pos = (int *)fuse__alloc(a, (size_t)n * sizeof(int) + 1, 16);
+  c->ranges = (size_t *)fuse__alloc(a, (size_t)cap * 2 * sizeof(size_t), 16);
+  p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap * sizeof(fuse__tensor), 16);
+  c->fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion),
+                                      16);
+  c->ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
+  c->text.a = a;
+  return c->needed && c->root && c->alt && c->first && c->last && c->order && c->input_pos &&
+         c->ranges && p->tensors && c->fz && c->ins && fuse__users_build(g, &c->users) &&
+         fuse__writer_init(&c->w, g, &c->number);
+}
 
-  /* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
-     from outside (with allow_escaping an intermediate may be) */
+/* which composites run fused: an epilogue the analyzer accepts, nothing but the root read
+   from outside (with allow_escaping an intermediate may be) */
+static int fuse__decide_fusion(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse__fusion *fz = c->fz;
+  int i, k;
   for (i = 0; i < g->num_composites; i++)
     fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK;
-  for (k = 0; k < n; k++) { /* one pass: a member other than the root read from outside */
-    int c = g->nodes[k].composite, j;
-    if (c < 0 || !fz[c].fused || k == g->composites[c].root) continue;
-    if (fuse__is_output(g, k)) fz[c].fused = 0;
-    for (j = users.first[k]; j < users.first[k + 1]; j++)
-      if (g->nodes[users.list[j]].composite != c) fz[c].fused = 0;
+  for (k = 0; k < c->n; k++) { /* one pass: a member other than the root read from outside */
+    int ci = g->nodes[k].composite, j;
+    if (ci < 0 || !fz[ci].fused || k == g->composites[ci].root) continue;
+    if (fuse__is_output(g, k)) fz[ci].fused = 0;
+    for (j = c->users.first[k]; j < c->users.first[k + 1]; j++)
+      if (g->nodes[c->users.list[j]].composite != ci) fz[ci].fused = 0;
   }
+  return 1;
+}
 
-  /* which nodes the outputs depend on (nodes only refer to earlier ones) */
-  memset(needed, 0, (size_t)n * sizeof(int));
-  for (i = 0; i < g->num_outputs; i++) needed[g->outputs[i]] = 1;
-  for (i = n - 1; i >= 0; i--)
-    if (needed[i]) {
-      int count = fuse__step_inputs(g, fz, i, ins);
-      for (k = 0; k < count; k++) needed[ins[k]] = 1;
+/* which nodes the outputs depend on (nodes only refer to earlier ones) */
+static int fuse__find_needed(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  int i, k;
+  memset(c->needed, 0, (size_t)c->n * sizeof(int));
+  for (i = 0; i < g->num_outputs; i++) c->needed[g->outputs[i]] = 1;
+  for (i = c->n - 1; i >= 0; i--)
+    if (c->needed[i]) {
+      int count = fuse__step_inputs(g, c->fz, i, c->ins);
+      for (k = 0; k < count; k++) c->needed[c->ins[k]] = 1;
     }
-  for (i = 0; i < g->num_inputs; i++) input_pos[g->inputs[i]] = i;
+  for (i = 0; i < g->num_inputs; i++) c->input_pos[g->inputs[i]] = i;
+  return 1;
+}
 
-  /* where each tensor lives */
-  memset(p->tensors, 0, (size_t)p->num_tensors * sizeof(fuse__tensor));
-  for (i = 0; i < p->num_tensors; i++) {
-    root[i] = i;
-    first[i] = last[i] = -1;
+/* Where a needed node's tensor lives: the caller's input or output, the constants (at a
+   provisional offset), the workspace, or a view's operand. Counts the steps it needs. */
+static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
+  const fuse_graph *g = c->g;
+  const fuse__node *nd = &g->nodes[i];
+  fuse__tensor *t = &c->p->tensors[i];
+  int k, out_pos = -1;
+  if (nd->op == FUSE__OP_INPUT) {
+    t->kind = FUSE__LOC_INPUT;
+    t->index = c->input_pos[i];
+    return;
   }
+  if (nd->op == FUSE__OP_CONST) {
+    t->kind = FUSE__LOC_CONST;
+    t->offset = *const_bytes;
+    *const_bytes += fuse__tensor_bytes(t);
+    return;
+  }
+  for (k = 0; k < g->num_outputs && out_pos < 0; k++)
+    if (g->outputs[k] == i) out_pos = k;
+  if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
+    const fuse__tensor *src = &c->p->tensors[nd->in[0]];
+    t->kind = src->kind;
+    t->index = src->index;
+    t->offset = src->offset;
+    c->root[i] = c->root[nd->in[0]];
+    return;
+  }
+  if (out_pos >= 0) {
+    t->kind = FUSE__LOC_OUTPUT;
+    t->index = out_pos;
+  } else {
+    t->kind = FUSE__LOC_WORK;
+  }
+  c->n_ops++;
+}
+
+/* where each tensor lives; outputs not written in place by their op get a copy step */
+static int fuse__place_tensors(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  size_t const_bytes = 0;
+  int i, n = c->n;
+  memset(p->tensors, 0, (size_t)p->num_tensors * sizeof(fuse__tensor));
+  for (i = 0; i < p->num_tensors; i++) c->root[i] = i;
   for (i = 0; i < n; i++) {
     const fuse__node *nd = &g->nodes[i];
     fuse__tensor *t = &p->tensors[i];
     t->rank = nd->rank;
     t->value = i;
     memcpy(t->shape, nd->shape, sizeof t->shape);
-    if (!needed[i]) continue;
+    if (!c->needed[i]) continue;
     if ((uint64_t)fuse__numel(t->rank, t->shape) > (uint64_t)((size_t)-1 / 4 / sizeof(float))) {
-      fuse__compile_error(opt, g, "compile: %V %S does not fit this target's address space", i,
-                          t->rank, t->shape);
-      status = FUSE_ERROR_OUT_OF_MEMORY;
-      goto fail;
+      /* fuse_compile then reports it as out of memory, over this message */
+      fuse__compile_error(c->opt, g, "compile: %V %S does not fit this target's address space",
+                          i, t->rank, t->shape);
+      return 0;
     }
-    if (nd->op == FUSE__OP_INPUT) {
-      t->kind = FUSE__LOC_INPUT;
-      t->index = input_pos[i];
-    } else if (nd->op == FUSE__OP_CONST) {
-      t->kind = FUSE__LOC_CONST;
-      t->offset = const_bytes;
-      const_bytes += fuse__tensor_bytes(t);
-    } else {
-      int out_pos = -1;
-      for (k = 0; k < g->num_outputs && out_pos < 0; k++)
-        if (g->outputs[k] == i) out_pos = k;
-      if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
-        const fuse__tensor *src = &p->tensors[nd->in[0]];
-        t->kind = src->kind;
-        t->index = src->index;
-        t->offset = src->offset;
-        root[i] = root[nd->in[0]];
-        continue;
-      }
-      if (out_pos >= 0) {
-        t->kind = FUSE__LOC_OUTPUT;
-        t->index = out_pos;
-      } else {
-        t->kind = FUSE__LOC_WORK;
-      }
-      n_ops++;
-    }
+    fuse__place_node(c, i, &const_bytes);
   }
-  /* outputs not written in place by their op get a copy step */
   for (i = 0; i < g->num_outputs; i++) {
     const fuse__tensor *src = &p->tensors[g->outputs[i]];
     fuse__tensor *t = &p->tensors[n + i];
@@ -162,186 +212,283 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
     t->kind = FUSE__LOC_OUTPUT;
     t->index = i;
     t->offset = 0;
-    if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) n_ops++;
+    if (!(src->kind == FUSE__LOC_OUTPUT && src->index == i)) c->n_ops++;
   }
+  return 1;
+}
 
-  /* steps and operands, op by op */
-  {
-    int n_operands = g->num_outputs, s = 0, o = 0;
-    for (i = 0; i < n; i++)
-      if (needed[i] && g->nodes[i].op > FUSE__OP_CONST) n_operands += fuse__step_inputs(g, fz, i, NULL);
-    n_steps_cap = n_ops + cap_tensors + 1; /* room for the conversions */
-    n_operands_cap = n_operands + cap_tensors + 1;
-    p->steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
-    p->operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
-    if (!p->steps || !p->operands) goto fail;
-    memset(p->steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
-    for (i = 0; i < n; i++) {
-      const fuse__node *nd = &g->nodes[i];
-      fuse__step *st;
-      int count;
-      if (!needed[i] || nd->op <= FUSE__OP_CONST || root[i] != i) continue;
-      st = &p->steps[s];
-      st->op = nd->op;
-      st->out = i;
-      st->a = nd->a;
-      st->bias = -1;
-      st->in_first = o;
-      st->num_in = count = fuse__step_inputs(g, fz, i, ins);
-      if (nd->composite >= 0 && fz[nd->composite].fused && g->composites[nd->composite].root == i) {
-        const fuse_epilogue *e = &fz[nd->composite].e;
-        int next = 2;
-        st->op = g->nodes[e->reduction].op;
-        st->a = g->nodes[e->reduction].a;
-        if (e->bias != FUSE_NONE) st->bias = next++;
-        st->num_post = e->num_post;
-        for (k = 0; k < e->num_post; k++) {
-          st->post[k] = e->post[k];
-          st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
-        }
-      }
-      for (k = 0; k < count; k++) p->operands[o++] = ins[k];
-      s++;
+/* Node i's step: its own op, or for a fused composite's root the conv2d / matmul with the
+   epilogue's bias and post-ops (bias and residuals become operands 2, 3, ...). */
+static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_first) {
+  const fuse_graph *g = c->g;
+  const fuse__node *nd = &g->nodes[i];
+  int k;
+  st->op = nd->op;
+  st->out = i;
+  st->a = nd->a;
+  st->bias = -1;
+  st->in_first = in_first;
+  st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
+  if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
+    const fuse_epilogue *e = &c->fz[nd->composite].e;
+    int next = 2;
+    st->op = g->nodes[e->reduction].op;
+    st->a = g->nodes[e->reduction].a;
+    if (e->bias != FUSE_NONE) st->bias = next++;
+    st->num_post = e->num_post;
+    for (k = 0; k < e->num_post; k++) {
+      st->post[k] = e->post[k];
+      st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
     }
-    for (i = 0; i < g->num_outputs; i++) {
-      const fuse__tensor *src = &p->tensors[g->outputs[i]];
-      if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
-      p->steps[s].op = FUSE__OP_COPY;
-      p->steps[s].out = n + i;
-      p->steps[s].bias = -1;
-      p->steps[s].in_first = o;
-      p->steps[s].num_in = 1;
-      p->operands[o++] = g->outputs[i];
-      s++;
-    }
-    p->num_steps = s;
   }
-  /* backends first: a step one takes gets no kernel of ours */
-  if (!fuse__offer_backends(p, g, fz, opt, root, &backend_scratch)) goto fail;
+}
+
+/* steps and operands, op by op, then the output copies */
+static int fuse__build_steps(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  int n_operands = g->num_outputs, s = 0, o = 0, i, k, n = c->n;
+  for (i = 0; i < n; i++)
+    if (c->needed[i] && g->nodes[i].op > FUSE__OP_CONST)
+      n_operands += fuse__step_inputs(g, c->fz, i, NULL);
+  c->cap_steps = c->n_ops + c->cap_tensors + 1; /* room for the conversions */
+  c->cap_operands = n_operands + c->cap_tensors + 1;
+  p->steps = (fuse__step *)fuse__alloc(c->a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
+  p->operands = (int *)fuse__alloc(c->a, (size_t)c->cap_operands * sizeof(int), 16);
+  if (!p->steps || !p->operands) return 0;
+  memset(p->steps, 0, (size_t)c->cap_steps * sizeof(fuse__step));
+  for (i = 0; i < n; i++) {
+    if (!c->needed[i] || g->nodes[i].op <= FUSE__OP_CONST || c->root[i] != i) continue;
+    fuse__node_step(c, i, &p->steps[s], o);
+    for (k = 0; k < p->steps[s].num_in; k++) p->operands[o++] = c->ins[k];
+    s++;
+  }
+  for (i = 0; i < g->num_outputs; i++) {
+    const fuse__tensor *src = &p->tensors[g->outputs[i]];
+    if (src->kind == FUSE__LOC_OUTPUT && src->index == i) continue;
+    p->steps[s].op = FUSE__OP_COPY;
+    p->steps[s].out = n + i;
+    p->steps[s].bias = -1;
+    p->steps[s].in_first = o;
+    p->steps[s].num_in = 1;
+    p->operands[o++] = g->outputs[i];
+    s++;
+  }
+  p->num_steps = s;
+  return 1;
+}
+
+/* the SIMD conv2d / matmul kernels: chosen and their weights packed here, once */
+static int fuse__choose_kernels(fuse__compiler *c) {
 #ifdef FUSE__SIMD
-  /* the SIMD conv kernels: chosen and their weights packed here, once */
+  fuse_plan *p = c->p;
+  int i;
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
-        !fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch))
-      goto fail;
+        !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
+      return 0;
+#else
+  (void)c;
 #endif
-  /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
+  return 1;
+}
+
+/* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between;
+   the steps are copied into new arrays with the conversions in place */
+static int fuse__choose_layouts(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  const fuse_allocator *a = c->a;
+  fuse__relayout x;
+  int i, relayout = 0;
   for (i = 0; i < p->num_steps && !relayout; i++)
     relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel == FUSE__KERNEL_IGEMM;
-  if (relayout) {
-    fuse__relayout x;
-    fuse__step *steps = (fuse__step *)fuse__alloc(a, (size_t)n_steps_cap * sizeof(fuse__step), 16);
-    int *operands = (int *)fuse__alloc(a, (size_t)n_operands_cap * sizeof(int), 16);
-    if (!steps || !operands) {
-      fuse__free(a, steps);
-      fuse__free(a, operands);
-      goto fail;
-    }
-    memset(steps, 0, (size_t)n_steps_cap * sizeof(fuse__step));
-    for (i = 0; i < cap_tensors; i++) alt[i] = -1;
-    x.p = p;
-    x.root = root;
-    x.alt = alt;
-    x.steps = steps;
-    x.operands = operands;
-    x.num_steps = x.num_operands = 0;
-    fuse__relayout_steps(&x, p->steps, p->num_steps, p->operands);
-    fuse__free(a, p->steps);
-    fuse__free(a, p->operands);
-    p->steps = steps;
-    p->operands = operands;
-    p->num_steps = x.num_steps;
+  if (!relayout) return 1;
+  x.steps = (fuse__step *)fuse__alloc(a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
+  x.operands = (int *)fuse__alloc(a, (size_t)c->cap_operands * sizeof(int), 16);
+  if (!x.steps || !x.operands) {
+    fuse__free(a, x.steps);
+    fuse__free(a, x.operands);
+    return 0;
   }
-  /* lifetimes in steps: written first, read last */
-  for (i = 0; i < p->num_tensors; i++) first[i] = last[i] = -1;
+  memset(x.steps, 0, (size_t)c->cap_steps * sizeof(fuse__step));
+  for (i = 0; i < c->cap_tensors; i++) c->alt[i] = -1;
+  x.p = p;
+  x.root = c->root;
+  x.alt = c->alt;
+  x.num_steps = x.num_operands = 0;
+  fuse__relayout_steps(&x, p->steps, p->num_steps, p->operands);
+  fuse__free(a, p->steps);
+  fuse__free(a, p->operands);
+  p->steps = x.steps;
+  p->operands = x.operands;
+  p->num_steps = x.num_steps;
+  return 1;
+}
+
+/* lifetimes in steps: written first, read last; and the description, step by step */
+static int fuse__find_lifetimes(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  int i, k;
+  for (i = 0; i < p->num_tensors; i++) c->first[i] = c->last[i] = -1;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
-    for (k = 0; k < st->num_in; k++) last[root[p->operands[st->in_first + k]]] = i;
-    if (first[st->out] < 0) first[st->out] = i;
-    fuse__describe(&text, g, st, i, p->tensors[st->out].value, number);
+    for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
+    if (c->first[st->out] < 0) c->first[st->out] = i;
+    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number);
   }
+  return 1;
+}
+
+/* Rounds n up to FUSE__ALIGN. */
+static size_t fuse__workspace_align(size_t n) {
+  return (n + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+}
+
+/* the workspace: the work tensors where their lifetimes allow, then the SIMD kernels'
+   scratch per chunk and the backends' scratch at its end; the row of zeros */
+static int fuse__plan_memory(fuse__compiler *c) {
+  fuse_plan *p = c->p;
+  int i, n_work = 0;
   for (i = 0; i < p->num_tensors; i++)
-    if ((i >= n || needed[i]) && root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
-      if (last[i] < first[i]) last[i] = first[i]; /* written, never read: still needs room */
-      order[n_work++] = i;
+    if ((i >= c->n || c->needed[i]) && c->root[i] == i && p->tensors[i].kind == FUSE__LOC_WORK) {
+      /* written, never read: still needs room */
+      if (c->last[i] < c->first[i]) c->last[i] = c->first[i];
+      c->order[n_work++] = i;
     }
-  fuse__place(p, first, last, order, n_work, ranges);
-  if (zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
-    p->zeros = (float *)fuse__alloc(a, zeros * sizeof(float), FUSE__ALIGN);
-    if (!p->zeros) goto fail;
-    memset(p->zeros, 0, zeros * sizeof(float));
+  fuse__place(p, c->first, c->last, c->order, n_work, c->ranges);
+  if (c->zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
+    p->zeros = (float *)fuse__alloc(c->a, c->zeros * sizeof(float), FUSE__ALIGN);
+    if (!p->zeros) return 0;
+    memset(p->zeros, 0, c->zeros * sizeof(float));
   }
-  if (scratch) { /* per chunk: the SIMD conv's row pointers and padded rows */
-    p->scratch_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-    p->scratch_slot = (scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  if (c->scratch) { /* per chunk: the SIMD kernels' row pointers and padded rows */
+    p->scratch_offset = fuse__workspace_align(p->workspace_size);
+    p->scratch_slot = fuse__workspace_align(c->scratch);
     p->workspace_size = p->scratch_offset + p->scratch_slot * (size_t)p->chunks;
   }
-  if (backend_scratch) { /* one block: steps run one after another */
-    p->backend_offset = (p->workspace_size + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-    p->backend_scratch = (backend_scratch + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  if (c->backend_scratch) { /* one block: steps run one after another */
+    p->backend_offset = fuse__workspace_align(p->workspace_size);
+    p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
   }
-  for (i = 0; i < n; i++) /* views follow their root */
-    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_WORK) {
+  for (i = 0; i < c->n; i++) /* views follow their root */
+    if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_WORK) {
       p->tensors[i].kind = FUSE__LOC_WORK;
-      p->tensors[i].offset = p->tensors[root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset;
     }
+  return 1;
+}
 
-  /* the plan's own copies of the constants a step reads: a SIMD kernel reads its packed
-     weights instead (order[] is free again: it marks what is read) */
-  for (i = 0; i < n; i++) order[i] = 0;
+/* the plan's own copies of the constants a step reads: a SIMD kernel reads its packed
+   weights instead (order[] is free again: it marks what is read) */
+static int fuse__copy_constants(fuse__compiler *c) {
+  const fuse_graph *g = c->g;
+  fuse_plan *p = c->p;
+  int *read = c->order, i, k, n = c->n;
+  size_t const_bytes = 0;
+  for (i = 0; i < n; i++) read[i] = 0;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++)
       if (!(k == 1 && st->kernel != FUSE__KERNEL_REF)) {
-        int t = root[p->operands[st->in_first + k]];
-        if (t < n) order[t] = 1;
+        int t = c->root[p->operands[st->in_first + k]];
+        if (t < n) read[t] = 1;
       }
   }
-  const_bytes = 0;
   for (i = 0; i < n; i++)
-    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST) {
+    if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST) {
       p->tensors[i].offset = const_bytes;
-      if (order[i]) const_bytes += fuse__tensor_bytes(&p->tensors[i]);
+      if (read[i]) const_bytes += fuse__tensor_bytes(&p->tensors[i]);
     }
   for (i = 0; i < n; i++) /* views of constants follow them */
-    if (root[i] != i && p->tensors[root[i]].kind == FUSE__LOC_CONST)
-      p->tensors[i].offset = p->tensors[root[i]].offset;
-  p->consts = (float *)fuse__alloc(a, const_bytes, FUSE__ALIGN);
-  if (!p->consts) goto fail;
+    if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_CONST)
+      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+  p->consts = (float *)fuse__alloc(c->a, const_bytes, FUSE__ALIGN);
+  if (!p->consts) return 0;
   p->weights_size += const_bytes;
   for (i = 0; i < n; i++)
-    if (needed[i] && g->nodes[i].op == FUSE__OP_CONST && order[i])
+    if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST && read[i])
       memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
              (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
+  return 1;
+}
+
+/* the plan's own workspace (used when fuse_run is given none) and its description */
+static int fuse__compile_finish(fuse__compiler *c) {
+  fuse_plan *p = c->p;
   if (p->workspace_size) {
-    p->own_workspace = fuse__alloc(a, p->workspace_size, FUSE__ALIGN);
-    if (!p->own_workspace) goto fail;
+    p->own_workspace = fuse__alloc(c->a, p->workspace_size, FUSE__ALIGN);
+    if (!p->own_workspace) return 0;
   }
-  if (text.failed) goto fail;
-  p->description = text.buf;
-  text.buf = NULL;
-  status = FUSE_OK;
-  *out = p;
-  p = NULL;
-fail:
-  if (status == FUSE_ERROR_OUT_OF_MEMORY)
+  if (c->text.failed) return 0;
+  p->description = c->text.buf;
+  c->text.buf = NULL;
+  return 1;
+}
+
+/* Frees what the phases allocated, and the plan unless it was handed out. */
+static void fuse__compiler_free(fuse__compiler *c) {
+  const fuse_allocator *a = c->a;
+  fuse_plan_destroy(c->p);
+  fuse__free(a, c->needed);
+  fuse__free(a, c->root);
+  fuse__free(a, c->first);
+  fuse__free(a, c->last);
+  fuse__free(a, c->order);
+  fuse__free(a, c->input_pos);
+  fuse__free(a, c->ranges);
+  fuse__free(a, c->alt);
+  fuse__free(a, c->fz);
+  fuse__free(a, c->ins);
+  fuse__free(a, c->text.buf);
+  fuse__users_free(c->g, &c->users);
+  if (c->w.g) fuse__writer_free(&c->w, c->number);
+}
+
+FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
+                                  fuse_plan **out) {
+  fuse__compiler c;
+  fuse_result status;
+  int ok;
+  if (out) *out = NULL;
+  status = fuse__compile_check(g, opt, out);
+  if (status != FUSE_OK) return status;
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.opt = opt;
+  c.a = &g->alloc;
+  c.n = g->num_nodes;
+  ok = /* the plan and the arrays every phase shares */
+       fuse__compile_start(&c) &&
+       /* first: a fused composite becomes one step and its inner ops none */
+       fuse__decide_fusion(&c) &&
+       /* walks the steps' inputs back from the outputs, so fusion must be decided */
+       fuse__find_needed(&c) &&
+       /* only needed nodes get a place; a view shares its operand's */
+       fuse__place_tensors(&c) &&
+       /* a step per placed op, sized by the counts placing made */
+       fuse__build_steps(&c) &&
+       /* backends before our kernels: a step one takes gets no kernel of ours */
+       fuse__offer_backends(c.p, g, c.fz, opt, c.root, &c.backend_scratch) &&
+       fuse__choose_kernels(&c) &&
+       /* after the kernels: an NHWC conv decides its neighbours' layout */
+       fuse__choose_layouts(&c) &&
+       /* once the steps are final, conversions included */
+       fuse__find_lifetimes(&c) &&
+       /* every size is known now: tensors, backend layouts, the kernels' scratch */
+       fuse__plan_memory(&c) &&
+       /* last: the kernels chose which weights they pack, the rest are copied */
+       fuse__copy_constants(&c) &&
+       /* only a plan that is complete gets its workspace and description */
+       fuse__compile_finish(&c);
+  if (ok) {
+    *out = c.p;
+    c.p = NULL;
+  } else {
     fuse__compile_error(opt, g, "compile: out of memory");
-  fuse_plan_destroy(p);
-  fuse__free(a, needed);
-  fuse__free(a, root);
-  fuse__free(a, first);
-  fuse__free(a, last);
-  fuse__free(a, order);
-  fuse__free(a, input_pos);
-  fuse__free(a, ranges);
-  fuse__free(a, alt);
-  fuse__free(a, fz);
-  fuse__free(a, ins);
-  fuse__free(a, text.buf);
-  fuse__users_free(g, &users);
-  if (w.g) fuse__writer_free(&w, number);
-  return status;
+  }
+  fuse__compiler_free(&c);
+  return ok ? FUSE_OK : FUSE_ERROR_OUT_OF_MEMORY;
 }
 
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }

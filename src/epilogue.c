@@ -86,10 +86,124 @@ static int fuse__bias_shape(const fuse_graph *g, const fuse__node *red, int rank
    whose bounds are the second clamp applied to the first's bounds. */
 static float fuse__clampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* maximum / minimum with a scalar constant: the clamp *op; *next continues the chain.
+   0: not a clamp (out->why says why). */
+static int fuse__analyze_bound(const fuse_graph *g, fuse_value cur, fuse_epilogue *out,
+                               fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur];
+  float c;
+  int k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
+  if (k < 0) {
+    const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
+    if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
+      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op],
+                           cur);
+    return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
+                         fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape);
+  }
+  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur);
+  op->kind = FUSE_POST_CLAMP;
+  op->lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
+  op->hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
+  *next = n->in[1 - k];
+  return 1;
+}
+
+/* The per-channel bias that `other`, added to the output of reduction `red`, is (itself, or
+   the source of a reshape in scope); FUSE_NONE when it is not one. */
+static fuse_value fuse__add_bias(const fuse_graph *g, const fuse__scope *comp, fuse_value red,
+                                 fuse_value other) {
+  const fuse__node *rd = &g->nodes[red], *o = &g->nodes[other];
+  if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
+    const fuse__node *src = &g->nodes[o->in[0]];
+    if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
+        fuse__numel(src->rank, src->shape) ==
+            rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
+      return o->in[0];
+    return FUSE_NONE;
+  }
+  return fuse__bias_shape(g, rd, o->rank, o->shape) ? other : FUSE_NONE;
+}
+
+/* add: *next is the operand that leads to the reduction; the other is the bias (out->bias,
+   when next is the reduction itself: 2) or a residual of the add's shape (*op: 1).
+   0: neither (out->why says why). */
+static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_value cur,
+                             fuse_epilogue *out, fuse_post_op *op, fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur], *o, *rd;
+  int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
+  int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
+  int k;
+  fuse_value other;
+  if (!l0 && !l1)
+    return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur);
+  k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
+  if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
+  *next = n->in[k];
+  other = n->in[1 - k];
+  o = &g->nodes[other];
+  rd = &g->nodes[*next];
+  if (fuse__is_reduction(rd->op)) { /* next to the reduction: a bias? */
+    fuse_value b = fuse__add_bias(g, comp, *next, other);
+    if (b != FUSE_NONE) {
+      out->bias = b;
+      return 2;
+    }
+  }
+  if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) &&
+      (comp->comp >= 0 || comp->members))
+    return fuse__epi_why(out, g,
+                         "add %V: its operand %V is computed inside the composite, so it is "
+                         "neither a bias nor a residual",
+                         cur, other);
+  if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
+      rd->rank != n->rank || memcmp(rd->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
+    if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
+        fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
+      return fuse__epi_why(out, g,
+                           "add %V: operand %S broadcasts along the last axis (width) of %S, "
+                           "not along the channels, so it is not a bias",
+                           cur, o->rank, o->shape, rd->rank, rd->shape);
+    return fuse__epi_why(out, g,
+                         "add %V: operand %S is neither a per-channel bias nor a residual of "
+                         "shape %S; the add's result is %S",
+                         cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape);
+  }
+  op->kind = FUSE_POST_ADD;
+  op->lo = op->hi = 0;
+  op->tensor = other;
+  return 1;
+}
+
+/* The post-ops collected from the root inward (rev), reversed into application order with
+   adjacent clamps merged. 0: more than FUSE_MAX_POST_OPS remain (out->why says so). */
+static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, int n_rev,
+                                fuse_value reduction, fuse_epilogue *out) {
+  int i;
+  for (i = n_rev - 1; i >= 0; i--) {
+    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
+    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
+      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
+      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
+      last->lo = lo;
+      last->hi = hi;
+      continue;
+    }
+    if (out->num_post == FUSE_MAX_POST_OPS)
+      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
+    out->post[out->num_post] = rev[i];
+    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    out->post[out->num_post].operand = -1; /* set by fuse_compile */
+    out->num_post++;
+  }
+  return 1;
+}
+
+/* Walks from root inward through the epilogue ops to the conv2d / matmul. */
 static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fuse__scope *comp,
                                  fuse_epilogue *out) {
   fuse_post_op rev[64]; /* collected from the root inward */
-  int n_rev = 0, i, k;
+  int n_rev = 0, i;
   fuse_value cur = root, chain[64];
   int n_chain = 0;
   const fuse__node *red;
@@ -98,8 +212,8 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   out->reduction = out->bias = FUSE_NONE;
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
-    fuse_value other = FUSE_NONE, next;
-    float c;
+    fuse_value next = FUSE_NONE;
+    int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
@@ -110,104 +224,25 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     chain[n_chain++] = cur;
     switch (n->op) {
     case FUSE__OP_RELU:
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = 0;
-      rev[n_rev++].hi = HUGE_VALF;
-      next = n->in[0];
-      break;
     case FUSE__OP_CLIP:
       rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->a.clip.lo;
-      rev[n_rev++].hi = n->a.clip.hi;
+      rev[n_rev].lo = n->op == FUSE__OP_RELU ? 0 : n->a.clip.lo;
+      rev[n_rev].hi = n->op == FUSE__OP_RELU ? HUGE_VALF : n->a.clip.hi;
       next = n->in[0];
       break;
     case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM:
-      k = fuse__scalar_const(g, n->in[1], &c) ? 1 : fuse__scalar_const(g, n->in[0], &c) ? 0 : -1;
-      if (k < 0) {
-        const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
-        if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
-          return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op], cur),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
-                             fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      if (c != c)
-        return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur),
-               FUSE_ERROR_UNSUPPORTED;
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
-      rev[n_rev++].hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
-      next = n->in[1 - k];
-      break;
-    case FUSE__OP_ADD: {
-      int l0 = fuse__leads_to_reduction(g, n->in[0], comp, 0);
-      int l1 = fuse__leads_to_reduction(g, n->in[1], comp, 0);
-      const fuse__node *o;
-      if (!l0 && !l1)
-        return fuse__epi_why(out, g, "add %V: neither operand leads to a conv2d / matmul", cur),
-               FUSE_ERROR_UNSUPPORTED;
-      k = l0 ? 0 : 1; /* the chain operand; with both, the first (a residual from another conv) */
-      if (l0 && l1 && !fuse__in_scope(g, comp, n->in[0])) k = 1;
-      next = n->in[k];
-      other = n->in[1 - k];
-      o = &g->nodes[other];
-
-      if (fuse__is_reduction(g->nodes[next].op)) { /* next to the reduction: a bias? */
-        const fuse__node *rd = &g->nodes[next];
-        fuse_value b = other;
-        if (o->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, other)) {
-          const fuse__node *src = &g->nodes[o->in[0]];
-          if (fuse__bias_shape(g, rd, o->rank, o->shape) &&
-              fuse__numel(src->rank, src->shape) == rd->shape[rd->op == FUSE__OP_CONV2D ? 1 : rd->rank - 1])
-            b = o->in[0];
-          else
-            b = FUSE_NONE;
-        } else if (!fuse__bias_shape(g, rd, o->rank, o->shape)) {
-          b = FUSE_NONE;
-        }
-        if (b != FUSE_NONE) {
-          out->bias = b;
-          break;
-        }
-      }
-      if (o->op > FUSE__OP_CONST && fuse__in_scope(g, comp, other) && (comp->comp >= 0 || comp->members))
-        return fuse__epi_why(out, g,
-                             "add %V: its operand %V is computed inside the composite, so it is "
-                             "neither a bias nor a residual",
-                             cur, other),
-               FUSE_ERROR_UNSUPPORTED;
-      if (o->rank != n->rank || memcmp(o->shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0 ||
-          g->nodes[next].rank != n->rank ||
-          memcmp(g->nodes[next].shape, n->shape, (size_t)n->rank * sizeof(int64_t)) != 0) {
-        const fuse__node *rd = &g->nodes[next];
-        if (o->rank >= 1 && o->shape[o->rank - 1] > 1 && o->rank < rd->rank &&
-            fuse__numel(o->rank, o->shape) == o->shape[o->rank - 1])
-          return fuse__epi_why(out, g,
-                               "add %V: operand %S broadcasts along the last axis (width) of %S, "
-                               "not along the channels, so it is not a bias",
-                               cur, o->rank, o->shape, rd->rank, rd->shape),
-                 FUSE_ERROR_UNSUPPORTED;
-        return fuse__epi_why(out, g,
-                             "add %V: operand %S is neither a per-channel bias nor a residual of "
-                             "shape %S; the add's result is %S",
-                             cur, o->rank, o->shape, rd->rank, rd->shape, n->rank, n->shape),
-               FUSE_ERROR_UNSUPPORTED;
-      }
-      rev[n_rev].kind = FUSE_POST_ADD;
-      rev[n_rev].lo = rev[n_rev].hi = 0;
-      rev[n_rev++].tensor = other;
-      break;
-    }
+    case FUSE__OP_MINIMUM: found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next); break;
+    case FUSE__OP_ADD: found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); break;
     default:
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
                            "maximum / minimum with a constant)",
                            fuse__op_names[n->op], cur),
              FUSE_ERROR_UNSUPPORTED;
     }
+    if (!found) return FUSE_ERROR_UNSUPPORTED;
     cur = next;
-    if (out->bias != FUSE_NONE) break;
+    if (found == 2) break;
+    n_rev++;
   }
   red = &g->nodes[cur];
   if (!fuse__is_reduction(red->op))
@@ -223,25 +258,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
              FUSE_ERROR_UNSUPPORTED;
   }
   out->reduction = cur;
-  /* reverse into application order, merging adjacent clamps */
-  for (i = n_rev - 1; i >= 0; i--) {
-    fuse_post_op *last = out->num_post ? &out->post[out->num_post - 1] : NULL;
-    if (rev[i].kind == FUSE_POST_CLAMP && last && last->kind == FUSE_POST_CLAMP) {
-      float lo = fuse__clampf(last->lo, rev[i].lo, rev[i].hi);
-      float hi = fuse__clampf(last->hi, rev[i].lo, rev[i].hi);
-      last->lo = lo;
-      last->hi = hi;
-      continue;
-    }
-    if (out->num_post == FUSE_MAX_POST_OPS)
-      return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, cur),
-             FUSE_ERROR_UNSUPPORTED;
-    out->post[out->num_post] = rev[i];
-    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
-    out->post[out->num_post].operand = -1; /* set by fuse_compile */
-    out->num_post++;
-  }
-  return FUSE_OK;
+  return fuse__order_post_ops(g, rev, n_rev, cur, out) ? FUSE_OK : FUSE_ERROR_UNSUPPORTED;
 }
 
 FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,

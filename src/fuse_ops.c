@@ -77,136 +77,177 @@ typedef struct fuse__candidate {
   fuse_value captures[FUSE__PAT_MAX_CAPTURES];
 } fuse__candidate;
 
+/* What fuse_ops_by_pattern's pieces share: the graph's users, which nodes a composite has
+   claimed, and one rule's candidate matches. */
+typedef struct fuse__pattern_pass {
+  fuse_graph *g;
+  fuse_pattern_options o;
+  fuse__users users;
+  int n;                 /* the graph's nodes */
+  int *claimed;          /* per node: 1 once in a composite */
+  unsigned char *in_match; /* per node: 1 in the candidate being checked (fuse__convex: 2) */
+  int *stack;            /* the candidates' order, then fuse__convex's stack */
+  fuse_value *pool;      /* members of every candidate match */
+  int pool_cap, pool_len;
+  fuse__candidate *cands;
+  int cand_cap, n_cands;
+} fuse__pattern_pass;
+
+/* Parses every rule's pattern into pats, before anything changes: a bad one leaves the graph
+   untouched. */
+static fuse_result fuse__parse_rules(fuse_graph *g, const fuse_rule *rules, int n_rules,
+                                     fuse__pattern *pats) {
+  int r;
+  for (r = 0; r < n_rules; r++) {
+    const char *name = rules[r].name;
+    if (!name || !*name)
+      return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
+                              "fuse_ops_by_pattern: rule %d has no name", r);
+    if (!fuse__pattern_parse(&pats[r], rules[r].pattern))
+      return fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
+  }
+  return FUSE_OK;
+}
+
+/* Every match of m's pattern rooted at an unclaimed op, in graph order, into s->cands (their
+   members into s->pool). 0: out of memory. */
+static int fuse__find_candidates(fuse__pattern_pass *s, fuse_match *m) {
+  fuse_graph *g = s->g;
+  int v, k;
+  s->n_cands = 0;
+  s->pool_len = 0;
+  for (v = 0; v < s->n; v++) {
+    fuse__candidate *c;
+    if (g->nodes[v].op <= FUSE__OP_CONST || s->claimed[v]) continue;
+    m->num_members = 0;
+    for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m->captures[k] = FUSE_NONE;
+    if (!fuse__match(m, m->pt->root, v) || m->num_members == 0) continue;
+    if (m->members[m->num_members - 1] != v) continue; /* the root must be an op of the pattern */
+    if (s->n_cands == s->cand_cap) {
+      fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
+          &g->alloc, s->cands, s->n_cands, &s->cand_cap, s->n_cands + 1, sizeof(fuse__candidate));
+      if (!bigger) return 0;
+      s->cands = bigger;
+    }
+    if (s->pool_len + m->num_members > s->pool_cap) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, s->pool, s->pool_len, &s->pool_cap,
+                                                    s->pool_len + m->num_members,
+                                                    sizeof(fuse_value));
+      if (!bigger) return 0;
+      s->pool = bigger;
+    }
+    c = &s->cands[s->n_cands];
+    c->root = v;
+    c->first = s->pool_len;
+    c->count = m->num_members;
+    memcpy(c->captures, m->captures, sizeof m->captures);
+    memcpy(s->pool + s->pool_len, m->members, (size_t)m->num_members * sizeof(fuse_value));
+    s->pool_len += m->num_members;
+    s->n_cands++;
+  }
+  return 1;
+}
+
+/* Whether candidate c may become a composite of rule: none of its members claimed, no
+   intermediate read outside it or a graph output (with allow_escaping: convex instead), and
+   the rule's check accepts it. */
+static int fuse__candidate_fits(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m,
+                                const fuse__candidate *c) {
+  const fuse_value *mem = s->pool + c->first;
+  int k, ok = 1;
+  for (k = 0; k < c->count && ok; k++) ok = !s->claimed[mem[k]];
+  if (!ok) return 0;
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 1;
+  /* intermediates used outside, or graph outputs, escape */
+  if (!s->o.allow_escaping) {
+    for (k = 0; k < c->count && ok; k++) {
+      int j, val = mem[k];
+      if (val == c->root) continue;
+      if (fuse__is_output(s->g, val)) ok = 0;
+      for (j = s->users.first[val]; j < s->users.first[val + 1] && ok; j++)
+        ok = s->in_match[s->users.list[j]] != 0;
+    }
+  } else {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    ok = fuse__convex(m, &s->users, s->in_match, s->stack + s->n + 1);
+  }
+  if (ok && rule->check) {
+    m->root = c->root;
+    m->num_members = c->count;
+    memcpy(m->members, mem, (size_t)c->count * sizeof(fuse_value));
+    memcpy(m->captures, c->captures, sizeof m->captures);
+    ok = rule->check(s->g, m, rule->user) != 0;
+  }
+  for (k = 0; k < c->count; k++) s->in_match[mem[k]] = 0;
+  return ok;
+}
+
+/* Makes a composite of each candidate that fits, largest first; equal sizes keep graph order
+   (a stable bucket pass by size). 0: out of memory. */
+static int fuse__claim_candidates(fuse__pattern_pass *s, const fuse_rule *rule, fuse_match *m) {
+  int *order = s->stack, max_count = 0, i, k, v;
+  for (i = 0; i < s->n_cands; i++)
+    if (s->cands[i].count > max_count) max_count = s->cands[i].count;
+  for (k = max_count, v = 0; k >= 1 && v < s->n_cands; k--)
+    for (i = 0; i < s->n_cands; i++)
+      if (s->cands[i].count == k) order[v++] = i;
+  for (i = 0; i < s->n_cands; i++) {
+    const fuse__candidate *c = &s->cands[order[i]];
+    const fuse_value *mem = s->pool + c->first;
+    if (!fuse__candidate_fits(s, rule, m, c)) continue;
+    if (!fuse__composite_from_rule(s->g, rule, &s->o, mem, c->count)) return 0;
+    for (k = 0; k < c->count; k++) s->claimed[mem[k]] = 1;
+  }
+  return 1;
+}
+
 FUSE_API fuse_result fuse_ops_by_pattern(fuse_graph *g, const fuse_rule *rules, int n_rules,
                                          const fuse_pattern_options *opt) {
-  fuse_pattern_options o;
+  fuse__pattern_pass s;
   fuse__pattern *pats = NULL;
-  fuse__users users;
-  int *claimed = NULL, *stack = NULL, r, v, i, k, n, pool_cap = 0, pool_len;
-  fuse_value *pool = NULL; /* members of every candidate match */
-  fuse__candidate *cands = NULL;
-  unsigned char *in_match = NULL;
-  int cand_cap = 0, n_cands;
+  int r, v;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
   if (g->status != FUSE_OK) return g->status;
   fuse__pass_begin(g);
-  memset(&o, 0, sizeof o);
-  if (opt) o = *opt;
+  memset(&s, 0, sizeof s);
+  if (opt) s.o = *opt;
   if (n_rules < 0 || (n_rules > 0 && !rules))
     return fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT,
                             "fuse_ops_by_pattern: %d rules at %s", n_rules, rules ? "rules" : "NULL");
-  n = g->num_nodes;
-  memset(&users, 0, sizeof users);
-  /* parse every rule first: a bad one leaves the graph untouched */
+  s.g = g;
+  s.n = g->num_nodes;
   pats = (fuse__pattern *)fuse__alloc(&g->alloc, sizeof(fuse__pattern) * (size_t)(n_rules + 1), 16);
   if (!pats) goto done;
-  for (r = 0; r < n_rules; r++) {
-    const char *name = rules[r].name;
-    if (!name || !*name) {
-      status = fuse__pass_error(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_ops_by_pattern: rule %d has no name", r);
-      goto done;
-    }
-    if (!fuse__pattern_parse(&pats[r], rules[r].pattern)) {
-      status = fuse__pass_error(g, FUSE_ERROR_PARSE, "pattern of rule '%s', %s", name, pats[r].error);
-      goto done;
-    }
-  }
-  claimed = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int), 16);
-  in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(n + 1), 16);
-  stack = (int *)fuse__alloc(&g->alloc, (size_t)(n + 1) * sizeof(int) * 2 + 64, 16);
-  if (!claimed || !in_match || !stack || !fuse__users_build(g, &users)) goto done;
-  for (v = 0; v < n; v++) claimed[v] = g->nodes[v].composite >= 0;
-  memset(in_match, 0, (size_t)n);
-  for (r = 0; r < n_rules; r++) {
+  status = fuse__parse_rules(g, rules, n_rules, pats);
+  if (status != FUSE_OK) goto done;
+  status = FUSE_ERROR_OUT_OF_MEMORY;
+  s.claimed = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int), 16);
+  s.in_match = (unsigned char *)fuse__alloc(&g->alloc, (size_t)(s.n + 1), 16);
+  s.stack = (int *)fuse__alloc(&g->alloc, (size_t)(s.n + 1) * sizeof(int) * 2 + 64, 16);
+  if (!s.claimed || !s.in_match || !s.stack || !fuse__users_build(g, &s.users)) goto done;
+  for (v = 0; v < s.n; v++) s.claimed[v] = g->nodes[v].composite >= 0;
+  memset(s.in_match, 0, (size_t)s.n);
+  for (r = 0; r < n_rules; r++) { /* every match of this rule, then the largest first */
     fuse_match m;
-    /* every match of this rule, then the largest first */
-    n_cands = 0;
-    pool_len = 0;
     memset(&m, 0, sizeof m);
     m.g = g;
     m.pt = &pats[r];
-    m.claimed = claimed;
-    if (!o.allow_escaping) m.use_first = users.first, m.use_list = users.list;
-    for (v = 0; v < n; v++) {
-      if (g->nodes[v].op <= FUSE__OP_CONST || claimed[v]) continue;
-      m.num_members = 0;
-      for (k = 0; k < FUSE__PAT_MAX_CAPTURES; k++) m.captures[k] = FUSE_NONE;
-      if (!fuse__match(&m, pats[r].root, v) || m.num_members == 0) continue;
-      if (m.members[m.num_members - 1] != v) continue; /* the root must be an op of the pattern */
-      if (n_cands == cand_cap) {
-        fuse__candidate *bigger = (fuse__candidate *)fuse__grow(
-            &g->alloc, cands, n_cands, &cand_cap, n_cands + 1, sizeof(fuse__candidate));
-        if (!bigger) goto done;
-        cands = bigger;
-      }
-      if (pool_len + m.num_members > pool_cap) {
-        fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, pool, pool_len, &pool_cap,
-                                                      pool_len + m.num_members, sizeof(fuse_value));
-        if (!bigger) goto done;
-        pool = bigger;
-      }
-      cands[n_cands].root = v;
-      cands[n_cands].first = pool_len;
-      cands[n_cands].count = m.num_members;
-      memcpy(cands[n_cands].captures, m.captures, sizeof m.captures);
-      memcpy(pool + pool_len, m.members, (size_t)m.num_members * sizeof(fuse_value));
-      pool_len += m.num_members;
-      n_cands++;
-    }
-    /* largest first; equal sizes keep graph order (a stable bucket pass by size) */
-    {
-      int *order = stack, max_count = 0;
-      for (i = 0; i < n_cands; i++)
-        if (cands[i].count > max_count) max_count = cands[i].count;
-      for (k = max_count, v = 0; k >= 1 && v < n_cands; k--)
-        for (i = 0; i < n_cands; i++)
-          if (cands[i].count == k) order[v++] = i;
-      for (i = 0; i < n_cands; i++) {
-        fuse__candidate *c = &cands[order[i]];
-        const fuse_value *mem = pool + c->first;
-        int ok = 1;
-        for (k = 0; k < c->count && ok; k++) ok = !claimed[mem[k]];
-        if (!ok) continue;
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 1;
-        /* intermediates used outside, or graph outputs, escape */
-        if (!o.allow_escaping) {
-          for (k = 0; k < c->count && ok; k++) {
-            int j, val = mem[k];
-            if (val == c->root) continue;
-            if (fuse__is_output(g, val)) ok = 0;
-            for (j = users.first[val]; j < users.first[val + 1] && ok; j++)
-              ok = in_match[users.list[j]] != 0;
-          }
-        } else {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          ok = fuse__convex(&m, &users, in_match, stack + n + 1);
-        }
-        if (ok && rules[r].check) {
-          m.root = c->root;
-          m.num_members = c->count;
-          memcpy(m.members, mem, (size_t)c->count * sizeof(fuse_value));
-          memcpy(m.captures, c->captures, sizeof m.captures);
-          ok = rules[r].check(g, &m, rules[r].user) != 0;
-        }
-        for (k = 0; k < c->count; k++) in_match[mem[k]] = 0;
-        if (!ok) continue;
-        if (!fuse__composite_from_rule(g, &rules[r], &o, mem, c->count)) goto done;
-        for (k = 0; k < c->count; k++) claimed[mem[k]] = 1;
-      }
-    }
+    m.claimed = s.claimed;
+    if (!s.o.allow_escaping) m.use_first = s.users.first, m.use_list = s.users.list;
+    if (!fuse__find_candidates(&s, &m) || !fuse__claim_candidates(&s, &rules[r], &m)) goto done;
   }
   status = FUSE_OK;
 done:
   if (status == FUSE_ERROR_OUT_OF_MEMORY) fuse__pass_error(g, status, "fuse_ops_by_pattern: out of memory");
-  fuse__users_free(g, &users);
+  fuse__users_free(g, &s.users);
   fuse__free(&g->alloc, pats);
-  fuse__free(&g->alloc, claimed);
-  fuse__free(&g->alloc, in_match);
-  fuse__free(&g->alloc, stack);
-  fuse__free(&g->alloc, pool);
-  fuse__free(&g->alloc, cands);
+  fuse__free(&g->alloc, s.claimed);
+  fuse__free(&g->alloc, s.in_match);
+  fuse__free(&g->alloc, s.stack);
+  fuse__free(&g->alloc, s.pool);
+  fuse__free(&g->alloc, s.cands);
   return status;
 }

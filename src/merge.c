@@ -60,9 +60,59 @@ static int fuse__merge_cycles(fuse__merge *m, int ra, int rb) {
   return fuse__merge_path(m, ra, rb) || fuse__merge_path(m, rb, ra);
 }
 
+/* Each composite a group of its own, its members listed in graph order; order[] the
+   composites in graph order of their roots. */
+static void fuse__merge_start(fuse__merge *m, int *order) {
+  const fuse_graph *g = m->g;
+  int nc = g->num_composites, n = g->num_nodes, c, j, k;
+  memset(m->stamp, 0, (size_t)n * sizeof(int));
+  memset(m->members_first, 0, (size_t)(nc + 2) * sizeof(int));
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) m->members_first[g->nodes[k].composite + 2]++;
+  for (c = 0; c < nc; c++) m->members_first[c + 2] += m->members_first[c + 1];
+  for (k = 0; k < n; k++)
+    if (g->nodes[k].composite >= 0) m->members[m->members_first[g->nodes[k].composite + 1]++] = k;
+  for (c = 0; c < nc; c++) {
+    m->parent[c] = m->tail[c] = order[c] = c;
+    m->next[c] = -1;
+    m->lo[c] = m->members[m->members_first[c]]; /* members are in graph order */
+    m->hi[c] = m->members[m->members_first[c + 1] - 1];
+  }
+  for (c = 1; c < nc; c++) { /* visit composites in graph order of their roots */
+    int t = order[c];
+    for (j = c; j > 0 && g->composites[order[j - 1]].root > g->composites[t].root; j--)
+      order[j] = order[j - 1];
+    order[j] = t;
+  }
+}
+
+/* Joins composite cc's group with the group of each producer composite of the same codegen,
+   unless a cycle follows. */
+static void fuse__merge_producers(fuse__merge *m, int cc) {
+  const fuse_graph *g = m->g;
+  int q, k;
+  for (q = m->members_first[cc]; q < m->members_first[cc + 1]; q++) {
+    const fuse__node *mn = &g->nodes[m->members[q]];
+    for (k = 0; k < mn->num_in; k++) {
+      int pc = g->nodes[mn->in[k]].composite, ra, rb;
+      if (pc < 0 || !g->composites[pc].codegen ||
+          strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
+        continue;
+      ra = fuse__merge_find(m, pc);
+      rb = fuse__merge_find(m, cc);
+      if (ra == rb || fuse__merge_cycles(m, ra, rb)) continue;
+      m->parent[rb] = ra; /* rb's list follows ra's */
+      m->next[m->tail[ra]] = rb;
+      m->tail[ra] = m->tail[rb];
+      if (m->lo[rb] < m->lo[ra]) m->lo[ra] = m->lo[rb];
+      if (m->hi[rb] > m->hi[ra]) m->hi[ra] = m->hi[rb];
+    }
+  }
+}
+
 FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
   fuse__merge m;
-  int nc, n, c, k, j, *order = NULL, *region_of = NULL, next_region = 0;
+  int nc, n, c, j, *order = NULL, *region_of = NULL, next_region = 0;
   fuse_result status = FUSE_ERROR_OUT_OF_MEMORY;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
   if (g->status != FUSE_OK) return g->status;
@@ -85,47 +135,9 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g) {
   if (!m.parent || !m.next || !m.tail || !m.lo || !m.hi || !m.members_first || !m.members || !m.stamp ||
       !m.stack || !order || !region_of)
     goto done;
-  memset(m.stamp, 0, (size_t)n * sizeof(int));
-  memset(m.members_first, 0, (size_t)(nc + 2) * sizeof(int));
-  for (k = 0; k < n; k++)
-    if (g->nodes[k].composite >= 0) m.members_first[g->nodes[k].composite + 2]++;
-  for (c = 0; c < nc; c++) m.members_first[c + 2] += m.members_first[c + 1];
-  for (k = 0; k < n; k++)
-    if (g->nodes[k].composite >= 0) m.members[m.members_first[g->nodes[k].composite + 1]++] = k;
-  for (c = 0; c < nc; c++) {
-    m.parent[c] = m.tail[c] = order[c] = c;
-    m.next[c] = -1;
-    m.lo[c] = m.members[m.members_first[c]]; /* members are in graph order */
-    m.hi[c] = m.members[m.members_first[c + 1] - 1];
-  }
-  for (c = 1; c < nc; c++) { /* visit composites in graph order of their roots */
-    int t = order[c];
-    for (j = c; j > 0 && g->composites[order[j - 1]].root > g->composites[t].root; j--)
-      order[j] = order[j - 1];
-    order[j] = t;
-  }
-  for (j = 0; j < nc; j++) {
-    int cc = order[j], q;
-    if (!g->composites[cc].codegen) continue;
-    /* join the group of each producer composite of the same codegen, unless a cycle follows */
-    for (q = m.members_first[cc]; q < m.members_first[cc + 1]; q++) {
-      const fuse__node *mn = &g->nodes[m.members[q]];
-      for (k = 0; k < mn->num_in; k++) {
-        int pc = g->nodes[mn->in[k]].composite, ra, rb;
-        if (pc < 0 || !g->composites[pc].codegen ||
-            strcmp(g->composites[pc].codegen, g->composites[cc].codegen) != 0)
-          continue;
-        ra = fuse__merge_find(&m, pc);
-        rb = fuse__merge_find(&m, cc);
-        if (ra == rb || fuse__merge_cycles(&m, ra, rb)) continue;
-        m.parent[rb] = ra; /* rb's list follows ra's */
-        m.next[m.tail[ra]] = rb;
-        m.tail[ra] = m.tail[rb];
-        if (m.lo[rb] < m.lo[ra]) m.lo[ra] = m.lo[rb];
-        if (m.hi[rb] > m.hi[ra]) m.hi[ra] = m.hi[rb];
-      }
-    }
-  }
+  fuse__merge_start(&m, order);
+  for (j = 0; j < nc; j++)
+    if (g->composites[order[j]].codegen) fuse__merge_producers(&m, order[j]);
   /* number the groups 0, 1, ... in graph order; composites without codegen stay -1 */
   for (c = 0; c < nc; c++) region_of[c] = -1;
   for (j = 0; j < nc; j++) {
@@ -153,4 +165,3 @@ done:
   fuse__free(&g->alloc, region_of);
   return status;
 }
-

@@ -413,6 +413,56 @@ static int fuse__onnx_known(fuse__slice op) {
   return 0;
 }
 
+/* Concat of all its inputs along `axis`. */
+static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value ins[16];
+  fuse__oattr a;
+  int k;
+  if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+  for (k = 0; k < n->num_in; k++)
+    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+}
+
+/* BatchNormalization in inference mode (x, scale, bias, mean, var). */
+static fuse_value fuse__onnx_batch_norm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value in[5];
+  int k;
+  if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
+  if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
+  for (k = 0; k < 5; k++)
+    if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_batch_norm(ld->g, in[0], in[1], in[2], in[3], in[4],
+                         fuse__onnx_attr_float(n, "epsilon", 1e-5f));
+}
+
+/* Transpose of x by `perm` (none: the axes reversed). */
+static fuse_value fuse__onnx_transpose(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  int64_t perm[FUSE_MAX_RANK];
+  int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
+  if (count < 0) return fuse_transpose(ld->g, x, NULL);
+  if (count != fuse_value_rank(ld->g, x))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
+  for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
+  return fuse_transpose(ld->g, x, p);
+}
+
+/* Dropout in inference: x itself, when neither its mask nor training mode is asked for. */
+static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  float ratio;
+  if (n->num_out > 1 && n->out[1].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
+  if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
+    int64_t mode[1];
+    int count;
+    if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+  }
+  return x;
+}
+
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
 static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
@@ -430,6 +480,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   if (fuse__slice_is(n->op, "Softmax")) return fuse__onnx_softmax(ld, n);
   if (fuse__slice_is(n->op, "MaxPool")) return fuse__onnx_pool(ld, n, FUSE__OP_MAX_POOL2D);
   if (fuse__slice_is(n->op, "AveragePool")) return fuse__onnx_pool(ld, n, FUSE__OP_AVG_POOL2D);
+  if (fuse__slice_is(n->op, "Concat")) return fuse__onnx_concat(ld, n);
+  if (fuse__slice_is(n->op, "BatchNormalization")) return fuse__onnx_batch_norm(ld, n);
   for (k = 0; k < 3; k++)
     if (fuse__slice_is(n->op, binary[k])) {
       fuse_value a, b;
@@ -447,24 +499,6 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
     }
     return x;
   }
-  if (fuse__slice_is(n->op, "Concat")) {
-    fuse_value ins[16];
-    fuse__oattr a;
-    if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
-    for (k = 0; k < n->num_in; k++)
-      if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-    return fuse_concat(g, n->num_in, ins, (int)a.i);
-  }
-  if (fuse__slice_is(n->op, "BatchNormalization")) {
-    fuse_value in[5];
-    if (n->num_in != 5) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 5 inputs"), FUSE_NONE;
-    if (fuse__onnx_attr_int(n, "training_mode", 0) != 0 || (n->num_out > 1 && n->out[1].n))
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
-    for (k = 0; k < 5; k++)
-      if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], fuse__onnx_attr_float(n, "epsilon", 1e-5f));
-  }
   x = fuse__onnx_value(ld, n->in[0]);
   if (x == FUSE_NONE) return FUSE_NONE;
   if (fuse__slice_is(n->op, "Relu")) return fuse_relu(g, x);
@@ -477,27 +511,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   if (fuse__slice_is(n->op, "Flatten")) return fuse_flatten(g, x, (int)fuse__onnx_attr_int(n, "axis", 1));
   if (fuse__slice_is(n->op, "GlobalAveragePool")) return fuse_global_avg_pool2d(g, x);
   if (fuse__slice_is(n->op, "Identity")) return x;
-  if (fuse__slice_is(n->op, "Transpose")) {
-    int64_t perm[FUSE_MAX_RANK];
-    int p[FUSE_MAX_RANK], count = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), i;
-    if (count < 0) return fuse_transpose(g, x, NULL);
-    if (count != fuse_value_rank(g, x))
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "perm does not match the input's rank"), FUSE_NONE;
-    for (i = 0; i < count; i++) p[i] = perm[i] < 0 || perm[i] >= FUSE_MAX_RANK ? -1 : (int)perm[i];
-    return fuse_transpose(g, x, p);
-  }
-  if (fuse__slice_is(n->op, "Dropout")) {
-    float ratio;
-    if (n->num_out > 1 && n->out[1].n)
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
-    if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
-      int64_t mode[1];
-      int count;
-      if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
-        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
-    }
-    return x;
-  }
+  if (fuse__slice_is(n->op, "Transpose")) return fuse__onnx_transpose(ld, n, x);
+  if (fuse__slice_is(n->op, "Dropout")) return fuse__onnx_dropout(ld, n, x);
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
 }
 
@@ -571,74 +586,219 @@ static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, 
   return 1;
 }
 
-FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
-                                           const fuse_allocator *alloc, fuse_graph **out) {
-  fuse__onnx ld;
-  fuse__pb b;
-  uint32_t f, w;
-  fuse__slice graph = {NULL, 0}, s;
-  fuse_graph *g;
-  int i, pass;
+/* OperatorSetIdProto (domain = 1, version = 2): the opset of the default domain sets
+   ld->opset. 0: it does not fit. */
+static int fuse__onnx_opset_import(fuse__onnx *ld, fuse__slice s) {
+  fuse__pb ob = fuse__proto_of(s);
+  fuse__slice domain = {NULL, 0};
+  int64_t version = -1;
+  uint32_t of, ow;
   uint64_t v;
-  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
-  *out = g = fuse_graph_create(alloc);
-  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
-  memset(&ld, 0, sizeof ld);
-  ld.g = g;
-  ld.opset = 13;
-  ld.node_index = -1; /* counts from 0 */
-  if (!data && size)
-    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
-  b.p = (const unsigned char *)data;
-  b.end = b.p + size;
-  /* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
-     b.p at its start (the file was cut inside it), so b.p != b.end below. */
+  int fits = 1;
+  while (fits && ob.p < ob.end) {
+    if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
+    else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
+    else if (of == 2 && ow == 0) {
+      if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
+    } else fits = fuse__proto_skip(&ob, ow);
+  }
+  if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
+    ld->opset = (int)(version > 1000 ? 1000 : version);
+  return fits;
+}
+
+/* ModelProto: opset_import = 8, graph = 7. A field that does not fit stops the loop with
+   b->p at its start (the file was cut inside it), so b->p != b->end after it. */
+static void fuse__onnx_read_model(fuse__onnx *ld, fuse__pb *b, fuse__slice *graph) {
+  uint32_t f, w;
+  fuse__slice s;
   for (;;) {
-    const unsigned char *field = b.p;
+    const unsigned char *field = b->p;
     int fits = 1;
-    if (!fuse__proto_tag(&b, &f, &w)) break;
+    if (!fuse__proto_tag(b, &f, &w)) break;
     if (f == 7 && w == 2) {
-      fits = fuse__proto_bytes(&b, &graph);
+      fits = fuse__proto_bytes(b, graph);
     } else if (f == 8 && w == 2) {
-      fuse__pb ob;
-      fuse__slice domain = {NULL, 0};
-      int64_t version = -1;
-      uint32_t of, ow;
-      ob.p = ob.end = NULL;
-      if ((fits = fuse__proto_bytes(&b, &s)) != 0) ob = fuse__proto_of(s);
-      while (fits && ob.p < ob.end) {
-        if (!fuse__proto_tag(&ob, &of, &ow)) fits = 0;
-        else if (of == 1 && ow == 2) fits = fuse__proto_bytes(&ob, &domain);
-        else if (of == 2 && ow == 0) {
-          if ((fits = fuse__proto_varint(&ob, &v)) != 0) version = (int64_t)v;
-        } else fits = fuse__proto_skip(&ob, ow);
-      }
-      if (fits && (domain.n == 0 || fuse__slice_is(domain, "ai.onnx")) && version > 0)
-        ld.opset = (int)(version > 1000 ? 1000 : version);
+      if ((fits = fuse__proto_bytes(b, &s)) != 0) fits = fuse__onnx_opset_import(ld, s);
     } else {
-      fits = fuse__proto_skip(&b, w);
+      fits = fuse__proto_skip(b, w);
     }
     if (!fits) {
-      b.p = field;
+      b->p = field;
       break;
     }
   }
-  if (b.p != b.end)
-    return fuse__fail(g, FUSE_ERROR_PARSE,
-                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
-                      "not fit (not an ONNX model?)",
-                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
-           g->status;
-  if (!graph.p)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
-                      (int64_t)size),
-           g->status;
-  /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
-     pass 3: output = 12. Fields may come in any order, so one pass each. */
+}
+
+/* GraphProto's initializer (pass 0): a named constant tensor, bound to its name. 0: stop the
+   pass (the graph holds the error). */
+static int fuse__onnx_initializer(fuse__onnx *ld, fuse__slice s) {
+  fuse__oval o;
+  char why[32];
+  memset(&o, 0, sizeof o);
+  o.kind = FUSE__OV_TENSOR;
+  if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an initializer is malformed");
+    return 0;
+  }
+  if (!fuse__onnx_name_ok(ld, o.t.name)) return 0;
+  if (!o.t.name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an initializer has no name");
+    return 0;
+  }
+  if (!fuse__onnx_bind(ld, o.t.name, &o)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  return 1;
+}
+
+/* GraphProto's input (pass 1): a graph input of fixed float32 shape, unless an initializer
+   has its name. 0: stop the pass (the graph holds the error). */
+static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
+  fuse_graph *g = ld->g;
+  fuse__slice name;
+  int64_t shape[FUSE_MAX_RANK];
+  int rank = 0, r, i;
+  fuse_value x;
+  r = fuse__onnx_input_shape(s, &name, &rank, shape);
+  if (!name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph input has no name");
+    return 0;
+  }
+  if ((i = fuse__onnx_find(ld, name)) >= 0) {
+    if (ld->vals[i].kind == FUSE__OV_TENSOR) return 1; /* an initializer listed as input */
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
+               fuse__onnx_cstr(ld, name));
+    return 0;
+  }
+  if (!fuse__onnx_name_ok(ld, name)) return 0;
+  if (r <= 0) {
+    fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+               "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
+               r == 0    ? "is malformed"
+               : r == -1 ? "is not a float32 tensor"
+               : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                         : "has more than 8 dimensions");
+    return 0;
+  }
+  for (i = 0; i < rank && shape[i] > 0; i++) {
+  }
+  if (i < rank) {
+    fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+               "onnx: graph input '%s' has dimension %d = %D (%s)",
+               fuse__onnx_cstr(ld, name), i, shape[i],
+               shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
+    return 0;
+  }
+  x = fuse_input(g, fuse__onnx_cstr(ld, name), rank, shape);
+  if (x == FUSE_NONE || !fuse__onnx_bind_value(ld, name, x)) {
+    if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+    return 0;
+  }
+  return 1;
+}
+
+/* A node's conversion failed: say which node, keeping a builder's message and status. */
+static void fuse__onnx_convert_failed(fuse__onnx *ld) {
+  fuse_graph *g = ld->g;
+  if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it could not be converted");
+  else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
+    char msg[sizeof g->error];
+    fuse_result builder_status = g->status; /* keep it: out of memory stays that */
+    memcpy(msg, g->error, sizeof msg);
+    g->status = FUSE_OK;
+    fuse__onnx_fail(ld, builder_status, msg);
+  }
+}
+
+/* GraphProto's node (pass 2), parsed into *node (the loader's: ld->node keeps pointing at it
+   for the messages), converted and bound to its first output's name. 0: stop the pass (the
+   graph holds the error). */
+static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s, fuse__onode *node) {
+  fuse_graph *g = ld->g;
+  fuse_value y;
+  int i;
+  if (!fuse__onnx_node(s, node)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+    return 0;
+  }
+  ld->node = node;
+  ld->node_index++;
+  for (i = 0; i < node->num_in; i++)
+    if (!fuse__onnx_name_ok(ld, node->in[i])) break;
+  for (i = 0; i < node->num_out; i++)
+    if (!fuse__onnx_name_ok(ld, node->out[i])) break;
+  if (g->status != FUSE_OK) return 0;
+  if (!fuse__onnx_known(node->op)) {
+    fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
+    return 0;
+  }
+  if (node->num_out < 1 || !node->out[0].n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
+    return 0;
+  }
+  if (fuse__onnx_find(ld, node->out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                    "its output is already made by an earlier node, an initializer or a graph input");
+    return 0;
+  }
+  y = fuse__onnx_convert(ld, node);
+  if (y == FUSE_NONE) {
+    fuse__onnx_convert_failed(ld);
+    return 0;
+  }
+  if (y == -2) return 1; /* a Constant bound its output */
+  if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+      fuse__find(g, fuse__onnx_cstr(ld, node->out[0])) == FUSE_NONE)
+    fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node->out[0]));
+  if (!fuse__onnx_bind_value(ld, node->out[0], y)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  ld->node = NULL;
+  return 1;
+}
+
+/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
+   pass (the graph holds the error). */
+static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
+  fuse_graph *g = ld->g;
+  fuse__slice name = {NULL, 0};
+  fuse__pb ob = fuse__proto_of(s);
+  uint32_t of, ow;
+  fuse_value y;
+  while (fuse__proto_tag(&ob, &of, &ow)) {
+    if (of == 1 && ow == 2) {
+      if (!fuse__proto_bytes(&ob, &name)) break;
+    } else if (!fuse__proto_skip(&ob, ow)) {
+      break;
+    }
+  }
+  ld->node = NULL;
+  if (!name.n) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph output has no name");
+    return 0;
+  }
+  if (fuse__onnx_find(ld, name) < 0) { /* say which end is missing */
+    fuse__fail(g, FUSE_ERROR_PARSE,
+               "onnx: graph output '%s' is made by no node, initializer or graph input",
+               fuse__onnx_cstr(ld, name));
+    return 0;
+  }
+  y = fuse__onnx_value(ld, name);
+  return !(y == FUSE_NONE || fuse_output(g, y) != FUSE_OK);
+}
+
+/* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
+   pass 3: output = 12. Fields may come in any order, so one pass each. `data` is the file,
+   for the byte offset of a malformed field. */
+static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void *data) {
+  fuse_graph *g = ld->g;
+  fuse__onode node; /* ld->node points here while a node is converted */
+  fuse__pb b;
+  fuse__slice s;
+  uint32_t f, w;
+  int pass;
   for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
     b = fuse__proto_of(graph);
     const unsigned char *field = b.p;
     while (g->status == FUSE_OK && (field = b.p, fuse__proto_tag(&b, &f, &w))) {
+      int more;
       if (w != 2 || !((pass == 0 && f == 5) || (pass == 1 && f == 11) || (pass == 2 && f == 1) ||
                       (pass == 3 && f == 12))) {
         if (!fuse__proto_skip(&b, w)) {
@@ -651,137 +811,47 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
         b.p = field;
         break;
       }
-      if (pass == 0) {
-        fuse__oval o;
-        char why[32];
-        memset(&o, 0, sizeof o);
-        o.kind = FUSE__OV_TENSOR;
-        if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer is malformed");
-          break;
-        }
-        if (!fuse__onnx_name_ok(&ld, o.t.name)) break;
-        if (!o.t.name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "an initializer has no name");
-          break;
-        }
-        if (!fuse__onnx_bind(&ld, o.t.name, &o)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-      } else if (pass == 1) {
-        fuse__slice name;
-        int64_t shape[FUSE_MAX_RANK];
-        int rank = 0, r;
-        fuse_value x;
-        r = fuse__onnx_input_shape(s, &name, &rank, shape);
-        if (!name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph input has no name");
-          break;
-        }
-        if ((i = fuse__onnx_find(&ld, name)) >= 0) {
-          if (ld.vals[i].kind == FUSE__OV_TENSOR) continue; /* an initializer listed as input */
-          fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph input '%s' is listed twice",
-                     fuse__onnx_cstr(&ld, name));
-          break;
-        }
-        if (!fuse__onnx_name_ok(&ld, name)) break;
-        if (r <= 0) {
-          fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
-                     "onnx: graph input '%s' %s", fuse__onnx_cstr(&ld, name),
-                     r == 0    ? "is malformed"
-                     : r == -1 ? "is not a float32 tensor"
-                     : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
-                               : "has more than 8 dimensions");
-          break;
-        }
-        for (i = 0; i < rank && shape[i] > 0; i++) {
-        }
-        if (i < rank) {
-          fuse__fail(g, shape[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
-                     "onnx: graph input '%s' has dimension %d = %D (%s)",
-                     fuse__onnx_cstr(&ld, name), i, shape[i],
-                     shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
-          break;
-        }
-        x = fuse_input(g, fuse__onnx_cstr(&ld, name), rank, shape);
-        if (x == FUSE_NONE || !fuse__onnx_bind_value(&ld, name, x)) {
-          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-          break;
-        }
-      } else if (pass == 2) {
-        fuse__onode node;
-        fuse_value y;
-        if (!fuse__onnx_node(s, &node)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
-          break;
-        }
-        ld.node = &node;
-        ld.node_index++;
-        for (i = 0; i < node.num_in; i++)
-          if (!fuse__onnx_name_ok(&ld, node.in[i])) break;
-        for (i = 0; i < node.num_out; i++)
-          if (!fuse__onnx_name_ok(&ld, node.out[i])) break;
-        if (g->status != FUSE_OK) break;
-        if (!fuse__onnx_known(node.op)) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
-          break;
-        }
-        if (node.num_out < 1 || !node.out[0].n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "the node has no output");
-          break;
-        }
-        if (fuse__onnx_find(&ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE,
-                       "its output is already made by an earlier node, an initializer or a graph input");
-          break;
-        }
-        y = fuse__onnx_convert(&ld, &node);
-        if (y == FUSE_NONE) {
-          if (g->status == FUSE_OK) fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "it could not be converted");
-          else if (strncmp(g->error, "onnx:", 5) != 0) { /* a builder's message: say where */
-            char msg[sizeof g->error];
-            fuse_result builder_status = g->status; /* keep it: out of memory stays that */
-            memcpy(msg, g->error, sizeof msg);
-            g->status = FUSE_OK;
-            fuse__onnx_fail(&ld, builder_status, msg);
-          }
-          break;
-        }
-        if (y == -2) continue; /* a Constant bound its output */
-        if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
-            fuse__find(g, fuse__onnx_cstr(&ld, node.out[0])) == FUSE_NONE)
-          fuse_value_set_name(g, y, fuse__onnx_cstr(&ld, node.out[0]));
-        if (!fuse__onnx_bind_value(&ld, node.out[0], y)) fuse__onnx_fail(&ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
-        ld.node = NULL;
-      } else {
-        fuse__slice name = {NULL, 0};
-        fuse__pb ob = fuse__proto_of(s);
-        uint32_t of, ow;
-        fuse_value y;
-        while (fuse__proto_tag(&ob, &of, &ow)) {
-          if (of == 1 && ow == 2) {
-            if (!fuse__proto_bytes(&ob, &name)) break;
-          } else if (!fuse__proto_skip(&ob, ow)) {
-            break;
-          }
-        }
-        ld.node = NULL;
-        if (!name.n) {
-          fuse__onnx_fail(&ld, FUSE_ERROR_PARSE, "a graph output has no name");
-          break;
-        }
-        if (fuse__onnx_find(&ld, name) < 0) { /* say which end is missing */
-          fuse__fail(g, FUSE_ERROR_PARSE,
-                     "onnx: graph output '%s' is made by no node, initializer or graph input",
-                     fuse__onnx_cstr(&ld, name));
-          break;
-        }
-        y = fuse__onnx_value(&ld, name);
-        if (y == FUSE_NONE || fuse_output(g, y) != FUSE_OK) break;
-      }
+      more = pass == 0   ? fuse__onnx_initializer(ld, s)
+             : pass == 1 ? fuse__onnx_graph_input(ld, s)
+             : pass == 2 ? fuse__onnx_graph_node(ld, s, &node)
+                         : fuse__onnx_graph_output(ld, s);
+      if (!more) break;
     }
     if (g->status == FUSE_OK && b.p != b.end)
       fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph is malformed at byte %D",
                  (int64_t)(b.p - (const unsigned char *)data));
   }
+}
+
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  fuse__onnx ld;
+  fuse__pb b;
+  fuse__slice graph = {NULL, 0};
+  fuse_graph *g;
+  if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
+  *out = g = fuse_graph_create(alloc);
+  if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
+  memset(&ld, 0, sizeof ld);
+  ld.g = g;
+  ld.opset = 13;
+  ld.node_index = -1; /* counts from 0 */
+  if (!data && size)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
+  b.p = (const unsigned char *)data;
+  b.end = b.p + size;
+  fuse__onnx_read_model(&ld, &b, &graph);
+  if (b.p != b.end)
+    return fuse__fail(g, FUSE_ERROR_PARSE,
+                      "onnx: the file is truncated or corrupt: a field at byte %D of %D does "
+                      "not fit (not an ONNX model?)",
+                      (int64_t)(b.p - (const unsigned char *)data), (int64_t)size),
+           g->status;
+  if (!graph.p)
+    return fuse__fail(g, FUSE_ERROR_PARSE, "onnx: not an ONNX model: it has no graph (%D bytes)",
+                      (int64_t)size),
+           g->status;
+  fuse__onnx_read_graph(&ld, graph, data);
   if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
     fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
   fuse__free(&g->alloc, ld.vals);

@@ -26,7 +26,8 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
-  int kernel;              /* FUSE__KERNEL_*: conv2d on a SIMD kernel, else the reference */
+  int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
+                              else the reference */
   float *packed;           /* its weights, packed at compile */
   int mr, nr;              /* the indirect GEMM's tile */
   int igemm;               /* its micro-kernel: index into fuse__igemm_kinds */

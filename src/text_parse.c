@@ -465,13 +465,123 @@ static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
   return 1;
 }
 
+/* "const" after "%label: shape =": the constant, with at most 4 values inline in braces.
+   FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered,
+                                   int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  float vals[FUSE__INLINE_CONST_MAX];
+  int count = 0;
+  if (declared_rank < 0) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
+               ps->at_line, ps->at_col, label);
+    return FUSE_NONE;
+  }
+  if (fuse__text_accept(ps, '{')) {
+    do {
+      if (count == FUSE__INLINE_CONST_MAX) {
+        fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
+        return FUSE_NONE;
+      }
+      if (!fuse__text_float(ps, &vals[count++])) return FUSE_NONE;
+    } while (fuse__text_accept(ps, ','));
+    if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) return FUSE_NONE;
+    if (!fuse__check_shape(g, "const", declared_rank, declared)) return FUSE_NONE;
+    if (count != fuse__numel(declared_rank, declared)) {
+      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
+                 ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
+      return FUSE_NONE;
+    }
+  }
+  return fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
+}
+
+/* One attribute "name=value" of op, at ps->p, into attrs[*n_at]. 0: failed. */
+static int fuse__text_attribute(fuse__parser *ps, int op, fuse__parse_attr *attrs, int *n_at) {
+  if (*n_at == FUSE__MAX_PARSE_ATTRS) {
+    fuse__text_fail(ps, "fewer attributes");
+    return 0;
+  }
+  if (!fuse__text_attr(ps, &attrs[*n_at]) || !fuse__text_check_attr(ps, op, &attrs[*n_at]))
+    return 0;
+  if (fuse__text_find_attr(attrs, *n_at, attrs[*n_at].name)) {
+    fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice",
+               ps->at_line, ps->at_col, attrs[*n_at].name);
+    return 0;
+  }
+  (*n_at)++;
+  return 1;
+}
+
+/* "(operands, name=value, ...)" after an op name: the operands into *in (grown here, the
+   caller frees it), the attributes into attrs. 0: failed. */
+static int fuse__text_arguments(fuse__parser *ps, int op, fuse_value **in, int *n_in,
+                                fuse__parse_attr *attrs, int *n_at) {
+  fuse_graph *g = ps->g;
+  int cap_in = 0;
+  if (!fuse__text_expect(ps, '(', "'(' after the op name")) return 0;
+  if (fuse__text_accept(ps, ')')) return 1;
+  do {
+    fuse__text_skip(ps);
+    if (fuse__is_ident_start((unsigned char)*ps->p)) {
+      const char *q = ps->p;
+      while (fuse__is_ident_char((unsigned char)*q)) q++;
+      while (*q == ' ' || *q == '\t') q++;
+      if (*q == '=') { /* an attribute */
+        if (!fuse__text_attribute(ps, op, attrs, n_at)) return 0;
+        continue;
+      }
+    }
+    if (*n_at) {
+      fuse__text_fail(ps, "an attribute (operands come first)");
+      return 0;
+    }
+    if (*n_in == cap_in) {
+      fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, *in, *n_in, &cap_in, *n_in + 1,
+                                                    sizeof(fuse_value));
+      if (!bigger) {
+        fuse__oom(g, "parse");
+        return 0;
+      }
+      *in = bigger;
+    }
+    if (!fuse__text_operand(ps, &(*in)[(*n_in)++])) return 0;
+  } while (fuse__text_accept(ps, ','));
+  return fuse__text_expect(ps, ')', "',' or ')' after an operand");
+}
+
+/* "op(operands, attrs)" after "%label[: shape] =": the op built, its shape checked against
+   the declared one. FUSE_NONE: it failed (the graph says why). */
+static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, const char *label,
+                                int declared_rank, const int64_t *declared) {
+  fuse_graph *g = ps->g;
+  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v = FUSE_NONE, *in = NULL;
+  int n_in = 0, n_at = 0;
+  if (!fuse__text_arguments(ps, op, &in, &n_in, attrs, &n_at)) goto done;
+  v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
+  if (v == FUSE_NONE) {
+    if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
+    goto done;
+  }
+  if (declared_rank >= 0 &&
+      (declared_rank != g->nodes[v].rank ||
+       memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
+               declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
+    v = FUSE_NONE;
+  }
+done:
+  fuse__free(&g->alloc, in);
+  return v;
+}
+
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, n_in = 0, n_at = 0, cap_in = 0, ok = 0;
+  int declared_rank = -1, op, ok = 0;
   char word[32];
-  fuse_value v, *in = NULL;
-  fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
+  fuse_value v;
   fuse_graph *g = ps->g;
   char *label;
   int numbered;
@@ -494,87 +604,9 @@ static int fuse__text_statement(fuse__parser *ps) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
-  if (op == FUSE__OP_CONST) {
-    float vals[FUSE__INLINE_CONST_MAX];
-    int count = 0;
-    if (declared_rank < 0) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
-                 ps->at_line, ps->at_col, label);
-      goto done;
-    }
-    if (fuse__text_accept(ps, '{')) {
-      do {
-        if (count == FUSE__INLINE_CONST_MAX) {
-          fuse__text_fail(ps, "at most 4 inline values (fill larger constants by name)");
-          goto done;
-        }
-        if (!fuse__text_float(ps, &vals[count++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, '}', "',' or '}' after constant values")) goto done;
-      if (!fuse__check_shape(g, "const", declared_rank, declared)) goto done;
-      if (count != fuse__numel(declared_rank, declared)) {
-        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: constant %S has %D elements but %d values",
-                   ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
-        goto done;
-      }
-    }
-    v = fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
-    if (v == FUSE_NONE) goto done;
-  } else {
-    if (!fuse__text_expect(ps, '(', "'(' after the op name")) goto done;
-    if (!fuse__text_accept(ps, ')')) {
-      do {
-        fuse__text_skip(ps);
-        if (fuse__is_ident_start((unsigned char)*ps->p)) {
-          const char *q = ps->p;
-          while (fuse__is_ident_char((unsigned char)*q)) q++;
-          while (*q == ' ' || *q == '\t') q++;
-          if (*q == '=') { /* an attribute */
-            if (n_at == FUSE__MAX_PARSE_ATTRS) {
-              fuse__text_fail(ps, "fewer attributes");
-              goto done;
-            }
-            if (!fuse__text_attr(ps, &attrs[n_at]) || !fuse__text_check_attr(ps, op, &attrs[n_at]))
-              goto done;
-            if (fuse__text_find_attr(attrs, n_at, attrs[n_at].name)) {
-              fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: attribute '%s' is given twice", ps->at_line, ps->at_col,
-                         attrs[n_at].name);
-              goto done;
-            }
-            n_at++;
-            continue;
-          }
-        }
-        if (n_at) {
-          fuse__text_fail(ps, "an attribute (operands come first)");
-          goto done;
-        }
-        if (n_in == cap_in) {
-          fuse_value *bigger = (fuse_value *)fuse__grow(&g->alloc, in, n_in, &cap_in, n_in + 1,
-                                                        sizeof(fuse_value));
-          if (!bigger) {
-            fuse__oom(g, "parse");
-            goto done;
-          }
-          in = bigger;
-        }
-        if (!fuse__text_operand(ps, &in[n_in++])) goto done;
-      } while (fuse__text_accept(ps, ','));
-      if (!fuse__text_expect(ps, ')', "',' or ')' after an operand")) goto done;
-    }
-    v = fuse__text_build(ps, op, in, n_in, attrs, n_at);
-    if (v == FUSE_NONE) {
-      if (strncmp(g->error, "line ", 5) != 0) fuse__text_locate_error(ps);
-      goto done;
-    }
-    if (declared_rank >= 0 &&
-        (declared_rank != g->nodes[v].rank ||
-         memcmp(declared, g->nodes[v].shape, (size_t)declared_rank * sizeof(int64_t)) != 0)) {
-      fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
-                 declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
-      goto done;
-    }
-  }
+  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, declared_rank, declared)
+                           : fuse__text_op(ps, op, word, label, declared_rank, declared);
+  if (v == FUSE_NONE) goto done;
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
   strcpy(ps->name, label);
@@ -584,7 +616,6 @@ static int fuse__text_statement(fuse__parser *ps) {
   }
   ok = 1;
 done:
-  fuse__free(&g->alloc, in);
   fuse__free(&g->alloc, label);
   return ok;
 }
