@@ -48,7 +48,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   if (!p) goto fail;
   memset(p, 0, sizeof *p);
   p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? cpu : isa; /* conv2d uses it; other ops are scalar so far */
+  /* the kernels' ISA; FUSE_ISA_AUTO on the reference kernels: no kernel table row has it */
+  p->isa = opt && opt->reference_kernels ? FUSE_ISA_AUTO : isa == FUSE_ISA_AUTO ? cpu : isa;
   /* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
      exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
   p->chunks = 1;
@@ -218,13 +219,11 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   }
   /* backends first: a step one takes gets no kernel of ours */
   if (!fuse__offer_backends(p, g, fz, opt, root, &backend_scratch)) goto fail;
-#ifdef FUSE__SIMD
-  /* the SIMD conv kernels: chosen and their weights packed here, once */
+  /* the kernel table's conv and matmul kernels: chosen and their weights packed here, once */
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
         !fuse__choose_kernel(p, g, &p->steps[i], &zeros, &scratch))
       goto fail;
-#endif
   /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between */
   for (i = 0; i < p->num_steps && !relayout; i++)
     relayout = p->steps[i].op == FUSE__OP_CONV2D && p->steps[i].kernel == FUSE__KERNEL_IGEMM;

@@ -66,8 +66,17 @@ static const float INF = HUGE_VALF;
 
 /* ------------------------------------------------------------------ helpers -- */
 
+/* The oracle: every op on the plain reference kernels (fuse_compile_options.reference_kernels),
+   indexed as FUSE_ISA_AUTO in the per-ISA arrays. FUSE_ISA_SCALAR is the kernel table's scalar
+   twins, compared like the SIMD kernels. */
+#define REFERENCE FUSE_ISA_AUTO
 static const char *isa_name(fuse_isa isa) {
-  return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2" : "scalar";
+  return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2"
+         : isa == FUSE_ISA_SCALAR ? "scalar" : "reference";
+}
+static void set_isa(fuse_compile_options *o, int isa) {
+  o->isa = isa == REFERENCE ? FUSE_ISA_SCALAR : (fuse_isa)isa;
+  o->reference_kernels = isa == REFERENCE;
 }
 static int isa_have[4];          /* indexed by fuse_isa */
 static double worst_err[4];      /* worst normwise error against scalar, per ISA */
@@ -358,7 +367,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
   char err[256];
   int n = 0, converted;
   memset(&opt, 0, sizeof opt);
-  opt.isa = isa;
+  set_isa(&opt, isa);
   opt.error = err;
   opt.error_size = sizeof err;
   err[0] = 0;
@@ -370,7 +379,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
     return 0;
   }
   converted = check_plan(c, d, p, what);
-  if (isa != FUSE_ISA_SCALAR && !c->weight_input && c->K / c->a.groups >= 4 &&
+  if (isa != REFERENCE && !c->weight_input && c->K / c->a.groups >= 4 &&
       ((c->C > 1 && c->H * c->W > 1) || (c->K > 1 && d->OH * d->OW > 1))) {
     if (converted) n_nhwc_plans[isa]++;
     else n_nchw_plans[isa]++;
@@ -457,7 +466,7 @@ static int run_case(const ccase *c, const cdata *d, int exact, int with_oracle, 
     oracle(c, d, orc);
   }
   memset(want, 0xff, d->ny * sizeof(float)); /* NaN: a missed element shows */
-  if (!run_isa(c, d, g, FUSE_ISA_SCALAR, want, &ws_scalar, what)) goto done;
+  if (!run_isa(c, d, g, REFERENCE, want, &ws_scalar, what)) goto done;
   if (want_out) memcpy(want_out, want, d->ny * sizeof(float));
   if (orc) {
     if (!compare(want, orc, d->ny, &err, &bad) || !(err <= TOL)) {
@@ -466,7 +475,7 @@ static int run_case(const ccase *c, const cdata *d, int exact, int with_oracle, 
               runner_current, err, bad, what);
     }
   }
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
     if (!isa_have[isa]) continue;
     memset(got, 0xff, d->ny * sizeof(float));
     if (!run_isa(c, d, g, (fuse_isa)isa, got, &ws, what)) continue;
@@ -631,7 +640,7 @@ TEST(random_shapes) {
   printf("random_shapes: %d cases: %d with < 4 outputs per group (scalar path), %d on a SIMD "
          "kernel (indirect GEMM or depthwise), %d other; epilogues with bias %d, residual %d, clamp %d\n",
          RANDOM_CASES, by_kind[0], by_kind[1], by_kind[2], fused_bias, fused_add, fused_clamp);
-  for (i = FUSE_ISA_AVX2; i <= FUSE_ISA_AVX512; i++)
+  for (i = FUSE_ISA_SCALAR; i <= FUSE_ISA_AVX512; i++)
     if (isa_have[i]) {
       printf("random_shapes: %s: %ld GEMM cases on NHWC kernels, %ld on the NCHW GEMM\n",
              isa_name((fuse_isa)i), n_nhwc_plans[i], n_nchw_plans[i]);
@@ -664,10 +673,11 @@ static int run_simple(ccase *c, uint32_t seed) {
   return gemm;
 }
 
-/* Every SIMD ISA the CPU has must have taken the GEMM path for a case built to exercise it. */
+/* Every ISA the CPU has (the scalar twins included) must have taken the GEMM path for a case
+   built to exercise it. */
 static void expect_gemm(int gemm, const ccase *c) {
   int isa;
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa] && !(gemm & (1 << isa))) {
       char what[512];
       describe(c, what, sizeof what);
@@ -1289,18 +1299,18 @@ static void follow_case(int variant, int optimize) {
   fill(mw, sizeof mw / sizeof *mw, 8200 + variant, -0.2f, 0.2f);
   fill(x, sizeof x / sizeof *x, 8300 + variant, -1, 1);
   fill(r, sizeof r / sizeof *r, 8400 + variant, -1, 1);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
     const float *ins[2];
-    float **outs = isa == FUSE_ISA_SCALAR ? want : got;
+    float **outs = isa == REFERENCE ? want : got;
     if (!isa_have[isa]) continue;
     g = follow_graph(variant, w, w2, mw);
     CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
     if (optimize) CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     for (o = 0; o < fuse_graph_output_count(g); o++) {
       fuse_value v = fuse_graph_output(g, o);
@@ -1313,7 +1323,7 @@ static void follow_case(int variant, int optimize) {
     ins[0] = x, ins[1] = r;
     if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
     fuse_plan_destroy(p);
-    if (isa != FUSE_ISA_SCALAR)
+    if (isa != REFERENCE)
       for (o = 0; o < 2 && got[o]; o++) {
         double err;
         long bad;
@@ -1413,24 +1423,24 @@ static void dw_nhwc_case(const dwcase *k, int epi, uint32_t seed) {
   if (epi == 1 || epi == 3) y = fuse_minimum(g, fuse_relu(g, y), fuse_scalar(g, 6.0f));
   fuse_output(g, y);
   CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_compile_options opt;
     fuse_plan *p = NULL;
     const float *ins[2];
     float *outs[1];
     double err;
     long bad;
-    if (isa != FUSE_ISA_SCALAR && !isa_have[isa]) continue;
+    if (!isa_have[isa]) continue;
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     ins[0] = x, ins[1] = r;
-    outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+    outs[0] = isa == REFERENCE ? want : got;
     memset(outs[0], 0xff, ny * sizeof(float));
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     if (!p) continue;
     CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
     fuse_plan_destroy(p);
-    if (isa == FUSE_ISA_SCALAR) continue;
+    if (isa == REFERENCE) continue;
     n_compared[isa]++;
     if (!compare(got, want, ny, &err, &bad) || !(err <= TOL)) {
       runner_test_failed = 1;
@@ -1475,7 +1485,7 @@ TEST(elementwise_nan) {
   x[1] = -0.0f;
   l[3] = NAN;
   for (o = 0; o < 6; o++) want[o] = falloc(sizeof x / sizeof *x), got[o] = falloc(sizeof x / sizeof *x);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
@@ -1493,13 +1503,13 @@ TEST(elementwise_nan) {
     fuse_output(g, fuse_sub(g, in, lv));
     fuse_output(g, fuse_mul(g, in, in));
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     ins[0] = x;
-    if (p) CHECK_EQ_INT(fuse_run(p, ins, isa == FUSE_ISA_SCALAR ? want : got, NULL), FUSE_OK);
+    if (p) CHECK_EQ_INT(fuse_run(p, ins, isa == REFERENCE ? want : got, NULL), FUSE_OK);
     fuse_plan_destroy(p);
     fuse_graph_destroy(g);
-    if (isa == FUSE_ISA_SCALAR) continue;
+    if (isa == REFERENCE) continue;
     for (o = 0; o < 6; o++)
       if (memcmp(got[o], want[o], sizeof x) != 0) { /* bit-exact: no reassociation here */
         runner_test_failed = 1;
@@ -1525,7 +1535,7 @@ TEST(matmul_shapes) {
         fill(x, (size_t)M * K, 9000u + (uint32_t)(mi * 100 + ni * 10 + ki), -1, 1);
         fill(w, (size_t)K * N, 9500u + (uint32_t)(mi * 100 + ni * 10 + ki), -0.5f, 0.5f);
         fill(b, (size_t)N, 9900u, -0.5f, 0.5f);
-        for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+        for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
           fuse_graph *g;
           fuse_plan *p = NULL;
           fuse_compile_options opt;
@@ -1539,17 +1549,17 @@ TEST(matmul_shapes) {
           fuse_output(g, y);
           CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
           memset(&opt, 0, sizeof opt);
-          opt.isa = (fuse_isa)isa;
+          set_isa(&opt, isa);
           CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
           /* the weights once: the constant, or its packed copy (padded to whole tiles) */
           CHECK(fuse_plan_weights_size(p) >= (size_t)(K * N + N) * sizeof(float));
           CHECK(fuse_plan_weights_size(p) < (size_t)(2 * K * N + 2 * N) * sizeof(float) + 65536);
           ins[0] = x;
-          outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+          outs[0] = isa == REFERENCE ? want : got;
           if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
           fuse_plan_destroy(p);
           fuse_graph_destroy(g);
-          if (isa != FUSE_ISA_SCALAR) {
+          if (isa != REFERENCE) {
             double err;
             long bad;
             int same = compare(got, want, (size_t)M * N, &err, &bad);
@@ -1670,7 +1680,7 @@ TEST(concurrent_runs) {
                   -0.5f, 0.5f);
     fuse_output(g2, y);
     CHECK_EQ_INT(fuse_optimize(g2, NULL), FUSE_OK);
-    opt.isa = FUSE_ISA_SCALAR;
+    set_isa(&opt, REFERENCE);
     CHECK_EQ_INT(fuse_compile(g2, &opt, &ps), FUSE_OK);
     fuse_graph_destroy(g2);
     if (ps) {
@@ -1814,6 +1824,7 @@ TEST(host_job_system_threads) {
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
+  isa_have[REFERENCE] = 1;
   isa_have[FUSE_ISA_SCALAR] = 1;
   isa_have[FUSE_ISA_AVX2] = cpu >= FUSE_ISA_AVX2;
   isa_have[FUSE_ISA_AVX512] = cpu >= FUSE_ISA_AVX512;
