@@ -1821,6 +1821,227 @@ TEST(host_job_system_threads) {
     }
 }
 
+/* ------------------------------------------------------------ kernel table -- */
+/* Every row of the kernel table (fuse__igemm_kinds, fuse__few_channels_kinds and the NCHW
+   packers), on every ISA the CPU has and always the scalar twins, called directly on random
+   problems and held against a double-precision loop of the same sums (the reference kernels'
+   arithmetic): full and partial tiles (rows < MR, columns < NR across every vector), taps
+   in the padding (row pointers to a zero row), a reduction split into runs of taps and into
+   channel blocks (a later call accumulating in the output), weights ldw apart (the NCHW
+   GEMM reading its input in place), per-column and per-row bias, and each post-op kind in
+   either order (a residual ADD, a CLAMP). Nothing outside the tile's valid part is written.
+   The graph-level tests above run the same kernels through fuse_compile against the
+   reference kernels (reference_kernels = 1). */
+#define TILE_ACCUMULATE 1 /* the micro-kernel flags (FUSE__ACCUMULATE, FUSE__FINISH) */
+#define TILE_FINISH 2
+#define TILE_SENTINEL 1234.5f
+
+/* y = the tile's expected result, in double: sum over taps and channels, then bias and the
+   post-ops in order. */
+static void tile_expect(const float *const *a, int ntaps, int L, const float *w, int64_t ldw,
+                        const float *bias, const float *row_bias, const fuse_post_op *post,
+                        int num_post, const float *res, int ldy, int rows, int cols, float *y) {
+  int r, j, t, k, q;
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < cols; j++) {
+      double s = 0;
+      for (t = 0; t < ntaps; t++)
+        for (k = 0; k < L; k++) s += (double)a[t * 64 + r][k] * w[(t * L + k) * ldw + j];
+      if (bias) s += bias[j];
+      if (row_bias) s += row_bias[r];
+      for (q = 0; q < num_post; q++)
+        if (post[q].kind == FUSE_POST_ADD) s += res[r * ldy + j];
+        else s = s < post[q].lo ? post[q].lo : s > post[q].hi ? post[q].hi : s;
+      y[r * ldy + j] = (float)s;
+    }
+}
+
+/* One random problem on the indirect-GEMM kind `kind`; `mode` picks the call pattern: 0 one
+   call, 1 runs of taps, 2 channel blocks (one tap a call, channel offset aoff). */
+static void table_igemm_case(int kind, int mode, uint32_t seed) {
+  const fuse__igemm_kind *kk = &fuse__igemm_kinds[kind];
+  int MR = kk->mr, NR = kk->nr, ntaps = mode == 2 ? rnd_in(1, 3) : rnd_in(1, 4);
+  int L = rnd_in(1, 40), rows = rnd(3) ? MR : rnd_in(1, MR), cols = rnd(3) ? NR : rnd_in(1, NR);
+  int ldy = NR + rnd_in(0, 9), t, i, q, num_post = rnd(4), bias_kind = rnd(3);
+  int64_t ldw = rnd(4) ? NR : NR + rnd_in(1, 20);
+  float *x = falloc((size_t)ntaps * 64 * L), *zeros = falloc((size_t)L);
+  float *w = falloc((size_t)(ntaps * L) * (size_t)ldw), *bias = falloc((size_t)NR);
+  float *res = falloc((size_t)MR * ldy), *y = falloc((size_t)MR * ldy), *want = falloc((size_t)MR * ldy);
+  const float *ptr[4 * 64], *expect_ptr[4 * 64];
+  fuse_post_op post[3];
+  fuse__tile_epi e;
+  double err;
+  long bad;
+  fill(x, (size_t)ntaps * 64 * L, seed, -1, 1);
+  fill(w, (size_t)(ntaps * L) * (size_t)ldw, seed + 1, -0.5f, 0.5f);
+  fill(bias, (size_t)NR, seed + 2, -0.5f, 0.5f);
+  fill(res, (size_t)MR * ldy, seed + 3, -1, 1);
+  memset(zeros, 0, (size_t)L * sizeof(float));
+  for (t = 0; t < ntaps; t++) /* a tap reads the padding for some pixels, or for all */
+    for (i = 0; i < MR; i++) {
+      int dead = rnd(5) == 0 || (t == ntaps - 1 && ntaps > 1 && rnd(4) == 0);
+      ptr[t * MR + i] = dead ? zeros : x + ((size_t)t * 64 + (size_t)i) * L;
+      expect_ptr[t * 64 + i] = ptr[t * MR + i];
+    }
+  memset(post, 0, sizeof post);
+  for (q = 0; q < num_post; q++) {
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = rnd(2) ? 0.0f : -0.3f;
+    post[q].hi = rnd(2) ? INF : 0.6f;
+    post[q].operand = -1;
+  }
+  memset(&e, 0, sizeof e);
+  e.bias = bias_kind == 1 ? bias : NULL;
+  e.row_bias = bias_kind == 2 ? bias : NULL; /* MR <= NR floats */
+  e.post = post, e.num_post = num_post;
+  for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
+  e.ldw = ldw == NR ? 0 : ldw;
+  if (MR > NR) e.row_bias = NULL; /* the bias buffer holds NR floats */
+  for (i = 0; i < MR * ldy; i++) y[i] = want[i] = TILE_SENTINEL;
+  tile_expect(expect_ptr, ntaps, L, w, ldw, e.bias, e.row_bias, post, num_post, res, ldy, rows,
+              cols, want);
+  if (mode == 0) {
+    kk->fn(ntaps, L, ptr, 0, w, y, ldy, rows, cols, TILE_FINISH, &e);
+  } else if (mode == 1) { /* taps [0, t1), then [t1, ntaps) accumulating */
+    int t1 = rnd_in(0, ntaps);
+    kk->fn(t1, L, ptr, 0, w, y, ldy, rows, cols, 0, &e);
+    kk->fn(ntaps - t1, L, ptr + t1 * MR, 0, w + (size_t)t1 * L * ldw, y, ldy, rows, cols,
+           TILE_ACCUMULATE | TILE_FINISH, &e);
+  } else { /* tap by tap in channel blocks of cb */
+    int cb = rnd_in(1, L), c0;
+    for (t = 0; t < ntaps; t++)
+      for (c0 = 0; c0 < L; c0 += cb) {
+        int n = L - c0 < cb ? L - c0 : cb, last = t == ntaps - 1 && c0 + n >= L;
+        kk->fn(1, n, ptr + t * MR, c0, w + ((size_t)t * L + (size_t)c0) * ldw, y, ldy, rows,
+               cols, (t || c0 ? TILE_ACCUMULATE : 0) | (last ? TILE_FINISH : 0), &e);
+      }
+  }
+  if (!compare(y, want, (size_t)MR * ldy, &err, &bad) || !(err <= TOL)) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: %s %dx%d mode %d: taps %d L %d rows %d cols %d ldy %d ldw %d "
+            "bias %d posts %d: error %.3g (first bad %ld)\n", runner_current, isa_name(kk->isa),
+            MR, NR, mode, ntaps, L, rows, cols, ldy, (int)ldw, bias_kind, num_post, err, bad);
+  }
+  free(x), free(zeros), free(w), free(bias), free(res), free(y), free(want);
+}
+
+/* One random problem on the few-channel kind `kind`: nseg segments of len[g] steps whose
+   input moves a float a step from x + off[g]. */
+static void table_few_channels_case(int kind, uint32_t seed) {
+  const fuse__few_channels_kind *kk = &fuse__few_channels_kinds[kind];
+  int MR = kk->mr, NR = kk->nr, nseg = rnd_in(1, 6), rows = rnd(2) ? MR : rnd_in(1, MR);
+  int cols = rnd(2) ? NR : rnd_in(1, NR), ldy = NR + rnd_in(0, 7), len[6], g, k, r, j, q;
+  int steps = 0, s, num_post = rnd(3);
+  int64_t off[6];
+  size_t nx = 6 * 64 + 80;
+  float *x = falloc(nx), *wk, *rb = falloc((size_t)MR), *res = falloc((size_t)MR * ldy);
+  float *y = falloc((size_t)MR * ldy), *want = falloc((size_t)MR * ldy);
+  fuse_post_op post[2];
+  fuse__tile_epi e;
+  double err;
+  long bad;
+  for (g = 0; g < nseg; g++) len[g] = rnd_in(1, 7), off[g] = rnd_in(0, 300), steps += len[g];
+  wk = falloc((size_t)steps * MR);
+  fill(x, nx, seed, -1, 1);
+  fill(wk, (size_t)steps * MR, seed + 1, -0.5f, 0.5f);
+  fill(rb, (size_t)MR, seed + 2, -0.5f, 0.5f);
+  fill(res, (size_t)MR * ldy, seed + 3, -1, 1);
+  memset(post, 0, sizeof post);
+  for (q = 0; q < num_post; q++) {
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = 0.0f, post[q].hi = rnd(2) ? INF : 0.5f, post[q].operand = -1;
+  }
+  memset(&e, 0, sizeof e);
+  e.row_bias = rnd(2) ? rb : NULL;
+  e.post = post, e.num_post = num_post;
+  for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
+  for (k = 0; k < MR * ldy; k++) y[k] = want[k] = TILE_SENTINEL;
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < cols; j++) {
+      double sum = 0;
+      for (g = 0, s = 0; g < nseg; g++)
+        for (k = 0; k < len[g]; k++, s++) sum += (double)x[off[g] + k + j] * wk[s * MR + r];
+      if (e.row_bias) sum += rb[r];
+      for (q = 0; q < num_post; q++)
+        if (post[q].kind == FUSE_POST_ADD) sum += res[r * ldy + j];
+        else sum = sum < post[q].lo ? post[q].lo : sum > post[q].hi ? post[q].hi : sum;
+      want[r * ldy + j] = (float)sum;
+    }
+  kk->fn(nseg, off, len, x, wk, y, ldy, rows, cols, &e);
+  if (!compare(y, want, (size_t)MR * ldy, &err, &bad) || !(err <= TOL)) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: few channels %s %dx%d: segments %d rows %d cols %d: error %.3g "
+            "(first bad %ld)\n", runner_current, isa_name(kk->isa), MR, NR, nseg, rows, cols,
+            err, bad);
+  }
+  free(x), free(wk), free(rb), free(res), free(y), free(want);
+}
+
+/* One random panel of the NCHW packer of `kind` against the gather it stands for. */
+static void table_pack_case(int kind, uint32_t seed) {
+  const fuse__igemm_kind *kk = &fuse__igemm_kinds[kind];
+  fuse__nchw_pack_args g;
+  int64_t OH, P, p0, c, kh, kw, jj, nrows;
+  int ncols;
+  float *x, *panel, *want;
+  memset(&g, 0, sizeof g);
+  g.Cg = rnd_in(1, 3), g.H = rnd_in(1, 12), g.W = rnd_in(1, 40);
+  g.KH = rnd_in(1, 3), g.KW = rnd_in(1, 3), g.sh = rnd_in(1, 2), g.sw = rnd_in(1, 3);
+  g.dh = rnd_in(1, 2), g.dw = rnd_in(1, 2), g.pt = rnd_in(0, 2), g.pl = rnd_in(0, 2);
+  g.pointwise = rnd(5) == 0;
+  if (g.pointwise) g.KH = g.KW = g.sh = g.sw = g.dh = g.dw = 1, g.pt = g.pl = 0;
+  g.nr = kk->nr;
+  OH = (g.H + 2 * g.pt - g.dh * (g.KH - 1) - 1) / g.sh + 1;
+  g.OW = (g.W + 2 * g.pl - g.dw * (g.KW - 1) - 1) / g.sw + 1;
+  if (OH < 1 || g.OW < 1) return;
+  P = OH * g.OW;
+  p0 = rnd((int)P);
+  ncols = (int)(P - p0 < g.nr ? P - p0 : g.nr);
+  nrows = g.Cg * g.KH * g.KW;
+  x = falloc((size_t)(g.Cg * g.H * g.W));
+  panel = falloc((size_t)(nrows * g.nr));
+  want = falloc((size_t)(nrows * g.nr));
+  fill(x, (size_t)(g.Cg * g.H * g.W), seed, -1, 1);
+  g.xg = x;
+  for (c = 0; c < g.Cg; c++)
+    for (kh = 0; kh < g.KH; kh++)
+      for (kw = 0; kw < g.KW; kw++)
+        for (jj = 0; jj < g.nr; jj++) {
+          int64_t p = p0 + jj, ih = p / g.OW * g.sh - g.pt + kh * g.dh;
+          int64_t iw = p % g.OW * g.sw - g.pl + kw * g.dw;
+          want[((c * g.KH + kh) * g.KW + kw) * g.nr + jj] =
+              jj < ncols && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
+                  ? x[(c * g.H + ih) * g.W + iw] : 0.0f;
+        }
+  kk->pack(&g, p0, ncols, panel);
+  if (memcmp(panel, want, (size_t)(nrows * g.nr) * sizeof(float)) != 0) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: NCHW packer %s (nr %d): Cg %d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d "
+            "pointwise %d p0 %d cols %d\n", runner_current, isa_name(kk->isa), (int)g.nr,
+            (int)g.Cg, (int)g.H, (int)g.W, (int)g.KH, (int)g.KW, (int)g.sh, (int)g.sw,
+            (int)g.dh, (int)g.dw, (int)g.pt, (int)g.pl, g.pointwise, (int)p0, ncols);
+  }
+  free(x), free(panel), free(want);
+}
+
+TEST(kernel_table) {
+  int i, n, rows = 0, ran = 0;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++, rows++) {
+    if (!isa_have[fuse__igemm_kinds[i].isa]) continue;
+    for (n = 0; n < 60; n++) table_igemm_case(i, n % 3, 20000u + (uint32_t)(i * 100 + n));
+    if (fuse__igemm_kinds[i].pack)
+      for (n = 0; n < 60; n++) table_pack_case(i, 30000u + (uint32_t)(i * 100 + n));
+    ran++;
+  }
+  for (i = 0; fuse__few_channels_kinds[i].fn; i++, rows++) {
+    if (!isa_have[fuse__few_channels_kinds[i].isa]) continue;
+    for (n = 0; n < 40; n++) table_few_channels_case(i, 40000u + (uint32_t)(i * 100 + n));
+    ran++;
+  }
+  printf("kernel_table: %d of %d micro-kernels run (the others' ISA is missing here)\n", ran, rows);
+  CHECK(ran >= 5); /* the scalar twins at least */
+}
+
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
@@ -1834,6 +2055,7 @@ int main(void) {
   printf("kernels: this CPU: %s\n", isa_name(cpu));
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (!isa_have[isa]) printf("kernels: skipping %s: this CPU (or this build) lacks it\n", isa_name((fuse_isa)isa));
+  RUN(kernel_table);
   RUN(random_shapes);
   RUN(k_blocks_epilogue_once);
   RUN(column_blocks);
@@ -1852,9 +2074,9 @@ int main(void) {
   RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa])
-      printf("kernels: %s vs scalar: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
+      printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
              "worst normwise relative error %.3g (tolerance %g)\n",
              isa_name((fuse_isa)isa), n_compared[isa], n_gemm[isa], n_exact[isa], worst_err[isa], TOL);
   return runner_finish("kernels");
