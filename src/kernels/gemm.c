@@ -1,5 +1,24 @@
 /* ------------------------------------------------------------- GEMM kernels -- */
-/* The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
+/* conv2d with 4 or more outputs per group runs on NHWC tensors (the planner converts where the
+   graph enters or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of
+   X[pixel @ t, C] x W_t[C, K]. For a tile of MR output pixels each tap gives MR row pointers
+   into the input, or into a zero row where the tap falls into the padding, so nothing is
+   packed at run time, whatever the stride, padding or dilation. The weights are packed once,
+   at compile, into [group][NR-column block][tap][C][NR] panels (the last block maybe
+   narrower, on a tile of the same MR: fuse__igemm_last). The micro-kernel keeps its MR x NR
+   tile in registers over every tap and channel, then adds the bias, runs the post-ops and
+   stores once, masked where K is no multiple of NR. A tap that reads only the padding for
+   every pixel of the tile is skipped. While a tile computes, its kernel brings the next column
+   block's panel into L2 a line per step. Panels past 1 MB are walked tap by tap in channel
+   blocks that stay in L1, the tile accumulating in the output between blocks. With few input
+   channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
+   copied with zeros into a row buffer only where the row crosses the padding. A single layer
+   may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows, the input
+   gathered into panels by its packer) and, for few input channels, its own kernel
+   (fuse__conv_few_channels). The drivers are in conv_drivers.c, the choice of kernel and the
+   weight packing in layouts.c.
+
+   The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
    vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h) and tile:
    - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
