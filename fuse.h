@@ -8326,9 +8326,10 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
 /* ==== end src/plan.c ==== */
 /* ==== begin src/layouts.c ==== */
 /* ------------------------------------------------------------------ layouts -- */
-/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
-   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
-   along channels follow their operands. Every other op, the graph's inputs and outputs and
+/* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
+   in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
+   element-wise ops, pools, global average pool and concat along channels follow their
+   operands. Every other op, the graph's inputs and outputs and
    reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
    Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
 
@@ -8358,7 +8359,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   return any;
 }
 
-/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+/* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
@@ -9606,7 +9607,7 @@ static void fuse__tile_residuals(fuse__tile_epi *e, const fuse__tile_epi *step, 
     if (step->res[q]) e->res[q] = step->res[q] + at;
 }
 
-/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+/* An NHWC GEMM conv (or matmul) step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
 typedef struct fuse__conv_job {
   const fuse__run *r;
   const fuse__step *s;

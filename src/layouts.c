@@ -1,7 +1,8 @@
 /* ------------------------------------------------------------------ layouts -- */
-/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
-   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
-   along channels follow their operands. Every other op, the graph's inputs and outputs and
+/* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
+   in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
+   element-wise ops, pools, global average pool and concat along channels follow their
+   operands. Every other op, the graph's inputs and outputs and
    reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
    Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
 
@@ -31,7 +32,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   return any;
 }
 
-/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+/* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||

@@ -58,7 +58,7 @@ static void fuse__tile_residuals(fuse__tile_epi *e, const fuse__tile_epi *step, 
     if (step->res[q]) e->res[q] = step->res[q] + at;
 }
 
-/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+/* An NHWC GEMM conv (or matmul) step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
 typedef struct fuse__conv_job {
   const fuse__run *r;
   const fuse__step *s;
