@@ -315,6 +315,9 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   const fuse_backend *const *backends; /* NULL-terminated; each outlives the plans made with it */
   char *error;        /* optional: receives why fuse_compile failed, */
   size_t error_size;  /* truncated to error_size bytes with a NUL */
+  int reference_kernels; /* 1: every op on the plain reference kernels (the oracle the others are
+                            tested against); isa is then only checked. 0: the kernel table's
+                            micro-kernels for isa (FUSE_ISA_SCALAR: their scalar twins) */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;
@@ -4380,243 +4383,6 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 #define FUSE__SIMD 1
 #include <immintrin.h>
 
-typedef struct fuse__tile_epi {
-  const float *bias;     /* at the tile's first channel, or NULL */
-  const float *row_bias; /* NCHW GEMM: one per tile row (output channel), or NULL */
-  int num_post;
-  int kind[FUSE_MAX_POST_OPS];
-  float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
-  const float *res[FUSE_MAX_POST_OPS]; /* ADD: at the tile's first element, same strides as y */
-  const float *pf; /* meanwhile: weights of a later block to bring into L2, */
-  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
-  int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
-} fuse__tile_epi;
-
-/* flags of a micro-kernel call */
-#define FUSE__ACCUMULATE 1 /* start from the tile in y (a later channel block), not from zero */
-#define FUSE__FINISH 2     /* the last block: bias and post-ops, then the store */
-
-/* X-macro lists: rows of a tile, vectors of a row */
-#define FUSE__R6(X, V) X(0, V) X(1, V) X(2, V) X(3, V) X(4, V) X(5, V)
-#define FUSE__R7(X, V) FUSE__R6(X, V) X(6, V)
-#define FUSE__R8(X, V) FUSE__R7(X, V) X(7, V)
-#define FUSE__R12(X, V) FUSE__R8(X, V) X(8, V) X(9, V) X(10, V) X(11, V)
-#define FUSE__V1(Y, r) Y(r, 0)
-#define FUSE__V2(Y, r) Y(r, 0) Y(r, 1)
-#define FUSE__V3(Y, r) Y(r, 0) Y(r, 1) Y(r, 2)
-#define FUSE__V4(Y, r) Y(r, 0) Y(r, 1) Y(r, 2) Y(r, 3)
-
-#define FUSE__IG_DECL(r, j) FUSE__V c##r##_##j;
-#define FUSE__IG_INIT(r, j)                                                                  \
-  c##r##_##j = (flags & FUSE__ACCUMULATE) && r < rows                                        \
-                   ? FUSE__VMLOAD(y + r * ldy + j * FUSE__VW, j)                             \
-                   : FUSE__VZERO();
-#define FUSE__IG_W(r, j) FUSE__V w##j = FUSE__VLOAD(w + j * FUSE__VW);
-#define FUSE__IG_FMA(r, j) c##r##_##j = FUSE__VFMA(a##r, w##j, c##r##_##j);
-/* The epilogue on the tile's registers, in two orders that each measured faster somewhere.
-   FUSE__IG_EPILOGUE: one step at a time over the whole tile (each bound broadcast once): the
-   bias (per column, or per row in the NCHW GEMM), the post-ops in order (a residual read on
-   the valid rows only), then the one store of each valid row (AVX2: 4-12 % on short
-   reductions; the few-channel NCHW kernel: 15 % on mobilenet_v2's stem). FUSE__IG_EPI_ACC:
-   every step on one accumulator, then its store (AVX-512's GEMM: the other order measured 14 %
-   slower on the 1x1 16 -> 96 @112, a reduction of 16 whose output goes to memory). */
-#define FUSE__IG_BIASV(r, j) FUSE__V b##j = FUSE__VMLOAD(e->bias + j * FUSE__VW, j);
-#define FUSE__IG_ADDB(r, j) c##r##_##j = FUSE__VADD(c##r##_##j, b##j);
-#define FUSE__IG_ADDRB(r, j) c##r##_##j = FUSE__VADD(c##r##_##j, rb_);
-#define FUSE__IG_RES(r, j)                                                                   \
-  c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VMLOAD(rq_ + r * ldy + j * FUSE__VW, j));
-/* max(lo, v) then min(hi, v): a NaN in v passes through, as in the reference */
-#define FUSE__IG_CLAMP(r, j) c##r##_##j = FUSE__VMIN(hv_, FUSE__VMAX(lv_, c##r##_##j));
-#define FUSE__IG_STORE(r, j) FUSE__VMSTORE(y + r * ldy + j * FUSE__VW, j, c##r##_##j);
-#define FUSE__IG_ROW_ADDB(r, VECS) VECS(FUSE__IG_ADDB, r)
-#define FUSE__IG_ROW_ADDRB(r, VECS) /* rows past `rows` have no bias to read */            \
-  { FUSE__V rb_ = FUSE__VSET1(e->row_bias[r < rows ? r : 0]); VECS(FUSE__IG_ADDRB, r) }
-#define FUSE__IG_ROW_RES(r, VECS) if (r < rows) { VECS(FUSE__IG_RES, r) }
-#define FUSE__IG_ROW_CLAMP(r, VECS) VECS(FUSE__IG_CLAMP, r)
-#define FUSE__IG_ROW_STORE(r, VECS) if (r < rows) { VECS(FUSE__IG_STORE, r) }
-#define FUSE__IG_EPILOGUE(ROWS, VECS)                                                        \
-  if (flags & FUSE__FINISH) {                                                                \
-    if (e->bias) {                                                                           \
-      VECS(FUSE__IG_BIASV, 0)                                                                \
-      ROWS(FUSE__IG_ROW_ADDB, VECS)                                                          \
-    } else if (e->row_bias) {                                                                \
-      ROWS(FUSE__IG_ROW_ADDRB, VECS)                                                         \
-    }                                                                                        \
-    for (q = 0; q < e->num_post; q++) {                                                      \
-      if (e->kind[q] == FUSE_POST_ADD) {                                                     \
-        const float *rq_ = e->res[q];                                                        \
-        ROWS(FUSE__IG_ROW_RES, VECS)                                                         \
-      } else {                                                                               \
-        FUSE__V lv_ = FUSE__VSET1(e->lo[q]), hv_ = FUSE__VSET1(e->hi[q]);                    \
-        ROWS(FUSE__IG_ROW_CLAMP, VECS)                                                       \
-      }                                                                                      \
-    }                                                                                        \
-  }                                                                                          \
-  ROWS(FUSE__IG_ROW_STORE, VECS)
-#define FUSE__IG_ACC(r, j)                                                                   \
-  if (flags & FUSE__FINISH) {                                                                \
-    if (e->bias) c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VMLOAD(e->bias + j * FUSE__VW, j)); \
-    else if (e->row_bias) c##r##_##j = FUSE__VADD(c##r##_##j, FUSE__VSET1(e->row_bias[r]));  \
-    for (q = 0; q < e->num_post; q++) {                                                      \
-      if (e->kind[q] == FUSE_POST_ADD) {                                                     \
-        c##r##_##j =                                                                         \
-            FUSE__VADD(c##r##_##j, FUSE__VMLOAD(e->res[q] + r * ldy + j * FUSE__VW, j));     \
-      } else {                                                                               \
-        c##r##_##j = FUSE__VMIN(FUSE__VSET1(e->hi[q]), FUSE__VMAX(FUSE__VSET1(e->lo[q]), c##r##_##j)); \
-      }                                                                                      \
-    }                                                                                        \
-  }                                                                                          \
-  FUSE__VMSTORE(y + r * ldy + j * FUSE__VW, j, c##r##_##j);
-#define FUSE__IG_ROW_ACC(r, VECS) if (r < rows) { VECS(FUSE__IG_ACC, r) }
-#define FUSE__IG_EPI_ACC(ROWS, VECS) ROWS(FUSE__IG_ROW_ACC, VECS)
-#define FUSE__IG_MASK(r, j) FUSE__MASK_DECL(j)
-#define FUSE__IG_ROW_DECL(r, VECS) VECS(FUSE__IG_DECL, r)
-#define FUSE__IG_ROW_INIT(r, VECS) VECS(FUSE__IG_INIT, r)
-#define FUSE__IG_ROW_PTR(r, VECS) const float *p##r = a[t * tile_rows + r] + aoff;
-#define FUSE__IG_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(p##r[k]); VECS(FUSE__IG_FMA, r) }
-
-/* One micro-kernel: an MR x NR tile (ROWS rows, VECS vectors per row). a: ntaps x MR row
-   pointers (+ aoff floats); w: ntaps * L rows of NR packed weights; y: the tile's first
-   element, ldy floats between pixels; rows / cols: the valid part of the tile. EPI: the
-   order of its epilogue (FUSE__IG_EPILOGUE or FUSE__IG_EPI_ACC). */
-#define FUSE__IGEMM(NAME, TARGET, MR, NR, ROWS, VECS, EPI)                                    \
-  TARGET static void NAME(int ntaps, int L, const float *const *a, int64_t aoff,             \
-                          const float *w, float *y, int64_t ldy, int rows, int cols,         \
-                          int flags, const fuse__tile_epi *e) {                              \
-    const int tile_rows = MR;                                                                \
-    const float *pf = e->pf;                                                                 \
-    int64_t npf = e->npf, ldw = e->ldw ? e->ldw : NR;                                        \
-    int t, k, q;                                                                             \
-    VECS(FUSE__IG_MASK, 0)                                                                   \
-    ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
-    ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
-    for (t = 0; t < ntaps; t++) {                                                            \
-      ROWS(FUSE__IG_ROW_PTR, VECS)                                                           \
-      for (k = 0; k < L; k++, w += ldw) {                                                    \
-        if (npf > 0) __builtin_prefetch(pf, 0, 2), pf += 16, npf--;                          \
-        VECS(FUSE__IG_W, 0)                                                                  \
-        ROWS(FUSE__IG_ROW_FMA, VECS)                                                         \
-      }                                                                                      \
-    }                                                                                        \
-    EPI(ROWS, VECS)                                                                          \
-  }
-
-/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out): a tile is MR output
-   channels (rows, their weights broadcast) by VECS vectors of consecutive pixels of one output
-   row, read in place from rows of the input copied with their padding and split into sw
-   column phases (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row
-   and phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x +
-   off[g] is the tile's first input at segment g, wk the weights as [step][MR]. */
-#define FUSE__FEW_CHANNELS_ROW_FMA(r, VECS) { FUSE__V a##r = FUSE__VSET1(wk[r]); VECS(FUSE__IG_FMA, r) }
-#define FUSE__FEW_CHANNELS(NAME, TARGET, MR, ROWS, VECS)                                              \
-  TARGET static void NAME(int nseg, const int64_t *off, const int *len, const float *x,      \
-                          const float *wk, float *y, int64_t ldy, int rows, int cols,        \
-                          const fuse__tile_epi *e) {                                         \
-    const int flags = FUSE__FINISH;                                                          \
-    int g, k, q;                                                                             \
-    VECS(FUSE__IG_MASK, 0)                                                                   \
-    ROWS(FUSE__IG_ROW_DECL, VECS)                                                            \
-    ROWS(FUSE__IG_ROW_INIT, VECS)                                                            \
-    for (g = 0; g < nseg; g++) {                                                             \
-      const float *w = x + off[g];                                                           \
-      for (k = len[g]; k > 0; k--, w++, wk += MR) {                                          \
-        VECS(FUSE__IG_W, 0)                                                                  \
-        ROWS(FUSE__FEW_CHANNELS_ROW_FMA, VECS)                                                        \
-      }                                                                                      \
-    }                                                                                        \
-    FUSE__IG_EPILOGUE(ROWS, VECS)                                                            \
-  }
-
-/* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
-   group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
-   that tap, zero in the padding and past cols (nr floats a row). Runs of pixels along an
-   output row are vector copies when the stride is 1, gathers otherwise. */
-typedef struct fuse__nchw_pack_args {
-  const float *xg;
-  int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
-  int pointwise;
-} fuse__nchw_pack_args;
-/* dst[0 .. n) = V, a vector at a time (V may read at i_, the vector's first index) */
-#define FUSE__NCHW_GEMM_STORE(dst, n, V)                                                            \
-  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
-    int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                             \
-    FUSE__MASK_DECL(0)                                                                       \
-    FUSE__VMSTORE((dst) + i_, 0, V);                                                         \
-  }
-#define FUSE__NCHW_GEMM_ZERO(dst, n) FUSE__NCHW_GEMM_STORE(dst, n, FUSE__VZERO())
-#define FUSE__NCHW_GEMM_COPY(dst, src, n) FUSE__NCHW_GEMM_STORE(dst, n, FUSE__VMLOAD((src) + i_, 0))
-/* dst[i] = src[2 i] for i < n: two masked loads, their even floats (FUSE__NCHW_GEMM_EVEN, per ISA) */
-#define FUSE__NCHW_GEMM_EVENS(dst, src, n)                                                          \
-  for (i_ = 0; i_ < (n); i_ += FUSE__VW) {                                                   \
-    FUSE__V ev_;                                                                             \
-    {                                                                                        \
-      int cols = (int)(2 * ((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW)) - 1;                 \
-      FUSE__MASK_DECL(0)                                                                     \
-      FUSE__MASK_DECL(1)                                                                     \
-      ev_ = FUSE__NCHW_GEMM_EVEN(FUSE__VMLOAD((src) + 2 * i_, 0),                                   \
-                          FUSE__VMLOAD((src) + 2 * i_ + FUSE__VW, 1));                       \
-    }                                                                                        \
-    {                                                                                        \
-      int cols = (int)((n) - i_ < FUSE__VW ? (n) - i_ : FUSE__VW);                           \
-      FUSE__MASK_DECL(0)                                                                     \
-      FUSE__VMSTORE((dst) + i_, 0, ev_);                                                     \
-    }                                                                                        \
-  }
-#define FUSE__NCHW_GEMM_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
-#define FUSE__NCHW_PACK(NAME, TARGET)                                                           \
-  TARGET static void NAME(const fuse__nchw_pack_args *g, int64_t p0, int ncols, float *panel) {  \
-    int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, i_, p = p0, jj = 0;                     \
-    int64_t run_at[FUSE__NCHW_GEMM_RUNS], run_len[FUSE__NCHW_GEMM_RUNS], run_ih[FUSE__NCHW_GEMM_RUNS];            \
-    int64_t run_iw[FUSE__NCHW_GEMM_RUNS], run_e0[FUSE__NCHW_GEMM_RUNS], run_e1[FUSE__NCHW_GEMM_RUNS];              \
-    int runs = 0, k;                                                                         \
-    if (g->pointwise) { /* input pixel = output pixel */                                     \
-      for (c = 0; c < g->Cg; c++) {                                                          \
-        FUSE__NCHW_GEMM_COPY(panel + c * nr, g->xg + c * HW + p0, ncols)                            \
-        FUSE__NCHW_GEMM_ZERO(panel + c * nr + ncols, nr - ncols)                                    \
-      }                                                                                      \
-      return;                                                                                \
-    }                                                                                        \
-    while (jj < ncols && runs < FUSE__NCHW_GEMM_RUNS) { /* the runs, once per block */              \
-      int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;                              \
-      if (seg > ncols - jj) seg = ncols - jj;                                                \
-      run_at[runs] = jj, run_len[runs] = seg;                                                \
-      run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;                  \
-      runs++, jj += seg, p += seg;                                                           \
-    }                                                                                        \
-    for (kw = 0; kw < g->KW; kw++) {                                                         \
-      for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */ \
-        int64_t iw0 = run_iw[k] + kw * g->dw;                                                \
-        run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;                               \
-        run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;                      \
-        if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];                                  \
-        if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];                                    \
-      }                                                                                      \
-      for (c = 0; c < g->Cg; c++)                                                            \
-        for (kh = 0; kh < g->KH; kh++) {                                                     \
-          float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;                         \
-          for (k = 0; k < runs; k++) {                                                       \
-            int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;                           \
-            int64_t e0 = run_e0[k], e1 = run_e1[k], e;                                       \
-            float *d = dst + run_at[k];                                                      \
-            if (ih < 0 || ih >= g->H) e0 = e1 = 0;                                           \
-            FUSE__NCHW_GEMM_ZERO(d, e0)                                                             \
-            if (e1 > e0) {                                                                   \
-              const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;         \
-              if (g->sw == 1) {                                                              \
-                FUSE__NCHW_GEMM_COPY(d + e0, xr + e0, e1 - e0)                                      \
-              } else if (g->sw == 2) {                                                       \
-                FUSE__NCHW_GEMM_EVENS(d + e0, xr + 2 * e0, e1 - e0)                                 \
-              } else {                                                                       \
-                for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];                              \
-              }                                                                              \
-            }                                                                                \
-            FUSE__NCHW_GEMM_ZERO(d + e1, seg - e1)                                                  \
-          }                                                                                  \
-          FUSE__NCHW_GEMM_ZERO(dst + ncols, nr - ncols)                                             \
-        }                                                                                    \
-    }                                                                                        \
-  }
-
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time: inside the row
    four pixels share each weight load; at the edges a pixel runs only its taps inside the
    input. The epilogue runs on the register before the one store (masked on the last vector). */
@@ -5220,24 +4986,6 @@ struct fuse__pool_args {
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
 #define FUSE__VMAXNAN(x, m) /* x where x > m or x is NaN, else m */                          \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
-FUSE__IGEMM(fuse__igemm_avx512_6x64, __attribute__((target("avx512f"))), 6, 64, FUSE__R6, FUSE__V4,
-            FUSE__IG_EPI_ACC)
-FUSE__IGEMM(fuse__igemm_avx512_8x48, __attribute__((target("avx512f"))), 8, 48, FUSE__R8, FUSE__V3,
-            FUSE__IG_EPI_ACC)
-FUSE__IGEMM(fuse__igemm_avx512_7x48, __attribute__((target("avx512f"))), 7, 48, FUSE__R7, FUSE__V3,
-            FUSE__IG_EPI_ACC)
-FUSE__IGEMM(fuse__igemm_avx512_7x32, __attribute__((target("avx512f"))), 7, 32, FUSE__R7, FUSE__V2,
-            FUSE__IG_EPI_ACC)
-FUSE__IGEMM(fuse__igemm_avx512_12x32, __attribute__((target("avx512f"))), 12, 32, FUSE__R12, FUSE__V2,
-            FUSE__IG_EPI_ACC)
-FUSE__IGEMM(fuse__igemm_avx512_12x16, __attribute__((target("avx512f"))), 12, 16, FUSE__R12, FUSE__V1,
-            FUSE__IG_EPI_ACC)
-FUSE__FEW_CHANNELS(fuse__few_channels_avx512_8x32, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V2)
-FUSE__FEW_CHANNELS(fuse__few_channels_avx512_8x16, __attribute__((target("avx512f"))), 8, FUSE__R8, FUSE__V1)
-#define FUSE__NCHW_GEMM_EVEN(a, b)                                                                  \
-  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
-FUSE__NCHW_PACK(fuse__nchw_pack_avx512, __attribute__((target("avx512f"))))
-#undef FUSE__NCHW_GEMM_EVEN
 FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
 #define FUSE__VSTORE(p, v) _mm512_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm512_storeu_ps(p, v)
@@ -5308,16 +5056,6 @@ FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
 #define FUSE__VMAXNAN(x, m)                                                                  \
   _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
-FUSE__IGEMM(fuse__igemm_avx2_6x16, __attribute__((target("avx2,fma"))), 6, 16, FUSE__R6, FUSE__V2,
-            FUSE__IG_EPILOGUE)
-FUSE__IGEMM(fuse__igemm_avx2_12x8, __attribute__((target("avx2,fma"))), 12, 8, FUSE__R12, FUSE__V1,
-            FUSE__IG_EPILOGUE)
-FUSE__FEW_CHANNELS(fuse__few_channels_avx2_6x16, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V2)
-FUSE__FEW_CHANNELS(fuse__few_channels_avx2_6x8, __attribute__((target("avx2,fma"))), 6, FUSE__R6, FUSE__V1)
-#define FUSE__NCHW_GEMM_EVEN(a, b)                                                                  \
-  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
-FUSE__NCHW_PACK(fuse__nchw_pack_avx2, __attribute__((target("avx2,fma"))))
-#undef FUSE__NCHW_GEMM_EVEN
 FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
 #define FUSE__VSTORE(p, v) _mm256_store_ps(p, v)
 #define FUSE__VSTOREU(p, v) _mm256_storeu_ps(p, v)
@@ -5398,37 +5136,2980 @@ __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float
 }
 #endif
 
+#endif /* FUSE__SIMD */
+
+/* ==== end src/kernels/simd.c ==== */
+/* ==== begin src/kernels/gemm.c ==== */
+/* ------------------------------------------------------------- GEMM kernels -- */
+/* conv2d with 4 or more outputs per group runs on NHWC tensors (the planner converts where the
+   graph enters or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of
+   X[pixel @ t, C] x W_t[C, K]. For a tile of MR output pixels each tap gives MR row pointers
+   into the input, or into a zero row where the tap falls into the padding, so nothing is
+   packed at run time, whatever the stride, padding or dilation. The weights are packed once,
+   at compile, into [group][NR-column block][tap][C][NR] panels (the last block maybe
+   narrower, on a tile of the same MR: fuse__igemm_last). The micro-kernel keeps its MR x NR
+   tile in registers over every tap and channel, then adds the bias, runs the post-ops and
+   stores once, masked where K is no multiple of NR. A tap that reads only the padding for
+   every pixel of the tile is skipped. While a tile computes, its kernel brings the next column
+   block's panel into L2 a line per step. Panels past 1 MB are walked tap by tap in channel
+   blocks that stay in L1, the tile accumulating in the output between blocks. With few input
+   channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
+   copied with zeros into a row buffer only where the row crosses the padding. A single layer
+   may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows, the input
+   gathered into panels by its packer) and, for few input channels, its own kernel
+   (fuse__conv_few_channels). The drivers are in conv_drivers.c, the choice of kernel and the
+   weight packing in layouts.c.
+
+   The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
+   vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h) and tile:
+   - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
+     output channels as tile rows), an MR x NR tile kept in registers over every tap and
+     channel, then the bias, the post-ops (fuse__post_apply) and one store;
+   - few_channels_tile.inc: the few-input-channel NCHW stem kernel;
+   - nchw_pack.inc: the NCHW GEMM's input panel packer.
+   The drivers (conv_drivers.c) and the kernel table (table.c) use them on every target: the
+   scalar instances (the scalar twins) run where no SIMD is compiled in and under
+   FUSE_ISA_SCALAR, with tiles sized for a scalar register file, so packing and tiling are
+   exercised on every CPU. The op-by-op reference kernels stay the oracle
+   (fuse_compile_options.reference_kernels). */
+
+/* fully unrolls a register tile's constant-bound loops (the accumulators stay in registers) */
+#ifndef FUSE__UNROLL
+#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
+#define FUSE__UNROLL _Pragma("GCC unroll 16")
+#else
+#define FUSE__UNROLL
+#endif
+#endif
+
+/* The epilogue operands of a micro-kernel call. */
+typedef struct fuse__tile_epi {
+  const float *bias;     /* at the tile's first column, or NULL */
+  const float *row_bias; /* NCHW GEMM and few-channel kernel: one per tile row, or NULL */
+  const fuse_post_op *post; /* the step's post-ops, applied in order (fuse__post_apply) */
+  int num_post;
+  const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
+                                          strides as y); NULL for other kinds */
+  const float *pf; /* meanwhile: weights of a later block to bring into L2, */
+  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
+  int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
+} fuse__tile_epi;
+
+/* flags of a micro-kernel call */
+#define FUSE__ACCUMULATE 1 /* start from the tile in y (a later channel block), not from zero */
+#define FUSE__FINISH 2     /* the last block: bias and post-ops, then the store */
+
+/* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
+   group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
+   that tap, zero in the padding and past cols (nr floats a row). */
+typedef struct fuse__nchw_pack_args {
+  const float *xg;
+  int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
+  int pointwise;
+} fuse__nchw_pack_args;
+#define FUSE__NCHW_PACK_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
+
 typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t aoff,
                                const float *w, float *y, int64_t ldy, int rows, int cols,
                                int flags, const fuse__tile_epi *e);
-typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
-typedef void (*fuse__few_channels_fn)(int nseg, const int64_t *off, const int *len, const float *x,
-                             const float *wk, float *y, int64_t ldy, int rows, int cols,
-                             const fuse__tile_epi *e);
+typedef void (*fuse__few_channels_fn)(int nseg, const int64_t *off, const int *len,
+                                      const float *x, const float *wk, float *y, int64_t ldy,
+                                      int rows, int cols, const fuse__tile_epi *e);
+typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, int cols,
+                                   float *panel);
 
-/* The micro-kernels: an ISA's tiles of MR rows (pixels; output channels in the NCHW GEMM) by
-   NR columns, with how close each comes to the FMA peak on its own (the 12x16 and 12x8 tiles
-   hold fewer accumulators). */
+/* A template's instance name: name_avx512 / name_avx2 / name_scalar (the argument expanded
+   first, so a tile's name may come from a parameter macro). */
+#define FUSE__KERNEL_FN(name) FUSE__VEC_FN(name)
+
+/* One instance set per vector layer. Tile parameters: FUSE__GEMM_NAME, FUSE__GEMM_MR,
+   FUSE__GEMM_NV (vectors per row), FUSE__GEMM_TILE_WIDE (the epilogue order: 1 one step at a
+   time over the whole tile, 0 every step on one accumulator, then its store; each measured
+   faster on its instruction set, see gemm_tile.inc). */
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_6x64
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x48
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_7x48
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x32
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_7x32
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x16
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_TILE_WIDE 0
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_8x32
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_8x16
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+/* ==== begin src/kernels/nchw_pack.inc ==== */
+/* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
+   panel of the output pixels p0 .. p0 + ncols - 1 (fuse__nchw_pack_args). Runs of pixels
+   along an output row are vector copies when the stride is 1, two loads and their even
+   floats when it is 2, and a float at a time otherwise. */
+
+/* dst[0 .. n) = 0 */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_zero)(float *dst, int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH)
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(n - i), FUSE__V_ZERO());
+}
+
+/* dst[0 .. n) = src[0 .. n) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_copy)(float *dst,
+                                                                     const float *src,
+                                                                     int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__V_STORE_MASK(dst + i, m, FUSE__V_LOAD_MASK(src + i, m));
+  }
+}
+
+/* dst[i] = src[2 i] for i < n: the even floats of two masked loads (none read past
+   src[2 n - 2]) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_evens)(float *dst,
+                                                                      const float *src,
+                                                                      int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    int64_t left = n - i < FUSE__VEC_WIDTH ? n - i : FUSE__VEC_WIDTH, read = 2 * left - 1;
+    FUSE__VEC lo = FUSE__V_LOAD_MASK(src + 2 * i, FUSE__V_MASK_FIRST(read));
+    FUSE__VEC hi = FUSE__V_LOAD_MASK(src + 2 * i + FUSE__VEC_WIDTH,
+                                     FUSE__V_MASK_FIRST(read - FUSE__VEC_WIDTH));
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(left), FUSE__V_EVENS(lo, hi));
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack_args *g,
+                                                          int64_t p0, int ncols, float *panel) {
+  int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, p = p0, jj = 0;
+  int64_t run_at[FUSE__NCHW_PACK_RUNS], run_len[FUSE__NCHW_PACK_RUNS];
+  int64_t run_ih[FUSE__NCHW_PACK_RUNS], run_iw[FUSE__NCHW_PACK_RUNS];
+  int64_t run_e0[FUSE__NCHW_PACK_RUNS], run_e1[FUSE__NCHW_PACK_RUNS];
+  int runs = 0, k;
+  if (g->pointwise) { /* input pixel = output pixel */
+    for (c = 0; c < g->Cg; c++) {
+      FUSE__VEC_FN(fuse__nchw_pack_copy)(panel + c * nr, g->xg + c * HW + p0, ncols);
+      FUSE__VEC_FN(fuse__nchw_pack_zero)(panel + c * nr + ncols, nr - ncols);
+    }
+    return;
+  }
+  while (jj < ncols && runs < FUSE__NCHW_PACK_RUNS) { /* the runs, once per block */
+    int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;
+    if (seg > ncols - jj) seg = ncols - jj;
+    run_at[runs] = jj, run_len[runs] = seg;
+    run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;
+    runs++, jj += seg, p += seg;
+  }
+  for (kw = 0; kw < g->KW; kw++) {
+    for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */
+      int64_t iw0 = run_iw[k] + kw * g->dw;
+      run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+      run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;
+      if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];
+      if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];
+    }
+    for (c = 0; c < g->Cg; c++)
+      for (kh = 0; kh < g->KH; kh++) {
+        float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;
+        for (k = 0; k < runs; k++) {
+          int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;
+          int64_t e0 = run_e0[k], e1 = run_e1[k], e;
+          float *d = dst + run_at[k];
+          if (ih < 0 || ih >= g->H) e0 = e1 = 0;
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d, e0);
+          if (e1 > e0) {
+            const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;
+            if (g->sw == 1)
+              FUSE__VEC_FN(fuse__nchw_pack_copy)(d + e0, xr + e0, e1 - e0);
+            else if (g->sw == 2)
+              FUSE__VEC_FN(fuse__nchw_pack_evens)(d + e0, xr + 2 * e0, e1 - e0);
+            else
+              for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];
+          }
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d + e1, seg - e1);
+        }
+        FUSE__VEC_FN(fuse__nchw_pack_zero)(dst + ncols, nr - ncols);
+      }
+  }
+}
+/* ==== end src/kernels/nchw_pack.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_6x16
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x8
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_TILE_WIDE 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_6x16
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_6x8
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+/* ==== begin src/kernels/nchw_pack.inc ==== */
+/* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
+   panel of the output pixels p0 .. p0 + ncols - 1 (fuse__nchw_pack_args). Runs of pixels
+   along an output row are vector copies when the stride is 1, two loads and their even
+   floats when it is 2, and a float at a time otherwise. */
+
+/* dst[0 .. n) = 0 */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_zero)(float *dst, int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH)
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(n - i), FUSE__V_ZERO());
+}
+
+/* dst[0 .. n) = src[0 .. n) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_copy)(float *dst,
+                                                                     const float *src,
+                                                                     int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__V_STORE_MASK(dst + i, m, FUSE__V_LOAD_MASK(src + i, m));
+  }
+}
+
+/* dst[i] = src[2 i] for i < n: the even floats of two masked loads (none read past
+   src[2 n - 2]) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_evens)(float *dst,
+                                                                      const float *src,
+                                                                      int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    int64_t left = n - i < FUSE__VEC_WIDTH ? n - i : FUSE__VEC_WIDTH, read = 2 * left - 1;
+    FUSE__VEC lo = FUSE__V_LOAD_MASK(src + 2 * i, FUSE__V_MASK_FIRST(read));
+    FUSE__VEC hi = FUSE__V_LOAD_MASK(src + 2 * i + FUSE__VEC_WIDTH,
+                                     FUSE__V_MASK_FIRST(read - FUSE__VEC_WIDTH));
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(left), FUSE__V_EVENS(lo, hi));
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack_args *g,
+                                                          int64_t p0, int ncols, float *panel) {
+  int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, p = p0, jj = 0;
+  int64_t run_at[FUSE__NCHW_PACK_RUNS], run_len[FUSE__NCHW_PACK_RUNS];
+  int64_t run_ih[FUSE__NCHW_PACK_RUNS], run_iw[FUSE__NCHW_PACK_RUNS];
+  int64_t run_e0[FUSE__NCHW_PACK_RUNS], run_e1[FUSE__NCHW_PACK_RUNS];
+  int runs = 0, k;
+  if (g->pointwise) { /* input pixel = output pixel */
+    for (c = 0; c < g->Cg; c++) {
+      FUSE__VEC_FN(fuse__nchw_pack_copy)(panel + c * nr, g->xg + c * HW + p0, ncols);
+      FUSE__VEC_FN(fuse__nchw_pack_zero)(panel + c * nr + ncols, nr - ncols);
+    }
+    return;
+  }
+  while (jj < ncols && runs < FUSE__NCHW_PACK_RUNS) { /* the runs, once per block */
+    int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;
+    if (seg > ncols - jj) seg = ncols - jj;
+    run_at[runs] = jj, run_len[runs] = seg;
+    run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;
+    runs++, jj += seg, p += seg;
+  }
+  for (kw = 0; kw < g->KW; kw++) {
+    for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */
+      int64_t iw0 = run_iw[k] + kw * g->dw;
+      run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+      run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;
+      if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];
+      if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];
+    }
+    for (c = 0; c < g->Cg; c++)
+      for (kh = 0; kh < g->KH; kh++) {
+        float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;
+        for (k = 0; k < runs; k++) {
+          int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;
+          int64_t e0 = run_e0[k], e1 = run_e1[k], e;
+          float *d = dst + run_at[k];
+          if (ih < 0 || ih >= g->H) e0 = e1 = 0;
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d, e0);
+          if (e1 > e0) {
+            const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;
+            if (g->sw == 1)
+              FUSE__VEC_FN(fuse__nchw_pack_copy)(d + e0, xr + e0, e1 - e0);
+            else if (g->sw == 2)
+              FUSE__VEC_FN(fuse__nchw_pack_evens)(d + e0, xr + 2 * e0, e1 - e0);
+            else
+              for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];
+          }
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d + e1, seg - e1);
+        }
+        FUSE__VEC_FN(fuse__nchw_pack_zero)(dst + ncols, nr - ncols);
+      }
+  }
+}
+/* ==== end src/kernels/nchw_pack.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+/* The scalar twins. A scalar tile's accumulators, its NR weights and the broadcast input
+   must fit the scalar floating-point registers: 32 on aarch64 and on armhf's VFP (s0-s31).
+   4x4 holds 16 accumulators (21 registers in all), the widest square tile that fits; 4x2 is
+   its narrow last column block (mixed column blocks, as 48 + 32 on AVX-512); 8x2 has the
+   same 16 accumulators for GEMMs of few columns. The few-channel kernel's two tiles are one
+   and two pixels by 4 channels. (x86-64's 16 SSE registers spill on 4x4: scalar is only the
+   test path there.) */
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_TILE_WIDE 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x2
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    for (k = 0; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_4x1
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
+   one step at a time over the whole tile (it measured faster on the stems). */
+#define FUSE__GEMM_TILE_WIDE 1
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
+   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
+   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
+   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+#if FUSE__GEMM_TILE_WIDE
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
+      }
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < e->num_post; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue;
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
+        }
+      } else {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
+        }
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+#else
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) {
+      FUSE__VEC v = c[r][j];
+      if (flags & FUSE__FINISH) {
+        int q;
+        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
+        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
+        for (q = 0; q < e->num_post; q++)
+          v = FUSE__VEC_FN(fuse__post_apply)(
+              v, &e->post[q],
+              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
+      }
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
+    }
+  }
+#endif
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_TILE_WIDE
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+/* ==== begin src/kernels/nchw_pack.inc ==== */
+/* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
+   panel of the output pixels p0 .. p0 + ncols - 1 (fuse__nchw_pack_args). Runs of pixels
+   along an output row are vector copies when the stride is 1, two loads and their even
+   floats when it is 2, and a float at a time otherwise. */
+
+/* dst[0 .. n) = 0 */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_zero)(float *dst, int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH)
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(n - i), FUSE__V_ZERO());
+}
+
+/* dst[0 .. n) = src[0 .. n) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_copy)(float *dst,
+                                                                     const float *src,
+                                                                     int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__V_STORE_MASK(dst + i, m, FUSE__V_LOAD_MASK(src + i, m));
+  }
+}
+
+/* dst[i] = src[2 i] for i < n: the even floats of two masked loads (none read past
+   src[2 n - 2]) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_evens)(float *dst,
+                                                                      const float *src,
+                                                                      int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    int64_t left = n - i < FUSE__VEC_WIDTH ? n - i : FUSE__VEC_WIDTH, read = 2 * left - 1;
+    FUSE__VEC lo = FUSE__V_LOAD_MASK(src + 2 * i, FUSE__V_MASK_FIRST(read));
+    FUSE__VEC hi = FUSE__V_LOAD_MASK(src + 2 * i + FUSE__VEC_WIDTH,
+                                     FUSE__V_MASK_FIRST(read - FUSE__VEC_WIDTH));
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(left), FUSE__V_EVENS(lo, hi));
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack_args *g,
+                                                          int64_t p0, int ncols, float *panel) {
+  int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, p = p0, jj = 0;
+  int64_t run_at[FUSE__NCHW_PACK_RUNS], run_len[FUSE__NCHW_PACK_RUNS];
+  int64_t run_ih[FUSE__NCHW_PACK_RUNS], run_iw[FUSE__NCHW_PACK_RUNS];
+  int64_t run_e0[FUSE__NCHW_PACK_RUNS], run_e1[FUSE__NCHW_PACK_RUNS];
+  int runs = 0, k;
+  if (g->pointwise) { /* input pixel = output pixel */
+    for (c = 0; c < g->Cg; c++) {
+      FUSE__VEC_FN(fuse__nchw_pack_copy)(panel + c * nr, g->xg + c * HW + p0, ncols);
+      FUSE__VEC_FN(fuse__nchw_pack_zero)(panel + c * nr + ncols, nr - ncols);
+    }
+    return;
+  }
+  while (jj < ncols && runs < FUSE__NCHW_PACK_RUNS) { /* the runs, once per block */
+    int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;
+    if (seg > ncols - jj) seg = ncols - jj;
+    run_at[runs] = jj, run_len[runs] = seg;
+    run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;
+    runs++, jj += seg, p += seg;
+  }
+  for (kw = 0; kw < g->KW; kw++) {
+    for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */
+      int64_t iw0 = run_iw[k] + kw * g->dw;
+      run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+      run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;
+      if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];
+      if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];
+    }
+    for (c = 0; c < g->Cg; c++)
+      for (kh = 0; kh < g->KH; kh++) {
+        float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;
+        for (k = 0; k < runs; k++) {
+          int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;
+          int64_t e0 = run_e0[k], e1 = run_e1[k], e;
+          float *d = dst + run_at[k];
+          if (ih < 0 || ih >= g->H) e0 = e1 = 0;
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d, e0);
+          if (e1 > e0) {
+            const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;
+            if (g->sw == 1)
+              FUSE__VEC_FN(fuse__nchw_pack_copy)(d + e0, xr + e0, e1 - e0);
+            else if (g->sw == 2)
+              FUSE__VEC_FN(fuse__nchw_pack_evens)(d + e0, xr + 2 * e0, e1 - e0);
+            else
+              for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];
+          }
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d + e1, seg - e1);
+        }
+        FUSE__VEC_FN(fuse__nchw_pack_zero)(dst + ncols, nr - ncols);
+      }
+  }
+}
+/* ==== end src/kernels/nchw_pack.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#undef FUSE__KERNEL_FN
+/* ==== end src/kernels/gemm.c ==== */
+/* ==== begin src/kernels/table.c ==== */
+/* ------------------------------------------------------------ kernel table -- */
+/* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
+   picks below read these tables, and test_kernels runs each row against the reference. A row
+   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, no SIMD: the
+   scalar rows only). */
+
+/* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
+   columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
+   12x16 and 12x8 tiles hold fewer accumulators); pack: the NCHW GEMM's input packer when
+   the kernel runs the NCHW GEMM, whose pixel blocks of NR pay their gather and block
+   overhead on fewer pixels with narrower tiles (so only the widest tiles of an ISA take it). */
 typedef struct fuse__igemm_kind {
   fuse_isa isa;
-  int mr, nr, weight; /* weight: the kernel's own efficiency, in percent */
+  int mr, nr, weight;
   fuse__igemm_fn fn;
+  fuse__nchw_pack_fn pack;
 } fuse__igemm_kind;
 
 static const fuse__igemm_kind fuse__igemm_kinds[] = {
-#ifndef FUSE_NO_AVX512
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_avx512_6x64},
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_avx512_8x48},
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_avx512_7x48},
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_avx512_12x32},
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_avx512_7x32},
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_avx512_12x16},
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL},
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL},
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL},
 #endif
-#ifndef FUSE_NO_AVX2
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_avx2_6x16},
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_avx2_12x8},
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
 #endif
-    {FUSE_ISA_SCALAR, 0, 0, 0, NULL}};
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL}};
+
+/* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
+   pixels); an ISA has a tile of two vectors and one of one (a row's end). */
+typedef struct fuse__few_channels_kind {
+  fuse_isa isa;
+  int mr, nr, vectors;
+  fuse__few_channels_fn fn;
+} fuse__few_channels_kind;
+
+static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},
+    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
+    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#endif
+    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
+    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
 
 /* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
    of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
@@ -5460,18 +8141,16 @@ static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
 
 /* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
    output channels): the one that wastes least of its tiles (rows and columns rounded up to
-   MR and NR), weighed by its own efficiency. The NCHW GEMM (nchw) takes only the widest
-   tiles of its ISA (NR 48 and 64 on AVX-512): its pixel blocks of NR pay their gather and
-   block overhead on fewer pixels otherwise (mobilenet-like 1x1 100 -> 36 @30: 106 GFLOP/s
-   with 12x32 against 116 with 6x64 or 8x48). Sets *kind (into fuse__igemm_kinds) and
-   returns 1; 0 when the ISA has none (scalar). */
+   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
+   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
+   (the plan's reference kernels). */
 static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
   double best = 0.0;
   int i, found = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++) {
     const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
     double eff;
-    if (k->isa != isa || (nchw && k->nr < (isa == FUSE_ISA_AVX512 ? 48 : 16))) continue;
+    if (k->isa != isa || (nchw && !k->pack)) continue;
     eff = fuse__igemm_eff(i, cols, rows, !nchw);
     if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
   }
@@ -5481,46 +8160,14 @@ static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, 
   return found;
 }
 
-typedef void (*fuse__elt_fn)(int op, float *y, const float *a, int sa, const float *b, int sb,
-                             int64_t n, float lo, float hi);
-/* A kernel's instance for an ISA: f512 / f2 name them; NULL for the scalar ISA and for an ISA
-   the build leaves out (FUSE_NO_AVX512, FUSE_NO_AVX2), whose instance does not exist. */
-#ifndef FUSE_NO_AVX512
-#define FUSE__IF512(f) f
-#else
-#define FUSE__IF512(f) NULL
-#endif
-#ifndef FUSE_NO_AVX2
-#define FUSE__IF2(f) f
-#else
-#define FUSE__IF2(f) NULL
-#endif
-#define FUSE__RETURN_BY_ISA(isa, f512, f2)                                                   \
-  if ((isa) == FUSE_ISA_AVX512) return FUSE__IF512(f512);                                    \
-  if ((isa) == FUSE_ISA_AVX2) return FUSE__IF2(f2);                                          \
-  return NULL
-
-static fuse__elt_fn fuse__elt_pick(fuse_isa isa) {
-  FUSE__RETURN_BY_ISA(isa, fuse__elt_avx512, fuse__elt_avx2);
-}
-
-static void (*fuse__pool_pick(fuse_isa isa))(const fuse__pool_args *, int64_t, int64_t) {
-  FUSE__RETURN_BY_ISA(isa, fuse__pool_avx512, fuse__pool_avx2);
-}
-
-typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, int cols, float *panel);
-static fuse__nchw_pack_fn fuse__nchw_pack_pick(fuse_isa isa) {
-  FUSE__RETURN_BY_ISA(isa, fuse__nchw_pack_avx512, fuse__nchw_pack_avx2);
-}
-
-/* The few-channel NCHW kernel of an ISA: its tile of two vectors, or of one (a row's end);
-   its rows; the band buffer's row builder (the NCHW depthwise kernel's). */
-#define FUSE__FEW_CHANNELS_MR(isa) ((isa) == FUSE_ISA_AVX512 ? 8 : 6)
-static fuse__few_channels_fn fuse__few_channels_pick(fuse_isa isa, int vectors) {
-  if (vectors == 2) {
-    FUSE__RETURN_BY_ISA(isa, fuse__few_channels_avx512_8x32, fuse__few_channels_avx2_6x16);
-  }
-  FUSE__RETURN_BY_ISA(isa, fuse__few_channels_avx512_8x16, fuse__few_channels_avx2_6x8);
+/* The few-channel NCHW kernel of an ISA with a tile of `vectors` vectors (a row of
+   fuse__few_channels_kinds), or NULL. */
+static const fuse__few_channels_kind *fuse__few_channels_pick(fuse_isa isa, int vectors) {
+  int i;
+  for (i = 0; fuse__few_channels_kinds[i].fn; i++)
+    if (fuse__few_channels_kinds[i].isa == isa && fuse__few_channels_kinds[i].vectors == vectors)
+      return &fuse__few_channels_kinds[i];
+  return NULL;
 }
 #define FUSE__FEW_CHANNELS_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
 #define FUSE__FEW_CHANNELS_BUF (4.0 * 1024 * 1024) /* its band buffer's bytes at most */
@@ -5532,22 +8179,54 @@ static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t
   return (*fill + 15) / 16 * 16 + 32;
 }
 
+#ifdef FUSE__SIMD
+/* The depthwise, pool and element-wise kernels of each ISA (simd.c). The scalar row comes
+   with their scalar twins (FUSE__HAVE_SCALAR_DW); until then FUSE_ISA_SCALAR runs those ops
+   on the reference kernels. */
+typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
 typedef void (*fuse__dwc_row_fn)(float *dst, const float *x, const fuse__dw_args *d, int64_t wq,
                                  int64_t fill);
-static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) {
-  FUSE__RETURN_BY_ISA(isa, fuse__dwc_avx512_row, fuse__dwc_avx2_row);
-}
+typedef void (*fuse__pool_fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+typedef void (*fuse__elt_fn)(int op, float *y, const float *a, int sa, const float *b, int sb,
+                             int64_t n, float lo, float hi);
+typedef struct fuse__isa_ops {
+  fuse_isa isa;
+  fuse__dw_fn dw_nhwc, dw_nchw; /* depthwise: rows of an NHWC output, NCHW planes */
+  fuse__dwc_row_fn dwc_row; /* the NCHW depthwise band buffer's row builder (few channels too) */
+  fuse__pool_fn pool;       /* max / average pool on NHWC */
+  fuse__elt_fn elt;         /* element-wise rows */
+} fuse__isa_ops;
 
+static const fuse__isa_ops fuse__isa_ops_table[] = {
+#ifndef FUSE_NO_AVX512
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_avx512_row, fuse__pool_avx512,
+     fuse__elt_avx512},
+#endif
+#ifndef FUSE_NO_AVX2
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_avx2_row, fuse__pool_avx2,
+     fuse__elt_avx2},
+#endif
+#ifdef FUSE__HAVE_SCALAR_DW
+    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
+     fuse__elt_scalar},
+#endif
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row of an ISA; the all-NULL last row when it has none. */
+static const fuse__isa_ops *fuse__isa_ops_of(fuse_isa isa) {
+  const fuse__isa_ops *o = fuse__isa_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  return o;
+}
+static fuse__elt_fn fuse__elt_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->elt; }
+static fuse__pool_fn fuse__pool_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->pool; }
+static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->dwc_row; }
 /* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
-  if (nhwc) {
-    FUSE__RETURN_BY_ISA(isa, fuse__dw_avx512, fuse__dw_avx2);
-  }
-  FUSE__RETURN_BY_ISA(isa, fuse__dwc_avx512, fuse__dwc_avx2);
+  return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
 }
 #endif /* FUSE__SIMD */
-
-/* ==== end src/kernels/simd.c ==== */
+/* ==== end src/kernels/table.c ==== */
 /* ==== begin src/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
@@ -5748,9 +8427,10 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
 /* ==== end src/plan.c ==== */
 /* ==== begin src/layouts.c ==== */
 /* ------------------------------------------------------------------ layouts -- */
-/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
-   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
-   along channels follow their operands. Every other op, the graph's inputs and outputs and
+/* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
+   in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
+   element-wise ops, pools, global average pool and concat along channels follow their
+   operands. Every other op, the graph's inputs and outputs and
    reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
    Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
 
@@ -5780,7 +8460,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   return any;
 }
 
-/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+/* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
@@ -5885,7 +8565,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   }
 }
 
-#ifdef FUSE__SIMD
+/* ------------------------------------------------ kernel choice and packing -- */
 /* Weights of one column block beyond which taps are blocked. Below it the whole panel
    streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
    layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
@@ -5893,6 +8573,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 #define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
+#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
 
 /* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
 static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
@@ -5912,34 +8593,48 @@ static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, 
   return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
+/* A step's packed weights, `floats` zeros to fill (counted in the plan's weights). */
+static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats) {
+  st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+  if (!st->packed) return NULL;
+  p->weights_size += floats * sizeof(float);
+  memset(st->packed, 0, floats * sizeof(float));
+  return st->packed;
+}
+
+/* Whether a conv step reads its input in place, pixel for pixel (1x1, stride 1, no padding). */
+static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  return taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
+         !a->padding[1] && !a->padding[2] && !a->padding[3];
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, obs, k, j;
+  int64_t K, N, nr, k, j;
+  size_t need;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
-  nr = st->nr, obs = (N + nr - 1) / nr;
-  st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
-  if (!st->packed) return 0;
-  p->weights_size += (size_t)(obs * K * nr) * sizeof(float);
-  memset(st->packed, 0, (size_t)(obs * K * nr) * sizeof(float));
+  nr = st->nr;
+  if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr))) return 0;
   for (k = 0; k < K; k++)
     for (j = 0; j < N; j++) st->packed[fuse__igemm_at(st, N, K, j, k)] = wn->data[k * N + j];
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
     st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
-  if ((size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *) > *scratch)
-    *scratch = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  if (need > *scratch) *scratch = need;
   return 1;
 }
 
 /* Whether a conv2d step is better off on NCHW in and out (the NCHW GEMM): its input is a graph
-   input and nothing that reads its output takes NHWC (another SIMD conv, a pool, concat), so
+   input and nothing that reads its output takes NHWC (another GEMM conv, a pool, concat), so
    the NHWC kernel would only add a conversion on each side (a single fused layer). */
 static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__step *st) {
   int i, k;
@@ -5956,14 +8651,13 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
   return 1;
 }
 
-#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
-
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
    conversions. Each GEMM costs
    its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
    an image's pixels, the NHWC one's all output pixels), and each element converted about 25
    multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
-   multiply-add twice as long on AVX2). Fitted to 1x1 and stem layers on both ISAs (a
+   multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
+   AVX-512). Fitted to 1x1 and stem layers on both ISAs (a
    conversion measured as 13-44 multiply-adds on AVX-512, 3-16 on AVX2): the NCHW GEMM wins
    1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
    56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
@@ -5974,153 +8668,193 @@ static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
   double macs = (double)macs_per_pixel * (double)npix;
+  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0 : 2.0;
   int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
-  return macs / fuse__igemm_eff(cg, P, Kg, 0) < macs / fuse__igemm_eff(ig, Kg, npix, 1) +
-             (isa == FUSE_ISA_AVX512 ? 25.0 : 12.0) * converted;
+  return macs / fuse__igemm_eff(cg, P, Kg, 0) <
+         macs / fuse__igemm_eff(ig, Kg, npix, 1) + per_element * converted;
 }
 
-/* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
-   (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
-   group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
-static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
-                               size_t *scratch) {
-  const fuse__node *wn;
-  const fuse__tensor *tw;
-  int64_t G, K, Cg, Kg, KH, KW, taps, t, c;
-  size_t need;
-  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
-  if (st->op != FUSE__OP_CONV2D) return 1;
-  wn = &g->nodes[p->operands[st->in_first + 1]];
-  tw = &p->tensors[p->operands[st->in_first + 1]];
-  if (wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
-  G = st->a.conv.groups, K = tw->shape[0], Cg = tw->shape[1], Kg = K / G;
-  KH = tw->shape[2], KW = tw->shape[3], taps = KH * KW;
-  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa, 1)) { /* depthwise: [tap][Cp] */
-    int64_t Cp = (K + 15) / 16 * 16;
-    st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += (size_t)(taps * Cp) * sizeof(float);
-    for (t = 0; t < taps; t++)
-      for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
-    st->kernel = FUSE__KERNEL_DW;
-    { /* the layout is chosen later: room for the NCHW kernel's band buffer */
-      const int64_t *os = p->tensors[st->out].shape;
-      const fuse_conv2d_attrs *ca = &st->a.conv;
-      need = fuse__dwc_scratch(os[2], os[3], KH, KW, ca->strides[0], ca->strides[1],
-                               ca->dilation[0], ca->dilation[1]);
-      if (need > *scratch) *scratch = need;
-      if ((size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64 > *zeros)
-        *zeros = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
-    }
-    return 1;
-  }
-  if (Kg < 4) return 1;
-  /* few input channels on NCHW in and out (the stems): the input read in place from rows of
-     it copied with their padding, no gather per pixel block (fuse__conv_few_channels) */
-  if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
-      st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
-      Cg * KH * st->a.conv.strides[1] <= FUSE__FEW_CHANNELS_SEGS && p->tensors[st->out].shape[3] >= 16 &&
-      p->tensors[st->out].shape[2] >= 1 && fuse__few_channels_pick(p->isa, 1)) {
-    int64_t mr = FUSE__FEW_CHANNELS_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
-    int64_t wq = fuse__few_channels_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
-    int64_t band = OH < 8 ? OH : 8;
-    double bytes = (double)Cg * (double)((band - 1) * st->a.conv.strides[0] + KH) *
-                   (double)(sw * wq) * sizeof(float);
-    if (bytes <= FUSE__FEW_CHANNELS_BUF) { /* else the band buffer is too big: the NCHW GEMM */
-      st->packed =
-          (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
-      if (!st->packed) return 0;
-      p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
-      for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
-        float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
-        for (c = 0; c < Cg; c++)
-          for (kh = 0; kh < KH; kh++)
-            for (ph = 0; ph < sw; ph++)
-              for (m = ph; m < KW; m += sw, dst += mr)
-                *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
-      }
-      st->kernel = FUSE__KERNEL_FEW_CHANNELS;
-      st->mr = (int)mr;
-      st->band = (int)band;
-      if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
-      return 1;
-    }
-  }
-  /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
-     [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
-     and 2 (a wider stride gathers float by float: only against many outputs). Measured
-     against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
-     (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
-     3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
-     gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. */
-  if (fuse__nchw_ends(p, g, st) &&
-      ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
-      (taps == 1 || Cg <= 4) &&
-      fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
-                         Kg, 1, st) &&
-      fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
-                       K * Cg * taps, st->igemm) &&
-      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__NCHW_GEMM_PANEL) {
-    size_t floats = (size_t)(K * Cg * taps);
-    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += floats * sizeof(float);
-    memcpy(st->packed, wn->data, floats * sizeof(float));
-    st->kernel = FUSE__KERNEL_NCHW_GEMM;
-    st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
-                    !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
-                    !st->a.conv.padding[2] && !st->a.conv.padding[3];
-    /* weights past FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: gather
-       several blocks (up to FUSE__NCHW_GEMM_PANEL) and run each tile's weight rows over them all */
-    need = (size_t)(taps * Cg * st->nr) * sizeof(float);
-    st->band = 1;
-    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
-      int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
-      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
-      st->band = (int)(blocks < fit ? blocks : fit);
-    }
-    need *= (size_t)st->band;
-    if (need > *scratch) *scratch = need;
-    return 1;
-  }
-  if (!fuse__igemm_choose(p->isa, Kg, p->tensors[st->out].shape[0] * p->tensors[st->out].shape[2] *
-                                         p->tensors[st->out].shape[3], 0, st))
-    return 1;
-  {
-    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, k;
-    size_t floats = (size_t)(G * obs * taps * Cg * nr);
-    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += floats * sizeof(float);
-    memset(st->packed, 0, floats * sizeof(float));
-    for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
-      for (k = 0; k < Kg; k++)
-        for (t = 0; t < taps; t++)
-          for (c = 0; c < Cg; c++)
-            st->packed[(size_t)(grp * obs * taps * Cg * nr) +
-                       fuse__igemm_at(st, Kg, taps * Cg, k, t * Cg + c)] =
-                wn->data[((grp * Kg + k) * Cg + c) * taps + t];
-  }
-  st->kernel = FUSE__KERNEL_IGEMM;
-  st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
-                  !st->a.conv.padding[0] && !st->a.conv.padding[1] && !st->a.conv.padding[2] &&
-                  !st->a.conv.padding[3];
-  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
-  st->rowmode = G == 1 && Cg * KW <= 64 && Cg <= 8 && st->a.conv.dilation[1] == 1;
-  st->cblock = 0;
-  if (!st->rowmode && taps * st->mr <= FUSE__PTR_CACHE &&
-      (size_t)(taps * Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
-    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
-  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : taps * st->mr) * sizeof(float *);
-  if (st->rowmode) need += (size_t)(st->mr * KH * KW * Cg) * sizeof(float) + FUSE__ALIGN;
+/* A conv2d step's shape, as the kernel choice reads it. */
+typedef struct fuse__conv_shape {
+  const fuse__node *wn; /* the constant weights [K][Cg][KH][KW] */
+  int64_t G, K, Cg, Kg, KH, KW, taps, OH, OW, npix;
+} fuse__conv_shape;
+
+/* Depthwise (one input and one output channel per group), on the depthwise kernels of the
+   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
+static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                           size_t *zeros, size_t *scratch) {
+#ifdef FUSE__SIMD
+  const fuse_conv2d_attrs *ca = &st->a.conv;
+  size_t need, row;
+  if (!fuse__dw_pick(p->isa, 1)) return 0;
+  st->kernel = FUSE__KERNEL_DW;
+  need = fuse__dwc_scratch(c->OH, c->OW, c->KH, c->KW, ca->strides[0], ca->strides[1],
+                           ca->dilation[0], ca->dilation[1]);
   if (need > *scratch) *scratch = need;
-  if ((size_t)(st->rowmode ? KW * Cg : Cg) > *zeros) *zeros = (size_t)(st->rowmode ? KW * Cg : Cg);
+  row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+  if (row > *zeros) *zeros = row;
+  return 1;
+#else
+  (void)p, (void)st, (void)c, (void)zeros, (void)scratch;
+  return 0; /* no depthwise kernel but the reference yet */
+#endif
+}
+
+/* Whether the ISA runs the few-channel kernel: its tiles and the depthwise row builder. */
+static int fuse__few_channels_runs(fuse_isa isa) {
+#ifdef FUSE__SIMD
+  return fuse__few_channels_pick(isa, 1) && fuse__dwc_row_pick(isa);
+#else
+  (void)isa;
+  return 0;
+#endif
+}
+
+/* Few input channels on NCHW in and out (the stems): the input read in place from rows of it
+   copied with their padding, no gather per pixel block (fuse__conv_few_channels), while the
+   band buffer stays within FUSE__FEW_CHANNELS_BUF (else the NCHW GEMM). */
+static int fuse__choose_few_channels(fuse_plan *p, const fuse_graph *g, fuse__step *st,
+                                     const fuse__conv_shape *c, size_t *scratch) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t sw = a->strides[1], band = c->OH < 8 ? c->OH : 8, fill, wq;
+  double bytes;
+  if (!fuse__nchw_ends(p, g, st) || c->G != 1 || c->Cg > 4 || a->dilation[0] != 1 ||
+      a->dilation[1] != 1 || sw > 2 || c->Cg * c->KH * sw > FUSE__FEW_CHANNELS_SEGS ||
+      c->OW < 16 || c->OH < 1 || !fuse__few_channels_runs(p->isa))
+    return 0;
+  wq = fuse__few_channels_wq(c->OW, c->KW, sw, fuse__few_channels_pick(p->isa, 1)->nr, &fill);
+  bytes = (double)c->Cg * (double)((band - 1) * a->strides[0] + c->KH) * (double)(sw * wq) *
+          sizeof(float);
+  if (bytes > FUSE__FEW_CHANNELS_BUF) return 0;
+  st->kernel = FUSE__KERNEL_FEW_CHANNELS;
+  st->mr = fuse__few_channels_pick(p->isa, 1)->mr;
+  st->band = (int)band;
+  if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
   return 1;
 }
-#endif
 
+/* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
+   [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
+   and 2 (a wider stride gathers float by float: only against many outputs). Measured
+   against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
+   (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
+   3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
+   gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. Weights past
+   FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: several blocks
+   (up to FUSE__NCHW_GEMM_PANEL) are gathered and each tile's weight rows run over them all. */
+static int fuse__choose_nchw_gemm(fuse_plan *p, const fuse_graph *g, fuse__step *st,
+                                  const fuse__conv_shape *c, size_t *scratch) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t P = c->OH * c->OW;
+  size_t need;
+  if (!fuse__nchw_ends(p, g, st) || !((a->strides[0] <= 2 && a->strides[1] <= 2) || c->Kg >= 128) ||
+      !(c->taps == 1 || c->Cg <= 4) || !fuse__igemm_choose(p->isa, P, c->Kg, 1, st) ||
+      !fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out],
+                            c->Kg, c->K * c->Cg * c->taps, st->igemm) ||
+      (size_t)(c->taps * c->Cg * st->nr) * sizeof(float) > FUSE__NCHW_GEMM_PANEL)
+    return 0;
+  st->kernel = FUSE__KERNEL_NCHW_GEMM;
+  st->pointwise = fuse__conv_pointwise(st, c->taps);
+  need = (size_t)(c->taps * c->Cg * st->nr) * sizeof(float);
+  st->band = 1;
+  if ((size_t)(c->Kg * c->Cg * c->taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
+    int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
+    st->band = (int)(blocks < fit ? blocks : fit);
+  }
+  need *= (size_t)st->band;
+  if (need > *scratch) *scratch = need;
+  return 1;
+}
+
+/* The NHWC indirect GEMM: row pointers per tile (a kernel row per tap with few input
+   channels), channel blocks when a column block's panel passes FUSE__PANEL_BYTES. */
+static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                              size_t *zeros, size_t *scratch) {
+  size_t need;
+  if (!fuse__igemm_choose(p->isa, c->Kg, c->npix, 0, st)) return 0;
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = fuse__conv_pointwise(st, c->taps);
+  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
+  st->rowmode = c->G == 1 && c->Cg * c->KW <= 64 && c->Cg <= 8 && st->a.conv.dilation[1] == 1;
+  st->cblock = 0;
+  if (!st->rowmode && c->taps * st->mr <= FUSE__PTR_CACHE &&
+      (size_t)(c->taps * c->Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : c->taps * st->mr) * sizeof(float *);
+  if (st->rowmode) need += (size_t)(st->mr * c->KH * c->KW * c->Cg) * sizeof(float) + FUSE__ALIGN;
+  if (need > *scratch) *scratch = need;
+  if ((size_t)(st->rowmode ? c->KW * c->Cg : c->Cg) > *zeros)
+    *zeros = (size_t)(st->rowmode ? c->KW * c->Cg : c->Cg);
+  return 1;
+}
+
+/* The weights of a chosen conv kernel in its order. Depthwise: [tap][Cp], Cp = K rounded up
+   to 16. Few channels: [row tile][step][MR], the steps in the kernel's order (channel,
+   kernel row, phase, its columns). NCHW GEMM: as they are, [K][Cg * taps]. NHWC GEMM:
+   [group][column block][tap][channel][NR]. 0: out of memory. */
+static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
+  const float *w = c->wn->data;
+  int64_t taps = c->taps, t, k, ch, kh, m, ph;
+  if (st->kernel == FUSE__KERNEL_DW) {
+    int64_t Cp = (c->K + 15) / 16 * 16;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp))) return 0;
+    for (t = 0; t < taps; t++)
+      for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
+  } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
+    int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps))) return 0;
+    for (k = 0; k < c->K; k++) {
+      float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
+      for (ch = 0; ch < c->Cg; ch++)
+        for (kh = 0; kh < c->KH; kh++)
+          for (ph = 0; ph < sw; ph++)
+            for (m = ph; m < c->KW; m += sw, dst += mr)
+              *dst = w[((k * c->Cg + ch) * c->KH + kh) * c->KW + m];
+    }
+  } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
+    if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps))) return 0;
+    memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
+  } else {
+    int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
+    if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel))) return 0;
+    for (grp = 0; grp < c->G; grp++)
+      for (k = 0; k < c->Kg; k++)
+        for (t = 0; t < taps; t++)
+          for (ch = 0; ch < c->Cg; ch++)
+            st->packed[(size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, t * c->Cg + ch)] =
+                w[((grp * c->Kg + k) * c->Cg + ch) * taps + t];
+  }
+  return 1;
+}
+
+/* Picks the kernel of a conv2d or matmul step with constant weights (a row of the kernel
+   table, none on the plan's reference kernels) and packs its weights for it: depthwise, the
+   few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more outputs per group),
+   in that order of preference. Grows the zero row and the per-chunk scratch it needs.
+   0: out of memory. */
+static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
+                               size_t *scratch) {
+  const fuse__tensor *tw, *ty = &p->tensors[st->out];
+  fuse__conv_shape c;
+  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
+  if (st->op != FUSE__OP_CONV2D) return 1;
+  c.wn = &g->nodes[p->operands[st->in_first + 1]];
+  tw = &p->tensors[p->operands[st->in_first + 1]];
+  if (c.wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
+  c.G = st->a.conv.groups, c.K = tw->shape[0], c.Cg = tw->shape[1], c.Kg = c.K / c.G;
+  c.KH = tw->shape[2], c.KW = tw->shape[3], c.taps = c.KH * c.KW;
+  c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
+  if (c.Cg == 1 && c.Kg == 1) {
+    if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
+  } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||
+                           fuse__choose_nchw_gemm(p, g, st, &c, scratch) ||
+                           fuse__choose_igemm(p, st, &c, zeros, scratch))) {
+    return 1;
+  }
+  return fuse__pack_conv(p, st, &c);
+}
 /* ==== end src/layouts.c ==== */
 /* ==== begin src/plan_describe.c ==== */
 /* A growable text buffer for the plan's description. */
@@ -6531,7 +9265,10 @@ static int fuse__compile_start(fuse__compiler *c) {
   if (!p) return 0;
   memset(p, 0, sizeof *p);
   p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? fuse_cpu_isa() : isa; /* the conv / matmul kernels' */
+  /* the kernels' ISA; FUSE_ISA_AUTO on the reference kernels: no kernel table row has it */
+  p->isa = c->opt && c->opt->reference_kernels ? FUSE_ISA_AUTO
+           : isa == FUSE_ISA_AUTO                ? fuse_cpu_isa()
+                                                 : isa;
   fuse__plan_threads(p, c->opt);
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
@@ -6723,18 +9460,14 @@ static int fuse__build_steps(fuse__compiler *c) {
   return 1;
 }
 
-/* the SIMD conv2d / matmul kernels: chosen and their weights packed here, once */
+/* the kernel table's conv2d / matmul kernels: chosen and their weights packed here, once */
 static int fuse__choose_kernels(fuse__compiler *c) {
-#ifdef FUSE__SIMD
   fuse_plan *p = c->p;
   int i;
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
         !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
       return 0;
-#else
-  (void)c;
-#endif
   return 1;
 }
 
@@ -7121,7 +9854,6 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
 
 /* ==== end src/kernels/reference.c ==== */
 /* ==== begin src/kernels/conv_drivers.c ==== */
-#ifdef FUSE__SIMD
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
    parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
 typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
@@ -7160,24 +9892,29 @@ static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn,
   }
 }
 
-/* A SIMD conv step's input, output and bias, and the post-ops for its micro-kernels'
-   epilogue (residuals at their first element; the drivers move them to each tile). */
+/* A GEMM-family conv step's input, output and bias, and the post-ops for its micro-kernels'
+   epilogue (residuals at their first element; fuse__tile_residuals moves them to a tile). */
 static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const float **x, float **y,
                                 const float **bias, fuse__tile_epi *e) {
   int q;
   *x = fuse__in(r, s, 0);
   *y = fuse__data(r, s->out);
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  e->post = s->post;
   e->num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    e->kind[q] = s->post[q].kind;
-    e->lo[q] = s->post[q].lo;
-    e->hi[q] = s->post[q].hi;
+  for (q = 0; q < s->num_post; q++)
     e->res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
-  }
 }
 
-/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+/* The residuals of a tile whose first element is `at` floats into the output (from the
+   step's, in `step`). */
+static void fuse__tile_residuals(fuse__tile_epi *e, const fuse__tile_epi *step, int64_t at) {
+  int q;
+  for (q = 0; q < e->num_post; q++)
+    if (step->res[q]) e->res[q] = step->res[q] + at;
+}
+
+/* An NHWC GEMM conv (or matmul) step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
 typedef struct fuse__conv_job {
   const fuse__run *r;
   const fuse__step *s;
@@ -7282,8 +10019,107 @@ static void fuse__tile_prefetch(fuse__tile_epi *e, const float *at, int64_t line
   e->pf = e->npf ? at + from * 16 : NULL;
 }
 
+/* One column block of a tile run (group grp, block ob of the group's output channels): its
+   weights, width and kernel, and where its outputs start. */
+typedef struct fuse__igemm_block {
+  int64_t go, grp, oc; /* go: group * blocks + ob; oc: the block's first output channel */
+  int cols, bnr;       /* valid columns; the packed width (the last block's may be narrower) */
+  const float *w;
+  fuse__igemm_fn fn;
+} fuse__igemm_block;
+
+/* The tiles tile .. t1 - 1 of a block, each over all its taps: a call per run of live taps
+   (no live tap: one call over none, for the bias and post-ops). Meanwhile the tiles' kernels
+   bring the next block's panel into L2 a line per step, tile i of this block lines
+   i * steps on (steps: multiply-add steps of a tile). In a network the weights come from
+   memory on every run, and the hardware prefetcher neither crosses pages nor runs that far
+   ahead on its own. */
+static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *b, int64_t tile,
+                              int64_t t1, const float **ptr, float *rowbuf) {
+  const fuse__step *s = j->s;
+  const float *zeros = j->r->p->zeros;
+  int mr = s->mr, ntaps = s->rowmode ? (int)j->KH : (int)(j->KH * j->KW), ta, flags;
+  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
+  size_t panel = (size_t)(j->KH * j->KW * j->Cg * s->nr);
+  int64_t lines = b->go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L, tt;
+  fuse__tile_epi e = j->e;
+  e.bias = j->bias ? j->bias + b->oc : NULL;
+  for (tt = tile; tt < t1; tt++) {
+    int64_t p0 = tt * mr, at = p0 * j->K + b->oc, from = (tt - tile) * steps;
+    int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
+    fuse__tile_residuals(&e, &j->e, at);
+    fuse__tile_prefetch(&e, s->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
+    fuse__igemm_ptrs(j, b->grp, p0, rows, ptr, rowbuf);
+    ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
+    for (;;) {
+      int te = ta, tn;
+      while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
+      tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
+      if (tn == ntaps) flags |= FUSE__FINISH;
+      b->fn(te - ta, L, ptr + ta * mr, 0, b->w + (size_t)((int64_t)ta * L * b->bnr), j->y + at,
+            j->K, rows, b->cols, flags, &e);
+      if (tn == ntaps) break;
+      if (e.npf) { /* past the lines that call brought in */
+        int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
+        e.pf += done * 16, e.npf -= done;
+      }
+      ta = tn, flags = FUSE__ACCUMULATE;
+    }
+  }
+}
+
+/* The same tiles with channel blocks (s->cblock): tap by tap, channel block by channel block
+   over a run of tiles whose row pointers are cached, each tile accumulating in the output
+   between blocks; the channel block after this one follows it in memory, and tile i brings
+   its lines i * cb on into L2 (as above). */
+static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm_block *b,
+                                      int64_t tile, int64_t t1, const float **ptr,
+                                      float *rowbuf) {
+  const fuse__step *s = j->s;
+  const float *zeros = j->r->p->zeros;
+  int64_t taps = j->KH * j->KW, per = FUSE__PTR_CACHE / (taps * s->mr), tr, t, c0, tt;
+  int mr = s->mr, nr = s->nr, flags;
+  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
+  fuse__tile_epi e = j->e;
+  e.bias = j->bias ? j->bias + b->oc : NULL;
+  if (per < 1) per = 1;
+  for (tr = tile; tr < t1; tr += per) {
+    int64_t tb = t1 - tr < per ? t1 : tr + per;
+    for (tt = tr; tt < tb; tt++) {
+      int64_t p0 = tt * mr;
+      fuse__igemm_ptrs(j, b->grp, p0, (int)(j->npix - p0 < mr ? j->npix - p0 : mr),
+                       ptr + (tt - tr) * taps * mr, rowbuf);
+    }
+    for (t = 0; t < taps; t++)
+      for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
+        int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
+        size_t next = (size_t)b->go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
+        int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
+        if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
+        for (tt = tr; tt < tb; tt++) {
+          int64_t p0 = tt * mr, at = p0 * j->K + b->oc;
+          int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr), n = 1;
+          const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
+          int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
+          int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
+          fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
+          if (fuse__tap_live(tp + t * mr, mr, zeros))
+            flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
+                    (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+          else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
+            n = 0, flags = FUSE__FINISH;
+          else
+            continue; /* a dead tap */
+          fuse__tile_residuals(&e, &j->e, at);
+          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->K, rows,
+                b->cols, flags, &e);
+        }
+      }
+  }
+}
+
 /* Units (group, column block, tile), column blocks outermost so a block's weights are reused
-   across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
+   across the tiles of a chunk. */
 static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__conv_job *j = (const fuse__conv_job *)ctx;
   const fuse__step *s = j->s;
@@ -7291,92 +10127,21 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   const float **ptr = (const float **)(void *)scratch;
   int64_t taps = j->KH * j->KW, u = u0;
-  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q, ta, flags;
-  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
-  const float *zeros = p->zeros;
-  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
+  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * s->mr * sizeof(float *) +
                                                 FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
-  fuse__tile_epi e = j->e;
-  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
   while (u < u1) {
-    int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
-    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
-    int64_t oc = grp * j->Kg + ob * nr, npix = j->npix;
-    int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
-    const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
-    int bnr = ob == j->obs - 1 ? s->nr_last : nr; /* this block's packed width */
-    fuse__igemm_fn fn = ob == j->obs - 1 ? j->fn_last : j->fn;
-    e.bias = j->bias ? j->bias + oc : NULL;
-    if (!s->cblock) {
-      /* the next block's panel: the tiles' kernels bring it into L2 a line per step, tile
-         i of this block lines i * steps on (steps: multiply-add steps of a tile). In a
-         network the weights come from memory on every run, and the hardware prefetcher
-         neither crosses pages nor runs that far ahead on its own. */
-      int64_t lines = go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L;
-      for (tt = tile; tt < t1; tt++) {
-        int64_t p0 = tt * mr, at = p0 * j->K + oc, from = (tt - tile) * steps;
-        int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
-        for (q = 0; q < e.num_post; q++)
-          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        fuse__tile_prefetch(&e, s->packed + (size_t)(go + 1) * panel, lines, from, steps);
-        fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
-        /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
-        ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
-        for (;;) {
-          int te = ta, tn;
-          while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
-          tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
-          if (tn == ntaps) flags |= FUSE__FINISH;
-          fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * bnr), j->y + at, j->K,
-                rows, cols, flags, &e);
-          if (tn == ntaps) break;
-          if (e.npf) { /* past the lines that call brought in */
-            int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
-            e.pf += done * 16, e.npf -= done;
-          }
-          ta = tn, flags = FUSE__ACCUMULATE;
-        }
-      }
-    } else { /* tap by tap, channel block by channel block, over a run of cached tiles */
-      int64_t per = FUSE__PTR_CACHE / (taps * mr), tr, t, c0;
-      if (per < 1) per = 1;
-      for (tr = tile; tr < t1; tr += per) {
-        int64_t tb = t1 - tr < per ? t1 : tr + per;
-        for (tt = tr; tt < tb; tt++) {
-          int64_t p0 = tt * mr;
-          fuse__igemm_ptrs(j, grp, p0, (int)(npix - p0 < mr ? npix - p0 : mr),
-                           ptr + (tt - tr) * taps * mr, rowbuf);
-        }
-        for (t = 0; t < taps; t++)
-          for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
-            int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
-            /* the channel block after this one follows it in memory: tile i brings its lines
-               i * cb on into L2 (as above) */
-            size_t next = (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
-            int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
-            if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
-            for (tt = tr; tt < tb; tt++) {
-              int64_t p0 = tt * mr, at = p0 * j->K + oc;
-              int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
-              const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
-              int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
-              int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-              fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
-              if (fuse__tap_live(tp + t * mr, mr, zeros))
-                flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
-                        (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
-              else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
-                n = 0, flags = FUSE__FINISH;
-              else
-                continue; /* a dead tap */
-              for (q = 0; q < e.num_post; q++)
-                if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-              fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * bnr, j->y + at, j->K, rows, cols,
-                    flags, &e);
-            }
-          }
-      }
-    }
+    int64_t go = u / j->tiles, ob = go % j->obs, tile = u % j->tiles;
+    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u);
+    fuse__igemm_block b;
+    b.go = go, b.grp = go / j->obs, b.oc = b.grp * j->Kg + ob * s->nr;
+    b.cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
+    b.w = s->packed + (size_t)(go * taps * j->Cg * s->nr);
+    b.bnr = ob == j->obs - 1 ? s->nr_last : s->nr;
+    b.fn = ob == j->obs - 1 ? j->fn_last : j->fn;
+    if (s->cblock)
+      fuse__igemm_tiles_blocked(j, &b, tile, t1, ptr, rowbuf);
+    else
+      fuse__igemm_tiles(j, &b, tile, t1, ptr, rowbuf);
     u += t1 - tile;
   }
 }
@@ -7436,7 +10201,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
   const fuse_plan *p = j->r->p;
   float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
   const float *rows[16];
-  int mr = s->mr, nr = s->nr, q, i;
+  int mr = s->mr, nr = s->nr, i;
   int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, b, nband = 1;
   int64_t packed = -1, pf = L * nr; /* floats of one block's panel */
   int direct;
@@ -7468,8 +10233,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
       for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
       for (b = 0; b < nband; b++) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
-        for (q = 0; q < e.num_post; q++)
-          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        fuse__tile_residuals(&e, &j->e, at);
         j->fn(1, (int)L, rows, 0, direct ? g.xg + p0 : panel + b * pf, j->y + at, j->P, nrows,
               FUSE__NCHW_GEMM_COLS(blk + b), FUSE__FINISH, &e);
       }
@@ -7492,7 +10256,7 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
   j.Cg = j.C / j.G, j.Kg = j.K / j.G;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
-  j.pack = fuse__nchw_pack_pick(r->p->isa);
+  j.pack = fuse__igemm_kinds[s->igemm].pack;
   j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
   j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
   j.g.dh = s->a.conv.dilation[0], j.g.dw = s->a.conv.dilation[1];
@@ -7508,6 +10272,7 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
 }
 
+#ifdef FUSE__SIMD /* the few-channel kernel needs the depthwise row builder (simd.c) */
 /* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
    A band's input rows are copied into the chunk's buffer, each channel's rows one after
    another, a row as its sw column phases of wq floats with the padding in place (zeros that
@@ -7533,7 +10298,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
   const fuse_plan *p = j->r->p;
   float *buf = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
   int64_t rs = j->d.sw * j->wq, L = j->C * j->KH * j->KW, P = j->OH * j->OW, u, c, i, oy, ox;
-  int mr = s->mr, t, q, tiles = (int)((j->K + mr - 1) / mr);
+  int mr = s->mr, t, tiles = (int)((j->K + mr - 1) / mr);
   fuse__tile_epi e = j->e;
   memset(buf, 0, (size_t)(j->C * j->rows * rs) * sizeof(float)); /* the padding, once */
   for (u = u0; u < u1; u++) {
@@ -7553,8 +10318,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
         for (t = 0; t < tiles; t++) {
           int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
           e.row_bias = j->bias ? j->bias + oc : NULL;
-          for (q = 0; q < e.num_post; q++)
-            if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+          fuse__tile_residuals(&e, &j->e, at);
           (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
                                          j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
                                          cols, &e);
@@ -7577,8 +10341,8 @@ static void fuse__conv_few_channels(const fuse__run *r, const fuse__step *s) {
   j.KH = tw->shape[2], j.KW = tw->shape[3];
   j.sh = s->a.conv.strides[0], j.d.sw = s->a.conv.strides[1];
   j.pt = s->a.conv.padding[0], j.d.pl = s->a.conv.padding[1];
-  j.vw = r->p->isa == FUSE_ISA_AVX512 ? 16 : 8;
-  j.f2 = fuse__few_channels_pick(r->p->isa, 2), j.f1 = fuse__few_channels_pick(r->p->isa, 1);
+  j.f2 = fuse__few_channels_pick(r->p->isa, 2)->fn, j.f1 = fuse__few_channels_pick(r->p->isa, 1)->fn;
+  j.vw = fuse__few_channels_pick(r->p->isa, 1)->nr;
   j.row = fuse__dwc_row_pick(r->p->isa);
   j.wq = fuse__few_channels_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
   j.rows = (s->band - 1) * j.sh + j.KH;
@@ -7630,7 +10394,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   else /* planes */
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
-#endif
+#endif /* FUSE__SIMD */
 /* ==== end src/kernels/conv_drivers.c ==== */
 /* ==== begin src/kernels/other_ops.c ==== */
 
@@ -7695,7 +10459,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
@@ -7704,6 +10467,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_nchw_gemm(r, s);
     return;
   }
+#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     fuse__conv_few_channels(r, s);
     return;
@@ -7757,12 +10521,10 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
   int64_t batches, bi, m, k, j;
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
   }
-#endif
   memset(&ba, 0, sizeof ba);
   memset(&bb, 0, sizeof bb);
   ba.rank = ra;
@@ -9625,62 +12387,19 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__RULES
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
+#endif
 #undef FUSE__PANEL_BYTES
 #undef FUSE__NCHW_GEMM_WEIGHTS
 #undef FUSE__NCHW_GEMM_PANEL
 #undef FUSE__L1_PANEL
 #undef FUSE__PTR_CACHE
-#endif
+#undef FUSE__UNROLL
+#undef FUSE__NCHW_PACK_RUNS
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
-#undef FUSE__R6
-#undef FUSE__R7
-#undef FUSE__R8
-#undef FUSE__R12
-#undef FUSE__V3
-#undef FUSE__V1
-#undef FUSE__V2
-#undef FUSE__V4
-#undef FUSE__IG_DECL
-#undef FUSE__IG_INIT
-#undef FUSE__IG_W
-#undef FUSE__IG_FMA
-#undef FUSE__IG_BIASV
-#undef FUSE__IG_ADDB
-#undef FUSE__IG_ADDRB
-#undef FUSE__IG_RES
-#undef FUSE__IG_CLAMP
-#undef FUSE__IG_STORE
-#undef FUSE__IG_ROW_ADDB
-#undef FUSE__IG_ROW_ADDRB
-#undef FUSE__IG_ROW_RES
-#undef FUSE__IG_ROW_CLAMP
-#undef FUSE__IG_ROW_STORE
-#undef FUSE__IG_EPILOGUE
-#undef FUSE__IG_ACC
-#undef FUSE__IG_ROW_ACC
-#undef FUSE__IG_EPI_ACC
-#undef FUSE__IG_MASK
-#undef FUSE__IG_ROW_DECL
-#undef FUSE__IG_ROW_INIT
-#undef FUSE__IG_ROW_PTR
-#undef FUSE__IG_ROW_FMA
-#undef FUSE__IGEMM
-#undef FUSE__FEW_CHANNELS
-#undef FUSE__FEW_CHANNELS_ROW_FMA
-#undef FUSE__FEW_CHANNELS_MR
 #undef FUSE__FEW_CHANNELS_SEGS
 #undef FUSE__FEW_CHANNELS_BUF
 #undef FUSE__DW
-#undef FUSE__NCHW_PACK
-#undef FUSE__IF512
-#undef FUSE__IF2
-#undef FUSE__RETURN_BY_ISA
-#undef FUSE__NCHW_GEMM_RUNS
-#undef FUSE__NCHW_GEMM_EVENS
-#undef FUSE__NCHW_GEMM_COPY
-#undef FUSE__NCHW_GEMM_STORE
-#undef FUSE__NCHW_GEMM_ZERO
 #undef FUSE__DW_EPI
 #undef FUSE__POOL
 #undef FUSE__ELT

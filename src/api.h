@@ -249,6 +249,9 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   const fuse_backend *const *backends; /* NULL-terminated; each outlives the plans made with it */
   char *error;        /* optional: receives why fuse_compile failed, */
   size_t error_size;  /* truncated to error_size bytes with a NUL */
+  int reference_kernels; /* 1: every op on the plain reference kernels (the oracle the others are
+                            tested against); isa is then only checked. 0: the kernel table's
+                            micro-kernels for isa (FUSE_ISA_SCALAR: their scalar twins) */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;

@@ -86,7 +86,10 @@ static int fuse__compile_start(fuse__compiler *c) {
   if (!p) return 0;
   memset(p, 0, sizeof *p);
   p->alloc = *a;
-  p->isa = isa == FUSE_ISA_AUTO ? fuse_cpu_isa() : isa; /* the conv / matmul kernels' */
+  /* the kernels' ISA; FUSE_ISA_AUTO on the reference kernels: no kernel table row has it */
+  p->isa = c->opt && c->opt->reference_kernels ? FUSE_ISA_AUTO
+           : isa == FUSE_ISA_AUTO                ? fuse_cpu_isa()
+                                                 : isa;
   fuse__plan_threads(p, c->opt);
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
@@ -278,18 +281,14 @@ static int fuse__build_steps(fuse__compiler *c) {
   return 1;
 }
 
-/* the SIMD conv2d / matmul kernels: chosen and their weights packed here, once */
+/* the kernel table's conv2d / matmul kernels: chosen and their weights packed here, once */
 static int fuse__choose_kernels(fuse__compiler *c) {
-#ifdef FUSE__SIMD
   fuse_plan *p = c->p;
   int i;
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
         !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
       return 0;
-#else
-  (void)c;
-#endif
   return 1;
 }
 

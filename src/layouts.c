@@ -1,7 +1,8 @@
 /* ------------------------------------------------------------------ layouts -- */
-/* With the SIMD conv kernels the plan keeps activations in NHWC between the ops that take it:
-   conv2d on those kernels always; element-wise ops, pools, global average pool and concat
-   along channels follow their operands. Every other op, the graph's inputs and outputs and
+/* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
+   in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
+   element-wise ops, pools, global average pool and concat along channels follow their
+   operands. Every other op, the graph's inputs and outputs and
    reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
    Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
 
@@ -31,7 +32,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   return any;
 }
 
-/* Whether operand k of a step is an activation in the step's layout (a SIMD conv's weights
+/* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
    and bias are not). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
@@ -136,7 +137,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   }
 }
 
-#ifdef FUSE__SIMD
+/* ------------------------------------------------ kernel choice and packing -- */
 /* Weights of one column block beyond which taps are blocked. Below it the whole panel
    streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
    layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
@@ -144,6 +145,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 #define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
 #define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
+#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
 
 /* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
 static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
@@ -163,34 +165,48 @@ static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, 
   return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
+/* A step's packed weights, `floats` zeros to fill (counted in the plan's weights). */
+static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats) {
+  st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
+  if (!st->packed) return NULL;
+  p->weights_size += floats * sizeof(float);
+  memset(st->packed, 0, floats * sizeof(float));
+  return st->packed;
+}
+
+/* Whether a conv step reads its input in place, pixel for pixel (1x1, stride 1, no padding). */
+static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  return taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
+         !a->padding[1] && !a->padding[2] && !a->padding[3];
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, obs, k, j;
+  int64_t K, N, nr, k, j;
+  size_t need;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
-  nr = st->nr, obs = (N + nr - 1) / nr;
-  st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(obs * K * nr) * sizeof(float), FUSE__ALIGN);
-  if (!st->packed) return 0;
-  p->weights_size += (size_t)(obs * K * nr) * sizeof(float);
-  memset(st->packed, 0, (size_t)(obs * K * nr) * sizeof(float));
+  nr = st->nr;
+  if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr))) return 0;
   for (k = 0; k < K; k++)
     for (j = 0; j < N; j++) st->packed[fuse__igemm_at(st, N, K, j, k)] = wn->data[k * N + j];
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
     st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
-  if ((size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *) > *scratch)
-    *scratch = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : st->mr) * sizeof(float *);
+  if (need > *scratch) *scratch = need;
   return 1;
 }
 
 /* Whether a conv2d step is better off on NCHW in and out (the NCHW GEMM): its input is a graph
-   input and nothing that reads its output takes NHWC (another SIMD conv, a pool, concat), so
+   input and nothing that reads its output takes NHWC (another GEMM conv, a pool, concat), so
    the NHWC kernel would only add a conversion on each side (a single fused layer). */
 static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__step *st) {
   int i, k;
@@ -207,14 +223,13 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
   return 1;
 }
 
-#define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
-
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
    conversions. Each GEMM costs
    its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
    an image's pixels, the NHWC one's all output pixels), and each element converted about 25
    multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
-   multiply-add twice as long on AVX2). Fitted to 1x1 and stem layers on both ISAs (a
+   multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
+   AVX-512). Fitted to 1x1 and stem layers on both ISAs (a
    conversion measured as 13-44 multiply-adds on AVX-512, 3-16 on AVX2): the NCHW GEMM wins
    1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
    56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
@@ -225,150 +240,190 @@ static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
   double macs = (double)macs_per_pixel * (double)npix;
+  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0 : 2.0;
   int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
-  return macs / fuse__igemm_eff(cg, P, Kg, 0) < macs / fuse__igemm_eff(ig, Kg, npix, 1) +
-             (isa == FUSE_ISA_AVX512 ? 25.0 : 12.0) * converted;
+  return macs / fuse__igemm_eff(cg, P, Kg, 0) <
+         macs / fuse__igemm_eff(ig, Kg, npix, 1) + per_element * converted;
 }
 
-/* Picks the SIMD kernel of a conv2d step with constant weights and packs them: depthwise
-   (one input and one output channel per group) or the indirect GEMM (4 or more outputs per
-   group). Grows the zero row and the per-chunk scratch it needs. 0: out of memory. */
-static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
-                               size_t *scratch) {
-  const fuse__node *wn;
-  const fuse__tensor *tw;
-  int64_t G, K, Cg, Kg, KH, KW, taps, t, c;
-  size_t need;
-  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
-  if (st->op != FUSE__OP_CONV2D) return 1;
-  wn = &g->nodes[p->operands[st->in_first + 1]];
-  tw = &p->tensors[p->operands[st->in_first + 1]];
-  if (wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
-  G = st->a.conv.groups, K = tw->shape[0], Cg = tw->shape[1], Kg = K / G;
-  KH = tw->shape[2], KW = tw->shape[3], taps = KH * KW;
-  if (Cg == 1 && Kg == 1 && fuse__dw_pick(p->isa, 1)) { /* depthwise: [tap][Cp] */
-    int64_t Cp = (K + 15) / 16 * 16;
-    st->packed = (float *)fuse__alloc(&p->alloc, (size_t)(taps * Cp) * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += (size_t)(taps * Cp) * sizeof(float);
-    for (t = 0; t < taps; t++)
-      for (c = 0; c < Cp; c++) st->packed[t * Cp + c] = c < K ? wn->data[c * taps + t] : 0.0f;
-    st->kernel = FUSE__KERNEL_DW;
-    { /* the layout is chosen later: room for the NCHW kernel's band buffer */
-      const int64_t *os = p->tensors[st->out].shape;
-      const fuse_conv2d_attrs *ca = &st->a.conv;
-      need = fuse__dwc_scratch(os[2], os[3], KH, KW, ca->strides[0], ca->strides[1],
-                               ca->dilation[0], ca->dilation[1]);
-      if (need > *scratch) *scratch = need;
-      if ((size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64 > *zeros)
-        *zeros = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
-    }
-    return 1;
-  }
-  if (Kg < 4) return 1;
-  /* few input channels on NCHW in and out (the stems): the input read in place from rows of
-     it copied with their padding, no gather per pixel block (fuse__conv_few_channels) */
-  if (fuse__nchw_ends(p, g, st) && G == 1 && Cg <= 4 && st->a.conv.dilation[0] == 1 &&
-      st->a.conv.dilation[1] == 1 && st->a.conv.strides[1] <= 2 &&
-      Cg * KH * st->a.conv.strides[1] <= FUSE__FEW_CHANNELS_SEGS && p->tensors[st->out].shape[3] >= 16 &&
-      p->tensors[st->out].shape[2] >= 1 && fuse__few_channels_pick(p->isa, 1)) {
-    int64_t mr = FUSE__FEW_CHANNELS_MR(p->isa), Kp = (K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    int64_t OH = p->tensors[st->out].shape[2], OW = p->tensors[st->out].shape[3], fill, ph, m;
-    int64_t wq = fuse__few_channels_wq(OW, KW, sw, p->isa == FUSE_ISA_AVX512 ? 16 : 8, &fill), kh, k;
-    int64_t band = OH < 8 ? OH : 8;
-    double bytes = (double)Cg * (double)((band - 1) * st->a.conv.strides[0] + KH) *
-                   (double)(sw * wq) * sizeof(float);
-    if (bytes <= FUSE__FEW_CHANNELS_BUF) { /* else the band buffer is too big: the NCHW GEMM */
-      st->packed =
-          (float *)fuse__alloc(&p->alloc, (size_t)(Kp * Cg * taps) * sizeof(float), FUSE__ALIGN);
-      if (!st->packed) return 0;
-      p->weights_size += (size_t)(Kp * Cg * taps) * sizeof(float);
-      for (k = 0; k < Kp; k++) { /* [row tile][step][MR], steps in the kernel's order */
-        float *dst = st->packed + k / mr * mr * Cg * taps + k % mr;
-        for (c = 0; c < Cg; c++)
-          for (kh = 0; kh < KH; kh++)
-            for (ph = 0; ph < sw; ph++)
-              for (m = ph; m < KW; m += sw, dst += mr)
-                *dst = k < K ? wn->data[((k * Cg + c) * KH + kh) * KW + m] : 0.0f;
-      }
-      st->kernel = FUSE__KERNEL_FEW_CHANNELS;
-      st->mr = (int)mr;
-      st->band = (int)band;
-      if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
-      return 1;
-    }
-  }
-  /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
-     [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
-     and 2 (a wider stride gathers float by float: only against many outputs). Measured
-     against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
-     (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
-     3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
-     gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. */
-  if (fuse__nchw_ends(p, g, st) &&
-      ((st->a.conv.strides[0] <= 2 && st->a.conv.strides[1] <= 2) || Kg >= 128) &&
-      (taps == 1 || Cg <= 4) &&
-      fuse__igemm_choose(p->isa, p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3],
-                         Kg, 1, st) &&
-      fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out], Kg,
-                       K * Cg * taps, st->igemm) &&
-      (size_t)(taps * Cg * st->nr) * sizeof(float) <= FUSE__NCHW_GEMM_PANEL) {
-    size_t floats = (size_t)(K * Cg * taps);
-    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += floats * sizeof(float);
-    memcpy(st->packed, wn->data, floats * sizeof(float));
-    st->kernel = FUSE__KERNEL_NCHW_GEMM;
-    st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
-                    !st->a.conv.padding[0] && !st->a.conv.padding[1] &&
-                    !st->a.conv.padding[2] && !st->a.conv.padding[3];
-    /* weights past FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: gather
-       several blocks (up to FUSE__NCHW_GEMM_PANEL) and run each tile's weight rows over them all */
-    need = (size_t)(taps * Cg * st->nr) * sizeof(float);
-    st->band = 1;
-    if ((size_t)(Kg * Cg * taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
-      int64_t P = p->tensors[st->out].shape[2] * p->tensors[st->out].shape[3];
-      int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
-      st->band = (int)(blocks < fit ? blocks : fit);
-    }
-    need *= (size_t)st->band;
-    if (need > *scratch) *scratch = need;
-    return 1;
-  }
-  if (!fuse__igemm_choose(p->isa, Kg, p->tensors[st->out].shape[0] * p->tensors[st->out].shape[2] *
-                                         p->tensors[st->out].shape[3], 0, st))
-    return 1;
-  {
-    int64_t nr = st->nr, obs = (Kg + nr - 1) / nr, grp, k;
-    size_t floats = (size_t)(G * obs * taps * Cg * nr);
-    st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
-    if (!st->packed) return 0;
-    p->weights_size += floats * sizeof(float);
-    memset(st->packed, 0, floats * sizeof(float));
-    for (grp = 0; grp < G; grp++) /* [group][column block][tap][channel][NR] */
-      for (k = 0; k < Kg; k++)
-        for (t = 0; t < taps; t++)
-          for (c = 0; c < Cg; c++)
-            st->packed[(size_t)(grp * obs * taps * Cg * nr) +
-                       fuse__igemm_at(st, Kg, taps * Cg, k, t * Cg + c)] =
-                wn->data[((grp * Kg + k) * Cg + c) * taps + t];
-  }
-  st->kernel = FUSE__KERNEL_IGEMM;
-  st->pointwise = taps == 1 && st->a.conv.strides[0] == 1 && st->a.conv.strides[1] == 1 &&
-                  !st->a.conv.padding[0] && !st->a.conv.padding[1] && !st->a.conv.padding[2] &&
-                  !st->a.conv.padding[3];
-  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
-  st->rowmode = G == 1 && Cg * KW <= 64 && Cg <= 8 && st->a.conv.dilation[1] == 1;
-  st->cblock = 0;
-  if (!st->rowmode && taps * st->mr <= FUSE__PTR_CACHE &&
-      (size_t)(taps * Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
-    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
-  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : taps * st->mr) * sizeof(float *);
-  if (st->rowmode) need += (size_t)(st->mr * KH * KW * Cg) * sizeof(float) + FUSE__ALIGN;
+/* A conv2d step's shape, as the kernel choice reads it. */
+typedef struct fuse__conv_shape {
+  const fuse__node *wn; /* the constant weights [K][Cg][KH][KW] */
+  int64_t G, K, Cg, Kg, KH, KW, taps, OH, OW, npix;
+} fuse__conv_shape;
+
+/* Depthwise (one input and one output channel per group), on the depthwise kernels of the
+   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
+static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                           size_t *zeros, size_t *scratch) {
+#ifdef FUSE__SIMD
+  const fuse_conv2d_attrs *ca = &st->a.conv;
+  size_t need, row;
+  if (!fuse__dw_pick(p->isa, 1)) return 0;
+  st->kernel = FUSE__KERNEL_DW;
+  need = fuse__dwc_scratch(c->OH, c->OW, c->KH, c->KW, ca->strides[0], ca->strides[1],
+                           ca->dilation[0], ca->dilation[1]);
   if (need > *scratch) *scratch = need;
-  if ((size_t)(st->rowmode ? KW * Cg : Cg) > *zeros) *zeros = (size_t)(st->rowmode ? KW * Cg : Cg);
+  row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+  if (row > *zeros) *zeros = row;
+  return 1;
+#else
+  (void)p, (void)st, (void)c, (void)zeros, (void)scratch;
+  return 0; /* no depthwise kernel but the reference yet */
+#endif
+}
+
+/* Whether the ISA runs the few-channel kernel: its tiles and the depthwise row builder. */
+static int fuse__few_channels_runs(fuse_isa isa) {
+#ifdef FUSE__SIMD
+  return fuse__few_channels_pick(isa, 1) && fuse__dwc_row_pick(isa);
+#else
+  (void)isa;
+  return 0;
+#endif
+}
+
+/* Few input channels on NCHW in and out (the stems): the input read in place from rows of it
+   copied with their padding, no gather per pixel block (fuse__conv_few_channels), while the
+   band buffer stays within FUSE__FEW_CHANNELS_BUF (else the NCHW GEMM). */
+static int fuse__choose_few_channels(fuse_plan *p, const fuse_graph *g, fuse__step *st,
+                                     const fuse__conv_shape *c, size_t *scratch) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t sw = a->strides[1], band = c->OH < 8 ? c->OH : 8, fill, wq;
+  double bytes;
+  if (!fuse__nchw_ends(p, g, st) || c->G != 1 || c->Cg > 4 || a->dilation[0] != 1 ||
+      a->dilation[1] != 1 || sw > 2 || c->Cg * c->KH * sw > FUSE__FEW_CHANNELS_SEGS ||
+      c->OW < 16 || c->OH < 1 || !fuse__few_channels_runs(p->isa))
+    return 0;
+  wq = fuse__few_channels_wq(c->OW, c->KW, sw, fuse__few_channels_pick(p->isa, 1)->nr, &fill);
+  bytes = (double)c->Cg * (double)((band - 1) * a->strides[0] + c->KH) * (double)(sw * wq) *
+          sizeof(float);
+  if (bytes > FUSE__FEW_CHANNELS_BUF) return 0;
+  st->kernel = FUSE__KERNEL_FEW_CHANNELS;
+  st->mr = fuse__few_channels_pick(p->isa, 1)->mr;
+  st->band = (int)band;
+  if ((size_t)bytes > *scratch) *scratch = (size_t)bytes;
   return 1;
 }
-#endif
 
+/* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
+   [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
+   and 2 (a wider stride gathers float by float: only against many outputs). Measured
+   against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
+   (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
+   3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
+   gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. Weights past
+   FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: several blocks
+   (up to FUSE__NCHW_GEMM_PANEL) are gathered and each tile's weight rows run over them all. */
+static int fuse__choose_nchw_gemm(fuse_plan *p, const fuse_graph *g, fuse__step *st,
+                                  const fuse__conv_shape *c, size_t *scratch) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t P = c->OH * c->OW;
+  size_t need;
+  if (!fuse__nchw_ends(p, g, st) || !((a->strides[0] <= 2 && a->strides[1] <= 2) || c->Kg >= 128) ||
+      !(c->taps == 1 || c->Cg <= 4) || !fuse__igemm_choose(p->isa, P, c->Kg, 1, st) ||
+      !fuse__nchw_gemm_pays(p->isa, &p->tensors[p->operands[st->in_first]], &p->tensors[st->out],
+                            c->Kg, c->K * c->Cg * c->taps, st->igemm) ||
+      (size_t)(c->taps * c->Cg * st->nr) * sizeof(float) > FUSE__NCHW_GEMM_PANEL)
+    return 0;
+  st->kernel = FUSE__KERNEL_NCHW_GEMM;
+  st->pointwise = fuse__conv_pointwise(st, c->taps);
+  need = (size_t)(c->taps * c->Cg * st->nr) * sizeof(float);
+  st->band = 1;
+  if ((size_t)(c->Kg * c->Cg * c->taps) * sizeof(float) > FUSE__NCHW_GEMM_WEIGHTS) {
+    int64_t blocks = (P + st->nr - 1) / st->nr, fit = (int64_t)(FUSE__NCHW_GEMM_PANEL / need);
+    st->band = (int)(blocks < fit ? blocks : fit);
+  }
+  need *= (size_t)st->band;
+  if (need > *scratch) *scratch = need;
+  return 1;
+}
+
+/* The NHWC indirect GEMM: row pointers per tile (a kernel row per tap with few input
+   channels), channel blocks when a column block's panel passes FUSE__PANEL_BYTES. */
+static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                              size_t *zeros, size_t *scratch) {
+  size_t need;
+  if (!fuse__igemm_choose(p->isa, c->Kg, c->npix, 0, st)) return 0;
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->pointwise = fuse__conv_pointwise(st, c->taps);
+  /* few input channels: a tap is a kernel row, KW * C contiguous floats */
+  st->rowmode = c->G == 1 && c->Cg * c->KW <= 64 && c->Cg <= 8 && st->a.conv.dilation[1] == 1;
+  st->cblock = 0;
+  if (!st->rowmode && c->taps * st->mr <= FUSE__PTR_CACHE &&
+      (size_t)(c->taps * c->Cg * st->nr) * sizeof(float) > FUSE__PANEL_BYTES)
+    st->cblock = (int)(FUSE__L1_PANEL / (st->nr * sizeof(float)));
+  need = (size_t)(st->cblock ? FUSE__PTR_CACHE : c->taps * st->mr) * sizeof(float *);
+  if (st->rowmode) need += (size_t)(st->mr * c->KH * c->KW * c->Cg) * sizeof(float) + FUSE__ALIGN;
+  if (need > *scratch) *scratch = need;
+  if ((size_t)(st->rowmode ? c->KW * c->Cg : c->Cg) > *zeros)
+    *zeros = (size_t)(st->rowmode ? c->KW * c->Cg : c->Cg);
+  return 1;
+}
+
+/* The weights of a chosen conv kernel in its order. Depthwise: [tap][Cp], Cp = K rounded up
+   to 16. Few channels: [row tile][step][MR], the steps in the kernel's order (channel,
+   kernel row, phase, its columns). NCHW GEMM: as they are, [K][Cg * taps]. NHWC GEMM:
+   [group][column block][tap][channel][NR]. 0: out of memory. */
+static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
+  const float *w = c->wn->data;
+  int64_t taps = c->taps, t, k, ch, kh, m, ph;
+  if (st->kernel == FUSE__KERNEL_DW) {
+    int64_t Cp = (c->K + 15) / 16 * 16;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp))) return 0;
+    for (t = 0; t < taps; t++)
+      for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
+  } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
+    int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps))) return 0;
+    for (k = 0; k < c->K; k++) {
+      float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
+      for (ch = 0; ch < c->Cg; ch++)
+        for (kh = 0; kh < c->KH; kh++)
+          for (ph = 0; ph < sw; ph++)
+            for (m = ph; m < c->KW; m += sw, dst += mr)
+              *dst = w[((k * c->Cg + ch) * c->KH + kh) * c->KW + m];
+    }
+  } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
+    if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps))) return 0;
+    memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
+  } else {
+    int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
+    if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel))) return 0;
+    for (grp = 0; grp < c->G; grp++)
+      for (k = 0; k < c->Kg; k++)
+        for (t = 0; t < taps; t++)
+          for (ch = 0; ch < c->Cg; ch++)
+            st->packed[(size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, t * c->Cg + ch)] =
+                w[((grp * c->Kg + k) * c->Cg + ch) * taps + t];
+  }
+  return 1;
+}
+
+/* Picks the kernel of a conv2d or matmul step with constant weights (a row of the kernel
+   table, none on the plan's reference kernels) and packs its weights for it: depthwise, the
+   few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more outputs per group),
+   in that order of preference. Grows the zero row and the per-chunk scratch it needs.
+   0: out of memory. */
+static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
+                               size_t *scratch) {
+  const fuse__tensor *tw, *ty = &p->tensors[st->out];
+  fuse__conv_shape c;
+  if (st->op == FUSE__OP_MATMUL) return fuse__choose_matmul(p, g, st, scratch);
+  if (st->op != FUSE__OP_CONV2D) return 1;
+  c.wn = &g->nodes[p->operands[st->in_first + 1]];
+  tw = &p->tensors[p->operands[st->in_first + 1]];
+  if (c.wn->op != FUSE__OP_CONST) return 1; /* weights as an input: the reference */
+  c.G = st->a.conv.groups, c.K = tw->shape[0], c.Cg = tw->shape[1], c.Kg = c.K / c.G;
+  c.KH = tw->shape[2], c.KW = tw->shape[3], c.taps = c.KH * c.KW;
+  c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
+  if (c.Cg == 1 && c.Kg == 1) {
+    if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
+  } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||
+                           fuse__choose_nchw_gemm(p, g, st, &c, scratch) ||
+                           fuse__choose_igemm(p, st, &c, zeros, scratch))) {
+    return 1;
+  }
+  return fuse__pack_conv(p, st, &c);
+}

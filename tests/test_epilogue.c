@@ -36,11 +36,13 @@
 
 #define TOL 1e-5
 
-/* The reference (scalar) plan: one step per op or fused chain. SIMD plans add layout
-   conversions around the convs (test_kernels counts their compute steps). */
+/* The reference plan (reference_kernels): one step per op or fused chain. Plans on the kernel
+   table (SIMD or scalar twins) add layout conversions around the convs (test_kernels counts
+   their compute steps). */
 static const fuse_compile_options *scalar_plan(void) {
-  static fuse_compile_options o; /* zero but for the isa */
+  static fuse_compile_options o; /* zero but for these */
   o.isa = FUSE_ISA_SCALAR;
+  o.reference_kernels = 1;
   return &o;
 }
 

@@ -1,9 +1,12 @@
-/* test_kernels.c - the SIMD convolution (packed GEMM on AVX-512 12x32 / AVX2 6x16) against
-   the scalar kernels.
+/* test_kernels.c - the kernel table's micro-kernels (the indirect GEMM's tiles, AVX-512 6x64 ..
+   12x16, AVX2 6x16 / 12x8, their scalar twins 4x4 / 4x2 / 8x2; the few-channel kernel; the
+   NCHW GEMM's packer; depthwise) against the plain reference kernels.
 
-   Every case is built once, run through fuse_optimize, compiled once per ISA with
-   fuse_compile_options.isa = FUSE_ISA_SCALAR / FUSE_ISA_AVX2 / FUSE_ISA_AVX512 and run on the
-   same inputs. An ISA the CPU lacks (fuse_cpu_isa) is skipped, and the skip is printed.
+   Every case is built once, run through fuse_optimize, compiled with
+   fuse_compile_options.reference_kernels = 1 (the oracle) and once per ISA with
+   fuse_compile_options.isa = FUSE_ISA_SCALAR (the scalar twins) / FUSE_ISA_AVX2 /
+   FUSE_ISA_AVX512, and run on the same inputs. An ISA the CPU lacks (fuse_cpu_isa) is
+   skipped, and the skip is printed. kernel_table (0.) calls each table row directly.
 
    1. random_shapes: 300 conv2d shapes from a fixed-seed RNG - batch 1-3, C and K 1-70 (K < 4,
       which stays on the scalar path, and K that is no multiple of 12 or 6), groups 1, 2-4,
@@ -15,15 +18,15 @@
       maximum(minimum(y, c), 0), clip(relu(y)), maximum(y, lo), and their combinations.
       fuse_plan_write must show one fused step with "+ bias" / "+ add" / "+ clamp" as built.
       Work is capped (spatial size shrinks first) so the scalar oracle stays fast.
-   2. Targeted: C*KH*KW > 256 and > 512 (2 and 3 K blocks of FUSE__KC = 256) with bias, a
-      residual and relu on inputs whose partial sum after the first block is negative while the
-      total is positive (and the reverse): the epilogue must run once, on the finished sum;
-      OH*OW > 1024 and not a multiple of 32 (column blocks of FUSE__NC = 1024 and a partial
+   2. Targeted: C*KH*KW > 256 and > 512 with bias, a
+      residual and relu on inputs whose partial sum after the first taps or channel blocks is
+      negative while the total is positive (and the reverse): the epilogue must run once, on
+      the finished sum; OH*OW > 1024 and not a multiple of 32 (many tiles and a partial
       one); K = 12, 13, 23, 24, 25 (full and partial row panels); 1x1 stride 1 pad 0 (the copy
       fast path) and 1x1 with stride 2, padding or dilation. These are also compared with an
       independent double-precision oracle written here.
    3. NaN / inf: inputs (and a residual) holding NaN, +inf and -inf: NaN positions identical,
-      infinities equal between SIMD and scalar, with relu, clip and relu6 epilogues.
+      infinities equal between the kernels and the reference, with relu, clip and relu6 epilogues.
    4. Weights as a graph input: the reference path on every ISA, results bit-identical.
       (Constant weights with fewer than 4 outputs per group must be bit-identical too.)
    5. Concurrency: one plan (AVX-512 when the CPU has it), 2 threads with their own
@@ -66,8 +69,17 @@ static const float INF = HUGE_VALF;
 
 /* ------------------------------------------------------------------ helpers -- */
 
+/* The oracle: every op on the plain reference kernels (fuse_compile_options.reference_kernels),
+   indexed as FUSE_ISA_AUTO in the per-ISA arrays. FUSE_ISA_SCALAR is the kernel table's scalar
+   twins, compared like the SIMD kernels. */
+#define REFERENCE FUSE_ISA_AUTO
 static const char *isa_name(fuse_isa isa) {
-  return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2" : "scalar";
+  return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2"
+         : isa == FUSE_ISA_SCALAR ? "scalar" : "reference";
+}
+static void set_isa(fuse_compile_options *o, int isa) {
+  o->isa = isa == REFERENCE ? FUSE_ISA_SCALAR : (fuse_isa)isa;
+  o->reference_kernels = isa == REFERENCE;
 }
 static int isa_have[4];          /* indexed by fuse_isa */
 static double worst_err[4];      /* worst normwise error against scalar, per ISA */
@@ -358,7 +370,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
   char err[256];
   int n = 0, converted;
   memset(&opt, 0, sizeof opt);
-  opt.isa = isa;
+  set_isa(&opt, isa);
   opt.error = err;
   opt.error_size = sizeof err;
   err[0] = 0;
@@ -370,7 +382,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
     return 0;
   }
   converted = check_plan(c, d, p, what);
-  if (isa != FUSE_ISA_SCALAR && !c->weight_input && c->K / c->a.groups >= 4 &&
+  if (isa != REFERENCE && !c->weight_input && c->K / c->a.groups >= 4 &&
       ((c->C > 1 && c->H * c->W > 1) || (c->K > 1 && d->OH * d->OW > 1))) {
     if (converted) n_nhwc_plans[isa]++;
     else n_nchw_plans[isa]++;
@@ -457,7 +469,7 @@ static int run_case(const ccase *c, const cdata *d, int exact, int with_oracle, 
     oracle(c, d, orc);
   }
   memset(want, 0xff, d->ny * sizeof(float)); /* NaN: a missed element shows */
-  if (!run_isa(c, d, g, FUSE_ISA_SCALAR, want, &ws_scalar, what)) goto done;
+  if (!run_isa(c, d, g, REFERENCE, want, &ws_scalar, what)) goto done;
   if (want_out) memcpy(want_out, want, d->ny * sizeof(float));
   if (orc) {
     if (!compare(want, orc, d->ny, &err, &bad) || !(err <= TOL)) {
@@ -466,7 +478,7 @@ static int run_case(const ccase *c, const cdata *d, int exact, int with_oracle, 
               runner_current, err, bad, what);
     }
   }
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
     if (!isa_have[isa]) continue;
     memset(got, 0xff, d->ny * sizeof(float));
     if (!run_isa(c, d, g, (fuse_isa)isa, got, &ws, what)) continue;
@@ -631,7 +643,7 @@ TEST(random_shapes) {
   printf("random_shapes: %d cases: %d with < 4 outputs per group (scalar path), %d on a SIMD "
          "kernel (indirect GEMM or depthwise), %d other; epilogues with bias %d, residual %d, clamp %d\n",
          RANDOM_CASES, by_kind[0], by_kind[1], by_kind[2], fused_bias, fused_add, fused_clamp);
-  for (i = FUSE_ISA_AVX2; i <= FUSE_ISA_AVX512; i++)
+  for (i = FUSE_ISA_SCALAR; i <= FUSE_ISA_AVX512; i++)
     if (isa_have[i]) {
       printf("random_shapes: %s: %ld GEMM cases on NHWC kernels, %ld on the NCHW GEMM\n",
              isa_name((fuse_isa)i), n_nhwc_plans[i], n_nchw_plans[i]);
@@ -664,10 +676,11 @@ static int run_simple(ccase *c, uint32_t seed) {
   return gemm;
 }
 
-/* Every SIMD ISA the CPU has must have taken the GEMM path for a case built to exercise it. */
+/* Every ISA the CPU has (the scalar twins included) must have taken the GEMM path for a case
+   built to exercise it. */
 static void expect_gemm(int gemm, const ccase *c) {
   int isa;
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa] && !(gemm & (1 << isa))) {
       char what[512];
       describe(c, what, sizeof what);
@@ -1289,18 +1302,18 @@ static void follow_case(int variant, int optimize) {
   fill(mw, sizeof mw / sizeof *mw, 8200 + variant, -0.2f, 0.2f);
   fill(x, sizeof x / sizeof *x, 8300 + variant, -1, 1);
   fill(r, sizeof r / sizeof *r, 8400 + variant, -1, 1);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
     const float *ins[2];
-    float **outs = isa == FUSE_ISA_SCALAR ? want : got;
+    float **outs = isa == REFERENCE ? want : got;
     if (!isa_have[isa]) continue;
     g = follow_graph(variant, w, w2, mw);
     CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
     if (optimize) CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     for (o = 0; o < fuse_graph_output_count(g); o++) {
       fuse_value v = fuse_graph_output(g, o);
@@ -1313,7 +1326,7 @@ static void follow_case(int variant, int optimize) {
     ins[0] = x, ins[1] = r;
     if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
     fuse_plan_destroy(p);
-    if (isa != FUSE_ISA_SCALAR)
+    if (isa != REFERENCE)
       for (o = 0; o < 2 && got[o]; o++) {
         double err;
         long bad;
@@ -1413,24 +1426,24 @@ static void dw_nhwc_case(const dwcase *k, int epi, uint32_t seed) {
   if (epi == 1 || epi == 3) y = fuse_minimum(g, fuse_relu(g, y), fuse_scalar(g, 6.0f));
   fuse_output(g, y);
   CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_compile_options opt;
     fuse_plan *p = NULL;
     const float *ins[2];
     float *outs[1];
     double err;
     long bad;
-    if (isa != FUSE_ISA_SCALAR && !isa_have[isa]) continue;
+    if (!isa_have[isa]) continue;
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     ins[0] = x, ins[1] = r;
-    outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+    outs[0] = isa == REFERENCE ? want : got;
     memset(outs[0], 0xff, ny * sizeof(float));
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     if (!p) continue;
     CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
     fuse_plan_destroy(p);
-    if (isa == FUSE_ISA_SCALAR) continue;
+    if (isa == REFERENCE) continue;
     n_compared[isa]++;
     if (!compare(got, want, ny, &err, &bad) || !(err <= TOL)) {
       runner_test_failed = 1;
@@ -1475,7 +1488,7 @@ TEST(elementwise_nan) {
   x[1] = -0.0f;
   l[3] = NAN;
   for (o = 0; o < 6; o++) want[o] = falloc(sizeof x / sizeof *x), got[o] = falloc(sizeof x / sizeof *x);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
@@ -1493,13 +1506,13 @@ TEST(elementwise_nan) {
     fuse_output(g, fuse_sub(g, in, lv));
     fuse_output(g, fuse_mul(g, in, in));
     memset(&opt, 0, sizeof opt);
-    opt.isa = (fuse_isa)isa;
+    set_isa(&opt, isa);
     CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
     ins[0] = x;
-    if (p) CHECK_EQ_INT(fuse_run(p, ins, isa == FUSE_ISA_SCALAR ? want : got, NULL), FUSE_OK);
+    if (p) CHECK_EQ_INT(fuse_run(p, ins, isa == REFERENCE ? want : got, NULL), FUSE_OK);
     fuse_plan_destroy(p);
     fuse_graph_destroy(g);
-    if (isa == FUSE_ISA_SCALAR) continue;
+    if (isa == REFERENCE) continue;
     for (o = 0; o < 6; o++)
       if (memcmp(got[o], want[o], sizeof x) != 0) { /* bit-exact: no reassociation here */
         runner_test_failed = 1;
@@ -1525,7 +1538,7 @@ TEST(matmul_shapes) {
         fill(x, (size_t)M * K, 9000u + (uint32_t)(mi * 100 + ni * 10 + ki), -1, 1);
         fill(w, (size_t)K * N, 9500u + (uint32_t)(mi * 100 + ni * 10 + ki), -0.5f, 0.5f);
         fill(b, (size_t)N, 9900u, -0.5f, 0.5f);
-        for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+        for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
           fuse_graph *g;
           fuse_plan *p = NULL;
           fuse_compile_options opt;
@@ -1539,17 +1552,17 @@ TEST(matmul_shapes) {
           fuse_output(g, y);
           CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
           memset(&opt, 0, sizeof opt);
-          opt.isa = (fuse_isa)isa;
+          set_isa(&opt, isa);
           CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
           /* the weights once: the constant, or its packed copy (padded to whole tiles) */
           CHECK(fuse_plan_weights_size(p) >= (size_t)(K * N + N) * sizeof(float));
           CHECK(fuse_plan_weights_size(p) < (size_t)(2 * K * N + 2 * N) * sizeof(float) + 65536);
           ins[0] = x;
-          outs[0] = isa == FUSE_ISA_SCALAR ? want : got;
+          outs[0] = isa == REFERENCE ? want : got;
           if (p) CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
           fuse_plan_destroy(p);
           fuse_graph_destroy(g);
-          if (isa != FUSE_ISA_SCALAR) {
+          if (isa != REFERENCE) {
             double err;
             long bad;
             int same = compare(got, want, (size_t)M * N, &err, &bad);
@@ -1670,7 +1683,7 @@ TEST(concurrent_runs) {
                   -0.5f, 0.5f);
     fuse_output(g2, y);
     CHECK_EQ_INT(fuse_optimize(g2, NULL), FUSE_OK);
-    opt.isa = FUSE_ISA_SCALAR;
+    set_isa(&opt, REFERENCE);
     CHECK_EQ_INT(fuse_compile(g2, &opt, &ps), FUSE_OK);
     fuse_graph_destroy(g2);
     if (ps) {
@@ -1811,9 +1824,259 @@ TEST(host_job_system_threads) {
     }
 }
 
+/* ------------------------------------------------------------ kernel table -- */
+/* Every row of the kernel table (fuse__igemm_kinds, fuse__few_channels_kinds and the NCHW
+   packers), on every ISA the CPU has and always the scalar twins, called directly on random
+   problems and held against a double-precision loop of the same sums (the reference kernels'
+   arithmetic; the error relative to the largest sum of magnitudes, as sums cancel): full and
+   partial tiles (rows < MR, columns < NR across every vector), taps in the padding (row
+   pointers to a zero row), a reduction split into runs of taps and into
+   channel blocks (a later call accumulating in the output), weights ldw apart (the NCHW
+   GEMM reading its input in place), per-column and per-row bias, and each post-op kind in
+   either order (a residual ADD, a CLAMP). Nothing outside the tile's valid part is written.
+   The graph-level tests above run the same kernels through fuse_compile against the
+   reference kernels (reference_kernels = 1). */
+#define TILE_ACCUMULATE 1 /* the micro-kernel flags (FUSE__ACCUMULATE, FUSE__FINISH) */
+#define TILE_FINISH 2
+#define TILE_SENTINEL 1234.5f
+
+/* The error of a tile against its expected values, relative to the largest sum of magnitudes
+   of its terms (scale: sums can cancel); the elements outside the tile (TILE_SENTINEL in
+   want) must be untouched. Returns 0 when one was written. */
+static int tile_check(const float *y, const float *want, const double *scale, size_t n,
+                      double *err) {
+  double max_diff = 0, max_scale = 1e-30;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (want[i] == TILE_SENTINEL) {
+      if (y[i] != TILE_SENTINEL) return 0;
+      continue;
+    }
+    if (!(fabs((double)y[i] - want[i]) <= max_diff)) max_diff = fabs((double)y[i] - want[i]);
+    if (scale[i] > max_scale) max_scale = scale[i];
+  }
+  *err = max_diff / max_scale;
+  return 1;
+}
+
+/* y = the tile's expected result, in double: sum over taps and channels, then bias and the
+   post-ops in order. */
+static void tile_expect(const float *const *a, int ntaps, int L, const float *w, int64_t ldw,
+                        const float *bias, const float *row_bias, const fuse_post_op *post,
+                        int num_post, const float *res, int ldy, int rows, int cols, float *y,
+                        double *scale) {
+  int r, j, t, k, q;
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < cols; j++) {
+      double s = 0, m = 0;
+      for (t = 0; t < ntaps; t++)
+        for (k = 0; k < L; k++) {
+          double v = (double)a[t * 64 + r][k] * w[(t * L + k) * ldw + j];
+          s += v, m += fabs(v);
+        }
+      if (bias) s += bias[j], m += fabs(bias[j]);
+      if (row_bias) s += row_bias[r], m += fabs(row_bias[r]);
+      for (q = 0; q < num_post; q++)
+        if (post[q].kind == FUSE_POST_ADD) s += res[r * ldy + j], m += fabs(res[r * ldy + j]);
+        else s = s < post[q].lo ? post[q].lo : s > post[q].hi ? post[q].hi : s;
+      y[r * ldy + j] = (float)s;
+      scale[r * ldy + j] = m;
+    }
+}
+
+/* One random problem on the indirect-GEMM kind `kind`; `mode` picks the call pattern: 0 one
+   call, 1 runs of taps, 2 channel blocks (one tap a call, channel offset aoff). */
+static void table_igemm_case(int kind, int mode, uint32_t seed) {
+  const fuse__igemm_kind *kk = &fuse__igemm_kinds[kind];
+  int MR = kk->mr, NR = kk->nr, ntaps = mode == 2 ? rnd_in(1, 3) : rnd_in(1, 4);
+  int L = rnd_in(1, 40), rows = rnd(3) ? MR : rnd_in(1, MR), cols = rnd(3) ? NR : rnd_in(1, NR);
+  int ldy = NR + rnd_in(0, 9), t, i, q, num_post = rnd(4), bias_kind = rnd(3);
+  int64_t ldw = rnd(4) ? NR : NR + rnd_in(1, 20);
+  float *x = falloc((size_t)ntaps * 64 * L), *zeros = falloc((size_t)L);
+  float *w = falloc((size_t)(ntaps * L) * (size_t)ldw), *bias = falloc((size_t)NR);
+  float *res = falloc((size_t)MR * ldy), *y = falloc((size_t)MR * ldy), *want = falloc((size_t)MR * ldy);
+  double *scale = (double *)calloc((size_t)MR * ldy, sizeof(double)), err = 0;
+  const float *ptr[4 * 64], *expect_ptr[4 * 64];
+  fuse_post_op post[3];
+  fuse__tile_epi e;
+  fill(x, (size_t)ntaps * 64 * L, seed, -1, 1);
+  fill(w, (size_t)(ntaps * L) * (size_t)ldw, seed + 1, -0.5f, 0.5f);
+  fill(bias, (size_t)NR, seed + 2, -0.5f, 0.5f);
+  fill(res, (size_t)MR * ldy, seed + 3, -1, 1);
+  memset(zeros, 0, (size_t)L * sizeof(float));
+  for (t = 0; t < ntaps; t++) /* a tap reads the padding for some pixels, or for all */
+    for (i = 0; i < MR; i++) {
+      int dead = rnd(5) == 0 || (t == ntaps - 1 && ntaps > 1 && rnd(4) == 0);
+      ptr[t * MR + i] = dead ? zeros : x + ((size_t)t * 64 + (size_t)i) * L;
+      expect_ptr[t * 64 + i] = ptr[t * MR + i];
+    }
+  memset(post, 0, sizeof post);
+  for (q = 0; q < num_post; q++) {
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = rnd(2) ? 0.0f : -0.3f;
+    post[q].hi = rnd(2) ? INF : 0.6f;
+    post[q].operand = -1;
+  }
+  memset(&e, 0, sizeof e);
+  e.bias = bias_kind == 1 ? bias : NULL;
+  e.row_bias = bias_kind == 2 ? bias : NULL; /* MR <= NR floats */
+  e.post = post, e.num_post = num_post;
+  for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
+  e.ldw = ldw == NR ? 0 : ldw;
+  if (MR > NR) e.row_bias = NULL; /* the bias buffer holds NR floats */
+  for (i = 0; i < MR * ldy; i++) y[i] = want[i] = TILE_SENTINEL;
+  tile_expect(expect_ptr, ntaps, L, w, ldw, e.bias, e.row_bias, post, num_post, res, ldy, rows,
+              cols, want, scale);
+  if (mode == 0) {
+    kk->fn(ntaps, L, ptr, 0, w, y, ldy, rows, cols, TILE_FINISH, &e);
+  } else if (mode == 1) { /* taps [0, t1), then [t1, ntaps) accumulating */
+    int t1 = rnd_in(0, ntaps);
+    kk->fn(t1, L, ptr, 0, w, y, ldy, rows, cols, 0, &e);
+    kk->fn(ntaps - t1, L, ptr + t1 * MR, 0, w + (size_t)t1 * L * ldw, y, ldy, rows, cols,
+           TILE_ACCUMULATE | TILE_FINISH, &e);
+  } else { /* tap by tap in channel blocks of cb */
+    int cb = rnd_in(1, L), c0;
+    for (t = 0; t < ntaps; t++)
+      for (c0 = 0; c0 < L; c0 += cb) {
+        int n = L - c0 < cb ? L - c0 : cb, last = t == ntaps - 1 && c0 + n >= L;
+        kk->fn(1, n, ptr + t * MR, c0, w + ((size_t)t * L + (size_t)c0) * ldw, y, ldy, rows,
+               cols, (t || c0 ? TILE_ACCUMULATE : 0) | (last ? TILE_FINISH : 0), &e);
+      }
+  }
+  if (!tile_check(y, want, scale, (size_t)MR * ldy, &err) || !(err <= TOL)) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: %s %dx%d mode %d: taps %d L %d rows %d cols %d ldy %d ldw %d "
+            "bias %d posts %d: error %.3g (or a write outside the tile)\n", runner_current,
+            isa_name(kk->isa), MR, NR, mode, ntaps, L, rows, cols, ldy, (int)ldw, bias_kind,
+            num_post, err);
+  }
+  free(x), free(zeros), free(w), free(bias), free(res), free(y), free(want), free(scale);
+}
+
+/* One random problem on the few-channel kind `kind`: nseg segments of len[g] steps whose
+   input moves a float a step from x + off[g]. */
+static void table_few_channels_case(int kind, uint32_t seed) {
+  const fuse__few_channels_kind *kk = &fuse__few_channels_kinds[kind];
+  int MR = kk->mr, NR = kk->nr, nseg = rnd_in(1, 6), rows = rnd(2) ? MR : rnd_in(1, MR);
+  int cols = rnd(2) ? NR : rnd_in(1, NR), ldy = NR + rnd_in(0, 7), len[6], g, k, r, j, q;
+  int steps = 0, s, num_post = rnd(3);
+  int64_t off[6];
+  size_t nx = 6 * 64 + 80;
+  float *x = falloc(nx), *wk, *rb = falloc((size_t)MR), *res = falloc((size_t)MR * ldy);
+  float *y = falloc((size_t)MR * ldy), *want = falloc((size_t)MR * ldy);
+  double *scale = (double *)calloc((size_t)MR * ldy, sizeof(double)), err = 0;
+  fuse_post_op post[2];
+  fuse__tile_epi e;
+  for (g = 0; g < nseg; g++) len[g] = rnd_in(1, 7), off[g] = rnd_in(0, 300), steps += len[g];
+  wk = falloc((size_t)steps * MR);
+  fill(x, nx, seed, -1, 1);
+  fill(wk, (size_t)steps * MR, seed + 1, -0.5f, 0.5f);
+  fill(rb, (size_t)MR, seed + 2, -0.5f, 0.5f);
+  fill(res, (size_t)MR * ldy, seed + 3, -1, 1);
+  memset(post, 0, sizeof post);
+  for (q = 0; q < num_post; q++) {
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = 0.0f, post[q].hi = rnd(2) ? INF : 0.5f, post[q].operand = -1;
+  }
+  memset(&e, 0, sizeof e);
+  e.row_bias = rnd(2) ? rb : NULL;
+  e.post = post, e.num_post = num_post;
+  for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
+  for (k = 0; k < MR * ldy; k++) y[k] = want[k] = TILE_SENTINEL;
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < cols; j++) {
+      double sum = 0, m = 0;
+      for (g = 0, s = 0; g < nseg; g++)
+        for (k = 0; k < len[g]; k++, s++) {
+          double v = (double)x[off[g] + k + j] * wk[s * MR + r];
+          sum += v, m += fabs(v);
+        }
+      if (e.row_bias) sum += rb[r], m += fabs(rb[r]);
+      for (q = 0; q < num_post; q++)
+        if (post[q].kind == FUSE_POST_ADD) sum += res[r * ldy + j], m += fabs(res[r * ldy + j]);
+        else sum = sum < post[q].lo ? post[q].lo : sum > post[q].hi ? post[q].hi : sum;
+      want[r * ldy + j] = (float)sum;
+      scale[r * ldy + j] = m;
+    }
+  kk->fn(nseg, off, len, x, wk, y, ldy, rows, cols, &e);
+  if (!tile_check(y, want, scale, (size_t)MR * ldy, &err) || !(err <= TOL)) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: few channels %s %dx%d: segments %d rows %d cols %d: error %.3g "
+            "(or a write outside the tile)\n", runner_current, isa_name(kk->isa), MR, NR, nseg,
+            rows, cols, err);
+  }
+  free(x), free(wk), free(rb), free(res), free(y), free(want), free(scale);
+}
+
+/* One random panel of the NCHW packer of `kind` against the gather it stands for. */
+static void table_pack_case(int kind, uint32_t seed) {
+  const fuse__igemm_kind *kk = &fuse__igemm_kinds[kind];
+  fuse__nchw_pack_args g;
+  int64_t OH, P, p0, c, kh, kw, jj, nrows;
+  int ncols;
+  float *x, *panel, *want;
+  memset(&g, 0, sizeof g);
+  g.Cg = rnd_in(1, 3), g.H = rnd_in(1, 12), g.W = rnd_in(1, 40);
+  g.KH = rnd_in(1, 3), g.KW = rnd_in(1, 3), g.sh = rnd_in(1, 2), g.sw = rnd_in(1, 3);
+  g.dh = rnd_in(1, 2), g.dw = rnd_in(1, 2), g.pt = rnd_in(0, 2), g.pl = rnd_in(0, 2);
+  g.pointwise = rnd(5) == 0;
+  if (g.pointwise) g.KH = g.KW = g.sh = g.sw = g.dh = g.dw = 1, g.pt = g.pl = 0;
+  g.nr = kk->nr;
+  OH = (g.H + 2 * g.pt - g.dh * (g.KH - 1) - 1) / g.sh + 1;
+  g.OW = (g.W + 2 * g.pl - g.dw * (g.KW - 1) - 1) / g.sw + 1;
+  if (OH < 1 || g.OW < 1) return;
+  P = OH * g.OW;
+  p0 = rnd((int)P);
+  ncols = (int)(P - p0 < g.nr ? P - p0 : g.nr);
+  nrows = g.Cg * g.KH * g.KW;
+  x = falloc((size_t)(g.Cg * g.H * g.W));
+  panel = falloc((size_t)(nrows * g.nr));
+  want = falloc((size_t)(nrows * g.nr));
+  fill(x, (size_t)(g.Cg * g.H * g.W), seed, -1, 1);
+  g.xg = x;
+  for (c = 0; c < g.Cg; c++)
+    for (kh = 0; kh < g.KH; kh++)
+      for (kw = 0; kw < g.KW; kw++)
+        for (jj = 0; jj < g.nr; jj++) {
+          int64_t p = p0 + jj, ih = p / g.OW * g.sh - g.pt + kh * g.dh;
+          int64_t iw = p % g.OW * g.sw - g.pl + kw * g.dw;
+          want[((c * g.KH + kh) * g.KW + kw) * g.nr + jj] =
+              jj < ncols && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
+                  ? x[(c * g.H + ih) * g.W + iw] : 0.0f;
+        }
+  kk->pack(&g, p0, ncols, panel);
+  if (memcmp(panel, want, (size_t)(nrows * g.nr) * sizeof(float)) != 0) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: NCHW packer %s (nr %d): Cg %d %dx%d k%dx%d s%d,%d d%d,%d p%d,%d "
+            "pointwise %d p0 %d cols %d\n", runner_current, isa_name(kk->isa), (int)g.nr,
+            (int)g.Cg, (int)g.H, (int)g.W, (int)g.KH, (int)g.KW, (int)g.sh, (int)g.sw,
+            (int)g.dh, (int)g.dw, (int)g.pt, (int)g.pl, g.pointwise, (int)p0, ncols);
+  }
+  free(x), free(panel), free(want);
+}
+
+TEST(kernel_table) {
+  int i, n, rows = 0, ran = 0;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++, rows++) {
+    if (!isa_have[fuse__igemm_kinds[i].isa]) continue;
+    for (n = 0; n < 60; n++) table_igemm_case(i, n % 3, 20000u + (uint32_t)(i * 100 + n));
+    if (fuse__igemm_kinds[i].pack)
+      for (n = 0; n < 60; n++) table_pack_case(i, 30000u + (uint32_t)(i * 100 + n));
+    ran++;
+  }
+  for (i = 0; fuse__few_channels_kinds[i].fn; i++, rows++) {
+    if (!isa_have[fuse__few_channels_kinds[i].isa]) continue;
+    for (n = 0; n < 40; n++) table_few_channels_case(i, 40000u + (uint32_t)(i * 100 + n));
+    ran++;
+  }
+  printf("kernel_table: %d of %d micro-kernels run (the others' ISA is missing here)\n", ran, rows);
+  CHECK(ran >= 5); /* the scalar twins at least */
+}
+
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
+  isa_have[REFERENCE] = 1;
   isa_have[FUSE_ISA_SCALAR] = 1;
   isa_have[FUSE_ISA_AVX2] = cpu >= FUSE_ISA_AVX2;
   isa_have[FUSE_ISA_AVX512] = cpu >= FUSE_ISA_AVX512;
@@ -1823,6 +2086,7 @@ int main(void) {
   printf("kernels: this CPU: %s\n", isa_name(cpu));
   for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
     if (!isa_have[isa]) printf("kernels: skipping %s: this CPU (or this build) lacks it\n", isa_name((fuse_isa)isa));
+  RUN(kernel_table);
   RUN(random_shapes);
   RUN(k_blocks_epilogue_once);
   RUN(column_blocks);
@@ -1841,9 +2105,9 @@ int main(void) {
   RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa])
-      printf("kernels: %s vs scalar: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
+      printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
              "worst normwise relative error %.3g (tolerance %g)\n",
              isa_name((fuse_isa)isa), n_compared[isa], n_gemm[isa], n_exact[isa], worst_err[isa], TOL);
   return runner_finish("kernels");

@@ -186,10 +186,10 @@ static void check_same_numbers_(const fuse_graph *a, const fuse_graph *b, uint32
 static char *plan_text(const fuse_graph *g, int *steps) {
   fuse_plan *p = NULL;
   sbuf s = {NULL, 0, 0};
-  fuse_compile_options opt; /* the reference plan: SIMD plans add layout conversions */
+  fuse_compile_options opt; /* the reference plan: the kernel table's add layout conversions */
   *steps = -1;
   memset(&opt, 0, sizeof opt);
-  opt.isa = FUSE_ISA_SCALAR;
+  opt.reference_kernels = 1;
   if (fuse_compile(g, &opt, &p) != FUSE_OK) return NULL;
   *steps = fuse_plan_step_count(p);
   if (fuse_plan_write(p, sb_write, &s) != FUSE_OK) *steps = -2;

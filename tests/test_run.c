@@ -1737,7 +1737,7 @@ static void run_op_tests(const char *suffix) {
       {"avg_pool2d_cases", test_avg_pool2d_cases},
       {"global_avg_pool2d_ranks", test_global_avg_pool2d_ranks},
   };
-  static char names[sizeof ops / sizeof ops[0]][4][64];
+  static char names[sizeof ops / sizeof ops[0]][5][64];
   static int round;
   size_t i;
   for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -1757,6 +1757,9 @@ int main(void) {
     g_opt.isa = isa;
     run_op_tests(sfx[isa]);
   }
+  memset(&g_opt, 0, sizeof g_opt);
+  g_opt.reference_kernels = 1; /* the oracle the kernel table is tested against */
+  run_op_tests("[reference]");
   memset(&g_opt, 0, sizeof g_opt);
   RUN(input_output_order);
   RUN(output_consumed_later);

@@ -1,4 +1,3 @@
-#ifdef FUSE__SIMD
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
    parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
 typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
@@ -37,24 +36,29 @@ static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn,
   }
 }
 
-/* A SIMD conv step's input, output and bias, and the post-ops for its micro-kernels'
-   epilogue (residuals at their first element; the drivers move them to each tile). */
+/* A GEMM-family conv step's input, output and bias, and the post-ops for its micro-kernels'
+   epilogue (residuals at their first element; fuse__tile_residuals moves them to a tile). */
 static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const float **x, float **y,
                                 const float **bias, fuse__tile_epi *e) {
   int q;
   *x = fuse__in(r, s, 0);
   *y = fuse__data(r, s->out);
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
+  e->post = s->post;
   e->num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    e->kind[q] = s->post[q].kind;
-    e->lo[q] = s->post[q].lo;
-    e->hi[q] = s->post[q].hi;
+  for (q = 0; q < s->num_post; q++)
     e->res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
-  }
 }
 
-/* A SIMD conv step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
+/* The residuals of a tile whose first element is `at` floats into the output (from the
+   step's, in `step`). */
+static void fuse__tile_residuals(fuse__tile_epi *e, const fuse__tile_epi *step, int64_t at) {
+  int q;
+  for (q = 0; q < e->num_post; q++)
+    if (step->res[q]) e->res[q] = step->res[q] + at;
+}
+
+/* An NHWC GEMM conv (or matmul) step at run time: NHWC x [N, H, W, C] -> y [N, OH, OW, K]. */
 typedef struct fuse__conv_job {
   const fuse__run *r;
   const fuse__step *s;
@@ -159,8 +163,107 @@ static void fuse__tile_prefetch(fuse__tile_epi *e, const float *at, int64_t line
   e->pf = e->npf ? at + from * 16 : NULL;
 }
 
+/* One column block of a tile run (group grp, block ob of the group's output channels): its
+   weights, width and kernel, and where its outputs start. */
+typedef struct fuse__igemm_block {
+  int64_t go, grp, oc; /* go: group * blocks + ob; oc: the block's first output channel */
+  int cols, bnr;       /* valid columns; the packed width (the last block's may be narrower) */
+  const float *w;
+  fuse__igemm_fn fn;
+} fuse__igemm_block;
+
+/* The tiles tile .. t1 - 1 of a block, each over all its taps: a call per run of live taps
+   (no live tap: one call over none, for the bias and post-ops). Meanwhile the tiles' kernels
+   bring the next block's panel into L2 a line per step, tile i of this block lines
+   i * steps on (steps: multiply-add steps of a tile). In a network the weights come from
+   memory on every run, and the hardware prefetcher neither crosses pages nor runs that far
+   ahead on its own. */
+static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *b, int64_t tile,
+                              int64_t t1, const float **ptr, float *rowbuf) {
+  const fuse__step *s = j->s;
+  const float *zeros = j->r->p->zeros;
+  int mr = s->mr, ntaps = s->rowmode ? (int)j->KH : (int)(j->KH * j->KW), ta, flags;
+  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
+  size_t panel = (size_t)(j->KH * j->KW * j->Cg * s->nr);
+  int64_t lines = b->go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L, tt;
+  fuse__tile_epi e = j->e;
+  e.bias = j->bias ? j->bias + b->oc : NULL;
+  for (tt = tile; tt < t1; tt++) {
+    int64_t p0 = tt * mr, at = p0 * j->K + b->oc, from = (tt - tile) * steps;
+    int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
+    fuse__tile_residuals(&e, &j->e, at);
+    fuse__tile_prefetch(&e, s->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
+    fuse__igemm_ptrs(j, b->grp, p0, rows, ptr, rowbuf);
+    ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
+    for (;;) {
+      int te = ta, tn;
+      while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
+      tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
+      if (tn == ntaps) flags |= FUSE__FINISH;
+      b->fn(te - ta, L, ptr + ta * mr, 0, b->w + (size_t)((int64_t)ta * L * b->bnr), j->y + at,
+            j->K, rows, b->cols, flags, &e);
+      if (tn == ntaps) break;
+      if (e.npf) { /* past the lines that call brought in */
+        int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
+        e.pf += done * 16, e.npf -= done;
+      }
+      ta = tn, flags = FUSE__ACCUMULATE;
+    }
+  }
+}
+
+/* The same tiles with channel blocks (s->cblock): tap by tap, channel block by channel block
+   over a run of tiles whose row pointers are cached, each tile accumulating in the output
+   between blocks; the channel block after this one follows it in memory, and tile i brings
+   its lines i * cb on into L2 (as above). */
+static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm_block *b,
+                                      int64_t tile, int64_t t1, const float **ptr,
+                                      float *rowbuf) {
+  const fuse__step *s = j->s;
+  const float *zeros = j->r->p->zeros;
+  int64_t taps = j->KH * j->KW, per = FUSE__PTR_CACHE / (taps * s->mr), tr, t, c0, tt;
+  int mr = s->mr, nr = s->nr, flags;
+  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
+  fuse__tile_epi e = j->e;
+  e.bias = j->bias ? j->bias + b->oc : NULL;
+  if (per < 1) per = 1;
+  for (tr = tile; tr < t1; tr += per) {
+    int64_t tb = t1 - tr < per ? t1 : tr + per;
+    for (tt = tr; tt < tb; tt++) {
+      int64_t p0 = tt * mr;
+      fuse__igemm_ptrs(j, b->grp, p0, (int)(j->npix - p0 < mr ? j->npix - p0 : mr),
+                       ptr + (tt - tr) * taps * mr, rowbuf);
+    }
+    for (t = 0; t < taps; t++)
+      for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
+        int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
+        size_t next = (size_t)b->go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
+        int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
+        if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
+        for (tt = tr; tt < tb; tt++) {
+          int64_t p0 = tt * mr, at = p0 * j->K + b->oc;
+          int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr), n = 1;
+          const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
+          int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
+          int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
+          fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
+          if (fuse__tap_live(tp + t * mr, mr, zeros))
+            flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
+                    (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
+          else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
+            n = 0, flags = FUSE__FINISH;
+          else
+            continue; /* a dead tap */
+          fuse__tile_residuals(&e, &j->e, at);
+          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->K, rows,
+                b->cols, flags, &e);
+        }
+      }
+  }
+}
+
 /* Units (group, column block, tile), column blocks outermost so a block's weights are reused
-   across the tiles of a chunk; the next block's weights are prefetched meanwhile. */
+   across the tiles of a chunk. */
 static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__conv_job *j = (const fuse__conv_job *)ctx;
   const fuse__step *s = j->s;
@@ -168,92 +271,21 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   const float **ptr = (const float **)(void *)scratch;
   int64_t taps = j->KH * j->KW, u = u0;
-  int mr = s->mr, nr = s->nr, ntaps = s->rowmode ? (int)j->KH : (int)taps, q, ta, flags;
-  int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
-  const float *zeros = p->zeros;
-  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * mr * sizeof(float *) +
+  float *rowbuf = (float *)(void *)(scratch + (((size_t)taps * s->mr * sizeof(float *) +
                                                 FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1)));
-  fuse__tile_epi e = j->e;
-  size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
   while (u < u1) {
-    int64_t go = u / j->tiles, grp = go / j->obs, ob = go % j->obs, tile = u % j->tiles;
-    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u), tt;
-    int64_t oc = grp * j->Kg + ob * nr, npix = j->npix;
-    int cols = (int)(j->Kg - ob * nr < nr ? j->Kg - ob * nr : nr);
-    const float *w = s->packed + (size_t)(go * taps * j->Cg * nr);
-    int bnr = ob == j->obs - 1 ? s->nr_last : nr; /* this block's packed width */
-    fuse__igemm_fn fn = ob == j->obs - 1 ? j->fn_last : j->fn;
-    e.bias = j->bias ? j->bias + oc : NULL;
-    if (!s->cblock) {
-      /* the next block's panel: the tiles' kernels bring it into L2 a line per step, tile
-         i of this block lines i * steps on (steps: multiply-add steps of a tile). In a
-         network the weights come from memory on every run, and the hardware prefetcher
-         neither crosses pages nor runs that far ahead on its own. */
-      int64_t lines = go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L;
-      for (tt = tile; tt < t1; tt++) {
-        int64_t p0 = tt * mr, at = p0 * j->K + oc, from = (tt - tile) * steps;
-        int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
-        for (q = 0; q < e.num_post; q++)
-          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-        fuse__tile_prefetch(&e, s->packed + (size_t)(go + 1) * panel, lines, from, steps);
-        fuse__igemm_ptrs(j, grp, p0, rows, ptr, rowbuf);
-        /* a call per run of live taps; no live tap: one call over none (bias, post-ops) */
-        ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps), flags = 0;
-        for (;;) {
-          int te = ta, tn;
-          while (te < ntaps && fuse__tap_live(ptr + te * mr, mr, zeros)) te++;
-          tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
-          if (tn == ntaps) flags |= FUSE__FINISH;
-          fn(te - ta, L, ptr + ta * mr, 0, w + (size_t)((int64_t)ta * L * bnr), j->y + at, j->K,
-                rows, cols, flags, &e);
-          if (tn == ntaps) break;
-          if (e.npf) { /* past the lines that call brought in */
-            int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
-            e.pf += done * 16, e.npf -= done;
-          }
-          ta = tn, flags = FUSE__ACCUMULATE;
-        }
-      }
-    } else { /* tap by tap, channel block by channel block, over a run of cached tiles */
-      int64_t per = FUSE__PTR_CACHE / (taps * mr), tr, t, c0;
-      if (per < 1) per = 1;
-      for (tr = tile; tr < t1; tr += per) {
-        int64_t tb = t1 - tr < per ? t1 : tr + per;
-        for (tt = tr; tt < tb; tt++) {
-          int64_t p0 = tt * mr;
-          fuse__igemm_ptrs(j, grp, p0, (int)(npix - p0 < mr ? npix - p0 : mr),
-                           ptr + (tt - tr) * taps * mr, rowbuf);
-        }
-        for (t = 0; t < taps; t++)
-          for (c0 = 0; c0 < j->Cg; c0 += s->cblock) {
-            int cb = (int)(j->Cg - c0 < s->cblock ? j->Cg - c0 : s->cblock);
-            /* the channel block after this one follows it in memory: tile i brings its lines
-               i * cb on into L2 (as above) */
-            size_t next = (size_t)go * panel + (size_t)(t * j->Cg + c0 + cb) * nr;
-            int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
-            if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
-            for (tt = tr; tt < tb; tt++) {
-              int64_t p0 = tt * mr, at = p0 * j->K + oc;
-              int rows = (int)(npix - p0 < mr ? npix - p0 : mr);
-              const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
-              int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps), n = 1;
-              int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-              fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
-              if (fuse__tap_live(tp + t * mr, mr, zeros))
-                flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
-                        (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
-              else if (last < 0 && !t && !c0) /* no live tap at all: one call over none */
-                n = 0, flags = FUSE__FINISH;
-              else
-                continue; /* a dead tap */
-              for (q = 0; q < e.num_post; q++)
-                if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
-              fn(n, cb, tp + t * mr, c0, w + (t * j->Cg + c0) * bnr, j->y + at, j->K, rows, cols,
-                    flags, &e);
-            }
-          }
-      }
-    }
+    int64_t go = u / j->tiles, ob = go % j->obs, tile = u % j->tiles;
+    int64_t t1 = j->tiles - tile < u1 - u ? j->tiles : tile + (u1 - u);
+    fuse__igemm_block b;
+    b.go = go, b.grp = go / j->obs, b.oc = b.grp * j->Kg + ob * s->nr;
+    b.cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
+    b.w = s->packed + (size_t)(go * taps * j->Cg * s->nr);
+    b.bnr = ob == j->obs - 1 ? s->nr_last : s->nr;
+    b.fn = ob == j->obs - 1 ? j->fn_last : j->fn;
+    if (s->cblock)
+      fuse__igemm_tiles_blocked(j, &b, tile, t1, ptr, rowbuf);
+    else
+      fuse__igemm_tiles(j, &b, tile, t1, ptr, rowbuf);
     u += t1 - tile;
   }
 }
@@ -313,7 +345,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
   const fuse_plan *p = j->r->p;
   float *panel = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
   const float *rows[16];
-  int mr = s->mr, nr = s->nr, q, i;
+  int mr = s->mr, nr = s->nr, i;
   int64_t L = j->Cg * j->KH * j->KW, tiles = (j->Kg + mr - 1) / mr, u, t, b, nband = 1;
   int64_t packed = -1, pf = L * nr; /* floats of one block's panel */
   int direct;
@@ -345,8 +377,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
       for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
       for (b = 0; b < nband; b++) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
-        for (q = 0; q < e.num_post; q++)
-          if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+        fuse__tile_residuals(&e, &j->e, at);
         j->fn(1, (int)L, rows, 0, direct ? g.xg + p0 : panel + b * pf, j->y + at, j->P, nrows,
               FUSE__NCHW_GEMM_COLS(blk + b), FUSE__FINISH, &e);
       }
@@ -369,7 +400,7 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   j.KH = tw->shape[2], j.KW = tw->shape[3], j.G = s->a.conv.groups;
   j.Cg = j.C / j.G, j.Kg = j.K / j.G;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
-  j.pack = fuse__nchw_pack_pick(r->p->isa);
+  j.pack = fuse__igemm_kinds[s->igemm].pack;
   j.g.Cg = j.Cg, j.g.H = j.H, j.g.W = j.W, j.g.OW = j.OW, j.g.KH = j.KH, j.g.KW = j.KW;
   j.g.sh = s->a.conv.strides[0], j.g.sw = s->a.conv.strides[1];
   j.g.dh = s->a.conv.dilation[0], j.g.dw = s->a.conv.dilation[1];
@@ -385,6 +416,7 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
 }
 
+#ifdef FUSE__SIMD /* the few-channel kernel needs the depthwise row builder (simd.c) */
 /* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
    A band's input rows are copied into the chunk's buffer, each channel's rows one after
    another, a row as its sw column phases of wq floats with the padding in place (zeros that
@@ -410,7 +442,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
   const fuse_plan *p = j->r->p;
   float *buf = (float *)(void *)(j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk);
   int64_t rs = j->d.sw * j->wq, L = j->C * j->KH * j->KW, P = j->OH * j->OW, u, c, i, oy, ox;
-  int mr = s->mr, t, q, tiles = (int)((j->K + mr - 1) / mr);
+  int mr = s->mr, t, tiles = (int)((j->K + mr - 1) / mr);
   fuse__tile_epi e = j->e;
   memset(buf, 0, (size_t)(j->C * j->rows * rs) * sizeof(float)); /* the padding, once */
   for (u = u0; u < u1; u++) {
@@ -430,8 +462,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
         for (t = 0; t < tiles; t++) {
           int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
           e.row_bias = j->bias ? j->bias + oc : NULL;
-          for (q = 0; q < e.num_post; q++)
-            if (e.kind[q] == FUSE_POST_ADD) e.res[q] = j->e.res[q] + at;
+          fuse__tile_residuals(&e, &j->e, at);
           (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
                                          j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
                                          cols, &e);
@@ -454,8 +485,8 @@ static void fuse__conv_few_channels(const fuse__run *r, const fuse__step *s) {
   j.KH = tw->shape[2], j.KW = tw->shape[3];
   j.sh = s->a.conv.strides[0], j.d.sw = s->a.conv.strides[1];
   j.pt = s->a.conv.padding[0], j.d.pl = s->a.conv.padding[1];
-  j.vw = r->p->isa == FUSE_ISA_AVX512 ? 16 : 8;
-  j.f2 = fuse__few_channels_pick(r->p->isa, 2), j.f1 = fuse__few_channels_pick(r->p->isa, 1);
+  j.f2 = fuse__few_channels_pick(r->p->isa, 2)->fn, j.f1 = fuse__few_channels_pick(r->p->isa, 1)->fn;
+  j.vw = fuse__few_channels_pick(r->p->isa, 1)->nr;
   j.row = fuse__dwc_row_pick(r->p->isa);
   j.wq = fuse__few_channels_wq(j.OW, j.KW, j.d.sw, j.vw, &j.fill);
   j.rows = (s->band - 1) * j.sh + j.KH;
@@ -507,4 +538,4 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   else /* planes */
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
-#endif
+#endif /* FUSE__SIMD */

@@ -60,7 +60,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
@@ -69,6 +68,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_nchw_gemm(r, s);
     return;
   }
+#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     fuse__conv_few_channels(r, s);
     return;
@@ -122,12 +122,10 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
   int64_t batches, bi, m, k, j;
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
   }
-#endif
   memset(&ba, 0, sizeof ba);
   memset(&bb, 0, sizeof bb);
   ba.rank = ra;

@@ -28,6 +28,6 @@
 #define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
 #define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
 #define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
-#define FUSE__V_EVENS(a, b) (a)
-#define FUSE__V_ODDS(a, b) (b)
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))

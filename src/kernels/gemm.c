@@ -1,0 +1,191 @@
+/* ------------------------------------------------------------- GEMM kernels -- */
+/* conv2d with 4 or more outputs per group runs on NHWC tensors (the planner converts where the
+   graph enters or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of
+   X[pixel @ t, C] x W_t[C, K]. For a tile of MR output pixels each tap gives MR row pointers
+   into the input, or into a zero row where the tap falls into the padding, so nothing is
+   packed at run time, whatever the stride, padding or dilation. The weights are packed once,
+   at compile, into [group][NR-column block][tap][C][NR] panels (the last block maybe
+   narrower, on a tile of the same MR: fuse__igemm_last). The micro-kernel keeps its MR x NR
+   tile in registers over every tap and channel, then adds the bias, runs the post-ops and
+   stores once, masked where K is no multiple of NR. A tap that reads only the padding for
+   every pixel of the tile is skipped. While a tile computes, its kernel brings the next column
+   block's panel into L2 a line per step. Panels past 1 MB are walked tap by tap in channel
+   blocks that stay in L1, the tile accumulating in the output between blocks. With few input
+   channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
+   copied with zeros into a row buffer only where the row crosses the padding. A single layer
+   may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows, the input
+   gathered into panels by its packer) and, for few input channels, its own kernel
+   (fuse__conv_few_channels). The drivers are in conv_drivers.c, the choice of kernel and the
+   weight packing in layouts.c.
+
+   The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
+   vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h) and tile:
+   - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
+     output channels as tile rows), an MR x NR tile kept in registers over every tap and
+     channel, then the bias, the post-ops (fuse__post_apply) and one store;
+   - few_channels_tile.inc: the few-input-channel NCHW stem kernel;
+   - nchw_pack.inc: the NCHW GEMM's input panel packer.
+   The drivers (conv_drivers.c) and the kernel table (table.c) use them on every target: the
+   scalar instances (the scalar twins) run where no SIMD is compiled in and under
+   FUSE_ISA_SCALAR, with tiles sized for a scalar register file, so packing and tiling are
+   exercised on every CPU. The op-by-op reference kernels stay the oracle
+   (fuse_compile_options.reference_kernels). */
+
+/* fully unrolls a register tile's constant-bound loops (the accumulators stay in registers) */
+#ifndef FUSE__UNROLL
+#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
+#define FUSE__UNROLL _Pragma("GCC unroll 16")
+#else
+#define FUSE__UNROLL
+#endif
+#endif
+
+/* The epilogue operands of a micro-kernel call. */
+typedef struct fuse__tile_epi {
+  const float *bias;     /* at the tile's first column, or NULL */
+  const float *row_bias; /* NCHW GEMM and few-channel kernel: one per tile row, or NULL */
+  const fuse_post_op *post; /* the step's post-ops, applied in order (fuse__post_apply) */
+  int num_post;
+  const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
+                                          strides as y); NULL for other kinds */
+  const float *pf; /* meanwhile: weights of a later block to bring into L2, */
+  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
+  int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
+} fuse__tile_epi;
+
+/* flags of a micro-kernel call */
+#define FUSE__ACCUMULATE 1 /* start from the tile in y (a later channel block), not from zero */
+#define FUSE__FINISH 2     /* the last block: bias and post-ops, then the store */
+
+/* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
+   group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
+   that tap, zero in the padding and past cols (nr floats a row). */
+typedef struct fuse__nchw_pack_args {
+  const float *xg;
+  int64_t Cg, H, W, OW, KH, KW, sh, sw, dh, dw, pt, pl, nr;
+  int pointwise;
+} fuse__nchw_pack_args;
+#define FUSE__NCHW_PACK_RUNS 65 /* runs of a block of at most 64 pixels along output rows */
+
+typedef void (*fuse__igemm_fn)(int ntaps, int L, const float *const *a, int64_t aoff,
+                               const float *w, float *y, int64_t ldy, int rows, int cols,
+                               int flags, const fuse__tile_epi *e);
+typedef void (*fuse__few_channels_fn)(int nseg, const int64_t *off, const int *len,
+                                      const float *x, const float *wk, float *y, int64_t ldy,
+                                      int rows, int cols, const fuse__tile_epi *e);
+typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, int cols,
+                                   float *panel);
+
+/* A template's instance name: name_avx512 / name_avx2 / name_scalar (the argument expanded
+   first, so a tile's name may come from a parameter macro). */
+#define FUSE__KERNEL_FN(name) FUSE__VEC_FN(name)
+
+/* One instance set per vector layer. Tile parameters: FUSE__GEMM_NAME, FUSE__GEMM_MR,
+   FUSE__GEMM_NV (vectors per row), FUSE__GEMM_TILE_WIDE (the epilogue order: 1 one step at a
+   time over the whole tile, 0 every step on one accumulator, then its store; each measured
+   faster on its instruction set, see gemm_tile.inc). */
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+#include "vec_avx512.h"
+#include "post.inc"
+#define FUSE__GEMM_NAME fuse__igemm_6x64
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x48
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_7x48
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x32
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_7x32
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x16
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_TILE_WIDE 0
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_8x32
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_8x16
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#include "nchw_pack.inc"
+#include "vec_end.h"
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#include "vec_avx2.h"
+#include "post.inc"
+#define FUSE__GEMM_NAME fuse__igemm_6x16
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x8
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_TILE_WIDE 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_6x16
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_6x8
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#include "nchw_pack.inc"
+#include "vec_end.h"
+#endif
+
+/* The scalar twins. A scalar tile's accumulators, its NR weights and the broadcast input
+   must fit the scalar floating-point registers: 32 on aarch64 and on armhf's VFP (s0-s31).
+   4x4 holds 16 accumulators (21 registers in all), the widest square tile that fits; 4x2 is
+   its narrow last column block (mixed column blocks, as 48 + 32 on AVX-512); 8x2 has the
+   same 16 accumulators for GEMMs of few columns. The few-channel kernel's two tiles are one
+   and two pixels by 4 channels. (x86-64's 16 SSE registers spill on 4x4: scalar is only the
+   test path there.) */
+#include "vec_scalar.h"
+#include "post.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_TILE_WIDE 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x2
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_TILE_WIDE 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x1
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#include "nchw_pack.inc"
+#include "vec_end.h"
+#undef FUSE__KERNEL_FN

@@ -1,0 +1,172 @@
+/* ------------------------------------------------------------ kernel table -- */
+/* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
+   picks below read these tables, and test_kernels runs each row against the reference. A row
+   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, no SIMD: the
+   scalar rows only). */
+
+/* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
+   columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
+   12x16 and 12x8 tiles hold fewer accumulators); pack: the NCHW GEMM's input packer when
+   the kernel runs the NCHW GEMM, whose pixel blocks of NR pay their gather and block
+   overhead on fewer pixels with narrower tiles (so only the widest tiles of an ISA take it). */
+typedef struct fuse__igemm_kind {
+  fuse_isa isa;
+  int mr, nr, weight;
+  fuse__igemm_fn fn;
+  fuse__nchw_pack_fn pack;
+} fuse__igemm_kind;
+
+static const fuse__igemm_kind fuse__igemm_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512},
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL},
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL},
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
+#endif
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL}};
+
+/* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
+   pixels); an ISA has a tile of two vectors and one of one (a row's end). */
+typedef struct fuse__few_channels_kind {
+  fuse_isa isa;
+  int mr, nr, vectors;
+  fuse__few_channels_fn fn;
+} fuse__few_channels_kind;
+
+static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},
+    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
+    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#endif
+    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
+    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
+
+/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
+   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
+static int fuse__igemm_last(int kind, int64_t cols) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
+  int64_t left = cols - (cols - 1) / k->nr * k->nr;
+  int i, best = kind;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
+    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
+      best = i;
+  }
+  return best;
+}
+
+/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
+   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
+   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
+static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
+  double cp, cl, rp;
+  if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
+  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
+  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
+  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
+         (cp + cl) / 100.0;
+}
+
+/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
+   output channels): the one that wastes least of its tiles (rows and columns rounded up to
+   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
+   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
+   (the plan's reference kernels). */
+static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
+  double best = 0.0;
+  int i, found = 0;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
+    double eff;
+    if (k->isa != isa || (nchw && !k->pack)) continue;
+    eff = fuse__igemm_eff(i, cols, rows, !nchw);
+    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
+  }
+  /* one column block, on a narrower kind: that kind */
+  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
+    *kind = fuse__igemm_last(*kind, cols);
+  return found;
+}
+
+/* The few-channel NCHW kernel of an ISA with a tile of `vectors` vectors (a row of
+   fuse__few_channels_kinds), or NULL. */
+static const fuse__few_channels_kind *fuse__few_channels_pick(fuse_isa isa, int vectors) {
+  int i;
+  for (i = 0; fuse__few_channels_kinds[i].fn; i++)
+    if (fuse__few_channels_kinds[i].isa == isa && fuse__few_channels_kinds[i].vectors == vectors)
+      return &fuse__few_channels_kinds[i];
+  return NULL;
+}
+#define FUSE__FEW_CHANNELS_SEGS 128 /* segments of the reduction: channels x kernel rows x phases */
+#define FUSE__FEW_CHANNELS_BUF (4.0 * 1024 * 1024) /* its band buffer's bytes at most */
+/* The phase columns the few-channel NCHW kernel reads (*fill: a row's tiles of two vectors
+   and the widest tap's offset, in whole vectors) and the floats of a phase row (room past
+   fill for the row builder's last vector, which may overhang it). */
+static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t vw, int64_t *fill) {
+  *fill = ((OW + 2 * vw - 1) / (2 * vw) * 2 * vw + (KW - 1) / sw + vw - 1) / vw * vw;
+  return (*fill + 15) / 16 * 16 + 32;
+}
+
+#ifdef FUSE__SIMD
+/* The depthwise, pool and element-wise kernels of each ISA (simd.c). The scalar row comes
+   with their scalar twins (FUSE__HAVE_SCALAR_DW); until then FUSE_ISA_SCALAR runs those ops
+   on the reference kernels. */
+typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
+typedef void (*fuse__dwc_row_fn)(float *dst, const float *x, const fuse__dw_args *d, int64_t wq,
+                                 int64_t fill);
+typedef void (*fuse__pool_fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+typedef void (*fuse__elt_fn)(int op, float *y, const float *a, int sa, const float *b, int sb,
+                             int64_t n, float lo, float hi);
+typedef struct fuse__isa_ops {
+  fuse_isa isa;
+  fuse__dw_fn dw_nhwc, dw_nchw; /* depthwise: rows of an NHWC output, NCHW planes */
+  fuse__dwc_row_fn dwc_row; /* the NCHW depthwise band buffer's row builder (few channels too) */
+  fuse__pool_fn pool;       /* max / average pool on NHWC */
+  fuse__elt_fn elt;         /* element-wise rows */
+} fuse__isa_ops;
+
+static const fuse__isa_ops fuse__isa_ops_table[] = {
+#ifndef FUSE_NO_AVX512
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_avx512_row, fuse__pool_avx512,
+     fuse__elt_avx512},
+#endif
+#ifndef FUSE_NO_AVX2
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_avx2_row, fuse__pool_avx2,
+     fuse__elt_avx2},
+#endif
+#ifdef FUSE__HAVE_SCALAR_DW
+    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
+     fuse__elt_scalar},
+#endif
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row of an ISA; the all-NULL last row when it has none. */
+static const fuse__isa_ops *fuse__isa_ops_of(fuse_isa isa) {
+  const fuse__isa_ops *o = fuse__isa_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  return o;
+}
+static fuse__elt_fn fuse__elt_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->elt; }
+static fuse__pool_fn fuse__pool_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->pool; }
+static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) { return fuse__isa_ops_of(isa)->dwc_row; }
+/* The depthwise kernel of an ISA for NHWC (rows of the output) or NCHW (planes). */
+static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
+  return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
+}
+#endif /* FUSE__SIMD */
