@@ -2793,6 +2793,27 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
   return fuse__analyze(g, root, &scope, out);
 }
 
+
+/* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
+   listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is
+   "add" (the text form follows it with the residual's label). */
+static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *sep) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    fuse__puts(o, "add");
+    break;
+  case FUSE_POST_CLAMP:
+  default:
+    fuse__puts(o, "clamp");
+    fuse__puts(o, sep);
+    fuse__puts(o, "[");
+    fuse__put_float(o, op->lo);
+    fuse__puts(o, ", ");
+    fuse__put_float(o, op->hi);
+    fuse__puts(o, "]");
+    break;
+  }
+}
 /* ==== end src/epilogue.c ==== */
 /* ==== begin src/merge.c ==== */
 /* ---------------------------------------------------------------- merge -- */
@@ -3376,15 +3397,10 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   else fuse__put_label(o, g, e.bias, number);
   for (k = 0; k < e.num_post; k++) {
     fuse__puts(o, k ? ", " : "; then ");
+    fuse__post_write(o, &e.post[k], " ");
     if (e.post[k].kind == FUSE_POST_ADD) {
-      fuse__puts(o, "add ");
+      fuse__puts(o, " ");
       fuse__put_label(o, g, e.post[k].tensor, number);
-    } else {
-      fuse__puts(o, "clamp [");
-      fuse__put_float(o, e.post[k].lo);
-      fuse__puts(o, ", ");
-      fuse__put_float(o, e.post[k].hi);
-      fuse__puts(o, "]");
     }
   }
   fuse__puts(o, "\n");
@@ -8908,8 +8924,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
-    if (s->post[k].kind == FUSE_POST_ADD) fuse__puts(&o, " + add");
-    else fuse__format(&o, g, " + clamp[%f, %f]", (double)s->post[k].lo, (double)s->post[k].hi);
+    fuse__puts(&o, " + ");
+    fuse__post_write(&o, &s->post[k], "");
   }
   fuse__puts(&o, " -> ");
   fuse__put_label(&o, g, v, number);
@@ -9844,10 +9860,8 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   for (i = 0; i < count; i++) {
     float v = y[i];
     if (bias) v += bias[i * bias_step];
-    for (k = 0; k < s->num_post; k++) {
-      if (res[k]) v += res[k][i];
-      else v = v < s->post[k].lo ? s->post[k].lo : v > s->post[k].hi ? s->post[k].hi : v;
-    }
+    for (k = 0; k < s->num_post; k++) /* the scalar instance of the kernels' one routine */
+      v = fuse__post_apply_scalar(v, &s->post[k], res[k] ? res[k] + i : NULL, 1);
     y[i] = v;
   }
 }

@@ -276,3 +276,24 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
   return fuse__analyze(g, root, &scope, out);
 }
 
+
+/* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
+   listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is
+   "add" (the text form follows it with the residual's label). */
+static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *sep) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    fuse__puts(o, "add");
+    break;
+  case FUSE_POST_CLAMP:
+  default:
+    fuse__puts(o, "clamp");
+    fuse__puts(o, sep);
+    fuse__puts(o, "[");
+    fuse__put_float(o, op->lo);
+    fuse__puts(o, ", ");
+    fuse__put_float(o, op->hi);
+    fuse__puts(o, "]");
+    break;
+  }
+}

@@ -49,8 +49,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
-    if (s->post[k].kind == FUSE_POST_ADD) fuse__puts(&o, " + add");
-    else fuse__format(&o, g, " + clamp[%f, %f]", (double)s->post[k].lo, (double)s->post[k].hi);
+    fuse__puts(&o, " + ");
+    fuse__post_write(&o, &s->post[k], "");
   }
   fuse__puts(&o, " -> ");
   fuse__put_label(&o, g, v, number);

@@ -214,15 +214,10 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   else fuse__put_label(o, g, e.bias, number);
   for (k = 0; k < e.num_post; k++) {
     fuse__puts(o, k ? ", " : "; then ");
+    fuse__post_write(o, &e.post[k], " ");
     if (e.post[k].kind == FUSE_POST_ADD) {
-      fuse__puts(o, "add ");
+      fuse__puts(o, " ");
       fuse__put_label(o, g, e.post[k].tensor, number);
-    } else {
-      fuse__puts(o, "clamp [");
-      fuse__put_float(o, e.post[k].lo);
-      fuse__puts(o, ", ");
-      fuse__put_float(o, e.post[k].hi);
-      fuse__puts(o, "]");
     }
   }
   fuse__puts(o, "\n");

@@ -159,10 +159,8 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   for (i = 0; i < count; i++) {
     float v = y[i];
     if (bias) v += bias[i * bias_step];
-    for (k = 0; k < s->num_post; k++) {
-      if (res[k]) v += res[k][i];
-      else v = v < s->post[k].lo ? s->post[k].lo : v > s->post[k].hi ? s->post[k].hi : v;
-    }
+    for (k = 0; k < s->num_post; k++) /* the scalar instance of the kernels' one routine */
+      v = fuse__post_apply_scalar(v, &s->post[k], res[k] ? res[k] + i : NULL, 1);
     y[i] = v;
   }
 }
