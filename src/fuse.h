@@ -84,6 +84,8 @@
 #include "text_parse.c"
 #include "cpu.c"
 #include "kernels/simd.c"
+#include "kernels/depthwise.c"
+#include "kernels/pool_eltwise.c"
 #include "plan.c"
 #include "layouts.c"
 #include "plan_describe.c"

@@ -495,13 +495,10 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.zeros = r->p->zeros;
   d.scratch = r->work + r->p->scratch_offset;
   d.slot = r->p->scratch_slot;
+  d.post = s->post;
   d.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    d.kind[q] = s->post[q].kind;
-    d.lo[q] = s->post[q].lo;
-    d.hi[q] = s->post[q].hi;
-    d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
-  }
+  for (q = 0; q < s->num_post; q++)
+    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */

@@ -14,7 +14,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
   int64_t u, C = j->C, P = j->P;
   (void)chunk;
   for (u = u0; u < u1; u++) {
-    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256, c, q;
+    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256;
     const float *x = j->x + n * C * P;
     float *y = j->y + n * C * P;
     /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
@@ -28,8 +28,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
       continue;
     }
 #endif
-    for (c = 0; c < rows; c++)
-      for (q = 0; q < cols; q++) yb[q * ldy + c] = xb[c * ldx + q];
+    fuse__transpose_scalar(xb, ldx, yb, ldy, rows, cols);
   }
 }
 

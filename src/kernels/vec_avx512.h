@@ -1,5 +1,5 @@
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
-   (src/kernels/*.inc) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   (src/kernels/NAME.inc) is written against the FUSE__VEC / FUSE__V_* names below and compiled
    once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
    undefines them. The functions carry the target attribute, so a unit built with plain -O2
    still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
