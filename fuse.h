@@ -5007,9 +5007,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -5018,35 +5017,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -5074,9 +5074,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -5085,35 +5084,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -5141,9 +5141,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -5152,35 +5151,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -5208,9 +5208,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -5219,35 +5218,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -5399,31 +5399,36 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t tile, int whole,
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
-  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
   float *yp = d->y + tile;
   int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
-    const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
-    FUSE__UNROLL for (r = 0; r < rows; r++) {
-      FUSE__UNROLL for (v = 0; v < vecs; v++) {
-        int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-        if (whole)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, all);
-        else if (r < rows_left)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, cm[v]);
-      }
-    }
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
-  FUSE__UNROLL for (r = 0; r < rows; r++) {
-    FUSE__UNROLL for (v = 0; v < vecs; v++) {
-      int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-      if (whole)
-        FUSE__V_STORE(yp + at, acc[r * vecs + v]);
-      else if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + at, cm[v], acc[r * vecs + v]);
-    }
-  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -5656,6 +5661,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -5678,12 +5684,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -5694,7 +5701,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -5781,6 +5788,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -5803,12 +5811,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -5819,7 +5828,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -5906,6 +5915,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -5928,12 +5938,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -5944,7 +5955,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -6031,6 +6042,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -6053,12 +6065,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -6069,7 +6082,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -6273,9 +6286,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -6284,35 +6296,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -6340,9 +6353,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -6351,35 +6363,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -6407,9 +6420,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -6418,35 +6430,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -6474,9 +6487,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -6485,35 +6497,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -6665,31 +6678,36 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t tile, int whole,
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
-  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
   float *yp = d->y + tile;
   int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
-    const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
-    FUSE__UNROLL for (r = 0; r < rows; r++) {
-      FUSE__UNROLL for (v = 0; v < vecs; v++) {
-        int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-        if (whole)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, all);
-        else if (r < rows_left)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, cm[v]);
-      }
-    }
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
-  FUSE__UNROLL for (r = 0; r < rows; r++) {
-    FUSE__UNROLL for (v = 0; v < vecs; v++) {
-      int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-      if (whole)
-        FUSE__V_STORE(yp + at, acc[r * vecs + v]);
-      else if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + at, cm[v], acc[r * vecs + v]);
-    }
-  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -6922,6 +6940,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -6944,12 +6963,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -6960,7 +6980,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7047,6 +7067,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -7069,12 +7090,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7085,7 +7107,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7172,6 +7194,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -7194,12 +7217,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7210,7 +7234,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7297,6 +7321,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -7319,12 +7344,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7335,7 +7361,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -7541,9 +7567,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -7552,35 +7577,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -7608,9 +7634,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -7619,35 +7644,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -7675,9 +7701,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -7686,35 +7711,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -7742,9 +7768,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) first copies its input
-   pixels, zeros for those outside the row, into a small buffer and stores only the pixels
-   that exist. K and the stride are constants: the unrolled loops keep only the taps that
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
@@ -7753,35 +7778,36 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
                                                int64_t in0, int64_t in1, FUSE__VEC b,
                                                FUSE__VEC_MASK m) {
   const int64_t C = d->C, y0 = pix0 * C + c0;
-  float edge_x[FUSE__DW_SPAN * FUSE__VEC_WIDTH]; /* a block's input pixels at the row's ends */
   int64_t ow;
   int kh, kw, j, p, q;
   for (ow = 0; ow < d->OW; ow += 8) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    int edge = ow < in0 || ow + 8 > in1;
     FUSE__VEC acc[8];
     FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
     for (kh = kh0; kh < kh1; kh++) {
       const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
       const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      const float *src = xr + iw0 * C; /* pixel j of the block at src + j * step */
-      int64_t step = C;
       FUSE__VEC wv[FUSE__DW_K];
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      if (edge) {
-        for (j = 0; j < FUSE__DW_SPAN; j++)
-          FUSE__V_STORE(edge_x + j * FUSE__VEC_WIDTH,
-                        iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                       : FUSE__V_ZERO());
-        src = edge_x, step = FUSE__VEC_WIDTH;
-      }
       /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-        FUSE__VEC xv = FUSE__V_LOAD_MASK(src + j * step, m);
-        FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-          int o = (j - kw) / FUSE__DW_STRIDE;
-          if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-            acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
         }
       }
     }
@@ -7933,31 +7959,36 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t tile, int whole,
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
-  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
   float *yp = d->y + tile;
   int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
-    const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
-    FUSE__UNROLL for (r = 0; r < rows; r++) {
-      FUSE__UNROLL for (v = 0; v < vecs; v++) {
-        int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-        if (whole)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, all);
-        else if (r < rows_left)
-          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(acc[r * vecs + v], op, rp + at, cm[v]);
-      }
-    }
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
-  FUSE__UNROLL for (r = 0; r < rows; r++) {
-    FUSE__UNROLL for (v = 0; v < vecs; v++) {
-      int64_t at = r * d->OW + v * FUSE__VEC_WIDTH;
-      if (whole)
-        FUSE__V_STORE(yp + at, acc[r * vecs + v]);
-      else if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + at, cm[v], acc[r * vecs + v]);
-    }
-  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -8190,6 +8221,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -8212,12 +8244,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8228,7 +8261,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8315,6 +8348,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -8337,12 +8371,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8353,7 +8388,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8440,6 +8475,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -8462,12 +8498,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8478,7 +8515,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8565,6 +8602,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
   const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
   int64_t u, r0, ow0;
@@ -8587,12 +8625,13 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
         FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD_MASK(rb[j] + c0 + kw * d->dw, mp[kw]);
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
@@ -8603,7 +8642,7 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         } else {
           FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
             FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
-              FUSE__VEC xv = FUSE__V_LOAD(rb[j] + c0 + kw * d->dw);
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
               FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
                 int o = (j - kh) / FUSE__DWC_STRIDE;
                 if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
