@@ -4860,7 +4860,7 @@ struct fuse__dw_args {
   float *y;
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
-  const float *residual[FUSE_MAX_POST_OPS]; /* post-op ADD: its operand (laid out as y), else NULL */
+  const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
   int KH, KW;
   int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
   const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */
@@ -5008,9 +5008,10 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -5075,9 +5076,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -5142,9 +5144,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -5209,9 +5212,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -5293,10 +5297,18 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
       switch (shape) {
-      case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
       default: break;
       }
       for (ow = 0; ow < d->OW;) {
@@ -5326,7 +5338,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
             const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
             const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
             for (kw = 0; kw < kw1 - kw0; kw++)
-              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp), acc);
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
           }
           FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
           ow++;
@@ -5379,7 +5392,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
       } else {
         n = W - 2 * i;
         v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
-        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw)) : FUSE__V_ZERO();
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
       }
       FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
       FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
@@ -5400,6 +5414,7 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
@@ -5409,11 +5424,11 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
-        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
     return;
   }
   for (q = 0; q < d->num_post; q++) {
@@ -5423,12 +5438,12 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -5632,6 +5647,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -5648,8 +5665,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -5660,14 +5675,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -5677,14 +5694,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -5710,11 +5725,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -5759,6 +5774,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -5775,8 +5792,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -5787,14 +5802,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -5804,14 +5821,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -5837,11 +5852,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -5886,6 +5901,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -5902,8 +5919,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -5914,14 +5929,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -5931,14 +5948,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -5964,11 +5979,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -6013,6 +6028,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -6029,8 +6046,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -6041,14 +6056,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -6058,14 +6075,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -6091,11 +6106,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -6116,7 +6131,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   fuse__dwc_geom g;
   int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
   int64_t *off = (int64_t *)scratch;
-  float *buf = (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
   /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
                   ? d->KH * 10 + (int)d->sh : 0;
@@ -6287,9 +6303,10 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -6354,9 +6371,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -6421,9 +6439,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -6488,9 +6507,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -6572,10 +6592,18 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
       switch (shape) {
-      case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
       default: break;
       }
       for (ow = 0; ow < d->OW;) {
@@ -6605,7 +6633,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
             const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
             const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
             for (kw = 0; kw < kw1 - kw0; kw++)
-              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp), acc);
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
           }
           FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
           ow++;
@@ -6658,7 +6687,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
       } else {
         n = W - 2 * i;
         v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
-        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw)) : FUSE__V_ZERO();
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
       }
       FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
       FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
@@ -6679,6 +6709,7 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
@@ -6688,11 +6719,11 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
-        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
     return;
   }
   for (q = 0; q < d->num_post; q++) {
@@ -6702,12 +6733,12 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -6911,6 +6942,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -6927,8 +6960,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -6939,14 +6970,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -6956,14 +6989,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -6989,11 +7020,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -7038,6 +7069,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -7054,8 +7087,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -7066,14 +7097,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -7083,14 +7116,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -7116,11 +7147,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -7165,6 +7196,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -7181,8 +7214,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -7193,14 +7224,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -7210,14 +7243,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -7243,11 +7274,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -7292,6 +7323,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -7308,8 +7341,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -7320,14 +7351,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -7337,14 +7370,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -7370,11 +7401,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -7395,7 +7426,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   fuse__dwc_geom g;
   int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
   int64_t *off = (int64_t *)scratch;
-  float *buf = (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
   /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
                   ? d->KH * 10 + (int)d->sh : 0;
@@ -7568,9 +7600,10 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -7635,9 +7668,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -7702,9 +7736,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -7769,9 +7804,10 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    row's weights sit in registers and each input pixel is loaded once per kernel row for every
    output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
    need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are constants: the unrolled loops keep only the taps that
-   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
-   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
 FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
                                                int64_t ih0, int kh0, int kh1, int64_t pix0,
@@ -7853,10 +7889,18 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
       switch (shape) {
-      case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
-      case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m); continue;
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
       default: break;
       }
       for (ow = 0; ow < d->OW;) {
@@ -7886,7 +7930,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
             const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
             const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
             for (kw = 0; kw < kw1 - kw0; kw++)
-              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp), acc);
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
           }
           FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
           ow++;
@@ -7939,7 +7984,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
       } else {
         n = W - 2 * i;
         v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
-        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw)) : FUSE__V_ZERO();
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
       }
       FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
       FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
@@ -7960,6 +8006,7 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
                                                                  int64_t rows_left,
                                                                  const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
@@ -7969,11 +8016,11 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
-        FUSE__V_STORE(yp + r * d->OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
     return;
   }
   for (q = 0; q < d->num_post; q++) {
@@ -7983,12 +8030,12 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *ac
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
-        FUSE__V_STORE_MASK(yp + r * d->OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -8192,6 +8239,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -8208,8 +8257,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -8220,14 +8267,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -8237,14 +8286,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -8270,11 +8317,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -8319,6 +8366,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -8335,8 +8384,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -8347,14 +8394,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -8364,14 +8413,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -8397,11 +8444,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -8446,6 +8493,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -8462,8 +8511,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -8474,14 +8521,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -8491,14 +8540,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -8524,11 +8571,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -8573,6 +8620,8 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
       w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
   for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
   for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
     for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
       const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
       int64_t oh0 = b0 + r0;
@@ -8589,8 +8638,6 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
           }
         }
       }
-      FUSE__VEC_MASK cm[1];
-      cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
       FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
                                      oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
                                      d->OH - oh0, cm);
@@ -8601,14 +8648,16 @@ FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fus
 FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
   const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
   const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
-  const float *rb[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* input row j of the tile */
-  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)]; /* the same at the vector's column */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
   FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
   FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
   int64_t u, r0, ow0;
   int j, r, kh, kw;
   FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
   FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
   for (u = u0; u < u1; u++) {
     int64_t c = u % d->C, plane = u * d->OH * d->OW;
     const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
@@ -8618,14 +8667,12 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
         w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
     for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
       int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
-      for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
-        rb[j] = ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
       for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
         int64_t c0 = ow0 - d->pl;
         FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
-        FUSE__VEC_MASK cm[1];
         FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
-        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] = rb[j] + c0;
         if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
           const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
           if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
@@ -8651,11 +8698,11 @@ FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t
             }
           }
         }
-        cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0); /* after the FMAs: one register less there */
         FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
                                        plane + r0 * d->OW + ow0,
                                        r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
-                                       d->OH - r0, cm);
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
       }
     }
   }
@@ -8676,7 +8723,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   fuse__dwc_geom g;
   int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
   int64_t *off = (int64_t *)scratch;
-  float *buf = (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
   /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
                   ? d->KH * 10 + (int)d->sh : 0;
