@@ -4283,6 +4283,14 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 #else
 #define FUSE__UNROLL
 #endif
+/* A helper of a tile whose loops take their bounds from the caller's constants: always
+   inlined, so that the bounds are constants there (clang warns of an unroll pragma it cannot
+   honour in an outlined copy). */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE__TILE_INLINE __attribute__((always_inline)) inline
+#else
+#define FUSE__TILE_INLINE inline
+#endif
 /* the depthwise and pool kernels' arguments (src/kernels/depthwise.c, pool_eltwise.c) */
 typedef struct fuse__dw_args fuse__dw_args;
 typedef struct fuse__pool_args fuse__pool_args;
@@ -4855,6 +4863,14 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
    fuse__dw_avx2 / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
    builder, which the few-channel NCHW kernel shares). */
+/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
+   them, and builds without SIMD kernels need no NCHW scratch: no unused-function warning. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE__MAYBE_UNUSED __attribute__((unused))
+#else
+#define FUSE__MAYBE_UNUSED
+#endif
+
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
   float *y;
@@ -4898,8 +4914,9 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
 
 /* Bytes of an NCHW depthwise step's scratch, the most any vector width needs (16, 8 and the
    scalar twin's 1): the tap offsets, then the band buffer. */
-static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                int64_t sw, int64_t dh, int64_t dw) {
+FUSE__MAYBE_UNUSED static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH,
+                                                   int64_t KW, int64_t sh, int64_t sw,
+                                                   int64_t dh, int64_t dw) {
   static const int64_t widths[3] = {1, 8, 16};
   int64_t most = 0, f;
   int i;
@@ -5407,12 +5424,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
-FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *acc, int rows,
-                                                                 int vecs,
-                                                                 const fuse__dw_args *d,
-                                                                 int64_t tile, int whole,
-                                                                 int64_t rows_left,
-                                                                 const FUSE__VEC_MASK *cm) {
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
   const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
@@ -6702,12 +6716,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
-FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *acc, int rows,
-                                                                 int vecs,
-                                                                 const fuse__dw_args *d,
-                                                                 int64_t tile, int whole,
-                                                                 int64_t rows_left,
-                                                                 const FUSE__VEC_MASK *cm) {
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
   const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
@@ -7543,14 +7554,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_ODDS(a, b) (b)
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* ==== end src/kernels/vec_scalar.h ==== */
-/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
-   them: no unused-function warning meanwhile. */
 #undef FUSE__VEC_TARGET
-#if defined(__GNUC__) || defined(__clang__)
-#define FUSE__VEC_TARGET __attribute__((unused))
-#else
-#define FUSE__VEC_TARGET
-#endif
+#define FUSE__VEC_TARGET FUSE__MAYBE_UNUSED /* the scalar twins: see FUSE__MAYBE_UNUSED */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
    fused step on v, one vector of the finished output, before its store. A residual (ADD) is
@@ -7999,12 +8004,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
-FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_finish)(FUSE__VEC *acc, int rows,
-                                                                 int vecs,
-                                                                 const fuse__dw_args *d,
-                                                                 int64_t tile, int whole,
-                                                                 int64_t rows_left,
-                                                                 const FUSE__VEC_MASK *cm) {
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
   float *yp = d->y + tile;
   const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
   int q, r, v;
@@ -9253,14 +9255,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 }
 /* ==== end src/kernels/transpose.inc ==== */
 #undef FUSE__V_TRANSPOSE_BLOCK
-/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
-   the pool and element-wise ones: no unused-function warning meanwhile. */
 #undef FUSE__VEC_TARGET
-#if defined(__GNUC__) || defined(__clang__)
-#define FUSE__VEC_TARGET __attribute__((unused))
-#else
-#define FUSE__VEC_TARGET
-#endif
+#define FUSE__VEC_TARGET FUSE__MAYBE_UNUSED /* see depthwise.c */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
@@ -13233,6 +13229,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__NCHW_GEMM_ZERO
 #undef FUSE__DWC_BUF
 #undef FUSE__UNROLL
+#undef FUSE__TILE_INLINE
+#undef FUSE__MAYBE_UNUSED
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

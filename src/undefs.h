@@ -66,6 +66,8 @@
 #undef FUSE__NCHW_GEMM_ZERO
 #undef FUSE__DWC_BUF
 #undef FUSE__UNROLL
+#undef FUSE__TILE_INLINE
+#undef FUSE__MAYBE_UNUSED
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

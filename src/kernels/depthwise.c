@@ -4,6 +4,14 @@
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
    fuse__dw_avx2 / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
    builder, which the few-channel NCHW kernel shares). */
+/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
+   them, and builds without SIMD kernels need no NCHW scratch: no unused-function warning. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE__MAYBE_UNUSED __attribute__((unused))
+#else
+#define FUSE__MAYBE_UNUSED
+#endif
+
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
   float *y;
@@ -47,8 +55,9 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
 
 /* Bytes of an NCHW depthwise step's scratch, the most any vector width needs (16, 8 and the
    scalar twin's 1): the tap offsets, then the band buffer. */
-static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                int64_t sw, int64_t dh, int64_t dw) {
+FUSE__MAYBE_UNUSED static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH,
+                                                   int64_t KW, int64_t sh, int64_t sw,
+                                                   int64_t dh, int64_t dw) {
   static const int64_t widths[3] = {1, 8, 16};
   int64_t most = 0, f;
   int i;
@@ -76,14 +85,8 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #include "vec_end.h"
 #endif
 #include "vec_scalar.h"
-/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
-   them: no unused-function warning meanwhile. */
 #undef FUSE__VEC_TARGET
-#if defined(__GNUC__) || defined(__clang__)
-#define FUSE__VEC_TARGET __attribute__((unused))
-#else
-#define FUSE__VEC_TARGET
-#endif
+#define FUSE__VEC_TARGET FUSE__MAYBE_UNUSED /* the scalar twins: see FUSE__MAYBE_UNUSED */
 #include "post.inc"
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"

@@ -59,14 +59,8 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
 #include "transpose.inc"
 #undef FUSE__V_TRANSPOSE_BLOCK
-/* Until the kernel table hands out the scalar twins (FUSE_ISA_SCALAR), only the tests call
-   the pool and element-wise ones: no unused-function warning meanwhile. */
 #undef FUSE__VEC_TARGET
-#if defined(__GNUC__) || defined(__clang__)
-#define FUSE__VEC_TARGET __attribute__((unused))
-#else
-#define FUSE__VEC_TARGET
-#endif
+#define FUSE__VEC_TARGET FUSE__MAYBE_UNUSED /* see depthwise.c */
 #include "pool.inc"
 #include "eltwise.inc"
 #include "vec_end.h"

@@ -25,6 +25,14 @@
 #else
 #define FUSE__UNROLL
 #endif
+/* A helper of a tile whose loops take their bounds from the caller's constants: always
+   inlined, so that the bounds are constants there (clang warns of an unroll pragma it cannot
+   honour in an outlined copy). */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE__TILE_INLINE __attribute__((always_inline)) inline
+#else
+#define FUSE__TILE_INLINE inline
+#endif
 /* the depthwise and pool kernels' arguments (src/kernels/depthwise.c, pool_eltwise.c) */
 typedef struct fuse__dw_args fuse__dw_args;
 typedef struct fuse__pool_args fuse__pool_args;
