@@ -5071,11 +5071,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -5139,11 +5148,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -5207,11 +5225,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -5275,11 +5302,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -6363,11 +6399,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -6431,11 +6476,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -6499,11 +6553,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -6567,11 +6630,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -7651,11 +7723,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -7719,11 +7800,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -7787,11 +7877,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
@@ -7855,11 +7954,20 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
     }
-    FUSE__UNROLL for (p = 0; p < 8; p++)
-      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
   }
 }
 #undef FUSE__DW_SPAN
