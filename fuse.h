@@ -4374,787 +4374,337 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 }
 
 /* ==== end src/cpu.c ==== */
-/* ==== begin src/kernels/simd.c ==== */
-/* --------------------------------------------------------- SIMD convolution -- */
-/* On AVX-512 / AVX2, conv2d runs on NHWC tensors (the planner converts where the graph enters
-   or leaves them) as an indirect GEMM: Y[pixel, K] = sum over taps t of X[pixel @ t, C] x W_t[C, K].
-   For a tile of MR output pixels each tap gives MR row pointers into the input, or into a zero
-   row where the tap falls into the padding, so nothing is packed at run time, whatever the
-   stride, padding or dilation. The weights are packed once, at compile, into
-   [group][NR-column block][tap][C][NR] panels (the last block maybe narrower, on a tile of
-   the same MR: fuse__igemm_last). The micro-kernel keeps its MR x NR tile in registers over
-   every tap and channel, then adds the bias, runs the post-ops and stores once, masked where
-   K is no multiple of NR. A tap that reads only the padding for every pixel of
-   the tile is skipped. While a tile computes, its kernel brings the next column block's
-   panel into L2 a line per step. Panels past 1 MB are walked tap by tap in channel blocks
-   that stay in L1, the tile accumulating in the output between blocks. With few input
-   channels (the 3-channel stem) a tap is a whole kernel row: KW*C contiguous floats in NHWC,
-   copied with zeros into a row buffer only where the row crosses the padding. A single layer
-   may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows) and, for
-   few input channels, its own kernel (fuse__conv_few_channels). Depthwise conv has its own kernel,
-   vectorized over channels. Each body is written once, as a macro, and instantiated per ISA
-   with that ISA's vector macros. */
+/* ==== begin src/kernels/common.c ==== */
+/* ------------------------------------------------------------------ kernels -- */
+/* The kernels every plan step runs, by family: the GEMM family (gemm.c: NHWC indirect GEMM for
+   conv2d and matmul, the NCHW GEMM, the few-input-channel stem kernel), depthwise conv
+   (depthwise.c), pools, element-wise rows and layout transposes (pool_eltwise.c); their
+   drivers (conv_drivers.c, other_ops.c) and the op-by-op reference kernels (reference.c), the
+   oracle every other kernel is tested against.
+
+   Each kernel is written once, as a plain-C template (the .inc files here) over the names of
+   a vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h), and instantiated once per layer and
+   tile by including it between the layer and vec_end.h; the generator pastes every instance
+   into fuse.h, so a debugger steps through ordinary C. The scalar instance of each template
+   is its scalar twin: the fallback where no SIMD is compiled in and the implementation of
+   FUSE_ISA_SCALAR, with the same tiles, packing and drivers. The kernel table (table.c) lists
+   every instance with its instruction set and tile; kernel choice reads it.
+
+   The x86 instances carry function target attributes, so a unit built with plain -O2 still
+   has them; fuse_cpu_isa() decides at run time. */
 #if defined(FUSE__X86) && (defined(__GNUC__) || defined(__clang__)) && \
     (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
 #define FUSE__SIMD 1
 #include <immintrin.h>
+#endif
 
-/* Depthwise conv on NHWC, vectorized over channels, an output row at a time: inside the row
-   four pixels share each weight load; at the edges a pixel runs only its taps inside the
-   input. The epilogue runs on the register before the one store (masked on the last vector). */
-#define FUSE__DW_EPI(acc, pix)                                                               \
-  for (q = 0; q < np; q++) {                                                                 \
-    if (kind[q] == FUSE_POST_ADD)                                                            \
-      acc = FUSE__VADD(acc, FUSE__VMLOAD(res[q] + (pix) * C + c0, 0));                       \
-    else                                                                                     \
-      acc = FUSE__VMIN(FUSE__VSET1(hi[q]), FUSE__VMAX(FUSE__VSET1(lo[q]), acc));             \
-  }                                                                                          \
-  FUSE__VMSTORE(d->y + (pix) * C + c0, 0, acc);
-#define FUSE__DW(NAME, TARGET)                                                               \
-  TARGET static void NAME(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1) {       \
-    int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;                               \
-    int q, kh, kw;                                                                           \
-    int spec = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2         \
-                   ? d->KH * 10 + (int)sw : 0;                                               \
-    /* the post-ops in locals: the stores through y cannot change them */                  \
-    const float *res[FUSE_MAX_POST_OPS];                                                     \
-    int kind[FUSE_MAX_POST_OPS], np = d->num_post;                                           \
-    float lo_[FUSE_MAX_POST_OPS], hi_[FUSE_MAX_POST_OPS], *lo = lo_, *hi = hi_;              \
-    for (q = 0; q < np; q++) res[q] = d->res[q], kind[q] = d->kind[q], lo[q] = d->lo[q], hi[q] = d->hi[q]; \
-    (void)buf;                                                                               \
-    /* output columns whose taps all fall inside the input: [in0, in1) */                   \
-    int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;                                    \
-    int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0                                 \
-                      ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;               \
-    if (in1 > d->OW) in1 = d->OW;                                                            \
-    if (in0 > in1) in0 = in1;                                                                \
-    for (row = r0; row < r1; row++) {                                                        \
-      int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;                   \
-      int64_t pix0 = row * d->OW;                                                            \
-      int kh0 = 0, kh1 = d->KH;                                                              \
-      const float *xn = d->x + n * d->H * d->W * C;                                          \
-      while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;                                      \
-      while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;                            \
-      for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                                 \
-        int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                             \
-        FUSE__MASK_DECL(0)                                                                   \
-        FUSE__V b = d->bias ? FUSE__VMLOAD(d->bias + c0, 0) : FUSE__VZERO();                 \
-        for (ow = 0; spec && ow < d->OW; ow += 8) { /* blocks of eight pixels (below) */    \
-          int64_t iw0 = ow * sw - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;              \
-          switch (spec * 2 + (ow < in0 || ow + 8 > in1)) {                                   \
-          case 62: FUSE__DWN_BLOCK(3, 1, 0) break;                                           \
-          case 63: FUSE__DWN_BLOCK(3, 1, 1) break;                                           \
-          case 64: FUSE__DWN_BLOCK(3, 2, 0) break;                                           \
-          case 65: FUSE__DWN_BLOCK(3, 2, 1) break;                                           \
-          case 102: FUSE__DWN_BLOCK(5, 1, 0) break;                                          \
-          case 103: FUSE__DWN_BLOCK(5, 1, 1) break;                                          \
-          case 104: FUSE__DWN_BLOCK(5, 2, 0) break;                                          \
-          default: FUSE__DWN_BLOCK(5, 2, 1) break;                                           \
-          }                                                                                  \
-        }                                                                                    \
-        for (ow = 0; !spec && ow < d->OW;) {                                                 \
-          int64_t iw0 = ow * sw - d->pl;                                                     \
-          if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */              \
-            FUSE__V a0 = b, a1 = b, a2 = b, a3 = b;                                          \
-            for (kh = kh0; kh < kh1; kh++) {                                                 \
-              const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;             \
-              const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;                     \
-              for (kw = 0; kw < d->KW; kw++) {                                               \
-                FUSE__V wv = FUSE__VLOAD(wr + kw * d->Cp);                                   \
-                const float *xp = xr + kw * xs;                                              \
-                a0 = FUSE__VFMA(FUSE__VMLOAD(xp, 0), wv, a0);                                \
-                a1 = FUSE__VFMA(FUSE__VMLOAD(xp + sw * C, 0), wv, a1);                       \
-                a2 = FUSE__VFMA(FUSE__VMLOAD(xp + 2 * sw * C, 0), wv, a2);                   \
-                a3 = FUSE__VFMA(FUSE__VMLOAD(xp + 3 * sw * C, 0), wv, a3);                   \
-              }                                                                              \
-            }                                                                                \
-            FUSE__DW_EPI(a0, pix0 + ow)                                                      \
-            FUSE__DW_EPI(a1, pix0 + ow + 1)                                                  \
-            FUSE__DW_EPI(a2, pix0 + ow + 2)                                                  \
-            FUSE__DW_EPI(a3, pix0 + ow + 3)                                                  \
-            ow += 4;                                                                         \
-          } else { /* one pixel, its taps inside the input */                                \
-            FUSE__V acc = b;                                                                 \
-            int kw0 = 0, kw1 = d->KW;                                                        \
-            while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;                                \
-            while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;                      \
-            for (kh = kh0; kh < kh1; kh++) {                                                 \
-              const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0; \
-              const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;             \
-              for (kw = 0; kw < kw1 - kw0; kw++)                                             \
-                acc = FUSE__VFMA(FUSE__VMLOAD(xr + kw * xs, 0), FUSE__VLOAD(wr + kw * d->Cp), acc); \
-            }                                                                                \
-            FUSE__DW_EPI(acc, pix0 + ow)                                                     \
-            ow++;                                                                            \
-          }                                                                                  \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
+/* The templates' register tiles are small arrays in loops of constant trip count under
+   FUSE__UNROLL, which the compiler unrolls fully so that the arrays live in registers: the
+   count covers the longest such loop (the 19 input rows of a 5x5 stride-2 depthwise tile). */
+#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
+#define FUSE__UNROLL _Pragma("GCC unroll 32")
+#else
+#define FUSE__UNROLL
+#endif
+/* A helper of a tile whose loops take their bounds from the caller's constants: always
+   inlined, so that the bounds are constants there (clang warns of an unroll pragma it cannot
+   honour in an outlined copy). */
+#if defined(__GNUC__) || defined(__clang__)
+#define FUSE__TILE_INLINE __attribute__((always_inline)) inline
+#else
+#define FUSE__TILE_INLINE inline
+#endif
 
-/* NHWC, 3x3 or 5x5 with column dilation 1 and column stride 1 or 2: the row in blocks of eight
-   pixels, a kernel row's weights in registers, and each input pixel loaded once per kernel
-   row for every output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where the
-   four-pixel block needs 15 for 12). Blocks at the row's ends read zeros for the taps
-   outside and store only the pixels that exist. kk, swk, edge: constants, so only existing
-   taps and checks remain. */
-#define FUSE__P8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define FUSE__J19(X)                                                                         \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18)
-#define FUSE__DWN_W(u, kw) FUSE__V wv##kw = kw < kk ? FUSE__VLOAD(wr + kw * d->Cp) : FUSE__VZERO();
-/* input pixel J of the block, tap column kw: output pixel (J - kw) / swk */
-#define FUSE__DWN_T(J, kw)                                                                   \
-  if (kw < kk && J >= kw && (J - kw) % swk == 0 && (J - kw) / swk < 8) {                     \
-    if ((J - kw) / swk == 0) e0 = FUSE__VFMA(xv, wv##kw, e0);                                 \
-    else if ((J - kw) / swk == 1) e1 = FUSE__VFMA(xv, wv##kw, e1);                            \
-    else if ((J - kw) / swk == 2) e2 = FUSE__VFMA(xv, wv##kw, e2);                            \
-    else if ((J - kw) / swk == 3) e3 = FUSE__VFMA(xv, wv##kw, e3);                            \
-    else if ((J - kw) / swk == 4) e4 = FUSE__VFMA(xv, wv##kw, e4);                            \
-    else if ((J - kw) / swk == 5) e5 = FUSE__VFMA(xv, wv##kw, e5);                            \
-    else if ((J - kw) / swk == 6) e6 = FUSE__VFMA(xv, wv##kw, e6);                            \
-    else e7 = FUSE__VFMA(xv, wv##kw, e7);                                                    \
-  }
-#define FUSE__DWN_J(J)                                                                       \
-  if (J < 7 * swk + kk) {                                                                    \
-    FUSE__V xv = !edge || (iw0 + J >= 0 && iw0 + J < d->W) ? FUSE__VMLOAD(xr + (iw0 + J) * C, 0) \
-                                                           : FUSE__VZERO();                  \
-    FUSE__L5A(FUSE__DWN_T, J)                                                                \
-  }
-#define FUSE__DWN_DECL(p) FUSE__V e##p = b;
-#define FUSE__DWN_ADD(p)                                                                     \
-  if (!edge || p < npix) e##p = FUSE__VADD(e##p, FUSE__VMLOAD(res[q] + (pix0 + ow + p) * C + c0, 0));
-#define FUSE__DWN_CLAMP(p) e##p = FUSE__VMIN(hv, FUSE__VMAX(lv, e##p));
-#define FUSE__DWN_STORE(p) if (!edge || p < npix) FUSE__VMSTORE(d->y + (pix0 + ow + p) * C + c0, 0, e##p);
-/* EDGE: some taps fall outside the row (they read zeros) or some pixels past it */
-#define FUSE__DWN_BLOCK(K, SW, EDGE)                                                         \
-  {                                                                                          \
-    const int64_t kk = K, swk = SW, edge = EDGE;                                             \
-    FUSE__P8(FUSE__DWN_DECL)                                                                 \
-    for (kh = kh0; kh < kh1; kh++) {                                                         \
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0;                             \
-      const float *wr = d->w + (int64_t)kh * kk * d->Cp + c0;                                \
-      FUSE__L5A(FUSE__DWN_W, 0)                                                              \
-      FUSE__J19(FUSE__DWN_J)                                                                 \
-    }                                                                                        \
-    for (q = 0; q < np; q++) {                                                               \
-      if (kind[q] == FUSE_POST_ADD) {                                                        \
-        FUSE__P8(FUSE__DWN_ADD)                                                              \
-      } else {                                                                               \
-        FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                            \
-        FUSE__P8(FUSE__DWN_CLAMP)                                                            \
-      }                                                                                      \
-    }                                                                                        \
-    FUSE__P8(FUSE__DWN_STORE)                                                                \
-  }
-
+/* the depthwise and pool kernels' arguments (depthwise.c, pool_eltwise.c) */
 typedef struct fuse__dw_args fuse__dw_args;
-struct fuse__dw_args {
-  const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
-  float *y;
-  const float *res[FUSE_MAX_POST_OPS];
-  int kind[FUSE_MAX_POST_OPS];
-  float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];
-  int num_post, KH, KW;
-  int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
-  const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */
-  unsigned char *scratch; /* NCHW: the chunk's band buffer is at scratch + slot * chunk */
-  size_t slot;
-  /* NHWC: output rows r0 .. r1; NCHW: planes, buf the chunk's scratch */
-  void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
-};
-
-/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
-   vectorized along output rows. Units are (image, channel) planes. Three kernels:
-   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
-     from the input, tiles of 4 or 8 rows x 1 vector with the weights in registers (below);
-     the vectors that cross the row's ends load under masks, rows above or below the plane
-     read a zero row.
-   - the same kernels with another column stride: from a band buffer (next).
-   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
-     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
-     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
-     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
-     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
-     each tap one broadcast weight and 8 FMAs.
-   Each runs the epilogue on the registers before the one store (masked at the plane's
-   edges). Measured on a Sapphire Rapids core, the loop order (row tiles outer, vectors
-   inner) matters most: the tile's input and output rows stay in L1. */
-#define FUSE__DWC_BUF 6144 /* floats of a band buffer: it and the band's output stay in L1 */
-typedef struct fuse__dwc_geom {
-  int64_t nb, rb; /* a tile: rb output rows x nb vectors */
-  int64_t wq;     /* floats of a phase row (a multiple of 16: rows stay 64-byte aligned) */
-  int64_t rs;     /* floats of a buffer row: sw phase rows */
-  int64_t band;   /* output rows per band, a multiple of 8 */
-  int64_t rows;   /* buffer rows of a band */
-} fuse__dwc_geom;
-
-static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                               int64_t sh, int64_t sw, int64_t dh, int64_t dw, fuse__dwc_geom *g) {
-  int64_t nv = (OW + vw - 1) / vw, span = (KH - 1) * dh + 1, ncb, band;
-  g->nb = nv >= 8 ? 8 : nv >= 4 ? 4 : nv >= 2 ? 2 : 1;
-  g->rb = 8 / g->nb;
-  ncb = (nv + g->nb - 1) / g->nb; /* column tiles of a row; the last may overhang OW */
-  g->wq = (ncb * g->nb * vw + (KW - 1) * dw / sw + 15) / 16 * 16 + 32; /* + a row's tail */
-  g->rs = sw * g->wq;
-  band = FUSE__DWC_BUF / g->rs < span + sh ? 1 : (FUSE__DWC_BUF / g->rs - span) / sh + 1;
-  band = band < 8 ? 8 : band / 8 * 8; /* whole tiles of every kind: 8, 4, 2 or 1 rows */
-  if (band > (OH + 7) / 8 * 8) band = (OH + 7) / 8 * 8;
-  g->band = band;
-  g->rows = (band - 1) * sh + span;
-}
-
-/* Bytes of an NCHW depthwise step's scratch, the most either vector width needs: the tap
-   offsets, then the band buffer. */
-static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                int64_t sw, int64_t dh, int64_t dw) {
-  fuse__dwc_geom g8, g16;
-  int64_t f8, f16;
-  fuse__dwc_geometry(8, OH, OW, KH, KW, sh, sw, dh, dw, &g8);
-  fuse__dwc_geometry(16, OH, OW, KH, KW, sh, sw, dh, dw, &g16);
-  f8 = g8.rows * g8.rs, f16 = g16.rows * g16.rs;
-  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)(f8 > f16 ? f8 : f16) * sizeof(float);
-}
-
-/* slots of a tile: s / nbk its row, s % nbk its vector */
-#define FUSE__S8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define FUSE__DWC_AT(s) ((s / nbk) * d->OW + (s % nbk) * FUSE__VW) /* from the tile's first output */
-#define FUSE__DWC_DECL(s) FUSE__V a##s = bias;
-#define FUSE__DWC_FMA(s) a##s = FUSE__VFMA(FUSE__VLOAD(tp + (s / nbk) * rstep + (s % nbk) * FUSE__VW), wv, a##s);
-#define FUSE__DWC_ADD(s) a##s = FUSE__VADD(a##s, FUSE__VLOAD(rp + FUSE__DWC_AT(s)));
-#define FUSE__DWC_CLAMP(s) a##s = FUSE__VMIN(hv, FUSE__VMAX(lv, a##s));
-/* A tile's epilogue on its accumulators a0 .. a7: each post-op over the whole tile in turn
-   (ADD(s) reads the residual at rp), then STORE(s). */
-#define FUSE__DW_POSTS(ADD, CLAMP, STORE)                                                    \
-  for (q = 0; q < np; q++) {                                                                 \
-    if (kind[q] == FUSE_POST_ADD) {                                                          \
-      const float *rp = res[q] + tile;                                                       \
-      FUSE__S8(ADD)                                                                          \
-    } else {                                                                                 \
-      FUSE__V lv = FUSE__VSET1(lo[q]), hv = FUSE__VSET1(hi[q]);                              \
-      FUSE__S8(CLAMP)                                                                        \
-    }                                                                                        \
-  }                                                                                          \
-  FUSE__S8(STORE)
-#define FUSE__DWC_STORE(s) FUSE__VSTOREU(yp + FUSE__DWC_AT(s), a##s);
-#define FUSE__DWC_KADD(s)                                                                    \
-  if (oh0 + s / nbk < d->OH) a##s = FUSE__VADD(a##s, FUSE__VKLOAD(rp + FUSE__DWC_AT(s), cm[s % nbk]));
-#define FUSE__DWC_KSTORE(s) if (oh0 + s / nbk < d->OH) FUSE__VKSTORE(yp + FUSE__DWC_AT(s), cm[s % nbk], a##s);
-/* the tiles of a band, NBK vectors wide; the epilogue one post-op at a time over the tile */
-#define FUSE__DWC_TILES(NBK)                                                                 \
-  {                                                                                          \
-    const int64_t nbk = NBK;                                                                 \
-    for (ow0 = 0; ow0 < d->OW; ow0 += nbk * FUSE__VW) {                                      \
-      FUSE__MASKT cm[8]; /* the valid lanes of the tile's vectors */                        \
-      for (k = 0; k < nbk; k++) {                                                            \
-        int64_t n_ = d->OW - ow0 - k * FUSE__VW;                                             \
-        cm[k] = FUSE__MASK_OF(n_ < 0 ? 0 : n_ > FUSE__VW ? FUSE__VW : n_);                   \
-      }                                                                                      \
-      for (r0 = 0; r0 < g.band && b0 + r0 < d->OH; r0 += 8 / nbk) {                          \
-        const float *bp = buf + r0 * rstep + ow0;                                            \
-        int64_t oh0 = b0 + r0, tile = plane + oh0 * d->OW + ow0;                             \
-        FUSE__S8(FUSE__DWC_DECL)                                                             \
-        for (t = 0; t < taps; t++) {                                                         \
-          const float *tp = bp + off[t]; /* the tap's first input vector */                  \
-          FUSE__V wv = FUSE__VSET1(wc[t * d->Cp]);                                           \
-          FUSE__S8(FUSE__DWC_FMA)                                                            \
-        }                                                                                    \
-        if (oh0 + 8 / nbk <= d->OH && ow0 + nbk * FUSE__VW <= d->OW) {                       \
-          float *yp = d->y + tile;                                                           \
-          FUSE__DW_POSTS(FUSE__DWC_ADD, FUSE__DWC_CLAMP, FUSE__DWC_STORE)                    \
-        } else { /* the plane's edge: masked, the same steps */                             \
-          float *yp = d->y + tile;                                                           \
-          FUSE__DW_POSTS(FUSE__DWC_KADD, FUSE__DWC_CLAMP, FUSE__DWC_KSTORE)                  \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
-/* 3x3 and 5x5 with row dilation 1, row stride 1 or 2: a tile is rbk output rows x 1 vector
-   (rbk = 4, or 8 straight from the input on AVX-512) with the kernel's weights held in
-   registers; each input row the tile reads is loaded once per tap column and feeds every
-   output row that uses it (3x3 stride 1: 18 loads for 36 FMAs, 30 for 72, where the 8-slot
-   tile needs 81 loads for 72). Written with constants kk (kernel size), shk (row stride) and
-   rbk so that the compiler drops every combination that does not exist. */
-#define FUSE__L5A(X, a) X(a, 0) X(a, 1) X(a, 2) X(a, 3) X(a, 4)
-#define FUSE__L5B(X, a, b) X(a, b, 0) X(a, b, 1) X(a, b, 2) X(a, b, 3) X(a, b, 4)
-#define FUSE__DWK_W(u, kh, kw)                                                               \
-  FUSE__V w##kh##_##kw = kh < kk && kw < kk ? FUSE__VSET1(wc[(kh * kk + kw) * d->Cp]) : FUSE__VZERO();
-#define FUSE__DWK_WROW(u, kh) FUSE__L5B(FUSE__DWK_W, u, kh)
-/* input row J, tap column kw, kernel row kh: output row (J - kh) / shk of the tile */
-#define FUSE__DWK_T(J, kw, kh)                                                               \
-  if (kh < kk && J >= kh && (J - kh) % shk == 0 && (J - kh) / shk < rbk) {                   \
-    if ((J - kh) / shk == 0) a0 = FUSE__VFMA(xv, w##kh##_##kw, a0);                           \
-    else if ((J - kh) / shk == 1) a1 = FUSE__VFMA(xv, w##kh##_##kw, a1);                      \
-    else if ((J - kh) / shk == 2) a2 = FUSE__VFMA(xv, w##kh##_##kw, a2);                      \
-    else if ((J - kh) / shk == 3) a3 = FUSE__VFMA(xv, w##kh##_##kw, a3);                      \
-    else if ((J - kh) / shk == 4) a4 = FUSE__VFMA(xv, w##kh##_##kw, a4);                      \
-    else if ((J - kh) / shk == 5) a5 = FUSE__VFMA(xv, w##kh##_##kw, a5);                      \
-    else if ((J - kh) / shk == 6) a6 = FUSE__VFMA(xv, w##kh##_##kw, a6);                      \
-    else a7 = FUSE__VFMA(xv, w##kh##_##kw, a7);                                              \
-  }
-#define FUSE__DWK_X(J, kw)                                                                   \
-  if (kw < kk) {                                                                             \
-    FUSE__V xv = FUSE__VLOAD(p + J * g.rs + co[kw]);                                         \
-    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
-  }
-#define FUSE__DWK_J(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_X, J) }
-/* slot s of a tile of rbk rows (4 or 8): the 8-slot steps, on the rows that exist; the
-   epilogue of the tile, whole or masked at the plane's edge */
-#define FUSE__DWK_ADD(s) if (s < rbk) { FUSE__DWC_ADD(s) }
-#define FUSE__DWK_CLAMP(s) if (s < rbk) { FUSE__DWC_CLAMP(s) }
-#define FUSE__DWK_STORE(s) if (s < rbk) { FUSE__DWC_STORE(s) }
-#define FUSE__DWK_KADD(s) if (s < rbk) { FUSE__DWC_KADD(s) }
-#define FUSE__DWK_KSTORE(s) if (s < rbk) { FUSE__DWC_KSTORE(s) }
-#define FUSE__DWK_EPI                                                                        \
-  if (oh0 + rbk <= d->OH && ow0 + FUSE__VW <= d->OW) {                                         \
-    FUSE__DW_POSTS(FUSE__DWK_ADD, FUSE__DWK_CLAMP, FUSE__DWK_STORE)                          \
-  } else {                                                                                   \
-    FUSE__DW_POSTS(FUSE__DWK_KADD, FUSE__DWK_CLAMP, FUSE__DWK_KSTORE)                        \
-  }
-#define FUSE__DWK_TILES(K, SH)                                                               \
-  {                                                                                          \
-    const int64_t kk = K, shk = SH, nbk = 1, rbk = 4; /* 8 rows measured slower here */     \
-    int64_t co[5];                                                                           \
-    FUSE__L5A(FUSE__DWK_WROW, 0)                                                             \
-    for (k = 0; k < 5; k++) co[k] = k < kk ? off[k] : 0;                                     \
-    for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__VW) {                                            \
-      FUSE__MASKT cm[1];                                                                     \
-      cm[0] = FUSE__MASK_OF(d->OW - ow0 < FUSE__VW ? d->OW - ow0 : FUSE__VW);                \
-      for (r0 = 0; r0 < g.band && b0 + r0 < d->OH; r0 += rbk) {                              \
-        const float *p = buf + r0 * shk * g.rs + ow0;                                        \
-        int64_t oh0 = b0 + r0, tile = plane + oh0 * d->OW + ow0;                             \
-        float *yp = d->y + tile;                                                             \
-        FUSE__S8(FUSE__DWC_DECL)                                                             \
-        FUSE__J19(FUSE__DWK_J)                                                               \
-        FUSE__DWK_EPI                                                                        \
-      }                                                                                      \
-    }                                                                                        \
-  }
-/* The same with column stride 1, straight from the input (no band buffer): rw[J] is input
-   row J of the tile at the vector's first column (a zero row above and below the plane);
-   vectors that cross the left or right edge load under a mask per tap column. */
-#define FUSE__DWK_XD(J, kw)                                                                  \
-  if (kw < kk) {                                                                             \
-    FUSE__V xv = FUSE__VLOAD(rw[J] + kw * d->dw);                                            \
-    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
-  }
-#define FUSE__DWK_XM(J, kw)                                                                  \
-  if (kw < kk) {                                                                             \
-    FUSE__V xv = FUSE__VKLOAD(rw[J] + kw * d->dw, mp[kw]);                                   \
-    FUSE__L5B(FUSE__DWK_T, J, kw)                                                            \
-  }
-#define FUSE__DWK_JD(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_XD, J) }
-#define FUSE__DWK_JM(J) if (J < (rbk - 1) * shk + kk) { FUSE__L5A(FUSE__DWK_XM, J) }
-#define FUSE__DWK_ROW(J)                                                                     \
-  if (J < (rbk - 1) * shk + kk) rb[J] = ihb + J >= 0 && ihb + J < d->H ? xp + (ihb + J) * d->W : zrow;
-#define FUSE__DWK_COL(J) if (J < (rbk - 1) * shk + kk) rw[J] = rb[J] + c0;
-/* the load masks of the vector from output column o: lanes whose input is inside the row */
-#define FUSE__DWK_MASKS(m, o)                                                                \
-  for (k = 0; k < kk; k++) {                                                                 \
-    int64_t a_ = (o) - d->pl + k * d->dw, lo_ = a_ < 0 ? -a_ : 0, hi_ = d->W - a_;           \
-    lo_ = lo_ > FUSE__VW ? FUSE__VW : lo_;                                                   \
-    hi_ = hi_ < lo_ ? lo_ : hi_ > FUSE__VW ? FUSE__VW : hi_;                                 \
-    m[k] = FUSE__MASK_RANGE(lo_, hi_);                                                       \
-  }
-/* row tiles outer, vectors inner: the tile's input rows and output rows stay in L1 */
-#define FUSE__DWK_DIRECT(K, SH)                                                              \
-  {                                                                                          \
-    const int64_t kk = K, shk = SH, nbk = 1, rbk = FUSE__VW == 16 ? 8 : 4;                   \
-    const float *rb[19], *rw[19];                                                            \
-    FUSE__MASKT mk[3][5]; /* per tap column: the first vector, the last, another */         \
-    const FUSE__MASKT *mp;                                                                   \
-    int64_t last = (d->OW - 1) / FUSE__VW * FUSE__VW;                                        \
-    FUSE__DWK_MASKS(mk[0], 0)                                                                \
-    FUSE__DWK_MASKS(mk[1], last)                                                             \
-    for (u = u0; u < u1; u++) {                                                              \
-      int64_t c = u % d->C, plane = u * d->OH * d->OW;                                       \
-      const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;                              \
-      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
-      FUSE__L5A(FUSE__DWK_WROW, 0)                                                           \
-      for (r0 = 0; r0 < d->OH; r0 += rbk) {                                                  \
-        int64_t ihb = r0 * shk - d->pt;                                                      \
-        FUSE__J19(FUSE__DWK_ROW)                                                             \
-        for (ow0 = 0; ow0 < d->OW; ow0 += FUSE__VW) {                                        \
-          int64_t c0 = ow0 - d->pl, oh0 = r0, tile = plane + oh0 * d->OW + ow0;              \
-          float *yp = d->y + tile;                                                           \
-          FUSE__MASKT cm[1];                                                                 \
-          FUSE__S8(FUSE__DWC_DECL)                                                           \
-          cm[0] = FUSE__MASK_OF(d->OW - ow0 < FUSE__VW ? d->OW - ow0 : FUSE__VW);            \
-          FUSE__J19(FUSE__DWK_COL)                                                           \
-          if (c0 < 0 || c0 + (kk - 1) * d->dw + FUSE__VW > d->W) {                           \
-            mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];                                     \
-            if (ow0 != 0 && ow0 != last) FUSE__DWK_MASKS(mk[2], ow0)                         \
-            FUSE__J19(FUSE__DWK_JM)                                                          \
-          } else {                                                                           \
-            FUSE__J19(FUSE__DWK_JD)                                                          \
-          }                                                                                  \
-          FUSE__DWK_EPI                                                                      \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
-#define FUSE__DWC(NAME, TARGET)                                                              \
-  /* one buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row \
-     writes its input columns (and zeros past them) and nothing else: the padding, zeroed   \
-     once, stays zero. Only the phase columns below fill matter. */                         \
-  TARGET static void NAME##_row(float *dst, const float *x, const fuse__dw_args *d,         \
-                                int64_t wq, int64_t fill) {                                  \
-    int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;                             \
-    if (W > d->W) W = d->W; /* the input columns that land below fill */                    \
-    if (!x) {                                                                                \
-      for (p = 0; p < sw; p++)                                                               \
-        for (i = 0; i < fill; i += FUSE__VW) FUSE__VSTORE(dst + p * wq + i, FUSE__VZERO());  \
-    } else if (sw == 1) {                                                                    \
-      for (i = 0; i + FUSE__VW <= W; i += FUSE__VW) FUSE__VSTOREU(dst + pl + i, FUSE__VLOAD(x + i)); \
-      if (i < W) FUSE__VSTOREU(dst + pl + i, FUSE__VKLOAD(x + i, FUSE__MASK_OF(W - i)));     \
-    } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */    \
-      float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2; \
-      for (i = 0; 2 * i < W; i += FUSE__VW) {                                                \
-        FUSE__V v0, v1, e, o;                                                                \
-        if (2 * i + 2 * FUSE__VW <= W) {                                                     \
-          v0 = FUSE__VLOAD(x + 2 * i), v1 = FUSE__VLOAD(x + 2 * i + FUSE__VW);               \
-        } else {                                                                             \
-          n = W - 2 * i;                                                                     \
-          v0 = FUSE__VKLOAD(x + 2 * i, FUSE__MASK_OF(n < FUSE__VW ? n : FUSE__VW));           \
-          v1 = n > FUSE__VW ? FUSE__VKLOAD(x + 2 * i + FUSE__VW, FUSE__MASK_OF(n - FUSE__VW)) \
-                            : FUSE__VZERO();                                                 \
-        }                                                                                    \
-        FUSE__VDEINT(v0, v1, e, o);                                                          \
-        FUSE__VSTOREU(ev + i, e);                                                            \
-        FUSE__VSTOREU(od + i, o);                                                            \
-      }                                                                                      \
-    } else {                                                                                 \
-      for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];               \
-    }                                                                                        \
-  }                                                                                          \
-  TARGET static void NAME(const fuse__dw_args *d, void *scratch, int64_t u0, int64_t u1) {   \
-    fuse__dwc_geom g;                                                                        \
-    int64_t u, b0, r0, ow0, t, j, k, taps = (int64_t)d->KH * d->KW, rstep, fill;             \
-    const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */     \
-    int64_t *off = (int64_t *)scratch;                                                       \
-    float *buf = (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64); \
-    /* the post-ops in locals: the stores through y cannot change them */                  \
-    const float *res[FUSE_MAX_POST_OPS];                                                     \
-    int kind[FUSE_MAX_POST_OPS], np = d->num_post, q;                                        \
-    float lo[FUSE_MAX_POST_OPS], hi[FUSE_MAX_POST_OPS];                                      \
-    for (q = 0; q < np; q++) res[q] = d->res[q], kind[q] = d->kind[q], lo[q] = d->lo[q], hi[q] = d->hi[q]; \
-    /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */              \
-    int spec = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2      \
-                   ? d->KH * 10 + (int)d->sh : 0;                                            \
-    fuse__dwc_geometry(FUSE__VW, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g); \
-    rstep = d->sh * g.rs;                                                                    \
-    /* valid outputs read phase columns below fill; the rest stays zero from here */        \
-    fill = (d->OW + (d->KW - 1) * d->dw / d->sw + FUSE__VW - 1) / FUSE__VW * FUSE__VW;       \
-    if (fill > g.wq) fill = g.wq;                                                            \
-    for (j = 0; !(spec && d->sw == 1) && j < g.rows * g.rs; j += FUSE__VW)                   \
-      FUSE__VSTORE(buf + j, FUSE__VZERO());                                                  \
-    for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */ \
-      int64_t cw = (t % d->KW) * d->dw;                                                      \
-      off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;                \
-    }                                                                                        \
-    if (spec && d->sw == 1) { /* every plane straight from the input */                     \
-      switch (spec) {                                                                        \
-      case 31: FUSE__DWK_DIRECT(3, 1) break;                                                 \
-      case 32: FUSE__DWK_DIRECT(3, 2) break;                                                 \
-      case 51: FUSE__DWK_DIRECT(5, 1) break;                                                 \
-      default: FUSE__DWK_DIRECT(5, 2) break;                                                 \
-      }                                                                                      \
-      return;                                                                                \
-    }                                                                                        \
-    for (u = u0; u < u1; u++) {                                                              \
-      int64_t c = u % d->C, plane = u * d->OH * d->OW;                                       \
-      const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;                              \
-      FUSE__V bias = FUSE__VSET1(d->bias ? d->bias[c] : 0.0f);                               \
-      for (b0 = 0; b0 < d->OH; b0 += g.band) {                                               \
-        for (j = 0; j < g.rows; j++) {                                                       \
-          int64_t ih = b0 * d->sh - d->pt + j;                                               \
-          NAME##_row(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL, d, g.wq, fill); \
-        }                                                                                    \
-        switch (spec ? spec : g.nb) {                                                        \
-        case 31: FUSE__DWK_TILES(3, 1) break;                                                \
-        case 32: FUSE__DWK_TILES(3, 2) break;                                                \
-        case 51: FUSE__DWK_TILES(5, 1) break;                                                \
-        case 52: FUSE__DWK_TILES(5, 2) break;                                                \
-        case 8: FUSE__DWC_TILES(8) break;                                                    \
-        case 4: FUSE__DWC_TILES(4) break;                                                    \
-        case 2: FUSE__DWC_TILES(2) break;                                                    \
-        default: FUSE__DWC_TILES(1) break;                                                   \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
-
-/* Element-wise rows: y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul,
-   maximum, minimum: a NaN in a is kept, as in the reference), relu and clip of a. */
-#define FUSE__ELT(NAME, TARGET)                                                              \
-  TARGET static void NAME(int op, float *y, const float *a, int sa, const float *b, int sb,  \
-                          int64_t n, float lo, float hi) {                                   \
-    int64_t i;                                                                               \
-    for (i = 0; i < n; i += FUSE__VW) {                                                      \
-      int cols = (int)(n - i < FUSE__VW ? n - i : FUSE__VW);                                 \
-      FUSE__MASK_DECL(0)                                                                     \
-      FUSE__V x = sa ? FUSE__VMLOAD(a + i, 0) : FUSE__VSET1(a[0]), v, z;                     \
-      z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x                                     \
-          : sb ? FUSE__VMLOAD(b + i, 0) : FUSE__VSET1(b[0]);                                 \
-      switch (op) {                                                                          \
-      case FUSE__OP_ADD: v = FUSE__VADD(x, z); break;                                        \
-      case FUSE__OP_SUB: v = FUSE__VSUB(x, z); break;                                        \
-      case FUSE__OP_MUL: v = FUSE__VMUL(x, z); break;                                        \
-      case FUSE__OP_MAXIMUM: v = FUSE__VMAXNAN(x, z); break;                                 \
-      case FUSE__OP_MINIMUM: v = FUSE__VMINNAN(x, z); break;                                 \
-      case FUSE__OP_RELU: v = FUSE__VBELOW(x, FUSE__VZERO()); break; /* x < 0 ? 0 : x */    \
-      default: v = FUSE__VABOVE(FUSE__VBELOW(x, FUSE__VSET1(lo)), FUSE__VSET1(hi)); break;   \
-      }                                                                                      \
-      FUSE__VMSTORE(y + i, 0, v);                                                            \
-    }                                                                                        \
-  }
-
-/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1. Max keeps a NaN
-   (x > m or x unordered takes x), as the reference does; average divides by the window as
-   the reference clips it. */
 typedef struct fuse__pool_args fuse__pool_args;
-struct fuse__pool_args {
-  const float *x;
-  float *y;
-  const fuse_pool2d_attrs *a;
-  int is_max;
-  int64_t C, H, W, OH, OW;
-  void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
-};
-#define FUSE__POOL(NAME, TARGET)                                                             \
-  TARGET static void NAME(const fuse__pool_args *d, int64_t r0, int64_t r1) {                \
-    const fuse_pool2d_attrs *a = d->a;                                                       \
-    int64_t row, ow, c0, C = d->C, ih, iw;                                                   \
-    for (row = r0; row < r1; row++) {                                                        \
-      int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];    \
-      const float *xn = d->x + n * d->H * d->W * C;                                          \
-      for (ow = 0; ow < d->OW; ow++) {                                                       \
-        int64_t w0 = ow * a->strides[1] - a->padding[1];                                     \
-        float *yp = d->y + (row * d->OW + ow) * C;                                           \
-        if (d->is_max) {                                                                     \
-          int kh, kw, kh0, kh1, kw0, kw1;                                                    \
-          fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);                    \
-          fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);                    \
-          for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                             \
-            int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                         \
-            FUSE__MASK_DECL(0)                                                               \
-            FUSE__V m = FUSE__VSET1(-HUGE_VALF);                                             \
-            for (kh = kh0; kh < kh1; kh++) {                                                 \
-              ih = h0 + (int64_t)kh * a->dilation[0];                                        \
-              for (kw = kw0; kw < kw1; kw++) {                                               \
-                iw = w0 + (int64_t)kw * a->dilation[1];                                      \
-                m = FUSE__VMAXNAN(FUSE__VMLOAD(xn + (ih * d->W + iw) * C + c0, 0), m);       \
-              }                                                                              \
-            }                                                                                \
-            FUSE__VMSTORE(yp + c0, 0, m);                                                    \
-          }                                                                                  \
-        } else {                                                                             \
-          int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;    \
-          FUSE__V inv;                                                                       \
-          if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];                          \
-          if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];                          \
-          area = (h1 - hs) * (w1 - ws);                                                      \
-          if (hs < 0) hs = 0;                                                                \
-          if (ws < 0) ws = 0;                                                                \
-          if (h1 > d->H) h1 = d->H;                                                          \
-          if (w1 > d->W) w1 = d->W;                                                          \
-          if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);                           \
-          inv = FUSE__VSET1((float)(1.0 / (double)area));                                   \
-          for (c0 = 0; c0 < C; c0 += FUSE__VW) {                                             \
-            int cols = (int)(C - c0 < FUSE__VW ? C - c0 : FUSE__VW);                         \
-            FUSE__MASK_DECL(0)                                                               \
-            FUSE__V sum = FUSE__VZERO();                                                     \
-            for (ih = hs; ih < h1; ih++)                                                     \
-              for (iw = ws; iw < w1; iw++)                                                   \
-                sum = FUSE__VADD(sum, FUSE__VMLOAD(xn + (ih * d->W + iw) * C + c0, 0));      \
-            FUSE__VMSTORE(yp + c0, 0, FUSE__VMUL(sum, inv));                                 \
-          }                                                                                  \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
-  }
 
-#ifndef FUSE_NO_AVX512
-#define FUSE__V __m512
-#define FUSE__VW 16
-#define FUSE__VZERO() _mm512_setzero_ps()
-#define FUSE__VLOAD(p) _mm512_loadu_ps(p)
-#define FUSE__VSET1(x) _mm512_set1_ps(x)
-#define FUSE__VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define FUSE__VADD(a, b) _mm512_add_ps(a, b)
-#define FUSE__VMAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b) /* not max_ps: gcc 12 -Wmaybe-uninitialized */
-#define FUSE__VMIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
-#define FUSE__MASK_DECL(j)                                                                   \
-  __mmask16 m##j = (__mmask16)(cols >= (j + 1) * 16 ? 0xffffu                                \
-                               : cols <= j * 16    ? 0u                                      \
-                                                   : (1u << (cols - j * 16)) - 1u);
-#define FUSE__VMLOAD(p, j) _mm512_maskz_loadu_ps(m##j, p)
-#define FUSE__MASKT __mmask16
-#define FUSE__MASK_OF(n) ((__mmask16)((1u << (n)) - 1u)) /* n in 0 .. 16 */
-#define FUSE__MASK_RANGE(a, b) ((__mmask16)(((1u << (b)) - 1u) & ~((1u << (a)) - 1u))) /* lanes a .. b-1 */
-#define FUSE__VKLOAD(p, m) _mm512_maskz_loadu_ps(m, p)
-#define FUSE__VKSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define FUSE__VMSTORE(p, j, v) _mm512_mask_storeu_ps(p, m##j, v)
-#define FUSE__VMUL(a, b) _mm512_mul_ps(a, b)
-#define FUSE__VSUB(a, b) _mm512_sub_ps(a, b)
-#define FUSE__VBELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t) /* x < t ? t : x */
-#define FUSE__VABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t) /* x > t ? t : x */
-#define FUSE__VMINNAN(x, m) /* x where x < m or x is NaN, else m */                          \
-  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
-#define FUSE__VMAXNAN(x, m) /* x where x > m or x is NaN, else m */                          \
+/* The epilogue routine (post.inc), once per vector layer: every kernel family uses it. */
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
-FUSE__DW(fuse__dw_avx512, __attribute__((target("avx512f"))))
-#define FUSE__VSTORE(p, v) _mm512_store_ps(p, v)
-#define FUSE__VSTOREU(p, v) _mm512_storeu_ps(p, v)
-#define FUSE__VDEINT(v0, v1, ev, od) /* the even and the odd floats of v0, v1 */           \
-  {                                                                                          \
-    __m512i ix_ = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
-    ev = _mm512_permutex2var_ps(v0, ix_, v1);                                                \
-    od = _mm512_permutex2var_ps(v0, _mm512_add_epi32(ix_, _mm512_set1_epi32(1)), v1);        \
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   }
-FUSE__DWC(fuse__dwc_avx512, __attribute__((target("avx512f"))))
-#undef FUSE__VSTORE
-#undef FUSE__VSTOREU
-#undef FUSE__VDEINT
-FUSE__POOL(fuse__pool_avx512, __attribute__((target("avx512f"))))
-FUSE__ELT(fuse__elt_avx512, __attribute__((target("avx512f"))))
-#undef FUSE__V
-#undef FUSE__VW
-#undef FUSE__VZERO
-#undef FUSE__VLOAD
-#undef FUSE__VSET1
-#undef FUSE__VFMA
-#undef FUSE__VADD
-#undef FUSE__VMAX
-#undef FUSE__VMIN
-#undef FUSE__MASK_DECL
-#undef FUSE__VMLOAD
-#undef FUSE__MASKT
-#undef FUSE__MASK_OF
-#undef FUSE__MASK_RANGE
-#undef FUSE__VKLOAD
-#undef FUSE__VKSTORE
-#undef FUSE__VMSTORE
-#undef FUSE__VMUL
-#undef FUSE__VMAXNAN
-#undef FUSE__VSUB
-#undef FUSE__VMINNAN
-#undef FUSE__VBELOW
-#undef FUSE__VABOVE
-#endif
-
-#ifndef FUSE_NO_AVX2
-#define FUSE__V __m256
-#define FUSE__VW 8
-#define FUSE__VZERO() _mm256_setzero_ps()
-#define FUSE__VLOAD(p) _mm256_loadu_ps(p)
-#define FUSE__VSET1(x) _mm256_set1_ps(x)
-#define FUSE__VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define FUSE__VADD(a, b) _mm256_add_ps(a, b)
-#define FUSE__VMAX(a, b) _mm256_max_ps(a, b)
-#define FUSE__VMIN(a, b) _mm256_min_ps(a, b)
-#define FUSE__MASK_DECL(j)                                                                   \
-  __m256i m##j = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - j * 8),                         \
-                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-#define FUSE__VMLOAD(p, j) _mm256_maskload_ps(p, m##j)
-#define FUSE__MASKT __m256i
-#define FUSE__MASK_OF(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-#define FUSE__MASK_RANGE(a, b)                                                               \
-  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
-                      FUSE__MASK_OF(b))
-#define FUSE__VKLOAD(p, m) _mm256_maskload_ps(p, m)
-#define FUSE__VKSTORE(p, m, v) _mm256_maskstore_ps(p, m, v)
-#define FUSE__VMSTORE(p, j, v) _mm256_maskstore_ps(p, m##j, v)
-#define FUSE__VMUL(a, b) _mm256_mul_ps(a, b)
-#define FUSE__VSUB(a, b) _mm256_sub_ps(a, b)
-#define FUSE__VBELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
-#define FUSE__VABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
-#define FUSE__VMINNAN(x, m)                                                                  \
-  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
-#define FUSE__VMAXNAN(x, m)                                                                  \
-  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
-FUSE__DW(fuse__dw_avx2, __attribute__((target("avx2,fma"))))
-#define FUSE__VSTORE(p, v) _mm256_store_ps(p, v)
-#define FUSE__VSTOREU(p, v) _mm256_storeu_ps(p, v)
-#define FUSE__VDEINT(v0, v1, ev, od) /* the even and the odd floats of v0, v1 */           \
-  {                                                                                          \
-    ev = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0x88)), 0xd8)); \
-    od = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0xdd)), 0xd8)); \
-  }
-FUSE__DWC(fuse__dwc_avx2, __attribute__((target("avx2,fma"))))
-#undef FUSE__VSTORE
-#undef FUSE__VSTOREU
-#undef FUSE__VDEINT
-FUSE__POOL(fuse__pool_avx2, __attribute__((target("avx2,fma"))))
-FUSE__ELT(fuse__elt_avx2, __attribute__((target("avx2,fma"))))
-#undef FUSE__V
-#undef FUSE__VW
-#undef FUSE__VZERO
-#undef FUSE__VLOAD
-#undef FUSE__VSET1
-#undef FUSE__VFMA
-#undef FUSE__VADD
-#undef FUSE__VMAX
-#undef FUSE__VMIN
-#undef FUSE__MASK_DECL
-#undef FUSE__VMLOAD
-#undef FUSE__MASKT
-#undef FUSE__MASK_OF
-#undef FUSE__MASK_RANGE
-#undef FUSE__VKLOAD
-#undef FUSE__VKSTORE
-#undef FUSE__VMSTORE
-#undef FUSE__VMUL
-#undef FUSE__VMAXNAN
-#undef FUSE__VSUB
-#undef FUSE__VMINNAN
-#undef FUSE__VBELOW
-#undef FUSE__VABOVE
-#endif
-
-#ifndef FUSE_NO_AVX2
-/* y[j][i] = x[i][j] for a rows x cols matrix (ldx floats between rows of x, ldy between rows
-   of y): 8 x 8 blocks transposed in registers, the ragged edges one float at a time. For
-   layout conversions (AVX-512 CPUs have AVX2). */
-__attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float *x, int64_t ldx,
-                                                                     float *y, int64_t ldy,
-                                                                     int64_t rows, int64_t cols) {
-  int64_t i0, j0, i, j, r8 = rows / 8 * 8, c8 = cols / 8 * 8, h;
-  /* a band of 256 rows of x (in L2), then 8 columns at a time down the band: y is written
-     8 rows at a time, each in one run */
-  for (i0 = 0; i0 < r8; i0 += 256)
-    for (j0 = 0; j0 < c8; j0 += 8)
-      for (h = i0; h < i0 + 256 && h < r8; h += 8) {
-      const float *xp = x + h * ldx + j0;
-      float *yp = y + j0 * ldy + h;
-      __m256 a0 = _mm256_loadu_ps(xp), a1 = _mm256_loadu_ps(xp + ldx);
-      __m256 a2 = _mm256_loadu_ps(xp + 2 * ldx), a3 = _mm256_loadu_ps(xp + 3 * ldx);
-      __m256 a4 = _mm256_loadu_ps(xp + 4 * ldx), a5 = _mm256_loadu_ps(xp + 5 * ldx);
-      __m256 a6 = _mm256_loadu_ps(xp + 6 * ldx), a7 = _mm256_loadu_ps(xp + 7 * ldx);
-      __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
-      __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
-      __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
-      __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
-      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-      _mm256_storeu_ps(yp, _mm256_permute2f128_ps(u0, u4, 0x20));
-      _mm256_storeu_ps(yp + ldy, _mm256_permute2f128_ps(u1, u5, 0x20));
-      _mm256_storeu_ps(yp + 2 * ldy, _mm256_permute2f128_ps(u2, u6, 0x20));
-      _mm256_storeu_ps(yp + 3 * ldy, _mm256_permute2f128_ps(u3, u7, 0x20));
-      _mm256_storeu_ps(yp + 4 * ldy, _mm256_permute2f128_ps(u0, u4, 0x31));
-      _mm256_storeu_ps(yp + 5 * ldy, _mm256_permute2f128_ps(u1, u5, 0x31));
-      _mm256_storeu_ps(yp + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
-      _mm256_storeu_ps(yp + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
-    }
-  for (i = 0; i < rows; i++) /* the right edge of the full rows, then the bottom rows */
-    for (j = i < r8 ? c8 : 0; j < cols; j++) y[j * ldy + i] = x[i * ldx + j];
 }
+/* ==== end src/kernels/post.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
 #endif
-
-#endif /* FUSE__SIMD */
-
-/* ==== end src/kernels/simd.c ==== */
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_CLAMP:
+  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+/* ==== end src/kernels/common.c ==== */
 /* ==== begin src/kernels/gemm.c ==== */
 /* ------------------------------------------------------------- GEMM kernels -- */
 /* conv2d with 4 or more outputs per group runs on NHWC tensors (the planner converts where the
@@ -5189,14 +4739,6 @@ __attribute__((target("avx2,fma"))) static void fuse__transpose_avx2(const float
    exercised on every CPU. The op-by-op reference kernels stay the oracle
    (fuse_compile_options.reference_kernels). */
 
-/* fully unrolls a register tile's constant-bound loops (the accumulators stay in registers) */
-#ifndef FUSE__UNROLL
-#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
-#define FUSE__UNROLL _Pragma("GCC unroll 16")
-#else
-#define FUSE__UNROLL
-#endif
-#endif
 
 /* The epilogue operands of a micro-kernel call. */
 typedef struct fuse__tile_epi {
@@ -5289,25 +4831,6 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* ==== end src/kernels/vec_avx512.h ==== */
-/* ==== begin src/kernels/post.inc ==== */
-/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
-   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
-   read at r under the lanes m. Every kernel, the reference included (through the scalar
-   instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
-                                                                     const fuse_post_op *op,
-                                                                     const float *r,
-                                                                     FUSE__VEC_MASK m) {
-  switch (op->kind) {
-  case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
-  }
-}
-/* ==== end src/kernels/post.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 4
@@ -6544,25 +6067,6 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* ==== end src/kernels/vec_avx2.h ==== */
-/* ==== begin src/kernels/post.inc ==== */
-/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
-   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
-   read at r under the lanes m. Every kernel, the reference included (through the scalar
-   instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
-                                                                     const fuse_post_op *op,
-                                                                     const float *r,
-                                                                     FUSE__VEC_MASK m) {
-  switch (op->kind) {
-  case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
-  }
-}
-/* ==== end src/kernels/post.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
@@ -7260,25 +6764,6 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* ==== end src/kernels/vec_scalar.h ==== */
-/* ==== begin src/kernels/post.inc ==== */
-/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
-   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
-   read at r under the lanes m. Every kernel, the reference included (through the scalar
-   instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
-                                                                     const fuse_post_op *op,
-                                                                     const float *r,
-                                                                     FUSE__VEC_MASK m) {
-  switch (op->kind) {
-  case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
-  }
-}
-/* ==== end src/kernels/post.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 4
@@ -8069,6 +7554,4565 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* ==== end src/kernels/vec_end.h ==== */
 #undef FUSE__KERNEL_FN
 /* ==== end src/kernels/gemm.c ==== */
+/* ==== begin src/kernels/depthwise.c ==== */
+/* ------------------------------------------------------------- depthwise conv -- */
+/* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
+   and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
+   against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
+   fuse__dw_avx2 / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
+   builder, which the few-channel NCHW kernel shares). */
+
+struct fuse__dw_args {
+  const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
+  float *y;
+  const fuse_post_op *post; /* the step's post-ops, in order */
+  int num_post;
+  const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
+  int KH, KW;
+  int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
+  const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */
+  unsigned char *scratch; /* NCHW: the chunk's band buffer is at scratch + slot * chunk */
+  size_t slot;
+  /* NHWC: output rows r0 .. r1; NCHW: planes, buf the chunk's scratch */
+  void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
+};
+
+/* The NCHW kernel's band buffer (see depthwise_nchw.inc): its tile shape and sizes for a
+   vector of vw floats. */
+#define FUSE__DWC_BUF 6144 /* floats of a band buffer: it and the band's output stay in L1 */
+typedef struct fuse__dwc_geom {
+  int64_t nb, rb; /* a tile: rb output rows x nb vectors */
+  int64_t wq;     /* floats of a phase row (a multiple of 16: rows stay 64-byte aligned) */
+  int64_t rs;     /* floats of a buffer row: sw phase rows */
+  int64_t band;   /* output rows per band, a multiple of 8 */
+  int64_t rows;   /* buffer rows of a band */
+} fuse__dwc_geom;
+
+static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                               int64_t sh, int64_t sw, int64_t dh, int64_t dw, fuse__dwc_geom *g) {
+  int64_t nv = (OW + vw - 1) / vw, span = (KH - 1) * dh + 1, ncb, band;
+  g->nb = nv >= 8 ? 8 : nv >= 4 ? 4 : nv >= 2 ? 2 : 1;
+  g->rb = 8 / g->nb;
+  ncb = (nv + g->nb - 1) / g->nb; /* column tiles of a row; the last may overhang OW */
+  g->wq = (ncb * g->nb * vw + (KW - 1) * dw / sw + 15) / 16 * 16 + 32; /* + a row's tail */
+  g->rs = sw * g->wq;
+  band = FUSE__DWC_BUF / g->rs < span + sh ? 1 : (FUSE__DWC_BUF / g->rs - span) / sh + 1;
+  band = band < 8 ? 8 : band / 8 * 8; /* whole tiles of every kind: 8, 4, 2 or 1 rows */
+  if (band > (OH + 7) / 8 * 8) band = (OH + 7) / 8 * 8;
+  g->band = band;
+  g->rows = (band - 1) * sh + span;
+}
+
+/* Bytes of an NCHW depthwise step's scratch, the most any vector width needs (16, 8 and the
+   scalar twin's 1): the tap offsets, then the band buffer. */
+static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t dh, int64_t dw) {
+  static const int64_t widths[3] = {1, 8, 16};
+  int64_t most = 0, f;
+  int i;
+  for (i = 0; i < 3; i++) {
+    fuse__dwc_geom g;
+    fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
+    f = g.rows * g.rs;
+    if (f > most) most = f;
+  }
+  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/depthwise_nhwc.inc ==== */
+/* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
+   the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   anything else: inside the row four pixels share each weight load, at the edges a pixel
+   runs only its taps inside the input. The epilogue runs on the register before the one
+   store (masked on the last vector of channels). */
+
+/* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
+                                                               FUSE__VEC v, int64_t at,
+                                                               FUSE__VEC_MASK m) {
+  int q;
+  for (q = 0; q < d->num_post; q++)
+    v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
+                                       m);
+  FUSE__V_STORE_MASK(d->y + at, m, v);
+}
+
+/* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+
+/* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void *buf, int64_t r0,
+                                                  int64_t r1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;
+  int kh, kw, p;
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
+                  ? d->KH * 10 + (int)sw : 0;
+  /* output columns whose taps all fall inside the input: [in0, in1) */
+  int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
+  int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
+                    ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;
+  (void)buf;
+  if (in1 > d->OW) in1 = d->OW;
+  if (in0 > in1) in0 = in1;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;
+    int64_t pix0 = row * d->OW;
+    int kh0 = 0, kh1 = d->KH;
+    const float *xn = d->x + n * d->H * d->W * C;
+    while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
+    for (c0 = 0; c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
+      switch (shape) {
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      default: break;
+      }
+      for (ow = 0; ow < d->OW;) {
+        int64_t iw0 = ow * sw - d->pl;
+        if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
+          FUSE__VEC acc[4];
+          FUSE__UNROLL for (p = 0; p < 4; p++) acc[p] = b;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;
+            const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;
+            for (kw = 0; kw < d->KW; kw++) {
+              FUSE__VEC wv = FUSE__V_LOAD(wr + kw * d->Cp);
+              const float *xp = xr + kw * xs;
+              FUSE__UNROLL for (p = 0; p < 4; p++)
+                acc[p] = FUSE__V_FMA(FUSE__V_LOAD_MASK(xp + p * sw * C, m), wv, acc[p]);
+            }
+          }
+          FUSE__UNROLL for (p = 0; p < 4; p++)
+            FUSE__VEC_FN(fuse__dw_store)(d, acc[p], (pix0 + ow + p) * C + c0, m);
+          ow += 4;
+        } else { /* one pixel, its taps inside the input */
+          FUSE__VEC acc = b;
+          int kw0 = 0, kw1 = d->KW;
+          while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;
+          while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
+            const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
+            for (kw = 0; kw < kw1 - kw0; kw++)
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
+          }
+          FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
+          ow++;
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nhwc.inc ==== */
+/* ==== begin src/kernels/depthwise_nchw.inc ==== */
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along output rows; a template of the vector layer (depthwise.c instantiates it).
+   Units are (image, channel) planes. Three kernels:
+   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
+     from the input, tiles of 4 rows (8 with 16-float vectors) x 1 vector with the weights in
+     registers (depthwise_nchw_taps.inc); the vectors that cross the row's ends load under
+     masks, rows above or below the plane read a zero row.
+   - the same kernels with another column stride: from a band buffer (next), 4-row tiles.
+   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
+     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
+     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
+     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
+     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
+     each tap one broadcast weight and 8 FMAs (depthwise_nchw_tiles.inc).
+   Each runs the epilogue on the registers before the one store (masked at the plane's
+   edges). The loop order (row tiles outer, vectors inner) matters most: the tile's input and
+   output rows stay in L1. */
+
+/* One buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row
+   writes its input columns (and zeros past them) and nothing else: the padding, zeroed once,
+   stays zero. Only the phase columns below fill matter. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float *x,
+                                                       const fuse__dw_args *d, int64_t wq,
+                                                       int64_t fill) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;
+  if (W > d->W) W = d->W; /* the input columns that land below fill */
+  if (!x) {
+    for (p = 0; p < sw; p++)
+      for (i = 0; i < fill; i += vw) FUSE__V_STORE_ALIGNED(dst + p * wq + i, FUSE__V_ZERO());
+  } else if (sw == 1) {
+    for (i = 0; i + vw <= W; i += vw) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD(x + i));
+    if (i < W) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD_MASK(x + i, FUSE__V_MASK_FIRST(W - i)));
+  } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */
+    float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2;
+    for (i = 0; 2 * i < W; i += vw) {
+      FUSE__VEC v0, v1;
+      if (2 * i + 2 * vw <= W) {
+        v0 = FUSE__V_LOAD(x + 2 * i), v1 = FUSE__V_LOAD(x + 2 * i + vw);
+      } else {
+        n = W - 2 * i;
+        v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
+      }
+      FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
+      FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
+    }
+  } else {
+    for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];
+  }
+}
+
+/* The epilogue of a tile of rows x vecs output vectors, acc[r * vecs + v] at output
+   tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
+   stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
+   under cm[v]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
+  float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
+  int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
+  for (q = 0; q < d->num_post; q++) {
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+}
+
+/* The load masks of the vector from output column o, per tap column (k of them): the lanes
+   whose input is inside the row. */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_masks)(FUSE__VEC_MASK *m, int k,
+                                                                int64_t o,
+                                                                const fuse__dw_args *d) {
+  int i;
+  for (i = 0; i < k; i++) {
+    int64_t a = o - d->pl + i * d->dw, lo = a < 0 ? -a : 0, hi = d->W - a;
+    lo = lo > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : lo;
+    hi = hi < lo ? lo : hi > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : hi;
+    m[i] = FUSE__V_MASK_RANGE(lo, hi);
+  }
+}
+
+/* the band tiles of 8, 4, 2 and 1 vectors per row */
+#define FUSE__DWC_VECS 8
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_8)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 4
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_4)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 2
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_2)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 1
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_1)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+
+/* the register kernels: 3x3 and 5x5, row stride 1 and 2 */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+
+/* planes u0 .. u1 of an NCHW depthwise step; scratch: the chunk's tap offsets and band buffer */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, void *scratch,
+                                                   int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  fuse__dwc_geom g;
+  int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
+  int64_t *off = (int64_t *)scratch;
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
+                  ? d->KH * 10 + (int)d->sh : 0;
+  if (shape && d->sw == 1) { /* every plane straight from the input */
+    switch (shape) {
+    case 31: FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)(d, u0, u1); break;
+    case 32: FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)(d, u0, u1); break;
+    case 51: FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)(d, u0, u1); break;
+    default: FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)(d, u0, u1); break;
+    }
+    return;
+  }
+  fuse__dwc_geometry(vw, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g);
+  /* valid outputs read phase columns below fill; the rest stays zero from here */
+  fill = (d->OW + (d->KW - 1) * d->dw / d->sw + vw - 1) / vw * vw;
+  if (fill > g.wq) fill = g.wq;
+  for (j = 0; j < g.rows * g.rs; j += vw) FUSE__V_STORE_ALIGNED(buf + j, FUSE__V_ZERO());
+  for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */
+    int64_t cw = (t % d->KW) * d->dw;
+    off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;
+  }
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    for (b0 = 0; b0 < d->OH; b0 += g.band) {
+      for (j = 0; j < g.rows; j++) {
+        int64_t ih = b0 * d->sh - d->pt + j;
+        FUSE__VEC_FN(fuse__dwc_row)(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL,
+                                    d, g.wq, fill);
+      }
+      switch (shape ? shape : (int)g.nb) {
+      case 31: FUSE__VEC_FN(fuse__dwc_band_3x3_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 32: FUSE__VEC_FN(fuse__dwc_band_3x3_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 51: FUSE__VEC_FN(fuse__dwc_band_5x5_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 52: FUSE__VEC_FN(fuse__dwc_band_5x5_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 8: FUSE__VEC_FN(fuse__dwc_tiles_8)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 4: FUSE__VEC_FN(fuse__dwc_tiles_4)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 2: FUSE__VEC_FN(fuse__dwc_tiles_2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      default: FUSE__VEC_FN(fuse__dwc_tiles_1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nchw.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/depthwise_nhwc.inc ==== */
+/* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
+   the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   anything else: inside the row four pixels share each weight load, at the edges a pixel
+   runs only its taps inside the input. The epilogue runs on the register before the one
+   store (masked on the last vector of channels). */
+
+/* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
+                                                               FUSE__VEC v, int64_t at,
+                                                               FUSE__VEC_MASK m) {
+  int q;
+  for (q = 0; q < d->num_post; q++)
+    v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
+                                       m);
+  FUSE__V_STORE_MASK(d->y + at, m, v);
+}
+
+/* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+
+/* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void *buf, int64_t r0,
+                                                  int64_t r1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;
+  int kh, kw, p;
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
+                  ? d->KH * 10 + (int)sw : 0;
+  /* output columns whose taps all fall inside the input: [in0, in1) */
+  int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
+  int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
+                    ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;
+  (void)buf;
+  if (in1 > d->OW) in1 = d->OW;
+  if (in0 > in1) in0 = in1;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;
+    int64_t pix0 = row * d->OW;
+    int kh0 = 0, kh1 = d->KH;
+    const float *xn = d->x + n * d->H * d->W * C;
+    while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
+    for (c0 = 0; c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
+      switch (shape) {
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      default: break;
+      }
+      for (ow = 0; ow < d->OW;) {
+        int64_t iw0 = ow * sw - d->pl;
+        if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
+          FUSE__VEC acc[4];
+          FUSE__UNROLL for (p = 0; p < 4; p++) acc[p] = b;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;
+            const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;
+            for (kw = 0; kw < d->KW; kw++) {
+              FUSE__VEC wv = FUSE__V_LOAD(wr + kw * d->Cp);
+              const float *xp = xr + kw * xs;
+              FUSE__UNROLL for (p = 0; p < 4; p++)
+                acc[p] = FUSE__V_FMA(FUSE__V_LOAD_MASK(xp + p * sw * C, m), wv, acc[p]);
+            }
+          }
+          FUSE__UNROLL for (p = 0; p < 4; p++)
+            FUSE__VEC_FN(fuse__dw_store)(d, acc[p], (pix0 + ow + p) * C + c0, m);
+          ow += 4;
+        } else { /* one pixel, its taps inside the input */
+          FUSE__VEC acc = b;
+          int kw0 = 0, kw1 = d->KW;
+          while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;
+          while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
+            const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
+            for (kw = 0; kw < kw1 - kw0; kw++)
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
+          }
+          FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
+          ow++;
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nhwc.inc ==== */
+/* ==== begin src/kernels/depthwise_nchw.inc ==== */
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along output rows; a template of the vector layer (depthwise.c instantiates it).
+   Units are (image, channel) planes. Three kernels:
+   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
+     from the input, tiles of 4 rows (8 with 16-float vectors) x 1 vector with the weights in
+     registers (depthwise_nchw_taps.inc); the vectors that cross the row's ends load under
+     masks, rows above or below the plane read a zero row.
+   - the same kernels with another column stride: from a band buffer (next), 4-row tiles.
+   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
+     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
+     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
+     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
+     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
+     each tap one broadcast weight and 8 FMAs (depthwise_nchw_tiles.inc).
+   Each runs the epilogue on the registers before the one store (masked at the plane's
+   edges). The loop order (row tiles outer, vectors inner) matters most: the tile's input and
+   output rows stay in L1. */
+
+/* One buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row
+   writes its input columns (and zeros past them) and nothing else: the padding, zeroed once,
+   stays zero. Only the phase columns below fill matter. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float *x,
+                                                       const fuse__dw_args *d, int64_t wq,
+                                                       int64_t fill) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;
+  if (W > d->W) W = d->W; /* the input columns that land below fill */
+  if (!x) {
+    for (p = 0; p < sw; p++)
+      for (i = 0; i < fill; i += vw) FUSE__V_STORE_ALIGNED(dst + p * wq + i, FUSE__V_ZERO());
+  } else if (sw == 1) {
+    for (i = 0; i + vw <= W; i += vw) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD(x + i));
+    if (i < W) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD_MASK(x + i, FUSE__V_MASK_FIRST(W - i)));
+  } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */
+    float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2;
+    for (i = 0; 2 * i < W; i += vw) {
+      FUSE__VEC v0, v1;
+      if (2 * i + 2 * vw <= W) {
+        v0 = FUSE__V_LOAD(x + 2 * i), v1 = FUSE__V_LOAD(x + 2 * i + vw);
+      } else {
+        n = W - 2 * i;
+        v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
+      }
+      FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
+      FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
+    }
+  } else {
+    for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];
+  }
+}
+
+/* The epilogue of a tile of rows x vecs output vectors, acc[r * vecs + v] at output
+   tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
+   stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
+   under cm[v]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
+  float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
+  int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
+  for (q = 0; q < d->num_post; q++) {
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+}
+
+/* The load masks of the vector from output column o, per tap column (k of them): the lanes
+   whose input is inside the row. */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_masks)(FUSE__VEC_MASK *m, int k,
+                                                                int64_t o,
+                                                                const fuse__dw_args *d) {
+  int i;
+  for (i = 0; i < k; i++) {
+    int64_t a = o - d->pl + i * d->dw, lo = a < 0 ? -a : 0, hi = d->W - a;
+    lo = lo > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : lo;
+    hi = hi < lo ? lo : hi > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : hi;
+    m[i] = FUSE__V_MASK_RANGE(lo, hi);
+  }
+}
+
+/* the band tiles of 8, 4, 2 and 1 vectors per row */
+#define FUSE__DWC_VECS 8
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_8)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 4
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_4)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 2
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_2)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 1
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_1)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+
+/* the register kernels: 3x3 and 5x5, row stride 1 and 2 */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+
+/* planes u0 .. u1 of an NCHW depthwise step; scratch: the chunk's tap offsets and band buffer */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, void *scratch,
+                                                   int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  fuse__dwc_geom g;
+  int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
+  int64_t *off = (int64_t *)scratch;
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
+                  ? d->KH * 10 + (int)d->sh : 0;
+  if (shape && d->sw == 1) { /* every plane straight from the input */
+    switch (shape) {
+    case 31: FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)(d, u0, u1); break;
+    case 32: FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)(d, u0, u1); break;
+    case 51: FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)(d, u0, u1); break;
+    default: FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)(d, u0, u1); break;
+    }
+    return;
+  }
+  fuse__dwc_geometry(vw, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g);
+  /* valid outputs read phase columns below fill; the rest stays zero from here */
+  fill = (d->OW + (d->KW - 1) * d->dw / d->sw + vw - 1) / vw * vw;
+  if (fill > g.wq) fill = g.wq;
+  for (j = 0; j < g.rows * g.rs; j += vw) FUSE__V_STORE_ALIGNED(buf + j, FUSE__V_ZERO());
+  for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */
+    int64_t cw = (t % d->KW) * d->dw;
+    off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;
+  }
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    for (b0 = 0; b0 < d->OH; b0 += g.band) {
+      for (j = 0; j < g.rows; j++) {
+        int64_t ih = b0 * d->sh - d->pt + j;
+        FUSE__VEC_FN(fuse__dwc_row)(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL,
+                                    d, g.wq, fill);
+      }
+      switch (shape ? shape : (int)g.nb) {
+      case 31: FUSE__VEC_FN(fuse__dwc_band_3x3_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 32: FUSE__VEC_FN(fuse__dwc_band_3x3_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 51: FUSE__VEC_FN(fuse__dwc_band_5x5_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 52: FUSE__VEC_FN(fuse__dwc_band_5x5_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 8: FUSE__VEC_FN(fuse__dwc_tiles_8)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 4: FUSE__VEC_FN(fuse__dwc_tiles_4)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 2: FUSE__VEC_FN(fuse__dwc_tiles_2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      default: FUSE__VEC_FN(fuse__dwc_tiles_1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nchw.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/depthwise_nhwc.inc ==== */
+/* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
+   the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   anything else: inside the row four pixels share each weight load, at the edges a pixel
+   runs only its taps inside the input. The epilogue runs on the register before the one
+   store (masked on the last vector of channels). */
+
+/* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
+                                                               FUSE__VEC v, int64_t at,
+                                                               FUSE__VEC_MASK m) {
+  int q;
+  for (q = 0; q < d->num_post; q++)
+    v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
+                                       m);
+  FUSE__V_STORE_MASK(d->y + at, m, v);
+}
+
+/* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+
+/* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void *buf, int64_t r0,
+                                                  int64_t r1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;
+  int kh, kw, p;
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
+                  ? d->KH * 10 + (int)sw : 0;
+  /* output columns whose taps all fall inside the input: [in0, in1) */
+  int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
+  int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
+                    ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;
+  (void)buf;
+  if (in1 > d->OW) in1 = d->OW;
+  if (in0 > in1) in0 = in1;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;
+    int64_t pix0 = row * d->OW;
+    int kh0 = 0, kh1 = d->KH;
+    const float *xn = d->x + n * d->H * d->W * C;
+    while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
+    for (c0 = 0; c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
+      switch (shape) {
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      default: break;
+      }
+      for (ow = 0; ow < d->OW;) {
+        int64_t iw0 = ow * sw - d->pl;
+        if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
+          FUSE__VEC acc[4];
+          FUSE__UNROLL for (p = 0; p < 4; p++) acc[p] = b;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;
+            const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;
+            for (kw = 0; kw < d->KW; kw++) {
+              FUSE__VEC wv = FUSE__V_LOAD(wr + kw * d->Cp);
+              const float *xp = xr + kw * xs;
+              FUSE__UNROLL for (p = 0; p < 4; p++)
+                acc[p] = FUSE__V_FMA(FUSE__V_LOAD_MASK(xp + p * sw * C, m), wv, acc[p]);
+            }
+          }
+          FUSE__UNROLL for (p = 0; p < 4; p++)
+            FUSE__VEC_FN(fuse__dw_store)(d, acc[p], (pix0 + ow + p) * C + c0, m);
+          ow += 4;
+        } else { /* one pixel, its taps inside the input */
+          FUSE__VEC acc = b;
+          int kw0 = 0, kw1 = d->KW;
+          while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;
+          while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
+            const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
+            for (kw = 0; kw < kw1 - kw0; kw++)
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
+          }
+          FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
+          ow++;
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nhwc.inc ==== */
+/* ==== begin src/kernels/depthwise_nchw.inc ==== */
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along output rows; a template of the vector layer (depthwise.c instantiates it).
+   Units are (image, channel) planes. Three kernels:
+   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
+     from the input, tiles of 4 rows (8 with 16-float vectors) x 1 vector with the weights in
+     registers (depthwise_nchw_taps.inc); the vectors that cross the row's ends load under
+     masks, rows above or below the plane read a zero row.
+   - the same kernels with another column stride: from a band buffer (next), 4-row tiles.
+   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
+     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
+     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
+     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
+     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
+     each tap one broadcast weight and 8 FMAs (depthwise_nchw_tiles.inc).
+   Each runs the epilogue on the registers before the one store (masked at the plane's
+   edges). The loop order (row tiles outer, vectors inner) matters most: the tile's input and
+   output rows stay in L1. */
+
+/* One buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row
+   writes its input columns (and zeros past them) and nothing else: the padding, zeroed once,
+   stays zero. Only the phase columns below fill matter. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float *x,
+                                                       const fuse__dw_args *d, int64_t wq,
+                                                       int64_t fill) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;
+  if (W > d->W) W = d->W; /* the input columns that land below fill */
+  if (!x) {
+    for (p = 0; p < sw; p++)
+      for (i = 0; i < fill; i += vw) FUSE__V_STORE_ALIGNED(dst + p * wq + i, FUSE__V_ZERO());
+  } else if (sw == 1) {
+    for (i = 0; i + vw <= W; i += vw) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD(x + i));
+    if (i < W) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD_MASK(x + i, FUSE__V_MASK_FIRST(W - i)));
+  } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */
+    float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2;
+    for (i = 0; 2 * i < W; i += vw) {
+      FUSE__VEC v0, v1;
+      if (2 * i + 2 * vw <= W) {
+        v0 = FUSE__V_LOAD(x + 2 * i), v1 = FUSE__V_LOAD(x + 2 * i + vw);
+      } else {
+        n = W - 2 * i;
+        v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
+      }
+      FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
+      FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
+    }
+  } else {
+    for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];
+  }
+}
+
+/* The epilogue of a tile of rows x vecs output vectors, acc[r * vecs + v] at output
+   tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
+   stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
+   under cm[v]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
+  float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
+  int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->num_post; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    return;
+  }
+  for (q = 0; q < d->num_post; q++) {
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+}
+
+/* The load masks of the vector from output column o, per tap column (k of them): the lanes
+   whose input is inside the row. */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_masks)(FUSE__VEC_MASK *m, int k,
+                                                                int64_t o,
+                                                                const fuse__dw_args *d) {
+  int i;
+  for (i = 0; i < k; i++) {
+    int64_t a = o - d->pl + i * d->dw, lo = a < 0 ? -a : 0, hi = d->W - a;
+    lo = lo > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : lo;
+    hi = hi < lo ? lo : hi > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : hi;
+    m[i] = FUSE__V_MASK_RANGE(lo, hi);
+  }
+}
+
+/* the band tiles of 8, 4, 2 and 1 vectors per row */
+#define FUSE__DWC_VECS 8
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_8)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 4
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_4)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 2
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_2)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 1
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_1)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+
+/* the register kernels: 3x3 and 5x5, row stride 1 and 2 */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+
+/* planes u0 .. u1 of an NCHW depthwise step; scratch: the chunk's tap offsets and band buffer */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, void *scratch,
+                                                   int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  fuse__dwc_geom g;
+  int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
+  int64_t *off = (int64_t *)scratch;
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
+                  ? d->KH * 10 + (int)d->sh : 0;
+  if (shape && d->sw == 1) { /* every plane straight from the input */
+    switch (shape) {
+    case 31: FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)(d, u0, u1); break;
+    case 32: FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)(d, u0, u1); break;
+    case 51: FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)(d, u0, u1); break;
+    default: FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)(d, u0, u1); break;
+    }
+    return;
+  }
+  fuse__dwc_geometry(vw, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g);
+  /* valid outputs read phase columns below fill; the rest stays zero from here */
+  fill = (d->OW + (d->KW - 1) * d->dw / d->sw + vw - 1) / vw * vw;
+  if (fill > g.wq) fill = g.wq;
+  for (j = 0; j < g.rows * g.rs; j += vw) FUSE__V_STORE_ALIGNED(buf + j, FUSE__V_ZERO());
+  for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */
+    int64_t cw = (t % d->KW) * d->dw;
+    off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;
+  }
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    for (b0 = 0; b0 < d->OH; b0 += g.band) {
+      for (j = 0; j < g.rows; j++) {
+        int64_t ih = b0 * d->sh - d->pt + j;
+        FUSE__VEC_FN(fuse__dwc_row)(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL,
+                                    d, g.wq, fill);
+      }
+      switch (shape ? shape : (int)g.nb) {
+      case 31: FUSE__VEC_FN(fuse__dwc_band_3x3_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 32: FUSE__VEC_FN(fuse__dwc_band_3x3_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 51: FUSE__VEC_FN(fuse__dwc_band_5x5_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 52: FUSE__VEC_FN(fuse__dwc_band_5x5_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 8: FUSE__VEC_FN(fuse__dwc_tiles_8)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 4: FUSE__VEC_FN(fuse__dwc_tiles_4)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 2: FUSE__VEC_FN(fuse__dwc_tiles_2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      default: FUSE__VEC_FN(fuse__dwc_tiles_1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nchw.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+/* ==== end src/kernels/depthwise.c ==== */
+/* ==== begin src/kernels/pool_eltwise.c ==== */
+/* ------------------------------------------- pool, element-wise, transpose kernels -- */
+/* Plain-C templates instantiated once per vector layer: fuse__pool_* (pool.inc),
+   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _scalar (transpose.inc: the AVX-512
+   CPUs take the AVX2 one, whose 8 x 8 blocks are as fast as the conversions need). */
+struct fuse__pool_args {
+  const float *x;
+  float *y;
+  const fuse_pool2d_attrs *a;
+  int is_max;
+  int64_t C, H, W, OH, OW;
+  void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+};
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/pool.inc ==== */
+/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
+   a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
+   x unordered takes x), as the reference does; average divides by the window as the
+   reference clips it. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
+                                                    int64_t r1) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, ow, c0, C = d->C, ih, iw;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
+    const float *xn = d->x + n * d->H * d->W * C;
+    for (ow = 0; ow < d->OW; ow++) {
+      int64_t w0 = ow * a->strides[1] - a->padding[1];
+      float *yp = d->y + (row * d->OW + ow) * C;
+      if (d->is_max) {
+        int kh, kw, kh0, kh1, kw0, kw1;
+        fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
+        fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
+          for (kh = kh0; kh < kh1; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            for (kw = kw0; kw < kw1; kw++) {
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              v = FUSE__V_MAX_NAN(FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m), v);
+            }
+          }
+          FUSE__V_STORE_MASK(yp + c0, m, v);
+        }
+      } else {
+        int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;
+        FUSE__VEC inv;
+        if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];
+        if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];
+        area = (h1 - hs) * (w1 - ws);
+        if (hs < 0) hs = 0;
+        if (ws < 0) ws = 0;
+        if (h1 > d->H) h1 = d->H;
+        if (w1 > d->W) w1 = d->W;
+        if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
+        inv = FUSE__V_SET1((float)(1.0 / (double)area));
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC sum = FUSE__V_ZERO();
+          for (ih = hs; ih < h1; ih++)
+            for (iw = ws; iw < w1; iw++)
+              sum = FUSE__V_ADD(sum, FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m));
+          FUSE__V_STORE_MASK(yp + c0, m, FUSE__V_MUL(sum, inv));
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/pool.inc ==== */
+/* ==== begin src/kernels/eltwise.inc ==== */
+/* Element-wise rows, a template of the vector layer (pool_eltwise.c instantiates it):
+   y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul, maximum, minimum: a NaN
+   in a is kept, as in the reference), relu and clip of a. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const float *a, int sa,
+                                                   const float *b, int sb, int64_t n, float lo,
+                                                   float hi) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC x = sa ? FUSE__V_LOAD_MASK(a + i, m) : FUSE__V_SET1(a[0]), v, z;
+    z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x
+        : sb ? FUSE__V_LOAD_MASK(b + i, m) : FUSE__V_SET1(b[0]);
+    switch (op) {
+    case FUSE__OP_ADD: v = FUSE__V_ADD(x, z); break;
+    case FUSE__OP_SUB: v = FUSE__V_SUB(x, z); break;
+    case FUSE__OP_MUL: v = FUSE__V_MUL(x, z); break;
+    case FUSE__OP_MAXIMUM: v = FUSE__V_MAX_NAN(x, z); break;
+    case FUSE__OP_MINIMUM: v = FUSE__V_MIN_NAN(x, z); break;
+    case FUSE__OP_RELU: v = FUSE__V_BELOW(x, FUSE__V_ZERO()); break; /* x < 0 ? 0 : x */
+    default: v = FUSE__V_ABOVE(FUSE__V_BELOW(x, FUSE__V_SET1(lo)), FUSE__V_SET1(hi)); break;
+    }
+    FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+/* ==== end src/kernels/eltwise.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* The AVX2 layer's in-register transpose of the 8 x 8 floats at x (rows ldx apart) into y
+   (rows ldy apart), for transpose.inc. */
+__attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx2(const float *x,
+                                                                                  int64_t ldx,
+                                                                                  float *y,
+                                                                                  int64_t ldy) {
+  __m256 a0 = _mm256_loadu_ps(x), a1 = _mm256_loadu_ps(x + ldx);
+  __m256 a2 = _mm256_loadu_ps(x + 2 * ldx), a3 = _mm256_loadu_ps(x + 3 * ldx);
+  __m256 a4 = _mm256_loadu_ps(x + 4 * ldx), a5 = _mm256_loadu_ps(x + 5 * ldx);
+  __m256 a6 = _mm256_loadu_ps(x + 6 * ldx), a7 = _mm256_loadu_ps(x + 7 * ldx);
+  __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+  __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+  __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+  __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  _mm256_storeu_ps(y, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(y + ldy, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(y + 2 * ldy, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(y + 3 * ldy, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(y + 4 * ldy, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(y + 5 * ldy, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(y + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(y + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* ==== end src/kernels/vec_avx2.h ==== */
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
+/* ==== begin src/kernels/pool.inc ==== */
+/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
+   a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
+   x unordered takes x), as the reference does; average divides by the window as the
+   reference clips it. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
+                                                    int64_t r1) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, ow, c0, C = d->C, ih, iw;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
+    const float *xn = d->x + n * d->H * d->W * C;
+    for (ow = 0; ow < d->OW; ow++) {
+      int64_t w0 = ow * a->strides[1] - a->padding[1];
+      float *yp = d->y + (row * d->OW + ow) * C;
+      if (d->is_max) {
+        int kh, kw, kh0, kh1, kw0, kw1;
+        fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
+        fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
+          for (kh = kh0; kh < kh1; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            for (kw = kw0; kw < kw1; kw++) {
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              v = FUSE__V_MAX_NAN(FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m), v);
+            }
+          }
+          FUSE__V_STORE_MASK(yp + c0, m, v);
+        }
+      } else {
+        int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;
+        FUSE__VEC inv;
+        if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];
+        if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];
+        area = (h1 - hs) * (w1 - ws);
+        if (hs < 0) hs = 0;
+        if (ws < 0) ws = 0;
+        if (h1 > d->H) h1 = d->H;
+        if (w1 > d->W) w1 = d->W;
+        if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
+        inv = FUSE__V_SET1((float)(1.0 / (double)area));
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC sum = FUSE__V_ZERO();
+          for (ih = hs; ih < h1; ih++)
+            for (iw = ws; iw < w1; iw++)
+              sum = FUSE__V_ADD(sum, FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m));
+          FUSE__V_STORE_MASK(yp + c0, m, FUSE__V_MUL(sum, inv));
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/pool.inc ==== */
+/* ==== begin src/kernels/eltwise.inc ==== */
+/* Element-wise rows, a template of the vector layer (pool_eltwise.c instantiates it):
+   y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul, maximum, minimum: a NaN
+   in a is kept, as in the reference), relu and clip of a. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const float *a, int sa,
+                                                   const float *b, int sb, int64_t n, float lo,
+                                                   float hi) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC x = sa ? FUSE__V_LOAD_MASK(a + i, m) : FUSE__V_SET1(a[0]), v, z;
+    z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x
+        : sb ? FUSE__V_LOAD_MASK(b + i, m) : FUSE__V_SET1(b[0]);
+    switch (op) {
+    case FUSE__OP_ADD: v = FUSE__V_ADD(x, z); break;
+    case FUSE__OP_SUB: v = FUSE__V_SUB(x, z); break;
+    case FUSE__OP_MUL: v = FUSE__V_MUL(x, z); break;
+    case FUSE__OP_MAXIMUM: v = FUSE__V_MAX_NAN(x, z); break;
+    case FUSE__OP_MINIMUM: v = FUSE__V_MIN_NAN(x, z); break;
+    case FUSE__OP_RELU: v = FUSE__V_BELOW(x, FUSE__V_ZERO()); break; /* x < 0 ? 0 : x */
+    default: v = FUSE__V_ABOVE(FUSE__V_BELOW(x, FUSE__V_SET1(lo)), FUSE__V_SET1(hi)); break;
+    }
+    FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+/* ==== end src/kernels/eltwise.inc ==== */
+/* ==== begin src/kernels/transpose.inc ==== */
+/* y[j][i] = x[i][j] for a rows x cols matrix (ldx floats between rows of x, ldy between rows
+   of y), for the layout conversions; a template of the vector layer (pool_eltwise.c
+   instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
+   a square block of VW x VW floats, and for the scalar layer, whose block is one float).
+   Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
+   rows at a time, each in one run; the ragged edges one float at a time. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
+                                                         int64_t ldy, int64_t rows,
+                                                         int64_t cols) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  for (i0 = 0; i0 < rb; i0 += 256)
+    for (j0 = 0; j0 < cb; j0 += vw)
+      for (h = i0; h < i0 + 256 && h < rb; h += vw)
+        FUSE__V_TRANSPOSE_BLOCK(x + h * ldx + j0, ldx, y + j0 * ldy + h, ldy);
+  for (i = 0; i < rows; i++) /* the right edge of the whole blocks' rows, then the bottom rows */
+    for (j = i < rb ? cb : 0; j < cols; j++) y[j * ldy + i] = x[i * ldx + j];
+}
+/* ==== end src/kernels/transpose.inc ==== */
+#undef FUSE__V_TRANSPOSE_BLOCK
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* ==== end src/kernels/vec_scalar.h ==== */
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
+/* ==== begin src/kernels/transpose.inc ==== */
+/* y[j][i] = x[i][j] for a rows x cols matrix (ldx floats between rows of x, ldy between rows
+   of y), for the layout conversions; a template of the vector layer (pool_eltwise.c
+   instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
+   a square block of VW x VW floats, and for the scalar layer, whose block is one float).
+   Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
+   rows at a time, each in one run; the ragged edges one float at a time. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
+                                                         int64_t ldy, int64_t rows,
+                                                         int64_t cols) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  for (i0 = 0; i0 < rb; i0 += 256)
+    for (j0 = 0; j0 < cb; j0 += vw)
+      for (h = i0; h < i0 + 256 && h < rb; h += vw)
+        FUSE__V_TRANSPOSE_BLOCK(x + h * ldx + j0, ldx, y + j0 * ldy + h, ldy);
+  for (i = 0; i < rows; i++) /* the right edge of the whole blocks' rows, then the bottom rows */
+    for (j = i < rb ? cb : 0; j < cols; j++) y[j * ldy + i] = x[i * ldx + j];
+}
+/* ==== end src/kernels/transpose.inc ==== */
+#undef FUSE__V_TRANSPOSE_BLOCK
+/* ==== begin src/kernels/pool.inc ==== */
+/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
+   a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
+   x unordered takes x), as the reference does; average divides by the window as the
+   reference clips it. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
+                                                    int64_t r1) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, ow, c0, C = d->C, ih, iw;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
+    const float *xn = d->x + n * d->H * d->W * C;
+    for (ow = 0; ow < d->OW; ow++) {
+      int64_t w0 = ow * a->strides[1] - a->padding[1];
+      float *yp = d->y + (row * d->OW + ow) * C;
+      if (d->is_max) {
+        int kh, kw, kh0, kh1, kw0, kw1;
+        fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
+        fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
+          for (kh = kh0; kh < kh1; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            for (kw = kw0; kw < kw1; kw++) {
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              v = FUSE__V_MAX_NAN(FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m), v);
+            }
+          }
+          FUSE__V_STORE_MASK(yp + c0, m, v);
+        }
+      } else {
+        int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;
+        FUSE__VEC inv;
+        if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];
+        if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];
+        area = (h1 - hs) * (w1 - ws);
+        if (hs < 0) hs = 0;
+        if (ws < 0) ws = 0;
+        if (h1 > d->H) h1 = d->H;
+        if (w1 > d->W) w1 = d->W;
+        if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
+        inv = FUSE__V_SET1((float)(1.0 / (double)area));
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC sum = FUSE__V_ZERO();
+          for (ih = hs; ih < h1; ih++)
+            for (iw = ws; iw < w1; iw++)
+              sum = FUSE__V_ADD(sum, FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m));
+          FUSE__V_STORE_MASK(yp + c0, m, FUSE__V_MUL(sum, inv));
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/pool.inc ==== */
+/* ==== begin src/kernels/eltwise.inc ==== */
+/* Element-wise rows, a template of the vector layer (pool_eltwise.c instantiates it):
+   y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul, maximum, minimum: a NaN
+   in a is kept, as in the reference), relu and clip of a. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const float *a, int sa,
+                                                   const float *b, int sb, int64_t n, float lo,
+                                                   float hi) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC x = sa ? FUSE__V_LOAD_MASK(a + i, m) : FUSE__V_SET1(a[0]), v, z;
+    z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x
+        : sb ? FUSE__V_LOAD_MASK(b + i, m) : FUSE__V_SET1(b[0]);
+    switch (op) {
+    case FUSE__OP_ADD: v = FUSE__V_ADD(x, z); break;
+    case FUSE__OP_SUB: v = FUSE__V_SUB(x, z); break;
+    case FUSE__OP_MUL: v = FUSE__V_MUL(x, z); break;
+    case FUSE__OP_MAXIMUM: v = FUSE__V_MAX_NAN(x, z); break;
+    case FUSE__OP_MINIMUM: v = FUSE__V_MIN_NAN(x, z); break;
+    case FUSE__OP_RELU: v = FUSE__V_BELOW(x, FUSE__V_ZERO()); break; /* x < 0 ? 0 : x */
+    default: v = FUSE__V_ABOVE(FUSE__V_BELOW(x, FUSE__V_SET1(lo)), FUSE__V_SET1(hi)); break;
+    }
+    FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+/* ==== end src/kernels/eltwise.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+/* ==== end src/kernels/pool_eltwise.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
@@ -8195,10 +12239,8 @@ static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t
   return (*fill + 15) / 16 * 16 + 32;
 }
 
-#ifdef FUSE__SIMD
-/* The depthwise, pool and element-wise kernels of each ISA (simd.c). The scalar row comes
-   with their scalar twins (FUSE__HAVE_SCALAR_DW); until then FUSE_ISA_SCALAR runs those ops
-   on the reference kernels. */
+/* The depthwise, pool and element-wise kernels of each ISA (depthwise.c, pool_eltwise.c), the
+   scalar twins on every target. */
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
 typedef void (*fuse__dwc_row_fn)(float *dst, const float *x, const fuse__dw_args *d, int64_t wq,
                                  int64_t fill);
@@ -8214,18 +12256,16 @@ typedef struct fuse__isa_ops {
 } fuse__isa_ops;
 
 static const fuse__isa_ops fuse__isa_ops_table[] = {
-#ifndef FUSE_NO_AVX512
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_avx512_row, fuse__pool_avx512,
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512,
      fuse__elt_avx512},
 #endif
-#ifndef FUSE_NO_AVX2
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_avx2_row, fuse__pool_avx2,
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
      fuse__elt_avx2},
 #endif
-#ifdef FUSE__HAVE_SCALAR_DW
     {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
      fuse__elt_scalar},
-#endif
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row of an ISA; the all-NULL last row when it has none. */
@@ -8241,7 +12281,6 @@ static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) { return fuse__isa_ops_
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
 }
-#endif /* FUSE__SIMD */
 /* ==== end src/kernels/table.c ==== */
 /* ==== begin src/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
@@ -8701,7 +12740,6 @@ typedef struct fuse__conv_shape {
    ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
 static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                            size_t *zeros, size_t *scratch) {
-#ifdef FUSE__SIMD
   const fuse_conv2d_attrs *ca = &st->a.conv;
   size_t need, row;
   if (!fuse__dw_pick(p->isa, 1)) return 0;
@@ -8712,20 +12750,11 @@ static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
   if (row > *zeros) *zeros = row;
   return 1;
-#else
-  (void)p, (void)st, (void)c, (void)zeros, (void)scratch;
-  return 0; /* no depthwise kernel but the reference yet */
-#endif
 }
 
 /* Whether the ISA runs the few-channel kernel: its tiles and the depthwise row builder. */
 static int fuse__few_channels_runs(fuse_isa isa) {
-#ifdef FUSE__SIMD
   return fuse__few_channels_pick(isa, 1) && fuse__dwc_row_pick(isa);
-#else
-  (void)isa;
-  return 0;
-#endif
 }
 
 /* Few input channels on NCHW in and out (the stems): the input read in place from rows of it
@@ -9772,9 +13801,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
   int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
   int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
   int rank = ty->rank, d;
-#ifdef FUSE__SIMD
   fuse__elt_fn fn = NULL;
-#endif
   if (rank == 0) {
     y[0] = fuse__binary_op(s->op, a[0], b[0]);
     return;
@@ -9795,9 +13822,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
     ia = na > 1 || inner * outer == 1, ib = nb > 1 || inner * outer == 1;
     inner *= outer, outer = 1;
   }
-#ifdef FUSE__SIMD
   if (ia <= 1 && ib <= 1) fn = fuse__elt_pick(r->p->isa); /* rows of whole or scalar operands */
-#endif
   memset(idx, 0, sizeof idx);
   for (o = 0; o < outer; o++) {
     int64_t oa = 0, ob = 0;
@@ -9806,11 +13831,9 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
       oa += idx[d] * sa[d];
       ob += idx[d] * sb[d];
     }
-#ifdef FUSE__SIMD
     if (fn)
       fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
     else
-#endif
       for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
     for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
@@ -9822,13 +13845,11 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   float *y = fuse__data(r, s->out);
   int64_t i, count = fuse__numel(ty->rank, ty->shape);
   float lo = s->a.clip.lo, hi = s->a.clip.hi;
-#ifdef FUSE__SIMD
   fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
   if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
     fn(s->op, y, x, 1, x, 1, count, lo, hi);
     return;
   }
-#endif
   switch (s->op) {
   case FUSE__OP_RELU:
     for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
@@ -10286,7 +14307,6 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
 }
 
-#ifdef FUSE__SIMD /* the few-channel kernel needs the depthwise row builder (simd.c) */
 /* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
    A band's input rows are copied into the chunk's buffer, each channel's rows one after
    another, a row as its sw column phases of wq floats with the padding in place (zeros that
@@ -10396,19 +14416,15 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.zeros = r->p->zeros;
   d.scratch = r->work + r->p->scratch_offset;
   d.slot = r->p->scratch_slot;
+  d.post = s->post;
   d.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    d.kind[q] = s->post[q].kind;
-    d.lo[q] = s->post[q].lo;
-    d.hi[q] = s->post[q].hi;
-    d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
-  }
+  for (q = 0; q < s->num_post; q++)
+    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
-#endif /* FUSE__SIMD */
 /* ==== end src/kernels/conv_drivers.c ==== */
 /* ==== begin src/kernels/other_ops.c ==== */
 
@@ -10427,7 +14443,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
   int64_t u, C = j->C, P = j->P;
   (void)chunk;
   for (u = u0; u < u1; u++) {
-    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256, c, q;
+    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256;
     const float *x = j->x + n * C * P;
     float *y = j->y + n * C * P;
     /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
@@ -10441,8 +14457,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
       continue;
     }
 #endif
-    for (c = 0; c < rows; c++)
-      for (q = 0; q < cols; q++) yb[q * ldy + c] = xb[c * ldx + q];
+    fuse__transpose_scalar(xb, ldx, yb, ldy, rows, cols);
   }
 }
 
@@ -10455,11 +14470,7 @@ static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   j.C = ty->shape[1], j.P = ty->shape[2] * ty->shape[3];
   j.bands = (j.P + 255) / 256;
   j.to_nhwc = s->op == FUSE__OP_TO_NHWC;
-#ifdef FUSE__SIMD
   fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__layout_bands, &j);
-#else
-  fuse__layout_bands(&j, 0, 0, ty->shape[0] * j.bands);
-#endif
 }
 
 static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
@@ -10481,7 +14492,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_nchw_gemm(r, s);
     return;
   }
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     fuse__conv_few_channels(r, s);
     return;
@@ -10490,7 +14500,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_dw(r, s);
     return;
   }
-#endif
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) {
       float *yp = y + (n * K + k) * OH * OW;
@@ -10662,13 +14671,11 @@ static void fuse__kernel_batch_norm(const fuse__run *r, const fuse__step *s) {
 }
 
 /* max / average pool on NHWC: the same windows, channels innermost. */
-#ifdef FUSE__SIMD
 static void fuse__pool_rows(void *ctx, int chunk, int64_t r0, int64_t r1) {
   const fuse__pool_args *d = (const fuse__pool_args *)ctx;
   (void)chunk;
   d->fn(d, r0, r1);
 }
-#endif
 
 static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
@@ -10678,7 +14685,6 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
   int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
-#ifdef FUSE__SIMD
   fuse__pool_args d;
   d.fn = fuse__pool_pick(r->p->isa);
   if (d.fn) {
@@ -10687,7 +14693,6 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
     fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
     return;
   }
-#endif
   for (n = 0; n < N; n++)
     for (oh = 0; oh < OH; oh++)
       for (ow = 0; ow < OW; ow++) {
@@ -12407,61 +16412,14 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__NCHW_GEMM_PANEL
 #undef FUSE__L1_PANEL
 #undef FUSE__PTR_CACHE
-#undef FUSE__UNROLL
 #undef FUSE__NCHW_PACK_RUNS
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
 #undef FUSE__FEW_CHANNELS_SEGS
 #undef FUSE__FEW_CHANNELS_BUF
-#undef FUSE__DW
-#undef FUSE__DW_EPI
-#undef FUSE__POOL
-#undef FUSE__ELT
-#undef FUSE__DWC
 #undef FUSE__DWC_BUF
-#undef FUSE__DWC_DECL
-#undef FUSE__DWC_FMA
-#undef FUSE__DWC_AT
-#undef FUSE__DWC_ADD
-#undef FUSE__DWC_CLAMP
-#undef FUSE__DWC_STORE
-#undef FUSE__DWC_KADD
-#undef FUSE__DW_POSTS
-#undef FUSE__DWC_KSTORE
-#undef FUSE__L5A
-#undef FUSE__L5B
-#undef FUSE__DWK_W
-#undef FUSE__DWK_WROW
-#undef FUSE__DWK_T
-#undef FUSE__DWK_X
-#undef FUSE__DWK_J
-#undef FUSE__DWK_TILES
-#undef FUSE__DWK_EPI
-#undef FUSE__DWK_XD
-#undef FUSE__DWK_XM
-#undef FUSE__DWK_JD
-#undef FUSE__DWK_JM
-#undef FUSE__DWK_ROW
-#undef FUSE__DWK_COL
-#undef FUSE__DWK_MASKS
-#undef FUSE__DWK_ADD
-#undef FUSE__DWK_CLAMP
-#undef FUSE__DWK_STORE
-#undef FUSE__DWK_KADD
-#undef FUSE__DWK_KSTORE
-#undef FUSE__P8
-#undef FUSE__J19
-#undef FUSE__DWN_W
-#undef FUSE__DWN_T
-#undef FUSE__DWN_J
-#undef FUSE__DWN_DECL
-#undef FUSE__DWN_ADD
-#undef FUSE__DWN_CLAMP
-#undef FUSE__DWN_STORE
-#undef FUSE__DWN_BLOCK
-#undef FUSE__DWK_DIRECT
-#undef FUSE__DWC_TILES
-#undef FUSE__S8
+#undef FUSE__UNROLL
+#undef FUSE__TILE_INLINE
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM
 #undef FUSE__MAX_BYTES

@@ -257,7 +257,6 @@ typedef struct fuse__conv_shape {
    ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
 static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                            size_t *zeros, size_t *scratch) {
-#ifdef FUSE__SIMD
   const fuse_conv2d_attrs *ca = &st->a.conv;
   size_t need, row;
   if (!fuse__dw_pick(p->isa, 1)) return 0;
@@ -268,20 +267,11 @@ static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
   if (row > *zeros) *zeros = row;
   return 1;
-#else
-  (void)p, (void)st, (void)c, (void)zeros, (void)scratch;
-  return 0; /* no depthwise kernel but the reference yet */
-#endif
 }
 
 /* Whether the ISA runs the few-channel kernel: its tiles and the depthwise row builder. */
 static int fuse__few_channels_runs(fuse_isa isa) {
-#ifdef FUSE__SIMD
   return fuse__few_channels_pick(isa, 1) && fuse__dwc_row_pick(isa);
-#else
-  (void)isa;
-  return 0;
-#endif
 }
 
 /* Few input channels on NCHW in and out (the stems): the input read in place from rows of it

@@ -1468,6 +1468,267 @@ TEST(depthwise) {
   printf("depthwise: %d shapes x 4 epilogues, NCHW and NHWC\n", i);
 }
 
+/* The depthwise, pool, element-wise and transpose instances called directly (each one the
+   CPU runs and always the scalar twin) against plain loops of the op's definition, on random
+   shapes: kernels 3x3, 5x5 (the register kernels) and others, strides 1-3, dilation 1-2,
+   padding, planes and channel counts narrower than a vector, each post-op kind in random
+   order. */
+typedef void (*dw_instance_fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
+typedef struct kernel_instances {
+  fuse_isa isa;
+  dw_instance_fn nhwc, nchw;
+  void (*pool)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+  void (*elt)(int op, float *y, const float *a, int sa, const float *b, int sb, int64_t n,
+              float lo, float hi);
+  void (*transpose)(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t rows,
+                    int64_t cols);
+} kernel_instances;
+
+static const kernel_instances instances[] = {
+    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__pool_scalar, fuse__elt_scalar,
+     fuse__transpose_scalar},
+#if defined(TEST_SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__pool_avx2, fuse__elt_avx2,
+     fuse__transpose_avx2},
+#endif
+#if defined(TEST_SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__pool_avx512, fuse__elt_avx512,
+     NULL},
+#endif
+};
+#define NUM_INSTANCES ((int)(sizeof instances / sizeof instances[0]))
+
+static int close_to(const float *got, const float *want, size_t n, size_t *bad) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (got[i] != want[i] && !(fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i])))) {
+      *bad = i;
+      return 0;
+    }
+  return 1;
+}
+
+static void *aligned_scratch(size_t n, void **raw) {
+  unsigned char *p = (unsigned char *)malloc(n + 64);
+  *raw = p;
+  return p + (64 - (uintptr_t)p % 64) % 64;
+}
+
+static void dw_instance_case(uint32_t seed, int *shapes_seen) {
+  int N = rnd_in(1, 2), C = rnd_in(1, 40), H = rnd_in(1, 24), W = rnd_in(1, 40);
+  int pick = rnd(4), KH = pick < 2 ? 3 : pick == 2 ? 5 : rnd_in(1, 7);
+  int KW = pick < 3 ? KH : rnd_in(1, 7);
+  int sh = rnd_in(1, 3), sw = rnd_in(1, 3), dh = rnd(3) ? 1 : 2, dw = rnd(3) ? 1 : 2;
+  int pt = rnd(KH), pl = rnd(KW), pb = rnd(KH), pr = rnd(KW), OH, OW, q, i, num_post = rnd(4);
+  int64_t Cp = (C + 15) / 16 * 16, kh, kw, n, c, oh, ow;
+  fuse_post_op post[FUSE_MAX_POST_OPS];
+  float *x, *w, *wp, *bias, *res[FUSE_MAX_POST_OPS], *want, *got, *zeros, *xt;
+  size_t nx, ny;
+  int layout;
+  if (rnd(2)) sh = sw = rnd_in(1, 2); /* more of the register kernels */
+  OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1;
+  OW = (W + pl + pr - dw * (KW - 1) - 1) / sw + 1;
+  if (OH < 1 || OW < 1) return;
+  nx = (size_t)N * C * H * W, ny = (size_t)N * C * OH * OW;
+  x = falloc(nx), xt = falloc(nx), want = falloc(ny), got = falloc(ny), bias = falloc((size_t)C);
+  w = falloc((size_t)C * KH * KW), wp = falloc((size_t)KH * KW * Cp), zeros = falloc((size_t)W + 64);
+  fill(x, nx, seed * 16 + 1, -1, 1);
+  fill(w, (size_t)C * KH * KW, seed * 16 + 2, -0.5f, 0.5f);
+  fill(bias, (size_t)C, seed * 16 + 3, -0.5f, 0.5f);
+  memset(zeros, 0, ((size_t)W + 64) * sizeof(float));
+  memset(wp, 0, (size_t)KH * KW * Cp * sizeof(float)); /* packed [tap][Cp] */
+  for (c = 0; c < C; c++)
+    for (i = 0; i < KH * KW; i++) wp[i * Cp + c] = w[c * KH * KW + i];
+  for (q = 0; q < num_post; q++) {
+    memset(&post[q], 0, sizeof post[q]);
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = rnd(2) ? 0.0f : -0.3f;
+    post[q].hi = rnd(2) ? 6.0f : rnd(2) ? 0.4f : HUGE_VALF;
+    res[q] = falloc(ny);
+    fill(res[q], ny, seed * 16 + 4 + (uint32_t)q, -1, 1);
+  }
+  for (layout = 0; layout < 2; layout++) { /* NCHW, then NHWC (x, y, residuals transposed) */
+    int64_t NHWC = layout;
+    for (n = 0; n < N; n++) /* the oracle, in the layout's order */
+      for (c = 0; c < C; c++)
+        for (oh = 0; oh < OH; oh++)
+          for (ow = 0; ow < OW; ow++) {
+            double s = bias[c];
+            int64_t at = NHWC ? ((n * OH + oh) * OW + ow) * C + c : ((n * C + c) * OH + oh) * OW + ow;
+            float v;
+            for (kh = 0; kh < KH; kh++)
+              for (kw = 0; kw < KW; kw++) {
+                int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                s += (double)x[((n * C + c) * H + ih) * W + iw] * w[(c * KH + kh) * KW + kw];
+              }
+            v = (float)s;
+            for (q = 0; q < num_post; q++)
+              v = post[q].kind == FUSE_POST_ADD ? v + res[q][at]
+                                                : fminf(post[q].hi, fmaxf(post[q].lo, v));
+            want[at] = v;
+          }
+    for (i = 0; i < NUM_INSTANCES; i++) {
+      const kernel_instances *k = &instances[i];
+      fuse__dw_args d;
+      void *raw = NULL, *scratch = NULL;
+      size_t bad = 0;
+      if (!isa_have[k->isa]) continue;
+      memset(&d, 0, sizeof d);
+      d.x = x, d.w = wp, d.bias = bias, d.y = got, d.post = post, d.num_post = num_post;
+      for (q = 0; q < num_post; q++) d.residual[q] = post[q].kind == FUSE_POST_ADD ? res[q] : NULL;
+      d.KH = KH, d.KW = KW, d.C = C, d.Cp = Cp, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+      d.sh = sh, d.sw = sw, d.pt = pt, d.pl = pl, d.dh = dh, d.dw = dw, d.zeros = zeros;
+      memset(got, 0xff, ny * sizeof(float));
+      if (NHWC) {
+        int64_t p;
+        for (n = 0; n < N; n++) /* x to NHWC */
+          for (c = 0; c < C; c++)
+            for (p = 0; p < (int64_t)H * W; p++) xt[(n * H * W + p) * C + c] = x[(n * C + c) * H * W + p];
+        d.x = xt;
+        k->nhwc(&d, NULL, 0, (int64_t)N * OH);
+      } else {
+        scratch = aligned_scratch(fuse__dwc_scratch(OH, OW, KH, KW, sh, sw, dh, dw), &raw);
+        k->nchw(&d, scratch, 0, (int64_t)N * C);
+      }
+      free(raw);
+      if (!close_to(got, want, ny, &bad)) {
+        runner_test_failed = 1;
+        fprintf(stderr, "  FAIL %s: %s %s: N=%d C=%d %dx%d k%dx%d s%d,%d d%d,%d pad %d,%d,%d,%d "
+                "posts %d: element %zu is %g, want %g\n", runner_current,
+                NHWC ? "fuse__dw" : "fuse__dwc", isa_name(k->isa), N, C, H, W, KH, KW, sh, sw,
+                dh, dw, pt, pl, pb, pr, num_post, bad, got[bad], want[bad]);
+      }
+    }
+  }
+  if (KH == KW && (KH == 3 || KH == 5) && sh <= 2 && dh == 1) shapes_seen[0]++;
+  else shapes_seen[1]++;
+  free(x), free(xt), free(w), free(wp), free(bias), free(want), free(got), free(zeros);
+  for (q = 0; q < num_post; q++) free(res[q]);
+}
+
+TEST(depthwise_instances) {
+  int i, seen[2] = {0, 0};
+  shape_rng = 0x5eed0d3bu;
+  for (i = 0; i < 400; i++) dw_instance_case(20000u + (uint32_t)i, seen);
+  printf("depthwise_instances: %d on the register kernels, %d others, each instance and layout\n",
+         seen[0], seen[1]);
+}
+
+TEST(pool_instances) {
+  int t;
+  shape_rng = 0x900151u;
+  for (t = 0; t < 200; t++) {
+    int N = rnd_in(1, 2), C = rnd_in(1, 40), H = rnd_in(1, 14), W = rnd_in(1, 14), i;
+    fuse_pool2d_attrs a;
+    int64_t OH, OW, n, oh, ow, c, kh, kw;
+    float *x, *want, *got;
+    size_t nx, ny, bad = 0;
+    memset(&a, 0, sizeof a);
+    a.kernel[0] = rnd_in(1, 4), a.kernel[1] = rnd_in(1, 4);
+    a.strides[0] = rnd_in(1, 3), a.strides[1] = rnd_in(1, 3);
+    a.dilation[0] = rnd_in(1, 2), a.dilation[1] = rnd_in(1, 2);
+    a.padding[0] = rnd(a.kernel[0]), a.padding[1] = rnd(a.kernel[1]);
+    a.padding[2] = rnd(a.kernel[0]), a.padding[3] = rnd(a.kernel[1]);
+    a.count_include_pad = rnd(2);
+    OH = (H + a.padding[0] + a.padding[2] - a.dilation[0] * (a.kernel[0] - 1) - 1) / a.strides[0] + 1;
+    OW = (W + a.padding[1] + a.padding[3] - a.dilation[1] * (a.kernel[1] - 1) - 1) / a.strides[1] + 1;
+    if (OH < 1 || OW < 1) continue;
+    if (!(t & 1)) a.dilation[0] = a.dilation[1] = 1; /* average pool: no dilation */
+    OH = (H + a.padding[0] + a.padding[2] - a.dilation[0] * (a.kernel[0] - 1) - 1) / a.strides[0] + 1;
+    OW = (W + a.padding[1] + a.padding[3] - a.dilation[1] * (a.kernel[1] - 1) - 1) / a.strides[1] + 1;
+    nx = (size_t)N * H * W * C, ny = (size_t)N * OH * OW * C;
+    x = falloc(nx), want = falloc(ny), got = falloc(ny);
+    fill(x, nx, 31000u + (uint32_t)t, -1, 1);
+    for (n = 0; n < N; n++) /* the oracle on NHWC: max (odd t) or average (even t) */
+      for (oh = 0; oh < OH; oh++)
+        for (ow = 0; ow < OW; ow++)
+          for (c = 0; c < C; c++) {
+            int64_t h0 = oh * a.strides[0] - a.padding[0], w0 = ow * a.strides[1] - a.padding[1];
+            double s = 0, m = -HUGE_VAL;
+            int64_t cnt = 0, h1 = h0 + a.kernel[0], w1 = w0 + a.kernel[1];
+            for (kh = 0; kh < a.kernel[0]; kh++)
+              for (kw = 0; kw < a.kernel[1]; kw++) {
+                int64_t ih = h0 + kh * a.dilation[0], iw = w0 + kw * a.dilation[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                s += x[((n * H + ih) * W + iw) * C + c], cnt++;
+                if (x[((n * H + ih) * W + iw) * C + c] > m) m = x[((n * H + ih) * W + iw) * C + c];
+              }
+            if (a.count_include_pad) { /* the window clipped to the padded input */
+              if (h1 > H + a.padding[2]) h1 = H + a.padding[2];
+              if (w1 > W + a.padding[3]) w1 = W + a.padding[3];
+              cnt = (h1 - h0) * (w1 - w0);
+            }
+            want[((n * OH + oh) * OW + ow) * C + c] = t & 1 ? (float)m : (float)(s / (double)cnt);
+          }
+    for (i = 0; i < NUM_INSTANCES; i++) {
+      fuse__pool_args d;
+      if (!isa_have[instances[i].isa]) continue;
+      memset(&d, 0, sizeof d);
+      d.x = x, d.y = got, d.a = &a, d.is_max = t & 1;
+      d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+      memset(got, 0xff, ny * sizeof(float));
+      instances[i].pool(&d, 0, N * OH);
+      if (!close_to(got, want, ny, &bad)) {
+        runner_test_failed = 1;
+        fprintf(stderr, "  FAIL %s: %s pool %s: C=%d %dx%d k%dx%d: element %zu is %g, want %g\n",
+                runner_current, t & 1 ? "max" : "average", isa_name(instances[i].isa), C, H, W,
+                a.kernel[0], a.kernel[1], bad, got[bad], want[bad]);
+      }
+    }
+    free(x), free(want), free(got);
+  }
+}
+
+TEST(elementwise_and_transpose_instances) {
+  static const int ops[7] = {FUSE__OP_ADD, FUSE__OP_SUB,  FUSE__OP_MUL, FUSE__OP_MAXIMUM,
+                             FUSE__OP_MINIMUM, FUSE__OP_RELU, FUSE__OP_CLIP};
+  float a[70], b[70], want[70], got[70], *x, *y;
+  int t, i, j;
+  shape_rng = 0xe17u;
+  for (t = 0; t < 140; t++) {
+    int op = ops[t % 7], n = rnd_in(1, 70), sa = rnd(4) != 0, sb = rnd(4) != 0;
+    fill(a, 70, 32000u + (uint32_t)t, -2, 2);
+    fill(b, 70, 33000u + (uint32_t)t, -2, 2);
+    a[rnd(70)] = NAN, b[rnd(70)] = NAN;
+    for (j = 0; j < n; j++) {
+      float u = a[sa ? j : 0], v = b[sb ? j : 0];
+      want[j] = op == FUSE__OP_RELU ? (u < 0 ? 0.0f : u)
+                : op == FUSE__OP_CLIP ? (u < -0.5f ? -0.5f : u > 0.75f ? 0.75f : u)
+                                      : fuse__binary_op(op, u, v);
+    }
+    for (i = 0; i < NUM_INSTANCES; i++) {
+      if (!isa_have[instances[i].isa]) continue;
+      memset(got, 0, sizeof got);
+      instances[i].elt(op, got, a, sa, b, sb, n, -0.5f, 0.75f);
+      if (memcmp(got, want, (size_t)n * sizeof(float)) != 0) { /* bit-exact, NaN included */
+        runner_test_failed = 1;
+        fprintf(stderr, "  FAIL %s: element-wise op %d on %s, n %d, sa %d, sb %d\n",
+                runner_current, op, isa_name(instances[i].isa), n, sa, sb);
+      }
+    }
+  }
+  x = falloc(300 * 70), y = falloc(300 * 70);
+  fill(x, 300 * 70, 34000u, -1, 1);
+  for (t = 0; t < 40; t++) {
+    int rows = rnd_in(1, 300), cols = rnd_in(1, 70), r, c;
+    for (i = 0; i < NUM_INSTANCES; i++) {
+      if (!isa_have[instances[i].isa] || !instances[i].transpose) continue;
+      memset(y, 0, 300 * 70 * sizeof(float));
+      instances[i].transpose(x, 70, y, rows + 3, rows, cols);
+      for (r = 0; r < rows; r++)
+        for (c = 0; c < cols; c++)
+          if (y[c * (rows + 3) + r] != x[r * 70 + c]) {
+            runner_test_failed = 1;
+            fprintf(stderr, "  FAIL %s: transpose on %s, %d x %d at %d, %d\n", runner_current,
+                    isa_name(instances[i].isa), rows, cols, r, c);
+            r = rows, c = cols;
+          }
+    }
+  }
+  free(x), free(y);
+}
+
 TEST(nhwc_followers_and_matmul) {
   int v;
   for (v = 0; v <= 10; v++) {
@@ -2100,6 +2361,9 @@ int main(void) {
   RUN(nan_inf_propagation);
   RUN(weights_as_input);
   RUN(depthwise);
+  RUN(depthwise_instances);
+  RUN(pool_instances);
+  RUN(elementwise_and_transpose_instances);
   RUN(nhwc_followers_and_matmul);
   RUN(matmul_shapes);
   RUN(elementwise_nan);

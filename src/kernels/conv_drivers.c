@@ -416,7 +416,6 @@ static void fuse__conv_nchw_gemm(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, units * j.kparts, fuse__nchw_gemm_units, &j);
 }
 
-#ifdef FUSE__SIMD /* the few-channel kernel needs the depthwise row builder (simd.c) */
 /* The few-channel NCHW kernel at run time. Units are (image, band of s->band output rows).
    A band's input rows are copied into the chunk's buffer, each channel's rows one after
    another, a row as its sw column phases of wq floats with the padding in place (zeros that
@@ -526,16 +525,12 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.zeros = r->p->zeros;
   d.scratch = r->work + r->p->scratch_offset;
   d.slot = r->p->scratch_slot;
+  d.post = s->post;
   d.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++) {
-    d.kind[q] = s->post[q].kind;
-    d.lo[q] = s->post[q].lo;
-    d.hi[q] = s->post[q].hi;
-    d.res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
-  }
+  for (q = 0; q < s->num_post; q++)
+    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
-#endif /* FUSE__SIMD */

@@ -31,14 +31,6 @@
    exercised on every CPU. The op-by-op reference kernels stay the oracle
    (fuse_compile_options.reference_kernels). */
 
-/* fully unrolls a register tile's constant-bound loops (the accumulators stay in registers) */
-#ifndef FUSE__UNROLL
-#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
-#define FUSE__UNROLL _Pragma("GCC unroll 16")
-#else
-#define FUSE__UNROLL
-#endif
-#endif
 
 /* The epilogue operands of a micro-kernel call. */
 typedef struct fuse__tile_epi {
@@ -86,7 +78,6 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    faster on its instruction set, see gemm_tile.inc). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
-#include "post.inc"
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 4
@@ -131,7 +122,6 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
-#include "post.inc"
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
@@ -162,7 +152,6 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    and two pixels by 4 channels. (x86-64's 16 SSE registers spill on 4x4: scalar is only the
    test path there.) */
 #include "vec_scalar.h"
-#include "post.inc"
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 4

@@ -14,7 +14,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
   int64_t u, C = j->C, P = j->P;
   (void)chunk;
   for (u = u0; u < u1; u++) {
-    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256, c, q;
+    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256;
     const float *x = j->x + n * C * P;
     float *y = j->y + n * C * P;
     /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
@@ -28,8 +28,7 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
       continue;
     }
 #endif
-    for (c = 0; c < rows; c++)
-      for (q = 0; q < cols; q++) yb[q * ldy + c] = xb[c * ldx + q];
+    fuse__transpose_scalar(xb, ldx, yb, ldy, rows, cols);
   }
 }
 
@@ -42,11 +41,7 @@ static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   j.C = ty->shape[1], j.P = ty->shape[2] * ty->shape[3];
   j.bands = (j.P + 255) / 256;
   j.to_nhwc = s->op == FUSE__OP_TO_NHWC;
-#ifdef FUSE__SIMD
   fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__layout_bands, &j);
-#else
-  fuse__layout_bands(&j, 0, 0, ty->shape[0] * j.bands);
-#endif
 }
 
 static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
@@ -68,7 +63,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_nchw_gemm(r, s);
     return;
   }
-#ifdef FUSE__SIMD
   if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     fuse__conv_few_channels(r, s);
     return;
@@ -77,7 +71,6 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     fuse__conv_dw(r, s);
     return;
   }
-#endif
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) {
       float *yp = y + (n * K + k) * OH * OW;
@@ -249,13 +242,11 @@ static void fuse__kernel_batch_norm(const fuse__run *r, const fuse__step *s) {
 }
 
 /* max / average pool on NHWC: the same windows, channels innermost. */
-#ifdef FUSE__SIMD
 static void fuse__pool_rows(void *ctx, int chunk, int64_t r0, int64_t r1) {
   const fuse__pool_args *d = (const fuse__pool_args *)ctx;
   (void)chunk;
   d->fn(d, r0, r1);
 }
-#endif
 
 static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
@@ -265,7 +256,6 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
   int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
-#ifdef FUSE__SIMD
   fuse__pool_args d;
   d.fn = fuse__pool_pick(r->p->isa);
   if (d.fn) {
@@ -274,7 +264,6 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
     fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
     return;
   }
-#endif
   for (n = 0; n < N; n++)
     for (oh = 0; oh < OH; oh++)
       for (ow = 0; ow < OW; ow++) {

@@ -71,9 +71,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
   int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
   int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
   int rank = ty->rank, d;
-#ifdef FUSE__SIMD
   fuse__elt_fn fn = NULL;
-#endif
   if (rank == 0) {
     y[0] = fuse__binary_op(s->op, a[0], b[0]);
     return;
@@ -94,9 +92,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
     ia = na > 1 || inner * outer == 1, ib = nb > 1 || inner * outer == 1;
     inner *= outer, outer = 1;
   }
-#ifdef FUSE__SIMD
   if (ia <= 1 && ib <= 1) fn = fuse__elt_pick(r->p->isa); /* rows of whole or scalar operands */
-#endif
   memset(idx, 0, sizeof idx);
   for (o = 0; o < outer; o++) {
     int64_t oa = 0, ob = 0;
@@ -105,11 +101,9 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
       oa += idx[d] * sa[d];
       ob += idx[d] * sb[d];
     }
-#ifdef FUSE__SIMD
     if (fn)
       fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
     else
-#endif
       for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
     for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
@@ -121,13 +115,11 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   float *y = fuse__data(r, s->out);
   int64_t i, count = fuse__numel(ty->rank, ty->shape);
   float lo = s->a.clip.lo, hi = s->a.clip.hi;
-#ifdef FUSE__SIMD
   fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
   if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
     fn(s->op, y, x, 1, x, 1, count, lo, hi);
     return;
   }
-#endif
   switch (s->op) {
   case FUSE__OP_RELU:
     for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */

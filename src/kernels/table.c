@@ -123,10 +123,8 @@ static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t
   return (*fill + 15) / 16 * 16 + 32;
 }
 
-#ifdef FUSE__SIMD
-/* The depthwise, pool and element-wise kernels of each ISA (simd.c). The scalar row comes
-   with their scalar twins (FUSE__HAVE_SCALAR_DW); until then FUSE_ISA_SCALAR runs those ops
-   on the reference kernels. */
+/* The depthwise, pool and element-wise kernels of each ISA (depthwise.c, pool_eltwise.c), the
+   scalar twins on every target. */
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);
 typedef void (*fuse__dwc_row_fn)(float *dst, const float *x, const fuse__dw_args *d, int64_t wq,
                                  int64_t fill);
@@ -142,18 +140,16 @@ typedef struct fuse__isa_ops {
 } fuse__isa_ops;
 
 static const fuse__isa_ops fuse__isa_ops_table[] = {
-#ifndef FUSE_NO_AVX512
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_avx512_row, fuse__pool_avx512,
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512,
      fuse__elt_avx512},
 #endif
-#ifndef FUSE_NO_AVX2
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_avx2_row, fuse__pool_avx2,
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
      fuse__elt_avx2},
 #endif
-#ifdef FUSE__HAVE_SCALAR_DW
     {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
      fuse__elt_scalar},
-#endif
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row of an ISA; the all-NULL last row when it has none. */
@@ -169,4 +165,3 @@ static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) { return fuse__isa_ops_
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
 }
-#endif /* FUSE__SIMD */

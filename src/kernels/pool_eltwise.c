@@ -1,0 +1,64 @@
+/* ------------------------------------------- pool, element-wise, transpose kernels -- */
+/* Plain-C templates instantiated once per vector layer: fuse__pool_* (pool.inc),
+   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _scalar (transpose.inc: the AVX-512
+   CPUs take the AVX2 one, whose 8 x 8 blocks are as fast as the conversions need). */
+struct fuse__pool_args {
+  const float *x;
+  float *y;
+  const fuse_pool2d_attrs *a;
+  int is_max;
+  int64_t C, H, W, OH, OW;
+  void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
+};
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+#include "vec_avx512.h"
+#include "pool.inc"
+#include "eltwise.inc"
+#include "vec_end.h"
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* The AVX2 layer's in-register transpose of the 8 x 8 floats at x (rows ldx apart) into y
+   (rows ldy apart), for transpose.inc. */
+__attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx2(const float *x,
+                                                                                  int64_t ldx,
+                                                                                  float *y,
+                                                                                  int64_t ldy) {
+  __m256 a0 = _mm256_loadu_ps(x), a1 = _mm256_loadu_ps(x + ldx);
+  __m256 a2 = _mm256_loadu_ps(x + 2 * ldx), a3 = _mm256_loadu_ps(x + 3 * ldx);
+  __m256 a4 = _mm256_loadu_ps(x + 4 * ldx), a5 = _mm256_loadu_ps(x + 5 * ldx);
+  __m256 a6 = _mm256_loadu_ps(x + 6 * ldx), a7 = _mm256_loadu_ps(x + 7 * ldx);
+  __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+  __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+  __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+  __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  _mm256_storeu_ps(y, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(y + ldy, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(y + 2 * ldy, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(y + 3 * ldy, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(y + 4 * ldy, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(y + 5 * ldy, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(y + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(y + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#include "vec_avx2.h"
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
+#include "pool.inc"
+#include "eltwise.inc"
+#include "transpose.inc"
+#undef FUSE__V_TRANSPOSE_BLOCK
+#include "vec_end.h"
+#endif
+
+#include "vec_scalar.h"
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
+#include "transpose.inc"
+#undef FUSE__V_TRANSPOSE_BLOCK
+#include "pool.inc"
+#include "eltwise.inc"
+#include "vec_end.h"
