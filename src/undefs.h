@@ -22,6 +22,9 @@
 #undef FUSE__FEW_CHANNELS_BUF
 #undef FUSE__DWC_BUF
 #undef FUSE__UNROLL
+#ifdef FUSE__ASAN
+#undef FUSE__ASAN
+#endif
 #undef FUSE__TILE_INLINE
 #undef FUSE__ALIGN
 #undef FUSE__MAX_DIM

@@ -23,8 +23,17 @@
 
 /* The templates' register tiles are small arrays in loops of constant trip count under
    FUSE__UNROLL, which the compiler unrolls fully so that the arrays live in registers: the
-   count covers the longest such loop (the 19 input rows of a 5x5 stride-2 depthwise tile). */
-#if (defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)
+   count covers the longest such loop (the 19 input rows of a 5x5 stride-2 depthwise tile).
+   Under AddressSanitizer the arrays stay in memory with their redzones whatever is unrolled,
+   and unrolled they make clang's builds take many minutes: there the loops stay loops. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FUSE__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FUSE__ASAN 1
+#endif
+#endif
+#if ((defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)) && !defined(FUSE__ASAN)
 #define FUSE__UNROLL _Pragma("GCC unroll 32")
 #else
 #define FUSE__UNROLL
