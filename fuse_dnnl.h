@@ -402,6 +402,8 @@ static dnnl_status_t fuse__dnnl_post_ops(const fuse_backend_step *d,
         st = dnnl_post_ops_append_eltwise(ep->po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
       else
         st = dnnl_post_ops_append_eltwise(ep->po, 1.0f, dnnl_eltwise_clip, q->lo, q->hi);
+    } else if (q->kind != FUSE_POST_ADD) {
+      st = dnnl_unimplemented; /* a post-op kind with no oneDNN mapping here: the step declines */
     } else if (ep->sum_operand < 0) {
       ep->sum_operand = q->operand;
       st = dnnl_post_ops_append_sum(ep->po, 1.0f);
