@@ -12631,8 +12631,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 
 /* ------------------------------------------------ kernel choice and packing -- */
 /* Weights of one column block beyond which taps are blocked. Below it the whole panel
-   streams from L2 for every tile, which measured 2-6 % faster than blocking on resnet's 3x3
-   layers with 295-885 KB panels (Sapphire Rapids, 2 MB L2; Zen 4 has 1 MB). */
+   streams from L2 for every tile, which measured faster than blocking on resnet's 3x3 layers
+   (panels of a few hundred KB; L2 is 1-2 MB on the CPUs measured). */
 #define FUSE__PANEL_BYTES (1024 * 1024)
 #define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
@@ -12721,11 +12721,10 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
    an image's pixels, the NHWC one's all output pixels), and each element converted about 25
    multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
    multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
-   AVX-512). Fitted to 1x1 and stem layers on both ISAs (a
-   conversion measured as 13-44 multiply-adds on AVX-512, 3-16 on AVX2): the NCHW GEMM wins
-   1.2-2x on resnet50's 1x1 layers at 56 and 28 pixels, mobilenet_v2's 1x1 layers at 112 and
-   56 and the 3-channel stems; the NHWC kernels win 1.05-1.25x at 14 and 7 pixels, whose
-   rows of 196 or 49 pixels fill the NCHW GEMM's tiles poorly. */
+   AVX-512), constants fitted to 1x1 and stem layers on both ISAs (bench/layers): the NCHW
+   GEMM wins on large images (resnet50's and mobilenet_v2's 1x1 layers at 28 pixels and more,
+   the 3-channel stems), the NHWC kernels at 14 and 7 pixels, whose short rows fill the NCHW
+   GEMM's tiles poorly. */
 static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse__tensor *ty,
                             int64_t Kg, int64_t macs_per_pixel, int cg) {
   int64_t P = ty->shape[2] * ty->shape[3], npix = ty->shape[0] * P;
@@ -12791,11 +12790,10 @@ static int fuse__choose_few_channels(fuse_plan *p, const fuse_graph *g, fuse__st
 
 /* NCHW in and out: tiles of MR output channels by NR output pixels, the weights read as
    [K][Cg * taps] rows; the input gathered per pixel block, vector by vector for strides 1
-   and 2 (a wider stride gathers float by float: only against many outputs). Measured
-   against the NHWC kernels with their conversions (AVX-512, same runs): ahead on 1x1 convs
-   (resnet50's 256 -> 64 @56: 133 vs 93 GFLOP/s) and on 3-channel stems (mobilenet_v2's
-   3x3 s2: 76 vs 43), behind on a KxK conv with more input channels, where every tap is
-   gathered again (24 -> 40 3x3 @56: 98 vs 117), so those stay NHWC. Weights past
+   and 2 (a wider stride gathers float by float: only against many outputs). Against the
+   NHWC kernels with their conversions it is ahead on 1x1 convs and on 3-channel stems, and
+   behind on a KxK conv with more input channels, where every tap is gathered again, so
+   those stay NHWC (bench/layers). Weights past
    FUSE__NCHW_GEMM_WEIGHTS would come from beyond L1 once per pixel block: several blocks
    (up to FUSE__NCHW_GEMM_PANEL) are gathered and each tile's weight rows run over them all. */
 static int fuse__choose_nchw_gemm(fuse_plan *p, const fuse_graph *g, fuse__step *st,
