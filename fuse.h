@@ -4402,7 +4402,8 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
    FUSE__UNROLL, which the compiler unrolls fully so that the arrays live in registers: the
    count covers the longest such loop (the 19 input rows of a 5x5 stride-2 depthwise tile).
    Under AddressSanitizer the arrays stay in memory with their redzones whatever is unrolled,
-   and unrolled they make clang's builds take many minutes: there the loops stay loops. */
+   and unrolled they make clang's builds take many minutes: there the loops stay loops; so
+   they do in a build for size (-Os: the Cortex-M7 build, whose kernels are the scalar twins). */
 #if defined(__SANITIZE_ADDRESS__)
 #define FUSE__ASAN 1
 #elif defined(__has_feature)
@@ -4410,7 +4411,8 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 #define FUSE__ASAN 1
 #endif
 #endif
-#if ((defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)) && !defined(FUSE__ASAN)
+#if ((defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)) && !defined(FUSE__ASAN) && \
+    !defined(__OPTIMIZE_SIZE__)
 #define FUSE__UNROLL _Pragma("GCC unroll 32")
 #else
 #define FUSE__UNROLL

@@ -25,7 +25,8 @@
    FUSE__UNROLL, which the compiler unrolls fully so that the arrays live in registers: the
    count covers the longest such loop (the 19 input rows of a 5x5 stride-2 depthwise tile).
    Under AddressSanitizer the arrays stay in memory with their redzones whatever is unrolled,
-   and unrolled they make clang's builds take many minutes: there the loops stay loops. */
+   and unrolled they make clang's builds take many minutes: there the loops stay loops; so
+   they do in a build for size (-Os: the Cortex-M7 build, whose kernels are the scalar twins). */
 #if defined(__SANITIZE_ADDRESS__)
 #define FUSE__ASAN 1
 #elif defined(__has_feature)
@@ -33,7 +34,8 @@
 #define FUSE__ASAN 1
 #endif
 #endif
-#if ((defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)) && !defined(FUSE__ASAN)
+#if ((defined(__GNUC__) && __GNUC__ >= 8) || defined(__clang__)) && !defined(FUSE__ASAN) && \
+    !defined(__OPTIMIZE_SIZE__)
 #define FUSE__UNROLL _Pragma("GCC unroll 32")
 #else
 #define FUSE__UNROLL
