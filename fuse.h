@@ -13246,6 +13246,7 @@ typedef struct fuse__compiler {
   int cap_tensors;      /* room in p->tensors and the per-tensor arrays below */
   int cap_steps, cap_operands; /* room in p->steps and p->operands */
   int n_ops;            /* steps the graph's ops and output copies need */
+  int reported;         /* a phase failed with a message of its own (else: out of memory) */
   int *needed;          /* per node: an output depends on it */
   int *input_pos;       /* per input node: its position among the graph's inputs */
   int *root;            /* per tensor: whose bytes it is (a view's operand, else itself) */
@@ -13433,9 +13434,10 @@ static int fuse__place_tensors(fuse__compiler *c) {
     memcpy(t->shape, nd->shape, sizeof t->shape);
     if (!c->needed[i]) continue;
     if ((uint64_t)fuse__numel(t->rank, t->shape) > (uint64_t)((size_t)-1 / 4 / sizeof(float))) {
-      /* fuse_compile then reports it as out of memory, over this message */
+      /* FUSE_ERROR_OUT_OF_MEMORY, with this message */
       fuse__compile_error(c->opt, g, "compile: %V %S does not fit this target's address space",
                           i, t->rank, t->shape);
+      c->reported = 1;
       return 0;
     }
     fuse__place_node(c, i, &const_bytes);
@@ -13716,7 +13718,7 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   if (ok) {
     *out = c.p;
     c.p = NULL;
-  } else {
+  } else if (!c.reported) {
     fuse__compile_error(opt, g, "compile: out of memory");
   }
   fuse__compiler_free(&c);
