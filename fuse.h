@@ -4922,23 +4922,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -4963,7 +4954,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5057,23 +5048,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5098,7 +5080,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5192,23 +5174,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5233,7 +5206,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5327,23 +5300,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5368,7 +5332,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5462,23 +5426,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5503,7 +5458,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5597,23 +5552,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5638,7 +5584,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5725,23 +5671,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5766,7 +5703,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -5853,23 +5790,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -5894,7 +5822,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6158,23 +6086,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -6199,7 +6118,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6293,23 +6212,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -6334,7 +6244,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6421,23 +6331,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -6462,7 +6363,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6549,23 +6450,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -6590,7 +6482,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6855,23 +6747,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -6896,7 +6779,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -6990,23 +6873,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -7031,7 +6905,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -7125,23 +6999,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -7166,7 +7031,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -7253,23 +7118,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -7294,7 +7150,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -7381,23 +7237,14 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
     for (q = 0; q < e->num_post; q++) {
-      const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_ADD) { /* a residual is read on the valid rows only */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        if (r >= rows) continue; /* not stored; a residual has no row there to read */
         FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          if (r >= rows) continue;
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-                c[r][j], op, e->res[q] + r * ldy + j * FUSE__VEC_WIDTH, m[j]);
-        }
-      } else {
-        FUSE__UNROLL
-        for (r = 0; r < FUSE__GEMM_MR; r++) {
-          FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j]);
-        }
+        for (j = 0; j < FUSE__GEMM_NV; j++)
+          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
+              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              m[j]);
       }
     }
   }
@@ -7422,7 +7269,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (q = 0; q < e->num_post; q++)
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
-              e->post[q].kind == FUSE_POST_ADD ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
+              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
               m[j]);
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
@@ -13880,6 +13727,12 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+/* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has
+   none: where every kernel's epilogue gets its data at run time. */
+static const float *fuse__post_operand(const fuse__run *r, const fuse__step *s, int q) {
+  return s->post[q].operand >= 0 ? fuse__in(r, s, s->post[q].operand) : NULL;
+}
+
 /* The epilogue, once per finished output element: bias, then the post-ops in order.
    y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
 static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
@@ -13888,7 +13741,7 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   int64_t i;
   int k;
   for (k = 0; k < s->num_post; k++)
-    res[k] = s->post[k].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[k].operand) + at : NULL;
+    if ((res[k] = fuse__post_operand(r, s, k)) != NULL) res[k] += at;
   for (i = 0; i < count; i++) {
     float v = y[i];
     if (bias) v += bias[i * bias_step];
@@ -13949,7 +13802,7 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   e->post = s->post;
   e->num_post = s->num_post;
   for (q = 0; q < s->num_post; q++)
-    e->res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+    e->res[q] = fuse__post_operand(r, s, q);
 }
 
 /* The residuals of a tile whose first element is `at` floats into the output (from the
@@ -14430,7 +14283,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.post = s->post;
   d.num_post = s->num_post;
   for (q = 0; q < s->num_post; q++)
-    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+    d.residual[q] = fuse__post_operand(r, s, q);
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */
@@ -14495,21 +14348,12 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-  if (s->kernel == FUSE__KERNEL_IGEMM) {
-    fuse__conv_igemm(r, s);
-    return;
-  }
-  if (s->kernel == FUSE__KERNEL_NCHW_GEMM) {
-    fuse__conv_nchw_gemm(r, s);
-    return;
-  }
-  if (s->kernel == FUSE__KERNEL_FEW_CHANNELS) {
-    fuse__conv_few_channels(r, s);
-    return;
-  }
-  if (s->kernel == FUSE__KERNEL_DW) {
-    fuse__conv_dw(r, s);
-    return;
+  switch (s->kernel) { /* a kernel of the table; else the reference loops below */
+  case FUSE__KERNEL_IGEMM: fuse__conv_igemm(r, s); return;
+  case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
+  case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
+  case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;
+  default: break;
   }
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) {

@@ -47,7 +47,7 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   e->post = s->post;
   e->num_post = s->num_post;
   for (q = 0; q < s->num_post; q++)
-    e->res[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+    e->res[q] = fuse__post_operand(r, s, q);
 }
 
 /* The residuals of a tile whose first element is `at` floats into the output (from the
@@ -528,7 +528,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.post = s->post;
   d.num_post = s->num_post;
   for (q = 0; q < s->num_post; q++)
-    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[q].operand) : NULL;
+    d.residual[q] = fuse__post_operand(r, s, q);
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */

@@ -139,6 +139,12 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   }
 }
 
+/* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has
+   none: where every kernel's epilogue gets its data at run time. */
+static const float *fuse__post_operand(const fuse__run *r, const fuse__step *s, int q) {
+  return s->post[q].operand >= 0 ? fuse__in(r, s, s->post[q].operand) : NULL;
+}
+
 /* The epilogue, once per finished output element: bias, then the post-ops in order.
    y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
 static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
@@ -147,7 +153,7 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   int64_t i;
   int k;
   for (k = 0; k < s->num_post; k++)
-    res[k] = s->post[k].kind == FUSE_POST_ADD ? fuse__in(r, s, s->post[k].operand) + at : NULL;
+    if ((res[k] = fuse__post_operand(r, s, k)) != NULL) res[k] += at;
   for (i = 0; i < count; i++) {
     float v = y[i];
     if (bias) v += bias[i * bias_step];
