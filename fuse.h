@@ -186,6 +186,59 @@ FUSE_API fuse_value fuse_max_pool2d(fuse_graph *g, fuse_value x, const fuse_pool
 FUSE_API fuse_value fuse_avg_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
 FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
 
+/* 1-D inputs: fuse_conv2d, fuse_conv_transpose2d and the pools above also take x [N, C, L]
+   (w [K, C / groups, KL]): they run as the 2-D op over [N, C, 1, L] and give [N, K, OL]; the
+   attributes' W entries apply (strides[1], padding[1] / [3], dilation[1], kernel[1]) and the
+   H entries must be left 0 (or 1 / 0 padding). */
+
+/* ---- element-wise math (builders_math.c) ---- */
+
+/* ---- data movement (builders_shape.c) ---- */
+typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
+typedef enum fuse_resize_mode {
+  FUSE_RESIZE_NEAREST = 0, FUSE_RESIZE_LINEAR, FUSE_RESIZE_CUBIC
+} fuse_resize_mode;
+typedef enum fuse_resize_coordinates { /* ONNX coordinate_transformation_mode */
+  FUSE_RESIZE_HALF_PIXEL = 0, FUSE_RESIZE_ASYMMETRIC, FUSE_RESIZE_PYTORCH_HALF_PIXEL,
+  FUSE_RESIZE_ALIGN_CORNERS, FUSE_RESIZE_HALF_PIXEL_SYMMETRIC
+} fuse_resize_coordinates;
+typedef enum fuse_resize_nearest { /* ONNX nearest_mode */
+  FUSE_RESIZE_ROUND_PREFER_FLOOR = 0, FUSE_RESIZE_ROUND_PREFER_CEIL, FUSE_RESIZE_FLOOR,
+  FUSE_RESIZE_CEIL
+} fuse_resize_nearest;
+typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
+  fuse_resize_mode mode;
+  fuse_resize_coordinates coordinates;
+  fuse_resize_nearest nearest;
+  float cubic_coeff_a; /* 0 = -0.75 */
+  int exclude_outside;
+} fuse_resize_attrs;
+
+/* ---- reductions, normalizations (builders_nn.c) ---- */
+typedef enum fuse_reduce_kind {
+  FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
+  FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
+} fuse_reduce_kind;
+
+/* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
+typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
+  int strides[2];
+  int padding[4];        /* top, left, bottom, right: cropped from the full output */
+  int output_padding[2]; /* added at the bottom / right */
+  int dilation[2];
+  int groups;
+} fuse_conv_transpose2d_attrs;
+typedef enum fuse_rnn_direction {
+  FUSE_RNN_FORWARD = 0, FUSE_RNN_REVERSE, FUSE_RNN_BIDIRECTIONAL
+} fuse_rnn_direction;
+typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations */
+  fuse_rnn_direction direction;
+  int hidden_size;
+  int linear_before_reset; /* GRU */
+  float clip;              /* > 0: gates' inputs clipped to [-clip, clip]; 0: none */
+  int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
+} fuse_rnn_attrs;
+
 FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
 FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */
 FUSE_API const char *fuse_value_name(const fuse_graph *g, fuse_value v);       /* NULL: none */
@@ -770,17 +823,71 @@ typedef enum fuse__op {
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
   FUSE__OP_TRANSPOSE,
+  /* element-wise math (builders_math.c) */
+  FUSE__OP_SQRT,
+  FUSE__OP_RECIPROCAL,
+  FUSE__OP_EXP,
+  FUSE__OP_LOG,
+  FUSE__OP_NEG,
+  FUSE__OP_ABS,
+  FUSE__OP_FLOOR,
+  FUSE__OP_CEIL,
+  FUSE__OP_ERF,
+  FUSE__OP_TANH,
+  FUSE__OP_SOFTPLUS,
+  FUSE__OP_HARDSWISH,
+  FUSE__OP_HARDSIGMOID, /* a.unary: alpha, beta */
+  FUSE__OP_LEAKY_RELU,  /* alpha */
+  FUSE__OP_ELU,         /* alpha */
+  FUSE__OP_SELU,        /* alpha, beta = gamma */
+  FUSE__OP_GELU,        /* mode = 1: the tanh approximation */
+  FUSE__OP_DIV,
+  FUSE__OP_POW,
+  FUSE__OP_PRELU,
+  FUSE__OP_WHERE,
+  /* data movement (builders_shape.c) */
+  FUSE__OP_SLICE,  /* a.slice */
+  FUSE__OP_GATHER, /* operand 2: the indices as a float constant; a.axis */
+  FUSE__OP_EXPAND,
+  FUSE__OP_TILE,
+  FUSE__OP_PAD,    /* a.pad */
+  FUSE__OP_RESIZE, /* a.resize */
+  /* reductions, normalizations (builders_nn.c) */
+  FUSE__OP_REDUCE_MEAN, /* a.reduce */
+  FUSE__OP_REDUCE_SUM,
+  FUSE__OP_REDUCE_MAX,
+  FUSE__OP_REDUCE_MIN,
+  FUSE__OP_REDUCE_L2,
+  FUSE__OP_REDUCE_PROD,
+  FUSE__OP_REDUCE_SUM_SQUARE,
+  FUSE__OP_LOG_SOFTMAX,      /* a.axis */
+  FUSE__OP_LAYER_NORM,       /* a.norm: axis, eps; x, scale, bias */
+  FUSE__OP_INSTANCE_NORM,    /* a.norm: eps */
+  FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
+  /* transposed convolution (builders_layers.c) */
+  FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_COUNT
 } fuse__op;
 
+/* patterns keep a set of ops as the bits of a uint64_t */
+typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
+
 static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
     "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
     "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "transpose", "copy", "to_nhwc", "to_nchw"};
+    "transpose",
+    "sqrt", "reciprocal", "exp", "log", "neg", "abs", "floor", "ceil", "erf", "tanh",
+    "softplus", "hardswish", "hardsigmoid", "leaky_relu", "elu", "selu", "gelu", "div", "pow",
+    "prelu", "where",
+    "slice", "gather", "expand", "tile", "pad", "resize",
+    "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
+    "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
+    "conv_transpose2d",
+    "copy", "to_nhwc", "to_nchw"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -791,6 +898,31 @@ typedef union fuse__attrs {
   int axis; /* flatten, concat, softmax: normalized to 0..rank */
   int perm[FUSE_MAX_RANK]; /* transpose */
   float eps;
+  struct {
+    float alpha, beta;
+    int mode;
+  } unary; /* element-wise math's parameters */
+  struct {
+    int64_t start[FUSE_MAX_RANK], step[FUSE_MAX_RANK]; /* normalized: in range, per axis */
+  } slice;
+  struct {
+    int pads[2 * FUSE_MAX_RANK]; /* begins, then ends; negative crops */
+    float value;
+    int mode; /* fuse_pad_mode */
+  } pad;
+  struct {
+    float scales[FUSE_MAX_RANK];
+    fuse_resize_attrs r; /* cubic_coeff_a normalized */
+  } resize;
+  struct {
+    unsigned axes; /* bit i: axis i is reduced */
+    int keepdims;
+  } reduce;
+  struct {
+    int axis, groups;
+    float eps;
+  } norm;
+  fuse_conv_transpose2d_attrs convt; /* normalized: no zeros */
 } fuse__attrs;
 
 typedef struct fuse__node {
@@ -1674,6 +1806,22 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
 
 
 /* ==== end src/builders.c ==== */
+/* ==== begin src/builders_math.c ==== */
+/* ------------------------------------------------------------ builders: math -- */
+/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */
+/* ==== end src/builders_math.c ==== */
+/* ==== begin src/builders_shape.c ==== */
+/* ------------------------------------------------------------ builders: shape -- */
+/* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
+/* ==== end src/builders_shape.c ==== */
+/* ==== begin src/builders_nn.c ==== */
+/* ------------------------------------------------------------ builders: nn -- */
+/* reductions, log-softmax, layer / instance / group normalization, einsum */
+/* ==== end src/builders_nn.c ==== */
+/* ==== begin src/builders_layers.c ==== */
+/* ------------------------------------------------------------ builders: layers -- */
+/* transposed convolution, 1-D convolution and pools, LSTM / GRU */
+/* ==== end src/builders_layers.c ==== */
 /* ==== begin src/composites.c ==== */
 /* --------------------------------------------------------------- composites -- */
 
@@ -1801,7 +1949,7 @@ enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
 
 typedef struct fuse__pat {
   int kind;
-  uint32_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
+  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
   int optional, ellipsis; /* op?(...), trailing ... */
   int capture;            /* slot, or -1 */
   int first_arg, num_args;   /* into pattern->args (ALT: two entries: left, right) */
@@ -1875,11 +2023,11 @@ static int fuse__pattern_new(fuse__pattern *pt, int kind) {
   return pt->num_nodes++;
 }
 
-static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint32_t *mask) {
+static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint64_t *mask) {
   int op;
   for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
     if (strcmp(name, fuse__op_names[op]) == 0) {
-      *mask |= 1u << op;
+      *mask |= (uint64_t)1 << op;
       return 1;
     }
   return fuse__pattern_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)"), 0;
@@ -1888,7 +2036,7 @@ static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint32_t *m
 static int fuse__pattern_alt(fuse__pattern *pt);
 
 /* op spec already read into mask; reads [attrs], ?, (args) */
-static int fuse__pattern_op(fuse__pattern *pt, uint32_t mask) {
+static int fuse__pattern_op(fuse__pattern *pt, uint64_t mask) {
   int id = fuse__pattern_new(pt, FUSE__PAT_OP), args[FUSE__PAT_MAX_NODES], n = 0, i;
   if (id < 0) return -1;
   pt->nodes[id].ops = mask;
@@ -1999,7 +2147,7 @@ static int fuse__pattern_primary1(fuse__pattern *pt) {
   }
   if (*pt->p == '(') { /* (relu|clip)(...) or a grouped pattern */
     const char *save = pt->p;
-    uint32_t mask = 0;
+    uint64_t mask = 0;
     pt->p++;
     if (fuse__pattern_ident(pt, word, sizeof word) && strcmp(word, "const") != 0) {
       for (;;) {
@@ -2024,7 +2172,7 @@ static int fuse__pattern_primary1(fuse__pattern *pt) {
   if (!fuse__pattern_ident(pt, word, sizeof word)) return fuse__pattern_fail(pt, "a pattern: *, $x, const or op(...)");
   if (strcmp(word, "const") == 0) return fuse__pattern_new(pt, FUSE__PAT_CONST);
   {
-    uint32_t mask = 0;
+    uint64_t mask = 0;
     const char *at = pt->p - strlen(word);
     if (!fuse__pattern_op_bit(pt, word, &mask)) {
       pt->p = at;
@@ -2197,7 +2345,7 @@ static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
   int arity = n->num_in + (n->op == FUSE__OP_RESHAPE), i;
   int either = fuse__is_commutative(n->op) && p->num_args >= 1 && p->num_args <= 2;
   fuse__mark mark;
-  if (n->op > 31 || !(p->ops & (1u << n->op)) || m->claimed[v]) return 0;
+  if (n->op > 63 || !(p->ops & ((uint64_t)1 << n->op)) || m->claimed[v]) return 0;
   if (p->ellipsis ? p->num_args > arity : p->num_args != arity) return 0;
   if (!fuse__attrs_match(m->pt, p, n)) return 0;
   fuse__save(m, &mark);
@@ -3291,6 +3439,14 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     if (n->op == FUSE__OP_AVG_POOL2D)
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
 }
@@ -3775,6 +3931,14 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_TRANSPOSE: return perm;
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: return none;
   }
 }
@@ -3838,6 +4002,14 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_MINIMUM: arity = 2; break;
   case FUSE__OP_BATCH_NORM: arity = 5; break;
   case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
   if (n_in != arity)
@@ -3914,6 +4086,14 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
     return fuse_transpose(g, in[0], p);
   }
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
@@ -14672,6 +14852,22 @@ static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s
 }
 
 /* ==== end src/kernels/other_ops.c ==== */
+/* ==== begin src/kernels/ref_math.c ==== */
+/* --------------------------------------------------- reference kernels: math -- */
+/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */
+/* ==== end src/kernels/ref_math.c ==== */
+/* ==== begin src/kernels/ref_shape.c ==== */
+/* --------------------------------------------------- reference kernels: shape -- */
+/* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
+/* ==== end src/kernels/ref_shape.c ==== */
+/* ==== begin src/kernels/ref_nn.c ==== */
+/* --------------------------------------------------- reference kernels: nn -- */
+/* reductions, log-softmax, layer / instance / group normalization, einsum */
+/* ==== end src/kernels/ref_nn.c ==== */
+/* ==== begin src/kernels/ref_layers.c ==== */
+/* --------------------------------------------------- reference kernels: layers -- */
+/* transposed convolution, 1-D convolution and pools, LSTM / GRU */
+/* ==== end src/kernels/ref_layers.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
@@ -14727,6 +14923,14 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    /* element-wise math (kernels/ref_math.c) */
+
+    /* data movement (kernels/ref_shape.c) */
+
+    /* reductions, normalizations (kernels/ref_nn.c) */
+
+    /* transposed convolution (kernels/ref_layers.c) */
+
     default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
   }
@@ -15669,18 +15873,6 @@ static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
   return -2; /* bound as a tensor: no graph value yet */
 }
 
-static int fuse__onnx_known(fuse__slice op) {
-  static const char *const ops[] = {
-      "Conv",    "Relu",    "Clip",   "Add",     "Sub",          "Mul",       "Max",
-      "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
-      "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
-      "BatchNormalization", "GlobalAveragePool", NULL};
-  int i;
-  for (i = 0; ops[i]; i++)
-    if (fuse__slice_is(op, ops[i])) return 1;
-  return 0;
-}
-
 /* Concat of all its inputs along `axis`. */
 static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
   fuse_value ins[16];
@@ -15731,6 +15923,81 @@ static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_
   return x;
 }
 
+/* ==== end src/onnx_ops.c ==== */
+/* ==== begin src/onnx_math.c ==== */
+/* ------------------------------------------------------------ onnx operators: math -- */
+/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
+   fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
+   outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
+static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
+  (void)ld;
+  (void)n;
+  return -3;
+}
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported) */
+static const char *const fuse__onnx_math_ops[] = {NULL};
+/* ==== end src/onnx_math.c ==== */
+/* ==== begin src/onnx_shape.c ==== */
+/* ------------------------------------------------------------ onnx operators: shape -- */
+/* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize.
+   fuse__onnx_convert_shape: the node converted (its first output, or -2 when it bound its
+   outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
+static fuse_value fuse__onnx_convert_shape(fuse__onnx *ld, const fuse__onode *n) {
+  (void)ld;
+  (void)n;
+  return -3;
+}
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported) */
+static const char *const fuse__onnx_shape_ops[] = {NULL};
+/* ==== end src/onnx_shape.c ==== */
+/* ==== begin src/onnx_nn.c ==== */
+/* ------------------------------------------------------------ onnx operators: nn -- */
+/* reductions, log-softmax, layer / instance / group normalization, einsum.
+   fuse__onnx_convert_nn: the node converted (its first output, or -2 when it bound its
+   outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
+static fuse_value fuse__onnx_convert_nn(fuse__onnx *ld, const fuse__onode *n) {
+  (void)ld;
+  (void)n;
+  return -3;
+}
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported) */
+static const char *const fuse__onnx_nn_ops[] = {NULL};
+/* ==== end src/onnx_nn.c ==== */
+/* ==== begin src/onnx_layers.c ==== */
+/* ------------------------------------------------------------ onnx operators: layers -- */
+/* transposed convolution, 1-D convolution and pools, LSTM / GRU.
+   fuse__onnx_convert_layers: as fuse__onnx_convert_math. */
+static fuse_value fuse__onnx_convert_layers(fuse__onnx *ld, const fuse__onode *n) {
+  (void)ld;
+  (void)n;
+  return -3;
+}
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported) */
+static const char *const fuse__onnx_layers_ops[] = {NULL};
+/* ==== end src/onnx_layers.c ==== */
+/* ==== begin src/onnx_load.c ==== */
+/* ------------------------------------------------------------ onnx: the loader -- */
+
+static int fuse__onnx_known(fuse__slice op) {
+  static const char *const ops[] = {
+      "Conv",    "Relu",    "Clip",   "Add",     "Sub",          "Mul",       "Max",
+      "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
+      "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
+      "BatchNormalization", "GlobalAveragePool", NULL};
+  const char *const *lists[5];
+  int i, k;
+  lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
+  lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
+  for (k = 0; k < 5; k++)
+    for (i = 0; lists[k][i]; i++)
+      if (fuse__slice_is(op, lists[k][i])) return 1;
+  return 0;
+}
+
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
 static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
@@ -15739,6 +16006,9 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_value x;
   int k;
   if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
+  if ((x = fuse__onnx_convert_math(ld, n)) != -3 || (x = fuse__onnx_convert_shape(ld, n)) != -3 ||
+      (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3)
+    return x;
   if (n->num_in < 1 || !n->in[0].n)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
   if (fuse__slice_is(n->op, "Conv")) return fuse__onnx_conv(ld, n);
@@ -16248,7 +16518,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
   t->data = NULL;
 }
 #endif /* FUSE_NO_ONNX */
-/* ==== end src/onnx_ops.c ==== */
+/* ==== end src/onnx_load.c ==== */
 /* ==== begin src/undefs.h ==== */
 
 /* internal helper macros end with the implementation */

@@ -120,6 +120,59 @@ FUSE_API fuse_value fuse_max_pool2d(fuse_graph *g, fuse_value x, const fuse_pool
 FUSE_API fuse_value fuse_avg_pool2d(fuse_graph *g, fuse_value x, const fuse_pool2d_attrs *a);
 FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
 
+/* 1-D inputs: fuse_conv2d, fuse_conv_transpose2d and the pools above also take x [N, C, L]
+   (w [K, C / groups, KL]): they run as the 2-D op over [N, C, 1, L] and give [N, K, OL]; the
+   attributes' W entries apply (strides[1], padding[1] / [3], dilation[1], kernel[1]) and the
+   H entries must be left 0 (or 1 / 0 padding). */
+
+/* ---- element-wise math (builders_math.c) ---- */
+
+/* ---- data movement (builders_shape.c) ---- */
+typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
+typedef enum fuse_resize_mode {
+  FUSE_RESIZE_NEAREST = 0, FUSE_RESIZE_LINEAR, FUSE_RESIZE_CUBIC
+} fuse_resize_mode;
+typedef enum fuse_resize_coordinates { /* ONNX coordinate_transformation_mode */
+  FUSE_RESIZE_HALF_PIXEL = 0, FUSE_RESIZE_ASYMMETRIC, FUSE_RESIZE_PYTORCH_HALF_PIXEL,
+  FUSE_RESIZE_ALIGN_CORNERS, FUSE_RESIZE_HALF_PIXEL_SYMMETRIC
+} fuse_resize_coordinates;
+typedef enum fuse_resize_nearest { /* ONNX nearest_mode */
+  FUSE_RESIZE_ROUND_PREFER_FLOOR = 0, FUSE_RESIZE_ROUND_PREFER_CEIL, FUSE_RESIZE_FLOOR,
+  FUSE_RESIZE_CEIL
+} fuse_resize_nearest;
+typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
+  fuse_resize_mode mode;
+  fuse_resize_coordinates coordinates;
+  fuse_resize_nearest nearest;
+  float cubic_coeff_a; /* 0 = -0.75 */
+  int exclude_outside;
+} fuse_resize_attrs;
+
+/* ---- reductions, normalizations (builders_nn.c) ---- */
+typedef enum fuse_reduce_kind {
+  FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
+  FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
+} fuse_reduce_kind;
+
+/* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
+typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
+  int strides[2];
+  int padding[4];        /* top, left, bottom, right: cropped from the full output */
+  int output_padding[2]; /* added at the bottom / right */
+  int dilation[2];
+  int groups;
+} fuse_conv_transpose2d_attrs;
+typedef enum fuse_rnn_direction {
+  FUSE_RNN_FORWARD = 0, FUSE_RNN_REVERSE, FUSE_RNN_BIDIRECTIONAL
+} fuse_rnn_direction;
+typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations */
+  fuse_rnn_direction direction;
+  int hidden_size;
+  int linear_before_reset; /* GRU */
+  float clip;              /* > 0: gates' inputs clipped to [-clip, clip]; 0: none */
+  int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
+} fuse_rnn_attrs;
+
 FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
 FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */
 FUSE_API const char *fuse_value_name(const fuse_graph *g, fuse_value v);       /* NULL: none */

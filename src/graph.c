@@ -22,17 +22,71 @@ typedef enum fuse__op {
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
   FUSE__OP_TRANSPOSE,
+  /* element-wise math (builders_math.c) */
+  FUSE__OP_SQRT,
+  FUSE__OP_RECIPROCAL,
+  FUSE__OP_EXP,
+  FUSE__OP_LOG,
+  FUSE__OP_NEG,
+  FUSE__OP_ABS,
+  FUSE__OP_FLOOR,
+  FUSE__OP_CEIL,
+  FUSE__OP_ERF,
+  FUSE__OP_TANH,
+  FUSE__OP_SOFTPLUS,
+  FUSE__OP_HARDSWISH,
+  FUSE__OP_HARDSIGMOID, /* a.unary: alpha, beta */
+  FUSE__OP_LEAKY_RELU,  /* alpha */
+  FUSE__OP_ELU,         /* alpha */
+  FUSE__OP_SELU,        /* alpha, beta = gamma */
+  FUSE__OP_GELU,        /* mode = 1: the tanh approximation */
+  FUSE__OP_DIV,
+  FUSE__OP_POW,
+  FUSE__OP_PRELU,
+  FUSE__OP_WHERE,
+  /* data movement (builders_shape.c) */
+  FUSE__OP_SLICE,  /* a.slice */
+  FUSE__OP_GATHER, /* operand 2: the indices as a float constant; a.axis */
+  FUSE__OP_EXPAND,
+  FUSE__OP_TILE,
+  FUSE__OP_PAD,    /* a.pad */
+  FUSE__OP_RESIZE, /* a.resize */
+  /* reductions, normalizations (builders_nn.c) */
+  FUSE__OP_REDUCE_MEAN, /* a.reduce */
+  FUSE__OP_REDUCE_SUM,
+  FUSE__OP_REDUCE_MAX,
+  FUSE__OP_REDUCE_MIN,
+  FUSE__OP_REDUCE_L2,
+  FUSE__OP_REDUCE_PROD,
+  FUSE__OP_REDUCE_SUM_SQUARE,
+  FUSE__OP_LOG_SOFTMAX,      /* a.axis */
+  FUSE__OP_LAYER_NORM,       /* a.norm: axis, eps; x, scale, bias */
+  FUSE__OP_INSTANCE_NORM,    /* a.norm: eps */
+  FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
+  /* transposed convolution (builders_layers.c) */
+  FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_COUNT
 } fuse__op;
 
+/* patterns keep a set of ops as the bits of a uint64_t */
+typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
+
 static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
     "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
     "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "transpose", "copy", "to_nhwc", "to_nchw"};
+    "transpose",
+    "sqrt", "reciprocal", "exp", "log", "neg", "abs", "floor", "ceil", "erf", "tanh",
+    "softplus", "hardswish", "hardsigmoid", "leaky_relu", "elu", "selu", "gelu", "div", "pow",
+    "prelu", "where",
+    "slice", "gather", "expand", "tile", "pad", "resize",
+    "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
+    "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
+    "conv_transpose2d",
+    "copy", "to_nhwc", "to_nchw"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -43,6 +97,31 @@ typedef union fuse__attrs {
   int axis; /* flatten, concat, softmax: normalized to 0..rank */
   int perm[FUSE_MAX_RANK]; /* transpose */
   float eps;
+  struct {
+    float alpha, beta;
+    int mode;
+  } unary; /* element-wise math's parameters */
+  struct {
+    int64_t start[FUSE_MAX_RANK], step[FUSE_MAX_RANK]; /* normalized: in range, per axis */
+  } slice;
+  struct {
+    int pads[2 * FUSE_MAX_RANK]; /* begins, then ends; negative crops */
+    float value;
+    int mode; /* fuse_pad_mode */
+  } pad;
+  struct {
+    float scales[FUSE_MAX_RANK];
+    fuse_resize_attrs r; /* cubic_coeff_a normalized */
+  } resize;
+  struct {
+    unsigned axes; /* bit i: axis i is reduced */
+    int keepdims;
+  } reduce;
+  struct {
+    int axis, groups;
+    float eps;
+  } norm;
+  fuse_conv_transpose2d_attrs convt; /* normalized: no zeros */
 } fuse__attrs;
 
 typedef struct fuse__node {

@@ -10,7 +10,7 @@ enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
 
 typedef struct fuse__pat {
   int kind;
-  uint32_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
+  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
   int optional, ellipsis; /* op?(...), trailing ... */
   int capture;            /* slot, or -1 */
   int first_arg, num_args;   /* into pattern->args (ALT: two entries: left, right) */
@@ -84,11 +84,11 @@ static int fuse__pattern_new(fuse__pattern *pt, int kind) {
   return pt->num_nodes++;
 }
 
-static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint32_t *mask) {
+static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint64_t *mask) {
   int op;
   for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
     if (strcmp(name, fuse__op_names[op]) == 0) {
-      *mask |= 1u << op;
+      *mask |= (uint64_t)1 << op;
       return 1;
     }
   return fuse__pattern_fail(pt, "an op name (conv2d, matmul, add, relu, clip, reshape, ...)"), 0;
@@ -97,7 +97,7 @@ static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint32_t *m
 static int fuse__pattern_alt(fuse__pattern *pt);
 
 /* op spec already read into mask; reads [attrs], ?, (args) */
-static int fuse__pattern_op(fuse__pattern *pt, uint32_t mask) {
+static int fuse__pattern_op(fuse__pattern *pt, uint64_t mask) {
   int id = fuse__pattern_new(pt, FUSE__PAT_OP), args[FUSE__PAT_MAX_NODES], n = 0, i;
   if (id < 0) return -1;
   pt->nodes[id].ops = mask;
@@ -208,7 +208,7 @@ static int fuse__pattern_primary1(fuse__pattern *pt) {
   }
   if (*pt->p == '(') { /* (relu|clip)(...) or a grouped pattern */
     const char *save = pt->p;
-    uint32_t mask = 0;
+    uint64_t mask = 0;
     pt->p++;
     if (fuse__pattern_ident(pt, word, sizeof word) && strcmp(word, "const") != 0) {
       for (;;) {
@@ -233,7 +233,7 @@ static int fuse__pattern_primary1(fuse__pattern *pt) {
   if (!fuse__pattern_ident(pt, word, sizeof word)) return fuse__pattern_fail(pt, "a pattern: *, $x, const or op(...)");
   if (strcmp(word, "const") == 0) return fuse__pattern_new(pt, FUSE__PAT_CONST);
   {
-    uint32_t mask = 0;
+    uint64_t mask = 0;
     const char *at = pt->p - strlen(word);
     if (!fuse__pattern_op_bit(pt, word, &mask)) {
       pt->p = at;
@@ -406,7 +406,7 @@ static int fuse__match_op(fuse_match *m, const fuse__pat *p, fuse_value v) {
   int arity = n->num_in + (n->op == FUSE__OP_RESHAPE), i;
   int either = fuse__is_commutative(n->op) && p->num_args >= 1 && p->num_args <= 2;
   fuse__mark mark;
-  if (n->op > 31 || !(p->ops & (1u << n->op)) || m->claimed[v]) return 0;
+  if (n->op > 63 || !(p->ops & ((uint64_t)1 << n->op)) || m->claimed[v]) return 0;
   if (p->ellipsis ? p->num_args > arity : p->num_args != arity) return 0;
   if (!fuse__attrs_match(m->pt, p, n)) return 0;
   fuse__save(m, &mark);

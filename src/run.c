@@ -52,6 +52,14 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    /* element-wise math (kernels/ref_math.c) */
+
+    /* data movement (kernels/ref_shape.c) */
+
+    /* reductions, normalizations (kernels/ref_nn.c) */
+
+    /* transposed convolution (kernels/ref_layers.c) */
+
     default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
   }

@@ -281,6 +281,14 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_TRANSPOSE: return perm;
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: return none;
   }
 }
@@ -344,6 +352,14 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_MINIMUM: arity = 2; break;
   case FUSE__OP_BATCH_NORM: arity = 5; break;
   case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
   if (n_in != arity)
@@ -420,6 +436,14 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
     return fuse_transpose(g, in[0], p);
   }
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,

@@ -108,6 +108,14 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     if (n->op == FUSE__OP_AVG_POOL2D)
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
+  /* element-wise math (builders_math.c) */
+
+  /* data movement (builders_shape.c) */
+
+  /* reductions, normalizations (builders_nn.c) */
+
+  /* transposed convolution (builders_layers.c) */
+
   default: break;
   }
 }

@@ -1036,6 +1036,28 @@ def bcast_shape_exact(r, batch, n):
     return [d if r.rand() < 0.7 else 1 for d in tail]
 
 
+# ------------------------------------------------------------------ operator families
+# One module per family of operators (tools/golden_<family>.py), each with a function
+# cases(G) that yields cases built with this module's Case (G is this module).
+FAMILIES = ("golden_math", "golden_shape", "golden_nn", "golden_layers")
+
+
+def family_cases():
+    import importlib
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    for name in FAMILIES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        yield from mod.cases(sys.modules[__name__])
+
+
+CASES.append(family_cases)
+
+
 # ------------------------------------------------------------------ main
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,2 @@
+/* ------------------------------------------------------------ builders: layers -- */
+/* transposed convolution, 1-D convolution and pools, LSTM / GRU */

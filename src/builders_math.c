@@ -1,0 +1,2 @@
+/* ------------------------------------------------------------ builders: math -- */
+/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */

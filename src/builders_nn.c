@@ -1,0 +1,2 @@
+/* ------------------------------------------------------------ builders: nn -- */
+/* reductions, log-softmax, layer / instance / group normalization, einsum */

@@ -1,0 +1,2 @@
+/* ------------------------------------------------------------ builders: shape -- */
+/* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */

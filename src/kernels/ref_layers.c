@@ -1,0 +1,2 @@
+/* --------------------------------------------------- reference kernels: layers -- */
+/* transposed convolution, 1-D convolution and pools, LSTM / GRU */

@@ -1,0 +1,2 @@
+/* --------------------------------------------------- reference kernels: nn -- */
+/* reductions, log-softmax, layer / instance / group normalization, einsum */
