@@ -410,6 +410,7 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   fuse__onnx_read_graph(&ld, graph, data);
   if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
     fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
+  fuse__free(&g->alloc, ld.scratch);
   fuse__free(&g->alloc, ld.vals);
   fuse__free(&g->alloc, ld.table);
   return g->status;

@@ -276,6 +276,7 @@ typedef struct fuse__onnx {
   const fuse__onode *node; /* the node being converted, for messages */
   int node_index;
   char name_buf[512];
+  int64_t *scratch; /* fuse__onnx_int_tensor's values */
 } fuse__onnx;
 
 static uint32_t fuse__slice_hash(fuse__slice s) {
@@ -524,5 +525,48 @@ static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
       t->external)
     return 0;
   return fuse__onnx_tensor_values(t, NULL, out, NULL, 1) == 1;
+}
+
+/* An integer (int64, int32 or bool) tensor known at load time (an initializer, a Constant or
+   a folded node): its rank, dims and values as int64 (loader-owned, valid while the loader
+   runs), or 0 when `name` is not one. */
+static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims,
+                                 const int64_t **values) {
+  int k = fuse__onnx_find(ld, name);
+  const fuse__otensor *t;
+  int64_t n, *buf;
+  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
+  t = &ld->vals[k].t;
+  if ((t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) || t->external) return 0;
+  if (fuse__onnx_tensor_count(t, &n) >= 0) return 0;
+  buf = (int64_t *)fuse__alloc(&ld->g->alloc, (size_t)n * sizeof(int64_t), 16);
+  if (!buf) return 0;
+  if (fuse__onnx_tensor_values(t, NULL, NULL, buf, n) != n) {
+    fuse__free(&ld->g->alloc, buf);
+    return 0;
+  }
+  fuse__free(&ld->g->alloc, ld->scratch);
+  ld->scratch = buf;
+  *rank = t->rank;
+  memcpy(dims, t->dims, sizeof t->dims);
+  *values = buf;
+  return 1;
+}
+
+/* The graph value of a condition (Where): a float graph value, or a constant boolean / integer
+   tensor made a float constant of 0 and 1. */
+static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+  int rank, i;
+  int64_t dims[FUSE_MAX_RANK], n;
+  const int64_t *v;
+  float *f;
+  fuse_value c;
+  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
+  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
+  if (c == FUSE_NONE) return FUSE_NONE;
+  f = ld->g->nodes[c].data;
+  n = fuse__numel(rank, dims);
+  for (i = 0; i < n; i++) f[i] = v[i] != 0;
+  return c;
 }
 
