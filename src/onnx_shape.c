@@ -4,6 +4,7 @@
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
 static fuse_value fuse__onnx_convert_shape(fuse__onnx *ld, const fuse__onode *n) {
   (void)fuse__onnx_int_tensor; /* Gather's indices (the shape family takes it) */
+  (void)fuse__onnx_floats;     /* Resize's scales */
   (void)ld;
   (void)n;
   return -3;
