@@ -15713,9 +15713,9 @@ static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
              FUSE_NONE;
     if (kn.dtype != FUSE__DT_FLOAT)
       return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                              "input '%s' is a %s tensor of shape %S computed at load time, used "
-                              "as float32 data (fuse.h computes in float32; integer tensors "
-                              "serve only as shapes, axes and indices)",
+                              "input '%s' (%s, shape %S) is computed at load time and used as "
+                              "float32 data (fuse.h computes in float32; integer tensors serve "
+                              "only as shapes, axes and indices)",
                               fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
              FUSE_NONE;
     v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
