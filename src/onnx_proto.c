@@ -366,6 +366,7 @@ typedef struct fuse__onnx {
   char name_buf[512];
   fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
   int num_slots, cap_slots;
+  int depth;    /* If branches being read, one inside the other */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
