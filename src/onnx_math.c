@@ -82,7 +82,18 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
   }
   case DIV: return fuse_div(g, in[0], in[1]);
   case POW: return fuse_pow(g, in[0], in[1]);
-  case PRELU: return fuse_prelu(g, in[0], in[1]);
+  case PRELU: {
+    const fuse__node *nx = &g->nodes[in[0]], *ns = &g->nodes[in[1]];
+    if (ld->opset < 7 && ns->rank == 1 && nx->rank >= 2 && ns->shape[0] > 1 &&
+        ns->shape[0] == nx->shape[1]) { /* PRelu-6: a slope of C values is per channel */
+      int64_t shape[FUSE_MAX_RANK];
+      int d;
+      shape[0] = ns->shape[0];
+      for (d = 1; d < nx->rank - 1; d++) shape[d] = 1;
+      in[1] = fuse_reshape(g, in[1], nx->rank - 1, shape);
+    }
+    return fuse_prelu(g, in[0], in[1]);
+  }
   case WHERE: return fuse_where(g, in[0], in[1], in[2]);
   case SUM: return fuse_sum(g, n->num_in, in);
   case MEAN: return fuse_mean(g, n->num_in, in);
