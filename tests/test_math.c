@@ -7,7 +7,9 @@
    compared element by element with PyTorch 1.13's float32 results written out below (NaN must
    meet NaN, an infinity the same infinity, others within 1e-5 relative or 1e-30 absolute).
    Every public builder of the family also has an error case: a bad operand or attribute
-   gives FUSE_NONE and a message naming the op.
+   gives FUSE_NONE and a message naming the op. Two models PyTorch exported
+   (tests/data/onnx/mathnet_op13 / _op14, written by tools/export_math.py) load, run and match
+   PyTorch's output.
 
    Build: cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. tests/test_math.c \
               -o build/test_math -lm -lpthread */
@@ -422,6 +424,52 @@ TEST(large_tensor) {
   free(y);
 }
 
+/* PyTorch 1.13's exports (tools/export_math.py): at opset 13 GELU comes as Div, Erf, Add, Mul,
+   hardswish as HardSigmoid + Mul, SiLU as Sigmoid + Mul; at opset 14 HardSwish is one op */
+static float *read_floats(const char *path, size_t n) {
+  FILE *f = fopen(path, "rb");
+  float *v = (float *)malloc(n * sizeof(float));
+  size_t got = f && v ? fread(v, sizeof(float), n, f) : 0;
+  if (f) fclose(f);
+  if (got != n) {
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+TEST(pytorch_exports) {
+  static const char *const names[2] = {"mathnet_op13", "mathnet_op14"};
+  const size_t n = 2 * 3 * 5 * 7;
+  char path[256];
+  int k;
+  for (k = 0; k < 2; k++) {
+    fuse_graph *g = NULL;
+    float *x, *want, got[2 * 3 * 5 * 7];
+    const float *in[1];
+    float *out[1];
+    snprintf(path, sizeof path, "tests/data/onnx/%s.input.bin", names[k]);
+    x = read_floats(path, n);
+    snprintf(path, sizeof path, "tests/data/onnx/%s.output.bin", names[k]);
+    want = read_floats(path, n);
+    snprintf(path, sizeof path, "tests/data/onnx/%s.onnx", names[k]);
+    CHECK(x && want);
+    if (fuse_onnx_load_file(path, NULL, &g) != FUSE_OK) {
+      runner_test_failed = 1;
+      fprintf(stderr, "  FAIL %s: %s: %s\n", runner_current, path, fuse_graph_error(g));
+    } else if (x && want) {
+      CHECK(fuse_optimize(g, "fuse") == FUSE_OK);
+      in[0] = x;
+      out[0] = got;
+      CHECK(run_graph(g, in, out));
+      CHECK_NEAR_ARRAY(got, want, n, 1e-4);
+    }
+    fuse_graph_destroy(g);
+    free(x);
+    free(want);
+  }
+}
+
 int main(void) {
   RUN(unary_edge_values);
   RUN(activation_edge_values);
@@ -429,6 +477,7 @@ int main(void) {
   RUN(variadic);
   RUN(builder_errors);
   RUN(text_form);
+  RUN(pytorch_exports);
   RUN(large_tensor);
   return runner_finish("math");
 }

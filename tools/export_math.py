@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""export_math.py - small PyTorch models of the element-wise math ops, exported to ONNX.
+
+Usage (from the repository root):
+
+    /usr/bin/python3 tools/export_math.py [out_dir]      # default out_dir: tests/data/onnx
+
+Writes, for opset 13 and opset 14 (13: PyTorch 1.13 decomposes GELU into Div, Erf, Add, Mul,
+hardswish into HardSigmoid + Mul, SiLU into Sigmoid + Mul; 14: HardSwish is one op):
+
+    mathnet_op<N>.onnx          the model (input x [2, 3, 5, 7])
+    mathnet_op<N>.input.bin     the input, raw float32 little-endian
+    mathnet_op<N>.output.bin    PyTorch's float32 output (one [2, 3, 5, 7] tensor)
+
+tests/test_math.c loads each model with fuse_onnx_load_file, runs it and compares (normwise
+relative error 1e-4). Deterministic: fixed seeds.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.set_num_threads(1)
+
+
+class MathNet(torch.nn.Module):
+    """Every activation PyTorch exports as the math ops, in a chain and side by side."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+        self.prelu = torch.nn.PReLU(3)
+        with torch.no_grad():
+            self.prelu.weight.copy_(torch.tensor([0.1, -0.2, 0.3]))
+
+    def forward(self, x):
+        y = self.prelu(self.conv(x))
+        a = F.gelu(y) + F.hardswish(y) + F.silu(y) + F.elu(y, 0.7) + F.selu(y)
+        b = F.softplus(y) + F.leaky_relu(y, 0.15) + F.hardsigmoid(y) + torch.tanh(y)
+        c = torch.sqrt(torch.abs(y) + 1) / (torch.exp(-y) + 1) + torch.log(y * y + 0.5)
+        d = torch.erf(y) * torch.reciprocal(y * y + 1) - torch.floor(y) + torch.ceil(-y)
+        e = torch.pow(torch.abs(y) + 0.5, 1.5) + y ** 2 - torch.neg(y)
+        f = torch.maximum(a, b) - torch.minimum(c, d)
+        return f + e / 4
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "tests", "data", "onnx")
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(7)
+    model = MathNet().eval()
+    x = torch.from_numpy(np.random.RandomState(7).uniform(-3, 3, size=(2, 3, 5, 7)).astype(np.float32))
+    with torch.no_grad():
+        y = model(x)
+    for opset in (13, 14):
+        base = os.path.join(out_dir, "mathnet_op%d" % opset)
+        torch.onnx.export(model, x, base + ".onnx", opset_version=opset, input_names=["x"],
+                          output_names=["y"])
+        x.numpy().astype("<f4").tofile(base + ".input.bin")
+        y.numpy().astype("<f4").tofile(base + ".output.bin")
+        print("wrote %s.{onnx,input.bin,output.bin}" % base)
+
+
+if __name__ == "__main__":
+    main()
