@@ -110,28 +110,42 @@ static void fuse__math_row(int op, float *y, int64_t n, const float *a, int64_t 
 }
 
 /* div, pow, prelu (2 operands) and where (3), numpy broadcasting: row by row along the last
-   dimension. */
+   dimension, after merging the dimensions every operand walks through as through one (a
+   whole tensor with a scalar is one row). */
 static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *in[3], *row[3];
-  int64_t st[3][FUSE_MAX_RANK], inner_stride[3], idx[FUSE_MAX_RANK], inner, outer, o;
+  int64_t st[3][FUSE_MAX_RANK], shape[FUSE_MAX_RANK], stride[3][FUSE_MAX_RANK];
+  int64_t idx[FUSE_MAX_RANK], inner, outer, o;
   float *y = fuse__data(r, s->out);
-  int rank = ty->rank, m = s->num_in < 3 ? s->num_in : 3, k, d;
-  inner = rank ? ty->shape[rank - 1] : 1;
-  outer = rank ? fuse__numel(rank - 1, ty->shape) : 1;
+  int m = s->num_in < 3 ? s->num_in : 3, k, d, rank = 0, merge;
   for (k = 0; k < 3; k++) { /* a missing third operand repeats the first (never read) */
     in[k] = fuse__in(r, s, k < m ? k : 0);
-    fuse__broadcast_strides(fuse__in_t(r, s, k < m ? k : 0), rank, ty->shape, st[k]);
-    inner_stride[k] = rank ? st[k][rank - 1] : 0;
+    fuse__broadcast_strides(fuse__in_t(r, s, k < m ? k : 0), ty->rank, ty->shape, st[k]);
   }
+  for (d = 0; d < ty->rank; d++) {
+    if (ty->shape[d] == 1) continue; /* nothing to walk */
+    for (merge = rank > 0, k = 0; k < 3; k++)
+      merge = merge && stride[k][rank - 1] == st[k][d] * ty->shape[d];
+    if (!merge) shape[rank++] = 1;
+    shape[rank - 1] *= ty->shape[d];
+    for (k = 0; k < 3; k++) stride[k][rank - 1] = st[k][d];
+  }
+  if (rank == 0) { /* one element */
+    shape[0] = 1;
+    for (k = 0; k < 3; k++) stride[k][0] = 0;
+    rank = 1;
+  }
+  inner = shape[rank - 1];
+  outer = fuse__numel(rank - 1, shape);
   memset(idx, 0, sizeof idx);
   for (o = 0; o < outer; o++) {
     for (k = 0; k < 3; k++) {
       row[k] = in[k];
-      for (d = 0; d < rank - 1; d++) row[k] += idx[d] * st[k][d];
+      for (d = 0; d < rank - 1; d++) row[k] += idx[d] * stride[k][d];
     }
-    fuse__math_row(s->op, y + o * inner, inner, row[0], inner_stride[0], row[1],
-                   inner_stride[1], row[2], inner_stride[2]);
-    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+    fuse__math_row(s->op, y + o * inner, inner, row[0], stride[0][rank - 1], row[1],
+                   stride[1][rank - 1], row[2], stride[2][rank - 1]);
+    for (d = rank - 2; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
   }
 }
