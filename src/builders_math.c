@@ -37,7 +37,8 @@ FUSE_API fuse_value fuse_prelu(fuse_graph *g, fuse_value x, fuse_value slope) {
   for (i = 0; same && i < rank; i++) same = shape[i] == nx->shape[i];
   if (!same) /* unidirectional: the output keeps x's shape */
     return fuse__fail(g, FUSE_ERROR_SHAPE,
-                      "prelu: slope %S (%V) does not broadcast to x %S (%V) (per channel: [C, 1, 1])",
+                      "prelu: slope %S (%V) does not broadcast to x %S (%V) "
+                      "(per channel: [C, 1, 1])",
                       ns->rank, ns->shape, slope, nx->rank, nx->shape, x);
   n = fuse__new_node(g, FUSE__OP_PRELU, 2, in, nx->rank, nx->shape);
   return n ? fuse__id(g, n) : FUSE_NONE;

@@ -33,9 +33,11 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
       FUSE__OP_SQRT,  FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,
       FUSE__OP_NEG,   FUSE__OP_ABS,        FUSE__OP_FLOOR, FUSE__OP_CEIL,
       FUSE__OP_ERF,   FUSE__OP_TANH,       FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
-  enum { HARDSIGMOID = 12, LEAKY_RELU, ELU, SELU, GELU, DIV, POW, PRELU, WHERE, SUM, MEAN, MAX, MIN };
+  enum { /* indices in fuse__onnx_math_ops after the unary ones */
+    HARDSIGMOID = 12, LEAKY_RELU, ELU, SELU, GELU, DIV, POW, PRELU, WHERE, SUM, MEAN, MAX, MIN
+  };
   fuse_graph *g = ld->g;
-  fuse_value in[16];
+  fuse_value in[3];
   int which, k, need;
   for (which = 0; fuse__onnx_math_ops[which]; which++)
     if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
@@ -51,12 +53,22 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
                                        : "it takes three inputs (condition, X, Y)"),
            FUSE_NONE;
   }
-  for (k = 0; k < n->num_in; k++) {
+  for (k = 0; k < n->num_in; k++) { /* the variadic ones fold as they go: any count */
+    fuse_value v;
     if (!fuse__onnx_has_in(n, k))
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
-    in[k] = which == WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
-                                     : fuse__onnx_math_operand(ld, n->in[k]);
-    if (in[k] == FUSE_NONE) return FUSE_NONE;
+    v = which == WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
+                                 : fuse__onnx_math_operand(ld, n->in[k]);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    if (which < SUM || k == 0) {
+      in[k] = v;
+    } else { /* the running value with this one */
+      in[1] = v;
+      in[0] = which == MAX   ? fuse_max(g, 2, in)
+              : which == MIN ? fuse_min(g, 2, in)
+                             : fuse_sum(g, 2, in);
+      if (in[0] == FUSE_NONE) return FUSE_NONE;
+    }
   }
   if (which < HARDSIGMOID) return fuse__math_unary(g, unary_op[which], in[0], 0, 0, 0);
   switch (which) {
@@ -95,9 +107,8 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     return fuse_prelu(g, in[0], in[1]);
   }
   case WHERE: return fuse_where(g, in[0], in[1], in[2]);
-  case SUM: return fuse_sum(g, n->num_in, in);
-  case MEAN: return fuse_mean(g, n->num_in, in);
-  case MAX: return fuse_max(g, n->num_in, in);
-  default: return fuse_min(g, n->num_in, in);
+  case MEAN: /* fuse_mean: the sum times 1 / n */
+    return n->num_in == 1 ? in[0] : fuse_mul(g, in[0], fuse_scalar(g, 1.0f / (float)n->num_in));
+  default: return in[0]; /* Sum, Max, Min: folded above */
   }
 }
