@@ -8,8 +8,8 @@
    meet NaN, an infinity the same infinity, others within 1e-5 relative or 1e-30 absolute).
    Every public builder of the family also has an error case: a bad operand or attribute
    gives FUSE_NONE and a message naming the op. Two models PyTorch exported
-   (tests/data/onnx/mathnet_op13 / _op14, written by tools/export_math.py) load, run and match
-   PyTorch's output.
+   (tests/data/onnx/mathnet_op13 / _op14, written by tools/export_math.py) and an opset-20 Gelu
+   model written by hand load, run and match PyTorch's output.
 
    Build: cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. tests/test_math.c \
               -o build/test_math -lm -lpthread */
@@ -470,6 +470,40 @@ TEST(pytorch_exports) {
   }
 }
 
+/* Gelu as one op (opset 20, tools/export_math.py writes the model by hand): approximate left
+   out, "none" and "tanh"; an unknown approximation is refused by name */
+TEST(onnx_gelu_op20) {
+  const size_t n = 3 * 11;
+  float *x = read_floats("tests/data/onnx/gelu_op20.input.bin", n);
+  float *want = read_floats("tests/data/onnx/gelu_op20.output.bin", 3 * n), got[3 * 3 * 11];
+  const float *in[1];
+  float *out[3];
+  fuse_graph *g = NULL;
+  FILE *f = fopen("tests/data/onnx/gelu_op20.onnx", "rb");
+  unsigned char bytes[1024];
+  size_t size = f ? fread(bytes, 1, sizeof bytes, f) : 0, i;
+  if (f) fclose(f);
+  CHECK(x && want && size > 0 && size < sizeof bytes);
+  if (fuse_onnx_load_memory(bytes, size, NULL, &g) != FUSE_OK) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: %s\n", runner_current, fuse_graph_error(g));
+  } else if (x && want) {
+    in[0] = x;
+    out[0] = got, out[1] = got + n, out[2] = got + 2 * n;
+    CHECK(run_graph(g, in, out));
+    CHECK_NEAR_ARRAY(got, want, 3 * n, 1e-5);
+  }
+  fuse_graph_destroy(g);
+  g = NULL;
+  for (i = 0; i + 4 <= size; i++) /* "tanh" -> "tank" */
+    if (memcmp(bytes + i, "tanh", 4) == 0) bytes[i + 3] = 'k';
+  CHECK(fuse_onnx_load_memory(bytes, size, NULL, &g) == FUSE_ERROR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "(Gelu, output 'c'): approximate must be \"none\" or \"tanh\"");
+  fuse_graph_destroy(g);
+  free(x);
+  free(want);
+}
+
 int main(void) {
   RUN(unary_edge_values);
   RUN(activation_edge_values);
@@ -478,6 +512,7 @@ int main(void) {
   RUN(builder_errors);
   RUN(text_form);
   RUN(pytorch_exports);
+  RUN(onnx_gelu_op20);
   RUN(large_tensor);
   return runner_finish("math");
 }

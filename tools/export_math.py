@@ -12,6 +12,10 @@ hardswish into HardSigmoid + Mul, SiLU into Sigmoid + Mul; 14: HardSwish is one 
     mathnet_op<N>.input.bin     the input, raw float32 little-endian
     mathnet_op<N>.output.bin    PyTorch's float32 output (one [2, 3, 5, 7] tensor)
 
+and gelu_op20.{onnx,input.bin,output.bin}: Gelu at opset 20 (approximate left out, "none",
+"tanh"), written as protobuf by hand (PyTorch 1.13 cannot export opset 20), input x [3, 11],
+the three outputs one after another, PyTorch's float64 values rounded to float32.
+
 tests/test_math.c loads each model with fuse_onnx_load_file, runs it and compares (normwise
 relative error 1e-4). Deterministic: fixed seeds.
 """
@@ -46,6 +50,61 @@ class MathNet(torch.nn.Module):
         return f + e / 4
 
 
+# ------------------------------------------------------------------ a hand-written model
+# PyTorch 1.13 cannot export opset 20, where Gelu is one op: this writes the protobuf itself.
+def pb_varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def pb_field(num, value):
+    """value: int (varint) or bytes / str (length-delimited)"""
+    if isinstance(value, int):
+        return pb_varint(num << 3) + pb_varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return pb_varint(num << 3 | 2) + pb_varint(len(value)) + value
+
+
+def pb_value_info(name, shape):
+    dims = b"".join(pb_field(1, pb_field(1, d)) for d in shape)  # Dimension.dim_value
+    tensor = pb_field(1, 1) + pb_field(2, dims)                  # elem_type FLOAT, shape
+    return pb_field(1, name) + pb_field(2, pb_field(1, tensor))   # name, TypeProto.tensor_type
+
+
+def pb_node(op, inputs, outputs, attrs=b""):
+    return (b"".join(pb_field(1, i) for i in inputs) + b"".join(pb_field(2, o) for o in outputs)
+            + pb_field(4, op) + attrs)
+
+
+def gelu_op20(out_dir):
+    """Gelu (opset 20) with approximate left out, "none" and "tanh"; input x [3, 11]."""
+    shape = (3, 11)
+    tanh = pb_field(5, pb_field(1, "approximate") + pb_field(4, "tanh") + pb_field(20, 3))
+    none = pb_field(5, pb_field(1, "approximate") + pb_field(4, "none") + pb_field(20, 3))
+    graph = (pb_field(1, pb_node("Gelu", ["x"], ["a"]))
+             + pb_field(1, pb_node("Gelu", ["x"], ["b"], none))
+             + pb_field(1, pb_node("Gelu", ["x"], ["c"], tanh))
+             + pb_field(2, "gelu_op20")
+             + pb_field(11, pb_value_info("x", shape))
+             + b"".join(pb_field(12, pb_value_info(n, shape)) for n in "abc"))
+    model = pb_field(1, 9) + pb_field(8, pb_field(2, 20)) + pb_field(7, graph)
+    x = np.random.RandomState(20).uniform(-5, 5, size=shape).astype(np.float32)
+    xt = torch.from_numpy(x).double()
+    ys = [F.gelu(xt), F.gelu(xt), F.gelu(xt, approximate="tanh")]
+    base = os.path.join(out_dir, "gelu_op20")
+    with open(base + ".onnx", "wb") as f:
+        f.write(model)
+    x.astype("<f4").tofile(base + ".input.bin")
+    np.concatenate([y.numpy().reshape(-1) for y in ys]).astype("<f4").tofile(base + ".output.bin")
+    print("wrote %s.{onnx,input.bin,output.bin}" % base)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "tests", "data", "onnx")
@@ -62,6 +121,7 @@ def main():
         x.numpy().astype("<f4").tofile(base + ".input.bin")
         y.numpy().astype("<f4").tofile(base + ".output.bin")
         print("wrote %s.{onnx,input.bin,output.bin}" % base)
+    gelu_op20(out_dir)
 
 
 if __name__ == "__main__":
