@@ -3,7 +3,9 @@
 
 Usage (from the repository root):
 
-    /usr/bin/python3 tools/export_math.py [out_dir]      # default out_dir: tests/data/onnx
+    /usr/bin/python3 tools/export_math.py [out_dir]
+    # default: the PyTorch models in tests/data/onnx (tests/test_networks.c runs them too),
+    # the hand-written one in tests/data/math
 
 Writes, for opset 13 and opset 14 (13: PyTorch 1.13 decomposes GELU into Div, Erf, Add, Mul,
 hardswish into HardSigmoid + Mul, SiLU into Sigmoid + Mul; 14: HardSwish is one op):
@@ -12,12 +14,14 @@ hardswish into HardSigmoid + Mul, SiLU into Sigmoid + Mul; 14: HardSwish is one 
     mathnet_op<N>.input.bin     the input, raw float32 little-endian
     mathnet_op<N>.output.bin    PyTorch's float32 output (one [2, 3, 5, 7] tensor)
 
-and gelu_op20.{onnx,input.bin,output.bin}: Gelu at opset 20 (approximate left out, "none",
-"tanh"), written as protobuf by hand (PyTorch 1.13 cannot export opset 20), input x [3, 11],
-the three outputs one after another, PyTorch's float64 values rounded to float32.
+and, in tests/data/math (not tests/data/onnx: test_networks wants models fuse_optimize can
+shrink), gelu_op20.{onnx,input.bin,output.bin}: Gelu at opset 20 (approximate left out,
+"none", "tanh"), written as protobuf by hand (PyTorch 1.13 cannot export opset 20), input
+x [3, 11], the three results joined into one output [9, 11], PyTorch's float64 values rounded
+to float32.
 
-tests/test_math.c loads each model with fuse_onnx_load_file, runs it and compares (normwise
-relative error 1e-4). Deterministic: fixed seeds.
+tests/test_math.c loads each model, runs it and compares (normwise relative error 1e-4 for
+the exports, 1e-5 for Gelu). Deterministic: fixed seeds.
 """
 import os
 import sys
@@ -83,16 +87,20 @@ def pb_node(op, inputs, outputs, attrs=b""):
 
 
 def gelu_op20(out_dir):
-    """Gelu (opset 20) with approximate left out, "none" and "tanh"; input x [3, 11]."""
+    """Gelu (opset 20) with approximate left out, "none" and "tanh"; input x [3, 11], the three
+    joined along axis 0 into the one output y [9, 11]."""
     shape = (3, 11)
     tanh = pb_field(5, pb_field(1, "approximate") + pb_field(4, "tanh") + pb_field(20, 3))
     none = pb_field(5, pb_field(1, "approximate") + pb_field(4, "none") + pb_field(20, 3))
     graph = (pb_field(1, pb_node("Gelu", ["x"], ["a"]))
              + pb_field(1, pb_node("Gelu", ["x"], ["b"], none))
              + pb_field(1, pb_node("Gelu", ["x"], ["c"], tanh))
+             + pb_field(1, pb_node("Concat", ["a", "b", "c"], ["y"],
+                                   pb_field(5, pb_field(1, "axis") + pb_field(3, 0)
+                                            + pb_field(20, 2))))
              + pb_field(2, "gelu_op20")
              + pb_field(11, pb_value_info("x", shape))
-             + b"".join(pb_field(12, pb_value_info(n, shape)) for n in "abc"))
+             + pb_field(12, pb_value_info("y", (3 * shape[0], shape[1]))))
     model = pb_field(1, 9) + pb_field(8, pb_field(2, 20)) + pb_field(7, graph)
     x = np.random.RandomState(20).uniform(-5, 5, size=shape).astype(np.float32)
     xt = torch.from_numpy(x).double()
@@ -121,7 +129,9 @@ def main():
         x.numpy().astype("<f4").tofile(base + ".input.bin")
         y.numpy().astype("<f4").tofile(base + ".output.bin")
         print("wrote %s.{onnx,input.bin,output.bin}" % base)
-    gelu_op20(out_dir)
+    gelu_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "tests", "data", "math")
+    os.makedirs(gelu_dir, exist_ok=True)
+    gelu_op20(gelu_dir)
 
 
 if __name__ == "__main__":
