@@ -12,7 +12,7 @@
 static const char *const fuse__onnx_fold_only_ops[] = {
     "Shape", "Size", "Cast", "CastLike", "ConstantOfShape", "Range", "Equal", "Less",
     "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Mod", "If",
-    "ReduceProd", NULL};
+    "ReduceProd", "ScatterND", NULL};
 static const char *const fuse__onnx_fold_also_ops[] = {
     "Identity", "Reshape", "Squeeze", "Unsqueeze", "Concat", "Gather", "Slice", "Expand", "Tile",
     "Where", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Max", "Min",
@@ -493,6 +493,56 @@ static int fuse__fold_constant_of_shape(fuse__onnx *ld, const fuse__onode *n,
   return 1;
 }
 
+/* ScatterND on known tensors (swin's attention masks are written as slice assignments):
+   data with updates written at the index tuples; reduction none, add or mul. */
+static int fuse__fold_scatter_nd(fuse__onnx *ld, const fuse__onode *n, const fuse__known *xs,
+                                 fuse__known *y) {
+  const fuse__known *data = &xs[0], *idx = &xs[1], *upd = &xs[2];
+  fuse__oattr a;
+  int64_t k, tuples, slice = 1, t, j, e;
+  int d, mode = 0;
+  if (fuse__onnx_attr(n, "reduction", &a) && a.s.n)
+    mode = fuse__slice_is(a.s, "add") ? 1 : fuse__slice_is(a.s, "mul") ? 2 : fuse__slice_is(a.s, "none") ? 0 : -1;
+  if (mode < 0) return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "reduction must be none, add or mul"), 0;
+  if (idx->dtype == FUSE__DT_FLOAT || idx->rank < 1 || (data->dtype == FUSE__DT_FLOAT) != (upd->dtype == FUSE__DT_FLOAT))
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "indices must be integers, data and updates of one type"), 0;
+  k = idx->dims[idx->rank - 1];
+  if (k < 1 || k > data->rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "the index tuples do not fit the data's rank"), 0;
+  tuples = idx->count / k;
+  for (d = (int)k; d < data->rank; d++) slice *= data->dims[d];
+  if (upd->count != tuples * slice)
+    return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "updates %S do not match %D index tuples of %D values",
+                            upd->rank, upd->dims, tuples, slice), 0;
+  if (!fuse__known_alloc(ld, y, data->dtype, data->rank, data->dims)) return 0;
+  for (e = 0; e < data->count; e++) {
+    if (y->f) y->f[e] = data->f[e];
+    else y->i[e] = data->i[e];
+  }
+  for (t = 0; t < tuples; t++) {
+    int64_t off = 0;
+    for (d = 0; d < k; d++) {
+      int64_t v = idx->i[t * k + d];
+      if (v < 0) v += data->dims[d];
+      if (v < 0 || v >= data->dims[d])
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "index %D is out of range for %S",
+                                idx->i[t * k + d], data->rank, data->dims), 0;
+      off = off * data->dims[d] + v;
+    }
+    off *= slice;
+    for (j = 0; j < slice; j++) {
+      if (y->f) {
+        float u = upd->f[t * slice + j], *o = &y->f[off + j];
+        *o = mode == 1 ? *o + u : mode == 2 ? *o * u : u;
+      } else {
+        int64_t u = upd->i[t * slice + j], *o = &y->i[off + j];
+        *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : u;
+      }
+    }
+  }
+  return 1;
+}
+
 static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s);
 
 /* If on a condition known at load: the branch taken is read as part of this graph (its nodes
@@ -698,6 +748,9 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
         return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S does not broadcast to %S", all[0].rank, all[0].dims, cnt, v), -1;
       ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_bcast, &m);
     }
+  } else if (fuse__slice_is(n->op, "ScatterND")) {
+    if (nk != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "ScatterND needs three inputs"), -1;
+    ok = fuse__fold_scatter_nd(ld, n, all, &y);
   } else if (fuse__slice_is(n->op, "Transpose")) {
     int64_t perm[FUSE_MAX_RANK];
     int cnt = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), d;
