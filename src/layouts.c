@@ -165,12 +165,13 @@ static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, 
   return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
-/* A step's packed weights, `floats` zeros to fill (counted in the plan's weights). */
-static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats) {
+/* A step's packed weights, `floats` of them (counted in the plan's weights): zeros to fill,
+   or left as they are when `zero` is 0 (the packer writes every float, its padding too). */
+static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats, int zero) {
   st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return NULL;
   p->weights_size += floats * sizeof(float);
-  memset(st->packed, 0, floats * sizeof(float));
+  if (zero) memset(st->packed, 0, floats * sizeof(float));
   return st->packed;
 }
 
@@ -193,10 +194,11 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
   nr = st->nr;
-  if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr))) return 0;
+  if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr), 0)) return 0;
   for (j = 0; j < N; j += nr) { /* column block by column block, a row of it at a time */
     int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
     float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
+    if (cols < w) memset(dst, 0, (size_t)(K * w) * sizeof(float)); /* the padding columns */
     for (k = 0; k < K; k++)
       memcpy(dst + k * w, wn->data + k * N + j, (size_t)cols * sizeof(float));
   }
@@ -363,12 +365,12 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   int64_t taps = c->taps, t, k, ch, kh, m, ph;
   if (st->kernel == FUSE__KERNEL_DW) {
     int64_t Cp = (c->K + 15) / 16 * 16;
-    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp))) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return 0;
     for (t = 0; t < taps; t++)
       for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
   } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps))) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return 0;
     for (k = 0; k < c->K; k++) {
       float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
       for (ch = 0; ch < c->Cg; ch++)
@@ -378,15 +380,16 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
               *dst = w[((k * c->Cg + ch) * c->KH + kh) * c->KW + m];
     }
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
-    if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps))) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
     memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
   } else {
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
-    if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel))) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel), 0)) return 0;
     for (grp = 0; grp < c->G; grp++)
       for (k = 0; k < c->Kg; k += nr) { /* a column block: its outputs read one by one */
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
         for (j = 0; j < cols; j++) {
           const float *src = w + ((grp * c->Kg + k + j) * c->Cg) * taps;
           for (ch = 0; ch < c->Cg; ch++)
