@@ -249,6 +249,20 @@ bench: $(BUILD)/fuse_ops_bench $(BUILD)/layers
 $(BUILD)/fuse_ops_bench: bench/fuse_ops_bench.c fuse.h | $(BUILD)
 	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
+# make bench-load: bench/load - load + optimize + compile against reading the file, in fresh
+# processes, alternating (BENCH_LOAD_MODELS; default resnet18, resnet50 and vgg16 as
+# tools/export_zoo.py writes them into build/zoo; REPEAT=n runs of each, default 5)
+BENCH_LOAD_MODELS ?= $(wildcard build/zoo/resnet18.op13.onnx build/zoo/resnet50.op13.onnx build/zoo/vgg16.op13.onnx)
+.PHONY: bench-load
+bench-load: $(BUILD)/bench_load
+	@if [ -z "$(BENCH_LOAD_MODELS)" ]; then echo "bench-load: no models; export them with"; \
+	  echo "  /usr/bin/python3 tools/export_zoo.py --only resnet18,resnet50,vgg16 --opset 13"; exit 1; fi
+	@echo "== bench/load (load: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
+	./$(BUILD)/bench_load $(BENCH_LOAD_MODELS)
+
+$(BUILD)/bench_load: bench/load.c fuse.h | $(BUILD)
+	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
+
 $(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
