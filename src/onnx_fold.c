@@ -12,11 +12,11 @@
 static const char *const fuse__onnx_fold_only_ops[] = {
     "Shape", "Size", "Cast", "CastLike", "ConstantOfShape", "Range", "Equal", "Less",
     "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Mod", "If",
-    "ReduceProd", "ScatterND", NULL};
+    "ScatterND", NULL};
 static const char *const fuse__onnx_fold_also_ops[] = {
     "Identity", "Reshape", "Squeeze", "Unsqueeze", "Concat", "Gather", "Slice", "Expand", "Tile",
     "Where", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Max", "Min",
-    "ReduceSum", "ReduceMax", "ReduceMin", "Transpose", "Flatten", NULL};
+    "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "Transpose", "Flatten", NULL};
 
 static int fuse__onnx_in_list(fuse__slice op, const char *const *list) {
   int i;
