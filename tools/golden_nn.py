@@ -6,6 +6,8 @@ einsum is a builder only: fuse_einsum composes reduce_sum, transpose, reshape an
 einsum_ops() below makes the same ops in the same order as the C builder (tests/test_nn.c
 checks that fuse_einsum prints the very text of each einsum_* case), and every case's result
 is checked against torch.einsum here."""
+import os
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -286,3 +288,197 @@ def cases(G):
     h = layer_norm(c, h, g, bb, -1, 1e-5)
     c.output(log_softmax(c, h, -1), reduce(c, "reduce_mean", h, [1, 2], 0))
     yield c
+
+
+# ------------------------------------------------------------------ ONNX models
+# Small ONNX models of this family's operators in the forms the backend test suite does not
+# cover with float32 data (LayerNormalization with Y only, GroupNormalization 18 / 21, Einsum,
+# axes as an int64 initializer, LogSoftmax before opset 13, models exported by PyTorch), in the
+# suite's layout: tests/data/onnx_nn/<name>/model.onnx, test_data_set_0/{input,output}_N.pb.
+# tests/test_nn.c runs each one; a file "needs" lists operators of other families the model
+# uses (while the loader refuses those, the model is skipped with a note).
+#
+#     /usr/bin/python3 tools/golden_nn.py        # rewrites tests/data/onnx_nn (deterministic)
+
+def onnx_models():
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+
+    rng = np.random.RandomState(20261125)
+
+    def rand(*shape, lo=-1.0, hi=1.0):
+        return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+    def model(nodes, inputs, outputs, inits=(), opset=17):
+        vi = lambda n, a: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape))
+        g = helper.make_graph(nodes, "g", [vi(n, a) for n, a in inputs],
+                              [vi(n, a) for n, a in outputs],
+                              [numpy_helper.from_array(a, n) for n, a in inits])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="golden_nn")
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    def t64(x):
+        return torch.from_numpy(np.asarray(x, dtype=np.float64))
+
+    def ln(x, s, b, axis, eps):
+        x = t64(x)
+        ax = axis % x.dim()
+        y = F.layer_norm(x, x.shape[ax:], None, None, f32(eps))
+        y = y * t64(s)
+        return (y + t64(b) if b is not None else y).numpy().astype(np.float32)
+
+    def gn(x, s, b, groups, eps):  # s, b per channel
+        return F.group_norm(t64(x), groups, t64(s), t64(b), f32(eps)).numpy().astype(np.float32)
+
+    out = []
+
+    # LayerNormalization, opset 17
+    x, s, b = rand(2, 3, 8), rand(8, lo=0.5, hi=1.5), rand(8)
+    out.append(("layer_norm_last_axis", model(
+        [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)],
+        [("x", x)], [("y", ln(x, s, b, -1, 1e-5))], [("s", s), ("b", b)]),
+        [x], [ln(x, s, b, -1, 1e-5)], ""))
+    x, s = rand(2, 3, 4, 5), rand(4, 5, lo=0.5, hi=1.5)
+    out.append(("layer_norm_axis2_no_bias", model(
+        [helper.make_node("LayerNormalization", ["x", "s"], ["y"], axis=2, epsilon=1e-3)],
+        [("x", x)], [("y", x)], [("s", s)]), [x], [ln(x, s, None, 2, 1e-3)], ""))
+    x, s, b = rand(2, 3, 6), rand(1, 6, lo=0.5, hi=1.5), rand(6)
+    out.append(("layer_norm_broadcast_scale", model(
+        [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=1)],
+        [("x", x)], [("y", x)], [("s", s), ("b", b)]), [x], [ln(x, s, b, 1, 1e-5)], ""))
+    x, s, b = rand(3, 7), rand(7, lo=0.5, hi=1.5), rand(7)  # scale / bias as graph inputs
+    out.append(("layer_norm_inputs", model(
+        [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "", ""])],
+        [("x", x), ("s", s), ("b", b)], [("y", x)]), [x, s, b], [ln(x, s, b, -1, 1e-5)], ""))
+
+    # GroupNormalization: opset 18 (scale / bias per group), 21 (per channel)
+    x, s, b = rand(2, 6, 4, 3), rand(3, lo=0.5, hi=1.5), rand(3)
+    want = gn(x, np.repeat(s, 2), np.repeat(b, 2), 3, 1e-5)
+    out.append(("group_norm18_constants", model(
+        [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)],
+        [("x", x)], [("y", x)], [("s", s), ("b", b)], opset=18), [x], [want], ""))
+    out.append(("group_norm18_inputs", model(
+        [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)],
+        [("x", x), ("s", s), ("b", b)], [("y", x)], opset=18), [x, s, b], [want], ""))
+    x, s, b = rand(2, 8, 5), rand(8, lo=0.5, hi=1.5), rand(8)
+    out.append(("group_norm21_channels", model(
+        [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=4,
+                          epsilon=1e-3)],
+        [("x", x)], [("y", x)], [("s", s), ("b", b)], opset=21), [x], [gn(x, s, b, 4, 1e-3)], ""))
+
+    # Einsum (float32)
+    for name, eq, shapes in [("einsum_attention", "bhqd, bhkd -> bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+                             ("einsum_implicit", "ij,jk", [(3, 4), (4, 5)]),
+                             ("einsum_batch_transpose", "bij->bji", [(2, 3, 4)])]:
+        xs = [rand(*sh) for sh in shapes]
+        names = ["x%d" % k for k in range(len(xs))]
+        y = torch.einsum(eq.replace(" ", ""), *[t64(v) for v in xs]).numpy().astype(np.float32)
+        out.append((name, model([helper.make_node("Einsum", names, ["y"], equation=eq)],
+                                list(zip(names, xs)), [("y", y)], opset=12), xs, [y], ""))
+
+    # reductions: axes as an int64 initializer (ReduceSum 13, ReduceMean 18), noop, attributes
+    x = rand(3, 4, 5)
+    axes = np.array([0, -1], dtype=np.int64)
+    out.append(("reduce_sum13_axes_input", model(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)],
+        [("x", x)], [("y", x)], [("axes", axes)], opset=13),
+        [x], [t64(x).sum(dim=(0, 2)).numpy().astype(np.float32)], ""))
+    out.append(("reduce_mean18_axes_input", model(
+        [helper.make_node("ReduceMean", ["x", "axes"], ["y"])],
+        [("x", x)], [("y", x)], [("axes", np.array([1], dtype=np.int64))], opset=18),
+        [x], [t64(x).mean(dim=1, keepdim=True).numpy().astype(np.float32)], ""))
+    out.append(("reduce_sum13_noop", model(
+        [helper.make_node("ReduceSum", ["x"], ["y"], noop_with_empty_axes=1)],
+        [("x", x)], [("y", x)], opset=13), [x], [x], ""))
+    out.append(("reduce_l2_11_attr", model(
+        [helper.make_node("ReduceL2", ["x"], ["y"], axes=[1, 2], keepdims=0)],
+        [("x", x)], [("y", x)], opset=11),
+        [x], [torch.linalg.vector_norm(t64(x), 2, dim=(1, 2)).numpy().astype(np.float32)], ""))
+
+    # LogSoftmax before opset 13: over the input flattened to 2-D at axis
+    x = rand(2, 3, 4) * np.float32(5)
+    y = torch.log_softmax(t64(x).reshape(2, 12), dim=1).reshape(2, 3, 4)
+    out.append(("log_softmax11_axis1", model(
+        [helper.make_node("LogSoftmax", ["x"], ["y"], axis=1)], [("x", x)], [("y", x)], opset=11),
+        [x], [y.numpy().astype(np.float32)], ""))
+
+    # exported by PyTorch (1.13): LayerNorm at opset 17 (one node) and at opset 13 (decomposed:
+    # ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add), an attention-like block
+    import io
+    torch.manual_seed(5)
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = torch.nn.LayerNorm(8)
+            with torch.no_grad():
+                self.ln.weight.uniform_(0.5, 1.5)
+                self.ln.bias.uniform_(-0.5, 0.5)
+
+        def forward(self, q, k):
+            s = torch.einsum("bqd,bkd->bqk", q, k)
+            o = torch.einsum("bqk,bkd->bqd", torch.softmax(s, -1), k) + q
+            h = self.ln(o)
+            return torch.log_softmax(h, -1), h.mean(dim=(1,), keepdim=False)
+
+    q, k = rand(2, 5, 8), rand(2, 6, 8)
+    blk = Block().eval()
+    with torch.no_grad():
+        want = [t.numpy() for t in blk(torch.from_numpy(q), torch.from_numpy(k))]
+    for opset, needs in ((17, ""), (13, "Pow Sqrt Div")):
+        f = io.BytesIO()
+        torch.onnx.export(blk, (torch.from_numpy(q), torch.from_numpy(k)), f,
+                          opset_version=opset, input_names=["q", "k"], output_names=["p", "m"])
+        out.append(("torch_block_opset%d" % opset, f.getvalue(), [q, k], want, needs))
+    f = io.BytesIO()
+    lnm = torch.nn.LayerNorm([3, 8]).eval()
+    x = rand(2, 3, 8)
+    torch.onnx.export(lnm, torch.from_numpy(x), f, opset_version=13)
+    with torch.no_grad():
+        y = lnm(torch.from_numpy(x)).numpy()
+    out.append(("torch_layer_norm_opset13", f.getvalue(), [x], [y], "Pow Sqrt Div"))
+
+    # refused, with a message naming what (a file "refused" holds a piece of it)
+    x, s = rand(2, 4), rand(4)
+    out.append(("refuse_layer_norm_mean", model(
+        [helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"])],
+        [("x", x)], [("y", x), ("mean", x[:, :1])], [("s", s)]), [x], [], "",
+        "Mean output is not supported"))
+    xs = [rand(2, 3), rand(3, 4), rand(4, 5)]
+    out.append(("refuse_einsum_three", model(
+        [helper.make_node("Einsum", ["x0", "x1", "x2"], ["y"], equation="ij,jk,kl->il")],
+        [("x%d" % k, v) for k, v in enumerate(xs)], [("y", x)], opset=12), xs, [],
+        "", "only 1 or 2 operands"))
+    x = rand(2, 3, 3)
+    out.append(("refuse_einsum_ellipsis", model(
+        [helper.make_node("Einsum", ["x"], ["y"], equation="...ii->...i")],
+        [("x", x)], [("y", x[:, 0])], opset=12), [x], [], "", "ellipsis"))
+    return out
+
+
+def write_onnx_models(root):
+    import shutil
+    from onnx import numpy_helper
+    d = os.path.join(root, "tests", "data", "onnx_nn")
+    shutil.rmtree(d, ignore_errors=True)
+    for name, blob, ins, outs, needs, *refused in onnx_models():
+        sub = os.path.join(d, name)
+        os.makedirs(os.path.join(sub, "test_data_set_0"))
+        with open(os.path.join(sub, "model.onnx"), "wb") as f:
+            f.write(blob)
+        for fname, text in (("needs", needs), ("refused", refused[0] if refused else "")):
+            if text:
+                with open(os.path.join(sub, fname), "w") as f:
+                    f.write(text + "\n")
+        for kind, arrays in (("input", ins), ("output", outs)):
+            for i, a in enumerate(arrays):
+                t = numpy_helper.from_array(np.ascontiguousarray(a, dtype=np.float32))
+                with open(os.path.join(sub, "test_data_set_0", "%s_%d.pb" % (kind, i)), "wb") as f:
+                    f.write(t.SerializeToString())
+    print("wrote %s" % d)
+
+
+if __name__ == "__main__":
+    write_onnx_models(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
