@@ -273,6 +273,21 @@ def cases(G):
     for name, eq, shapes in EINSUM_CASES:
         yield einsum_case(G, name, eq, shapes)
 
+    # ---- after convolutions (their NHWC kernels: the plan converts around these ops)
+    c = G.new("conv_norms_head", "conv2d -> group_norm -> relu -> conv2d -> instance_norm -> "
+              "reduce_mean over H, W -> log_softmax; and reduce_max over C of the first conv")
+    x = c.input("x", [2, 5, 9, 7])
+    w1 = c.const("w1", [12, 5, 3, 3], -0.4, 0.4)
+    w2 = c.const("w2", [8, 12, 3, 3], -0.3, 0.3)
+    y = c.conv2d(x, w1, padding=(1, 1, 1, 1))
+    y1 = c.relu(group_norm(c, y, c.const("gn.weight", [12], 0.5, 1.5), c.const("gn.bias", [12]),
+                           4, 1e-5))
+    y2 = c.conv2d(y1, w2, strides=(2, 2), padding=(1, 1, 1, 1))
+    y2 = instance_norm(c, y2, c.const("in.weight", [8], 0.5, 1.5), c.const("in.bias", [8]), 1e-5)
+    head = log_softmax(c, reduce(c, "reduce_mean", y2, [2, 3], 0), 1)
+    c.output(head, reduce(c, "reduce_max", y, [1], 1))
+    yield c
+
     # ---- together: a transformer block's pieces
     c = G.new("attention_layer_norm", "einsum attention scores, softmax, einsum values, "
               "residual, layer_norm, log_softmax head")
