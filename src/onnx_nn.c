@@ -191,7 +191,7 @@ static fuse_value fuse__onnx_group_norm(fuse__onnx *ld, const fuse__onode *n) {
 /* Einsum: the equation attribute, 1 or 2 inputs (fuse_einsum says what else it refuses). */
 static fuse_value fuse__onnx_einsum(fuse__onnx *ld, const fuse__onode *n) {
   fuse__oattr a;
-  fuse_value xs[16];
+  fuse_value xs[2];
   char eq[128];
   int k;
   if (!fuse__onnx_attr(n, "equation", &a) || !a.s.n)
@@ -200,9 +200,9 @@ static fuse_value fuse__onnx_einsum(fuse__onnx *ld, const fuse__onode *n) {
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Einsum's equation is too long"), FUSE_NONE;
   memcpy(eq, a.s.p, a.s.n);
   eq[a.s.n] = 0;
-  for (k = 0; k < n->num_in; k++)
+  for (k = 0; k < n->num_in && k < 2; k++)
     if ((xs[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-  return fuse_einsum(ld->g, eq, n->num_in, xs);
+  return fuse_einsum(ld->g, eq, n->num_in, xs); /* refuses more than 2 before reading xs */
 }
 
 static fuse_value fuse__onnx_convert_nn(fuse__onnx *ld, const fuse__onode *n) {
