@@ -2005,8 +2005,6 @@ FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scal
 
 /* ---- einsum: parsed, then composed of reduce_sum, transpose, reshape and one matmul */
 
-#define FUSE__EINSUM_MAX_TERM 64 /* an equation's characters, spaces left out */
-
 typedef struct fuse__einsum_term {
   char idx[FUSE_MAX_RANK];
   int n;
@@ -2097,7 +2095,7 @@ static fuse_value fuse__einsum_reshape(fuse_graph *g, fuse_value x, int rank, co
 }
 
 FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs) {
-  char eq[FUSE__EINSUM_MAX_TERM + 1];
+  char eq[65]; /* the equation without its spaces */
   const char *p;
   fuse__einsum_term in[2], out;
   int64_t size[128]; /* by index letter */
@@ -2118,7 +2116,7 @@ FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, cons
   if (!fuse__begin(g, "einsum", n, xs)) return FUSE_NONE;
   for (p = equation; *p; p++) { /* spaces go; the rest is checked term by term */
     if (*p == ' ' || *p == '\t') continue;
-    if (len == FUSE__EINSUM_MAX_TERM)
+    if (len == (int)sizeof eq - 1)
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "einsum: the equation \"%s\" is too long",
                         equation);
     eq[len++] = *p;

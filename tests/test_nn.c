@@ -499,14 +499,16 @@ static const char *onnx_model(const char *dir, char *why, size_t why_n, int *ski
   if (rc != FUSE_OK) {
     const char *op = needs;
     while (op && *op && rc == FUSE_ERROR_UNSUPPORTED) { /* one of the listed ops, refused? */
-      char name[32], pat[40], pat2[40];
+      char name[32], pat[40], pat2[40], pat3[40];
       size_t len = strcspn(op, " \n");
       if (len && len < sizeof name) {
         memcpy(name, op, len);
         name[len] = 0;
         snprintf(pat, sizeof pat, "(%s, ", name); /* "node 3 (Pow, output 'y')" */
         snprintf(pat2, sizeof pat2, "(%s)", name); /* "node 3 'name' (Pow)" */
-        if (strstr(fuse_graph_error(g), pat) || strstr(fuse_graph_error(g), pat2)) {
+        snprintf(pat3, sizeof pat3, " %s (", name); /* "unsupported: Pow (1 node)" */
+        if (strstr(fuse_graph_error(g), pat) || strstr(fuse_graph_error(g), pat2) ||
+            strstr(fuse_graph_error(g), pat3)) {
           *skipped = 1;
           snprintf(why, why_n, "%s", fuse_graph_error(g));
           goto done;
