@@ -253,6 +253,26 @@ typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
 } fuse_reduce_kind;
+/* over axes[0..n) (n = 0: all; negative axes count from the end); keepdims keeps them as
+   size 1. Sums, means and norms accumulate in double. */
+FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind kind, int n,
+                                const int *axes, int keepdims);
+FUSE_API fuse_value fuse_log_softmax(fuse_graph *g, fuse_value x, int axis); /* x - logsumexp */
+/* normalizes over axes axis..rank-1, then * scale + bias (shape x.shape[axis:], bias may be
+   FUSE_NONE) */
+FUSE_API fuse_value fuse_layer_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int axis, float eps);
+/* per sample and channel over the spatial axes; scale, bias [C] */
+FUSE_API fuse_value fuse_instance_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                       fuse_value bias, float eps);
+/* per sample over groups of C / groups channels; scale, bias [C] */
+FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int groups, float eps);
+/* numpy / ONNX einsum over n operands in the forms a matmul expresses: batch, contracted,
+   kept and transposed indices ("bij,bjk->bik", "ij,kj->ik", "bhqd,bhkd->bhqk", ...), an
+   index of one operand alone summed; "->" and the implicit output; n = 1 or 2; no "..." and
+   no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
+FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
 
 /* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
@@ -2004,6 +2024,413 @@ FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs) {
 /* ==== begin src/builders_nn.c ==== */
 /* ------------------------------------------------------------ builders: nn -- */
 /* reductions, log-softmax, layer / instance / group normalization, einsum */
+
+/* The reduction ops in fuse_reduce_kind order (FUSE_REDUCE_MEAN = 1 is the first). */
+static int fuse__reduce_op(fuse_reduce_kind kind) {
+  return FUSE__OP_REDUCE_MEAN + ((int)kind - (int)FUSE_REDUCE_MEAN);
+}
+
+/* The shape a reduction over the axes in `mask` leaves of x. */
+static int fuse__reduced_shape(const fuse__node *x, unsigned mask, int keepdims, int64_t *out) {
+  int i, rank = 0;
+  for (i = 0; i < x->rank; i++) {
+    if (!(mask >> i & 1u)) out[rank++] = x->shape[i];
+    else if (keepdims) out[rank++] = 1;
+  }
+  return rank;
+}
+
+FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind kind, int n,
+                                const int *axes, int keepdims) {
+  fuse__node *nx, *node;
+  int64_t out[FUSE_MAX_RANK];
+  unsigned mask = 0;
+  int i, rank, op;
+  if (!fuse__begin(g, "reduce", 1, &x)) return FUSE_NONE;
+  if ((int)kind < (int)FUSE_REDUCE_MEAN || (int)kind > (int)FUSE_REDUCE_SUM_SQUARE)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "reduce: kind %d is not a fuse_reduce_kind (FUSE_REDUCE_MEAN .. "
+                      "FUSE_REDUCE_SUM_SQUARE)",
+                      (int)kind);
+  op = fuse__reduce_op(kind);
+  nx = fuse__node_of(g, x);
+  if (n < 0 || n > nx->rank || (n > 0 && !axes))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "%s: %d axes%s for %V %S (0 .. rank, 0 = all)", fuse__op_names[op], n,
+                      n > 0 && !axes ? " with axes NULL" : "", x, nx->rank, nx->shape);
+  for (i = 0; i < n; i++) {
+    int ax;
+    if (!fuse__axis(g, fuse__op_names[op], axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
+    if (mask >> ax & 1u)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: axis %d is given twice for %S",
+                        fuse__op_names[op], ax, nx->rank, nx->shape);
+    mask |= 1u << ax;
+  }
+  if (n == 0) mask = nx->rank ? (1u << nx->rank) - 1u : 0u;
+  rank = fuse__reduced_shape(nx, mask, keepdims != 0, out);
+  if (!(node = fuse__new_node(g, op, 1, &x, rank, out))) return FUSE_NONE;
+  node->a.reduce.axes = mask;
+  node->a.reduce.keepdims = keepdims != 0;
+  return fuse__id(g, node);
+}
+
+FUSE_API fuse_value fuse_log_softmax(fuse_graph *g, fuse_value x, int axis) {
+  fuse__node *nx, *n;
+  int ax;
+  if (!fuse__begin(g, "log_softmax", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "log_softmax: input %V is a scalar", x);
+  if (!fuse__axis(g, "log_softmax", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
+  if (!(n = fuse__unary(g, FUSE__OP_LOG_SOFTMAX, x))) return FUSE_NONE;
+  n->a.axis = ax;
+  return fuse__id(g, n);
+}
+
+static int fuse__norm_eps(fuse_graph *g, const char *op, float eps) {
+  if (eps >= 0 && eps < HUGE_VALF) return 1;
+  return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: eps=%f must be a number >= 0", op,
+                    (double)eps),
+         0;
+}
+
+/* scale / bias of a per-channel normalization: [C] for x [N, C, ...]. */
+static int fuse__norm_channel_params(fuse_graph *g, const char *op, const fuse_value *in) {
+  const fuse__node *nx = fuse__node_of(g, in[0]);
+  int i;
+  for (i = 1; i < 3; i++) {
+    const fuse__node *p = fuse__node_of(g, in[i]);
+    if (p->rank != 1 || p->shape[0] != nx->shape[1])
+      return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: %s %V %S must be [%D] for input %V %S", op,
+                        i == 1 ? "scale" : "bias", in[i], p->rank, p->shape, nx->shape[1], in[0],
+                        nx->rank, nx->shape),
+             0;
+  }
+  return 1;
+}
+
+FUSE_API fuse_value fuse_layer_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int axis, float eps) {
+  fuse_value in[3];
+  fuse__node *nx, *n;
+  int ax, i, k, num_in = bias == FUSE_NONE ? 2 : 3;
+  in[0] = x;
+  in[1] = scale;
+  in[2] = bias;
+  if (!fuse__begin(g, "layer_norm", num_in, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "layer_norm: input %V is a scalar", x);
+  if (!fuse__axis(g, "layer_norm", axis, nx->rank, 0, nx, &ax) ||
+      !fuse__norm_eps(g, "layer_norm", eps))
+    return FUSE_NONE;
+  for (k = 1; k < num_in; k++) { /* exactly x.shape[axis:] */
+    const fuse__node *p = fuse__node_of(g, in[k]);
+    int ok = p->rank == nx->rank - ax;
+    for (i = 0; ok && i < p->rank; i++) ok = p->shape[i] == nx->shape[ax + i];
+    if (!ok)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "layer_norm: %s %V %S must be %S, the shape of input %V %S from axis %d",
+                        k == 1 ? "scale" : "bias", in[k], p->rank, p->shape, nx->rank - ax,
+                        nx->shape + ax, x, nx->rank, nx->shape, ax);
+  }
+  if (!(n = fuse__new_node(g, FUSE__OP_LAYER_NORM, num_in, in, nx->rank, nx->shape)))
+    return FUSE_NONE;
+  n->a.norm.axis = ax;
+  n->a.norm.groups = 0;
+  n->a.norm.eps = eps;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_instance_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                       fuse_value bias, float eps) {
+  fuse_value in[3];
+  fuse__node *nx, *n;
+  in[0] = x;
+  in[1] = scale;
+  in[2] = bias;
+  if (!fuse__begin(g, "instance_norm", 3, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 3)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "instance_norm: input %V %S must have rank >= 3 [N, C, spatial...]", x,
+                      nx->rank, nx->shape);
+  if (!fuse__norm_channel_params(g, "instance_norm", in) ||
+      !fuse__norm_eps(g, "instance_norm", eps))
+    return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_INSTANCE_NORM, 3, in, nx->rank, nx->shape)))
+    return FUSE_NONE;
+  n->a.norm.axis = 2;
+  n->a.norm.groups = 0;
+  n->a.norm.eps = eps;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int groups, float eps) {
+  fuse_value in[3];
+  fuse__node *nx, *n;
+  in[0] = x;
+  in[1] = scale;
+  in[2] = bias;
+  if (!fuse__begin(g, "group_norm", 3, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 2)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "group_norm: input %V %S must have rank >= 2 [N, C, ...]",
+                      x, nx->rank, nx->shape);
+  if (groups < 1 || nx->shape[1] % groups)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "group_norm: groups=%d must be >= 1 and divide the %D channels of %V %S",
+                      groups, nx->shape[1], x, nx->rank, nx->shape);
+  if (!fuse__norm_channel_params(g, "group_norm", in) || !fuse__norm_eps(g, "group_norm", eps))
+    return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_GROUP_NORM, 3, in, nx->rank, nx->shape))) return FUSE_NONE;
+  n->a.norm.axis = 1;
+  n->a.norm.groups = groups;
+  n->a.norm.eps = eps;
+  return fuse__id(g, n);
+}
+
+/* ---- einsum: parsed, then composed of reduce_sum, transpose, reshape and one matmul */
+
+typedef struct fuse__einsum_term {
+  char idx[FUSE_MAX_RANK];
+  int n;
+} fuse__einsum_term;
+
+static int fuse__einsum_letter(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/* One term of letters; *p advances past it. 0 with the graph's error when it is malformed. */
+static int fuse__einsum_term_parse(fuse_graph *g, const char *eq, const char **p,
+                                   fuse__einsum_term *t) {
+  char letter[2]; /* for messages */
+  t->n = 0;
+  letter[1] = 0;
+  for (; **p && **p != ',' && **p != '-'; (*p)++) {
+    char c = **p;
+    int k;
+    letter[0] = c;
+    if (c == '.')
+      return fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                        "einsum: \"%s\": the ellipsis '...' (broadcast dimensions) is not "
+                        "supported; name every dimension with a letter",
+                        eq),
+             0;
+    if (!fuse__einsum_letter(c))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "einsum: \"%s\": '%s' is not an index letter (a-z, A-Z), ',' or '->'", eq,
+                        letter),
+             0;
+    for (k = 0; k < t->n; k++)
+      if (t->idx[k] == c)
+        return fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                          "einsum: \"%s\": index '%s' repeats within one term (a diagonal or "
+                          "trace is not supported)",
+                          eq, letter),
+               0;
+    if (t->n == FUSE_MAX_RANK)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "einsum: \"%s\": a term has more than %d indices", eq, FUSE_MAX_RANK),
+             0;
+    t->idx[t->n++] = c;
+  }
+  return 1;
+}
+
+static int fuse__einsum_find(const fuse__einsum_term *t, char c) {
+  int k;
+  for (k = 0; k < t->n; k++)
+    if (t->idx[k] == c) return k;
+  return -1;
+}
+
+/* Sums x over the indices of t that `keep` lacks (reduce_sum), leaving t with the rest. */
+static fuse_value fuse__einsum_sum_out(fuse_graph *g, fuse_value x, fuse__einsum_term *t,
+                                       const fuse__einsum_term *keep1,
+                                       const fuse__einsum_term *keep2) {
+  int axes[FUSE_MAX_RANK], n = 0, k, m = 0;
+  for (k = 0; k < t->n; k++)
+    if (fuse__einsum_find(keep1, t->idx[k]) < 0 && (!keep2 || fuse__einsum_find(keep2, t->idx[k]) < 0))
+      axes[n++] = k;
+  if (!n) return x;
+  x = fuse_reduce(g, x, FUSE_REDUCE_SUM, n, axes, 0);
+  for (k = 0; k < t->n; k++)
+    if (fuse__einsum_find(keep1, t->idx[k]) >= 0 || (keep2 && fuse__einsum_find(keep2, t->idx[k]) >= 0))
+      t->idx[m++] = t->idx[k];
+  t->n = m;
+  return x;
+}
+
+/* x (indices t) transposed to the order `order` (a permutation of t), when it differs. */
+static fuse_value fuse__einsum_permute(fuse_graph *g, fuse_value x, const fuse__einsum_term *t,
+                                       const char *order) {
+  int perm[FUSE_MAX_RANK], k, same = 1;
+  for (k = 0; k < t->n; k++) {
+    perm[k] = fuse__einsum_find(t, order[k]);
+    same &= perm[k] == k;
+  }
+  return same ? x : fuse_transpose(g, x, perm);
+}
+
+/* x reshaped to [dims], when its shape differs. */
+static fuse_value fuse__einsum_reshape(fuse_graph *g, fuse_value x, int rank, const int64_t *dims) {
+  const fuse__node *n;
+  if (x == FUSE_NONE) return FUSE_NONE;
+  n = fuse__node_of(g, x);
+  if (n->rank == rank && (rank == 0 || memcmp(n->shape, dims, (size_t)rank * sizeof(int64_t)) == 0))
+    return x;
+  return fuse_reshape(g, x, rank, dims);
+}
+
+FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs) {
+  char eq[65]; /* the equation without its spaces */
+  const char *p;
+  fuse__einsum_term in[2], out;
+  int64_t size[128]; /* by index letter */
+  char letter[2]; /* for messages */
+  int i, k, len = 0, terms = 1, explicit_out = 0;
+  letter[1] = 0;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  if (!equation)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "einsum: the equation is NULL");
+  if (n < 1 || !xs)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "einsum: \"%s\" with %d operands%s",
+                      equation, n, xs ? "" : " (xs NULL)");
+  if (n > 2)
+    return fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                      "einsum: \"%s\" with %d operands: only 1 or 2 operands are supported "
+                      "(chain two-operand einsums for more)",
+                      equation, n);
+  if (!fuse__begin(g, "einsum", n, xs)) return FUSE_NONE;
+  for (p = equation; *p; p++) { /* spaces go; the rest is checked term by term */
+    if (*p == ' ' || *p == '\t') continue;
+    if (len == (int)sizeof eq - 1)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "einsum: the equation \"%s\" is too long",
+                        equation);
+    eq[len++] = *p;
+  }
+  eq[len] = 0;
+  for (p = eq; *p && *p != '-'; p++) terms += *p == ',';
+  if (terms != n)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "einsum: \"%s\" has %d input terms for %d operands", equation, terms, n);
+  p = eq;
+  for (i = 0; i < n; i++) {
+    if (!fuse__einsum_term_parse(g, equation, &p, &in[i])) return FUSE_NONE;
+    if (*p == ',') p++;
+  }
+  if (*p == '-') {
+    if (p[1] != '>')
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "einsum: \"%s\": '-' must start '->'",
+                        equation);
+    p += 2;
+    explicit_out = 1;
+    if (!fuse__einsum_term_parse(g, equation, &p, &out)) return FUSE_NONE;
+    if (*p)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "einsum: \"%s\": the output term must end the equation", equation);
+  }
+  for (i = 0; i < 128; i++) size[i] = 0;
+  for (i = 0; i < n; i++) {
+    const fuse__node *x = fuse__node_of(g, xs[i]);
+    if (x->rank != in[i].n)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "einsum: \"%s\": term %d has %d indices but operand %d %V is %S", equation,
+                        i + 1, in[i].n, i + 1, xs[i], x->rank, x->shape);
+    for (k = 0; k < in[i].n; k++) {
+      int c = (unsigned char)in[i].idx[k];
+      letter[0] = (char)c;
+      if (size[c] && size[c] != x->shape[k])
+        return fuse__fail(g, FUSE_ERROR_SHAPE,
+                          "einsum: \"%s\": index '%s' is %D in one place and %D in operand %d %V %S",
+                          equation, letter, size[c], x->shape[k], i + 1, xs[i],
+                          x->rank, x->shape);
+      size[c] = x->shape[k];
+    }
+  }
+  if (explicit_out) {
+    for (k = 0; k < out.n; k++) {
+      letter[0] = out.idx[k];
+      if (!size[(unsigned char)out.idx[k]])
+        return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                          "einsum: \"%s\": output index '%s' is in no input term", equation,
+                          letter);
+    }
+  } else { /* implicit: the indices that appear once, in alphabetical (ASCII) order */
+    out.n = 0;
+    for (i = 'A'; i <= 'z'; i++) {
+      int count = 0;
+      if (!fuse__einsum_letter(i)) continue;
+      for (k = 0; k < n; k++) count += fuse__einsum_find(&in[k], (char)i) >= 0;
+      if (count == 1) out.idx[out.n++] = (char)i;
+    }
+  }
+  if (n == 1) {
+    fuse_value x = fuse__einsum_sum_out(g, xs[0], &in[0], &out, NULL);
+    return x == FUSE_NONE ? FUSE_NONE : fuse__einsum_permute(g, x, &in[0], out.idx);
+  }
+  {
+    /* indices: batch (both and the output), m (first and output), n (second and output),
+       contracted (both, not the output); an index in one operand only and not in the output
+       is summed out of that operand first */
+    char batch[FUSE_MAX_RANK], mi[FUSE_MAX_RANK], ni[FUSE_MAX_RANK], ki[FUSE_MAX_RANK];
+    char order[FUSE_MAX_RANK];
+    int nb = 0, nm = 0, nn = 0, nk = 0, r;
+    int64_t M = 1, N = 1, K = 1, dims[FUSE_MAX_RANK + 2];
+    fuse_value a, b, y;
+    fuse__einsum_term have; /* y's indices */
+    a = fuse__einsum_sum_out(g, xs[0], &in[0], &out, &in[1]);
+    b = a == FUSE_NONE ? FUSE_NONE : fuse__einsum_sum_out(g, xs[1], &in[1], &out, &in[0]);
+    if (b == FUSE_NONE) return FUSE_NONE;
+    for (k = 0; k < out.n; k++) {
+      char c = out.idx[k];
+      int ina = fuse__einsum_find(&in[0], c) >= 0, inb = fuse__einsum_find(&in[1], c) >= 0;
+      if (ina && inb) batch[nb++] = c;
+      else if (ina) mi[nm++] = c, M *= size[(unsigned char)c];
+      else ni[nn++] = c, N *= size[(unsigned char)c];
+    }
+    for (k = 0; k < in[0].n; k++)
+      if (fuse__einsum_find(&out, in[0].idx[k]) < 0) {
+        ki[nk++] = in[0].idx[k];
+        K *= size[(unsigned char)in[0].idx[k]];
+      }
+    /* a: [batch..., m..., k...] -> [batch..., M, K] (with no batch index, the m indices stay
+       apart: matmul broadcasts b over them) */
+    memcpy(order, batch, (size_t)nb);
+    memcpy(order + nb, mi, (size_t)nm);
+    memcpy(order + nb + nm, ki, (size_t)nk);
+    a = fuse__einsum_permute(g, a, &in[0], order);
+    r = 0;
+    for (k = 0; k < nb; k++) dims[r++] = size[(unsigned char)batch[k]];
+    if (nb == 0 && nm > 0) {
+      for (k = 0; k < nm; k++) dims[r++] = size[(unsigned char)mi[k]];
+    } else {
+      dims[r++] = M;
+    }
+    dims[r++] = K;
+    a = fuse__einsum_reshape(g, a, r, dims);
+    /* b: [batch..., k..., n...] -> [batch..., K, N] */
+    memcpy(order, batch, (size_t)nb);
+    memcpy(order + nb, ki, (size_t)nk);
+    memcpy(order + nb + nk, ni, (size_t)nn);
+    b = a == FUSE_NONE ? FUSE_NONE : fuse__einsum_permute(g, b, &in[1], order);
+    r = 0;
+    for (k = 0; k < nb; k++) dims[r++] = size[(unsigned char)batch[k]];
+    dims[r++] = K;
+    dims[r++] = N;
+    b = fuse__einsum_reshape(g, b, r, dims);
+    y = b == FUSE_NONE ? FUSE_NONE : fuse_matmul(g, a, b);
+    /* [batch..., m..., n...] in the output's order */
+    r = 0;
+    for (k = 0; k < nb; k++) order[r] = batch[k], dims[r++] = size[(unsigned char)batch[k]];
+    for (k = 0; k < nm; k++) order[r] = mi[k], dims[r++] = size[(unsigned char)mi[k]];
+    for (k = 0; k < nn; k++) order[r] = ni[k], dims[r++] = size[(unsigned char)ni[k]];
+    y = fuse__einsum_reshape(g, y, r, dims);
+    if (y == FUSE_NONE) return FUSE_NONE;
+    have.n = r;
+    memcpy(have.idx, order, (size_t)r);
+    return fuse__einsum_permute(g, y, &have, out.idx);
+  }
+}
 /* ==== end src/builders_nn.c ==== */
 /* ==== begin src/builders_layers.c ==== */
 /* ------------------------------------------------------------ builders: layers -- */
@@ -3642,6 +4069,30 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    int axes[FUSE_MAX_RANK], k, count = 0;
+    for (k = 0; k < FUSE_MAX_RANK; k++)
+      if (a->reduce.axes >> k & 1u) axes[count++] = k;
+    fuse__put_int_list(o, "axes", axes, count);
+    fuse__put_int_attr(o, "keepdims", a->reduce.keepdims);
+    break;
+  }
+  case FUSE__OP_LOG_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
+  case FUSE__OP_LAYER_NORM:
+    fuse__put_int_attr(o, "axis", a->norm.axis);
+    fuse__put_float_attr(o, "eps", a->norm.eps);
+    break;
+  case FUSE__OP_INSTANCE_NORM: fuse__put_float_attr(o, "eps", a->norm.eps); break;
+  case FUSE__OP_GROUP_NORM:
+    fuse__put_int_attr(o, "groups", a->norm.groups);
+    fuse__put_float_attr(o, "eps", a->norm.eps);
+    break;
 
   /* transposed convolution (builders_layers.c) */
 
@@ -4151,6 +4602,26 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    static const fuse__attr_spec reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
+    return reduce;
+  }
+  case FUSE__OP_LOG_SOFTMAX: return axis;
+  case FUSE__OP_LAYER_NORM: {
+    static const fuse__attr_spec layer_norm[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
+    return layer_norm;
+  }
+  case FUSE__OP_INSTANCE_NORM: return bn;
+  case FUSE__OP_GROUP_NORM: {
+    static const fuse__attr_spec group_norm[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
+    return group_norm;
+  }
 
   /* transposed convolution (builders_layers.c) */
 
@@ -4226,6 +4697,9 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
+  case FUSE__OP_INSTANCE_NORM:
+  case FUSE__OP_GROUP_NORM: arity = 3; break;
 
   /* transposed convolution (builders_layers.c) */
 
@@ -4348,6 +4822,43 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    int axes[FUSE_MAX_RANK], keepdims = 1, count = 0;
+    fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
+    if ((a = fuse__text_find_attr(at, n_at, "axes")) != NULL) { /* absent or []: all axes */
+      count = a->count;
+      fuse__text_ints(at, n_at, "axes", axes, count);
+    }
+    fuse__text_ints(at, n_at, "keepdims", &keepdims, 1);
+    return fuse_reduce(g, in[0], kind, count, axes, keepdims);
+  }
+  case FUSE__OP_LOG_SOFTMAX: {
+    int axis = -1;
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    return fuse_log_softmax(g, in[0], axis);
+  }
+  case FUSE__OP_LAYER_NORM:
+  case FUSE__OP_INSTANCE_NORM:
+  case FUSE__OP_GROUP_NORM: {
+    float eps = 1e-5f;
+    int axis = -1, groups = 0;
+    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    if (op == FUSE__OP_LAYER_NORM)
+      return fuse_layer_norm(g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE, axis, eps);
+    if (op == FUSE__OP_INSTANCE_NORM) return fuse_instance_norm(g, in[0], in[1], in[2], eps);
+    if (!fuse__text_find_attr(at, n_at, "groups"))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: group_norm needs groups=N",
+                        ps->at_line, ps->at_col);
+    fuse__text_ints(at, n_at, "groups", &groups, 1);
+    return fuse_group_norm(g, in[0], in[1], in[2], groups, eps);
+  }
 
   /* transposed convolution (builders_layers.c) */
 
@@ -15279,7 +15790,164 @@ static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s)
 /* ==== end src/kernels/ref_shape.c ==== */
 /* ==== begin src/kernels/ref_nn.c ==== */
 /* --------------------------------------------------- reference kernels: nn -- */
-/* reductions, log-softmax, layer / instance / group normalization, einsum */
+/* reductions, log-softmax, layer / instance / group normalization (einsum is composed of
+   other ops). Sums, products and statistics accumulate in double: a reduction over 100k
+   elements stays as close to a float64 reference as one float rounding. */
+
+/* One reduced run: n elements `stride` apart folded into acc (sum / product kinds in double;
+   max / min as floats, with NaN winning as in PyTorch). */
+static double fuse__reduce_run(int op, const float *x, int64_t n, int64_t stride, double acc) {
+  int64_t j;
+  switch (op) {
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+    for (j = 0; j < n; j++) acc += x[j * stride];
+    break;
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_SUM_SQUARE:
+    for (j = 0; j < n; j++) acc += (double)x[j * stride] * x[j * stride];
+    break;
+  case FUSE__OP_REDUCE_PROD:
+    for (j = 0; j < n; j++) acc *= x[j * stride];
+    break;
+  case FUSE__OP_REDUCE_MAX:
+    for (j = 0; j < n; j++) {
+      float v = x[j * stride];
+      if (v > acc || v != v) acc = v;
+      if (v != v) break;
+    }
+    break;
+  default: /* REDUCE_MIN */
+    for (j = 0; j < n; j++) {
+      float v = x[j * stride];
+      if (v < acc || v != v) acc = v;
+      if (v != v) break;
+    }
+    break;
+  }
+  return acc;
+}
+
+/* Any set of axes: adjacent axes that are both reduced or both kept merge into one (size-1
+   axes drop out), then an odometer walks the kept axes (the output, in order) and, for each
+   output element, the reduced ones, the innermost reduced axis as one run. */
+static void fuse__kernel_reduce(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t dim[FUSE_MAX_RANK], stride[FUSE_MAX_RANK], kdim[FUSE_MAX_RANK], kstr[FUSE_MAX_RANK];
+  int64_t rdim[FUSE_MAX_RANK], rstr[FUSE_MAX_RANK], kidx[FUSE_MAX_RANK], ridx[FUSE_MAX_RANK];
+  int64_t count = 1, out_count = 1, o, step;
+  int red[FUSE_MAX_RANK], nd = 0, nk = 0, nr = 0, i, d;
+  for (i = 0; i < tx->rank; i++) {
+    int is_red = (int)(s->a.reduce.axes >> i & 1u);
+    if (tx->shape[i] == 1) continue;
+    if (nd > 0 && red[nd - 1] == is_red) {
+      dim[nd - 1] *= tx->shape[i];
+    } else {
+      dim[nd] = tx->shape[i];
+      red[nd++] = is_red;
+    }
+  }
+  step = 1;
+  for (d = nd - 1; d >= 0; d--) {
+    stride[d] = step;
+    step *= dim[d];
+  }
+  for (d = 0; d < nd; d++) {
+    if (red[d]) {
+      rdim[nr] = dim[d], rstr[nr++] = stride[d];
+      count *= dim[d];
+    } else {
+      kdim[nk] = dim[d], kstr[nk++] = stride[d];
+      out_count *= dim[d];
+    }
+  }
+  if (nr == 0) rdim[nr] = 1, rstr[nr++] = 1; /* nothing to fold: one element each */
+  memset(kidx, 0, sizeof kidx);
+  for (o = 0; o < out_count; o++) {
+    int64_t base = 0, runs = count / rdim[nr - 1], k;
+    double acc = s->op == FUSE__OP_REDUCE_PROD ? 1.0
+                 : s->op == FUSE__OP_REDUCE_MAX ? -HUGE_VAL
+                 : s->op == FUSE__OP_REDUCE_MIN ? HUGE_VAL
+                                                : 0.0;
+    for (d = 0; d < nk; d++) base += kidx[d] * kstr[d];
+    memset(ridx, 0, sizeof ridx);
+    for (k = 0; k < runs; k++) {
+      int64_t at = base;
+      for (d = 0; d < nr - 1; d++) at += ridx[d] * rstr[d];
+      acc = fuse__reduce_run(s->op, x + at, rdim[nr - 1], rstr[nr - 1], acc);
+      for (d = nr - 2; d >= 0 && ++ridx[d] == rdim[d]; d--) ridx[d] = 0;
+    }
+    if (s->op == FUSE__OP_REDUCE_MEAN) acc /= (double)count;
+    else if (s->op == FUSE__OP_REDUCE_L2) acc = sqrt(acc);
+    y[o] = (float)acc;
+    for (d = nk - 1; d >= 0 && ++kidx[d] == kdim[d]; d--) kidx[d] = 0;
+  }
+}
+
+/* x - max - log(sum(exp(x - max))) along the axis, the sum in double. */
+static void fuse__kernel_log_softmax(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis;
+  int64_t outer = fuse__numel(axis, ty->shape), len = ty->shape[axis];
+  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1), o, i, j;
+  for (o = 0; o < outer; o++)
+    for (i = 0; i < inner; i++) {
+      const float *xp = x + o * len * inner + i;
+      float *yp = y + o * len * inner + i;
+      double mx = xp[0], sum = 0, shift;
+      for (j = 1; j < len; j++) mx = xp[j * inner] > mx ? xp[j * inner] : mx;
+      for (j = 0; j < len; j++) sum += exp((double)xp[j * inner] - mx);
+      shift = mx + log(sum);
+      for (j = 0; j < len; j++) yp[j * inner] = (float)((double)xp[j * inner] - shift);
+    }
+}
+
+/* layer_norm: each row of x.shape[axis:] normalized, then * scale + bias element-wise;
+   instance_norm / group_norm: each sample's group of C / groups channels (one channel for
+   instance_norm) normalized, then * scale[c] + bias[c] per channel. Mean and variance (the
+   biased one, as PyTorch's) in double, in two passes. */
+static void fuse__kernel_norm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0), *scale = fuse__in(r, s, 1);
+  const float *bias = s->num_in > 2 ? fuse__in(r, s, 2) : NULL;
+  float *y = fuse__data(r, s->out);
+  int64_t outer, span, inner = 1, C = 1, per_group = 1, o, j, c;
+  if (s->op == FUSE__OP_LAYER_NORM) {
+    outer = fuse__numel(s->a.norm.axis, ty->shape);
+    span = fuse__numel(ty->rank - s->a.norm.axis, ty->shape + s->a.norm.axis);
+  } else {
+    int64_t groups;
+    C = ty->shape[1];
+    groups = s->op == FUSE__OP_INSTANCE_NORM ? C : s->a.norm.groups;
+    per_group = C / groups;
+    inner = fuse__numel(ty->rank - 2, ty->shape + 2);
+    outer = ty->shape[0] * groups;
+    span = per_group * inner;
+  }
+  for (o = 0; o < outer; o++) {
+    const float *xp = x + o * span;
+    float *yp = y + o * span;
+    double sum = 0, sq = 0, mean, inv;
+    for (j = 0; j < span; j++) sum += xp[j];
+    mean = sum / (double)span;
+    for (j = 0; j < span; j++) sq += ((double)xp[j] - mean) * ((double)xp[j] - mean);
+    inv = 1.0 / sqrt(sq / (double)span + (double)s->a.norm.eps);
+    if (s->op == FUSE__OP_LAYER_NORM) {
+      for (j = 0; j < span; j++)
+        yp[j] = (float)(((double)xp[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f));
+      continue;
+    }
+    for (c = 0; c < per_group; c++) {
+      int64_t ch = o % (C / per_group) * per_group + c; /* the channel */
+      double mul = inv * scale[ch], add = bias[ch] - mean * mul;
+      for (j = c * inner; j < (c + 1) * inner; j++) yp[j] = (float)(xp[j] * mul + add);
+    }
+  }
+}
 /* ==== end src/kernels/ref_nn.c ==== */
 /* ==== begin src/kernels/ref_layers.c ==== */
 /* --------------------------------------------------- reference kernels: layers -- */
@@ -15352,6 +16020,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     /* data movement (kernels/ref_shape.c) */
 
     /* reductions, normalizations (kernels/ref_nn.c) */
+    case FUSE__OP_REDUCE_MEAN:
+    case FUSE__OP_REDUCE_SUM:
+    case FUSE__OP_REDUCE_MAX:
+    case FUSE__OP_REDUCE_MIN:
+    case FUSE__OP_REDUCE_L2:
+    case FUSE__OP_REDUCE_PROD:
+    case FUSE__OP_REDUCE_SUM_SQUARE: fuse__kernel_reduce(&r, s); break;
+    case FUSE__OP_LOG_SOFTMAX: fuse__kernel_log_softmax(&r, s); break;
+    case FUSE__OP_LAYER_NORM:
+    case FUSE__OP_INSTANCE_NORM:
+    case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
 
     /* transposed convolution (kernels/ref_layers.c) */
 
@@ -17675,14 +18354,235 @@ static const char *const fuse__onnx_shape_ops[] = {NULL};
 /* reductions, log-softmax, layer / instance / group normalization, einsum.
    fuse__onnx_convert_nn: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
+
+/* ReduceMean / Sum / Max / Min / L2 / Prod / SumSquare: axes as an attribute (before opset 18;
+   ReduceSum before 13) or as a constant int64 input (after); keepdims default 1; no axes =
+   all of them, or none with noop_with_empty_axes. */
+static fuse_value fuse__onnx_reduce(fuse__onnx *ld, const fuse__onode *n, fuse_reduce_kind kind) {
+  int64_t axes64[FUSE_MAX_RANK];
+  int axes[FUSE_MAX_RANK], count = -1, i;
+  fuse__oattr a;
+  int keepdims = fuse__onnx_attr_int(n, "keepdims", 1) != 0;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]);
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (fuse__onnx_has_in(n, 1)) {
+    if (!fuse__onnx_ints(ld, n->in[1], axes64, FUSE_MAX_RANK, &count))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "its axes input must be a constant int64 tensor of at most 8 values "
+                             "(known when the model is loaded)"),
+             FUSE_NONE;
+  } else if (fuse__onnx_attr(n, "axes", &a) &&
+             (count = fuse__onnx_attr_ints(n, "axes", axes64, FUSE_MAX_RANK)) < 0) {
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "its axes attribute has more than 8 values"),
+           FUSE_NONE;
+  }
+  if (count <= 0) {
+    if (fuse__onnx_attr_int(n, "noop_with_empty_axes", 0)) return x; /* the identity */
+    count = 0;                                                         /* all axes */
+  }
+  for (i = 0; i < count; i++) {
+    if (axes64[i] < -FUSE_MAX_RANK || axes64[i] >= FUSE_MAX_RANK)
+      return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "an axis is out of range"), FUSE_NONE;
+    axes[i] = (int)axes64[i];
+  }
+  return fuse_reduce(ld->g, x, kind, count, axes, keepdims);
+}
+
+/* LogSoftmax: along axis from opset 13 (default -1); before, over the input flattened to 2-D
+   at axis (default 1), as Softmax (fuse__onnx_softmax). */
+static fuse_value fuse__onnx_log_softmax(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), y;
+  int64_t shape[2], back[FUSE_MAX_RANK];
+  int rank, axis;
+  if (x == FUSE_NONE) return FUSE_NONE;
+  rank = fuse_value_rank(g, x);
+  axis = (int)fuse__onnx_attr_int(n, "axis", ld->opset < 13 ? 1 : -1);
+  if (ld->opset >= 13 || axis == rank - 1 || axis == -1) return fuse_log_softmax(g, x, axis);
+  if (axis < -rank || axis > rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "LogSoftmax axis is out of range"),
+           FUSE_NONE;
+  if (axis < 0) axis += rank;
+  shape[0] = fuse__numel(axis, fuse_value_shape(g, x));
+  shape[1] = fuse__numel(rank - axis, fuse_value_shape(g, x) + axis);
+  memcpy(back, fuse_value_shape(g, x), (size_t)rank * sizeof(int64_t));
+  y = fuse_log_softmax(g, fuse_reshape(g, x, 2, shape), 1);
+  return fuse_reshape(g, y, rank, back);
+}
+
+/* Scale or bias of a normalization whose shape differs from the one its builder takes but
+   holds as many values: reshaped to it. */
+static fuse_value fuse__onnx_norm_param(fuse__onnx *ld, fuse_value p, int rank,
+                                        const int64_t *want) {
+  fuse_graph *g = ld->g;
+  if (p == FUSE_NONE) return FUSE_NONE;
+  if (fuse_value_rank(g, p) == rank &&
+      (rank == 0 || memcmp(fuse_value_shape(g, p), want, (size_t)rank * sizeof(int64_t)) == 0))
+    return p;
+  if (fuse__numel(fuse_value_rank(g, p), fuse_value_shape(g, p)) != fuse__numel(rank, want))
+    return p; /* the builder says what is wrong */
+  return fuse_reshape(g, p, rank, want);
+}
+
+/* LayerNormalization (opset 17): X, Scale, B (optional); axis default -1. Scale and B that
+   only broadcast to X.shape[axis:] apply as mul / add after a unit layer_norm. */
+static fuse_value fuse__onnx_layer_norm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  float eps = fuse__onnx_attr_float(n, "epsilon", 1e-5f);
+  int axis = (int)fuse__onnx_attr_int(n, "axis", -1), rank, k, ax;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), scale, bias = FUSE_NONE, y;
+  int64_t xs[FUSE_MAX_RANK], count; /* a copy: builders may move the graph's nodes */
+  for (k = 1; k < n->num_out; k++)
+    if (n->out[k].n)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             k == 1 ? "LayerNormalization's Mean output is not supported (only Y)"
+                                    : "LayerNormalization's InvStdDev output is not supported "
+                                      "(only Y)"),
+             FUSE_NONE;
+  if (x == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || !fuse__onnx_has_in(n, 1))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "LayerNormalization needs X and Scale"), FUSE_NONE;
+  if ((scale = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  if (fuse__onnx_has_in(n, 2) && (bias = fuse__onnx_value(ld, n->in[2])) == FUSE_NONE)
+    return FUSE_NONE;
+  rank = fuse_value_rank(g, x);
+  memcpy(xs, fuse_value_shape(g, x), sizeof xs);
+  if (axis < -rank || axis >= rank) return fuse_layer_norm(g, x, scale, bias, axis, eps);
+  ax = axis < 0 ? axis + rank : axis;
+  count = fuse__numel(rank - ax, xs + ax);
+  if (fuse__numel(fuse_value_rank(g, scale), fuse_value_shape(g, scale)) == count &&
+      (bias == FUSE_NONE ||
+       fuse__numel(fuse_value_rank(g, bias), fuse_value_shape(g, bias)) == count)) {
+    scale = fuse__onnx_norm_param(ld, scale, rank - ax, xs + ax);
+    if (bias != FUSE_NONE) bias = fuse__onnx_norm_param(ld, bias, rank - ax, xs + ax);
+    return fuse_layer_norm(g, x, scale, bias, ax, eps);
+  }
+  { /* broadcast scale / bias: normalize with ones, then numpy-broadcast mul and add */
+    fuse_value ones = fuse_constant(g, NULL, rank - ax, xs + ax, NULL);
+    int64_t i;
+    if (ones == FUSE_NONE) return FUSE_NONE;
+    for (i = 0; i < count; i++) g->nodes[ones].data[i] = 1.0f;
+    y = fuse_mul(g, fuse_layer_norm(g, x, ones, FUSE_NONE, ax, eps), scale);
+    if (bias != FUSE_NONE) y = fuse_add(g, y, bias);
+    if (y != FUSE_NONE && fuse_value_rank(g, y) != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE,
+                             "LayerNormalization's Scale / B have more dimensions than X"),
+             FUSE_NONE;
+    return y;
+  }
+}
+
+/* InstanceNormalization: x [N, C, ...], scale [C], B [C]. */
+static fuse_value fuse__onnx_instance_norm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value in[3];
+  int k;
+  if (n->num_in != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 3 inputs"), FUSE_NONE;
+  for (k = 0; k < 3; k++)
+    if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_instance_norm(ld->g, in[0], in[1], in[2],
+                            fuse__onnx_attr_float(n, "epsilon", 1e-5f));
+}
+
+/* GroupNormalization: scale and bias per channel [C] (opset 21) or per group [num_groups]
+   (opset 18): a per-group one becomes per-channel (each value repeated C / num_groups times;
+   at run time, as mul / add on x viewed as [N, groups, C / groups * spatial], when it is not a
+   constant). */
+static fuse_value fuse__onnx_group_norm(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  float eps = fuse__onnx_attr_float(n, "epsilon", 1e-5f);
+  int64_t groups = fuse__onnx_attr_int(n, "num_groups", 0), C, i;
+  int64_t view[3], gshape[2], back[FUSE_MAX_RANK];
+  fuse_value in[3], ones, zeros, y;
+  int k, rank, per_group = 1, constant = 1;
+  int64_t xs[FUSE_MAX_RANK]; /* a copy: builders may move the graph's nodes */
+  if (n->num_in != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs 3 inputs"), FUSE_NONE;
+  for (k = 0; k < 3; k++)
+    if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  rank = fuse_value_rank(g, in[0]);
+  memcpy(xs, fuse_value_shape(g, in[0]), sizeof xs);
+  if (groups < 1 || groups > 0x7fffffff || rank < 2 || xs[1] % groups)
+    return fuse_group_norm(g, in[0], in[1], in[2], groups < 1 || groups > 0x7fffffff ? 0 : (int)groups,
+                           eps); /* the builder says what is wrong */
+  C = xs[1];
+  for (k = 1; k < 3; k++) {
+    const fuse__node *p = &g->nodes[in[k]];
+    per_group &= fuse__numel(p->rank, p->shape) == groups;
+    constant &= p->op == FUSE__OP_CONST;
+  }
+  if (!per_group || C == groups) { /* per channel (or both at once) */
+    for (k = 1; k < 3; k++) in[k] = fuse__onnx_norm_param(ld, in[k], 1, &C);
+    return fuse_group_norm(g, in[0], in[1], in[2], (int)groups, eps);
+  }
+  if (constant) { /* repeat each group's value for its channels */
+    for (k = 1; k < 3; k++) {
+      fuse_value e = fuse_constant(g, NULL, 1, &C, NULL);
+      if (e == FUSE_NONE) return FUSE_NONE;
+      for (i = 0; i < C; i++) g->nodes[e].data[i] = g->nodes[in[k]].data[i / (C / groups)];
+      in[k] = e;
+    }
+    return fuse_group_norm(g, in[0], in[1], in[2], (int)groups, eps);
+  }
+  /* per-group scale / bias computed at run time */
+  ones = fuse_constant(g, NULL, 1, &C, NULL);
+  zeros = fuse_constant(g, NULL, 1, &C, NULL);
+  if (ones == FUSE_NONE || zeros == FUSE_NONE) return FUSE_NONE;
+  for (i = 0; i < C; i++) g->nodes[ones].data[i] = 1.0f;
+  y = fuse_group_norm(g, in[0], ones, zeros, (int)groups, eps);
+  view[0] = xs[0];
+  view[1] = groups;
+  view[2] = -1;
+  gshape[0] = groups;
+  gshape[1] = 1;
+  memcpy(back, xs, (size_t)rank * sizeof(int64_t));
+  y = fuse_reshape(g, y, 3, view);
+  y = fuse_mul(g, y, fuse_reshape(g, in[1], 2, gshape));
+  y = fuse_add(g, y, fuse_reshape(g, in[2], 2, gshape));
+  return fuse_reshape(g, y, rank, back);
+}
+
+/* Einsum: the equation attribute, 1 or 2 inputs (fuse_einsum says what else it refuses). */
+static fuse_value fuse__onnx_einsum(fuse__onnx *ld, const fuse__onode *n) {
+  fuse__oattr a;
+  fuse_value xs[2];
+  char eq[128];
+  int k;
+  if (!fuse__onnx_attr(n, "equation", &a) || !a.s.n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Einsum needs its equation"), FUSE_NONE;
+  if (a.s.n >= sizeof eq || memchr(a.s.p, 0, a.s.n))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Einsum's equation is too long"), FUSE_NONE;
+  memcpy(eq, a.s.p, a.s.n);
+  eq[a.s.n] = 0;
+  for (k = 0; k < n->num_in && k < 2; k++)
+    if ((xs[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  return fuse_einsum(ld->g, eq, n->num_in, xs); /* refuses more than 2 before reading xs */
+}
+
 static fuse_value fuse__onnx_convert_nn(fuse__onnx *ld, const fuse__onode *n) {
-  (void)ld;
-  (void)n;
-  return -3;
+  static const char *const reduce[] = {"ReduceMean", "ReduceSum", "ReduceMax",      "ReduceMin",
+                                       "ReduceL2",   "ReduceProd", "ReduceSumSquare"};
+  int k;
+  for (k = 0; k < 7; k++)
+    if (fuse__slice_is(n->op, reduce[k])) break;
+  if (k == 7 && !fuse__slice_is(n->op, "LogSoftmax") &&
+      !fuse__slice_is(n->op, "LayerNormalization") &&
+      !fuse__slice_is(n->op, "InstanceNormalization") &&
+      !fuse__slice_is(n->op, "GroupNormalization") && !fuse__slice_is(n->op, "Einsum"))
+    return -3;
+  if (n->num_in < 1 || !n->in[0].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if (k < 7) return fuse__onnx_reduce(ld, n, (fuse_reduce_kind)(FUSE_REDUCE_MEAN + k));
+  if (fuse__slice_is(n->op, "LogSoftmax")) return fuse__onnx_log_softmax(ld, n);
+  if (fuse__slice_is(n->op, "LayerNormalization")) return fuse__onnx_layer_norm(ld, n);
+  if (fuse__slice_is(n->op, "InstanceNormalization")) return fuse__onnx_instance_norm(ld, n);
+  if (fuse__slice_is(n->op, "GroupNormalization")) return fuse__onnx_group_norm(ld, n);
+  return fuse__onnx_einsum(ld, n);
 }
 
 /* the ONNX operators this file converts (the loader lists the others as unsupported) */
-static const char *const fuse__onnx_nn_ops[] = {NULL};
+static const char *const fuse__onnx_nn_ops[] = {
+    "ReduceMean", "ReduceSum",          "ReduceMax",          "ReduceMin",
+    "ReduceL2",   "ReduceProd",         "ReduceSumSquare",    "LogSoftmax",
+    "LayerNormalization", "InstanceNormalization", "GroupNormalization", "Einsum", NULL};
 /* ==== end src/onnx_nn.c ==== */
 /* ==== begin src/onnx_layers.c ==== */
 /* ------------------------------------------------------------ onnx operators: layers -- */

@@ -187,6 +187,26 @@ typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
 } fuse_reduce_kind;
+/* over axes[0..n) (n = 0: all; negative axes count from the end); keepdims keeps them as
+   size 1. Sums, means and norms accumulate in double. */
+FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind kind, int n,
+                                const int *axes, int keepdims);
+FUSE_API fuse_value fuse_log_softmax(fuse_graph *g, fuse_value x, int axis); /* x - logsumexp */
+/* normalizes over axes axis..rank-1, then * scale + bias (shape x.shape[axis:], bias may be
+   FUSE_NONE) */
+FUSE_API fuse_value fuse_layer_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int axis, float eps);
+/* per sample and channel over the spatial axes; scale, bias [C] */
+FUSE_API fuse_value fuse_instance_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                       fuse_value bias, float eps);
+/* per sample over groups of C / groups channels; scale, bias [C] */
+FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scale,
+                                    fuse_value bias, int groups, float eps);
+/* numpy / ONNX einsum over n operands in the forms a matmul expresses: batch, contracted,
+   kept and transposed indices ("bij,bjk->bik", "ij,kj->ik", "bhqd,bhkd->bhqk", ...), an
+   index of one operand alone summed; "->" and the implicit output; n = 1 or 2; no "..." and
+   no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
+FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
 
 /* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */

@@ -64,6 +64,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     /* data movement (kernels/ref_shape.c) */
 
     /* reductions, normalizations (kernels/ref_nn.c) */
+    case FUSE__OP_REDUCE_MEAN:
+    case FUSE__OP_REDUCE_SUM:
+    case FUSE__OP_REDUCE_MAX:
+    case FUSE__OP_REDUCE_MIN:
+    case FUSE__OP_REDUCE_L2:
+    case FUSE__OP_REDUCE_PROD:
+    case FUSE__OP_REDUCE_SUM_SQUARE: fuse__kernel_reduce(&r, s); break;
+    case FUSE__OP_LOG_SOFTMAX: fuse__kernel_log_softmax(&r, s); break;
+    case FUSE__OP_LAYER_NORM:
+    case FUSE__OP_INSTANCE_NORM:
+    case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
 
     /* transposed convolution (kernels/ref_layers.c) */
 

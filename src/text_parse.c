@@ -303,6 +303,26 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    static const fuse__attr_spec reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
+    return reduce;
+  }
+  case FUSE__OP_LOG_SOFTMAX: return axis;
+  case FUSE__OP_LAYER_NORM: {
+    static const fuse__attr_spec layer_norm[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
+    return layer_norm;
+  }
+  case FUSE__OP_INSTANCE_NORM: return bn;
+  case FUSE__OP_GROUP_NORM: {
+    static const fuse__attr_spec group_norm[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
+    return group_norm;
+  }
 
   /* transposed convolution (builders_layers.c) */
 
@@ -378,6 +398,9 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
+  case FUSE__OP_INSTANCE_NORM:
+  case FUSE__OP_GROUP_NORM: arity = 3; break;
 
   /* transposed convolution (builders_layers.c) */
 
@@ -500,6 +523,43 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    int axes[FUSE_MAX_RANK], keepdims = 1, count = 0;
+    fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
+    if ((a = fuse__text_find_attr(at, n_at, "axes")) != NULL) { /* absent or []: all axes */
+      count = a->count;
+      fuse__text_ints(at, n_at, "axes", axes, count);
+    }
+    fuse__text_ints(at, n_at, "keepdims", &keepdims, 1);
+    return fuse_reduce(g, in[0], kind, count, axes, keepdims);
+  }
+  case FUSE__OP_LOG_SOFTMAX: {
+    int axis = -1;
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    return fuse_log_softmax(g, in[0], axis);
+  }
+  case FUSE__OP_LAYER_NORM:
+  case FUSE__OP_INSTANCE_NORM:
+  case FUSE__OP_GROUP_NORM: {
+    float eps = 1e-5f;
+    int axis = -1, groups = 0;
+    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    if (op == FUSE__OP_LAYER_NORM)
+      return fuse_layer_norm(g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE, axis, eps);
+    if (op == FUSE__OP_INSTANCE_NORM) return fuse_instance_norm(g, in[0], in[1], in[2], eps);
+    if (!fuse__text_find_attr(at, n_at, "groups"))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: group_norm needs groups=N",
+                        ps->at_line, ps->at_col);
+    fuse__text_ints(at, n_at, "groups", &groups, 1);
+    return fuse_group_norm(g, in[0], in[1], in[2], groups, eps);
+  }
 
   /* transposed convolution (builders_layers.c) */
 

@@ -124,6 +124,30 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   /* data movement (builders_shape.c) */
 
   /* reductions, normalizations (builders_nn.c) */
+  case FUSE__OP_REDUCE_MEAN:
+  case FUSE__OP_REDUCE_SUM:
+  case FUSE__OP_REDUCE_MAX:
+  case FUSE__OP_REDUCE_MIN:
+  case FUSE__OP_REDUCE_L2:
+  case FUSE__OP_REDUCE_PROD:
+  case FUSE__OP_REDUCE_SUM_SQUARE: {
+    int axes[FUSE_MAX_RANK], k, count = 0;
+    for (k = 0; k < FUSE_MAX_RANK; k++)
+      if (a->reduce.axes >> k & 1u) axes[count++] = k;
+    fuse__put_int_list(o, "axes", axes, count);
+    fuse__put_int_attr(o, "keepdims", a->reduce.keepdims);
+    break;
+  }
+  case FUSE__OP_LOG_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
+  case FUSE__OP_LAYER_NORM:
+    fuse__put_int_attr(o, "axis", a->norm.axis);
+    fuse__put_float_attr(o, "eps", a->norm.eps);
+    break;
+  case FUSE__OP_INSTANCE_NORM: fuse__put_float_attr(o, "eps", a->norm.eps); break;
+  case FUSE__OP_GROUP_NORM:
+    fuse__put_int_attr(o, "groups", a->norm.groups);
+    fuse__put_float_attr(o, "eps", a->norm.eps);
+    break;
 
   /* transposed convolution (builders_layers.c) */
 
