@@ -59,6 +59,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     /* reductions, normalizations (kernels/ref_nn.c) */
 
     /* transposed convolution (kernels/ref_layers.c) */
+    case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
+    case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
+    case FUSE__OP_TANH: fuse__kernel_layers_tanh(&r, s); break; /* TEMPORARY until the math family lands */
 
     default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
