@@ -164,6 +164,8 @@ static fuse_value fuse__onnx_conv_transpose(fuse__onnx *ld, const fuse__onode *n
       if (out < 1 || out > FUSE__MAX_DIM)
         return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "output_shape is out of range"), FUSE_NONE;
       if (total < 0) { /* rows past the full output: zeros, as output padding */
+        if (-total > 0x7fffffff - (int64_t)a.output_padding[h])
+          return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "output_shape is past 2^31 rows"), FUSE_NONE;
         a.output_padding[h] += (int)-total;
         total = 0;
       }

@@ -298,7 +298,7 @@ static void layer_build_split(layer_run *lr, const layer_case *c) {
   CHECK_EQ_INT(fuse_split(lr->g, x, (int)head_num(c->head, "axis", 0), n, has_sizes ? sizes : NULL,
                           out), FUSE_OK);
   for (i = 0; i < n && i < 8; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "y%d", i);
     layer_output(lr, c, out[i], name);
   }
