@@ -248,6 +248,15 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+/* along axes[i] (NULL: axes 0 .. n - 1): elements starts[i], starts[i] + steps[i], ... before
+   ends[i]; indices clamp as in ONNX Slice (negative ones count from the end; INT64_MAX /
+   INT64_MIN = to the end); steps NULL = all 1, never 0. Axes not listed are kept whole. */
+FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *axes,
+                               const int64_t *starts, const int64_t *ends, const int64_t *steps);
+/* n pieces along axis, sizes[i] each (NULL: equal pieces), into out[0..n) */
+FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
+                                const int64_t *sizes, fuse_value *out);
+
 /* ---- reductions, normalizations (builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
@@ -292,6 +301,25 @@ typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations 
   float clip;              /* > 0: gates' inputs clipped to [-clip, clip]; 0: none */
   int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
 } fuse_rnn_attrs;
+
+/* x: [N, C, H, W]; w: [C, K / groups, KH, KW] -> [N, K, OH, OW],
+   OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + output_padding + 1
+   (a may be NULL; output rows past the full output, from output_padding, are 0) */
+FUSE_API fuse_value fuse_conv_transpose2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                          const fuse_conv_transpose2d_attrs *a);
+/* x [T, N, I], w [D, 4H, I] (gates i, o, f, c), r [D, 4H, H], b [D, 8H] or FUSE_NONE,
+   h0 / c0 [D, N, H] or FUSE_NONE (zeros). Outputs (each pointer may be NULL): y [T, D, N, H],
+   y_h / y_c [D, N, H]; D = 2 when bidirectional, else 1. batch_first: x [N, T, I], h0 / c0,
+   y_h / y_c [N, D, H], y [N, T, D, H]. Composed of matmul, slice, add, mul, sigmoid and tanh,
+   unrolled over the T steps. */
+FUSE_API fuse_result fuse_lstm(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                               fuse_value b, fuse_value h0, fuse_value c0,
+                               const fuse_rnn_attrs *a, fuse_value *y, fuse_value *y_h,
+                               fuse_value *y_c);
+/* as fuse_lstm with 3 gates (z, r, h): w [D, 3H, I], r [D, 3H, H], b [D, 6H] */
+FUSE_API fuse_result fuse_gru(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                              fuse_value b, fuse_value h0, const fuse_rnn_attrs *a,
+                              fuse_value *y, fuse_value *y_h);
 
 FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
 FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */
@@ -1514,6 +1542,38 @@ static int fuse__attr_padding(fuse_graph *g, const char *op, const int *pad) {
   return 1;
 }
 
+/* 1-D inputs [N, C, L] run as the 2-D op over [N, C, 1, L]: x (or w) gains a unit H axis */
+static fuse_value fuse__as_2d(fuse_graph *g, fuse_value v) {
+  int64_t shape[4];
+  if (v == FUSE_NONE || g->status != FUSE_OK) return FUSE_NONE;
+  shape[0] = g->nodes[v].shape[0];
+  shape[1] = g->nodes[v].shape[1];
+  shape[2] = 1;
+  shape[3] = g->nodes[v].shape[2];
+  return fuse_reshape(g, v, 4, shape);
+}
+
+/* ... and the 2-D result [N, K, 1, OL] loses it again */
+static fuse_value fuse__as_1d(fuse_graph *g, fuse_value v) {
+  int64_t shape[3];
+  if (v == FUSE_NONE || g->status != FUSE_OK) return FUSE_NONE;
+  shape[0] = g->nodes[v].shape[0];
+  shape[1] = g->nodes[v].shape[1];
+  shape[2] = g->nodes[v].shape[3];
+  return fuse_reshape(g, v, 3, shape);
+}
+
+/* An attribute's H entry for a 1-D input must be 0 or `def` (the W entries apply). */
+static int fuse__1d_default(fuse_graph *g, const char *op, fuse_value x, const char *what, int v,
+                            int def) {
+  if (v == 0 || v == def) return 1;
+  return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                    "%s: input %S (%V) is 1-D, so the H entry of %s must be %d, not %d (the W "
+                    "entries apply)",
+                    op, g->nodes[x].rank, g->nodes[x].shape, x, what, def, v),
+         0;
+}
+
 FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
                                 const fuse_conv2d_attrs *attrs) {
   fuse_value in[2];
@@ -1526,9 +1586,24 @@ FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
   if (!fuse__begin(g, "conv2d", 2, in)) return FUSE_NONE;
   nx = fuse__node_of(g, x);
   nw = fuse__node_of(g, w);
+  if (nx->rank == 3) { /* 1-D: w [K, C / groups, KL] */
+    if (nw->rank != 3)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "conv2d: 1-D input %S (%V) needs a 3-D weight [K,C/groups,KL], not %S (%V)",
+                        nx->rank, nx->shape, x, nw->rank, nw->shape, w);
+    memset(&a, 0, sizeof a);
+    if (attrs) a = *attrs;
+    if (!fuse__1d_default(g, "conv2d", x, "strides", a.strides[0], 1) ||
+        !fuse__1d_default(g, "conv2d", x, "dilation", a.dilation[0], 1) ||
+        !fuse__1d_default(g, "conv2d", x, "padding (top)", a.padding[0], 0) ||
+        !fuse__1d_default(g, "conv2d", x, "padding (bottom)", a.padding[2], 0))
+      return FUSE_NONE;
+    return fuse__as_1d(g, fuse_conv2d(g, fuse__as_2d(g, x), fuse__as_2d(g, w), &a));
+  }
   if (nx->rank != 4)
-    return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: input %S (%V) must be 4-D [N,C,H,W]",
-                      nx->rank, nx->shape, x);
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv2d: input %S (%V) must be 4-D [N,C,H,W] (or 3-D [N,C,L])", nx->rank,
+                      nx->shape, x);
   if (nw->rank != 4)
     return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: weight %S (%V) must be 4-D [K,C/groups,KH,KW]",
                       nw->rank, nw->shape, w);
@@ -1768,10 +1843,20 @@ static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_poo
   if (!attrs)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: attributes are NULL (kernel is required)",
                       name);
-  if (nx->rank != 4)
-    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W]", name,
-                      nx->rank, nx->shape, x);
   a = *attrs;
+  if (nx->rank == 3) { /* 1-D */
+    if (!fuse__1d_default(g, name, x, "kernel", a.kernel[0], 1) ||
+        !fuse__1d_default(g, name, x, "strides", a.strides[0], 1) ||
+        !fuse__1d_default(g, name, x, "dilation", a.dilation[0], 1) ||
+        !fuse__1d_default(g, name, x, "padding (top)", a.padding[0], 0) ||
+        !fuse__1d_default(g, name, x, "padding (bottom)", a.padding[2], 0))
+      return FUSE_NONE;
+    a.kernel[0] = 1;
+    return fuse__as_1d(g, fuse__pool(g, op, fuse__as_2d(g, x), &a));
+  }
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W] (or 3-D [N,C,L])",
+                      name, nx->rank, nx->shape, x);
   if (!fuse__attr_positive(g, name, "kernel", a.kernel, 2, 0, 0) ||
       !fuse__attr_positive(g, name, "strides", a.strides, 2, 1, 1) ||
       !fuse__attr_positive(g, name, "dilation", a.dilation, 2, 1, 1) ||
@@ -2434,7 +2519,519 @@ FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, cons
 /* ==== end src/builders_nn.c ==== */
 /* ==== begin src/builders_layers.c ==== */
 /* ------------------------------------------------------------ builders: layers -- */
-/* transposed convolution, 1-D convolution and pools, LSTM / GRU */
+/* slice and split, transposed convolution, 1-D convolution and pools, LSTM / GRU */
+
+/* ONNX Slice's index rule for one axis of size dim: start and end count from the end when
+   negative and clamp to the axis ([0, dim] going up, [0, dim - 1] / [-1, dim - 1] going down);
+   the step (never 0) clamps to [-dim, dim], which selects the same elements. Returns how many
+   elements the axis keeps (0: none). */
+static int64_t fuse__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t *step,
+                                int64_t *first) {
+  int64_t s = *step;
+  if (start < 0) start += dim; /* INT64_MIN + dim does not wrap: dim >= 1 */
+  if (end < 0) end += dim;
+  if (s > dim) s = dim;
+  if (s < -dim) s = -dim;
+  *step = s;
+  if (s > 0) {
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    end = end < 0 ? 0 : end > dim ? dim : end;
+    *first = start;
+    return end > start ? (end - start - 1) / s + 1 : 0;
+  }
+  start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+  end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+  *first = start;
+  return start > end ? (start - end - 1) / -s + 1 : 0;
+}
+
+FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *axes,
+                               const int64_t *starts, const int64_t *ends, const int64_t *steps) {
+  fuse__node *nx, *node;
+  int64_t shape[FUSE_MAX_RANK], first[FUSE_MAX_RANK], step[FUSE_MAX_RANK];
+  int seen[FUSE_MAX_RANK], i, d;
+  if (!fuse__begin(g, "slice", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "slice: input %V is a scalar", x);
+  if (n < 0 || n > nx->rank)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "slice: %d axes given for input %S (%V), which has %d", n, nx->rank,
+                      nx->shape, x, nx->rank);
+  if (n > 0 && (!starts || !ends))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "slice: %s is NULL for %d axes",
+                      starts ? "ends" : "starts", n);
+  for (d = 0; d < nx->rank; d++) {
+    shape[d] = nx->shape[d];
+    first[d] = 0;
+    step[d] = 1;
+    seen[d] = 0;
+  }
+  for (i = 0; i < n; i++) {
+    int64_t count, s = steps ? steps[i] : 1;
+    if (!fuse__axis(g, "slice", axes ? axes[i] : i, nx->rank, 0, nx, &d)) return FUSE_NONE;
+    if (seen[d]++)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "slice: axis %d of %S is listed twice",
+                        d, nx->rank, nx->shape);
+    if (s == 0)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "slice: the step along axis %d is 0", d);
+    count = fuse__slice_axis(nx->shape[d], starts[i], ends[i], &s, &first[d]);
+    if (count == 0)
+      return fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                        "slice: start %D, end %D, step %D select no element of axis %d of %S "
+                        "(%V); zero-sized tensors are not supported",
+                        starts[i], ends[i], steps ? steps[i] : (int64_t)1, d, nx->rank,
+                        nx->shape, x);
+    shape[d] = count;
+    step[d] = s;
+  }
+  if (!(node = fuse__new_node(g, FUSE__OP_SLICE, 1, &x, nx->rank, shape))) return FUSE_NONE;
+  nx = fuse__node_of(g, x); /* the node array may have moved */
+  for (d = 0; d < nx->rank; d++) {
+    node->a.slice.start[d] = first[d];
+    node->a.slice.step[d] = step[d];
+  }
+  return fuse__id(g, node);
+}
+
+FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
+                                const int64_t *sizes, fuse_value *out) {
+  fuse__node *nx;
+  int64_t dim, at = 0, total = 0;
+  int i, ax;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (out && n > 0)
+    for (i = 0; i < n; i++) out[i] = FUSE_NONE;
+  if (!fuse__begin(g, "split", 1, &x)) return g->status;
+  nx = fuse__node_of(g, x);
+  if (!out || n < 1)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "split: %s (n=%d)",
+                      out ? "needs at least one piece" : "out is NULL", n),
+           g->status;
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "split: input %V is a scalar", x), g->status;
+  if (!fuse__axis(g, "split", axis, nx->rank, 0, nx, &ax)) return g->status;
+  dim = nx->shape[ax];
+  if (!sizes && dim % n)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "split: axis %d of %S (%V) has %D elements, not divisible into %d equal "
+                      "pieces",
+                      ax, nx->rank, nx->shape, x, dim, n),
+           g->status;
+  for (i = 0; sizes && i < n; i++) {
+    if (sizes[i] < 1 || sizes[i] > dim)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "split: piece %d has size %D; sizes must be 1..%D (axis %d of %S)", i,
+                        sizes[i], dim, ax, nx->rank, nx->shape),
+             g->status;
+    total += sizes[i];
+  }
+  if (sizes && total != dim)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "split: the sizes add up to %D, but axis %d of %S (%V) has %D elements",
+                      total, ax, nx->rank, nx->shape, x, dim),
+           g->status;
+  for (i = 0; i < n; i++) {
+    int64_t len = sizes ? sizes[i] : dim / n, end = at + len;
+    if ((out[i] = fuse_slice(g, x, 1, &ax, &at, &end, NULL)) == FUSE_NONE) return g->status;
+    at = end;
+  }
+  return FUSE_OK;
+}
+
+/* ---- transposed convolution */
+
+static fuse_value fuse__conv_transpose1d(fuse_graph *g, fuse_value x, fuse_value w,
+                                         const fuse_conv_transpose2d_attrs *attrs);
+
+FUSE_API fuse_value fuse_conv_transpose2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                          const fuse_conv_transpose2d_attrs *attrs) {
+  fuse_value in[2];
+  fuse_conv_transpose2d_attrs a;
+  fuse__node *nx, *nw, *n;
+  int64_t out[4], C;
+  int i;
+  in[0] = x;
+  in[1] = w;
+  if (!fuse__begin(g, "conv_transpose2d", 2, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  nw = fuse__node_of(g, w);
+  if (nx->rank == 3) return fuse__conv_transpose1d(g, x, w, attrs);
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv_transpose2d: input %S (%V) must be 4-D [N,C,H,W] (or 3-D [N,C,L])",
+                      nx->rank, nx->shape, x);
+  if (nw->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv_transpose2d: weight %S (%V) must be 4-D [C,K/groups,KH,KW]",
+                      nw->rank, nw->shape, w);
+  memset(&a, 0, sizeof a);
+  if (attrs) a = *attrs;
+  if (!fuse__attr_positive(g, "conv_transpose2d", "strides", a.strides, 2, 1, 1) ||
+      !fuse__attr_positive(g, "conv_transpose2d", "dilation", a.dilation, 2, 1, 1) ||
+      !fuse__attr_padding(g, "conv_transpose2d", a.padding) ||
+      !fuse__attr_positive(g, "conv_transpose2d", "groups", &a.groups, 1, 1, 1))
+    return FUSE_NONE;
+  if (a.output_padding[0] < 0 || a.output_padding[1] < 0)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "conv_transpose2d: output_padding [%d,%d] must be >= 0",
+                      a.output_padding[0], a.output_padding[1]);
+  C = nx->shape[1];
+  if (nw->shape[0] != C)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv_transpose2d: input %S (%V) has %D channels, weight %S (%V) expects "
+                      "%D (its first dimension)",
+                      nx->rank, nx->shape, x, C, nw->rank, nw->shape, w, nw->shape[0]);
+  if (C % a.groups)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv_transpose2d: %D input channels are not divisible by groups=%d", C,
+                      a.groups);
+  out[0] = nx->shape[0];
+  out[1] = nw->shape[1] * a.groups;
+  for (i = 0; i < 2; i++) {
+    int64_t full = (nx->shape[2 + i] - 1) * a.strides[i] +
+                   (int64_t)a.dilation[i] * (nw->shape[2 + i] - 1) + 1 + a.output_padding[i];
+    out[2 + i] = full - a.padding[i] - a.padding[i + 2];
+    if (out[2 + i] < 1)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "conv_transpose2d: padding [%d,%d,%d,%d] crops all %D %s of the output "
+                        "of input %S with kernel %S",
+                        a.padding[0], a.padding[1], a.padding[2], a.padding[3], full,
+                        i ? "columns" : "rows", nx->rank, nx->shape, nw->rank, nw->shape);
+  }
+  if (!fuse__check_shape(g, "conv_transpose2d", 4, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_CONV_TRANSPOSE2D, 2, in, 4, out))) return FUSE_NONE;
+  n->a.convt = a;
+  return fuse__id(g, n);
+}
+
+/* x [N, C, L], w [C, K / groups, KL]: the 2-D op over [N, C, 1, L] */
+static fuse_value fuse__conv_transpose1d(fuse_graph *g, fuse_value x, fuse_value w,
+                                         const fuse_conv_transpose2d_attrs *attrs) {
+  const char *who = "conv_transpose2d";
+  const fuse__node *nw = fuse__node_of(g, w);
+  fuse_conv_transpose2d_attrs a;
+  if (nw->rank != 3)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv_transpose2d: 1-D input %S (%V) needs a 3-D weight [C,K/groups,KL], "
+                      "not %S (%V)",
+                      fuse__node_of(g, x)->rank, fuse__node_of(g, x)->shape, x, nw->rank,
+                      nw->shape, w);
+  memset(&a, 0, sizeof a);
+  if (attrs) a = *attrs;
+  if (!fuse__1d_default(g, who, x, "strides", a.strides[0], 1) ||
+      !fuse__1d_default(g, who, x, "dilation", a.dilation[0], 1) ||
+      !fuse__1d_default(g, who, x, "padding (top)", a.padding[0], 0) ||
+      !fuse__1d_default(g, who, x, "padding (bottom)", a.padding[2], 0) ||
+      !fuse__1d_default(g, who, x, "output_padding", a.output_padding[0], 0))
+    return FUSE_NONE;
+  return fuse__as_1d(g, fuse_conv_transpose2d(g, fuse__as_2d(g, x), fuse__as_2d(g, w), &a));
+}
+
+/* ---- LSTM / GRU: unrolled over time from matmul, slice, add, mul, sigmoid and tanh */
+
+/* x[from : from + count] along axis (a shorthand of fuse_slice) */
+static fuse_value fuse__slice1(fuse_graph *g, fuse_value x, int axis, int64_t from, int64_t count) {
+  int64_t end = from + count;
+  return fuse_slice(g, x, 1, &axis, &from, &end, NULL);
+}
+
+/* Rows row0 .. row0 + rows of v[d] for v [D, R, cols] (a matrix [rows, cols], or [cols, rows]
+   when transposed) or v [D, R] (a vector [rows]): cut from the data when v is a constant, so
+   the plan holds the weights ready; otherwise slice, reshape (and transpose) at run time. */
+static fuse_value fuse__rnn_part(fuse_graph *g, fuse_value v, int d, int64_t row0, int64_t rows,
+                                 int transpose) {
+  const fuse__node *n = fuse__node_of(g, v);
+  int rank = n->rank - 1;
+  int64_t R = n->shape[1], cols = n->rank == 3 ? n->shape[2] : 1, shape[2], i, j;
+  fuse_value p;
+  shape[0] = transpose ? cols : rows;
+  shape[1] = transpose ? rows : cols;
+  if (n->op == FUSE__OP_CONST) {
+    const float *src;
+    float *dst;
+    if ((p = fuse_constant(g, NULL, rank, shape, NULL)) == FUSE_NONE) return FUSE_NONE;
+    src = g->nodes[v].data + ((int64_t)d * R + row0) * cols; /* nodes may have moved */
+    dst = g->nodes[p].data;
+    for (i = 0; i < rows; i++)
+      for (j = 0; j < cols; j++) dst[transpose ? j * rows + i : i * cols + j] = src[i * cols + j];
+    return p;
+  }
+  {
+    int axes[2] = {0, 1};
+    int64_t from[2], to[2], plain[2];
+    from[0] = d, from[1] = row0, to[0] = d + 1, to[1] = row0 + rows;
+    plain[0] = rows, plain[1] = cols;
+    p = fuse_reshape(g, fuse_slice(g, v, 2, axes, from, to, NULL), rank, plain);
+    return transpose ? fuse_transpose(g, p, NULL) : p;
+  }
+}
+
+/* The sizes of an LSTM / GRU and its checked operands. */
+typedef struct fuse__rnn {
+  fuse_graph *g;
+  const char *who; /* "lstm" or "gru" */
+  fuse_rnn_attrs a;
+  int gates; /* 4 (i, o, f, c) or 3 (z, r, h) */
+  int64_t T, N, I, H, D;
+  fuse_value x, w, r, b, h0, c0;
+  fuse_value rows;           /* x as [T * N, I], time-major */
+  fuse_value *steps;         /* T hidden states of one direction, in time order */
+  fuse_value h_last[2], c_last[2], y_dir[2];
+} fuse__rnn;
+
+/* Checks one operand's shape against the one expected; `what` names its dimensions. */
+static int fuse__rnn_shape(fuse__rnn *s, const char *name, fuse_value v, int64_t d0, int64_t d1,
+                           int64_t d2, int rank, const char *what) {
+  const fuse__node *n = fuse__node_of(s->g, v);
+  int64_t want[3];
+  want[0] = d0, want[1] = d1, want[2] = d2;
+  if (n->rank == rank && memcmp(n->shape, want, (size_t)rank * sizeof(int64_t)) == 0) return 1;
+  fuse__fail(s->g, FUSE_ERROR_SHAPE, "%s: %s %S (%V) must be %S %s", s->who, name, n->rank,
+             n->shape, v, rank, want, what);
+  return 0;
+}
+
+/* Checks the operands and attributes of fuse_lstm / fuse_gru; fills s. */
+static int fuse__rnn_begin(fuse__rnn *s, fuse_graph *g, const char *who, int gates,
+                           const fuse_value *ops, const fuse_rnn_attrs *a) {
+  fuse_value in[6];
+  const fuse__node *nx;
+  int k, n = 0, G = gates;
+  const char *state = a && a->batch_first ? "[batch, num_directions, hidden_size]"
+                                          : "[num_directions, batch, hidden_size]";
+  memset(s, 0, sizeof *s);
+  s->g = g;
+  s->who = who;
+  s->gates = gates;
+  s->x = ops[0], s->w = ops[1], s->r = ops[2], s->b = ops[3], s->h0 = ops[4], s->c0 = ops[5];
+  for (k = 0; k < 6; k++) /* b, h0, c0 may be FUSE_NONE */
+    if (k < 3 || ops[k] != FUSE_NONE) in[n++] = ops[k];
+  if (!fuse__begin(g, who, n, in)) return 0;
+  if (!a)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "%s: attributes are NULL (hidden_size is required)", who),
+           0;
+  s->a = *a;
+  if ((int)a->direction < FUSE_RNN_FORWARD || (int)a->direction > FUSE_RNN_BIDIRECTIONAL)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "%s: direction %d is not forward (0), reverse (1) or bidirectional (2)",
+                      who, (int)a->direction),
+           0;
+  if (a->hidden_size < 1)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: hidden_size %d must be >= 1", who,
+                      a->hidden_size),
+           0;
+  if (!(a->clip >= 0))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "%s: clip=%f must be >= 0 (0: no clipping)", who, (double)a->clip),
+           0;
+  nx = fuse__node_of(g, s->x);
+  if (nx->rank != 3)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 3-D %s", who, nx->rank,
+                      nx->shape, s->x,
+                      a->batch_first ? "[batch, seq_length, input_size]"
+                                     : "[seq_length, batch, input_size]"),
+           0;
+  s->T = nx->shape[a->batch_first ? 1 : 0];
+  s->N = nx->shape[a->batch_first ? 0 : 1];
+  s->I = nx->shape[2];
+  s->H = a->hidden_size;
+  s->D = a->direction == FUSE_RNN_BIDIRECTIONAL ? 2 : 1;
+  if (!fuse__rnn_shape(s, "w", s->w, s->D, G * s->H, s->I, 3,
+                       "[num_directions, gates * hidden_size, input_size]") ||
+      !fuse__rnn_shape(s, "r", s->r, s->D, G * s->H, s->H, 3,
+                       "[num_directions, gates * hidden_size, hidden_size]") ||
+      (s->b != FUSE_NONE && !fuse__rnn_shape(s, "b", s->b, s->D, 2 * G * s->H, 0, 2,
+                                              "[num_directions, 2 * gates * hidden_size]")))
+    return 0;
+  for (k = 0; k < 2; k++) {
+    fuse_value v = k ? s->c0 : s->h0;
+    if (v == FUSE_NONE) continue;
+    if (!fuse__rnn_shape(s, k ? "c0" : "h0", v, a->batch_first ? s->N : s->D,
+                         a->batch_first ? s->D : s->N, s->H, 3, state))
+      return 0;
+  }
+  return 1;
+}
+
+/* The rows of x, time-major, and x times w[d]^T (+ the input bias) for all steps at once. */
+static fuse_value fuse__rnn_input_gates(fuse__rnn *s, int d) {
+  fuse_graph *g = s->g;
+  int64_t GH = s->gates * s->H;
+  fuse_value xw;
+  if (s->rows == FUSE_NONE) {
+    int64_t shape[2];
+    int perm[3] = {1, 0, 2};
+    shape[0] = s->T * s->N;
+    shape[1] = s->I;
+    s->rows = fuse_reshape(g, s->a.batch_first ? fuse_transpose(g, s->x, perm) : s->x, 2, shape);
+  }
+  xw = fuse_matmul(g, s->rows, fuse__rnn_part(g, s->w, d, 0, GH, 1));
+  if (s->b != FUSE_NONE) xw = fuse_add(g, xw, fuse__rnn_part(g, s->b, d, 0, GH, 0));
+  return xw;
+}
+
+/* An initial state of direction d as [N, H], or FUSE_NONE for zeros. */
+static fuse_value fuse__rnn_state(fuse__rnn *s, fuse_value v, int d) {
+  int perm[3] = {1, 0, 2};
+  if (v == FUSE_NONE) return FUSE_NONE;
+  if (s->a.batch_first) v = fuse_transpose(s->g, v, perm);
+  return fuse__rnn_part(s->g, v, d, 0, s->N, 0);
+}
+
+/* Clips a gate's input to [-clip, clip] when asked. */
+static fuse_value fuse__rnn_clip(const fuse__rnn *s, fuse_value v) {
+  return s->a.clip > 0 ? fuse_clip(s->g, v, -s->a.clip, s->a.clip) : v;
+}
+
+static void fuse__lstm_direction(fuse__rnn *s, int d) {
+  fuse_graph *g = s->g;
+  int64_t H = s->H, t;
+  int reverse = s->a.direction == FUSE_RNN_REVERSE || d == 1;
+  fuse_value xw = fuse__rnn_input_gates(s, d);
+  fuse_value rt = fuse__rnn_part(g, s->r, d, 0, 4 * H, 1);
+  fuse_value rb = s->b != FUSE_NONE ? fuse__rnn_part(g, s->b, d, 4 * H, 4 * H, 0) : FUSE_NONE;
+  fuse_value h = fuse__rnn_state(s, s->h0, d), c = fuse__rnn_state(s, s->c0, d);
+  for (t = 0; t < s->T && g->status == FUSE_OK; t++) {
+    int64_t step = reverse ? s->T - 1 - t : t;
+    fuse_value gates = fuse__slice1(g, xw, 0, step * s->N, s->N), sig, i, o, f, cell;
+    if (h != FUSE_NONE) { /* h r^T (+ rb) + the input's part: one fused step */
+      fuse_value hr = fuse_matmul(g, h, rt);
+      if (rb != FUSE_NONE) hr = fuse_add(g, hr, rb);
+      gates = fuse_add(g, hr, gates);
+    } else if (rb != FUSE_NONE) {
+      gates = fuse_add(g, gates, rb);
+    }
+    gates = fuse__rnn_clip(s, gates);
+    sig = fuse_sigmoid(g, fuse__slice1(g, gates, 1, 0, 3 * H));
+    i = fuse__slice1(g, sig, 1, 0, H);
+    o = fuse__slice1(g, sig, 1, H, H);
+    f = fuse__slice1(g, sig, 1, 2 * H, H);
+    cell = fuse_tanh(g, fuse__slice1(g, gates, 1, 3 * H, H));
+    cell = fuse_mul(g, i, cell);
+    c = c != FUSE_NONE ? fuse_add(g, fuse_mul(g, f, c), cell) : cell;
+    h = fuse_mul(g, o, fuse_tanh(g, c));
+    s->steps[step] = h;
+  }
+  s->h_last[d] = h;
+  s->c_last[d] = c;
+}
+
+static void fuse__gru_direction(fuse__rnn *s, int d) {
+  fuse_graph *g = s->g;
+  int64_t H = s->H, t;
+  int reverse = s->a.direction == FUSE_RNN_REVERSE || d == 1;
+  fuse_value xw = fuse__rnn_input_gates(s, d);
+  fuse_value r_zr = fuse__rnn_part(g, s->r, d, 0, 2 * H, 1);
+  fuse_value r_h = fuse__rnn_part(g, s->r, d, 2 * H, H, 1);
+  fuse_value rb_zr = FUSE_NONE, rb_h = FUSE_NONE;
+  fuse_value h = fuse__rnn_state(s, s->h0, d);
+  if (s->b != FUSE_NONE) {
+    rb_zr = fuse__rnn_part(g, s->b, d, 3 * H, 2 * H, 0);
+    rb_h = fuse__rnn_part(g, s->b, d, 5 * H, H, 0);
+  }
+  for (t = 0; t < s->T && g->status == FUSE_OK; t++) {
+    int64_t step = reverse ? s->T - 1 - t : t;
+    fuse_value xt = fuse__slice1(g, xw, 0, step * s->N, s->N);
+    fuse_value zr = fuse__slice1(g, xt, 1, 0, 2 * H), z, r, hr = FUSE_NONE, cand;
+    if (h != FUSE_NONE) {
+      fuse_value m = fuse_matmul(g, h, r_zr);
+      if (rb_zr != FUSE_NONE) m = fuse_add(g, m, rb_zr);
+      zr = fuse_add(g, m, zr);
+    } else if (rb_zr != FUSE_NONE) {
+      zr = fuse_add(g, zr, rb_zr);
+    }
+    zr = fuse_sigmoid(g, fuse__rnn_clip(s, zr));
+    z = fuse__slice1(g, zr, 1, 0, H);
+    r = fuse__slice1(g, zr, 1, H, H);
+    /* the candidate: linear_before_reset = 1: r * (h R_h^T + Rb_h); 0: (r * h) R_h^T + Rb_h */
+    if (h != FUSE_NONE) hr = fuse_matmul(g, s->a.linear_before_reset ? h : fuse_mul(g, r, h), r_h);
+    if (rb_h != FUSE_NONE) hr = hr != FUSE_NONE ? fuse_add(g, hr, rb_h) : rb_h;
+    if (hr != FUSE_NONE && s->a.linear_before_reset) hr = fuse_mul(g, r, hr);
+    cand = fuse__slice1(g, xt, 1, 2 * H, H);
+    if (hr != FUSE_NONE) cand = fuse_add(g, hr, cand);
+    cand = fuse_tanh(g, fuse__rnn_clip(s, cand));
+    /* h' = (1 - z) * cand + z * h = cand + z * (h - cand) */
+    h = h != FUSE_NONE ? fuse_add(g, cand, fuse_mul(g, z, fuse_sub(g, h, cand)))
+                       : fuse_sub(g, cand, fuse_mul(g, z, cand));
+    s->steps[step] = h;
+  }
+  s->h_last[d] = h;
+}
+
+/* y [T, D, N, H] (batch_first: [N, T, D, H]) from the steps of direction d, and y_h / y_c. */
+static void fuse__rnn_collect(fuse__rnn *s, int d, int want_y) {
+  int64_t shape[4];
+  if (!want_y) return;
+  shape[0] = s->T, shape[1] = 1, shape[2] = s->N, shape[3] = s->H;
+  s->y_dir[d] = fuse_reshape(s->g, fuse_concat(s->g, (int)s->T, s->steps, 0), 4, shape);
+}
+
+/* [D, N, H] (batch_first: [N, D, H]) from the last states of the directions. */
+static fuse_value fuse__rnn_final(fuse__rnn *s, const fuse_value *last) {
+  int64_t shape[3];
+  int perm[3] = {1, 0, 2};
+  fuse_value v;
+  shape[0] = s->D, shape[1] = s->N, shape[2] = s->H;
+  v = fuse_reshape(s->g, s->D == 2 ? fuse_concat(s->g, 2, last, 0) : last[0], 3, shape);
+  return s->a.batch_first ? fuse_transpose(s->g, v, perm) : v;
+}
+
+/* Both layers: check, unroll each direction, gather the outputs asked for. */
+static fuse_result fuse__rnn_build(fuse_graph *g, const char *who, int gates,
+                                   const fuse_value *ops, const fuse_rnn_attrs *a, fuse_value *y,
+                                   fuse_value *y_h, fuse_value *y_c) {
+  fuse__rnn s;
+  int d;
+  if (y) *y = FUSE_NONE;
+  if (y_h) *y_h = FUSE_NONE;
+  if (y_c) *y_c = FUSE_NONE;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!fuse__rnn_begin(&s, g, who, gates, ops, a)) return g->status;
+  if ((uint64_t)s.T > (uint64_t)0x7fffffff / sizeof(fuse_value))
+    return fuse__fail(g, FUSE_ERROR_UNSUPPORTED, "%s: %D time steps are too many to unroll", who,
+                      s.T),
+           g->status;
+  s.steps = (fuse_value *)fuse__alloc(&g->alloc, (size_t)s.T * sizeof(fuse_value), 16);
+  if (!s.steps) return fuse__oom(g, who), g->status;
+  s.rows = FUSE_NONE;
+  for (d = 0; d < s.D && g->status == FUSE_OK; d++) {
+    if (gates == 4) fuse__lstm_direction(&s, d);
+    else fuse__gru_direction(&s, d);
+    fuse__rnn_collect(&s, d, y != NULL);
+  }
+  fuse__free(&g->alloc, s.steps);
+  if (g->status != FUSE_OK) return g->status;
+  if (y) {
+    int perm[4] = {2, 0, 1, 3};
+    fuse_value v = s.D == 2 ? fuse_concat(g, 2, s.y_dir, 1) : s.y_dir[0];
+    *y = s.a.batch_first ? fuse_transpose(g, v, perm) : v;
+  }
+  if (y_h) *y_h = fuse__rnn_final(&s, s.h_last);
+  if (y_c) *y_c = fuse__rnn_final(&s, s.c_last);
+  if (g->status != FUSE_OK) {
+    if (y) *y = FUSE_NONE;
+    if (y_h) *y_h = FUSE_NONE;
+    if (y_c) *y_c = FUSE_NONE;
+  }
+  return g->status;
+}
+
+FUSE_API fuse_result fuse_lstm(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                               fuse_value b, fuse_value h0, fuse_value c0,
+                               const fuse_rnn_attrs *a, fuse_value *y, fuse_value *y_h,
+                               fuse_value *y_c) {
+  fuse_value ops[6];
+  ops[0] = x, ops[1] = w, ops[2] = r, ops[3] = b, ops[4] = h0, ops[5] = c0;
+  return fuse__rnn_build(g, "lstm", 4, ops, a, y, y_h, y_c);
+}
+
+FUSE_API fuse_result fuse_gru(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                              fuse_value b, fuse_value h0, const fuse_rnn_attrs *a,
+                              fuse_value *y, fuse_value *y_h) {
+  fuse_value ops[6];
+  ops[0] = x, ops[1] = w, ops[2] = r, ops[3] = b, ops[4] = h0, ops[5] = FUSE_NONE;
+  return fuse__rnn_build(g, "gru", 3, ops, a, y, y_h, NULL);
+}
 /* ==== end src/builders_layers.c ==== */
 /* ==== begin src/composites.c ==== */
 /* --------------------------------------------------------------- composites -- */
@@ -4095,6 +4692,25 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
+    int64_t sizes[FUSE_MAX_RANK];
+    int d;
+    for (d = 0; d < n->rank; d++) sizes[d] = n->shape[d];
+    fuse__puts(o, ", starts=");
+    fuse__put_dims(o, n->rank, a->slice.start, ", ");
+    fuse__puts(o, ", sizes=");
+    fuse__put_dims(o, n->rank, sizes, ", ");
+    fuse__puts(o, ", steps=");
+    fuse__put_dims(o, n->rank, a->slice.step, ", ");
+    break;
+  }
+  case FUSE__OP_CONV_TRANSPOSE2D:
+    fuse__put_int_list(o, "strides", a->convt.strides, 2);
+    fuse__put_int_list(o, "padding", a->convt.padding, 4);
+    fuse__put_int_list(o, "output_padding", a->convt.output_padding, 2);
+    fuse__put_int_list(o, "dilation", a->convt.dilation, 2);
+    fuse__put_int_attr(o, "groups", a->convt.groups);
+    break;
 
   default: break;
   }
@@ -4569,6 +5185,11 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
                                          {"padding", '4'},   {"ceil_mode", 'i'},
                                          {"count_include_pad", 'i'}, {NULL, 0}};
+  static const fuse__attr_spec slice[] = {
+      {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
+  static const fuse__attr_spec convt[] = {{"strides", '2'},        {"padding", '4'},
+                                          {"output_padding", '2'}, {"dilation", '2'},
+                                          {"groups", 'i'},         {NULL, 0}};
   switch (op) {
   case FUSE__OP_CONV2D: return conv;
   case FUSE__OP_CLIP: return clip;
@@ -4624,6 +5245,8 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   }
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: return slice;
+  case FUSE__OP_CONV_TRANSPOSE2D: return convt;
 
   default: return none;
   }
@@ -4672,6 +5295,45 @@ static void fuse__text_ints(const fuse__parse_attr *attrs, int n, const char *na
     for (i = 0; i < count; i++) out[i] = (int)a->v[i];
 }
 
+/* slice(%x, starts=[...], ends=[...] or sizes=[...], steps=[...], axes=[...]): steps and axes
+   are optional; sizes (how many elements each listed axis keeps, the printed form) stand for
+   ends = starts + sizes * steps, with starts >= 0. */
+static fuse_value fuse__text_slice(fuse__parser *ps, fuse_value x, const fuse__parse_attr *at,
+                                   int n_at) {
+  static const char *const names[5] = {"starts", "ends", "sizes", "steps", "axes"};
+  const fuse__parse_attr *l[5];
+  int64_t starts[FUSE_MAX_RANK], ends[FUSE_MAX_RANK], steps[FUSE_MAX_RANK];
+  int axes[FUSE_MAX_RANK], i, k, n;
+  for (k = 0; k < 5; k++) l[k] = fuse__text_find_attr(at, n_at, names[k]);
+  if (!l[0] || !l[1] == !l[2])
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                      "line %d, column %d: slice needs starts=[...] and either ends=[...] or "
+                      "sizes=[...]",
+                      ps->at_line, ps->at_col);
+  n = l[0]->count;
+  for (k = 1; k < 5; k++)
+    if (l[k] && l[k]->count != n)
+      return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: slice's %s has %d entries, starts has %d",
+                        ps->at_line, ps->at_col, names[k], l[k]->count, n);
+  for (i = 0; i < n; i++) {
+    starts[i] = (int64_t)l[0]->v[i];
+    steps[i] = l[3] ? (int64_t)l[3]->v[i] : 1;
+    axes[i] = l[4] ? (int)l[4]->v[i] : i;
+    if (l[1]) {
+      ends[i] = (int64_t)l[1]->v[i];
+    } else {
+      if (starts[i] < 0 || l[2]->v[i] < 1)
+        return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                          "line %d, column %d: slice with sizes needs starts >= 0 and sizes >= 1",
+                          ps->at_line, ps->at_col);
+      ends[i] = starts[i] + (int64_t)l[2]->v[i] * steps[i];
+      if (ends[i] < 0) ends[i] = INT64_MIN; /* down to the first element */
+    }
+  }
+  return fuse_slice(ps->g, x, n, axes, starts, ends, steps);
+}
+
 /* Calls the builder of `op` with parsed operands and attributes. */
 static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
                                 const fuse__parse_attr *at, int n_at) {
@@ -4702,6 +5364,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_GROUP_NORM: arity = 3; break;
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_CONV_TRANSPOSE2D: arity = 2; break;
 
   default: break;
   }
@@ -4861,6 +5524,17 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   }
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: return fuse__text_slice(ps, in[0], at, n_at);
+  case FUSE__OP_CONV_TRANSPOSE2D: {
+    fuse_conv_transpose2d_attrs c;
+    memset(&c, 0, sizeof c);
+    fuse__text_ints(at, n_at, "strides", c.strides, 2);
+    fuse__text_ints(at, n_at, "padding", c.padding, 4);
+    fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
+    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+    return fuse_conv_transpose2d(g, in[0], in[1], &c);
+  }
 
   default: break;
   }
@@ -13398,6 +14072,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
       if (r != t) { /* a view reads NCHW bytes */
         if (p->tensors[r].nhwc && fuse__two_layouts(&p->tensors[r]))
           x->root[t] = fuse__converted(x, r);
+        if (nhwc && fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]))
+          fuse__converted(x, t); /* an NHWC step reads the view converted (a 1-D conv's input) */
       } else if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
                  p->tensors[t].nhwc != nhwc) {
         fuse__converted(x, t);
@@ -13406,8 +14082,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
     st.in_first = x->num_operands;
     for (k = 0; k < st.num_in; k++) {
       int t = ops[k];
-      if (x->root[t] == t && fuse__operand_has_layout(&st, k) &&
-          fuse__two_layouts(&p->tensors[t]) && p->tensors[t].nhwc != nhwc)
+      if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
+          (x->root[t] == t ? p->tensors[t].nhwc != nhwc : nhwc))
         t = x->alt[t];
       x->operands[x->num_operands++] = t;
     }
@@ -15951,7 +16627,100 @@ static void fuse__kernel_norm(const fuse__run *r, const fuse__step *s) {
 /* ==== end src/kernels/ref_nn.c ==== */
 /* ==== begin src/kernels/ref_layers.c ==== */
 /* --------------------------------------------------- reference kernels: layers -- */
-/* transposed convolution, 1-D convolution and pools, LSTM / GRU */
+/* slice, transposed convolution (1-D convolution and pools, LSTM and GRU are composed of
+   other ops) */
+
+/* Output element i along axis d reads input element start[d] + i * step[d]. The innermost
+   axes that the slice keeps whole, and the first one it cuts with step 1, are one contiguous
+   run of the input: each is one memcpy. */
+static void fuse__kernel_slice(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  const int64_t *start = s->a.slice.start, *step = s->a.slice.step;
+  int64_t stride[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], run = 1, base = 0, count, o, j;
+  int rank = ty->rank, outer, d;
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  for (d = rank - 1, j = 1; d >= 0; d--) { /* the input's element strides */
+    stride[d] = j;
+    j *= tx->shape[d];
+    base += start[d] * stride[d];
+  }
+  for (outer = rank; outer > 0 && step[outer - 1] == 1; outer--) { /* the contiguous run */
+    run *= ty->shape[outer - 1];
+    if (ty->shape[outer - 1] != tx->shape[outer - 1]) {
+      outer--;
+      break;
+    }
+  }
+  if (outer == rank) { /* the innermost axis strides: one element at a time along it */
+    outer = rank - 1;
+    run = ty->shape[rank - 1];
+  }
+  count = fuse__numel(outer, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < count; o++, y += run) {
+    int64_t at = base;
+    for (d = 0; d < outer; d++) at += idx[d] * step[d] * stride[d];
+    if (step[rank - 1] != 1) { /* outer == rank - 1 */
+      int64_t jump = step[rank - 1] * stride[rank - 1];
+      for (j = 0; j < run; j++) y[j] = x[at + j * jump];
+    } else {
+      memcpy(y, x + at, (size_t)run * sizeof(float));
+    }
+    for (d = outer - 1; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+/* y[n, k, oh, ow] = sum over c (in k's group), kh, kw with oh = ih * stride - pad_top +
+   kh * dilation (and the same for ow) of x[n, c, ih, iw] * w[c, k % (K / groups), kh, kw]:
+   each input pixel scatters its weighted kernel into the output. The loops run input channel,
+   output channel, kernel tap, input row, then along an input row, so the inner loop reads x
+   contiguously and the work is the convolution's own multiply-adds, none wasted on cropped or
+   skipped positions. */
+static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const fuse_conv_transpose2d_attrs *a = &s->a.convt;
+  const float *x = fuse__in(r, s, 0), *w = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t Kg = tw->shape[1], KH = tw->shape[2], KW = tw->shape[3];
+  int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3];
+  int64_t Cg = C / a->groups, sh = a->strides[0], sw = a->strides[1];
+  int64_t n, c, k, kh, kw, ih, iw;
+  memset(y, 0, (size_t)fuse__numel(4, ty->shape) * sizeof(float));
+  for (n = 0; n < N; n++)
+    for (c = 0; c < C; c++) {
+      const float *xc = x + (n * C + c) * H * W;
+      for (k = 0; k < Kg; k++) {
+        float *yk = y + (n * K + c / Cg * Kg + k) * OH * OW;
+        const float *wk = w + (c * Kg + k) * KH * KW;
+        for (kw = 0; kw < KW; kw++) {
+          /* the input columns whose output column ow = iw * sw + off lands in [0, OW) */
+          int64_t off = kw * a->dilation[1] - a->padding[1];
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = OW - 1 - off < 0 ? -1 : (OW - 1 - off) / sw;
+          if (hi > W - 1) hi = W - 1;
+          if (lo > hi) continue;
+          for (kh = 0; kh < KH; kh++) {
+            float wv = wk[kh * KW + kw];
+            for (ih = 0; ih < H; ih++) {
+              int64_t oh = ih * sh + kh * a->dilation[0] - a->padding[0];
+              float *yr;
+              const float *xr = xc + ih * W;
+              if (oh < 0 || oh >= OH) continue;
+              yr = yk + oh * OW + (off + lo * sw); /* output column of input column lo */
+              for (iw = lo; iw <= hi; iw++) yr[(iw - lo) * sw] += wv * xr[iw];
+            }
+          }
+        }
+      }
+    }
+}
 /* ==== end src/kernels/ref_layers.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
@@ -16033,6 +16802,8 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
 
     /* transposed convolution (kernels/ref_layers.c) */
+    case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
+    case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
 
     default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }
@@ -16484,8 +17255,10 @@ static fuse_result fuse__onnx_failf(fuse__onnx *ld, fuse_result r, const char *f
 
 /* Adds (or replaces) what `name` stands for. */
 static int fuse__onnx_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val) {
-  int k = fuse__onnx_find(ld, name), i;
+  int k, i;
   uint32_t h;
+  if (!name.n) return 1; /* an optional output left unnamed: nothing reads it */
+  k = fuse__onnx_find(ld, name);
   if (k >= 0) {
     ld->vals[k] = *val;
     ld->vals[k].name = name;
@@ -17058,7 +17831,7 @@ static int fuse__onnx_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const ch
   fuse__puts(&o, "attribute '");
   fuse__puts(&o, name);
   if (got != count) {
-    fuse__puts(&o, "' has an unexpected length (only 2-D conv and pools are supported)");
+    fuse__puts(&o, "' has an unexpected length (only 1-D and 2-D conv and pools are supported)");
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
   }
   for (i = 0; i < count; i++) {
@@ -17078,7 +17851,10 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
                             const int *strides, const int *dilation, int *pads) {
   fuse__oattr a;
   const int64_t *shape = fuse_value_shape(ld->g, x);
+  int64_t spatial[2]; /* 1-D: [N, C, L] is [N, C, 1, L] */
   int i;
+  spatial[0] = fuse_value_rank(ld->g, x) == 3 ? 1 : shape[2];
+  spatial[1] = fuse_value_rank(ld->g, x) == 3 ? shape[2] : shape[3];
   if (!fuse__onnx_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
   if (fuse__slice_is(a.s, "VALID")) {
     for (i = 0; i < 4; i++) pads[i] = 0;
@@ -17091,7 +17867,7 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
   }
   for (i = 0; i < 2; i++) {
-    int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
+    int64_t in = spatial[i], out = (in + strides[i] - 1) / strides[i];
     int64_t eff = (int64_t)dilation[i] * (kernel[i] - 1) + 1;
     int64_t total = (out - 1) * strides[i] + eff - in;
     if (total < 0) total = 0;
@@ -17108,29 +17884,51 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
   return 1;
 }
 
+/* x itself when it is 2-D [N, C, H, W] or 1-D [N, C, L] (the builders run 1-D as 2-D) */
 static fuse_value fuse__onnx_rank4(fuse__onnx *ld, fuse_value x) {
-  if (fuse_value_rank(ld->g, x) != 4)
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
+  if (fuse_value_rank(ld->g, x) != 4 && fuse_value_rank(ld->g, x) != 3)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "only 1-D and 2-D inputs ([N,C,L] and [N,C,H,W]) are supported"),
+           FUSE_NONE;
   return x;
+}
+
+/* A list attribute over nd spatial dimensions (nd = 1 or 2; per = 2 for pads: begins, then
+   ends), put in the 2-D form the builders take: a 1-D list fills the W entries and leaves the
+   H entries at h (pads [b, e] become [0, b, 0, e]). Absent: every entry def. */
+static int fuse__onnx_spatial_ints(fuse__onnx *ld, const fuse__onode *n, const char *name,
+                                   int nd, int per, int *out, int def, int h) {
+  int v[4], i;
+  if (nd == 2) return fuse__onnx_attr_ints32(ld, n, name, out, 2 * per, def);
+  if (!fuse__onnx_attr_ints32(ld, n, name, v, per, def)) return 0;
+  for (i = 0; i < per; i++) {
+    out[2 * i] = h;
+    out[2 * i + 1] = v[i];
+  }
+  return 1;
 }
 
 static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   fuse_conv2d_attrs a;
   fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
-  int kernel[2];
+  int kernel[2], nd;
   if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
   if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
   memset(&a, 0, sizeof a);
-  if (fuse_value_rank(g, w) != 4)
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
-  kernel[0] = (int)fuse_value_shape(g, w)[2];
-  kernel[1] = (int)fuse_value_shape(g, w)[3];
+  nd = fuse_value_rank(g, x) - 2;
+  if (fuse_value_rank(g, w) != nd + 2)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "only 1-D and 2-D convolutions are supported (the weight's rank must "
+                           "be the input's)"),
+           FUSE_NONE;
+  kernel[0] = nd == 2 ? (int)fuse_value_shape(g, w)[2] : 1;
+  kernel[1] = (int)fuse_value_shape(g, w)[nd + 1];
   a.groups = (int)fuse__onnx_attr_int(n, "group", 1);
   if (a.groups < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
-  if (!fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+  if (!fuse__onnx_spatial_ints(ld, n, "strides", nd, 1, a.strides, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "dilations", nd, 1, a.dilation, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
   y = fuse_conv2d(g, x, w, &a);
@@ -17141,7 +17939,7 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
     shape[0] = 1;
     shape[1] = fuse_value_shape(g, y)[1];
     shape[2] = shape[3] = 1;
-    y = fuse_add(g, y, fuse_reshape(g, b, 4, shape));
+    y = fuse_add(g, y, fuse_reshape(g, b, nd + 2, shape));
   }
   return y;
 }
@@ -17149,17 +17947,19 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
 static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
   fuse_pool2d_attrs a;
   int64_t kernel[8];
+  int nd;
   fuse_value x = fuse__onnx_value(ld, n->in[0]);
   if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
   if (n->num_out > 1 && n->out[1].n)
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
   memset(&a, 0, sizeof a);
+  nd = fuse_value_rank(ld->g, x) - 2;
   if (fuse__onnx_attr_ints(n, "kernel_shape", kernel, 8) < 0)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
-  if (!fuse__onnx_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
-      !fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+  if (!fuse__onnx_spatial_ints(ld, n, "kernel_shape", nd, 1, a.kernel, 0, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "strides", nd, 1, a.strides, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "dilations", nd, 1, a.dilation, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
   a.ceil_mode = (int)fuse__onnx_attr_int(n, "ceil_mode", 0);
@@ -18586,16 +19386,324 @@ static const char *const fuse__onnx_nn_ops[] = {
 /* ==== end src/onnx_nn.c ==== */
 /* ==== begin src/onnx_layers.c ==== */
 /* ------------------------------------------------------------ onnx operators: layers -- */
-/* transposed convolution, 1-D convolution and pools, LSTM / GRU.
+/* Slice, Split, ConvTranspose, LSTM, GRU (1-D Conv and pools: fuse__onnx_conv, fuse__onnx_pool).
    fuse__onnx_convert_layers: as fuse__onnx_convert_math. */
+
+/* Binds output k of node n to v, naming v after it as the loader names a first output. */
+static int fuse__onnx_layers_bind(fuse__onnx *ld, const fuse__onode *n, int k, fuse_value v) {
+  fuse_graph *g = ld->g;
+  if (k >= n->num_out || !n->out[k].n) return 1; /* an output nobody asked for */
+  if (!g->nodes[v].name && g->nodes[v].op > FUSE__OP_CONST &&
+      fuse__find(g, fuse__onnx_cstr(ld, n->out[k])) == FUSE_NONE)
+    fuse_value_set_name(g, v, fuse__onnx_cstr(ld, n->out[k]));
+  if (!fuse__onnx_bind_value(ld, n->out[k], v))
+    return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  return 1;
+}
+
+/* A list of integers given as attribute `name` (opsets before `input_from`) or as constant
+   input `input` (from it): its count, -1 when absent, -2 (after a message) when malformed. */
+static int fuse__onnx_layers_list(fuse__onnx *ld, const fuse__onode *n, const char *name,
+                                  int input, int input_from, int64_t *out, int max) {
+  int count;
+  if (ld->opset < input_from || !fuse__onnx_has_in(n, input)) {
+    count = fuse__onnx_attr_ints(n, name, out, max);
+    if (count >= 0 || ld->opset < input_from) return count;
+    return -1;
+  }
+  if (!fuse__onnx_ints(ld, n->in[input], out, max, &count)) {
+    char what[120];
+    fuse__out o;
+    o.buf = what;
+    o.len = 0;
+    o.cap = sizeof what;
+    o.write = NULL;
+    o.user = NULL;
+    fuse__puts(&o, "input '");
+    fuse__puts(&o, name);
+    fuse__puts(&o, "' must be a constant integer tensor (of at most ");
+    fuse__put_int(&o, max);
+    fuse__puts(&o, " values)");
+    fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what);
+    return -2;
+  }
+  return count;
+}
+
+/* Slice: starts, ends, axes as attributes before opset 10; then inputs, with steps. */
+static fuse_value fuse__onnx_slice(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  int64_t starts[FUSE_MAX_RANK], ends[FUSE_MAX_RANK], axes64[FUSE_MAX_RANK], steps[FUSE_MAX_RANK];
+  int axes[FUSE_MAX_RANK], ns, ne, na, nst = -1, i;
+  if ((ns = fuse__onnx_layers_list(ld, n, "starts", 1, 10, starts, FUSE_MAX_RANK)) == -2 ||
+      (ne = fuse__onnx_layers_list(ld, n, "ends", 2, 10, ends, FUSE_MAX_RANK)) == -2 ||
+      (na = fuse__onnx_layers_list(ld, n, "axes", 3, 10, axes64, FUSE_MAX_RANK)) == -2 ||
+      (ld->opset >= 10 &&
+       (nst = fuse__onnx_layers_list(ld, n, "steps", 4, 10, steps, FUSE_MAX_RANK)) == -2))
+    return FUSE_NONE;
+  if (ns < 0 || ne < 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Slice needs starts and ends"), FUSE_NONE;
+  if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                           "Slice's starts, ends, axes and steps differ in length"),
+           FUSE_NONE;
+  for (i = 0; na >= 0 && i < na; i++) /* fuse_slice names an axis out of range */
+    axes[i] = axes64[i] < -FUSE_MAX_RANK || axes64[i] > FUSE_MAX_RANK ? FUSE_MAX_RANK
+                                                                      : (int)axes64[i];
+  return fuse_slice(ld->g, x, ns, na >= 0 ? axes : NULL, starts, ends, nst >= 0 ? steps : NULL);
+}
+
+/* Split into the node's outputs: sizes from attribute split (before opset 13) or input split,
+   else equal pieces (opset 18's num_outputs: the last piece may be smaller). */
+static fuse_value fuse__onnx_split(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  fuse_graph *g = ld->g;
+  int64_t *sizes;
+  fuse_value *out;
+  int count, k, rank = fuse_value_rank(g, x), axis = (int)fuse__onnx_attr_int(n, "axis", 0);
+  int pieces = n->num_out, ok = 1;
+  if (pieces < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Split has no outputs"), FUSE_NONE;
+  sizes = (int64_t *)fuse__alloc(&g->alloc, (size_t)(pieces + 1) * sizeof(int64_t), 16);
+  out = (fuse_value *)fuse__alloc(&g->alloc, (size_t)pieces * sizeof(fuse_value), 16);
+  if (!sizes || !out) {
+    fuse__free(&g->alloc, sizes);
+    fuse__free(&g->alloc, out);
+    return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  }
+  count = fuse__onnx_layers_list(ld, n, "split", 1, ld->opset < 2 ? 1 : 13, sizes, pieces + 1);
+  if (count == -2) {
+    ok = 0;
+  } else if (count == -1 && ld->opset >= 18 && rank >= 1 && axis >= -rank && axis < rank) {
+    int64_t dim = fuse_value_shape(g, x)[axis < 0 ? axis + rank : axis];
+    int64_t chunk = (dim + pieces - 1) / pieces;
+    if (fuse__onnx_attr_int(n, "num_outputs", pieces) != pieces) {
+      fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "num_outputs differs from the number of outputs");
+      ok = 0;
+    } else if (chunk * (pieces - 1) >= dim) {
+      fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "num_outputs leaves the last piece empty");
+      ok = 0;
+    }
+    for (k = 0; k < pieces; k++) sizes[k] = k < pieces - 1 ? chunk : dim - chunk * (pieces - 1);
+    count = pieces;
+  }
+  if (ok && count != -1 && count != pieces) {
+    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "split must have one size per output");
+    ok = 0;
+  }
+  if (ok) ok = fuse_split(g, x, axis, pieces, count == -1 ? NULL : sizes, out) == FUSE_OK;
+  for (k = 0; ok && k < pieces; k++) ok = fuse__onnx_layers_bind(ld, n, k, out[k]);
+  fuse__free(&g->alloc, sizes);
+  fuse__free(&g->alloc, out);
+  return ok ? -2 : FUSE_NONE;
+}
+
+/* ConvTranspose (1-D and 2-D): output_shape or auto_pad SAME sets the pads as ONNX says, with
+   a total below zero (more rows than the full output) becoming output padding. */
+static fuse_value fuse__onnx_conv_transpose(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  fuse_graph *g = ld->g;
+  fuse_conv_transpose2d_attrs a;
+  fuse__oattr pad_mode;
+  int64_t want[FUSE_MAX_RANK + 2], kernel[8];
+  int nd, i, count, same_upper = 0, has_mode;
+  fuse_value w, y;
+  if (fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || !n->in[1].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "ConvTranspose needs W"), FUSE_NONE;
+  if ((w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  nd = fuse_value_rank(g, x) - 2;
+  if (fuse_value_rank(g, w) != nd + 2)
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "the weight's rank differs from the input's"),
+           FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  a.groups = (int)fuse__onnx_attr_int(n, "group", 1);
+  if (a.groups < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
+  if (!fuse__onnx_spatial_ints(ld, n, "strides", nd, 1, a.strides, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "dilations", nd, 1, a.dilation, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
+      !fuse__onnx_spatial_ints(ld, n, "output_padding", nd, 1, a.output_padding, 0, 0))
+    return FUSE_NONE;
+  count = fuse__onnx_attr_ints(n, "kernel_shape", kernel, 8);
+  for (i = 0; i < count; i++)
+    if (count != nd || kernel[i] != fuse_value_shape(g, w)[2 + i])
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "kernel_shape differs from the weight's shape"),
+             FUSE_NONE;
+  has_mode = fuse__onnx_attr(n, "auto_pad", &pad_mode) && !fuse__slice_is(pad_mode.s, "NOTSET");
+  if (has_mode && fuse__slice_is(pad_mode.s, "VALID")) {
+    memset(a.padding, 0, sizeof a.padding);
+    has_mode = 0;
+  } else if (has_mode) {
+    if (!fuse__slice_is(pad_mode.s, "SAME_UPPER") && !fuse__slice_is(pad_mode.s, "SAME_LOWER"))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"),
+             FUSE_NONE;
+    same_upper = fuse__slice_is(pad_mode.s, "SAME_UPPER");
+  }
+  count = fuse__onnx_attr_ints(n, "output_shape", want, FUSE_MAX_RANK + 2);
+  if (count >= 0 && count != nd && count != nd + 2)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "output_shape has neither 1 nor 2 + 1 entries per "
+                                                 "spatial dimension"),
+           FUSE_NONE;
+  if (count >= 0 || has_mode) {
+    for (i = 0; i < nd; i++) {
+      int h = nd == 1 ? 1 : i; /* the attributes' index of spatial dimension i */
+      int64_t in = fuse_value_shape(g, x)[2 + i], k = fuse_value_shape(g, w)[2 + i];
+      int64_t out = count >= 0 ? want[count - nd + i] : in * a.strides[h];
+      int64_t total = a.strides[h] * (in - 1) + a.output_padding[h] +
+                      (k - 1) * a.dilation[h] + 1 - out;
+      if (out < 1 || out > FUSE__MAX_DIM)
+        return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "output_shape is out of range"), FUSE_NONE;
+      if (total < 0) { /* rows past the full output: zeros, as output padding */
+        if (-total > 0x7fffffff - (int64_t)a.output_padding[h])
+          return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "output_shape is past 2^31 rows"), FUSE_NONE;
+        a.output_padding[h] += (int)-total;
+        total = 0;
+      }
+      if (total > 0x7ffffffe)
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "output_shape crops past 2^31"), FUSE_NONE;
+      a.padding[h] = (int)(same_upper ? total / 2 : total - total / 2);
+      a.padding[h + 2] = (int)(total - a.padding[h]);
+    }
+  }
+  y = fuse_conv_transpose2d(g, x, w, &a);
+  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) { /* bias: add(y, reshape(B, [1,K,1,1])) */
+    int64_t shape[4];
+    fuse_value b = fuse__onnx_value(ld, n->in[2]);
+    if (b == FUSE_NONE) return FUSE_NONE;
+    shape[0] = 1;
+    shape[1] = fuse_value_shape(g, y)[1];
+    shape[2] = shape[3] = 1;
+    y = fuse_add(g, y, fuse_reshape(g, b, nd + 2, shape));
+  }
+  return y;
+}
+
+/* The activations attribute (strings, field 9) must list the defaults, direction by
+   direction: Sigmoid then Tanh (LSTM: Sigmoid, Tanh, Tanh). 0 after a message otherwise. */
+static int fuse__onnx_rnn_activations(fuse__onnx *ld, const fuse__onode *n, int per) {
+  static const char *const defaults[3] = {"Sigmoid", "Tanh", "Tanh"};
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  int k = 0;
+  if (!fuse__onnx_attr(n, "activations", &a)) return 1;
+  b = fuse__proto_of(a.msg);
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s;
+    if (f != 9 || w != 2) {
+      if (!fuse__proto_skip(&b, w)) break;
+      continue;
+    }
+    if (!fuse__proto_bytes(&b, &s)) break;
+    if (!fuse__slice_is(s, defaults[k % per])) {
+      char what[200];
+      fuse__out o;
+      o.buf = what;
+      o.len = 0;
+      o.cap = sizeof what;
+      o.write = NULL;
+      o.user = NULL;
+      fuse__puts(&o, "activation '");
+      fuse__puts(&o, fuse__onnx_cstr(ld, s));
+      fuse__puts(&o, per == 3 ? "' is not supported (only the defaults Sigmoid, Tanh, Tanh)"
+                              : "' is not supported (only the defaults Sigmoid, Tanh)");
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+    }
+    k++;
+  }
+  return 1;
+}
+
+/* LSTM (gates 4) and GRU (gates 3): X, W, R, B, sequence_lens, initial_h, initial_c, P;
+   outputs Y, Y_h, Y_c, each possibly unnamed. */
+static fuse_value fuse__onnx_rnn(fuse__onnx *ld, const fuse__onode *n, fuse_value x, int gates) {
+  fuse_graph *g = ld->g;
+  fuse_rnn_attrs a;
+  fuse__oattr dir;
+  fuse_value in[7], y = FUSE_NONE, y_h = FUSE_NONE, y_c = FUSE_NONE;
+  fuse_result r;
+  int k, want[3];
+  if (n->num_in < 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs X, W and R"), FUSE_NONE;
+  if (gates == 4 && fuse__onnx_has_in(n, 7))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "peepholes (input P) are not supported"),
+           FUSE_NONE;
+  if (gates == 4 && fuse__onnx_attr_int(n, "input_forget", 0) != 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "input_forget=1 is not supported"), FUSE_NONE;
+  if (!fuse__onnx_rnn_activations(ld, n, gates == 4 ? 3 : 2)) return FUSE_NONE;
+  in[0] = x;
+  for (k = 1; k < 7; k++) {
+    in[k] = FUSE_NONE;
+    if (k == 4 || (k == 6 && gates == 3) || !fuse__onnx_has_in(n, k)) continue;
+    if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
+  }
+  memset(&a, 0, sizeof a);
+  a.batch_first = (int)fuse__onnx_attr_int(n, "layout", 0);
+  a.linear_before_reset = (int)fuse__onnx_attr_int(n, "linear_before_reset", 0);
+  a.clip = fuse__onnx_attr_float(n, "clip", 0);
+  a.hidden_size = (int)fuse__onnx_attr_int(n, "hidden_size", -1);
+  if (a.hidden_size == -1 && fuse_value_rank(g, in[2]) == 3) /* from R [D, G * H, H] */
+    a.hidden_size = (int)fuse_value_shape(g, in[2])[2];
+  if (a.batch_first != 0 && a.batch_first != 1)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "layout must be 0 or 1"), FUSE_NONE;
+  if (fuse__onnx_attr(n, "direction", &dir) && !fuse__slice_is(dir.s, "forward")) {
+    if (fuse__slice_is(dir.s, "reverse")) a.direction = FUSE_RNN_REVERSE;
+    else if (fuse__slice_is(dir.s, "bidirectional")) a.direction = FUSE_RNN_BIDIRECTIONAL;
+    else
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                             "direction is not forward, reverse or bidirectional"),
+             FUSE_NONE;
+  }
+  if (fuse__onnx_has_in(n, 4)) { /* sequence_lens: only the full length */
+    int64_t lens[256], T;
+    int count, i;
+    const int64_t *xs = fuse_value_shape(g, x);
+    if (fuse_value_rank(g, x) != 3)
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "X must be 3-D"), FUSE_NONE;
+    T = xs[a.batch_first ? 1 : 0];
+    if (!fuse__onnx_ints(ld, n->in[4], lens, 256, &count))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "sequence_lens must be a constant (of at most 256 values) equal to "
+                             "the sequence length"),
+             FUSE_NONE;
+    for (i = 0; i < count; i++)
+      if (lens[i] != T)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                               "sequence_lens shorter than the sequence are not supported"),
+               FUSE_NONE;
+  }
+  for (k = 0; k < 3; k++) want[k] = k < n->num_out && n->out[k].n > 0;
+  if (gates == 4)
+    r = fuse_lstm(g, x, in[1], in[2], in[3], in[5], in[6], &a, want[0] ? &y : NULL,
+                  want[1] ? &y_h : NULL, want[2] ? &y_c : NULL);
+  else
+    r = fuse_gru(g, x, in[1], in[2], in[3], in[5], &a, want[0] ? &y : NULL, want[1] ? &y_h : NULL);
+  if (r != FUSE_OK) return FUSE_NONE;
+  if (gates == 3 && want[2])
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "GRU has no third output"), FUSE_NONE;
+  if (!fuse__onnx_layers_bind(ld, n, 0, y) || !fuse__onnx_layers_bind(ld, n, 1, y_h) ||
+      !fuse__onnx_layers_bind(ld, n, 2, y_c))
+    return FUSE_NONE;
+  return -2;
+}
+
 static fuse_value fuse__onnx_convert_layers(fuse__onnx *ld, const fuse__onode *n) {
-  (void)ld;
-  (void)n;
-  return -3;
+  static const char *const ops[] = {"Slice", "Split", "ConvTranspose", "LSTM", "GRU"};
+  fuse_value x;
+  int k;
+  for (k = 0; k < 5 && !fuse__slice_is(n->op, ops[k]); k++) {
+  }
+  if (k == 5) return -3;
+  if (n->num_in < 1 || !n->in[0].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if ((x = fuse__onnx_value(ld, n->in[0])) == FUSE_NONE) return FUSE_NONE;
+  switch (k) {
+  case 0: return fuse__onnx_slice(ld, n, x);
+  case 1: return fuse__onnx_split(ld, n, x);
+  case 2: return fuse__onnx_conv_transpose(ld, n, x);
+  default: return fuse__onnx_rnn(ld, n, x, k == 3 ? 4 : 3);
+  }
 }
 
 /* the ONNX operators this file converts (the loader lists the others as unsupported) */
-static const char *const fuse__onnx_layers_ops[] = {NULL};
+static const char *const fuse__onnx_layers_ops[] = {"Slice", "Split", "ConvTranspose", "LSTM",
+                                                    "GRU", NULL};
 /* ==== end src/onnx_layers.c ==== */
 /* ==== begin src/onnx_load.c ==== */
 /* ------------------------------------------------------------ onnx: the loader -- */
@@ -18909,21 +20017,26 @@ static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
     fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
     goto done;
   }
-  if (node.num_out < 1 || !node.out[0].n) {
+  for (i = 0; i < node.num_out && !node.out[i].n; i++) { /* an optional output may be unnamed */
+  }
+  if (i == node.num_out) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
     goto done;
   }
-  if (fuse__onnx_find(ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
-    fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
-                    "its output is already made by an earlier node, an initializer or a graph input");
-    goto done;
-  }
+  for (i = 0; i < node.num_out; i++)
+    if (node.out[i].n && fuse__onnx_find(ld, node.out[i]) >= 0) { /* SSA: one name, one maker */
+      fuse__onnx_failf(ld, FUSE_ERROR_PARSE,
+                       "its output '%s' is already made by an earlier node, an initializer or "
+                       "a graph input", fuse__onnx_cstr(ld, node.out[i]));
+      goto done;
+    }
   y = fuse__onnx_convert(ld, &node);
   if (y == FUSE_NONE) {
     fuse__onnx_convert_failed(ld);
     goto done;
   }
-  if (y != -2) { /* -2: it bound its outputs itself (a Constant, a folded node, a Split) */
+  if (y != -2 && node.out[0].n) { /* -2: it bound its outputs itself (a Constant, a folded
+                                      node, a Split) */
     if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
         fuse__find(g, fuse__onnx_cstr(ld, node.out[0])) == FUSE_NONE)
       fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node.out[0]));

@@ -182,6 +182,15 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+/* along axes[i] (NULL: axes 0 .. n - 1): elements starts[i], starts[i] + steps[i], ... before
+   ends[i]; indices clamp as in ONNX Slice (negative ones count from the end; INT64_MAX /
+   INT64_MIN = to the end); steps NULL = all 1, never 0. Axes not listed are kept whole. */
+FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *axes,
+                               const int64_t *starts, const int64_t *ends, const int64_t *steps);
+/* n pieces along axis, sizes[i] each (NULL: equal pieces), into out[0..n) */
+FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
+                                const int64_t *sizes, fuse_value *out);
+
 /* ---- reductions, normalizations (builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
@@ -226,6 +235,25 @@ typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations 
   float clip;              /* > 0: gates' inputs clipped to [-clip, clip]; 0: none */
   int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
 } fuse_rnn_attrs;
+
+/* x: [N, C, H, W]; w: [C, K / groups, KH, KW] -> [N, K, OH, OW],
+   OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + output_padding + 1
+   (a may be NULL; output rows past the full output, from output_padding, are 0) */
+FUSE_API fuse_value fuse_conv_transpose2d(fuse_graph *g, fuse_value x, fuse_value w,
+                                          const fuse_conv_transpose2d_attrs *a);
+/* x [T, N, I], w [D, 4H, I] (gates i, o, f, c), r [D, 4H, H], b [D, 8H] or FUSE_NONE,
+   h0 / c0 [D, N, H] or FUSE_NONE (zeros). Outputs (each pointer may be NULL): y [T, D, N, H],
+   y_h / y_c [D, N, H]; D = 2 when bidirectional, else 1. batch_first: x [N, T, I], h0 / c0,
+   y_h / y_c [N, D, H], y [N, T, D, H]. Composed of matmul, slice, add, mul, sigmoid and tanh,
+   unrolled over the T steps. */
+FUSE_API fuse_result fuse_lstm(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                               fuse_value b, fuse_value h0, fuse_value c0,
+                               const fuse_rnn_attrs *a, fuse_value *y, fuse_value *y_h,
+                               fuse_value *y_c);
+/* as fuse_lstm with 3 gates (z, r, h): w [D, 3H, I], r [D, 3H, H], b [D, 6H] */
+FUSE_API fuse_result fuse_gru(fuse_graph *g, fuse_value x, fuse_value w, fuse_value r,
+                              fuse_value b, fuse_value h0, const fuse_rnn_attrs *a,
+                              fuse_value *y, fuse_value *y_h);
 
 FUSE_API int fuse_value_rank(const fuse_graph *g, fuse_value v);               /* -1: bad v */
 FUSE_API const int64_t *fuse_value_shape(const fuse_graph *g, fuse_value v);   /* NULL: bad v */

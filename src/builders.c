@@ -314,6 +314,38 @@ static int fuse__attr_padding(fuse_graph *g, const char *op, const int *pad) {
   return 1;
 }
 
+/* 1-D inputs [N, C, L] run as the 2-D op over [N, C, 1, L]: x (or w) gains a unit H axis */
+static fuse_value fuse__as_2d(fuse_graph *g, fuse_value v) {
+  int64_t shape[4];
+  if (v == FUSE_NONE || g->status != FUSE_OK) return FUSE_NONE;
+  shape[0] = g->nodes[v].shape[0];
+  shape[1] = g->nodes[v].shape[1];
+  shape[2] = 1;
+  shape[3] = g->nodes[v].shape[2];
+  return fuse_reshape(g, v, 4, shape);
+}
+
+/* ... and the 2-D result [N, K, 1, OL] loses it again */
+static fuse_value fuse__as_1d(fuse_graph *g, fuse_value v) {
+  int64_t shape[3];
+  if (v == FUSE_NONE || g->status != FUSE_OK) return FUSE_NONE;
+  shape[0] = g->nodes[v].shape[0];
+  shape[1] = g->nodes[v].shape[1];
+  shape[2] = g->nodes[v].shape[3];
+  return fuse_reshape(g, v, 3, shape);
+}
+
+/* An attribute's H entry for a 1-D input must be 0 or `def` (the W entries apply). */
+static int fuse__1d_default(fuse_graph *g, const char *op, fuse_value x, const char *what, int v,
+                            int def) {
+  if (v == 0 || v == def) return 1;
+  return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                    "%s: input %S (%V) is 1-D, so the H entry of %s must be %d, not %d (the W "
+                    "entries apply)",
+                    op, g->nodes[x].rank, g->nodes[x].shape, x, what, def, v),
+         0;
+}
+
 FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
                                 const fuse_conv2d_attrs *attrs) {
   fuse_value in[2];
@@ -326,9 +358,24 @@ FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
   if (!fuse__begin(g, "conv2d", 2, in)) return FUSE_NONE;
   nx = fuse__node_of(g, x);
   nw = fuse__node_of(g, w);
+  if (nx->rank == 3) { /* 1-D: w [K, C / groups, KL] */
+    if (nw->rank != 3)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "conv2d: 1-D input %S (%V) needs a 3-D weight [K,C/groups,KL], not %S (%V)",
+                        nx->rank, nx->shape, x, nw->rank, nw->shape, w);
+    memset(&a, 0, sizeof a);
+    if (attrs) a = *attrs;
+    if (!fuse__1d_default(g, "conv2d", x, "strides", a.strides[0], 1) ||
+        !fuse__1d_default(g, "conv2d", x, "dilation", a.dilation[0], 1) ||
+        !fuse__1d_default(g, "conv2d", x, "padding (top)", a.padding[0], 0) ||
+        !fuse__1d_default(g, "conv2d", x, "padding (bottom)", a.padding[2], 0))
+      return FUSE_NONE;
+    return fuse__as_1d(g, fuse_conv2d(g, fuse__as_2d(g, x), fuse__as_2d(g, w), &a));
+  }
   if (nx->rank != 4)
-    return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: input %S (%V) must be 4-D [N,C,H,W]",
-                      nx->rank, nx->shape, x);
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "conv2d: input %S (%V) must be 4-D [N,C,H,W] (or 3-D [N,C,L])", nx->rank,
+                      nx->shape, x);
   if (nw->rank != 4)
     return fuse__fail(g, FUSE_ERROR_SHAPE, "conv2d: weight %S (%V) must be 4-D [K,C/groups,KH,KW]",
                       nw->rank, nw->shape, w);
@@ -568,10 +615,20 @@ static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_poo
   if (!attrs)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: attributes are NULL (kernel is required)",
                       name);
-  if (nx->rank != 4)
-    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W]", name,
-                      nx->rank, nx->shape, x);
   a = *attrs;
+  if (nx->rank == 3) { /* 1-D */
+    if (!fuse__1d_default(g, name, x, "kernel", a.kernel[0], 1) ||
+        !fuse__1d_default(g, name, x, "strides", a.strides[0], 1) ||
+        !fuse__1d_default(g, name, x, "dilation", a.dilation[0], 1) ||
+        !fuse__1d_default(g, name, x, "padding (top)", a.padding[0], 0) ||
+        !fuse__1d_default(g, name, x, "padding (bottom)", a.padding[2], 0))
+      return FUSE_NONE;
+    a.kernel[0] = 1;
+    return fuse__as_1d(g, fuse__pool(g, op, fuse__as_2d(g, x), &a));
+  }
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W] (or 3-D [N,C,L])",
+                      name, nx->rank, nx->shape, x);
   if (!fuse__attr_positive(g, name, "kernel", a.kernel, 2, 0, 0) ||
       !fuse__attr_positive(g, name, "strides", a.strides, 2, 1, 1) ||
       !fuse__attr_positive(g, name, "dilation", a.dilation, 2, 1, 1) ||

@@ -109,6 +109,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
       if (r != t) { /* a view reads NCHW bytes */
         if (p->tensors[r].nhwc && fuse__two_layouts(&p->tensors[r]))
           x->root[t] = fuse__converted(x, r);
+        if (nhwc && fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]))
+          fuse__converted(x, t); /* an NHWC step reads the view converted (a 1-D conv's input) */
       } else if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
                  p->tensors[t].nhwc != nhwc) {
         fuse__converted(x, t);
@@ -117,8 +119,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
     st.in_first = x->num_operands;
     for (k = 0; k < st.num_in; k++) {
       int t = ops[k];
-      if (x->root[t] == t && fuse__operand_has_layout(&st, k) &&
-          fuse__two_layouts(&p->tensors[t]) && p->tensors[t].nhwc != nhwc)
+      if (fuse__operand_has_layout(&st, k) && fuse__two_layouts(&p->tensors[t]) &&
+          (x->root[t] == t ? p->tensors[t].nhwc != nhwc : nhwc))
         t = x->alt[t];
       x->operands[x->num_operands++] = t;
     }

@@ -309,21 +309,26 @@ static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
     fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
     goto done;
   }
-  if (node.num_out < 1 || !node.out[0].n) {
+  for (i = 0; i < node.num_out && !node.out[i].n; i++) { /* an optional output may be unnamed */
+  }
+  if (i == node.num_out) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
     goto done;
   }
-  if (fuse__onnx_find(ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
-    fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
-                    "its output is already made by an earlier node, an initializer or a graph input");
-    goto done;
-  }
+  for (i = 0; i < node.num_out; i++)
+    if (node.out[i].n && fuse__onnx_find(ld, node.out[i]) >= 0) { /* SSA: one name, one maker */
+      fuse__onnx_failf(ld, FUSE_ERROR_PARSE,
+                       "its output '%s' is already made by an earlier node, an initializer or "
+                       "a graph input", fuse__onnx_cstr(ld, node.out[i]));
+      goto done;
+    }
   y = fuse__onnx_convert(ld, &node);
   if (y == FUSE_NONE) {
     fuse__onnx_convert_failed(ld);
     goto done;
   }
-  if (y != -2) { /* -2: it bound its outputs itself (a Constant, a folded node, a Split) */
+  if (y != -2 && node.out[0].n) { /* -2: it bound its outputs itself (a Constant, a folded
+                                      node, a Split) */
     if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
         fuse__find(g, fuse__onnx_cstr(ld, node.out[0])) == FUSE_NONE)
       fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node.out[0]));

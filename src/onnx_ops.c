@@ -154,7 +154,7 @@ static int fuse__onnx_attr_ints32(fuse__onnx *ld, const fuse__onode *n, const ch
   fuse__puts(&o, "attribute '");
   fuse__puts(&o, name);
   if (got != count) {
-    fuse__puts(&o, "' has an unexpected length (only 2-D conv and pools are supported)");
+    fuse__puts(&o, "' has an unexpected length (only 1-D and 2-D conv and pools are supported)");
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
   }
   for (i = 0; i < count; i++) {
@@ -174,7 +174,10 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
                             const int *strides, const int *dilation, int *pads) {
   fuse__oattr a;
   const int64_t *shape = fuse_value_shape(ld->g, x);
+  int64_t spatial[2]; /* 1-D: [N, C, L] is [N, C, 1, L] */
   int i;
+  spatial[0] = fuse_value_rank(ld->g, x) == 3 ? 1 : shape[2];
+  spatial[1] = fuse_value_rank(ld->g, x) == 3 ? shape[2] : shape[3];
   if (!fuse__onnx_attr(n, "auto_pad", &a) || fuse__slice_is(a.s, "NOTSET")) return 1;
   if (fuse__slice_is(a.s, "VALID")) {
     for (i = 0; i < 4; i++) pads[i] = 0;
@@ -187,7 +190,7 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "auto_pad SAME needs kernel, strides and dilations >= 1"), 0;
   }
   for (i = 0; i < 2; i++) {
-    int64_t in = shape[2 + i], out = (in + strides[i] - 1) / strides[i];
+    int64_t in = spatial[i], out = (in + strides[i] - 1) / strides[i];
     int64_t eff = (int64_t)dilation[i] * (kernel[i] - 1) + 1;
     int64_t total = (out - 1) * strides[i] + eff - in;
     if (total < 0) total = 0;
@@ -204,29 +207,51 @@ static int fuse__onnx_auto_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value 
   return 1;
 }
 
+/* x itself when it is 2-D [N, C, H, W] or 1-D [N, C, L] (the builders run 1-D as 2-D) */
 static fuse_value fuse__onnx_rank4(fuse__onnx *ld, fuse_value x) {
-  if (fuse_value_rank(ld->g, x) != 4)
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D (NCHW) inputs are supported"), FUSE_NONE;
+  if (fuse_value_rank(ld->g, x) != 4 && fuse_value_rank(ld->g, x) != 3)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "only 1-D and 2-D inputs ([N,C,L] and [N,C,H,W]) are supported"),
+           FUSE_NONE;
   return x;
+}
+
+/* A list attribute over nd spatial dimensions (nd = 1 or 2; per = 2 for pads: begins, then
+   ends), put in the 2-D form the builders take: a 1-D list fills the W entries and leaves the
+   H entries at h (pads [b, e] become [0, b, 0, e]). Absent: every entry def. */
+static int fuse__onnx_spatial_ints(fuse__onnx *ld, const fuse__onode *n, const char *name,
+                                   int nd, int per, int *out, int def, int h) {
+  int v[4], i;
+  if (nd == 2) return fuse__onnx_attr_ints32(ld, n, name, out, 2 * per, def);
+  if (!fuse__onnx_attr_ints32(ld, n, name, v, per, def)) return 0;
+  for (i = 0; i < per; i++) {
+    out[2 * i] = h;
+    out[2 * i + 1] = v[i];
+  }
+  return 1;
 }
 
 static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   fuse_conv2d_attrs a;
   fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
-  int kernel[2];
+  int kernel[2], nd;
   if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
   if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
   memset(&a, 0, sizeof a);
-  if (fuse_value_rank(g, w) != 4)
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "only 2-D convolutions are supported"), FUSE_NONE;
-  kernel[0] = (int)fuse_value_shape(g, w)[2];
-  kernel[1] = (int)fuse_value_shape(g, w)[3];
+  nd = fuse_value_rank(g, x) - 2;
+  if (fuse_value_rank(g, w) != nd + 2)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "only 1-D and 2-D convolutions are supported (the weight's rank must "
+                           "be the input's)"),
+           FUSE_NONE;
+  kernel[0] = nd == 2 ? (int)fuse_value_shape(g, w)[2] : 1;
+  kernel[1] = (int)fuse_value_shape(g, w)[nd + 1];
   a.groups = (int)fuse__onnx_attr_int(n, "group", 1);
   if (a.groups < 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "group must be >= 1"), FUSE_NONE;
-  if (!fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+  if (!fuse__onnx_spatial_ints(ld, n, "strides", nd, 1, a.strides, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "dilations", nd, 1, a.dilation, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
   y = fuse_conv2d(g, x, w, &a);
@@ -237,7 +262,7 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
     shape[0] = 1;
     shape[1] = fuse_value_shape(g, y)[1];
     shape[2] = shape[3] = 1;
-    y = fuse_add(g, y, fuse_reshape(g, b, 4, shape));
+    y = fuse_add(g, y, fuse_reshape(g, b, nd + 2, shape));
   }
   return y;
 }
@@ -245,17 +270,19 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
 static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) {
   fuse_pool2d_attrs a;
   int64_t kernel[8];
+  int nd;
   fuse_value x = fuse__onnx_value(ld, n->in[0]);
   if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
   if (n->num_out > 1 && n->out[1].n)
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the Indices output is not supported"), FUSE_NONE;
   memset(&a, 0, sizeof a);
+  nd = fuse_value_rank(ld->g, x) - 2;
   if (fuse__onnx_attr_ints(n, "kernel_shape", kernel, 8) < 0)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "kernel_shape is required"), FUSE_NONE;
-  if (!fuse__onnx_attr_ints32(ld, n, "kernel_shape", a.kernel, 2, 0) ||
-      !fuse__onnx_attr_ints32(ld, n, "strides", a.strides, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "dilations", a.dilation, 2, 1) ||
-      !fuse__onnx_attr_ints32(ld, n, "pads", a.padding, 4, 0) ||
+  if (!fuse__onnx_spatial_ints(ld, n, "kernel_shape", nd, 1, a.kernel, 0, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "strides", nd, 1, a.strides, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "dilations", nd, 1, a.dilation, 1, 1) ||
+      !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, a.kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
   a.ceil_mode = (int)fuse__onnx_attr_int(n, "ceil_mode", 0);

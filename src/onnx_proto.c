@@ -439,8 +439,10 @@ static fuse_result fuse__onnx_failf(fuse__onnx *ld, fuse_result r, const char *f
 
 /* Adds (or replaces) what `name` stands for. */
 static int fuse__onnx_bind(fuse__onnx *ld, fuse__slice name, const fuse__oval *val) {
-  int k = fuse__onnx_find(ld, name), i;
+  int k, i;
   uint32_t h;
+  if (!name.n) return 1; /* an optional output left unnamed: nothing reads it */
+  k = fuse__onnx_find(ld, name);
   if (k >= 0) {
     ld->vals[k] = *val;
     ld->vals[k].name = name;

@@ -77,6 +77,8 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
 
     /* transposed convolution (kernels/ref_layers.c) */
+    case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
+    case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
 
     default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
     }

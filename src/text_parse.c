@@ -270,6 +270,11 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
                                          {"padding", '4'},   {"ceil_mode", 'i'},
                                          {"count_include_pad", 'i'}, {NULL, 0}};
+  static const fuse__attr_spec slice[] = {
+      {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
+  static const fuse__attr_spec convt[] = {{"strides", '2'},        {"padding", '4'},
+                                          {"output_padding", '2'}, {"dilation", '2'},
+                                          {"groups", 'i'},         {NULL, 0}};
   switch (op) {
   case FUSE__OP_CONV2D: return conv;
   case FUSE__OP_CLIP: return clip;
@@ -325,6 +330,8 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   }
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: return slice;
+  case FUSE__OP_CONV_TRANSPOSE2D: return convt;
 
   default: return none;
   }
@@ -373,6 +380,45 @@ static void fuse__text_ints(const fuse__parse_attr *attrs, int n, const char *na
     for (i = 0; i < count; i++) out[i] = (int)a->v[i];
 }
 
+/* slice(%x, starts=[...], ends=[...] or sizes=[...], steps=[...], axes=[...]): steps and axes
+   are optional; sizes (how many elements each listed axis keeps, the printed form) stand for
+   ends = starts + sizes * steps, with starts >= 0. */
+static fuse_value fuse__text_slice(fuse__parser *ps, fuse_value x, const fuse__parse_attr *at,
+                                   int n_at) {
+  static const char *const names[5] = {"starts", "ends", "sizes", "steps", "axes"};
+  const fuse__parse_attr *l[5];
+  int64_t starts[FUSE_MAX_RANK], ends[FUSE_MAX_RANK], steps[FUSE_MAX_RANK];
+  int axes[FUSE_MAX_RANK], i, k, n;
+  for (k = 0; k < 5; k++) l[k] = fuse__text_find_attr(at, n_at, names[k]);
+  if (!l[0] || !l[1] == !l[2])
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                      "line %d, column %d: slice needs starts=[...] and either ends=[...] or "
+                      "sizes=[...]",
+                      ps->at_line, ps->at_col);
+  n = l[0]->count;
+  for (k = 1; k < 5; k++)
+    if (l[k] && l[k]->count != n)
+      return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: slice's %s has %d entries, starts has %d",
+                        ps->at_line, ps->at_col, names[k], l[k]->count, n);
+  for (i = 0; i < n; i++) {
+    starts[i] = (int64_t)l[0]->v[i];
+    steps[i] = l[3] ? (int64_t)l[3]->v[i] : 1;
+    axes[i] = l[4] ? (int)l[4]->v[i] : i;
+    if (l[1]) {
+      ends[i] = (int64_t)l[1]->v[i];
+    } else {
+      if (starts[i] < 0 || l[2]->v[i] < 1)
+        return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                          "line %d, column %d: slice with sizes needs starts >= 0 and sizes >= 1",
+                          ps->at_line, ps->at_col);
+      ends[i] = starts[i] + (int64_t)l[2]->v[i] * steps[i];
+      if (ends[i] < 0) ends[i] = INT64_MIN; /* down to the first element */
+    }
+  }
+  return fuse_slice(ps->g, x, n, axes, starts, ends, steps);
+}
+
 /* Calls the builder of `op` with parsed operands and attributes. */
 static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
                                 const fuse__parse_attr *at, int n_at) {
@@ -403,6 +449,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_GROUP_NORM: arity = 3; break;
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_CONV_TRANSPOSE2D: arity = 2; break;
 
   default: break;
   }
@@ -562,6 +609,17 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   }
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: return fuse__text_slice(ps, in[0], at, n_at);
+  case FUSE__OP_CONV_TRANSPOSE2D: {
+    fuse_conv_transpose2d_attrs c;
+    memset(&c, 0, sizeof c);
+    fuse__text_ints(at, n_at, "strides", c.strides, 2);
+    fuse__text_ints(at, n_at, "padding", c.padding, 4);
+    fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
+    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+    return fuse_conv_transpose2d(g, in[0], in[1], &c);
+  }
 
   default: break;
   }

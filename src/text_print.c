@@ -150,6 +150,25 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
 
   /* transposed convolution (builders_layers.c) */
+  case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
+    int64_t sizes[FUSE_MAX_RANK];
+    int d;
+    for (d = 0; d < n->rank; d++) sizes[d] = n->shape[d];
+    fuse__puts(o, ", starts=");
+    fuse__put_dims(o, n->rank, a->slice.start, ", ");
+    fuse__puts(o, ", sizes=");
+    fuse__put_dims(o, n->rank, sizes, ", ");
+    fuse__puts(o, ", steps=");
+    fuse__put_dims(o, n->rank, a->slice.step, ", ");
+    break;
+  }
+  case FUSE__OP_CONV_TRANSPOSE2D:
+    fuse__put_int_list(o, "strides", a->convt.strides, 2);
+    fuse__put_int_list(o, "padding", a->convt.padding, 4);
+    fuse__put_int_list(o, "output_padding", a->convt.output_padding, 2);
+    fuse__put_int_list(o, "dilation", a->convt.dilation, 2);
+    fuse__put_int_attr(o, "groups", a->convt.groups);
+    break;
 
   default: break;
   }

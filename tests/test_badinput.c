@@ -522,10 +522,10 @@ static void r_maxpool_kernel_too_big(outcome *o) {
   fuse_pool2d_attrs a = pool_attrs(9, 1, 0, 1);
   pool_row(o, 0, &a);
 }
-static void r_maxpool_rank3(outcome *o) {
+static void r_maxpool_rank2(outcome *o) { /* 3-D is a 1-D pool now */
   fuse_graph *g = G();
   fuse_pool2d_attrs a = pool_attrs(2, 2, 0, 1);
-  built(o, g, fuse_max_pool2d(g, IN(g, "x", 3, 8, 8), &a));
+  built(o, g, fuse_max_pool2d(g, IN(g, "x", 8, 8), &a));
 }
 static void r_maxpool_huge_window(outcome *o) { /* kernel 2^31-1, padding below it: 2^32 rows */
   fuse_pool2d_attrs a = pool_attrs(0x7fffffff, 1, 0x7ffffffe, 1);
@@ -1406,7 +1406,7 @@ static const row rows[] = {
     {"max_pool2d: negative padding",            r_maxpool_padding_neg,          INV, 0, "padding"},
     {"max_pool2d: padding >= kernel",           r_maxpool_padding_ge_kernel,    INV, 0, "padding"},
     {"max_pool2d: kernel larger than input",    r_maxpool_kernel_too_big,       SHP, 0, "kernel"},
-    {"max_pool2d: 3-D input",                   r_maxpool_rank3,                SHP, 0, "max_pool2d"},
+    {"max_pool2d: 2-D input",                   r_maxpool_rank2,                SHP, 0, "max_pool2d"},
     {"max_pool2d: kernel INT_MAX (2^32 rows)",  r_maxpool_huge_window,          INV, SHP, "max_pool2d"},
     {"max_pool2d: dilation INT_MAX",            r_maxpool_dilation_huge,        INV, SHP, "max_pool2d"},
     {"avg_pool2d: dilation 2",                  r_avgpool_dilation,             UNS, 0, "dilation"},
