@@ -1,35 +1,46 @@
-/* nets.c - whole networks: resnet18, resnet50, mobilenet_v2 through fuse.h against PyTorch.
+/* nets.c - whole networks through fuse.h against ONNX Runtime and PyTorch.
 
    For each network <name> in --dir (default build/models, written by
    `/usr/bin/python3 tools/export_torchvision.py`: <name>.onnx with batch norm folded,
-   <name>.input.bin, <name>.output.bin):
+   <name>.input.bin, <name>.output.bin; resnet18, resnet50, mobilenet_v2 by default). A name is
+   a file stem, so `--dir build/zoo resnet18.op13` takes tools/export_zoo.py's files too:
 
      fuse.h    fuse_onnx_load_file, fuse_optimize, then for each thread count (--threads, 1,2 by
                default) fuse_compile with isa auto and num_threads = N (for N > 1 with the
                pthread parallel_for of bench/pool.h); fuse_run with the NCHW input and output
                and the plan's own workspace: --warmup runs (default 3), then --runs single runs
                (default 20) timed; the median and the fastest are reported. The output of the
-               first run at each thread count is checked against PyTorch's (<name>.output.bin):
-               max|got - want| / max|want| <= 1e-3, else the net is marked MISMATCH and the
-               exit status is 1.
+               first run at each thread count is checked against the exported one
+               (<name>.output.bin): max|got - want| / max|want| <= 1e-3, else the net is marked
+               MISMATCH and the exit status is 1.
      via dnnl  when built with oneDNN (-DBENCH_DNNL=1 -ldnnl, as make bench-nets does where it
                is installed): the same file loaded again, fuse_optimize(g, "dnnl"), fuse_compile
                with fuse_dnnl_backend() (the composites run on oneDNN, tensors between two of
                its steps stay in its layout; pools and the rest on fuse.h's kernels with
                num_threads = N as above), oneDNN's OpenMP set to N threads
                (omp_set_num_threads); timed and checked the same way. --no-dnnl leaves it out
+     ORT       bench/nets_ort.js, run once per network with --node (default `node`; "none"
+               leaves it out): ONNX Runtime's CPU provider through onnxruntime-node (found at
+               --ort DIR, $FUSE_ORT_DIR, build/ort of `make bench-ort-setup`, ...), for each N
+               a session made with intraOpNumThreads N, interOpNumThreads 1, sequential,
+               graphOptimizationLevel all (its creation timed: ORT's load time), the inputs
+               with the shapes fuse.h loaded, the same warm-up / runs / median, its output
+               checked against the same file. When node or the module is missing, its columns
+               say n/a.
      PyTorch   bench/nets_torch.py, run once per network with --python (default
                /usr/bin/python3; "none" leaves it out): the same torchvision model (weights
                rebuilt as the export script makes them, its output checked against the same
                file), torch.jit.optimize_for_inference(torch.jit.script(model.eval())), batch
                1, torch.set_num_threads(N) for each N, the same warm-up / runs / median. When
-               Python or torch is missing, its columns say n/a.
+               Python or torch is missing, or the model is not one it can rebuild (the zoo's),
+               its columns say n/a.
 
-   Both run one after the other per network, fuse.h first. The ratio is PyTorch ms / fuse.h ms
-   (above 1: fuse.h is faster); the speedup of N threads is (1-thread median) / (N-thread
-   median) for each. Also per network: fuse_plan_workspace_size (the activations) and
-   fuse_plan_weights_size (constants and packed weights), the plan's compute steps and its layout conversions
-   (to_nhwc / to_nchw), and load + optimize + compile time.
+   They run one after the other per network: fuse.h, ORT, PyTorch. The ratios are other ms /
+   fuse.h ms (above 1: fuse.h is faster); the speedup of N threads is (1-thread median) /
+   (N-thread median) for each. Also per network: fuse_plan_workspace_size (the activations) and
+   fuse_plan_weights_size (constants and packed weights), the plan's compute steps and its
+   layout conversions (to_nhwc / to_nchw), and load + optimize + compile time against ORT's
+   session creation.
 
    Output: a markdown table on stdout (also <out>/nets.md) and <out>/nets.csv (default
    bench/results). The machine is shared: compare ratios from one run, not absolute times
@@ -38,7 +49,8 @@
    Build: cc -O2 -I. bench/nets.c -o build/nets -lm -lpthread     (make bench-nets)
           cc -O2 -I. -DBENCH_DNNL=1 bench/nets.c -o build/nets -ldnnl -ldl -lm -lpthread
    Run:   ./build/nets [--dir DIR] [--out DIR] [--runs N] [--warmup N] [--threads 1,2]
-                       [--python PATH|none] [--no-dnnl] [name ...]   (from the repository root) */
+                       [--python PATH|none] [--node PATH|none] [--ort DIR] [--no-dnnl]
+                       [name ...]   (from the repository root) */
 #define _GNU_SOURCE
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
@@ -65,6 +77,7 @@
 #define TOLERANCE 1e-3
 #define MAX_THREADS 8 /* entries of --threads */
 #define MAX_NETS 16
+#define MAX_IO 16 /* inputs or outputs of a network */
 
 static void die(const char *what, const char *why) {
   fprintf(stderr, "nets: %s: %s\n", what, why);
@@ -135,7 +148,8 @@ typedef struct timing {
 
 typedef struct net_result {
   const char *name;
-  int loaded;                      /* 0: the model files are missing or did not load */
+  int files;                       /* 0: the model files are missing (nothing runs) */
+  int loaded;                      /* 0: fuse.h did not load the model (ORT, PyTorch may run) */
   char why[256];                   /* why not */
   timing fuse[MAX_THREADS], torch[MAX_THREADS];
   timing dnnl[MAX_THREADS];        /* fuse.h routed to oneDNN (fuse_dnnl.h) */
@@ -157,29 +171,91 @@ typedef struct net_result {
 
 /* ------------------------------------------------------------------- fuse.h -- */
 
+/* a network's inputs and outputs: pointers into the input file's floats (the inputs one
+   after another in graph order) and into y, which holds the outputs the same way */
+typedef struct io_binding {
+  const float *ins[MAX_IO];
+  float *outs[MAX_IO];
+  float *y;
+  size_t ny;
+} io_binding;
+
+/* the element count of value v */
+static size_t value_size(const fuse_graph *g, fuse_value v) {
+  const int64_t *shape = fuse_value_shape(g, v);
+  size_t n = 1;
+  int i, rank = fuse_value_rank(g, v);
+  for (i = 0; i < rank; i++)
+    n *= (size_t)shape[i];
+  return n;
+}
+
+/* Splits the input file (nx floats) over g's inputs and allocates y for its outputs (nwant
+   floats expected); the inputs' shapes go to R->shapes ("1x3x224x224;..."). 0 with R->why
+   when the files do not fit the model. */
+static int bind_io(net_result *R, const fuse_graph *g, const float *x, size_t nx, size_t nwant,
+                   io_binding *io) {
+  int n_in = fuse_graph_input_count(g), n_out = fuse_graph_output_count(g), i, k;
+  size_t at = 0, used = 0;
+  if (n_in < 1 || n_in > MAX_IO || n_out < 1 || n_out > MAX_IO) {
+    snprintf(R->why, sizeof R->why, "%d inputs and %d outputs (1 to %d each)", n_in, n_out,
+             MAX_IO);
+    return 0;
+  }
+  for (i = 0; i < n_in; i++) {
+    fuse_value v = fuse_graph_input(g, i);
+    const int64_t *shape = fuse_value_shape(g, v);
+    at += value_size(g, v);
+    for (k = 0; k < fuse_value_rank(g, v) && used + 24 < sizeof R->shapes; k++)
+      used += (size_t)snprintf(R->shapes + used, sizeof R->shapes - used, "%s%ld",
+                               k ? "x" : i ? ";" : "", (long)shape[k]);
+  }
+  if (at != nx) {
+    snprintf(R->why, sizeof R->why, "input file has %lu floats, the model takes %lu",
+             (unsigned long)nx, (unsigned long)at);
+    return 0;
+  }
+  for (i = 0, at = 0; i < n_in; i++) {
+    io->ins[i] = x + at;
+    at += value_size(g, fuse_graph_input(g, i));
+  }
+  for (i = 0, io->ny = 0; i < n_out; i++)
+    io->ny += value_size(g, fuse_graph_output(g, i));
+  if (io->ny != nwant) {
+    snprintf(R->why, sizeof R->why, "output file has %lu floats, the model gives %lu",
+             (unsigned long)nwant, (unsigned long)io->ny);
+    return 0;
+  }
+  io->y = (float *)malloc(io->ny * sizeof *io->y);
+  if (!io->y)
+    die("alloc", "out of memory");
+  for (i = 0, at = 0; i < n_out; i++) {
+    io->outs[i] = io->y + at;
+    at += value_size(g, fuse_graph_output(g, i));
+  }
+  return 1;
+}
+
 /* warm-up runs (the first checked against want: the largest error into *err), then `runs`
    timed single runs into *tm (t: room for runs doubles) */
-static void time_plan(fuse_plan *plan, const float *x, float *y, size_t ny, const float *want,
-                      int runs, int warmup, double *t, timing *tm, double *err) {
-  const float *ins[1];
-  float *outs[1];
+static void time_plan(fuse_plan *plan, const io_binding *io, const float *want, int runs,
+                      int warmup, double *t, timing *tm, double *err) {
   fuse_result r;
   int i;
-  ins[0] = x, outs[0] = y;
-  memset(y, 0, ny * sizeof *y);
+  memset(io->y, 0, io->ny * sizeof *io->y);
   for (i = 0; i < (warmup > 0 ? warmup : 1); i++) {
-    r = fuse_run(plan, ins, outs, NULL);
+    r = fuse_run(plan, io->ins, io->outs, NULL);
     if (r != FUSE_OK)
       die("fuse_run", fuse_result_string(r));
     if (i == 0) {
-      double e = rel_error(y, want, ny);
+      double e = rel_error(io->y, want, io->ny);
       if (!(e <= *err))
         *err = e;
     }
   }
   for (i = 0; i < runs; i++) {
     double s = now_s();
-    fuse_run(plan, ins, outs, NULL);
+    fuse_run(plan, io->ins, io->outs, NULL);
     t[i] = (now_s() - s) * 1e3;
   }
   if (runs > 0) {
@@ -228,9 +304,8 @@ static fuse_plan *compile_for(const fuse_graph *g, int threads, const fuse_backe
 
 /* The same network routed to oneDNN: loaded again, fuse_optimize(g, "dnnl"), compiled with
    fuse_dnnl_backend() for each thread count, timed as run_fuse_net does. */
-static void run_dnnl_net(net_result *R, const char *path, const float *x, float *y, size_t ny,
-                         const float *want, const int *threads, int n_threads, int runs,
-                         int warmup, double *t) {
+static void run_dnnl_net(net_result *R, const char *path, const io_binding *io, const float *want,
+                         const int *threads, int n_threads, int runs, int warmup, double *t) {
   const fuse_backend *backends[2];
   fuse_graph *g = NULL;
   int ti;
@@ -265,7 +340,7 @@ static void run_dnnl_net(net_result *R, const char *path, const float *x, float 
         fprintf(stderr, "nets: %s: oneDNN declined steps:\n%s", R->name, pt.buf);
       free(pt.buf);
     }
-    time_plan(plan, x, y, ny, want, runs, warmup, t, &R->dnnl[ti], &R->dnnl_err);
+    time_plan(plan, io, want, runs, warmup, t, &R->dnnl[ti], &R->dnnl_err);
     fuse_plan_destroy(plan);
     if (worker_mem)
       pool_stop(&workers, worker_mem);
@@ -282,12 +357,13 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
   char path[1024];
   fuse_graph *g = NULL;
   fuse_result r;
-  float *x = NULL, *want = NULL, *y = NULL;
-  size_t nx = 0, nwant = 0, ny = 1;
-  const int64_t *shape;
-  int i, ti, rank;
+  float *x = NULL, *want = NULL;
+  size_t nx = 0, nwant = 0;
+  io_binding io;
+  int ti;
   double t0 = now_s(), *t;
 
+  memset(&io, 0, sizeof io);
   snprintf(path, sizeof path, "%s/%s.input.bin", dir, R->name);
   x = read_floats(path, &nx);
   snprintf(path, sizeof path, "%s/%s.output.bin", dir, R->name);
@@ -297,46 +373,20 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
     snprintf(R->why, sizeof R->why, "%s/%s{.onnx,.input.bin,.output.bin} missing", dir, R->name);
     goto done;
   }
+  R->files = 1;
   r = fuse_onnx_load_file(path, NULL, &g);
   if (r != FUSE_OK) {
     snprintf(R->why, sizeof R->why, "fuse_onnx_load_file: %.200s", g ? fuse_graph_error(g) : "?");
     goto done;
   }
-  if (fuse_graph_input_count(g) != 1 || fuse_graph_output_count(g) != 1) {
-    snprintf(R->why, sizeof R->why, "expected one input and one output");
+  if (!bind_io(R, g, x, nx, nwant, &io))
     goto done;
-  }
-  rank = fuse_value_rank(g, fuse_graph_input(g, 0));
-  shape = fuse_value_shape(g, fuse_graph_input(g, 0));
-  {
-    size_t n = 1;
-    for (i = 0; i < rank; i++)
-      n *= (size_t)shape[i];
-    if (n != nx) {
-      snprintf(R->why, sizeof R->why, "input file has %lu floats, the model takes %lu",
-               (unsigned long)nx, (unsigned long)n);
-      goto done;
-    }
-  }
-  for (i = 0; i < rank && strlen(R->shapes) + 24 < sizeof R->shapes; i++)
-    snprintf(R->shapes + strlen(R->shapes), sizeof R->shapes - strlen(R->shapes), "%s%ld",
-             i ? "x" : "", (long)shape[i]);
-  rank = fuse_value_rank(g, fuse_graph_output(g, 0));
-  shape = fuse_value_shape(g, fuse_graph_output(g, 0));
-  for (i = 0; i < rank; i++)
-    ny *= (size_t)shape[i];
-  if (ny != nwant) {
-    snprintf(R->why, sizeof R->why, "output file has %lu floats, the model gives %lu",
-             (unsigned long)nwant, (unsigned long)ny);
-    goto done;
-  }
   if (fuse_optimize(g, NULL) != FUSE_OK) {
     snprintf(R->why, sizeof R->why, "fuse_optimize: %.200s", fuse_graph_error(g));
     goto done;
   }
-  y = (float *)malloc(ny * sizeof *y);
   t = (double *)malloc((size_t)(runs > 0 ? runs : 1) * sizeof *t);
-  if (!y || !t)
+  if (!t)
     die("alloc", "out of memory");
   R->loaded = 1;
   R->fuse_err = 0;
@@ -351,7 +401,7 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
     }
     R->workspace[ti] = fuse_plan_workspace_size(plan);
     R->weights = fuse_plan_weights_size(plan);
-    time_plan(plan, x, y, ny, want, runs, warmup, t, &R->fuse[ti], &R->fuse_err);
+    time_plan(plan, &io, want, runs, warmup, t, &R->fuse[ti], &R->fuse_err);
     fuse_plan_destroy(plan);
     if (worker_mem)
       pool_stop(&workers, worker_mem);
@@ -361,13 +411,13 @@ static void run_fuse_net(net_result *R, const char *dir, const int *threads, int
   if (!(R->fuse_err <= TOLERANCE))
     R->mismatch = 1;
   if (with_dnnl)
-    run_dnnl_net(R, path, x, y, ny, want, threads, n_threads, runs, warmup, t);
+    run_dnnl_net(R, path, &io, want, threads, n_threads, runs, warmup, t);
   else
     snprintf(R->dnnl_why, sizeof R->dnnl_why, "left out (--no-dnnl)");
   free(t);
 done:
   fuse_graph_destroy(g);
-  free(x), free(want), free(y);
+  free(x), free(want), free(io.y);
 }
 
 /* ------------------------------------------------------ PyTorch, ONNX Runtime -- */
@@ -469,7 +519,7 @@ static int read_ort_line(net_result *R, char *line, const int *threads, int n_th
 static int run_ort_net(net_result *R, const char *node, const char *script, const char *ort_dir,
                        const char *dir, const char *thread_list, int runs, int warmup,
                        char *version, size_t version_size, const int *threads, int n_threads) {
-  char cmd[4096], line[1024], ort_arg[1100] = "";
+  char cmd[4096], line[1024], ort_arg[1400] = "";
   FILE *p;
   int got = 0;
   no_quotes(node, "--node"), no_quotes(script, "script"), no_quotes(dir, "--dir");
@@ -478,11 +528,14 @@ static int run_ort_net(net_result *R, const char *node, const char *script, cons
     no_quotes(ort_dir, "--ort");
     snprintf(ort_arg, sizeof ort_arg, " --ort '%s'", ort_dir);
   }
+  if (R->shapes[0]) /* else fuse.h did not load it: the session's metadata gives them */
+    snprintf(ort_arg + strlen(ort_arg), sizeof ort_arg - strlen(ort_arg), " --shapes '%s'",
+             R->shapes);
   snprintf(cmd, sizeof cmd,
            "'%s' '%s' --model '%s/%s.onnx' --input '%s/%s.input.bin' --output '%s/%s.output.bin'"
-           " --shapes '%s' --threads '%s' --runs %d --warmup %d%s 2>&1",
-           node, script, dir, R->name, dir, R->name, dir, R->name, R->shapes, thread_list, runs,
-           warmup, ort_arg);
+           " --threads '%s' --runs %d --warmup %d%s 2>&1",
+           node, script, dir, R->name, dir, R->name, dir, R->name, thread_list, runs, warmup,
+           ort_arg);
   fflush(stdout);
   p = popen(cmd, "r");
   if (!p)
@@ -589,7 +642,7 @@ static void parse_options(int argc, char **argv, options *o) {
 
 static void fmt_ms(char *buf, size_t n, double ms) {
   if (ms > 0)
-    snprintf(buf, n, "%.2f", ms);
+    snprintf(buf, n, ms < 0.1 ? "%.4f" : "%.2f", ms); /* small nets take microseconds */
   else
     snprintf(buf, n, "n/a");
 }
@@ -649,7 +702,7 @@ static void write_speed_table(FILE *f, const options *o, const net_result *res) 
   fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (ni = 0; ni < o->n_names; ni++) {
     const net_result *R = &res[ni];
-    if (!R->loaded) {
+    if (!R->files) {
       fprintf(f, "| %s | | not run: %s | | | | | | | | | | |\n", R->name, R->why);
       continue;
     }
@@ -667,14 +720,14 @@ static void write_speed_table(FILE *f, const options *o, const net_result *res) 
       fmt_speedup(sc, sizeof sc, o, ti, R->torch);
       fmt_speedup(sd, sizeof sd, o, ti, R->dnnl);
       fprintf(f, "| %s%s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-              R->name, R->mismatch ? " **MISMATCH**" : "", o->threads[ti], a, b, rb, c, rc, sa,
-              sb, sc, d, rd, sd);
+              R->name, R->mismatch ? " **MISMATCH**" : R->loaded ? "" : " (fuse.h: see below)",
+              o->threads[ti], a, b, rb, c, rc, sa, sb, sc, d, rd, sd);
     }
   }
 }
 
-/* "a / b / c" of the per-thread-count values (MB or ms) */
-static void fmt_list(char *buf, size_t n, const double *v, int count, double scale,
+/* "a / b / c" of the per-thread-count values (MB or ms); n/a for those below `least` */
+static void fmt_list(char *buf, size_t n, const double *v, int count, double least, double scale,
                      const char *format) {
   size_t used = 0;
   int i;
@@ -683,7 +736,7 @@ static void fmt_list(char *buf, size_t n, const double *v, int count, double sca
     if (i)
       used += (size_t)snprintf(buf + used, n - used, " / ");
     if (used < n)
-      used += (size_t)(v[i] > 0 ? snprintf(buf + used, n - used, format, v[i] * scale)
+      used += (size_t)(v[i] >= least ? snprintf(buf + used, n - used, format, v[i] * scale)
                                  : snprintf(buf + used, n - used, "n/a"));
   }
 }
@@ -698,15 +751,23 @@ static void write_load_table(FILE *f, const options *o, const net_result *res) {
   fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (ni = 0; ni < o->n_names; ni++) {
     const net_result *R = &res[ni];
-    char ws[128], oc[128], rl[32], fe[32], oe[32], te[32], ds[300], de[32];
+    char ws[128], oc[128], rl[32], fe[32], oe[32], te[32], ds[300], de[32], wt[32], st[64];
+    char setup[32];
     double workspace[MAX_THREADS];
-    if (!R->loaded)
+    if (!R->files)
       continue;
     for (ti = 0; ti < o->n_threads; ti++)
       workspace[ti] = (double)R->workspace[ti];
-    fmt_list(ws, sizeof ws, workspace, o->n_threads, 1e-6, "%.1f");
-    fmt_list(oc, sizeof oc, R->ort_create_ms, o->n_threads, 1, "%.0f");
+    fmt_list(ws, sizeof ws, workspace, o->n_threads, 0, 1e-6, "%.1f");
+    fmt_list(oc, sizeof oc, R->ort_create_ms, o->n_threads, 1e-9, 1, "%.1f");
     fmt_ratio(rl, sizeof rl, R->ort_create_ms[0], R->setup_ms);
+    snprintf(setup, sizeof setup, "%.1f", R->setup_ms);
+    snprintf(wt, sizeof wt, "%.1f", (double)R->weights / 1e6);
+    snprintf(st, sizeof st, "%d (%d + %d)", R->info.steps, R->info.compute_steps,
+             R->info.conversions);
+    if (!R->loaded)
+      snprintf(setup, sizeof setup, "n/a"), snprintf(wt, sizeof wt, "n/a"),
+          snprintf(st, sizeof st, "n/a"), snprintf(ws, sizeof ws, "n/a");
     fmt_error(fe, sizeof fe, R->fuse_err);
     fmt_error(oe, sizeof oe, R->ort_err);
     fmt_error(te, sizeof te, R->torch_err);
@@ -714,10 +775,9 @@ static void write_load_table(FILE *f, const options *o, const net_result *res) {
     if (R->dnnl_err >= 0)
       snprintf(ds, sizeof ds, "%d (%d)", R->dnnl_steps, R->dnnl_kept);
     else
-      snprintf(ds, sizeof ds, "n/a: %s", R->dnnl_why);
-    fprintf(f, "| %s | %s | %.1f | %d (%d + %d) | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
-            R->name, ws, (double)R->weights / 1e6, R->info.steps, R->info.compute_steps,
-            R->info.conversions, R->setup_ms, oc, rl, fe, oe, te, ds, de);
+      snprintf(ds, sizeof ds, "n/a%s%s", R->dnnl_why[0] ? ": " : "", R->dnnl_why);
+    fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", R->name, ws,
+            wt, st, setup, oc, rl, fe, oe, te, ds, de);
   }
 }
 
@@ -741,6 +801,10 @@ static void write_markdown(FILE *f, const options *o, const run_info *ri, const 
                "(%.0f ms on average here)", init / n_init);
   fprintf(f, "; errors: max|out - the exported output| / max|output|, tolerance %g.\n",
           TOLERANCE);
+  for (ni = 0; ni < o->n_names; ni++)
+    if (res[ni].files && !res[ni].loaded)
+      fprintf(f, "\n- %s, not run by fuse.h: %s", res[ni].name, res[ni].why);
+  fprintf(f, "\n");
 }
 
 static void write_csv_row(FILE *csv, const options *o, const net_result *R, int ti) {
@@ -762,11 +826,18 @@ static void write_csv_row(FILE *csv, const options *o, const net_result *R, int 
   fprintf(csv, ",");
   if (o->threads[0] == 1 && R->torch[0].ms > 0 && tt->ms > 0)
     fprintf(csv, "%.4f", R->torch[0].ms / tt->ms);
-  fprintf(csv, ",%.3g,", R->fuse_err);
+  fprintf(csv, ",");
+  if (R->fuse_err >= 0)
+    fprintf(csv, "%.3g", R->fuse_err);
+  fprintf(csv, ",");
   if (R->torch_err >= 0)
     fprintf(csv, "%.3g", R->torch_err);
-  fprintf(csv, ",%lu,%d,%d,%d,%.1f,%s,", (unsigned long)R->workspace[ti], R->info.steps,
-          R->info.compute_steps, R->info.conversions, R->setup_ms, isa_name(fuse_cpu_isa()));
+  if (R->loaded)
+    fprintf(csv, ",%lu,%d,%d,%d,%.1f,", (unsigned long)R->workspace[ti], R->info.steps,
+            R->info.compute_steps, R->info.conversions, R->setup_ms);
+  else
+    fprintf(csv, ",,,,,,");
+  fprintf(csv, "%s,", isa_name(fuse_cpu_isa()));
   if (td->ms > 0)
     fprintf(csv, "%.4f,%.4f,%d,", td->ms, td->best_ms, td->runs);
   else
@@ -808,7 +879,7 @@ static void write_csv(FILE *csv, const options *o, const net_result *res) {
                "ort_ms,ort_best_ms,ort_runs,ratio_ort_fuse,ort_speedup,ort_relerr,"
                "ort_create_ms,ort_init_ms\n");
   for (ni = 0; ni < o->n_names; ni++)
-    if (res[ni].loaded)
+    if (res[ni].files)
       for (ti = 0; ti < o->n_threads; ti++)
         write_csv_row(csv, o, &res[ni], ti);
 }
@@ -816,10 +887,10 @@ static void write_csv(FILE *csv, const options *o, const net_result *res) {
 /* fuse.h, then ONNX Runtime, then PyTorch on one network; warnings on stderr */
 static void run_net(net_result *R, const options *o, run_info *ri) {
   run_fuse_net(R, o->dir, o->threads, o->n_threads, o->runs, o->warmup, o->with_dnnl);
-  if (!R->loaded) {
+  if (!R->loaded)
     fprintf(stderr, "nets: %s: %s\n", R->name, R->why);
+  if (!R->files)
     return;
-  }
   if (R->dnnl_err >= 0)
     ri->have_dnnl = 1;
   if (o->node && run_ort_net(R, o->node, o->ort_script, o->ort_dir, o->dir, o->thread_list,
@@ -842,7 +913,7 @@ static void run_net(net_result *R, const options *o, run_info *ri) {
 int main(int argc, char **argv) {
   options o;
   run_info ri;
-  int i, ni, any_loaded = 0, any_mismatch = 0;
+  int i, ni, any_files = 0, any_mismatch = 0;
   net_result *res;
   char path[1024];
   double t_start = now_s();
@@ -871,11 +942,11 @@ int main(int argc, char **argv) {
     R->name = o.names[ni];
     R->fuse_err = R->torch_err = R->dnnl_err = R->ort_err = R->ort_init_ms = -1;
     run_net(R, &o, &ri);
-    any_loaded |= R->loaded;
+    any_files |= R->files;
     any_mismatch |= R->mismatch;
   }
   load_avg(ri.load1, sizeof ri.load1);
-  if (!any_loaded) {
+  if (!any_files) {
     fprintf(stderr,
             "nets: no model in %s; export them with\n"
             "  nice -n 19 /usr/bin/python3 tools/export_torchvision.py\n",
