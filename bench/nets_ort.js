@@ -59,6 +59,7 @@ function loadOrt(dir) {
   const candidates = [];
   const addDir = (d, what) => {
     if (!d) return;
+    d = path.resolve(d); /* require() takes a relative path for a package name */
     candidates.push([path.join(d, 'node_modules', 'onnxruntime-node'), what]);
     candidates.push([d, what]);
   };
