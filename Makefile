@@ -268,18 +268,31 @@ $(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h fuse_dnnl.h | $
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
 # make bench-nets: bench/nets - resnet18, resnet50, mobilenet_v2 (build/models, exported by
-# tools/export_torchvision.py) through fuse_run with 1 and 2 threads against PyTorch
-# (bench/nets_torch.py with /usr/bin/python3, when torch is installed), and routed to oneDNN
-# by fuse_dnnl.h when its header is found (then -ldnnl); writes bench/results/nets.{md,csv}. BENCH_NETS_ARGS go to bench/nets, e.g. "--runs 5 resnet18".
-.PHONY: bench-nets
+# tools/export_torchvision.py) through fuse_run with 1 and 2 threads against ONNX Runtime
+# (bench/nets_ort.js with node and onnxruntime-node: make bench-ort-setup, or --ort DIR) and
+# PyTorch (bench/nets_torch.py with /usr/bin/python3, when torch is installed), and routed to
+# oneDNN by fuse_dnnl.h when its header is found (then -ldnnl); writes
+# bench/results/nets.{md,csv}. BENCH_NETS_ARGS go to bench/nets, e.g. "--runs 5 resnet18" or
+# "--dir build/zoo --python none resnet18.op13 convnext_base.op13" (names are file stems).
+# make bench-ort-setup: onnxruntime-node $(ORT_VERSION) (its libonnxruntime.so comes in the
+# package; --ignore-scripts: no install script runs) into build/ort, where nets_ort.js looks.
+# Never part of make test.
+.PHONY: bench-nets bench-ort-setup
 BENCH_NETS_ARGS ?=
+ORT_VERSION ?= 1.30.0
 bench-nets: $(BUILD)/nets
 	@mkdir -p bench/results
-	@if [ ! -f build/models/resnet18.onnx ]; then \
+	@case " $(BENCH_NETS_ARGS) " in *" --dir "*) ;; *) \
+	  if [ ! -f build/models/resnet18.onnx ]; then \
 	  echo "bench-nets: no models in build/models; export them first with"; \
-	  echo "  /usr/bin/python3 tools/export_torchvision.py"; exit 1; fi
+	  echo "  /usr/bin/python3 tools/export_torchvision.py"; exit 1; fi;; esac
 	@echo "== bench/nets (load: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
 	./$(BUILD)/nets $(BENCH_NETS_ARGS)
+
+bench-ort-setup:
+	@mkdir -p build/ort
+	npm install --prefix build/ort --ignore-scripts --no-audit --no-fund onnxruntime-node@$(ORT_VERSION)
+	node -e "console.log('onnxruntime-node', require('./build/ort/node_modules/onnxruntime-node').env.versions.node)"
 
 $(BUILD)/nets: bench/nets.c bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@

@@ -19,7 +19,8 @@ of the first run is compared with <dir>/<name>.output.bin: max|got - want| / max
 (-1 when the file is missing). --no-check skips rebuilding the exported weights (random
 initialization: the same time, no meaningful check).
 
-Prints one line per network and thread count, for bench/nets.c to read:
+A name it does not know (not one of KNOWN) gets a line "unknown model NAME: ..." and no
+result. Prints one line per network and thread count, for bench/nets.c to read:
 
     torch <version>
     result <name> <threads> <median ms> <fastest ms> <runs> <relative error>
@@ -36,6 +37,11 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import export_torchvision as ex  # noqa: E402 (sets torch's thread count; main sets its own)
+
+
+# the models ex.build makes; other names (such as the stems of tools/export_zoo.py's files,
+# whose weights come from another seed) are reported as unknown, not run
+KNOWN = ("resnet18", "resnet50", "mobilenet_v2", "tinynet")
 
 
 def build_model(name, check):
@@ -73,6 +79,10 @@ def main():
     for name in [m for m in args.models.split(",") if m]:
         # building and calibrating the weights: as many threads as the largest count measured
         torch.set_num_threads(max(threads))
+        if name not in KNOWN:  # e.g. a zoo file stem: bench/nets says n/a
+            print("unknown model %s: nets_torch.py knows %s" % (name, ", ".join(KNOWN)),
+                  flush=True)
+            continue
         model, shape = build_model(name, not args.no_check)
         in_path = os.path.join(args.dir, name + ".input.bin")
         out_path = os.path.join(args.dir, name + ".output.bin")

@@ -671,7 +671,7 @@ static void fuse__transpose_tiles(float *y, const unsigned char *xb, int64_t R, 
   int64_t rt, c0, r, c;
   for (c0 = 0; c0 < C; c0 += T)
     for (rt = r0; rt < r1; rt += T) {
-      int64_t nr = r1 - rt < T ? r1 - rt : T, nc = C - c0 < T ? C - c0 : T;
+      int64_t nr = r1 - rt < T ? r1 - rt : (int64_t)T, nc = C - c0 < T ? C - c0 : (int64_t)T;
       for (r = 0; r < nr; r++)
         memcpy(tile[r], xb + (size_t)((rt + r) * C + c0) * sizeof(float), (size_t)nc * sizeof(float));
       for (c = 0; c < nc; c++) {
