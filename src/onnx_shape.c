@@ -103,7 +103,8 @@ static int fuse__onnx_floats(fuse__onnx *ld, fuse__slice name, float *out, int w
 
 /* Resize (opset 10: x, scales; 11+: x, roi, scales, sizes) and Upsample (7: attribute scales;
    9: input scales). Opset 10 Resize and Upsample map coordinates as `asymmetric` with
-   nearest `floor` (PyTorch's nearest; ONNX's reference only defines whole scales there). */
+   nearest `floor` (PyTorch's nearest; ONNX's reference only defines whole scales there), and
+   their output sizes forgive a float32 scale's rounding error. */
 static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
   fuse_graph *g = ld->g;
   fuse_resize_attrs ra;
@@ -204,6 +205,9 @@ static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_v
       if (!(scales[i] > 0 && s < 4e18))
         return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its scales must be positive numbers"), FUSE_NONE;
       sizes[i] = (int64_t)floor(s);
+      /* the legacy forms: a float32 scale meant as size / input size (PyTorch's opset-9
+         export of interpolate(size=...)) may land a rounding error below that size */
+      if (legacy && (double)(sizes[i] + 1) - s <= s * 2.5e-7) sizes[i]++;
     }
   return fuse_resize(g, x, sizes, has_sizes ? NULL : scales, &ra);
 }
