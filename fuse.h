@@ -1281,8 +1281,10 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
   return g ? g->error : "the graph is NULL (fuse_graph_create ran out of memory?)";
 }
 
+/* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
+   left for the caller to fill when uninit. */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
-                             const int64_t *shape, const float *data) {
+                             const int64_t *shape, const float *data, int uninit) {
   const char *who = fuse__op_names[op];
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
@@ -1326,7 +1328,7 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
       return fuse__oom(g, named), FUSE_NONE;
     }
     if (data) memcpy(n->data, data, bytes);
-    else memset(n->data, 0, bytes);
+    else if (!uninit) memset(n->data, 0, bytes);
   }
   if (!fuse__set_name(g, v, name, who)) {
     fuse__free(&g->alloc, n->data);
@@ -1338,16 +1340,21 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
 }
 
 FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL);
+  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL, 0);
 }
 
 FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data) {
-  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data);
+  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data, 0);
 }
 
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v, 0);
+}
+
+/* An unnamed constant whose values the caller writes (the ONNX reader, straight from a file). */
+static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
 }
 
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {
@@ -15723,7 +15730,44 @@ static int fuse__slice_is(fuse__slice s, const char *str) {
 
 /* ---- TensorProto */
 
-enum { FUSE__DT_FLOAT = 1, FUSE__DT_INT32 = 6, FUSE__DT_INT64 = 7, FUSE__DT_DOUBLE = 11 };
+enum {
+  FUSE__DT_FLOAT = 1, FUSE__DT_UINT8 = 2, FUSE__DT_INT8 = 3, FUSE__DT_UINT16 = 4,
+  FUSE__DT_INT16 = 5, FUSE__DT_INT32 = 6, FUSE__DT_INT64 = 7, FUSE__DT_BOOL = 9,
+  FUSE__DT_DOUBLE = 11, FUSE__DT_UINT32 = 12, FUSE__DT_UINT64 = 13
+};
+
+/* bytes per element in raw_data; 0 for the types the loader does not read (strings, float16) */
+static int fuse__dt_size(int dt) {
+  switch (dt) {
+  case FUSE__DT_UINT8: case FUSE__DT_INT8: case FUSE__DT_BOOL: return 1;
+  case FUSE__DT_UINT16: case FUSE__DT_INT16: return 2;
+  case FUSE__DT_FLOAT: case FUSE__DT_INT32: case FUSE__DT_UINT32: return 4;
+  case FUSE__DT_INT64: case FUSE__DT_DOUBLE: case FUSE__DT_UINT64: return 8;
+  default: return 0;
+  }
+}
+
+static const char *fuse__dt_name(int dt) {
+  switch (dt) {
+  case FUSE__DT_FLOAT: return "float32";
+  case FUSE__DT_UINT8: return "uint8";
+  case FUSE__DT_INT8: return "int8";
+  case FUSE__DT_UINT16: return "uint16";
+  case FUSE__DT_INT16: return "int16";
+  case FUSE__DT_INT32: return "int32";
+  case FUSE__DT_INT64: return "int64";
+  case FUSE__DT_BOOL: return "bool";
+  case FUSE__DT_DOUBLE: return "double";
+  case FUSE__DT_UINT32: return "uint32";
+  case FUSE__DT_UINT64: return "uint64";
+  case 8: return "string";
+  case 10: return "float16";
+  case 16: return "bfloat16";
+  default: return "an unknown type";
+  }
+}
+
+static int fuse__dt_is_float(int dt) { return dt == FUSE__DT_FLOAT || dt == FUSE__DT_DOUBLE; }
 
 typedef struct fuse__otensor {
   fuse__slice msg, name;
@@ -15745,6 +15789,7 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
       if (w == 2) {
         if (!fuse__proto_bytes(&b, &packed)) return 0;
         dims = fuse__proto_of(packed);
+        if (!packed.n) continue;
       }
       do {
         if (!fuse__proto_varint(&dims, &v)) return 0;
@@ -15773,20 +15818,49 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
   return b.p == b.end;
 }
 
-/* Decodes a tensor's values as doubles (float, double, int32, int64 storage), exactly
-   `count` of them. Returns the number found, or -1 if the message is malformed. */
-static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, float *out_f,
-                                     int64_t *out_i, int64_t count) {
+static int fuse__little_endian(void) {
+  const uint32_t one = 1;
+  unsigned char c;
+  memcpy(&c, &one, 1);
+  return c == 1;
+}
+
+/* One raw_data element of type dt at q, as a double (exact for every integer up to 2^53) and
+   as an int64. */
+static void fuse__raw_value(int dt, const unsigned char *q, double *d, int64_t *i) {
+  switch (dt) {
+  case FUSE__DT_UINT8: case FUSE__DT_BOOL: *i = q[0]; *d = (double)*i; return;
+  case FUSE__DT_INT8: *i = (int8_t)q[0]; *d = (double)*i; return;
+  case FUSE__DT_UINT16: *i = (int64_t)(q[0] | q[1] << 8); *d = (double)*i; return;
+  case FUSE__DT_INT16: *i = (int16_t)(uint16_t)(q[0] | q[1] << 8); *d = (double)*i; return;
+  case FUSE__DT_INT32: *i = (int32_t)fuse__le32(q); *d = (double)*i; return;
+  case FUSE__DT_UINT32: *i = (int64_t)fuse__le32(q); *d = (double)*i; return;
+  case FUSE__DT_INT64: case FUSE__DT_UINT64: *i = (int64_t)fuse__le64(q); *d = (double)*i; return;
+  case FUSE__DT_FLOAT: *d = fuse__f32(fuse__le32(q)); break;
+  default: {
+    uint64_t u = fuse__le64(q);
+    memcpy(d, &u, sizeof *d);
+  }
+  }
+  /* float to integer only where it fits (Cast truncates, as C does) */
+  *i = *d != *d ? 0 : *d >= 9.2e18 ? INT64_MAX : *d <= -9.2e18 ? INT64_MIN : (int64_t)*d;
+}
+
+/* Decodes a tensor's values (any readable type) into out_f (as float) and / or out_i (as
+   int64), at most `count` of them; either may be NULL (counting only). Returns the number the
+   message holds, or -1 if it is malformed. raw_data is the common case: counted without a
+   walk, and float32 copied in one go on little-endian machines. */
+static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, float *out_f, int64_t *out_i,
+                                        int64_t count) {
   fuse__pb b = fuse__proto_of(t->msg);
   uint32_t f, w;
   int64_t got = 0;
-#define FUSE__PUT(val)                                \
+  int size = fuse__dt_size(t->dtype);
+#define FUSE__PUT(dv, iv)                             \
   do {                                                \
     if (got < count) {                                \
-      double v_ = (double)(val);                      \
-      if (out_d) out_d[got] = v_;                     \
-      if (out_f) out_f[got] = (float)(val);           \
-      if (out_i) out_i[got] = (int64_t)(val);         \
+      if (out_f) out_f[got] = (float)(dv);            \
+      if (out_i) out_i[got] = (iv);                   \
     }                                                 \
     got++;                                            \
   } while (0)
@@ -15794,56 +15868,58 @@ static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, f
     fuse__slice s;
     uint64_t v;
     if (f == 9 && w == 2) { /* raw_data, little-endian */
-      size_t i, size = t->dtype == FUSE__DT_FLOAT || t->dtype == FUSE__DT_INT32 ? 4 : 8;
-      if (!fuse__proto_bytes(&b, &s)) return -1;
-      if (s.n % size) return -1;
-      for (i = 0; i < s.n; i += size) {
-        const unsigned char *q = s.p + i;
-        switch (t->dtype) {
-        case FUSE__DT_FLOAT: FUSE__PUT(fuse__f32(fuse__le32(q))); break;
-        case FUSE__DT_INT32: FUSE__PUT((int32_t)fuse__le32(q)); break;
-        case FUSE__DT_INT64: FUSE__PUT((int64_t)fuse__le64(q)); break;
-        default: {
-          uint64_t u = fuse__le64(q);
-          double d;
-          memcpy(&d, &u, sizeof d);
-          FUSE__PUT(d);
-        }
-        }
+      size_t i, n;
+      if (!fuse__proto_bytes(&b, &s) || !size || s.n % (size_t)size) return -1;
+      n = s.n / (size_t)size;
+      if (!out_f && !out_i) {
+        got += (int64_t)n;
+        continue;
+      }
+      if (t->dtype == FUSE__DT_FLOAT && out_f && !out_i && fuse__little_endian()) {
+        int64_t room = count - got < 0 ? 0 : count - got;
+        size_t take = (uint64_t)room < (uint64_t)n ? (size_t)room : n;
+        if (take) memcpy(out_f + got, s.p, take * sizeof(float));
+        got += (int64_t)n;
+        continue;
+      }
+      for (i = 0; i < n; i++) {
+        double d;
+        int64_t iv;
+        fuse__raw_value(t->dtype, s.p + i * (size_t)size, &d, &iv);
+        FUSE__PUT(d, iv);
       }
     } else if ((f == 4 && (w == 5 || w == 2)) || (f == 10 && (w == 1 || w == 2))) {
       /* float_data (fixed32) / double_data (fixed64), packed or not */
-      size_t size = f == 4 ? 4 : 8, i;
-      fuse__slice one;
+      size_t sz = f == 4 ? 4 : 8, i;
       if (w == 2) {
-        if (!fuse__proto_bytes(&b, &s) || s.n % size) return -1;
+        if (!fuse__proto_bytes(&b, &s) || s.n % sz) return -1;
       } else {
-        if ((size_t)(b.end - b.p) < size) return -1;
-        one.p = b.p;
-        one.n = size;
-        b.p += size;
-        s = one;
+        if ((size_t)(b.end - b.p) < sz) return -1;
+        s.p = b.p;
+        s.n = sz;
+        b.p += sz;
       }
-      for (i = 0; i < s.n; i += size) {
-        if (size == 4) {
-          FUSE__PUT(fuse__f32(fuse__le32(s.p + i)));
-        } else {
-          uint64_t u = fuse__le64(s.p + i);
-          double d;
-          memcpy(&d, &u, sizeof d);
-          FUSE__PUT(d);
-        }
+      for (i = 0; i < s.n; i += sz) {
+        double d;
+        int64_t iv;
+        fuse__raw_value(sz == 4 ? FUSE__DT_FLOAT : FUSE__DT_DOUBLE, s.p + i, &d, &iv);
+        FUSE__PUT(d, iv);
       }
-    } else if ((f == 5 || f == 7) && (w == 0 || w == 2)) { /* int32_data / int64_data */
+    } else if ((f == 5 || f == 7 || f == 11) && (w == 0 || w == 2)) {
+      /* int32_data (also the small types and bool) / int64_data / uint64_data */
       fuse__pb vals = b;
       if (w == 2) {
         if (!fuse__proto_bytes(&b, &s)) return -1;
         vals = fuse__proto_of(s);
+        if (!s.n) continue;
       }
       do {
+        int64_t iv;
         if (!fuse__proto_varint(&vals, &v)) return -1;
-        if (f == 5) FUSE__PUT((int32_t)(uint32_t)v);
-        else FUSE__PUT((int64_t)v);
+        iv = f == 5 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
+        if (t->dtype == FUSE__DT_UINT8 || t->dtype == FUSE__DT_UINT16 || t->dtype == FUSE__DT_BOOL)
+          iv = (int64_t)(uint32_t)v;
+        FUSE__PUT((double)iv, iv);
       } while (w == 2 && vals.p < vals.end);
       if (w == 0) b = vals;
     } else if (!fuse__proto_skip(&b, w)) {
@@ -15857,26 +15933,40 @@ static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, f
 /* ---- the loader */
 
 typedef struct fuse__oattr {
-  fuse__slice msg, name, s, t;
+  fuse__slice msg, name, s, t, g; /* g: a GraphProto (If's branches) */
   int type;
   float f;
   int64_t i;
   int has_f, has_i;
 } fuse__oattr;
 
+/* A NodeProto: in / out point into the loader's slots (any number of each). */
 typedef struct fuse__onode {
-  fuse__slice msg, op, name;
-  fuse__slice in[16], out[4];
+  fuse__slice msg, op, name, domain;
+  fuse__slice *in, *out;
   int num_in, num_out;
 } fuse__onode;
 
+/* A tensor the loader knows the values of: an initializer or Constant once read, or what a
+   node computed at load (shape arithmetic). Floating-point values are float32, every other
+   type (integers, bool) int64; the arrays belong to the loader. */
+typedef struct fuse__known {
+  int dtype; /* FUSE__DT_FLOAT: values in f; else in i (dtype says which integer type) */
+  int rank;
+  int64_t dims[FUSE_MAX_RANK];
+  int64_t count;
+  float *f;
+  int64_t *i;
+} fuse__known;
+
 /* What an ONNX name stands for. */
-enum { FUSE__OV_NONE, FUSE__OV_VALUE, FUSE__OV_TENSOR };
+enum { FUSE__OV_NONE, FUSE__OV_VALUE, FUSE__OV_TENSOR, FUSE__OV_KNOWN };
 typedef struct fuse__oval {
   fuse__slice name;
   int kind;
   fuse_value v;     /* FUSE__OV_VALUE */
-  fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet a graph value */
+  fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet read */
+  fuse__known k;    /* FUSE__OV_KNOWN */
 } fuse__oval;
 
 typedef struct fuse__onnx {
@@ -15889,7 +15979,10 @@ typedef struct fuse__onnx {
   const fuse__onode *node; /* the node being converted, for messages */
   int node_index;
   char name_buf[512];
-  int64_t *scratch; /* fuse__onnx_int_tensor's values */
+  fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
+  int num_slots, cap_slots;
+  void **owned; /* the known tensors' arrays, freed with the loader */
+  int num_owned, cap_owned;
 } fuse__onnx;
 
 static uint32_t fuse__slice_hash(fuse__slice s) {
@@ -15919,28 +16012,43 @@ static const char *fuse__onnx_cstr(fuse__onnx *ld, fuse__slice s) {
   return ld->name_buf;
 }
 
+static void fuse__copy_slice(char *dst, size_t cap, fuse__slice s) {
+  size_t n = s.n < cap - 1 ? s.n : cap - 1;
+  if (n) memcpy(dst, s.p, n);
+  dst[n] = 0;
+}
+
 static fuse_result fuse__onnx_fail(fuse__onnx *ld, fuse_result r, const char *what) {
   char name[128], op[64];
-  size_t n;
   if (ld->node) {
-    n = ld->node->name.n < sizeof name - 1 ? ld->node->name.n : sizeof name - 1;
-    if (n) memcpy(name, ld->node->name.p, n);
-    name[n] = 0;
-    n = ld->node->op.n < sizeof op - 1 ? ld->node->op.n : sizeof op - 1;
-    if (n) memcpy(op, ld->node->op.p, n);
-    op[n] = 0;
+    fuse__copy_slice(op, sizeof op, ld->node->op);
     if (!ld->node->name.n && ld->node->num_out && ld->node->out[0].n) { /* most are unnamed */
-      n = ld->node->out[0].n < sizeof name - 1 ? ld->node->out[0].n : sizeof name - 1;
-      memcpy(name, ld->node->out[0].p, n);
-      name[n] = 0;
+      fuse__copy_slice(name, sizeof name, ld->node->out[0]);
       fuse__fail(ld->g, r, "onnx: node %d (%s, output '%s'): %s", ld->node_index, op, name, what);
     } else {
+      fuse__copy_slice(name, sizeof name, ld->node->name);
       fuse__fail(ld->g, r, "onnx: node %d '%s' (%s): %s", ld->node_index, name, op, what);
     }
   } else {
     fuse__fail(ld->g, r, "onnx: %s", what);
   }
   return ld->g->status;
+}
+
+/* fuse__onnx_fail with a formatted message (fuse__vformat's directives). */
+static fuse_result fuse__onnx_failf(fuse__onnx *ld, fuse_result r, const char *fmt, ...) {
+  char what[400];
+  va_list ap;
+  fuse__out o;
+  o.buf = what;
+  o.len = 0;
+  o.cap = sizeof what;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, ld->g, fmt, ap);
+  va_end(ap);
+  return fuse__onnx_fail(ld, r, what);
 }
 
 /* Adds (or replaces) what `name` stands for. */
@@ -15990,6 +16098,15 @@ static int fuse__onnx_bind_value(fuse__onnx *ld, fuse__slice name, fuse_value v)
   return fuse__onnx_bind(ld, name, &o);
 }
 
+static int fuse__onnx_bind_known(fuse__onnx *ld, fuse__slice name, const fuse__known *k) {
+  fuse__oval o;
+  memset(&o, 0, sizeof o);
+  o.kind = FUSE__OV_KNOWN;
+  o.k = *k;
+  if (!fuse__onnx_bind(ld, name, &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  return 1;
+}
+
 /* Names of initializers, inputs and outputs: present and without NUL bytes (node inputs may
    be empty: an optional input left out). */
 static int fuse__onnx_name_ok(fuse__onnx *ld, fuse__slice s) {
@@ -15998,7 +16115,6 @@ static int fuse__onnx_name_ok(fuse__onnx *ld, fuse__slice s) {
   return 1;
 }
 
-/* Checks a tensor's dims and type for use as float data; fills count. */
 /* A tensor's element count; returns the index of a dimension that is zero or out of range,
    or -1 when they are all fine. */
 static int fuse__onnx_tensor_count(const fuse__otensor *t, int64_t *count) {
@@ -16012,177 +16128,267 @@ static int fuse__onnx_tensor_count(const fuse__otensor *t, int64_t *count) {
   return -1;
 }
 
+/* Checks a tensor's dims, type and storage before its data is read; fills count. */
 static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t *count) {
   int i;
-  char what[400];
-  fuse__out o;
-  o.buf = what;
-  o.len = 0;
-  o.cap = sizeof what;
-  o.write = NULL;
-  o.user = NULL;
+  char name[200];
+  fuse__copy_slice(name, sizeof name, t->name);
   *count = 1;
-  if (t->external) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' keeps its data in an external file, which this loader does not read");
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
-  }
-  if ((i = fuse__onnx_tensor_count(t, count)) >= 0) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' has dimension ");
-    fuse__put_int(&o, t->dims[i]);
-    fuse__puts(&o, t->dims[i] == 0 ? " (zero-sized tensors are not supported)" : " (out of range)");
-    return fuse__onnx_fail(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE, what), 0;
-  }
-  if (t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE && t->dtype != FUSE__DT_INT64 &&
-      t->dtype != FUSE__DT_INT32) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' has data type ");
-    fuse__put_int(&o, t->dtype);
-    fuse__puts(&o, " (float32, double, int32 and int64 tensors are read)");
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
-  }
+  if (t->external)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' keeps its data in an external file, which this loader "
+                            "does not read", name), 0;
+  if ((i = fuse__onnx_tensor_count(t, count)) >= 0)
+    return fuse__onnx_failf(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                            "tensor '%s' has dimension %D%s", name, t->dims[i],
+                            t->dims[i] == 0 ? " (zero-sized tensors are not supported)"
+                                            : " (out of range)"), 0;
+  if (!fuse__dt_size(t->dtype))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' has data type %d (%s), which this loader does not read",
+                            name, t->dtype, fuse__dt_name(t->dtype)), 0;
   return 1;
 }
 
-/* The graph value for an ONNX name: initializers / Constant outputs become constants on
-   first use. Int64 tensors only serve as shapes: using one as data is unsupported. */
+/* Memory the loader frees when it is done (the known tensors' values). */
+static void *fuse__onnx_own(fuse__onnx *ld, size_t bytes) {
+  void *p, **owned;
+  owned = (void **)fuse__grow(&ld->g->alloc, ld->owned, ld->num_owned, &ld->cap_owned,
+                              ld->num_owned + 1, sizeof(void *));
+  if (!owned) return NULL;
+  ld->owned = owned;
+  if (!(p = fuse__alloc(&ld->g->alloc, bytes ? bytes : 1, 16))) return NULL;
+  ld->owned[ld->num_owned++] = p;
+  return p;
+}
+
+/* The largest tensor folded at load (elements): shape arithmetic is tiny; this bounds what a
+   hostile file can make the loader compute. */
+#define FUSE__MAX_FOLD ((int64_t)1 << 24)
+
+/* Gives k room for its values: float32 for dtype FLOAT, else int64. 0 (and the error) when
+   it is too large or memory runs out. */
+static int fuse__known_alloc(fuse__onnx *ld, fuse__known *k, int dtype, int rank,
+                             const int64_t *dims) {
+  int d;
+  memset(k, 0, sizeof *k);
+  k->dtype = dtype == FUSE__DT_DOUBLE ? FUSE__DT_FLOAT : dtype;
+  k->rank = rank;
+  k->count = 1;
+  for (d = 0; d < rank; d++) { /* zero-sized ones are fine here (an empty shape, no scales) */
+    if (dims[d] < 0 || dims[d] > FUSE__MAX_FOLD || k->count * dims[d] > FUSE__MAX_FOLD)
+      return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT,
+                              "a tensor computed at load time would have shape %S (%s)", rank,
+                              dims, dims[d] < 0 ? "a negative dimension" : "more than 2^24 elements"), 0;
+    k->dims[d] = dims[d];
+    k->count *= dims[d];
+  }
+  if (k->dtype == FUSE__DT_FLOAT) k->f = (float *)fuse__onnx_own(ld, (size_t)k->count * sizeof(float));
+  else k->i = (int64_t *)fuse__onnx_own(ld, (size_t)k->count * sizeof(int64_t));
+  if (!k->f && !k->i) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  return 1;
+}
+
+/* The values of `name` when the loader knows them (an initializer, a Constant or a folded
+   node): 1 with *k filled; 0 when the name is a run-time value (or unknown, or the error is
+   set: check g->status). An initializer is read here once and remembered. */
+static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k) {
+  int idx = fuse__onnx_find(ld, name);
+  fuse__otensor t;
+  int64_t count;
+  if (idx < 0) return 0;
+  if (ld->vals[idx].kind == FUSE__OV_KNOWN) {
+    *k = ld->vals[idx].k;
+    return 1;
+  }
+  if (ld->vals[idx].kind != FUSE__OV_TENSOR) return 0;
+  t = ld->vals[idx].t;
+  if (fuse__onnx_tensor_count(&t, &count) >= 0) { /* an empty tensor (no scales, say) */
+    int d;
+    for (d = 0; d < t.rank && t.dims[d] != 0; d++) {
+    }
+    if (d < t.rank && !t.external && fuse__dt_size(t.dtype)) count = 0;
+  }
+  if (count && !fuse__onnx_check_tensor(ld, &t, &count)) return 0;
+  if (!fuse__known_alloc(ld, k, fuse__dt_is_float(t.dtype) ? FUSE__DT_FLOAT : t.dtype, t.rank,
+                         t.dims))
+    return 0;
+  if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
+    char nm[200];
+    fuse__copy_slice(nm, sizeof nm, t.name);
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            "is malformed or does not match its dimensions"), 0;
+  }
+  idx = fuse__onnx_find(ld, name);
+  ld->vals[idx].kind = FUSE__OV_KNOWN;
+  ld->vals[idx].k = *k;
+  return 1;
+}
+
+/* The shape of whatever `name` stands for; 0 if it stands for nothing. */
+static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims) {
+  int idx = fuse__onnx_find(ld, name);
+  const fuse__oval *o;
+  if (idx < 0) return 0;
+  o = &ld->vals[idx];
+  switch (o->kind) {
+  case FUSE__OV_VALUE:
+    *rank = ld->g->nodes[o->v].rank;
+    memcpy(dims, ld->g->nodes[o->v].shape, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  case FUSE__OV_TENSOR:
+    *rank = o->t.rank;
+    memcpy(dims, o->t.dims, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  case FUSE__OV_KNOWN:
+    *rank = o->k.rank;
+    memcpy(dims, o->k.dims, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  default: return 0;
+  }
+}
+
+/* A float constant of the graph from a tensor: raw float32 data is copied straight from the
+   file into the constant (no zeroing, no per-element conversion). */
+static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t) {
+  int64_t count, got;
+  fuse_value v;
+  char nm[200];
+  if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  fuse__copy_slice(nm, sizeof nm, t->name);
+  if (!fuse__dt_is_float(t->dtype))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' (%s, shape %S) is used as float32 data; fuse.h "
+                            "computes in float32 and reads integer tensors only as shapes, "
+                            "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
+           FUSE_NONE;
+  got = fuse__onnx_tensor_values(t, NULL, NULL, 0); /* count first: allocate what is there */
+  if (got != count)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            got < 0 ? "is malformed" : "does not match its dimensions"),
+           FUSE_NONE;
+  v = fuse__constant_uninit(ld->g, t->rank, t->dims);
+  if (v == FUSE_NONE) return FUSE_NONE;
+  fuse__onnx_tensor_values(t, ld->g->nodes[v].data, NULL, count); /* counted above: it fits */
+  return v;
+}
+
+/* The graph value for an ONNX name: initializers, Constants and folded float tensors become
+   constants on first use. An integer or bool tensor cannot be float data: that is an error
+   naming it. */
 static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
   int k = fuse__onnx_find(ld, name);
   fuse__oval *o;
-  char what[600];
-  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE) {
-    fuse__out out;
-    out.buf = what;
-    out.len = 0;
-    out.cap = sizeof what;
-    out.write = NULL;
-    out.user = NULL;
-    fuse__puts(&out, "input '");
-    fuse__puts(&out, fuse__onnx_cstr(ld, name));
-    fuse__puts(&out, "' is not produced by an earlier node, an initializer or a graph input");
-    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
-  }
+  fuse_value v;
+  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE,
+                            "input '%s' is not produced by an earlier node, an initializer or a "
+                            "graph input", fuse__onnx_cstr(ld, name)),
+           FUSE_NONE;
   o = &ld->vals[k];
+  if (o->kind == FUSE__OV_VALUE) return o->v;
   if (o->kind == FUSE__OV_TENSOR) {
-    int64_t count, got;
-    float *data;
-    fuse_value v;
     fuse__otensor t = o->t;
-    if (!fuse__onnx_check_tensor(ld, &t, &count)) return FUSE_NONE;
-    if (t.dtype != FUSE__DT_FLOAT && t.dtype != FUSE__DT_DOUBLE) {
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "an integer tensor is used as float data"),
+    if ((v = fuse__onnx_constant_of(ld, &t)) == FUSE_NONE) return FUSE_NONE;
+  } else {
+    fuse__known kn = o->k;
+    if (kn.count == 0)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input '%s' is an empty tensor of shape %S (computed at load time; "
+                              "zero-sized tensors are not supported as data)",
+                              fuse__onnx_cstr(ld, name), kn.rank, kn.dims),
              FUSE_NONE;
-    }
-    got = fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
-    if (got != count) {
-      fuse__out out;
-      out.buf = what;
-      out.len = 0;
-      out.cap = sizeof what;
-      out.write = NULL;
-      out.user = NULL;
-      fuse__puts(&out, "tensor '");
-      fuse__puts(&out, fuse__onnx_cstr(ld, t.name));
-      fuse__puts(&out, got < 0 ? "': its data is malformed" : "': its data does not match its dimensions");
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
-    }
-    v = fuse_constant(ld->g, NULL, t.rank, t.dims, NULL);
+    if (kn.dtype != FUSE__DT_FLOAT)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input '%s' is a %s tensor of shape %S computed at load time, used "
+                              "as float32 data (fuse.h computes in float32; integer tensors "
+                              "serve only as shapes, axes and indices)",
+                              fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
+             FUSE_NONE;
+    v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
     if (v == FUSE_NONE) return FUSE_NONE;
-    data = ld->g->nodes[v].data;
-    fuse__onnx_tensor_values(&t, NULL, data, NULL, count); /* counted above: it fits */
-    if (t.name.n && fuse__onnx_name_ok(ld, t.name) &&
-        fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, t.name)) != FUSE_OK)
-      return FUSE_NONE;
-    k = fuse__onnx_find(ld, name); /* the table may have moved */
-    ld->vals[k].kind = FUSE__OV_VALUE;
-    ld->vals[k].v = v;
-    return v;
   }
-  return o->v;
+  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
+      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+    return FUSE_NONE;
+  k = fuse__onnx_find(ld, name); /* the table may have moved */
+  ld->vals[k].kind = FUSE__OV_VALUE;
+  ld->vals[k].v = v;
+  return v;
 }
 
-/* An int64 (or int32) tensor's values, e.g. a Reshape target; 0 if `name` is not one. */
+/* An integer tensor known at load of at most `max` values and rank <= 1, e.g. a Reshape
+   target; 0 if `name` is not one. */
 static int fuse__onnx_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max, int *count) {
-  int k = fuse__onnx_find(ld, name);
-  int64_t n, got;
-  const fuse__otensor *t;
-  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if (t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) return 0;
-  n = fuse__numel(t->rank, t->dims);
-  if (t->rank > 1 || n > max || n < 0) return 0;
-  got = fuse__onnx_tensor_values(t, NULL, NULL, out, n);
-  if (got != n) return 0;
-  *count = (int)n;
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT || k.rank > 1 ||
+      k.count > max)
+    return 0;
+  memcpy(out, k.i, (size_t)k.count * sizeof(int64_t));
+  *count = (int)k.count;
   return 1;
 }
 
-/* A scalar float constant (initializer or Constant with one element). */
+/* A float tensor known at load of at most `max` values and rank <= 1 (Resize's scales); 0 if
+   `name` is not one. */
+static int fuse__onnx_floats(fuse__onnx *ld, fuse__slice name, float *out, int max, int *count) {
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype != FUSE__DT_FLOAT || k.rank > 1 ||
+      k.count > max)
+    return 0;
+  memcpy(out, k.f, (size_t)k.count * sizeof(float));
+  *count = (int)k.count;
+  return 1;
+}
+
+/* A scalar float constant (one element): an initializer, a Constant, a folded value or a
+   one-element constant of the graph. */
 static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
-  int k = fuse__onnx_find(ld, name);
-  const fuse__otensor *t;
-  if (k < 0) return 0;
-  if (ld->vals[k].kind == FUSE__OV_VALUE) {
-    const fuse__node *n = &ld->g->nodes[ld->vals[k].v];
+  int idx = fuse__onnx_find(ld, name);
+  fuse__known k;
+  if (idx < 0) return 0;
+  if (ld->vals[idx].kind == FUSE__OV_VALUE) {
+    const fuse__node *n = &ld->g->nodes[ld->vals[idx].v];
     if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
     *out = n->data[0];
     return 1;
   }
-  if (ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if ((t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE) || fuse__numel(t->rank, t->dims) != 1 ||
-      t->external)
+  if (ld->vals[idx].kind == FUSE__OV_TENSOR &&
+      (!fuse__dt_is_float(ld->vals[idx].t.dtype) || ld->vals[idx].t.external ||
+       fuse__numel(ld->vals[idx].t.rank, ld->vals[idx].t.dims) != 1))
     return 0;
-  return fuse__onnx_tensor_values(t, NULL, out, NULL, 1) == 1;
-}
-
-/* An integer (int64, int32 or bool) tensor known at load time (an initializer, a Constant or
-   a folded node): its rank, dims and values as int64 (loader-owned, valid while the loader
-   runs), or 0 when `name` is not one. */
-static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims,
-                                 const int64_t **values) {
-  int k = fuse__onnx_find(ld, name);
-  const fuse__otensor *t;
-  int64_t n, *buf;
-  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if ((t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) || t->external) return 0;
-  if (fuse__onnx_tensor_count(t, &n) >= 0) return 0;
-  buf = (int64_t *)fuse__alloc(&ld->g->alloc, (size_t)n * sizeof(int64_t), 16);
-  if (!buf) return 0;
-  if (fuse__onnx_tensor_values(t, NULL, NULL, buf, n) != n) {
-    fuse__free(&ld->g->alloc, buf);
-    return 0;
-  }
-  fuse__free(&ld->g->alloc, ld->scratch);
-  ld->scratch = buf;
-  *rank = t->rank;
-  memcpy(dims, t->dims, sizeof t->dims);
-  *values = buf;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype != FUSE__DT_FLOAT || k.count != 1) return 0;
+  *out = k.f[0];
   return 1;
 }
 
-/* The graph value of a condition (Where): a float graph value, or a constant boolean / integer
-   tensor made a float constant of 0 and 1. */
-static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
-  int rank, i;
-  int64_t dims[FUSE_MAX_RANK], n;
-  const int64_t *v;
-  float *f;
-  fuse_value c;
-  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
-  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
-  if (c == FUSE_NONE) return FUSE_NONE;
-  f = ld->g->nodes[c].data;
-  n = fuse__numel(rank, dims);
-  for (i = 0; i < n; i++) f[i] = v[i] != 0;
-  return c;
+/* An integer (int64, int32 or bool) tensor known at load time: its rank, dims and values as
+   int64 (loader-owned, valid while the loader runs), or 0 when `name` is not one. */
+static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims,
+                                 const int64_t **values) {
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT) return 0;
+  *rank = k.rank;
+  memcpy(dims, k.dims, sizeof k.dims);
+  *values = k.i;
+  return 1;
 }
 
+/* The graph value of a condition (Where): a float graph value, or a boolean / integer tensor
+   known at load made a float constant of 0 and 1. */
+static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+  fuse__known k;
+  int64_t i;
+  fuse_value c;
+  float *f;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT)
+    return ld->g->status == FUSE_OK ? fuse__onnx_value(ld, name) : FUSE_NONE;
+  c = fuse__constant_uninit(ld->g, k.rank, k.dims);
+  if (c == FUSE_NONE) return FUSE_NONE;
+  f = ld->g->nodes[c].data;
+  for (i = 0; i < k.count; i++) f[i] = k.i[i] != 0;
+  return c;
+}
 /* ==== end src/onnx_proto.c ==== */
 /* ==== begin src/onnx_ops.c ==== */
 /* ---- attributes */
@@ -16216,6 +16422,8 @@ static int fuse__onnx_attr(const fuse__onode *n, const char *name, fuse__oattr *
           if (!fuse__proto_bytes(&ab, &a->s)) return 0;
         } else if (af == 5 && aw == 2) {
           if (!fuse__proto_bytes(&ab, &a->t)) return 0;
+        } else if (af == 6 && aw == 2) {
+          if (!fuse__proto_bytes(&ab, &a->g)) return 0;
         } else if (af == 20 && aw == 0) {
           if (!fuse__proto_varint(&ab, &v)) return 0;
           a->type = (int)v;
@@ -16271,31 +16479,52 @@ static int fuse__onnx_attr_ints(const fuse__onode *n, const char *name, int64_t 
   return count;
 }
 
-static int fuse__onnx_node(fuse__slice msg, fuse__onode *n) {
+/* Parses a NodeProto: inputs and outputs go into one block from the loader's allocator (any
+   number of each), which fuse__onnx_node_free releases. 0 if malformed (or out of memory:
+   the graph then holds the error). */
+static int fuse__onnx_node(fuse__onnx *ld, fuse__slice msg, fuse__onode *n) {
   fuse__pb b = fuse__proto_of(msg);
   uint32_t f, w;
+  int pass, n_in = 0, n_out = 0;
   memset(n, 0, sizeof *n);
   n->msg = msg;
-  while (fuse__proto_tag(&b, &f, &w)) {
-    fuse__slice s;
-    if (w == 2 && (f == 1 || f == 2 || f == 3 || f == 4)) {
-      if (!fuse__proto_bytes(&b, &s)) return 0;
-      if (f == 1) {
-        if (n->num_in == 16) return 0;
-        n->in[n->num_in++] = s;
-      } else if (f == 2) {
-        if (n->num_out == 4) return 0;
-        n->out[n->num_out++] = s;
-      } else if (f == 3) {
-        n->name = s;
-      } else {
-        n->op = s;
+  for (pass = 0; pass < 2; pass++) { /* count, then fill */
+    b = fuse__proto_of(msg);
+    while (fuse__proto_tag(&b, &f, &w)) {
+      fuse__slice s;
+      if (w == 2 && f >= 1 && f <= 4) {
+        if (!fuse__proto_bytes(&b, &s)) return 0;
+        if (f == 1) {
+          if (pass) n->in[n->num_in++] = s;
+          else n_in++;
+        } else if (f == 2) {
+          if (pass) n->out[n->num_out++] = s;
+          else n_out++;
+        } else if (f == 3) {
+          n->name = s;
+        } else {
+          n->op = s;
+        }
+      } else if (w == 2 && f == 7) {
+        if (!fuse__proto_bytes(&b, &n->domain)) return 0;
+      } else if (!fuse__proto_skip(&b, w)) {
+        return 0;
       }
-    } else if (!fuse__proto_skip(&b, w)) {
-      return 0;
+    }
+    if (b.p != b.end || !n->op.n) return 0;
+    if (!pass) {
+      n->in = (fuse__slice *)fuse__alloc(&ld->g->alloc, (size_t)(n_in + n_out + 1) * sizeof(fuse__slice), 16);
+      if (!n->in) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+      n->out = n->in + n_in;
     }
   }
-  return b.p == b.end && n->op.n > 0;
+  return 1;
+}
+
+static void fuse__onnx_node_free(fuse__onnx *ld, fuse__onode *n) {
+  fuse__free(&ld->g->alloc, n->in);
+  n->in = n->out = NULL;
+  n->num_in = n->num_out = 0;
 }
 
 /* ---- operators */
@@ -16566,6 +16795,39 @@ static fuse_value fuse__onnx_softmax(fuse__onnx *ld, const fuse__onode *n) {
   }
 }
 
+/* A list of floats (AttributeProto field 7, packed or not); the count, -1 if absent or
+   malformed. */
+static int fuse__onnx_attr_floats(const fuse__onode *n, const char *name, float *out, int max) {
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  int count = 0;
+  if (!fuse__onnx_attr(n, name, &a)) return -1;
+  b = fuse__proto_of(a.msg);
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s;
+    size_t i;
+    if (f == 7 && w == 2) {
+      if (!fuse__proto_bytes(&b, &s) || s.n % 4) return -1;
+    } else if (f == 7 && w == 5) {
+      if (b.end - b.p < 4) return -1;
+      s.p = b.p;
+      s.n = 4;
+      b.p += 4;
+    } else {
+      if (!fuse__proto_skip(&b, w)) return -1;
+      continue;
+    }
+    for (i = 0; i < s.n; i += 4) {
+      if (count == max) return -1;
+      out[count++] = fuse__f32(fuse__le32(s.p + i));
+    }
+  }
+  return b.p == b.end ? count : -1;
+}
+
+/* Constant: value (a tensor, read when first used), or value_float / value_floats /
+   value_int / value_ints (known at once: they fold). */
 static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
   fuse__oattr a;
   fuse__oval o;
@@ -16576,16 +16838,38 @@ static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
     if (!fuse__onnx_tensor_meta(a.t, &o.t, why, sizeof why))
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
     o.t.name = n->out[0];
-  } else if (fuse__onnx_attr(n, "value_float", &a) && a.has_f) {
-    fuse_value v = fuse_constant(ld->g, NULL, 0, NULL, &a.f);
-    return v;
+    if (!fuse__onnx_bind(ld, n->out[0], &o))
+      return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+    return -2; /* bound as a tensor: no graph value yet */
   } else {
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                        "only Constant value= (tensor) and value_float= are supported"),
-           FUSE_NONE;
+    static const char *const names[4] = {"value_float", "value_floats", "value_int", "value_ints"};
+    int64_t ints[256], dims[1];
+    float floats[256];
+    int k, count = -1;
+    fuse__known kn;
+    for (k = 0; k < 4 && count < 0; k++) {
+      if (!fuse__onnx_attr(n, names[k], &a)) continue;
+      if (k == 0 && a.has_f) floats[0] = a.f, count = 1;
+      else if (k == 2 && a.has_i) ints[0] = a.i, count = 1;
+      else if (k == 1) count = fuse__onnx_attr_floats(n, names[k], floats, 256);
+      else if (k == 3) count = fuse__onnx_attr_ints(n, names[k], ints, 256);
+      if (count < 1)
+        return fuse__onnx_fail(ld, count == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                               count == 0 ? "an empty value list makes a zero-sized tensor"
+                                          : "its value is malformed (or a list of more than 256)"),
+               FUSE_NONE;
+      dims[0] = count;
+      if (!fuse__known_alloc(ld, &kn, k < 2 ? FUSE__DT_FLOAT : FUSE__DT_INT64, k == 0 || k == 2 ? 0 : 1, dims))
+        return FUSE_NONE;
+      if (k < 2) memcpy(kn.f, floats, (size_t)count * sizeof(float));
+      else memcpy(kn.i, ints, (size_t)count * sizeof(int64_t));
+      return fuse__onnx_bind_known(ld, n->out[0], &kn) ? -2 : FUSE_NONE;
+    }
   }
-  if (!fuse__onnx_bind(ld, n->out[0], &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
-  return -2; /* bound as a tensor: no graph value yet */
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                         "a Constant needs value, value_float(s) or value_int(s) (sparse and "
+                         "string values are not supported)"),
+         FUSE_NONE;
 }
 
 /* Concat of all its inputs along `axis`. */
@@ -16639,6 +16923,711 @@ static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_
 }
 
 /* ==== end src/onnx_ops.c ==== */
+/* ==== begin src/onnx_fold.c ==== */
+/* ------------------------------------------------------- onnx: load-time folding -- */
+/* PyTorch's exporter writes shape arithmetic into the graph: Shape -> Gather -> Unsqueeze ->
+   Concat -> Reshape for a view, ConstantOfShape / Slice / Range for pads, masks and initial
+   states, an If on a constant condition. Every such node whose inputs the loader knows (an
+   initializer, a Constant, an earlier folded node, or for Shape / Size just the input's shape,
+   which is always static here) is evaluated here, over int64, int32, bool and float tensors,
+   and never reaches the graph. Integer and bool results stay in the loader: one that would be
+   used as float32 data at run time is an error naming the node (fuse__onnx_value). */
+
+/* Operators folded when their inputs are known. The first group exists only here (it has no
+   float32 graph operator): on run-time values it is refused by name. */
+static const char *const fuse__onnx_fold_only_ops[] = {
+    "Shape", "Size", "Cast", "CastLike", "ConstantOfShape", "Range", "Equal", "Less",
+    "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Mod", "If",
+    "ReduceProd", NULL};
+static const char *const fuse__onnx_fold_also_ops[] = {
+    "Identity", "Reshape", "Squeeze", "Unsqueeze", "Concat", "Gather", "Slice", "Expand", "Tile",
+    "Where", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Max", "Min",
+    "ReduceSum", "ReduceMax", "ReduceMin", "Transpose", "Flatten", NULL};
+
+static int fuse__onnx_in_list(fuse__slice op, const char *const *list) {
+  int i;
+  for (i = 0; list[i]; i++)
+    if (fuse__slice_is(op, list[i])) return 1;
+  return 0;
+}
+
+static double fuse__kget(const fuse__known *k, int64_t i) { return k->f ? k->f[i] : (double)k->i[i]; }
+
+/* The element of `in` that broadcasts to element `at` of an output of shape (rank, dims). */
+static int64_t fuse__kat(const fuse__known *in, int rank, const int64_t *dims, int64_t at) {
+  int64_t off = 0, stride = 1;
+  int d;
+  for (d = rank - 1; d >= 0; d--) {
+    int64_t c = at % dims[d];
+    int e = d - (rank - in->rank);
+    at /= dims[d];
+    if (e < 0) break;
+    if (in->dims[e] > 1) off += c * stride;
+    stride *= in->dims[e];
+  }
+  return off;
+}
+
+/* An axis attribute or input value in range for rank r; -1 (and the error) if not. */
+static int fuse__onnx_axis(fuse__onnx *ld, int64_t axis, int r) {
+  if (axis < -r || axis >= (r ? r : 1))
+    return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "axis %D is out of range for rank %d",
+                            axis, r), -1;
+  return (int)(axis < 0 ? axis + r : axis);
+}
+
+/* An int list given as attribute `attr` (before opset `since`) or as input `input`; count -1
+   when absent. 0 on error. */
+static int fuse__onnx_int_list(fuse__onnx *ld, const fuse__onode *n, const char *attr, int input,
+                               int since, int64_t *out, int *count) {
+  *count = -1;
+  if (ld->opset < since) {
+    *count = fuse__onnx_attr_ints(n, attr, out, FUSE_MAX_RANK * 2);
+    return 1;
+  }
+  if (!fuse__onnx_has_in(n, input)) return 1;
+  if (!fuse__onnx_ints(ld, n->in[input], out, FUSE_MAX_RANK * 2, count))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "input %d (%s) must be an integer list known at load", input + 1, attr), 0;
+  return 1;
+}
+
+/* Element-wise binary ops with broadcasting; comparisons and logic give bool. */
+static int fuse__fold_binary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *a,
+                             const fuse__known *b, fuse__known *y) {
+  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal",
+                                    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And",
+                                    "Or", "Xor", NULL};
+  int64_t dims[FUSE_MAX_RANK], e;
+  int rank, op, ints = a->dtype != FUSE__DT_FLOAT && b->dtype != FUSE__DT_FLOAT;
+  int fmod_ = (int)fuse__onnx_attr_int(n, "fmod", 0);
+  for (op = 0; ops[op] && !fuse__slice_is(n->op, ops[op]); op++) {
+  }
+  if (!fuse__broadcast(a->rank, a->dims, b->rank, b->dims, &rank, dims))
+    return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "shapes %S and %S do not broadcast", a->rank,
+                            a->dims, b->rank, b->dims), 0;
+  if (!fuse__known_alloc(ld, y, op >= 7 ? FUSE__DT_BOOL : ints ? a->dtype : FUSE__DT_FLOAT, rank, dims))
+    return 0;
+  for (e = 0; e < y->count; e++) {
+    int64_t ia = fuse__kat(a, rank, dims, e), ib = fuse__kat(b, rank, dims, e);
+    double x = fuse__kget(a, ia), z = fuse__kget(b, ib), r = 0;
+    if (ints && op <= 6) {
+      int64_t p = a->i[ia], q = b->i[ib], v = 0;
+      if ((op == 3 || op == 4) && q == 0)
+        return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "integer division by zero"), 0;
+      switch (op) {
+      case 0: v = (int64_t)((uint64_t)p + (uint64_t)q); break;
+      case 1: v = (int64_t)((uint64_t)p - (uint64_t)q); break;
+      case 2: v = (int64_t)((uint64_t)p * (uint64_t)q); break;
+      case 3: v = (p == INT64_MIN && q == -1) ? p : p / q; break; /* truncates, as ONNX Runtime */
+      case 4:
+        v = (p == INT64_MIN && q == -1) ? 0 : p % q;
+        if (!fmod_ && v != 0 && ((v < 0) != (q < 0))) v += q; /* the divisor's sign */
+        break;
+      case 5: v = p > q ? p : q; break;
+      default: v = p < q ? p : q; break;
+      }
+      y->i[e] = v;
+      continue;
+    }
+    switch (op) {
+    case 0: r = x + z; break;
+    case 1: r = x - z; break;
+    case 2: r = x * z; break;
+    case 3: r = x / z; break;
+    case 4: r = fmod(x, z); if (!fmod_ && r != 0 && ((r < 0) != (z < 0))) r += z; break;
+    case 5: r = x > z || x != x ? x : z; break;
+    case 6: r = x < z || x != x ? x : z; break;
+    case 7: r = x == z; break;
+    case 8: r = x < z; break;
+    case 9: r = x <= z; break;
+    case 10: r = x > z; break;
+    case 11: r = x >= z; break;
+    case 12: r = x != 0 && z != 0; break;
+    case 13: r = x != 0 || z != 0; break;
+    default: r = (x != 0) != (z != 0); break;
+    }
+    if (y->f) y->f[e] = (float)r;
+    else y->i[e] = (int64_t)r;
+  }
+  return 1;
+}
+
+static int fuse__fold_unary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+                            fuse__known *y) {
+  int64_t e;
+  int to = x->dtype;
+  if (fuse__slice_is(n->op, "Not")) to = FUSE__DT_BOOL;
+  if (fuse__slice_is(n->op, "Sqrt")) to = FUSE__DT_FLOAT;
+  if (fuse__slice_is(n->op, "Cast")) {
+    to = (int)fuse__onnx_attr_int(n, "to", 0);
+    if (!fuse__dt_size(to))
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED, "Cast to %s is not supported",
+                              fuse__dt_name(to)), 0;
+  }
+  if (!fuse__known_alloc(ld, y, to, x->rank, x->dims)) return 0;
+  for (e = 0; e < x->count; e++) {
+    double v = fuse__kget(x, e);
+    int64_t iv = x->i ? x->i[e] : 0;
+    if (fuse__slice_is(n->op, "Neg")) v = -v, iv = (int64_t)(0 - (uint64_t)iv);
+    else if (fuse__slice_is(n->op, "Abs")) v = fabs(v), iv = iv < 0 ? (int64_t)(0 - (uint64_t)iv) : iv;
+    else if (fuse__slice_is(n->op, "Floor")) v = floor(v);
+    else if (fuse__slice_is(n->op, "Ceil")) v = ceil(v);
+    else if (fuse__slice_is(n->op, "Sqrt")) v = sqrt(v);
+    else if (fuse__slice_is(n->op, "Not")) iv = v == 0;
+    if (y->f) {
+      y->f[e] = (float)v;
+    } else if (x->i) {
+      y->i[e] = to == FUSE__DT_BOOL ? iv != 0 : iv;
+    } else { /* float to integer: truncation, as C (and ONNX Runtime) */
+      y->i[e] = to == FUSE__DT_BOOL ? v != 0
+                : v != v      ? 0
+                : v >= 9.2e18 ? INT64_MAX
+                : v <= -9.2e18 ? INT64_MIN
+                               : (int64_t)v;
+    }
+  }
+  return 1;
+}
+
+/* Copies the elements of x at the source offsets `src` (one per output element). */
+static int fuse__fold_pick(fuse__onnx *ld, const fuse__known *x, int rank, const int64_t *dims,
+                           fuse__known *y, int64_t (*offset)(const void *ctx, int64_t at),
+                           const void *ctx) {
+  int64_t e;
+  if (!fuse__known_alloc(ld, y, x->dtype, rank, dims)) return 0;
+  for (e = 0; e < y->count; e++) {
+    int64_t o = offset(ctx, e);
+    if (y->f) y->f[e] = x->f[o];
+    else y->i[e] = x->i[o];
+  }
+  return 1;
+}
+
+typedef struct fuse__fold_map {
+  const fuse__known *x;
+  int rank;
+  int64_t dims[FUSE_MAX_RANK];
+  int64_t start[FUSE_MAX_RANK], step[FUSE_MAX_RANK]; /* slice */
+  int axis;                                          /* gather */
+  const fuse__known *idx;
+  int perm[FUSE_MAX_RANK];                           /* transpose */
+} fuse__fold_map;
+
+static int64_t fuse__fold_same(const void *ctx, int64_t at) { (void)ctx; return at; }
+
+static int64_t fuse__fold_bcast(const void *ctx, int64_t at) {
+  const fuse__fold_map *m = (const fuse__fold_map *)ctx;
+  return fuse__kat(m->x, m->rank, m->dims, at);
+}
+
+static int64_t fuse__fold_tile(const void *ctx, int64_t at) {
+  const fuse__fold_map *m = (const fuse__fold_map *)ctx;
+  int64_t off = 0, stride = 1;
+  int d;
+  for (d = m->rank - 1; d >= 0; d--) {
+    off += (at % m->dims[d]) % m->x->dims[d] * stride;
+    at /= m->dims[d];
+    stride *= m->x->dims[d];
+  }
+  return off;
+}
+
+static int64_t fuse__fold_slice(const void *ctx, int64_t at) {
+  const fuse__fold_map *m = (const fuse__fold_map *)ctx;
+  int64_t off = 0, stride = 1;
+  int d;
+  for (d = m->rank - 1; d >= 0; d--) {
+    off += (m->start[d] + at % m->dims[d] * m->step[d]) * stride;
+    at /= m->dims[d];
+    stride *= m->x->dims[d];
+  }
+  return off;
+}
+
+static int64_t fuse__fold_gather(const void *ctx, int64_t at) {
+  const fuse__fold_map *m = (const fuse__fold_map *)ctx;
+  int64_t inner = 1, nidx = m->idx->count, outer_i, j, k, idx;
+  int d;
+  for (d = m->axis + 1; d < m->x->rank; d++) inner *= m->x->dims[d];
+  k = at % inner;
+  j = at / inner % nidx;
+  outer_i = at / inner / nidx;
+  idx = m->idx->i[j];
+  if (idx < 0) idx += m->x->dims[m->axis];
+  return (outer_i * m->x->dims[m->axis] + idx) * inner + k;
+}
+
+static int64_t fuse__fold_transpose(const void *ctx, int64_t at) {
+  const fuse__fold_map *m = (const fuse__fold_map *)ctx;
+  int64_t coord[FUSE_MAX_RANK], off = 0;
+  int d;
+  for (d = m->rank - 1; d >= 0; d--) {
+    coord[d] = at % m->dims[d];
+    at /= m->dims[d];
+  }
+  for (d = 0; d < m->rank; d++) off = off * m->x->dims[d] + 0;
+  off = 0;
+  {
+    int64_t stride[FUSE_MAX_RANK], s = 1;
+    for (d = m->x->rank - 1; d >= 0; d--) stride[d] = s, s *= m->x->dims[d];
+    for (d = 0; d < m->rank; d++) off += coord[d] * stride[m->perm[d]];
+  }
+  return off;
+}
+
+/* Slice's per-axis start and step, clamped as ONNX does, and the output size. */
+static int fuse__fold_slice_setup(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+                                  fuse__fold_map *m) {
+  int64_t starts[16], ends[16], axes[16], steps[16];
+  int ns, ne, na = -1, nst = -1, i;
+  m->x = x;
+  m->rank = x->rank;
+  for (i = 0; i < x->rank; i++) m->start[i] = 0, m->step[i] = 1, m->dims[i] = x->dims[i];
+  if (ld->opset < 10) {
+    ns = fuse__onnx_attr_ints(n, "starts", starts, 16);
+    ne = fuse__onnx_attr_ints(n, "ends", ends, 16);
+    na = fuse__onnx_attr_ints(n, "axes", axes, 16);
+  } else if (!fuse__onnx_ints(ld, n->in[1], starts, 16, &ns) ||
+             !fuse__onnx_ints(ld, n->in[2], ends, 16, &ne) ||
+             (fuse__onnx_has_in(n, 3) && !fuse__onnx_ints(ld, n->in[3], axes, 16, &na)) ||
+             (fuse__onnx_has_in(n, 4) && !fuse__onnx_ints(ld, n->in[4], steps, 16, &nst))) {
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "starts, ends, axes and steps must be known at load"), 0;
+  }
+  if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns) || ns > x->rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "starts, ends, axes and steps differ in length"), 0;
+  for (i = 0; i < ns; i++) {
+    int ax = fuse__onnx_axis(ld, na >= 0 ? axes[i] : i, x->rank);
+    int64_t dim, st, en, step = nst >= 0 ? steps[i] : 1;
+    if (ax < 0) return 0;
+    dim = x->dims[ax];
+    if (step == 0) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "a step is 0"), 0;
+    st = starts[i] < 0 ? starts[i] + dim : starts[i];
+    en = ends[i] < 0 && ends[i] != INT64_MIN ? ends[i] + dim : ends[i];
+    if (ends[i] == INT64_MIN) en = -1;
+    if (step > 0) {
+      st = st < 0 ? 0 : st > dim ? dim : st;
+      en = en < 0 ? 0 : en > dim ? dim : en;
+      m->dims[ax] = en > st ? (en - st + step - 1) / step : 0;
+    } else {
+      st = st < 0 ? -1 : st > dim - 1 ? dim - 1 : st;
+      en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
+      m->dims[ax] = st > en ? (st - en - step - 1) / -step : 0;
+    }
+    m->start[ax] = st;
+    m->step[ax] = step;
+  }
+  return 1;
+}
+
+/* Shape / Size: only the input's (static) shape is needed. */
+static int fuse__fold_shape(fuse__onnx *ld, const fuse__onode *n, fuse__known *y) {
+  int64_t dims[FUSE_MAX_RANK], one = 1, count;
+  int rank, i, start = 0, end;
+  if (!fuse__onnx_shape_of(ld, n->in[0], &rank, dims))
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "input '%s' is not produced by an earlier node",
+                            fuse__onnx_cstr(ld, n->in[0])), 0;
+  if (fuse__slice_is(n->op, "Size")) {
+    if (!fuse__known_alloc(ld, y, FUSE__DT_INT64, 0, &one)) return 0;
+    y->i[0] = fuse__numel(rank, dims);
+    return 1;
+  }
+  end = rank;
+  {
+    int64_t s = fuse__onnx_attr_int(n, "start", 0), e = fuse__onnx_attr_int(n, "end", rank);
+    s = s < 0 ? s + rank : s;
+    e = e < 0 ? e + rank : e;
+    start = (int)(s < 0 ? 0 : s > rank ? rank : s);
+    end = (int)(e < 0 ? 0 : e > rank ? rank : e);
+  }
+  count = end > start ? end - start : 0;
+  if (!fuse__known_alloc(ld, y, FUSE__DT_INT64, 1, &count)) return 0;
+  for (i = start; i < end; i++) y->i[i - start] = dims[i];
+  return 1;
+}
+
+static int fuse__fold_reduce(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+                             fuse__known *y) {
+  int64_t axes[16], dims[FUSE_MAX_RANK], e;
+  int na = -1, i, d, rank = 0, red[FUSE_MAX_RANK] = {0};
+  int keep = (int)fuse__onnx_attr_int(n, "keepdims", 1);
+  int prod = fuse__slice_is(n->op, "ReduceProd"), sum = fuse__slice_is(n->op, "ReduceSum");
+  int mx = fuse__slice_is(n->op, "ReduceMax");
+  if (!fuse__onnx_int_list(ld, n, "axes", 1, sum ? 13 : 18, axes, &na)) return 0;
+  if (na <= 0 && fuse__onnx_attr_int(n, "noop_with_empty_axes", 0)) return *y = *x, 1;
+  for (i = 0; i < na; i++) {
+    int ax = fuse__onnx_axis(ld, axes[i], x->rank);
+    if (ax < 0) return 0;
+    red[ax] = 1;
+  }
+  for (d = 0; d < x->rank; d++) {
+    if (na <= 0) red[d] = 1;
+    if (!red[d]) dims[rank++] = x->dims[d];
+    else if (keep) dims[rank++] = 1;
+  }
+  if (!fuse__known_alloc(ld, y, x->dtype, rank, dims)) return 0;
+  for (e = 0; e < y->count; e++) {
+    if (y->f) y->f[e] = prod ? 1.0f : sum ? 0.0f : mx ? -HUGE_VALF : HUGE_VALF;
+    else y->i[e] = prod ? 1 : sum ? 0 : mx ? INT64_MIN : INT64_MAX;
+  }
+  for (e = 0; e < x->count; e++) { /* each input element into its output element */
+    int64_t at = e, o = 0, ostride = 1;
+    for (d = x->rank - 1; d >= 0; d--) {
+      int64_t c = at % x->dims[d];
+      at /= x->dims[d];
+      if (!red[d]) o += c * ostride, ostride *= x->dims[d];
+    }
+    if (y->f) {
+      float v = x->f[e], *t = &y->f[o];
+      *t = prod ? *t * v : sum ? *t + v : mx ? (v > *t ? v : *t) : (v < *t ? v : *t);
+    } else {
+      int64_t v = x->i[e], *t = &y->i[o];
+      *t = prod ? (int64_t)((uint64_t)*t * (uint64_t)v) : sum ? (int64_t)((uint64_t)*t + (uint64_t)v)
+           : mx ? (v > *t ? v : *t) : (v < *t ? v : *t);
+    }
+  }
+  return 1;
+}
+
+/* Reshape / Squeeze / Unsqueeze / Flatten of a known tensor: new dims, same values. */
+static int fuse__fold_reshape(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+                              fuse__known *y) {
+  int64_t dims[FUSE_MAX_RANK * 2], axes[16], total = 1;
+  int rank = 0, d, i, na = -1, infer = -1;
+  if (fuse__slice_is(n->op, "Reshape")) {
+    int allowzero = (int)fuse__onnx_attr_int(n, "allowzero", 0);
+    if (!fuse__onnx_has_in(n, 1) || !fuse__onnx_ints(ld, n->in[1], dims, FUSE_MAX_RANK, &rank))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the target shape must be known at load"), 0;
+    for (d = 0; d < rank; d++) {
+      if (dims[d] == 0 && !allowzero && d < x->rank) dims[d] = x->dims[d];
+      if (dims[d] == -1 && infer < 0) infer = d;
+      else total *= dims[d];
+    }
+    if (infer >= 0 && total > 0) dims[infer] = x->count / total;
+  } else if (fuse__slice_is(n->op, "Flatten")) {
+    int ax = (int)fuse__onnx_attr_int(n, "axis", 1);
+    ax = ax < 0 ? ax + x->rank : ax;
+    if (ax < 0 || ax > x->rank) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "axis is out of range"), 0;
+    dims[0] = fuse__numel(ax, x->dims);
+    dims[1] = x->count / dims[0];
+    rank = 2;
+  } else {
+    int sq = fuse__slice_is(n->op, "Squeeze"), out_rank, mark[FUSE_MAX_RANK * 2] = {0};
+    if (!fuse__onnx_int_list(ld, n, "axes", 1, 13, axes, &na)) return 0;
+    out_rank = sq ? x->rank : x->rank + (na > 0 ? na : 0);
+    if (out_rank > FUSE_MAX_RANK || (!sq && na <= 0))
+      return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "axes are missing or too many"), 0;
+    for (i = 0; i < na; i++) {
+      int ax = fuse__onnx_axis(ld, axes[i], out_rank);
+      if (ax < 0) return 0;
+      mark[ax] = 1;
+    }
+    for (d = 0, i = 0; d < out_rank; d++) {
+      if (sq) {
+        if ((na > 0 && mark[d]) || (na <= 0 && x->dims[d] == 1)) continue;
+        dims[rank++] = x->dims[d];
+      } else {
+        dims[rank++] = mark[d] ? 1 : x->dims[i++];
+      }
+    }
+  }
+  if (rank > FUSE_MAX_RANK || fuse__numel(rank, dims) != x->count)
+    return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S cannot take the %D values of %S", rank < 9 ? rank : 8,
+                            dims, x->count, x->rank, x->dims), 0;
+  *y = *x; /* the same values: share the array */
+  y->rank = rank;
+  memcpy(y->dims, dims, (size_t)rank * sizeof(int64_t));
+  return 1;
+}
+
+static int fuse__fold_concat(fuse__onnx *ld, const fuse__onode *n, const fuse__known *xs,
+                             fuse__known *y) {
+  int64_t dims[FUSE_MAX_RANK], outer, e = 0, o, j;
+  int k, ax, to = xs[0].dtype;
+  for (k = 0; k < n->num_in; k++)
+    if ((xs[k].dtype == FUSE__DT_FLOAT) != (to == FUSE__DT_FLOAT))
+      return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "inputs of different types"), 0;
+  if ((ax = fuse__onnx_axis(ld, fuse__onnx_attr_int(n, "axis", 0), xs[0].rank)) < 0) return 0;
+  memcpy(dims, xs[0].dims, sizeof dims);
+  dims[ax] = 0;
+  for (k = 0; k < n->num_in; k++) {
+    int d;
+    for (d = 0; d < xs[0].rank; d++)
+      if (xs[k].rank != xs[0].rank || (d != ax && xs[k].dims[d] != xs[0].dims[d]))
+        return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "input %d has shape %S, input 1 %S", k + 1,
+                                xs[k].rank, xs[k].dims, xs[0].rank, xs[0].dims), 0;
+    dims[ax] += xs[k].dims[ax];
+  }
+  if (!fuse__known_alloc(ld, y, to, xs[0].rank, dims)) return 0;
+  outer = fuse__numel(ax, dims);
+  for (o = 0; o < outer; o++)
+    for (k = 0; k < n->num_in; k++) {
+      int64_t run = xs[k].count / outer;
+      for (j = 0; j < run; j++, e++) {
+        if (y->f) y->f[e] = xs[k].f[o * run + j];
+        else y->i[e] = xs[k].i[o * run + j];
+      }
+    }
+  return 1;
+}
+
+static int fuse__fold_range(fuse__onnx *ld, const fuse__known *xs, fuse__known *y) {
+  double st = fuse__kget(&xs[0], 0), lim = fuse__kget(&xs[1], 0), dl = fuse__kget(&xs[2], 0);
+  int64_t count, e;
+  if (xs[0].count != 1 || xs[1].count != 1 || xs[2].count != 1 || dl == 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "start, limit and delta must be scalars, delta not 0"), 0;
+  count = (int64_t)ceil((lim - st) / dl);
+  if (count < 1) count = 0;
+  if (!fuse__known_alloc(ld, y, xs[0].dtype, 1, &count)) return 0;
+  for (e = 0; e < count; e++) {
+    if (y->f) y->f[e] = (float)(st + (double)e * dl);
+    else y->i[e] = xs[0].i[0] + e * xs[2].i[0];
+  }
+  return 1;
+}
+
+static int fuse__fold_constant_of_shape(fuse__onnx *ld, const fuse__onode *n,
+                                        const fuse__known *shape, fuse__known *y) {
+  fuse__oattr a;
+  fuse__otensor t;
+  float fv = 0;
+  int64_t iv = 0, e;
+  int dtype = FUSE__DT_FLOAT;
+  if (shape->dtype == FUSE__DT_FLOAT || shape->rank != 1 || shape->count > FUSE_MAX_RANK)
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "the shape must be an int64 list of at most 8"), 0;
+  if (fuse__onnx_attr(n, "value", &a) && a.t.n) {
+    char why[32];
+    if (!fuse__onnx_tensor_meta(a.t, &t, why, sizeof why) || !fuse__dt_size(t.dtype) ||
+        fuse__onnx_tensor_values(&t, &fv, &iv, 1) != 1)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its value must be a one-element tensor"), 0;
+    dtype = t.dtype;
+  }
+  if (!fuse__known_alloc(ld, y, dtype, (int)shape->count, shape->i)) return 0;
+  for (e = 0; e < y->count; e++) {
+    if (y->f) y->f[e] = fv;
+    else y->i[e] = iv;
+  }
+  return 1;
+}
+
+static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s);
+
+/* If on a condition known at load: the branch taken is read as part of this graph (its nodes
+   see the outer names), its outputs become the If's. */
+static int fuse__fold_if(fuse__onnx *ld, const fuse__onode *n, const fuse__known *cond) {
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  fuse__slice s, outs[64];
+  int n_outs = 0, k;
+  const fuse__onode *self = ld->node;
+  if (cond->count != 1) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "the condition has more than one element"), 0;
+  if (!fuse__onnx_attr(n, fuse__kget(cond, 0) != 0 ? "then_branch" : "else_branch", &a) || !a.g.n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the branch taken is missing"), 0;
+  b = fuse__proto_of(a.g);
+  while (ld->g->status == FUSE_OK && fuse__proto_tag(&b, &f, &w)) {
+    if (w != 2) {
+      if (!fuse__proto_skip(&b, w)) break;
+      continue;
+    }
+    if (!fuse__proto_bytes(&b, &s)) break;
+    if (f == 5) { /* an initializer of the branch */
+      fuse__oval o;
+      char why[32];
+      memset(&o, 0, sizeof o);
+      o.kind = FUSE__OV_TENSOR;
+      if (!fuse__onnx_tensor_meta(s, &o.t, why, sizeof why) || !o.t.name.n)
+        return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an initializer of its branch is malformed"), 0;
+      if (!fuse__onnx_bind(ld, o.t.name, &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+    } else if (f == 1) {
+      if (!fuse__onnx_graph_node(ld, s)) return 0;
+    } else if (f == 12) { /* ValueInfoProto: name = 1 */
+      fuse__pb vb = fuse__proto_of(s);
+      uint32_t vf, vw;
+      fuse__slice name = {NULL, 0};
+      while (fuse__proto_tag(&vb, &vf, &vw)) {
+        if (vf == 1 && vw == 2) {
+          if (!fuse__proto_bytes(&vb, &name)) break;
+        } else if (!fuse__proto_skip(&vb, vw)) {
+          break;
+        }
+      }
+      if (n_outs == 64) return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "a branch has more than 64 outputs"), 0;
+      outs[n_outs++] = name;
+    }
+  }
+  ld->node = self;
+  if (ld->g->status != FUSE_OK) return 0;
+  if (b.p != b.end) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its branch is malformed"), 0;
+  if (n_outs < n->num_out)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its branch has fewer outputs than the If"), 0;
+  for (k = 0; k < n->num_out; k++) {
+    int idx = fuse__onnx_find(ld, outs[k]);
+    fuse__oval o;
+    if (!n->out[k].n) continue;
+    if (idx < 0) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an output of its branch is made by no node"), 0;
+    o = ld->vals[idx];
+    if (!fuse__onnx_bind(ld, n->out[k], &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  }
+  return 1;
+}
+
+/* Evaluates node n at load when it can: 1 folded (its outputs are bound), 0 not foldable (a
+   run-time value among its inputs: the operator converters take it), -1 error. */
+static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
+  fuse__known xs[8], y, *all = xs;
+  fuse__fold_map m;
+  int k, idx, ok = 0, nk = n->num_in;
+  if (!fuse__onnx_in_list(n->op, fuse__onnx_fold_only_ops) &&
+      !fuse__onnx_in_list(n->op, fuse__onnx_fold_also_ops))
+    return 0;
+  if (fuse__slice_is(n->op, "Shape") || fuse__slice_is(n->op, "Size")) {
+    if (n->num_in < 1 || !fuse__fold_shape(ld, n, &y)) return -1;
+    return fuse__onnx_bind_known(ld, n->out[0], &y) ? 1 : -1;
+  }
+  if (n->num_in < 1) return 0;
+  /* every input known (large float initializers are left to the graph) */
+  for (k = 0; k < n->num_in; k++) {
+    if (!fuse__onnx_has_in(n, k)) continue;
+    idx = fuse__onnx_find(ld, n->in[k]);
+    if (idx < 0) return 0;
+    if (ld->vals[idx].kind == FUSE__OV_TENSOR && fuse__dt_is_float(ld->vals[idx].t.dtype) &&
+        fuse__numel(ld->vals[idx].t.rank, ld->vals[idx].t.dims) > 4096)
+      return 0;
+    if (ld->vals[idx].kind != FUSE__OV_TENSOR && ld->vals[idx].kind != FUSE__OV_KNOWN) return 0;
+  }
+  if (nk > 8) {
+    all = (fuse__known *)fuse__onnx_own(ld, (size_t)nk * sizeof(fuse__known));
+    if (!all) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), -1;
+  }
+  for (k = 0; k < nk; k++) {
+    memset(&all[k], 0, sizeof all[k]);
+    if (fuse__onnx_has_in(n, k) && !fuse__onnx_known_of(ld, n->in[k], &all[k])) return -1;
+  }
+  if (fuse__slice_is(n->op, "If")) return fuse__fold_if(ld, n, &all[0]) ? 1 : -1;
+  memset(&m, 0, sizeof m);
+  if (fuse__slice_is(n->op, "Identity")) {
+    y = all[0], ok = 1;
+  } else if (fuse__slice_is(n->op, "CastLike")) {
+    if (nk < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "CastLike needs two inputs"), -1;
+    y = all[0];
+    if ((all[0].dtype == FUSE__DT_FLOAT) == (all[1].dtype == FUSE__DT_FLOAT)) ok = 1;
+    else {
+      int64_t e;
+      ok = fuse__known_alloc(ld, &y, all[1].dtype, all[0].rank, all[0].dims);
+      for (e = 0; ok && e < y.count; e++) {
+        if (y.f) y.f[e] = (float)all[0].i[e];
+        else y.i[e] = (int64_t)all[0].f[e];
+      }
+    }
+  } else if (nk == 2 && !fuse__slice_is(n->op, "Reshape") && !fuse__slice_is(n->op, "Gather") &&
+             !fuse__slice_is(n->op, "Expand") && !fuse__slice_is(n->op, "Tile") &&
+             !fuse__slice_is(n->op, "Squeeze") && !fuse__slice_is(n->op, "Unsqueeze") &&
+             !fuse__slice_is(n->op, "Concat") && fuse__slice_is(n->op, "ReduceSum") == 0 &&
+             !fuse__slice_is(n->op, "ReduceProd") && !fuse__slice_is(n->op, "ReduceMax") &&
+             !fuse__slice_is(n->op, "ReduceMin") && !fuse__slice_is(n->op, "Max") &&
+             !fuse__slice_is(n->op, "Min")) {
+    ok = fuse__fold_binary(ld, n, &all[0], &all[1], &y);
+  } else if ((fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min") ||
+              fuse__slice_is(n->op, "Sum")) && nk >= 1) {
+    y = all[0];
+    ok = 1;
+    for (k = 1; k < nk && ok; k++) {
+      fuse__known acc = y;
+      ok = fuse__fold_binary(ld, n, &acc, &all[k], &y);
+    }
+  } else if (fuse__slice_is(n->op, "Cast") || fuse__slice_is(n->op, "Not") ||
+             fuse__slice_is(n->op, "Neg") || fuse__slice_is(n->op, "Abs") ||
+             fuse__slice_is(n->op, "Floor") || fuse__slice_is(n->op, "Ceil") ||
+             fuse__slice_is(n->op, "Sqrt")) {
+    ok = fuse__fold_unary(ld, n, &all[0], &y);
+  } else if (fuse__slice_is(n->op, "Reshape") || fuse__slice_is(n->op, "Squeeze") ||
+             fuse__slice_is(n->op, "Unsqueeze") || fuse__slice_is(n->op, "Flatten")) {
+    ok = fuse__fold_reshape(ld, n, &all[0], &y);
+  } else if (fuse__slice_is(n->op, "Concat")) {
+    ok = fuse__fold_concat(ld, n, all, &y);
+  } else if (fuse__slice_is(n->op, "Range")) {
+    ok = nk == 3 && fuse__fold_range(ld, all, &y);
+  } else if (fuse__slice_is(n->op, "ConstantOfShape")) {
+    ok = fuse__fold_constant_of_shape(ld, n, &all[0], &y);
+  } else if (fuse__slice_is(n->op, "ReduceProd") || fuse__slice_is(n->op, "ReduceSum") ||
+             fuse__slice_is(n->op, "ReduceMax") || fuse__slice_is(n->op, "ReduceMin")) {
+    ok = fuse__fold_reduce(ld, n, &all[0], &y);
+  } else if (fuse__slice_is(n->op, "Where")) {
+    if (nk != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Where needs three inputs"), -1;
+    {
+      int64_t dims[FUSE_MAX_RANK], dims2[FUSE_MAX_RANK], e;
+      int r1, r2;
+      if (!fuse__broadcast(all[0].rank, all[0].dims, all[1].rank, all[1].dims, &r1, dims) ||
+          !fuse__broadcast(r1, dims, all[2].rank, all[2].dims, &r2, dims2))
+        return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "the inputs do not broadcast"), -1;
+      ok = fuse__known_alloc(ld, &y, all[1].dtype, r2, dims2);
+      for (e = 0; ok && e < y.count; e++) {
+        int take = fuse__kget(&all[0], fuse__kat(&all[0], r2, dims2, e)) != 0;
+        const fuse__known *src = take ? &all[1] : &all[2];
+        int64_t o = fuse__kat(src, r2, dims2, e);
+        if (y.f) y.f[e] = (float)fuse__kget(src, o);
+        else y.i[e] = src->i ? src->i[o] : (int64_t)src->f[o];
+      }
+    }
+  } else if (fuse__slice_is(n->op, "Slice")) {
+    ok = fuse__fold_slice_setup(ld, n, &all[0], &m) &&
+         fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_slice, &m);
+  } else if (fuse__slice_is(n->op, "Gather")) {
+    int ax, d, r = 0;
+    int64_t e;
+    if (nk != 2 || all[1].dtype == FUSE__DT_FLOAT)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Gather needs integer indices"), -1;
+    if ((ax = fuse__onnx_axis(ld, fuse__onnx_attr_int(n, "axis", 0), all[0].rank)) < 0) return -1;
+    for (e = 0; e < all[1].count; e++)
+      if (all[1].i[e] < -all[0].dims[ax] || all[1].i[e] >= all[0].dims[ax])
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "index %D is out of range for %S axis %d",
+                                all[1].i[e], all[0].rank, all[0].dims, ax), -1;
+    if (all[0].rank - 1 + all[1].rank > FUSE_MAX_RANK)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the result has more than 8 dimensions"), -1;
+    for (d = 0; d < ax; d++) m.dims[r++] = all[0].dims[d];
+    for (d = 0; d < all[1].rank; d++) m.dims[r++] = all[1].dims[d];
+    for (d = ax + 1; d < all[0].rank; d++) m.dims[r++] = all[0].dims[d];
+    m.x = &all[0], m.idx = &all[1], m.axis = ax, m.rank = r;
+    ok = fuse__fold_pick(ld, &all[0], r, m.dims, &y, fuse__fold_gather, &m);
+  } else if (fuse__slice_is(n->op, "Expand") || fuse__slice_is(n->op, "Tile")) {
+    int64_t v[FUSE_MAX_RANK];
+    int cnt, d;
+    if (nk != 2 || all[1].dtype == FUSE__DT_FLOAT || all[1].rank != 1 || all[1].count > FUSE_MAX_RANK)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its second input must be an int64 list"), -1;
+    cnt = (int)all[1].count;
+    memcpy(v, all[1].i, (size_t)cnt * sizeof(int64_t));
+    m.x = &all[0];
+    if (fuse__slice_is(n->op, "Tile")) {
+      if (cnt != all[0].rank) return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "repeats must have one entry per axis"), -1;
+      for (d = 0; d < cnt; d++) m.dims[d] = all[0].dims[d] * v[d];
+      m.rank = cnt;
+      ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_tile, &m);
+    } else {
+      if (!fuse__broadcast(all[0].rank, all[0].dims, cnt, v, &m.rank, m.dims))
+        return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S does not broadcast to %S", all[0].rank, all[0].dims, cnt, v), -1;
+      ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_bcast, &m);
+    }
+  } else if (fuse__slice_is(n->op, "Transpose")) {
+    int64_t perm[FUSE_MAX_RANK];
+    int cnt = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), d;
+    m.x = &all[0];
+    m.rank = all[0].rank;
+    for (d = 0; d < m.rank; d++) {
+      m.perm[d] = cnt < 0 ? m.rank - 1 - d : (int)perm[d];
+      if (cnt >= 0 && (cnt != m.rank || perm[d] < 0 || perm[d] >= m.rank))
+        return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "perm does not fit the input"), -1;
+      m.dims[d] = all[0].dims[m.perm[d]];
+    }
+    ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_transpose, &m);
+  } else {
+    return 0;
+  }
+  if (!ok) return -1;
+  (void)fuse__fold_same;
+  return fuse__onnx_bind_known(ld, n->out[0], &y) ? 1 : -1;
+}
+/* ==== end src/onnx_fold.c ==== */
 /* ==== begin src/onnx_math.c ==== */
 /* ------------------------------------------------------------ onnx operators: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
@@ -16747,17 +17736,6 @@ static fuse_value fuse__onnx_pad(fuse__onnx *ld, const fuse__onode *n, fuse_valu
   return fuse_pad(ld->g, x, pads, mode, value);
 }
 
-/* The float values of a constant input (Resize / Upsample scales); 0 if it is not one. */
-static int fuse__onnx_floats(fuse__onnx *ld, fuse__slice name, float *out, int want) {
-  fuse_value v = fuse__onnx_value(ld, name);
-  const fuse__node *c;
-  if (v == FUSE_NONE) return 0;
-  c = &ld->g->nodes[v];
-  if (c->op != FUSE__OP_CONST || fuse__numel(c->rank, c->shape) != want || c->rank != 1) return 0;
-  memcpy(out, c->data, (size_t)want * sizeof(float));
-  return 1;
-}
-
 /* Resize (opset 10: x, scales; 11+: x, roi, scales, sizes) and Upsample (7: attribute scales;
    9: input scales). Opset 10 Resize and Upsample map coordinates as `asymmetric` with
    nearest `floor` (PyTorch's nearest; ONNX's reference only defines whole scales there), and
@@ -16817,10 +17795,12 @@ static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_v
     if (fuse__onnx_attr(n, "axes", &a))
       return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the axes attribute is not supported"), FUSE_NONE;
   }
-  if (!legacy && fuse__onnx_has_in(n, 3)) { /* sizes: then scales are empty */
-    if (!fuse__onnx_ints(ld, n->in[3], sizes, FUSE_MAX_RANK, &count) || count != rank)
+  if (!legacy && fuse__onnx_has_in(n, 3) && /* sizes (then scales are empty), unless empty */
+      !(fuse__onnx_ints(ld, n->in[3], sizes, FUSE_MAX_RANK, &count) && count == 0)) {
+    if (count != rank)
       return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                             "its sizes must be a constant integer tensor with one entry per axis"),
+                             "its sizes must be an integer tensor known at load with one entry "
+                             "per axis"),
              FUSE_NONE;
     has_sizes = 1;
   } else if (fuse__slice_is(n->op, "Upsample") && ld->opset < 9) {
@@ -16849,12 +17829,11 @@ static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_v
              FUSE_NONE;
   } else {
     int k = legacy ? 1 : 2;
-    if (!fuse__onnx_has_in(n, k) || !fuse__onnx_floats(ld, n->in[k], scales, rank)) {
-      if (g->status == FUSE_OK)
-        fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                        "its scales (or sizes) must be constants with one entry per axis");
-      return FUSE_NONE;
-    }
+    if (!fuse__onnx_has_in(n, k) ||
+        !fuse__onnx_floats(ld, n->in[k], scales, FUSE_MAX_RANK, &count) || count != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "its scales (or sizes) must be known at load with one entry per axis"),
+             FUSE_NONE;
   }
   if (!has_sizes)
     for (i = 0; i < rank; i++) {
@@ -16958,14 +17937,31 @@ static int fuse__onnx_known(fuse__slice op) {
       "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
       "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
       "BatchNormalization", "GlobalAveragePool", NULL};
-  const char *const *lists[5];
+  const char *const *lists[7];
   int i, k;
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
-  for (k = 0; k < 5; k++)
+  lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  for (k = 0; k < 7; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;
   return 0;
+}
+
+/* An operator that exists only as load-time folding, met on a run-time value: Cast to a float
+   type is the value itself; anything else is refused, saying why. */
+static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
+  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) {
+    int to = (int)fuse__onnx_attr_int(n, "to", 0);
+    if (fuse__dt_is_float(to)) return fuse__onnx_value(ld, n->in[0]);
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "a Cast of a run-time value to %s (fuse.h computes in float32)",
+                            fuse__dt_name(to)), FUSE_NONE;
+  }
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                         "this operator is folded at load time only, and an input is a run-time "
+                         "value (it depends on a graph input)"),
+         FUSE_NONE;
 }
 
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
@@ -16976,6 +17972,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_value x;
   int k;
   if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
+  if ((k = fuse__onnx_fold(ld, n)) != 0) return k > 0 ? -2 : FUSE_NONE;
+  if (fuse__onnx_in_list(n->op, fuse__onnx_fold_only_ops)) return fuse__onnx_run_time(ld, n);
   if ((x = fuse__onnx_convert_math(ld, n)) != -3 || (x = fuse__onnx_convert_shape(ld, n)) != -3 ||
       (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3)
     return x;
@@ -17217,49 +18215,59 @@ static void fuse__onnx_convert_failed(fuse__onnx *ld) {
   }
 }
 
-/* GraphProto's node (pass 2), parsed into *node (the loader's: ld->node keeps pointing at it
-   for the messages), converted and bound to its first output's name. 0: stop the pass (the
-   graph holds the error). */
-static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s, fuse__onode *node) {
+/* GraphProto's node (pass 2), parsed, converted and bound to its first output's name (ld->node
+   points at it for the messages while it is converted). 0: stop the pass (the graph holds
+   the error). */
+static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
+  fuse__onode node;
   fuse_value y;
-  int i;
-  if (!fuse__onnx_node(s, node)) {
-    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+  int i, ok = 0;
+  ld->node = NULL;
+  if (!fuse__onnx_node(ld, s, &node)) {
+    if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed");
+    fuse__onnx_node_free(ld, &node);
     return 0;
   }
-  ld->node = node;
+  ld->node = &node;
   ld->node_index++;
-  for (i = 0; i < node->num_in; i++)
-    if (!fuse__onnx_name_ok(ld, node->in[i])) break;
-  for (i = 0; i < node->num_out; i++)
-    if (!fuse__onnx_name_ok(ld, node->out[i])) break;
-  if (g->status != FUSE_OK) return 0;
-  if (!fuse__onnx_known(node->op)) {
+  for (i = 0; i < node.num_in; i++)
+    if (!fuse__onnx_name_ok(ld, node.in[i])) break;
+  for (i = 0; i < node.num_out; i++)
+    if (!fuse__onnx_name_ok(ld, node.out[i])) break;
+  if (g->status != FUSE_OK) goto done;
+  if (!fuse__onnx_known(node.op)) {
     fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
-    return 0;
+    goto done;
   }
-  if (node->num_out < 1 || !node->out[0].n) {
+  if (node.num_out < 1 || !node.out[0].n) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
-    return 0;
+    goto done;
   }
-  if (fuse__onnx_find(ld, node->out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+  if (fuse__onnx_find(ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
                     "its output is already made by an earlier node, an initializer or a graph input");
-    return 0;
+    goto done;
   }
-  y = fuse__onnx_convert(ld, node);
+  y = fuse__onnx_convert(ld, &node);
   if (y == FUSE_NONE) {
     fuse__onnx_convert_failed(ld);
-    return 0;
+    goto done;
   }
-  if (y == -2) return 1; /* a Constant bound its output */
-  if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
-      fuse__find(g, fuse__onnx_cstr(ld, node->out[0])) == FUSE_NONE)
-    fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node->out[0]));
-  if (!fuse__onnx_bind_value(ld, node->out[0], y)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (y != -2) { /* -2: it bound its outputs itself (a Constant, a folded node, a Split) */
+    if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+        fuse__find(g, fuse__onnx_cstr(ld, node.out[0])) == FUSE_NONE)
+      fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node.out[0]));
+    if (!fuse__onnx_bind_value(ld, node.out[0], y)) {
+      fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      goto done;
+    }
+  }
+  ok = 1;
+done:
+  fuse__onnx_node_free(ld, &node);
   ld->node = NULL;
-  return 1;
+  return ok;
 }
 
 /* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
@@ -17297,7 +18305,6 @@ static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
    for the byte offset of a malformed field. */
 static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void *data) {
   fuse_graph *g = ld->g;
-  fuse__onode node; /* ld->node points here while a node is converted */
   fuse__pb b;
   fuse__slice s;
   uint32_t f, w;
@@ -17321,7 +18328,7 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
       }
       more = pass == 0   ? fuse__onnx_initializer(ld, s)
              : pass == 1 ? fuse__onnx_graph_input(ld, s)
-             : pass == 2 ? fuse__onnx_graph_node(ld, s, &node)
+             : pass == 2 ? fuse__onnx_graph_node(ld, s)
                          : fuse__onnx_graph_output(ld, s);
       if (!more) break;
     }
@@ -17337,6 +18344,7 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
   fuse_graph *g;
+  int i;
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
   *out = g = fuse_graph_create(alloc);
   if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
@@ -17362,7 +18370,8 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   fuse__onnx_read_graph(&ld, graph, data);
   if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
     fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
-  fuse__free(&g->alloc, ld.scratch);
+  for (i = 0; i < ld.num_owned; i++) fuse__free(&g->alloc, ld.owned[i]);
+  fuse__free(&g->alloc, ld.owned);
   fuse__free(&g->alloc, ld.vals);
   fuse__free(&g->alloc, ld.table);
   return g->status;
@@ -17461,7 +18470,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: a dimension is zero or out of range");
     return t.dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE;
   }
-  if (fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
+  if (fuse__onnx_tensor_values(&t, NULL, NULL, 0) != count) { /* before allocating */
     fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
     return FUSE_ERROR_PARSE;
   }
@@ -17470,7 +18479,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: out of memory");
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
-  fuse__onnx_tensor_values(&t, NULL, out->data, NULL, count); /* counted above: it fits */
+  fuse__onnx_tensor_values(&t, out->data, NULL, count); /* counted above: it fits */
   out->rank = t.rank;
   memcpy(out->shape, t.dims, sizeof t.dims);
   i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);

@@ -110,8 +110,10 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
   return g ? g->error : "the graph is NULL (fuse_graph_create ran out of memory?)";
 }
 
+/* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
+   left for the caller to fill when uninit. */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
-                             const int64_t *shape, const float *data) {
+                             const int64_t *shape, const float *data, int uninit) {
   const char *who = fuse__op_names[op];
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
@@ -155,7 +157,7 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
       return fuse__oom(g, named), FUSE_NONE;
     }
     if (data) memcpy(n->data, data, bytes);
-    else memset(n->data, 0, bytes);
+    else if (!uninit) memset(n->data, 0, bytes);
   }
   if (!fuse__set_name(g, v, name, who)) {
     fuse__free(&g->alloc, n->data);
@@ -167,16 +169,21 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
 }
 
 FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL);
+  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL, 0);
 }
 
 FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data) {
-  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data);
+  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data, 0);
 }
 
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v, 0);
+}
+
+/* An unnamed constant whose values the caller writes (the ONNX reader, straight from a file). */
+static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
 }
 
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {

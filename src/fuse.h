@@ -107,6 +107,7 @@
 #include "run.c"
 #include "onnx_proto.c"
 #include "onnx_ops.c"
+#include "onnx_fold.c"
 #include "onnx_math.c"
 #include "onnx_shape.c"
 #include "onnx_nn.c"

@@ -6,14 +6,31 @@ static int fuse__onnx_known(fuse__slice op) {
       "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
       "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
       "BatchNormalization", "GlobalAveragePool", NULL};
-  const char *const *lists[5];
+  const char *const *lists[7];
   int i, k;
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
-  for (k = 0; k < 5; k++)
+  lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  for (k = 0; k < 7; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;
   return 0;
+}
+
+/* An operator that exists only as load-time folding, met on a run-time value: Cast to a float
+   type is the value itself; anything else is refused, saying why. */
+static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
+  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) {
+    int to = (int)fuse__onnx_attr_int(n, "to", 0);
+    if (fuse__dt_is_float(to)) return fuse__onnx_value(ld, n->in[0]);
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "a Cast of a run-time value to %s (fuse.h computes in float32)",
+                            fuse__dt_name(to)), FUSE_NONE;
+  }
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                         "this operator is folded at load time only, and an input is a run-time "
+                         "value (it depends on a graph input)"),
+         FUSE_NONE;
 }
 
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
@@ -24,6 +41,8 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   fuse_value x;
   int k;
   if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
+  if ((k = fuse__onnx_fold(ld, n)) != 0) return k > 0 ? -2 : FUSE_NONE;
+  if (fuse__onnx_in_list(n->op, fuse__onnx_fold_only_ops)) return fuse__onnx_run_time(ld, n);
   if ((x = fuse__onnx_convert_math(ld, n)) != -3 || (x = fuse__onnx_convert_shape(ld, n)) != -3 ||
       (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3)
     return x;
@@ -265,49 +284,59 @@ static void fuse__onnx_convert_failed(fuse__onnx *ld) {
   }
 }
 
-/* GraphProto's node (pass 2), parsed into *node (the loader's: ld->node keeps pointing at it
-   for the messages), converted and bound to its first output's name. 0: stop the pass (the
-   graph holds the error). */
-static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s, fuse__onode *node) {
+/* GraphProto's node (pass 2), parsed, converted and bound to its first output's name (ld->node
+   points at it for the messages while it is converted). 0: stop the pass (the graph holds
+   the error). */
+static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
+  fuse__onode node;
   fuse_value y;
-  int i;
-  if (!fuse__onnx_node(s, node)) {
-    fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed (or has more than 16 inputs / 4 outputs)");
+  int i, ok = 0;
+  ld->node = NULL;
+  if (!fuse__onnx_node(ld, s, &node)) {
+    if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a node is malformed");
+    fuse__onnx_node_free(ld, &node);
     return 0;
   }
-  ld->node = node;
+  ld->node = &node;
   ld->node_index++;
-  for (i = 0; i < node->num_in; i++)
-    if (!fuse__onnx_name_ok(ld, node->in[i])) break;
-  for (i = 0; i < node->num_out; i++)
-    if (!fuse__onnx_name_ok(ld, node->out[i])) break;
-  if (g->status != FUSE_OK) return 0;
-  if (!fuse__onnx_known(node->op)) {
+  for (i = 0; i < node.num_in; i++)
+    if (!fuse__onnx_name_ok(ld, node.in[i])) break;
+  for (i = 0; i < node.num_out; i++)
+    if (!fuse__onnx_name_ok(ld, node.out[i])) break;
+  if (g->status != FUSE_OK) goto done;
+  if (!fuse__onnx_known(node.op)) {
     fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported");
-    return 0;
+    goto done;
   }
-  if (node->num_out < 1 || !node->out[0].n) {
+  if (node.num_out < 1 || !node.out[0].n) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no output");
-    return 0;
+    goto done;
   }
-  if (fuse__onnx_find(ld, node->out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
+  if (fuse__onnx_find(ld, node.out[0]) >= 0) { /* ONNX graphs are SSA: one name, one maker */
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
                     "its output is already made by an earlier node, an initializer or a graph input");
-    return 0;
+    goto done;
   }
-  y = fuse__onnx_convert(ld, node);
+  y = fuse__onnx_convert(ld, &node);
   if (y == FUSE_NONE) {
     fuse__onnx_convert_failed(ld);
-    return 0;
+    goto done;
   }
-  if (y == -2) return 1; /* a Constant bound its output */
-  if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
-      fuse__find(g, fuse__onnx_cstr(ld, node->out[0])) == FUSE_NONE)
-    fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node->out[0]));
-  if (!fuse__onnx_bind_value(ld, node->out[0], y)) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (y != -2) { /* -2: it bound its outputs itself (a Constant, a folded node, a Split) */
+    if (!g->nodes[y].name && g->nodes[y].op > FUSE__OP_CONST &&
+        fuse__find(g, fuse__onnx_cstr(ld, node.out[0])) == FUSE_NONE)
+      fuse_value_set_name(g, y, fuse__onnx_cstr(ld, node.out[0]));
+    if (!fuse__onnx_bind_value(ld, node.out[0], y)) {
+      fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      goto done;
+    }
+  }
+  ok = 1;
+done:
+  fuse__onnx_node_free(ld, &node);
   ld->node = NULL;
-  return 1;
+  return ok;
 }
 
 /* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
@@ -345,7 +374,6 @@ static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
    for the byte offset of a malformed field. */
 static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void *data) {
   fuse_graph *g = ld->g;
-  fuse__onode node; /* ld->node points here while a node is converted */
   fuse__pb b;
   fuse__slice s;
   uint32_t f, w;
@@ -369,7 +397,7 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
       }
       more = pass == 0   ? fuse__onnx_initializer(ld, s)
              : pass == 1 ? fuse__onnx_graph_input(ld, s)
-             : pass == 2 ? fuse__onnx_graph_node(ld, s, &node)
+             : pass == 2 ? fuse__onnx_graph_node(ld, s)
                          : fuse__onnx_graph_output(ld, s);
       if (!more) break;
     }
@@ -385,6 +413,7 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
   fuse_graph *g;
+  int i;
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
   *out = g = fuse_graph_create(alloc);
   if (!g) return FUSE_ERROR_OUT_OF_MEMORY;
@@ -410,7 +439,8 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   fuse__onnx_read_graph(&ld, graph, data);
   if (g->status == FUSE_OK && g->num_outputs == 0) /* nothing to compute: a damaged file */
     fuse__fail(g, FUSE_ERROR_PARSE, "onnx: the graph has no outputs");
-  fuse__free(&g->alloc, ld.scratch);
+  for (i = 0; i < ld.num_owned; i++) fuse__free(&g->alloc, ld.owned[i]);
+  fuse__free(&g->alloc, ld.owned);
   fuse__free(&g->alloc, ld.vals);
   fuse__free(&g->alloc, ld.table);
   return g->status;
@@ -509,7 +539,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: a dimension is zero or out of range");
     return t.dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE;
   }
-  if (fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0) != count) { /* before allocating */
+  if (fuse__onnx_tensor_values(&t, NULL, NULL, 0) != count) { /* before allocating */
     fuse__puts(&o, "onnx tensor: the data does not match the dimensions");
     return FUSE_ERROR_PARSE;
   }
@@ -518,7 +548,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     fuse__puts(&o, "onnx tensor: out of memory");
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
-  fuse__onnx_tensor_values(&t, NULL, out->data, NULL, count); /* counted above: it fits */
+  fuse__onnx_tensor_values(&t, out->data, NULL, count); /* counted above: it fits */
   out->rank = t.rank;
   memcpy(out->shape, t.dims, sizeof t.dims);
   i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);

@@ -29,6 +29,8 @@ static int fuse__onnx_attr(const fuse__onode *n, const char *name, fuse__oattr *
           if (!fuse__proto_bytes(&ab, &a->s)) return 0;
         } else if (af == 5 && aw == 2) {
           if (!fuse__proto_bytes(&ab, &a->t)) return 0;
+        } else if (af == 6 && aw == 2) {
+          if (!fuse__proto_bytes(&ab, &a->g)) return 0;
         } else if (af == 20 && aw == 0) {
           if (!fuse__proto_varint(&ab, &v)) return 0;
           a->type = (int)v;
@@ -84,31 +86,52 @@ static int fuse__onnx_attr_ints(const fuse__onode *n, const char *name, int64_t 
   return count;
 }
 
-static int fuse__onnx_node(fuse__slice msg, fuse__onode *n) {
+/* Parses a NodeProto: inputs and outputs go into one block from the loader's allocator (any
+   number of each), which fuse__onnx_node_free releases. 0 if malformed (or out of memory:
+   the graph then holds the error). */
+static int fuse__onnx_node(fuse__onnx *ld, fuse__slice msg, fuse__onode *n) {
   fuse__pb b = fuse__proto_of(msg);
   uint32_t f, w;
+  int pass, n_in = 0, n_out = 0;
   memset(n, 0, sizeof *n);
   n->msg = msg;
-  while (fuse__proto_tag(&b, &f, &w)) {
-    fuse__slice s;
-    if (w == 2 && (f == 1 || f == 2 || f == 3 || f == 4)) {
-      if (!fuse__proto_bytes(&b, &s)) return 0;
-      if (f == 1) {
-        if (n->num_in == 16) return 0;
-        n->in[n->num_in++] = s;
-      } else if (f == 2) {
-        if (n->num_out == 4) return 0;
-        n->out[n->num_out++] = s;
-      } else if (f == 3) {
-        n->name = s;
-      } else {
-        n->op = s;
+  for (pass = 0; pass < 2; pass++) { /* count, then fill */
+    b = fuse__proto_of(msg);
+    while (fuse__proto_tag(&b, &f, &w)) {
+      fuse__slice s;
+      if (w == 2 && f >= 1 && f <= 4) {
+        if (!fuse__proto_bytes(&b, &s)) return 0;
+        if (f == 1) {
+          if (pass) n->in[n->num_in++] = s;
+          else n_in++;
+        } else if (f == 2) {
+          if (pass) n->out[n->num_out++] = s;
+          else n_out++;
+        } else if (f == 3) {
+          n->name = s;
+        } else {
+          n->op = s;
+        }
+      } else if (w == 2 && f == 7) {
+        if (!fuse__proto_bytes(&b, &n->domain)) return 0;
+      } else if (!fuse__proto_skip(&b, w)) {
+        return 0;
       }
-    } else if (!fuse__proto_skip(&b, w)) {
-      return 0;
+    }
+    if (b.p != b.end || !n->op.n) return 0;
+    if (!pass) {
+      n->in = (fuse__slice *)fuse__alloc(&ld->g->alloc, (size_t)(n_in + n_out + 1) * sizeof(fuse__slice), 16);
+      if (!n->in) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+      n->out = n->in + n_in;
     }
   }
-  return b.p == b.end && n->op.n > 0;
+  return 1;
+}
+
+static void fuse__onnx_node_free(fuse__onnx *ld, fuse__onode *n) {
+  fuse__free(&ld->g->alloc, n->in);
+  n->in = n->out = NULL;
+  n->num_in = n->num_out = 0;
 }
 
 /* ---- operators */
@@ -379,6 +402,39 @@ static fuse_value fuse__onnx_softmax(fuse__onnx *ld, const fuse__onode *n) {
   }
 }
 
+/* A list of floats (AttributeProto field 7, packed or not); the count, -1 if absent or
+   malformed. */
+static int fuse__onnx_attr_floats(const fuse__onode *n, const char *name, float *out, int max) {
+  fuse__oattr a;
+  fuse__pb b;
+  uint32_t f, w;
+  int count = 0;
+  if (!fuse__onnx_attr(n, name, &a)) return -1;
+  b = fuse__proto_of(a.msg);
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s;
+    size_t i;
+    if (f == 7 && w == 2) {
+      if (!fuse__proto_bytes(&b, &s) || s.n % 4) return -1;
+    } else if (f == 7 && w == 5) {
+      if (b.end - b.p < 4) return -1;
+      s.p = b.p;
+      s.n = 4;
+      b.p += 4;
+    } else {
+      if (!fuse__proto_skip(&b, w)) return -1;
+      continue;
+    }
+    for (i = 0; i < s.n; i += 4) {
+      if (count == max) return -1;
+      out[count++] = fuse__f32(fuse__le32(s.p + i));
+    }
+  }
+  return b.p == b.end ? count : -1;
+}
+
+/* Constant: value (a tensor, read when first used), or value_float / value_floats /
+   value_int / value_ints (known at once: they fold). */
 static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
   fuse__oattr a;
   fuse__oval o;
@@ -389,16 +445,38 @@ static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
     if (!fuse__onnx_tensor_meta(a.t, &o.t, why, sizeof why))
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its value tensor is malformed"), FUSE_NONE;
     o.t.name = n->out[0];
-  } else if (fuse__onnx_attr(n, "value_float", &a) && a.has_f) {
-    fuse_value v = fuse_constant(ld->g, NULL, 0, NULL, &a.f);
-    return v;
+    if (!fuse__onnx_bind(ld, n->out[0], &o))
+      return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+    return -2; /* bound as a tensor: no graph value yet */
   } else {
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                        "only Constant value= (tensor) and value_float= are supported"),
-           FUSE_NONE;
+    static const char *const names[4] = {"value_float", "value_floats", "value_int", "value_ints"};
+    int64_t ints[256], dims[1];
+    float floats[256];
+    int k, count = -1;
+    fuse__known kn;
+    for (k = 0; k < 4 && count < 0; k++) {
+      if (!fuse__onnx_attr(n, names[k], &a)) continue;
+      if (k == 0 && a.has_f) floats[0] = a.f, count = 1;
+      else if (k == 2 && a.has_i) ints[0] = a.i, count = 1;
+      else if (k == 1) count = fuse__onnx_attr_floats(n, names[k], floats, 256);
+      else if (k == 3) count = fuse__onnx_attr_ints(n, names[k], ints, 256);
+      if (count < 1)
+        return fuse__onnx_fail(ld, count == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                               count == 0 ? "an empty value list makes a zero-sized tensor"
+                                          : "its value is malformed (or a list of more than 256)"),
+               FUSE_NONE;
+      dims[0] = count;
+      if (!fuse__known_alloc(ld, &kn, k < 2 ? FUSE__DT_FLOAT : FUSE__DT_INT64, k == 0 || k == 2 ? 0 : 1, dims))
+        return FUSE_NONE;
+      if (k < 2) memcpy(kn.f, floats, (size_t)count * sizeof(float));
+      else memcpy(kn.i, ints, (size_t)count * sizeof(int64_t));
+      return fuse__onnx_bind_known(ld, n->out[0], &kn) ? -2 : FUSE_NONE;
+    }
   }
-  if (!fuse__onnx_bind(ld, n->out[0], &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
-  return -2; /* bound as a tensor: no graph value yet */
+  return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                         "a Constant needs value, value_float(s) or value_int(s) (sparse and "
+                         "string values are not supported)"),
+         FUSE_NONE;
 }
 
 /* Concat of all its inputs along `axis`. */

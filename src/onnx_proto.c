@@ -110,7 +110,44 @@ static int fuse__slice_is(fuse__slice s, const char *str) {
 
 /* ---- TensorProto */
 
-enum { FUSE__DT_FLOAT = 1, FUSE__DT_INT32 = 6, FUSE__DT_INT64 = 7, FUSE__DT_DOUBLE = 11 };
+enum {
+  FUSE__DT_FLOAT = 1, FUSE__DT_UINT8 = 2, FUSE__DT_INT8 = 3, FUSE__DT_UINT16 = 4,
+  FUSE__DT_INT16 = 5, FUSE__DT_INT32 = 6, FUSE__DT_INT64 = 7, FUSE__DT_BOOL = 9,
+  FUSE__DT_DOUBLE = 11, FUSE__DT_UINT32 = 12, FUSE__DT_UINT64 = 13
+};
+
+/* bytes per element in raw_data; 0 for the types the loader does not read (strings, float16) */
+static int fuse__dt_size(int dt) {
+  switch (dt) {
+  case FUSE__DT_UINT8: case FUSE__DT_INT8: case FUSE__DT_BOOL: return 1;
+  case FUSE__DT_UINT16: case FUSE__DT_INT16: return 2;
+  case FUSE__DT_FLOAT: case FUSE__DT_INT32: case FUSE__DT_UINT32: return 4;
+  case FUSE__DT_INT64: case FUSE__DT_DOUBLE: case FUSE__DT_UINT64: return 8;
+  default: return 0;
+  }
+}
+
+static const char *fuse__dt_name(int dt) {
+  switch (dt) {
+  case FUSE__DT_FLOAT: return "float32";
+  case FUSE__DT_UINT8: return "uint8";
+  case FUSE__DT_INT8: return "int8";
+  case FUSE__DT_UINT16: return "uint16";
+  case FUSE__DT_INT16: return "int16";
+  case FUSE__DT_INT32: return "int32";
+  case FUSE__DT_INT64: return "int64";
+  case FUSE__DT_BOOL: return "bool";
+  case FUSE__DT_DOUBLE: return "double";
+  case FUSE__DT_UINT32: return "uint32";
+  case FUSE__DT_UINT64: return "uint64";
+  case 8: return "string";
+  case 10: return "float16";
+  case 16: return "bfloat16";
+  default: return "an unknown type";
+  }
+}
+
+static int fuse__dt_is_float(int dt) { return dt == FUSE__DT_FLOAT || dt == FUSE__DT_DOUBLE; }
 
 typedef struct fuse__otensor {
   fuse__slice msg, name;
@@ -132,6 +169,7 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
       if (w == 2) {
         if (!fuse__proto_bytes(&b, &packed)) return 0;
         dims = fuse__proto_of(packed);
+        if (!packed.n) continue;
       }
       do {
         if (!fuse__proto_varint(&dims, &v)) return 0;
@@ -160,20 +198,49 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
   return b.p == b.end;
 }
 
-/* Decodes a tensor's values as doubles (float, double, int32, int64 storage), exactly
-   `count` of them. Returns the number found, or -1 if the message is malformed. */
-static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, float *out_f,
-                                     int64_t *out_i, int64_t count) {
+static int fuse__little_endian(void) {
+  const uint32_t one = 1;
+  unsigned char c;
+  memcpy(&c, &one, 1);
+  return c == 1;
+}
+
+/* One raw_data element of type dt at q, as a double (exact for every integer up to 2^53) and
+   as an int64. */
+static void fuse__raw_value(int dt, const unsigned char *q, double *d, int64_t *i) {
+  switch (dt) {
+  case FUSE__DT_UINT8: case FUSE__DT_BOOL: *i = q[0]; *d = (double)*i; return;
+  case FUSE__DT_INT8: *i = (int8_t)q[0]; *d = (double)*i; return;
+  case FUSE__DT_UINT16: *i = (int64_t)(q[0] | q[1] << 8); *d = (double)*i; return;
+  case FUSE__DT_INT16: *i = (int16_t)(uint16_t)(q[0] | q[1] << 8); *d = (double)*i; return;
+  case FUSE__DT_INT32: *i = (int32_t)fuse__le32(q); *d = (double)*i; return;
+  case FUSE__DT_UINT32: *i = (int64_t)fuse__le32(q); *d = (double)*i; return;
+  case FUSE__DT_INT64: case FUSE__DT_UINT64: *i = (int64_t)fuse__le64(q); *d = (double)*i; return;
+  case FUSE__DT_FLOAT: *d = fuse__f32(fuse__le32(q)); break;
+  default: {
+    uint64_t u = fuse__le64(q);
+    memcpy(d, &u, sizeof *d);
+  }
+  }
+  /* float to integer only where it fits (Cast truncates, as C does) */
+  *i = *d != *d ? 0 : *d >= 9.2e18 ? INT64_MAX : *d <= -9.2e18 ? INT64_MIN : (int64_t)*d;
+}
+
+/* Decodes a tensor's values (any readable type) into out_f (as float) and / or out_i (as
+   int64), at most `count` of them; either may be NULL (counting only). Returns the number the
+   message holds, or -1 if it is malformed. raw_data is the common case: counted without a
+   walk, and float32 copied in one go on little-endian machines. */
+static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, float *out_f, int64_t *out_i,
+                                        int64_t count) {
   fuse__pb b = fuse__proto_of(t->msg);
   uint32_t f, w;
   int64_t got = 0;
-#define FUSE__PUT(val)                                \
+  int size = fuse__dt_size(t->dtype);
+#define FUSE__PUT(dv, iv)                             \
   do {                                                \
     if (got < count) {                                \
-      double v_ = (double)(val);                      \
-      if (out_d) out_d[got] = v_;                     \
-      if (out_f) out_f[got] = (float)(val);           \
-      if (out_i) out_i[got] = (int64_t)(val);         \
+      if (out_f) out_f[got] = (float)(dv);            \
+      if (out_i) out_i[got] = (iv);                   \
     }                                                 \
     got++;                                            \
   } while (0)
@@ -181,56 +248,58 @@ static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, f
     fuse__slice s;
     uint64_t v;
     if (f == 9 && w == 2) { /* raw_data, little-endian */
-      size_t i, size = t->dtype == FUSE__DT_FLOAT || t->dtype == FUSE__DT_INT32 ? 4 : 8;
-      if (!fuse__proto_bytes(&b, &s)) return -1;
-      if (s.n % size) return -1;
-      for (i = 0; i < s.n; i += size) {
-        const unsigned char *q = s.p + i;
-        switch (t->dtype) {
-        case FUSE__DT_FLOAT: FUSE__PUT(fuse__f32(fuse__le32(q))); break;
-        case FUSE__DT_INT32: FUSE__PUT((int32_t)fuse__le32(q)); break;
-        case FUSE__DT_INT64: FUSE__PUT((int64_t)fuse__le64(q)); break;
-        default: {
-          uint64_t u = fuse__le64(q);
-          double d;
-          memcpy(&d, &u, sizeof d);
-          FUSE__PUT(d);
-        }
-        }
+      size_t i, n;
+      if (!fuse__proto_bytes(&b, &s) || !size || s.n % (size_t)size) return -1;
+      n = s.n / (size_t)size;
+      if (!out_f && !out_i) {
+        got += (int64_t)n;
+        continue;
+      }
+      if (t->dtype == FUSE__DT_FLOAT && out_f && !out_i && fuse__little_endian()) {
+        int64_t room = count - got < 0 ? 0 : count - got;
+        size_t take = (uint64_t)room < (uint64_t)n ? (size_t)room : n;
+        if (take) memcpy(out_f + got, s.p, take * sizeof(float));
+        got += (int64_t)n;
+        continue;
+      }
+      for (i = 0; i < n; i++) {
+        double d;
+        int64_t iv;
+        fuse__raw_value(t->dtype, s.p + i * (size_t)size, &d, &iv);
+        FUSE__PUT(d, iv);
       }
     } else if ((f == 4 && (w == 5 || w == 2)) || (f == 10 && (w == 1 || w == 2))) {
       /* float_data (fixed32) / double_data (fixed64), packed or not */
-      size_t size = f == 4 ? 4 : 8, i;
-      fuse__slice one;
+      size_t sz = f == 4 ? 4 : 8, i;
       if (w == 2) {
-        if (!fuse__proto_bytes(&b, &s) || s.n % size) return -1;
+        if (!fuse__proto_bytes(&b, &s) || s.n % sz) return -1;
       } else {
-        if ((size_t)(b.end - b.p) < size) return -1;
-        one.p = b.p;
-        one.n = size;
-        b.p += size;
-        s = one;
+        if ((size_t)(b.end - b.p) < sz) return -1;
+        s.p = b.p;
+        s.n = sz;
+        b.p += sz;
       }
-      for (i = 0; i < s.n; i += size) {
-        if (size == 4) {
-          FUSE__PUT(fuse__f32(fuse__le32(s.p + i)));
-        } else {
-          uint64_t u = fuse__le64(s.p + i);
-          double d;
-          memcpy(&d, &u, sizeof d);
-          FUSE__PUT(d);
-        }
+      for (i = 0; i < s.n; i += sz) {
+        double d;
+        int64_t iv;
+        fuse__raw_value(sz == 4 ? FUSE__DT_FLOAT : FUSE__DT_DOUBLE, s.p + i, &d, &iv);
+        FUSE__PUT(d, iv);
       }
-    } else if ((f == 5 || f == 7) && (w == 0 || w == 2)) { /* int32_data / int64_data */
+    } else if ((f == 5 || f == 7 || f == 11) && (w == 0 || w == 2)) {
+      /* int32_data (also the small types and bool) / int64_data / uint64_data */
       fuse__pb vals = b;
       if (w == 2) {
         if (!fuse__proto_bytes(&b, &s)) return -1;
         vals = fuse__proto_of(s);
+        if (!s.n) continue;
       }
       do {
+        int64_t iv;
         if (!fuse__proto_varint(&vals, &v)) return -1;
-        if (f == 5) FUSE__PUT((int32_t)(uint32_t)v);
-        else FUSE__PUT((int64_t)v);
+        iv = f == 5 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
+        if (t->dtype == FUSE__DT_UINT8 || t->dtype == FUSE__DT_UINT16 || t->dtype == FUSE__DT_BOOL)
+          iv = (int64_t)(uint32_t)v;
+        FUSE__PUT((double)iv, iv);
       } while (w == 2 && vals.p < vals.end);
       if (w == 0) b = vals;
     } else if (!fuse__proto_skip(&b, w)) {
@@ -244,26 +313,40 @@ static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, double *out_d, f
 /* ---- the loader */
 
 typedef struct fuse__oattr {
-  fuse__slice msg, name, s, t;
+  fuse__slice msg, name, s, t, g; /* g: a GraphProto (If's branches) */
   int type;
   float f;
   int64_t i;
   int has_f, has_i;
 } fuse__oattr;
 
+/* A NodeProto: in / out point into the loader's slots (any number of each). */
 typedef struct fuse__onode {
-  fuse__slice msg, op, name;
-  fuse__slice in[16], out[4];
+  fuse__slice msg, op, name, domain;
+  fuse__slice *in, *out;
   int num_in, num_out;
 } fuse__onode;
 
+/* A tensor the loader knows the values of: an initializer or Constant once read, or what a
+   node computed at load (shape arithmetic). Floating-point values are float32, every other
+   type (integers, bool) int64; the arrays belong to the loader. */
+typedef struct fuse__known {
+  int dtype; /* FUSE__DT_FLOAT: values in f; else in i (dtype says which integer type) */
+  int rank;
+  int64_t dims[FUSE_MAX_RANK];
+  int64_t count;
+  float *f;
+  int64_t *i;
+} fuse__known;
+
 /* What an ONNX name stands for. */
-enum { FUSE__OV_NONE, FUSE__OV_VALUE, FUSE__OV_TENSOR };
+enum { FUSE__OV_NONE, FUSE__OV_VALUE, FUSE__OV_TENSOR, FUSE__OV_KNOWN };
 typedef struct fuse__oval {
   fuse__slice name;
   int kind;
   fuse_value v;     /* FUSE__OV_VALUE */
-  fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet a graph value */
+  fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet read */
+  fuse__known k;    /* FUSE__OV_KNOWN */
 } fuse__oval;
 
 typedef struct fuse__onnx {
@@ -276,7 +359,10 @@ typedef struct fuse__onnx {
   const fuse__onode *node; /* the node being converted, for messages */
   int node_index;
   char name_buf[512];
-  int64_t *scratch; /* fuse__onnx_int_tensor's values */
+  fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
+  int num_slots, cap_slots;
+  void **owned; /* the known tensors' arrays, freed with the loader */
+  int num_owned, cap_owned;
 } fuse__onnx;
 
 static uint32_t fuse__slice_hash(fuse__slice s) {
@@ -306,28 +392,43 @@ static const char *fuse__onnx_cstr(fuse__onnx *ld, fuse__slice s) {
   return ld->name_buf;
 }
 
+static void fuse__copy_slice(char *dst, size_t cap, fuse__slice s) {
+  size_t n = s.n < cap - 1 ? s.n : cap - 1;
+  if (n) memcpy(dst, s.p, n);
+  dst[n] = 0;
+}
+
 static fuse_result fuse__onnx_fail(fuse__onnx *ld, fuse_result r, const char *what) {
   char name[128], op[64];
-  size_t n;
   if (ld->node) {
-    n = ld->node->name.n < sizeof name - 1 ? ld->node->name.n : sizeof name - 1;
-    if (n) memcpy(name, ld->node->name.p, n);
-    name[n] = 0;
-    n = ld->node->op.n < sizeof op - 1 ? ld->node->op.n : sizeof op - 1;
-    if (n) memcpy(op, ld->node->op.p, n);
-    op[n] = 0;
+    fuse__copy_slice(op, sizeof op, ld->node->op);
     if (!ld->node->name.n && ld->node->num_out && ld->node->out[0].n) { /* most are unnamed */
-      n = ld->node->out[0].n < sizeof name - 1 ? ld->node->out[0].n : sizeof name - 1;
-      memcpy(name, ld->node->out[0].p, n);
-      name[n] = 0;
+      fuse__copy_slice(name, sizeof name, ld->node->out[0]);
       fuse__fail(ld->g, r, "onnx: node %d (%s, output '%s'): %s", ld->node_index, op, name, what);
     } else {
+      fuse__copy_slice(name, sizeof name, ld->node->name);
       fuse__fail(ld->g, r, "onnx: node %d '%s' (%s): %s", ld->node_index, name, op, what);
     }
   } else {
     fuse__fail(ld->g, r, "onnx: %s", what);
   }
   return ld->g->status;
+}
+
+/* fuse__onnx_fail with a formatted message (fuse__vformat's directives). */
+static fuse_result fuse__onnx_failf(fuse__onnx *ld, fuse_result r, const char *fmt, ...) {
+  char what[400];
+  va_list ap;
+  fuse__out o;
+  o.buf = what;
+  o.len = 0;
+  o.cap = sizeof what;
+  o.write = NULL;
+  o.user = NULL;
+  va_start(ap, fmt);
+  fuse__vformat(&o, ld->g, fmt, ap);
+  va_end(ap);
+  return fuse__onnx_fail(ld, r, what);
 }
 
 /* Adds (or replaces) what `name` stands for. */
@@ -377,6 +478,15 @@ static int fuse__onnx_bind_value(fuse__onnx *ld, fuse__slice name, fuse_value v)
   return fuse__onnx_bind(ld, name, &o);
 }
 
+static int fuse__onnx_bind_known(fuse__onnx *ld, fuse__slice name, const fuse__known *k) {
+  fuse__oval o;
+  memset(&o, 0, sizeof o);
+  o.kind = FUSE__OV_KNOWN;
+  o.k = *k;
+  if (!fuse__onnx_bind(ld, name, &o)) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  return 1;
+}
+
 /* Names of initializers, inputs and outputs: present and without NUL bytes (node inputs may
    be empty: an optional input left out). */
 static int fuse__onnx_name_ok(fuse__onnx *ld, fuse__slice s) {
@@ -385,7 +495,6 @@ static int fuse__onnx_name_ok(fuse__onnx *ld, fuse__slice s) {
   return 1;
 }
 
-/* Checks a tensor's dims and type for use as float data; fills count. */
 /* A tensor's element count; returns the index of a dimension that is zero or out of range,
    or -1 when they are all fine. */
 static int fuse__onnx_tensor_count(const fuse__otensor *t, int64_t *count) {
@@ -399,174 +508,264 @@ static int fuse__onnx_tensor_count(const fuse__otensor *t, int64_t *count) {
   return -1;
 }
 
+/* Checks a tensor's dims, type and storage before its data is read; fills count. */
 static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64_t *count) {
   int i;
-  char what[400];
-  fuse__out o;
-  o.buf = what;
-  o.len = 0;
-  o.cap = sizeof what;
-  o.write = NULL;
-  o.user = NULL;
+  char name[200];
+  fuse__copy_slice(name, sizeof name, t->name);
   *count = 1;
-  if (t->external) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' keeps its data in an external file, which this loader does not read");
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
-  }
-  if ((i = fuse__onnx_tensor_count(t, count)) >= 0) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' has dimension ");
-    fuse__put_int(&o, t->dims[i]);
-    fuse__puts(&o, t->dims[i] == 0 ? " (zero-sized tensors are not supported)" : " (out of range)");
-    return fuse__onnx_fail(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE, what), 0;
-  }
-  if (t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE && t->dtype != FUSE__DT_INT64 &&
-      t->dtype != FUSE__DT_INT32) {
-    fuse__puts(&o, "tensor '");
-    fuse__puts(&o, fuse__onnx_cstr(ld, t->name));
-    fuse__puts(&o, "' has data type ");
-    fuse__put_int(&o, t->dtype);
-    fuse__puts(&o, " (float32, double, int32 and int64 tensors are read)");
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
-  }
+  if (t->external)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' keeps its data in an external file, which this loader "
+                            "does not read", name), 0;
+  if ((i = fuse__onnx_tensor_count(t, count)) >= 0)
+    return fuse__onnx_failf(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
+                            "tensor '%s' has dimension %D%s", name, t->dims[i],
+                            t->dims[i] == 0 ? " (zero-sized tensors are not supported)"
+                                            : " (out of range)"), 0;
+  if (!fuse__dt_size(t->dtype))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' has data type %d (%s), which this loader does not read",
+                            name, t->dtype, fuse__dt_name(t->dtype)), 0;
   return 1;
 }
 
-/* The graph value for an ONNX name: initializers / Constant outputs become constants on
-   first use. Int64 tensors only serve as shapes: using one as data is unsupported. */
+/* Memory the loader frees when it is done (the known tensors' values). */
+static void *fuse__onnx_own(fuse__onnx *ld, size_t bytes) {
+  void *p, **owned;
+  owned = (void **)fuse__grow(&ld->g->alloc, ld->owned, ld->num_owned, &ld->cap_owned,
+                              ld->num_owned + 1, sizeof(void *));
+  if (!owned) return NULL;
+  ld->owned = owned;
+  if (!(p = fuse__alloc(&ld->g->alloc, bytes ? bytes : 1, 16))) return NULL;
+  ld->owned[ld->num_owned++] = p;
+  return p;
+}
+
+/* The largest tensor folded at load (elements): shape arithmetic is tiny; this bounds what a
+   hostile file can make the loader compute. */
+#define FUSE__MAX_FOLD ((int64_t)1 << 24)
+
+/* Gives k room for its values: float32 for dtype FLOAT, else int64. 0 (and the error) when
+   it is too large or memory runs out. */
+static int fuse__known_alloc(fuse__onnx *ld, fuse__known *k, int dtype, int rank,
+                             const int64_t *dims) {
+  int d;
+  memset(k, 0, sizeof *k);
+  k->dtype = dtype == FUSE__DT_DOUBLE ? FUSE__DT_FLOAT : dtype;
+  k->rank = rank;
+  k->count = 1;
+  for (d = 0; d < rank; d++) { /* zero-sized ones are fine here (an empty shape, no scales) */
+    if (dims[d] < 0 || dims[d] > FUSE__MAX_FOLD || k->count * dims[d] > FUSE__MAX_FOLD)
+      return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT,
+                              "a tensor computed at load time would have shape %S (%s)", rank,
+                              dims, dims[d] < 0 ? "a negative dimension" : "more than 2^24 elements"), 0;
+    k->dims[d] = dims[d];
+    k->count *= dims[d];
+  }
+  if (k->dtype == FUSE__DT_FLOAT) k->f = (float *)fuse__onnx_own(ld, (size_t)k->count * sizeof(float));
+  else k->i = (int64_t *)fuse__onnx_own(ld, (size_t)k->count * sizeof(int64_t));
+  if (!k->f && !k->i) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+  return 1;
+}
+
+/* The values of `name` when the loader knows them (an initializer, a Constant or a folded
+   node): 1 with *k filled; 0 when the name is a run-time value (or unknown, or the error is
+   set: check g->status). An initializer is read here once and remembered. */
+static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k) {
+  int idx = fuse__onnx_find(ld, name);
+  fuse__otensor t;
+  int64_t count;
+  if (idx < 0) return 0;
+  if (ld->vals[idx].kind == FUSE__OV_KNOWN) {
+    *k = ld->vals[idx].k;
+    return 1;
+  }
+  if (ld->vals[idx].kind != FUSE__OV_TENSOR) return 0;
+  t = ld->vals[idx].t;
+  if (fuse__onnx_tensor_count(&t, &count) >= 0) { /* an empty tensor (no scales, say) */
+    int d;
+    for (d = 0; d < t.rank && t.dims[d] != 0; d++) {
+    }
+    if (d < t.rank && !t.external && fuse__dt_size(t.dtype)) count = 0;
+  }
+  if (count && !fuse__onnx_check_tensor(ld, &t, &count)) return 0;
+  if (!fuse__known_alloc(ld, k, fuse__dt_is_float(t.dtype) ? FUSE__DT_FLOAT : t.dtype, t.rank,
+                         t.dims))
+    return 0;
+  if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
+    char nm[200];
+    fuse__copy_slice(nm, sizeof nm, t.name);
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            "is malformed or does not match its dimensions"), 0;
+  }
+  idx = fuse__onnx_find(ld, name);
+  ld->vals[idx].kind = FUSE__OV_KNOWN;
+  ld->vals[idx].k = *k;
+  return 1;
+}
+
+/* The shape of whatever `name` stands for; 0 if it stands for nothing. */
+static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims) {
+  int idx = fuse__onnx_find(ld, name);
+  const fuse__oval *o;
+  if (idx < 0) return 0;
+  o = &ld->vals[idx];
+  switch (o->kind) {
+  case FUSE__OV_VALUE:
+    *rank = ld->g->nodes[o->v].rank;
+    memcpy(dims, ld->g->nodes[o->v].shape, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  case FUSE__OV_TENSOR:
+    *rank = o->t.rank;
+    memcpy(dims, o->t.dims, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  case FUSE__OV_KNOWN:
+    *rank = o->k.rank;
+    memcpy(dims, o->k.dims, sizeof(int64_t) * FUSE_MAX_RANK);
+    return 1;
+  default: return 0;
+  }
+}
+
+/* A float constant of the graph from a tensor: raw float32 data is copied straight from the
+   file into the constant (no zeroing, no per-element conversion). */
+static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t) {
+  int64_t count, got;
+  fuse_value v;
+  char nm[200];
+  if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  fuse__copy_slice(nm, sizeof nm, t->name);
+  if (!fuse__dt_is_float(t->dtype))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "tensor '%s' (%s, shape %S) is used as float32 data; fuse.h "
+                            "computes in float32 and reads integer tensors only as shapes, "
+                            "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
+           FUSE_NONE;
+  got = fuse__onnx_tensor_values(t, NULL, NULL, 0); /* count first: allocate what is there */
+  if (got != count)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            got < 0 ? "is malformed" : "does not match its dimensions"),
+           FUSE_NONE;
+  v = fuse__constant_uninit(ld->g, t->rank, t->dims);
+  if (v == FUSE_NONE) return FUSE_NONE;
+  fuse__onnx_tensor_values(t, ld->g->nodes[v].data, NULL, count); /* counted above: it fits */
+  return v;
+}
+
+/* The graph value for an ONNX name: initializers, Constants and folded float tensors become
+   constants on first use. An integer or bool tensor cannot be float data: that is an error
+   naming it. */
 static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
   int k = fuse__onnx_find(ld, name);
   fuse__oval *o;
-  char what[600];
-  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE) {
-    fuse__out out;
-    out.buf = what;
-    out.len = 0;
-    out.cap = sizeof what;
-    out.write = NULL;
-    out.user = NULL;
-    fuse__puts(&out, "input '");
-    fuse__puts(&out, fuse__onnx_cstr(ld, name));
-    fuse__puts(&out, "' is not produced by an earlier node, an initializer or a graph input");
-    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
-  }
+  fuse_value v;
+  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE,
+                            "input '%s' is not produced by an earlier node, an initializer or a "
+                            "graph input", fuse__onnx_cstr(ld, name)),
+           FUSE_NONE;
   o = &ld->vals[k];
+  if (o->kind == FUSE__OV_VALUE) return o->v;
   if (o->kind == FUSE__OV_TENSOR) {
-    int64_t count, got;
-    float *data;
-    fuse_value v;
     fuse__otensor t = o->t;
-    if (!fuse__onnx_check_tensor(ld, &t, &count)) return FUSE_NONE;
-    if (t.dtype != FUSE__DT_FLOAT && t.dtype != FUSE__DT_DOUBLE) {
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "an integer tensor is used as float data"),
+    if ((v = fuse__onnx_constant_of(ld, &t)) == FUSE_NONE) return FUSE_NONE;
+  } else {
+    fuse__known kn = o->k;
+    if (kn.count == 0)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input '%s' is an empty tensor of shape %S (computed at load time; "
+                              "zero-sized tensors are not supported as data)",
+                              fuse__onnx_cstr(ld, name), kn.rank, kn.dims),
              FUSE_NONE;
-    }
-    got = fuse__onnx_tensor_values(&t, NULL, NULL, NULL, 0); /* count first: allocate what is there */
-    if (got != count) {
-      fuse__out out;
-      out.buf = what;
-      out.len = 0;
-      out.cap = sizeof what;
-      out.write = NULL;
-      out.user = NULL;
-      fuse__puts(&out, "tensor '");
-      fuse__puts(&out, fuse__onnx_cstr(ld, t.name));
-      fuse__puts(&out, got < 0 ? "': its data is malformed" : "': its data does not match its dimensions");
-      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, what), FUSE_NONE;
-    }
-    v = fuse_constant(ld->g, NULL, t.rank, t.dims, NULL);
+    if (kn.dtype != FUSE__DT_FLOAT)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input '%s' is a %s tensor of shape %S computed at load time, used "
+                              "as float32 data (fuse.h computes in float32; integer tensors "
+                              "serve only as shapes, axes and indices)",
+                              fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
+             FUSE_NONE;
+    v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
     if (v == FUSE_NONE) return FUSE_NONE;
-    data = ld->g->nodes[v].data;
-    fuse__onnx_tensor_values(&t, NULL, data, NULL, count); /* counted above: it fits */
-    if (t.name.n && fuse__onnx_name_ok(ld, t.name) &&
-        fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, t.name)) != FUSE_OK)
-      return FUSE_NONE;
-    k = fuse__onnx_find(ld, name); /* the table may have moved */
-    ld->vals[k].kind = FUSE__OV_VALUE;
-    ld->vals[k].v = v;
-    return v;
   }
-  return o->v;
+  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
+      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+    return FUSE_NONE;
+  k = fuse__onnx_find(ld, name); /* the table may have moved */
+  ld->vals[k].kind = FUSE__OV_VALUE;
+  ld->vals[k].v = v;
+  return v;
 }
 
-/* An int64 (or int32) tensor's values, e.g. a Reshape target; 0 if `name` is not one. */
+/* An integer tensor known at load of at most `max` values and rank <= 1, e.g. a Reshape
+   target; 0 if `name` is not one. */
 static int fuse__onnx_ints(fuse__onnx *ld, fuse__slice name, int64_t *out, int max, int *count) {
-  int k = fuse__onnx_find(ld, name);
-  int64_t n, got;
-  const fuse__otensor *t;
-  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if (t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) return 0;
-  n = fuse__numel(t->rank, t->dims);
-  if (t->rank > 1 || n > max || n < 0) return 0;
-  got = fuse__onnx_tensor_values(t, NULL, NULL, out, n);
-  if (got != n) return 0;
-  *count = (int)n;
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT || k.rank > 1 ||
+      k.count > max)
+    return 0;
+  memcpy(out, k.i, (size_t)k.count * sizeof(int64_t));
+  *count = (int)k.count;
   return 1;
 }
 
-/* A scalar float constant (initializer or Constant with one element). */
+/* A float tensor known at load of at most `max` values and rank <= 1 (Resize's scales); 0 if
+   `name` is not one. */
+static int fuse__onnx_floats(fuse__onnx *ld, fuse__slice name, float *out, int max, int *count) {
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype != FUSE__DT_FLOAT || k.rank > 1 ||
+      k.count > max)
+    return 0;
+  memcpy(out, k.f, (size_t)k.count * sizeof(float));
+  *count = (int)k.count;
+  return 1;
+}
+
+/* A scalar float constant (one element): an initializer, a Constant, a folded value or a
+   one-element constant of the graph. */
 static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
-  int k = fuse__onnx_find(ld, name);
-  const fuse__otensor *t;
-  if (k < 0) return 0;
-  if (ld->vals[k].kind == FUSE__OV_VALUE) {
-    const fuse__node *n = &ld->g->nodes[ld->vals[k].v];
+  int idx = fuse__onnx_find(ld, name);
+  fuse__known k;
+  if (idx < 0) return 0;
+  if (ld->vals[idx].kind == FUSE__OV_VALUE) {
+    const fuse__node *n = &ld->g->nodes[ld->vals[idx].v];
     if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
     *out = n->data[0];
     return 1;
   }
-  if (ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if ((t->dtype != FUSE__DT_FLOAT && t->dtype != FUSE__DT_DOUBLE) || fuse__numel(t->rank, t->dims) != 1 ||
-      t->external)
+  if (ld->vals[idx].kind == FUSE__OV_TENSOR &&
+      (!fuse__dt_is_float(ld->vals[idx].t.dtype) || ld->vals[idx].t.external ||
+       fuse__numel(ld->vals[idx].t.rank, ld->vals[idx].t.dims) != 1))
     return 0;
-  return fuse__onnx_tensor_values(t, NULL, out, NULL, 1) == 1;
-}
-
-/* An integer (int64, int32 or bool) tensor known at load time (an initializer, a Constant or
-   a folded node): its rank, dims and values as int64 (loader-owned, valid while the loader
-   runs), or 0 when `name` is not one. */
-static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims,
-                                 const int64_t **values) {
-  int k = fuse__onnx_find(ld, name);
-  const fuse__otensor *t;
-  int64_t n, *buf;
-  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return 0;
-  t = &ld->vals[k].t;
-  if ((t->dtype != FUSE__DT_INT64 && t->dtype != FUSE__DT_INT32) || t->external) return 0;
-  if (fuse__onnx_tensor_count(t, &n) >= 0) return 0;
-  buf = (int64_t *)fuse__alloc(&ld->g->alloc, (size_t)n * sizeof(int64_t), 16);
-  if (!buf) return 0;
-  if (fuse__onnx_tensor_values(t, NULL, NULL, buf, n) != n) {
-    fuse__free(&ld->g->alloc, buf);
-    return 0;
-  }
-  fuse__free(&ld->g->alloc, ld->scratch);
-  ld->scratch = buf;
-  *rank = t->rank;
-  memcpy(dims, t->dims, sizeof t->dims);
-  *values = buf;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype != FUSE__DT_FLOAT || k.count != 1) return 0;
+  *out = k.f[0];
   return 1;
 }
 
-/* The graph value of a condition (Where): a float graph value, or a constant boolean / integer
-   tensor made a float constant of 0 and 1. */
-static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
-  int rank, i;
-  int64_t dims[FUSE_MAX_RANK], n;
-  const int64_t *v;
-  float *f;
-  fuse_value c;
-  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
-  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
-  if (c == FUSE_NONE) return FUSE_NONE;
-  f = ld->g->nodes[c].data;
-  n = fuse__numel(rank, dims);
-  for (i = 0; i < n; i++) f[i] = v[i] != 0;
-  return c;
+/* An integer (int64, int32 or bool) tensor known at load time: its rank, dims and values as
+   int64 (loader-owned, valid while the loader runs), or 0 when `name` is not one. */
+static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, int64_t *dims,
+                                 const int64_t **values) {
+  fuse__known k;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT) return 0;
+  *rank = k.rank;
+  memcpy(dims, k.dims, sizeof k.dims);
+  *values = k.i;
+  return 1;
 }
 
+/* The graph value of a condition (Where): a float graph value, or a boolean / integer tensor
+   known at load made a float constant of 0 and 1. */
+static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+  fuse__known k;
+  int64_t i;
+  fuse_value c;
+  float *f;
+  if (!fuse__onnx_known_of(ld, name, &k) || k.dtype == FUSE__DT_FLOAT)
+    return ld->g->status == FUSE_OK ? fuse__onnx_value(ld, name) : FUSE_NONE;
+  c = fuse__constant_uninit(ld->g, k.rank, k.dims);
+  if (c == FUSE_NONE) return FUSE_NONE;
+  f = ld->g->nodes[c].data;
+  for (i = 0; i < k.count; i++) f[i] = k.i[i] != 0;
+  return c;
+}

@@ -90,17 +90,6 @@ static fuse_value fuse__onnx_pad(fuse__onnx *ld, const fuse__onode *n, fuse_valu
   return fuse_pad(ld->g, x, pads, mode, value);
 }
 
-/* The float values of a constant input (Resize / Upsample scales); 0 if it is not one. */
-static int fuse__onnx_floats(fuse__onnx *ld, fuse__slice name, float *out, int want) {
-  fuse_value v = fuse__onnx_value(ld, name);
-  const fuse__node *c;
-  if (v == FUSE_NONE) return 0;
-  c = &ld->g->nodes[v];
-  if (c->op != FUSE__OP_CONST || fuse__numel(c->rank, c->shape) != want || c->rank != 1) return 0;
-  memcpy(out, c->data, (size_t)want * sizeof(float));
-  return 1;
-}
-
 /* Resize (opset 10: x, scales; 11+: x, roi, scales, sizes) and Upsample (7: attribute scales;
    9: input scales). Opset 10 Resize and Upsample map coordinates as `asymmetric` with
    nearest `floor` (PyTorch's nearest; ONNX's reference only defines whole scales there), and
@@ -160,10 +149,12 @@ static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_v
     if (fuse__onnx_attr(n, "axes", &a))
       return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the axes attribute is not supported"), FUSE_NONE;
   }
-  if (!legacy && fuse__onnx_has_in(n, 3)) { /* sizes: then scales are empty */
-    if (!fuse__onnx_ints(ld, n->in[3], sizes, FUSE_MAX_RANK, &count) || count != rank)
+  if (!legacy && fuse__onnx_has_in(n, 3) && /* sizes (then scales are empty), unless empty */
+      !(fuse__onnx_ints(ld, n->in[3], sizes, FUSE_MAX_RANK, &count) && count == 0)) {
+    if (count != rank)
       return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                             "its sizes must be a constant integer tensor with one entry per axis"),
+                             "its sizes must be an integer tensor known at load with one entry "
+                             "per axis"),
              FUSE_NONE;
     has_sizes = 1;
   } else if (fuse__slice_is(n->op, "Upsample") && ld->opset < 9) {
@@ -192,12 +183,11 @@ static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_v
              FUSE_NONE;
   } else {
     int k = legacy ? 1 : 2;
-    if (!fuse__onnx_has_in(n, k) || !fuse__onnx_floats(ld, n->in[k], scales, rank)) {
-      if (g->status == FUSE_OK)
-        fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
-                        "its scales (or sizes) must be constants with one entry per axis");
-      return FUSE_NONE;
-    }
+    if (!fuse__onnx_has_in(n, k) ||
+        !fuse__onnx_floats(ld, n->in[k], scales, FUSE_MAX_RANK, &count) || count != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "its scales (or sizes) must be known at load with one entry per axis"),
+             FUSE_NONE;
   }
   if (!has_sizes)
     for (i = 0; i < rank; i++) {
