@@ -3,12 +3,16 @@
    here (the golden cases compare the same ops with PyTorch through the text form); every
    builder's bad arguments give FUSE_NONE and a message naming the op and what was wrong; a
    parsed gather whose index constant is filled out of range afterwards clamps, never reads
-   outside its input. */
+   outside its input. Then the ONNX models in tests/data/onnx_shape (PyTorch's exports of
+   F.interpolate, F.pad, pixel_shuffle, repeat, expand, indexing, squeeze at opsets 9, 11, 13;
+   tools/export_shape_onnx.py) load, run and match PyTorch's output (normwise 1e-4). Run from
+   the repository root. */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "runner.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +271,92 @@ TEST(text_errors) {
   }
 }
 
+static void *read_all(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  long n;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (buf = (char *)malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *size = buf ? (size_t)n : 0;
+  return buf;
+}
+
+/* One exported model: <dir>/<base>.onnx with <base>.input.pb and <base>.output.pb. */
+static int run_onnx_case(const char *dir, const char *base) {
+  char path[512];
+  fuse_graph *g = NULL;
+  fuse_plan *p = NULL;
+  fuse_onnx_tensor in, want;
+  void *bytes;
+  size_t size, n = 0;
+  float *got = NULL;
+  int ok = 0;
+  memset(&in, 0, sizeof in);
+  memset(&want, 0, sizeof want);
+  snprintf(path, sizeof path, "%s/%s.input.pb", dir, base);
+  if ((bytes = read_all(path, &size)) != NULL) fuse_onnx_load_tensor(bytes, size, NULL, &in);
+  free(bytes);
+  snprintf(path, sizeof path, "%s/%s.output.pb", dir, base);
+  if ((bytes = read_all(path, &size)) != NULL) fuse_onnx_load_tensor(bytes, size, NULL, &want);
+  free(bytes);
+  snprintf(path, sizeof path, "%s/%s.onnx", dir, base);
+  if (!in.data || !want.data) {
+    fprintf(stderr, "  %s: cannot read its tensors\n", base);
+  } else if (fuse_onnx_load_file(path, NULL, &g) != FUSE_OK || fuse_optimize(g, NULL) != FUSE_OK ||
+             fuse_compile(g, NULL, &p) != FUSE_OK) {
+    fprintf(stderr, "  %s: %s\n", base, g ? fuse_graph_error(g) : "out of memory");
+  } else {
+    const float *ins[1];
+    float *outs[1];
+    int r = fuse_value_rank(g, fuse_graph_output(g, 0)), k;
+    const int64_t *shape = fuse_value_shape(g, fuse_graph_output(g, 0));
+    ok = r == want.rank;
+    for (k = 0; ok && k < r; k++) ok = shape[k] == want.shape[k];
+    for (k = 0, n = 1; ok && k < r; k++) n *= (size_t)shape[k];
+    got = ok ? (float *)malloc(n * sizeof(float)) : NULL;
+    ins[0] = in.data;
+    outs[0] = got;
+    ok = got && fuse_run(p, ins, outs, NULL) == FUSE_OK;
+    if (ok && !(runner_rel_error(got, want.data, n) <= 1e-4)) {
+      fprintf(stderr, "  %s: relative error %g\n", base, runner_rel_error(got, want.data, n));
+      ok = 0;
+    } else if (!ok) {
+      fprintf(stderr, "  %s: the output's shape or the run is wrong\n", base);
+    }
+  }
+  free(got);
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+  fuse_onnx_tensor_free(&in, NULL);
+  fuse_onnx_tensor_free(&want, NULL);
+  return ok;
+}
+
+TEST(pytorch_onnx_exports) {
+  const char *dir = "tests/data/onnx_shape";
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int count = 0;
+  CHECK(d != NULL);
+  while (d && (e = readdir(d)) != NULL) {
+    char base[256];
+    size_t len = strlen(e->d_name);
+    if (len < 6 || len - 5 >= sizeof base || strcmp(e->d_name + len - 5, ".onnx") != 0) continue;
+    memcpy(base, e->d_name, len - 5);
+    base[len - 5] = 0;
+    count++;
+    CHECK(run_onnx_case(dir, base));
+  }
+  if (d) closedir(d);
+  printf("  onnx_shape: %d PyTorch exports run\n", count);
+  CHECK(count >= 40);
+}
+
 int main(void) {
   RUN(depth_to_space_dcr_crd);
   RUN(squeeze_unsqueeze_shapes);
@@ -275,5 +365,6 @@ int main(void) {
   RUN(pad_resize_api);
   RUN(builder_errors);
   RUN(text_errors);
+  RUN(pytorch_onnx_exports);
   return runner_finish("shape");
 }
