@@ -181,11 +181,6 @@ FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
   return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v, 0);
 }
 
-/* An unnamed constant whose values the caller writes (the ONNX reader, straight from a file). */
-static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
-}
-
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {
   fuse_value *outs;
   if (!g) return FUSE_ERROR_INVALID_ARGUMENT;

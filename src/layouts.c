@@ -194,8 +194,12 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
     return 1;
   nr = st->nr;
   if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr))) return 0;
-  for (k = 0; k < K; k++)
-    for (j = 0; j < N; j++) st->packed[fuse__igemm_at(st, N, K, j, k)] = wn->data[k * N + j];
+  for (j = 0; j < N; j += nr) { /* column block by column block, a row of it at a time */
+    int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
+    float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
+    for (k = 0; k < K; k++)
+      memcpy(dst + k * w, wn->data + k * N + j, (size_t)cols * sizeof(float));
+  }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)

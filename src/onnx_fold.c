@@ -496,9 +496,11 @@ static int fuse__fold_if(fuse__onnx *ld, const fuse__onode *n, const fuse__known
   int n_outs = 0, k;
   const fuse__onode *self = ld->node;
   if (cond->count != 1) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "the condition has more than one element"), 0;
+  if (ld->depth >= 16) return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "If branches nest more than 16 deep"), 0;
   if (!fuse__onnx_attr(n, fuse__kget(cond, 0) != 0 ? "then_branch" : "else_branch", &a) || !a.g.n)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the branch taken is missing"), 0;
   b = fuse__proto_of(a.g);
+  ld->depth++;
   while (ld->g->status == FUSE_OK && fuse__proto_tag(&b, &f, &w)) {
     if (w != 2) {
       if (!fuse__proto_skip(&b, w)) break;
@@ -531,6 +533,7 @@ static int fuse__fold_if(fuse__onnx *ld, const fuse__onode *n, const fuse__known
     }
   }
   ld->node = self;
+  ld->depth--;
   if (ld->g->status != FUSE_OK) return 0;
   if (b.p != b.end) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its branch is malformed"), 0;
   if (n_outs < n->num_out)

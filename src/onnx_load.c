@@ -369,6 +369,85 @@ static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
   return !(y == FUSE_NONE || fuse_output(g, y) != FUSE_OK);
 }
 
+/* Every operator of the graph (its top level) that the loader does not know, counted by
+   name, in one message: "unsupported: NonMaxSuppression (1 node), TopK (2 nodes)". 0 (and
+   the error) when there is one; 1 when all are known or the graph is malformed (the node
+   pass reports that, at the node). */
+static int fuse__onnx_check_ops(fuse__onnx *ld, fuse__slice graph) {
+  enum { MAX_NAMES = 24 };
+  fuse__slice names[MAX_NAMES], domains[MAX_NAMES];
+  int counts[MAX_NAMES], n_names = 0, more = 0, i, detection = 0;
+  fuse__pb b = fuse__proto_of(graph);
+  uint32_t f, w;
+  char msg[sizeof ld->g->error];
+  fuse__out o;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    fuse__slice s, op = {NULL, 0}, domain = {NULL, 0};
+    fuse__pb nb;
+    uint32_t nf, nw;
+    if (w != 2 || f != 1) {
+      if (!fuse__proto_skip(&b, w)) return 1;
+      continue;
+    }
+    if (!fuse__proto_bytes(&b, &s)) return 1;
+    nb = fuse__proto_of(s);
+    while (fuse__proto_tag(&nb, &nf, &nw)) {
+      if (nw == 2 && (nf == 4 || nf == 7)) {
+        if (!fuse__proto_bytes(&nb, nf == 4 ? &op : &domain)) return 1;
+      } else if (!fuse__proto_skip(&nb, nw)) {
+        return 1;
+      }
+    }
+    if (domain.n && !fuse__slice_is(domain, "ai.onnx")) {
+      /* another domain's operator is unknown whatever its name */
+    } else if (!op.n || fuse__onnx_known(op) || fuse__slice_is(op, "Constant")) {
+      continue;
+    }
+    for (i = 0; i < n_names; i++)
+      if (names[i].n == op.n && !memcmp(names[i].p, op.p, op.n) && domains[i].n == domain.n &&
+          (!domain.n || !memcmp(domains[i].p, domain.p, domain.n)))
+        break;
+    if (i < n_names) counts[i]++;
+    else if (n_names < MAX_NAMES) names[n_names] = op, domains[n_names] = domain, counts[n_names++] = 1;
+    else more++;
+  }
+  if (!n_names) return 1;
+  o.buf = msg;
+  o.len = 0;
+  o.cap = sizeof msg;
+  o.write = NULL;
+  o.user = NULL;
+  fuse__puts(&o, "unsupported: ");
+  for (i = 0; i < n_names; i++) {
+    char name[64];
+    static const char *const heads[] = {"NonMaxSuppression", "RoiAlign", "TopK", "NonZero",
+                                        "ScatterND", "Loop", NULL};
+    int k;
+    for (k = 0; heads[k]; k++) detection |= fuse__slice_is(names[i], heads[k]);
+    if (i) fuse__puts(&o, ", ");
+    if (domains[i].n) {
+      fuse__copy_slice(name, sizeof name, domains[i]);
+      fuse__puts(&o, name);
+      fuse__puts(&o, ":");
+    }
+    fuse__copy_slice(name, sizeof name, names[i]);
+    fuse__puts(&o, name);
+    fuse__puts(&o, " (");
+    fuse__put_int(&o, counts[i]);
+    fuse__puts(&o, counts[i] == 1 ? " node)" : " nodes)");
+  }
+  if (more) {
+    fuse__puts(&o, " and ");
+    fuse__put_int(&o, more);
+    fuse__puts(&o, " more nodes");
+  }
+  if (detection)
+    fuse__puts(&o, "; detection post-processing is out of scope: cut the model before its heads");
+  ld->node = NULL;
+  fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, msg);
+  return 0;
+}
+
 /* GraphProto, pass 0: initializer = 5; pass 1: input = 11; pass 2: node = 1;
    pass 3: output = 12. Fields may come in any order, so one pass each. `data` is the file,
    for the byte offset of a malformed field. */
@@ -378,6 +457,7 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
   fuse__slice s;
   uint32_t f, w;
   int pass;
+  if (!fuse__onnx_check_ops(ld, graph)) return;
   for (pass = 0; pass < 4 && g->status == FUSE_OK; pass++) {
     b = fuse__proto_of(graph);
     const unsigned char *field = b.p;
@@ -447,6 +527,41 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
 }
 
 #ifndef FUSE_NO_STDIO
+#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* Maps the file read-only and loads from the mapping: the file's bytes go from the page cache
+   straight into the graph's constants, without a copy of the whole file first (half the
+   memory traffic of a load, and no second copy of the file in memory). 1 when it did the
+   load (its result in *r); 0 when the file cannot be mapped (the caller reads it). */
+static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
+                                  fuse_result *r) {
+  struct stat st;
+  void *map;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      (uint64_t)st.st_size > FUSE__MAX_BYTES || (uint64_t)st.st_size > (size_t)-1) {
+    close(fd);
+    return 0;
+  }
+  map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  *r = fuse_onnx_load_memory(map, (size_t)st.st_size, alloc, out);
+  munmap(map, (size_t)st.st_size);
+  return 1;
+}
+#else
+static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
+                                  fuse_result *r) {
+  (void)path, (void)alloc, (void)out, (void)r;
+  return 0;
+}
+#endif
+
 FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
                                          fuse_graph **out) {
   FILE *f;
@@ -459,6 +574,7 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
   memset(&a, 0, sizeof a);
   if (alloc) a = *alloc;
   if (!a.alloc != !a.free) return FUSE_ERROR_INVALID_ARGUMENT; /* as fuse_graph_create: no graph */
+  if (path && fuse__onnx_load_mapped(path, alloc, out, &r)) return r;
   f = path ? fopen(path, "rb") : NULL;
   /* a directory opens on some systems and reports a size near LONG_MAX: not a file to read */
   if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||

@@ -276,10 +276,10 @@ static fuse_value fuse__onnx_transposed(fuse__onnx *ld, fuse_value v, float scal
   C = n->shape[1];
   shape[0] = C;
   shape[1] = R;
-  t = fuse_constant(g, NULL, 2, shape, NULL);
+  (void)r, (void)c;
+  t = fuse__constant_uninit(g, 2, shape);
   if (t == FUSE_NONE) return FUSE_NONE;
-  for (r = 0; r < R; r++)
-    for (c = 0; c < C; c++) g->nodes[t].data[c * R + r] = g->nodes[v].data[r * C + c] * scale;
+  fuse__transpose_scaled(g->nodes[t].data, g->nodes[v].data, R, C, scale, &g->alloc);
   return t;
 }
 
@@ -305,14 +305,23 @@ static fuse_value fuse__onnx_gemm(fuse__onnx *ld, const fuse__onode *n) {
   int scaled;
   if (n->num_in < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Gemm needs A and B"), FUSE_NONE;
   a = fuse__onnx_value(ld, n->in[0]);
-  b = a == FUSE_NONE ? FUSE_NONE : fuse__onnx_value(ld, n->in[1]);
-  if (b == FUSE_NONE) return FUSE_NONE;
-  if (fuse_value_rank(g, a) != 2 || fuse_value_rank(g, b) != 2)
-    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
-  if (ta && (a = fuse__onnx_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
-  scaled = g->nodes[b].op == FUSE__OP_CONST; /* alpha folds into a constant B */
-  if (tb) b = fuse__onnx_transposed(ld, b, alpha);
-  else if (scaled) b = fuse__onnx_scaled(ld, b, alpha);
+  if (a == FUSE_NONE) return FUSE_NONE;
+  /* a transposed weight straight from the file: it is never held twice */
+  b = tb ? fuse__onnx_transposed_tensor(ld, n->in[1], alpha) : FUSE_NONE;
+  if (b != FUSE_NONE) {
+    if (fuse_value_rank(g, a) != 2)
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
+    if (ta && (a = fuse__onnx_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
+    scaled = 1;
+  } else {
+    if (g->status != FUSE_OK || (b = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+    if (fuse_value_rank(g, a) != 2 || fuse_value_rank(g, b) != 2)
+      return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "Gemm's A and B must be 2-D"), FUSE_NONE;
+    if (ta && (a = fuse__onnx_transposed(ld, a, 1)) == FUSE_NONE) return FUSE_NONE;
+    scaled = g->nodes[b].op == FUSE__OP_CONST; /* alpha folds into a constant B */
+    if (tb) b = fuse__onnx_transposed(ld, b, alpha);
+    else if (scaled) b = fuse__onnx_scaled(ld, b, alpha);
+  }
   if (b == FUSE_NONE) return FUSE_NONE;
   y = fuse_matmul(g, a, b);
   if (alpha != 1 && !scaled) y = fuse_mul(g, y, fuse_scalar(g, alpha));

@@ -4,6 +4,11 @@
    builders applies to what a file says). Field numbers are those of onnx.proto. */
 #ifndef FUSE_NO_ONNX
 
+/* An unnamed constant whose values the caller writes (straight from a file). */
+static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
+}
+
 typedef struct fuse__pb {
   const unsigned char *p, *end;
 } fuse__pb;
@@ -361,6 +366,7 @@ typedef struct fuse__onnx {
   char name_buf[512];
   fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
   int num_slots, cap_slots;
+  int depth;    /* If branches being read, one inside the other */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
@@ -653,6 +659,86 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
   return v;
 }
 
+/* y[c][r] = x[r][c] * scale for an R x C matrix x, in blocks that stay in cache (a 25088 x
+   4096 classifier weight element by element would miss on every store). x may be unaligned
+   bytes straight from a file (little-endian float32). */
+static void fuse__transpose_tiles(float *y, const unsigned char *xb, int64_t R, int64_t C,
+                                  int64_t r0, int64_t r1) {
+  enum { T = 16 }; /* a 16 x 16 tile: 16 cache lines read, 16 written */
+  float tile[T][T];
+  int64_t rt, c0, r, c;
+  for (c0 = 0; c0 < C; c0 += T)
+    for (rt = r0; rt < r1; rt += T) {
+      int64_t nr = r1 - rt < T ? r1 - rt : T, nc = C - c0 < T ? C - c0 : T;
+      for (r = 0; r < nr; r++)
+        memcpy(tile[r], xb + (size_t)((rt + r) * C + c0) * sizeof(float), (size_t)nc * sizeof(float));
+      for (c = 0; c < nc; c++) {
+        float *dst = y + (c0 + c) * R + rt;
+        for (r = 0; r < nr; r++) dst[r] = tile[r][c];
+      }
+    }
+}
+
+static void fuse__transpose_scaled(float *y, const void *x, int64_t R, int64_t C, float scale,
+                                   const fuse_allocator *alloc) {
+  const unsigned char *xb = (const unsigned char *)x;
+  int64_t r0, i, band = 64;
+  float *tmp = NULL;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  /* bands of rows copied to an aligned buffer, then the layout conversions' AVX2 transpose */
+  if (fuse_cpu_isa() >= FUSE_ISA_AVX2)
+    tmp = (float *)fuse__alloc(alloc, (size_t)(band * C) * sizeof(float), FUSE__ALIGN);
+#else
+  (void)alloc;
+#endif
+  for (r0 = 0; r0 < R; r0 += band) {
+    int64_t rows = R - r0 < band ? R - r0 : band;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (tmp) {
+      memcpy(tmp, xb + (size_t)(r0 * C) * sizeof(float), (size_t)(rows * C) * sizeof(float));
+      fuse__transpose_avx2(tmp, C, y + r0, R, rows, C);
+      continue;
+    }
+#endif
+    fuse__transpose_tiles(y, xb, R, C, r0, r0 + rows);
+  }
+  fuse__free(alloc, tmp);
+  if (scale != 1)
+    for (i = 0; i < R * C; i++) y[i] *= scale;
+}
+
+/* The transpose of a 2-D float initializer (times scale) as a constant, read from the file
+   directly: Gemm's transB weights never exist twice. FUSE_NONE without an error when `name`
+   is not such an initializer (the caller transposes the graph value). */
+static fuse_value fuse__onnx_transposed_tensor(fuse__onnx *ld, fuse__slice name, float scale) {
+  int k = fuse__onnx_find(ld, name);
+  fuse__otensor t;
+  fuse__pb b;
+  uint32_t f, w;
+  fuse__slice raw = {NULL, 0};
+  int64_t count, dims[2];
+  fuse_value v;
+  if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return FUSE_NONE;
+  t = ld->vals[k].t;
+  if (t.dtype != FUSE__DT_FLOAT || t.rank != 2 || t.external || !fuse__little_endian() ||
+      fuse__onnx_tensor_count(&t, &count) >= 0)
+    return FUSE_NONE;
+  b = fuse__proto_of(t.msg);
+  while (fuse__proto_tag(&b, &f, &w)) { /* the raw_data field, alone */
+    if (f == 9 && w == 2) {
+      if (raw.p || !fuse__proto_bytes(&b, &raw)) return FUSE_NONE;
+    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
+      return FUSE_NONE;
+    }
+  }
+  if (b.p != b.end || !raw.p || raw.n != (size_t)count * sizeof(float)) return FUSE_NONE;
+  dims[0] = t.dims[1];
+  dims[1] = t.dims[0];
+  if ((v = fuse__constant_uninit(ld->g, 2, dims)) == FUSE_NONE) return FUSE_NONE;
+  fuse__transpose_scaled(ld->g->nodes[v].data, raw.p, t.dims[0], t.dims[1], scale, &ld->g->alloc);
+  return v;
+}
+
 /* The graph value for an ONNX name: initializers, Constants and folded float tensors become
    constants on first use. An integer or bool tensor cannot be float data: that is an error
    naming it. */
@@ -680,9 +766,9 @@ static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
              FUSE_NONE;
     if (kn.dtype != FUSE__DT_FLOAT)
       return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                              "input '%s' is a %s tensor of shape %S computed at load time, used "
-                              "as float32 data (fuse.h computes in float32; integer tensors "
-                              "serve only as shapes, axes and indices)",
+                              "input '%s' (%s, shape %S) is computed at load time and used as "
+                              "float32 data (fuse.h computes in float32; integer tensors serve "
+                              "only as shapes, axes and indices)",
                               fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
              FUSE_NONE;
     v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
