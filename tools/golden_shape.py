@@ -342,3 +342,25 @@ def cases(G):
              emit_resize(c, x, [2, 3, 4, 1], None, "linear", "pytorch_half_pixel"),
              emit_resize(c, x, [2, 3, 4, 7], [1, 1, 1, 1.5], "cubic", "asymmetric"))
     yield c
+
+    # between convolutions (the SIMD paths keep activations NHWC around these NCHW ops)
+    c = G.new("shape_ops_between_convs", "conv, nearest x2, reflect pad, conv, bilinear, edge pad, "
+              "gather of channels, tile, expand + add")
+    x = c.input("x", [1, 3, 7, 6])
+    w1 = c.const("w1", [8, 3, 3, 3], -0.4, 0.4)
+    w2 = c.const("w2", [6, 8, 3, 3], -0.3, 0.3)
+    y = c.relu(c.conv2d(x, w1, padding=(1, 1, 1, 1)))
+    t = interp(c.T(y), "nearest", scale_factor=2)
+    y = emit_resize(c, y, [1, 8, 14, 12], [1, 1, 2, 2], "nearest", "asymmetric", "floor", torch_ref=t)
+    y = emit_pad(c, y, [0, 0, 1, 1], [0, 0, 1, 1], "reflect")
+    y = c.conv2d(y, w2, strides=(2, 2))
+    t = interp(c.T(y), "bilinear", size=(9, 11), align_corners=False)
+    y = emit_resize(c, y, [1, 6, 9, 11], None, "linear", "half_pixel", torch_ref=t)
+    y = emit_pad(c, y, [0, 0, 2, 0], [0, 0, 0, 1], "edge")
+    i = c.const("ch", np.array([5, 0, 3], dtype=np.float32), inline=True)
+    g = c.emit("gather", [y, i], ["axis=1"], c.T(y)[:, [5, 0, 3]])
+    t = c.emit("tile", [g], ["repeats=[1, 2, 1, 1]"], c.T(g).repeat(1, 2, 1, 1))
+    b = c.const("b", [6, 1, 1])
+    e = c.emit("expand", [b], ["shape=[1, 6, 11, 12]"], c.T(b).expand(1, 6, 11, 12))
+    c.output(c.relu(c.add(t, e)))
+    yield c
