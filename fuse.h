@@ -1914,7 +1914,6 @@ FUSE_API fuse_value fuse_gather(fuse_graph *g, fuse_value x, int axis, int index
   return fuse__gather_node(g, x, idx, ax);
 }
 
-/* The output shape of expand / tile / resize given as a list: checked, then the node. */
 FUSE_API fuse_value fuse_expand(fuse_graph *g, fuse_value x, int rank, const int64_t *shape) {
   fuse__node *nx, *n;
   int64_t out[FUSE_MAX_RANK];
