@@ -192,6 +192,40 @@ FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
    H entries must be left 0 (or 1 / 0 padding). */
 
 /* ---- element-wise math (builders_math.c) ---- */
+/* Binary ones broadcast as numpy does; NaN propagates. */
+FUSE_API fuse_value fuse_div(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_pow(fuse_graph *g, fuse_value a, fuse_value b); /* C's powf */
+/* x < 0 ? slope * x : x; slope broadcasts to x (per channel: [C, 1, 1]) */
+FUSE_API fuse_value fuse_prelu(fuse_graph *g, fuse_value x, fuse_value slope);
+/* cond != 0 ? a : b, all three broadcast together */
+FUSE_API fuse_value fuse_where(fuse_graph *g, fuse_value cond, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_sqrt(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_reciprocal(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_exp(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_log(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_neg(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_abs(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_floor(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_ceil(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_erf(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_tanh(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_softplus(fuse_graph *g, fuse_value x); /* log(1 + exp(x)) */
+FUSE_API fuse_value fuse_hardswish(fuse_graph *g, fuse_value x); /* x * relu6(x + 3) / 6 */
+/* max(0, min(1, alpha * x + beta)); ONNX's defaults are alpha = 0.2, beta = 0.5 */
+FUSE_API fuse_value fuse_hardsigmoid(fuse_graph *g, fuse_value x, float alpha, float beta);
+FUSE_API fuse_value fuse_leaky_relu(fuse_graph *g, fuse_value x, float alpha); /* x<0: alpha*x */
+FUSE_API fuse_value fuse_elu(fuse_graph *g, fuse_value x, float alpha); /* x<0: alpha*(e^x-1) */
+/* gamma * (x > 0 ? x : alpha * (e^x - 1)); ONNX's defaults are alpha = 1.6732632,
+   gamma = 1.0507010 */
+FUSE_API fuse_value fuse_selu(fuse_graph *g, fuse_value x, float alpha, float gamma);
+/* 0.5 x (1 + erf(x / sqrt 2)); tanh_approximation: 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) */
+FUSE_API fuse_value fuse_gelu(fuse_graph *g, fuse_value x, int tanh_approximation);
+/* variadic, with broadcasting: the sum, the mean, the element-wise max / min of n >= 1 values
+   (made of add / mul / maximum / minimum ops; n = 1 gives xs[0] itself) */
+FUSE_API fuse_value fuse_sum(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
 
 /* ---- data movement (builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
@@ -1836,6 +1870,157 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
 /* ==== begin src/builders_math.c ==== */
 /* ------------------------------------------------------------ builders: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */
+
+/* A unary math op with its parameters (a.unary); the parameters must be numbers. */
+static fuse_value fuse__math_unary(fuse_graph *g, int op, fuse_value x, float alpha, float beta,
+                                   int mode) {
+  fuse__node *n;
+  if (g && g->status == FUSE_OK && (alpha != alpha || beta != beta))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: parameters %f, %f must not be NaN",
+                      fuse__op_names[op], (double)alpha, (double)beta);
+  if (!(n = fuse__unary(g, op, x))) return FUSE_NONE;
+  n->a.unary.alpha = alpha;
+  n->a.unary.beta = beta;
+  n->a.unary.mode = mode;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_div(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_DIV, a, b);
+}
+FUSE_API fuse_value fuse_pow(fuse_graph *g, fuse_value a, fuse_value b) {
+  return fuse__binary(g, FUSE__OP_POW, a, b);
+}
+
+FUSE_API fuse_value fuse_prelu(fuse_graph *g, fuse_value x, fuse_value slope) {
+  fuse_value in[2];
+  int64_t shape[FUSE_MAX_RANK];
+  int rank, i, same;
+  fuse__node *nx, *ns, *n;
+  in[0] = x;
+  in[1] = slope;
+  if (!fuse__begin(g, "prelu", 2, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  ns = fuse__node_of(g, slope);
+  same = fuse__broadcast(nx->rank, nx->shape, ns->rank, ns->shape, &rank, shape) &&
+         rank == nx->rank;
+  for (i = 0; same && i < rank; i++) same = shape[i] == nx->shape[i];
+  if (!same) /* unidirectional: the output keeps x's shape */
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "prelu: slope %S (%V) does not broadcast to x %S (%V) "
+                      "(per channel: [C, 1, 1])",
+                      ns->rank, ns->shape, slope, nx->rank, nx->shape, x);
+  n = fuse__new_node(g, FUSE__OP_PRELU, 2, in, nx->rank, nx->shape);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_where(fuse_graph *g, fuse_value cond, fuse_value a, fuse_value b) {
+  fuse_value in[3];
+  int64_t ab[FUSE_MAX_RANK], shape[FUSE_MAX_RANK];
+  int rank_ab, rank;
+  fuse__node *nc, *na, *nb, *n;
+  in[0] = cond;
+  in[1] = a;
+  in[2] = b;
+  if (!fuse__begin(g, "where", 3, in)) return FUSE_NONE;
+  nc = fuse__node_of(g, cond);
+  na = fuse__node_of(g, a);
+  nb = fuse__node_of(g, b);
+  if (!fuse__broadcast(na->rank, na->shape, nb->rank, nb->shape, &rank_ab, ab) ||
+      !fuse__broadcast(nc->rank, nc->shape, rank_ab, ab, &rank, shape))
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "where: condition %S (%V), a %S (%V) and b %S (%V) do not broadcast",
+                      nc->rank, nc->shape, cond, na->rank, na->shape, a, nb->rank, nb->shape, b);
+  if (!fuse__check_shape(g, "where", rank, shape)) return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_WHERE, 3, in, rank, shape);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_sqrt(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_SQRT, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_reciprocal(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_RECIPROCAL, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_exp(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_EXP, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_log(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_LOG, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_neg(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_NEG, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_abs(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_ABS, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_floor(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_FLOOR, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_ceil(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_CEIL, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_erf(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_ERF, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_tanh(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_TANH, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_softplus(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_SOFTPLUS, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_hardswish(fuse_graph *g, fuse_value x) {
+  return fuse__math_unary(g, FUSE__OP_HARDSWISH, x, 0, 0, 0);
+}
+FUSE_API fuse_value fuse_hardsigmoid(fuse_graph *g, fuse_value x, float alpha, float beta) {
+  return fuse__math_unary(g, FUSE__OP_HARDSIGMOID, x, alpha, beta, 0);
+}
+FUSE_API fuse_value fuse_leaky_relu(fuse_graph *g, fuse_value x, float alpha) {
+  return fuse__math_unary(g, FUSE__OP_LEAKY_RELU, x, alpha, 0, 0);
+}
+FUSE_API fuse_value fuse_elu(fuse_graph *g, fuse_value x, float alpha) {
+  return fuse__math_unary(g, FUSE__OP_ELU, x, alpha, 0, 0);
+}
+FUSE_API fuse_value fuse_selu(fuse_graph *g, fuse_value x, float alpha, float gamma) {
+  return fuse__math_unary(g, FUSE__OP_SELU, x, alpha, gamma, 0);
+}
+FUSE_API fuse_value fuse_gelu(fuse_graph *g, fuse_value x, int tanh_approximation) {
+  if (g && g->status == FUSE_OK && tanh_approximation != 0 && tanh_approximation != 1)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "gelu: tanh_approximation is %d; it must be 0 (erf) or 1 (tanh)",
+                      tanh_approximation);
+  return fuse__math_unary(g, FUSE__OP_GELU, x, 0, 0, tanh_approximation);
+}
+
+/* The variadic ones fold a binary op over the values (n = 1: the value itself). */
+static fuse_value fuse__math_fold(fuse_graph *g, const char *name, int op, int n,
+                                  const fuse_value *xs) {
+  fuse_value y;
+  int i;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  if (n < 1 || !xs)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: needs at least one value (n=%d%s)",
+                      name, n, xs ? "" : ", xs NULL");
+  if (!fuse__begin(g, name, n, xs)) return FUSE_NONE;
+  y = xs[0];
+  for (i = 1; i < n && y != FUSE_NONE; i++) y = fuse__binary(g, op, y, xs[i]);
+  return y;
+}
+
+FUSE_API fuse_value fuse_sum(fuse_graph *g, int n, const fuse_value *xs) {
+  return fuse__math_fold(g, "sum", FUSE__OP_ADD, n, xs);
+}
+FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs) {
+  fuse_value s = fuse__math_fold(g, "mean", FUSE__OP_ADD, n, xs);
+  if (s == FUSE_NONE || n == 1) return s;
+  return fuse_mul(g, s, fuse_scalar(g, 1.0f / (float)n));
+}
+FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs) {
+  return fuse__math_fold(g, "max", FUSE__OP_MAXIMUM, n, xs);
+}
+FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs) {
+  return fuse__math_fold(g, "min", FUSE__OP_MINIMUM, n, xs);
+}
 /* ==== end src/builders_math.c ==== */
 /* ==== begin src/builders_shape.c ==== */
 /* ------------------------------------------------------------ builders: shape -- */
@@ -3761,6 +3946,17 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_HARDSIGMOID:
+    fuse__put_float_attr(o, "alpha", a->unary.alpha);
+    fuse__put_float_attr(o, "beta", a->unary.beta);
+    break;
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU: fuse__put_float_attr(o, "alpha", a->unary.alpha); break;
+  case FUSE__OP_SELU:
+    fuse__put_float_attr(o, "alpha", a->unary.alpha);
+    fuse__put_float_attr(o, "gamma", a->unary.beta);
+    break;
+  case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
@@ -4285,6 +4481,23 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_HARDSIGMOID: {
+    static const fuse__attr_spec hardsigmoid[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
+    return hardsigmoid;
+  }
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU: {
+    static const fuse__attr_spec alpha[] = {{"alpha", 'f'}, {NULL, 0}};
+    return alpha;
+  }
+  case FUSE__OP_SELU: {
+    static const fuse__attr_spec selu[] = {{"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
+    return selu;
+  }
+  case FUSE__OP_GELU: { /* approximate=1: the tanh approximation */
+    static const fuse__attr_spec gelu[] = {{"approximate", 'i'}, {NULL, 0}};
+    return gelu;
+  }
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: return axis;
@@ -4375,6 +4588,10 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_BATCH_NORM: arity = 5; break;
   case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_DIV:
+  case FUSE__OP_POW:
+  case FUSE__OP_PRELU: arity = 2; break;
+  case FUSE__OP_WHERE: arity = 3; break;
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: arity = 2; break;
@@ -4460,6 +4677,44 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     return fuse_transpose(g, in[0], p);
   }
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_SQRT: return fuse_sqrt(g, in[0]);
+  case FUSE__OP_RECIPROCAL: return fuse_reciprocal(g, in[0]);
+  case FUSE__OP_EXP: return fuse_exp(g, in[0]);
+  case FUSE__OP_LOG: return fuse_log(g, in[0]);
+  case FUSE__OP_NEG: return fuse_neg(g, in[0]);
+  case FUSE__OP_ABS: return fuse_abs(g, in[0]);
+  case FUSE__OP_FLOOR: return fuse_floor(g, in[0]);
+  case FUSE__OP_CEIL: return fuse_ceil(g, in[0]);
+  case FUSE__OP_ERF: return fuse_erf(g, in[0]);
+  case FUSE__OP_TANH: return fuse_tanh(g, in[0]);
+  case FUSE__OP_SOFTPLUS: return fuse_softplus(g, in[0]);
+  case FUSE__OP_HARDSWISH: return fuse_hardswish(g, in[0]);
+  case FUSE__OP_HARDSIGMOID:
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU:
+  case FUSE__OP_SELU: { /* left out: ONNX's defaults */
+    float alpha = op == FUSE__OP_HARDSIGMOID ? 0.2f
+                  : op == FUSE__OP_LEAKY_RELU ? 0.01f
+                  : op == FUSE__OP_ELU        ? 1.0f
+                                              : 1.67326319217681884765625f;
+    float beta = op == FUSE__OP_HARDSIGMOID ? 0.5f : 1.05070102214813232421875f;
+    if ((a = fuse__text_find_attr(at, n_at, "alpha")) != NULL) alpha = (float)a->v[0];
+    if ((a = fuse__text_find_attr(at, n_at, op == FUSE__OP_SELU ? "gamma" : "beta")) != NULL)
+      beta = (float)a->v[0];
+    return op == FUSE__OP_HARDSIGMOID ? fuse_hardsigmoid(g, in[0], alpha, beta)
+           : op == FUSE__OP_LEAKY_RELU ? fuse_leaky_relu(g, in[0], alpha)
+           : op == FUSE__OP_ELU        ? fuse_elu(g, in[0], alpha)
+                                       : fuse_selu(g, in[0], alpha, beta);
+  }
+  case FUSE__OP_GELU: {
+    int approximate = 0;
+    fuse__text_ints(at, n_at, "approximate", &approximate, 1);
+    return fuse_gelu(g, in[0], approximate);
+  }
+  case FUSE__OP_DIV: return fuse_div(g, in[0], in[1]);
+  case FUSE__OP_POW: return fuse_pow(g, in[0], in[1]);
+  case FUSE__OP_PRELU: return fuse_prelu(g, in[0], in[1]);
+  case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: {
@@ -13338,11 +13593,15 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel))) return 0;
     for (grp = 0; grp < c->G; grp++)
-      for (k = 0; k < c->Kg; k++)
-        for (t = 0; t < taps; t++)
+      for (k = 0; k < c->Kg; k += nr) { /* a column block: its outputs read one by one */
+        int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
+        float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        for (j = 0; j < cols; j++) {
+          const float *src = w + ((grp * c->Kg + k + j) * c->Cg) * taps;
           for (ch = 0; ch < c->Cg; ch++)
-            st->packed[(size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, t * c->Cg + ch)] =
-                w[((grp * c->Kg + k) * c->Cg + ch) * taps + t];
+            for (t = 0; t < taps; t++) dst[(t * c->Cg + ch) * wd + j] = src[ch * taps + t];
+        }
+      }
   }
   return 1;
 }
@@ -15291,7 +15550,156 @@ static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s
 /* ==== end src/kernels/other_ops.c ==== */
 /* ==== begin src/kernels/ref_math.c ==== */
 /* --------------------------------------------------- reference kernels: math -- */
-/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */
+/* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
+   The op's switch sits outside the element loops (one loop per op), so a large tensor runs
+   at the speed of the math itself. NaN propagates through every op (comparisons are written
+   so that a NaN operand falls through to an arithmetic path). */
+
+/* The unary ops, on the whole tensor: y[i] = f(x[i]) with the step's a.unary parameters. */
+static void fuse__kernel_math_unary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t i, n = fuse__numel(ty->rank, ty->shape);
+  const float alpha = s->a.unary.alpha, beta = s->a.unary.beta;
+  switch (s->op) {
+  case FUSE__OP_SQRT: /* negative: NaN */
+    for (i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+    break;
+  case FUSE__OP_RECIPROCAL: /* 0: inf */
+    for (i = 0; i < n; i++) y[i] = 1.0f / x[i];
+    break;
+  case FUSE__OP_EXP:
+    for (i = 0; i < n; i++) y[i] = expf(x[i]);
+    break;
+  case FUSE__OP_LOG: /* 0: -inf, negative: NaN */
+    for (i = 0; i < n; i++) y[i] = logf(x[i]);
+    break;
+  case FUSE__OP_NEG:
+    for (i = 0; i < n; i++) y[i] = -x[i];
+    break;
+  case FUSE__OP_ABS:
+    for (i = 0; i < n; i++) y[i] = fabsf(x[i]);
+    break;
+  case FUSE__OP_FLOOR:
+    for (i = 0; i < n; i++) y[i] = floorf(x[i]);
+    break;
+  case FUSE__OP_CEIL:
+    for (i = 0; i < n; i++) y[i] = ceilf(x[i]);
+    break;
+  case FUSE__OP_ERF:
+    for (i = 0; i < n; i++) y[i] = erff(x[i]);
+    break;
+  case FUSE__OP_TANH:
+    for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
+    break;
+  case FUSE__OP_SOFTPLUS: /* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): e^ never overflows */
+    for (i = 0; i < n; i++) {
+      float v = x[i];
+      y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
+    }
+    break;
+  case FUSE__OP_HARDSWISH:
+    for (i = 0; i < n; i++) {
+      float v = x[i], t = v + 3.0f;
+      t = t < 0 ? 0.0f : t > 6.0f ? 6.0f : t;
+      y[i] = v * t / 6.0f;
+    }
+    break;
+  case FUSE__OP_HARDSIGMOID:
+    for (i = 0; i < n; i++) {
+      float t = alpha * x[i] + beta;
+      y[i] = t < 0 ? 0.0f : t > 1.0f ? 1.0f : t;
+    }
+    break;
+  case FUSE__OP_LEAKY_RELU:
+    for (i = 0; i < n; i++) y[i] = x[i] < 0 ? alpha * x[i] : x[i];
+    break;
+  case FUSE__OP_ELU: /* expm1: exact near 0, where e^x - 1 would cancel */
+    for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : alpha * expm1f(x[i]);
+    break;
+  case FUSE__OP_SELU: /* beta holds gamma */
+    for (i = 0; i < n; i++) y[i] = x[i] > 0 ? beta * x[i] : beta * (alpha * expm1f(x[i]));
+    break;
+  case FUSE__OP_GELU:
+    if (s->a.unary.mode == 1) {
+      for (i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+      }
+    } else { /* 1 + erf(v / sqrt 2) = erfc(-v / sqrt 2), which keeps its precision for v << 0 */
+      for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-0.70710678118654752f * x[i]);
+    }
+    break;
+  default: FUSE_ASSERT(0 && "fuse__kernel_math_unary: not a unary math op"); break;
+  }
+}
+
+/* One row of a broadcasting op: y[j] for j < n, operand k read at k[j * stride_k]. */
+static void fuse__math_row(int op, float *y, int64_t n, const float *a, int64_t ia,
+                           const float *b, int64_t ib, const float *c, int64_t ic) {
+  int64_t j;
+  switch (op) {
+  case FUSE__OP_DIV:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] / b[j * ib];
+    break;
+  case FUSE__OP_POW: /* C's powf is ONNX's Pow: a negative base with an integral exponent
+                        has its sign, with another exponent it is NaN */
+    for (j = 0; j < n; j++) y[j] = powf(a[j * ia], b[j * ib]);
+    break;
+  case FUSE__OP_PRELU:
+    for (j = 0; j < n; j++) {
+      float v = a[j * ia];
+      y[j] = v < 0 ? b[j * ib] * v : v;
+    }
+    break;
+  case FUSE__OP_WHERE: /* a NaN condition is not 0: it selects the first */
+    for (j = 0; j < n; j++) y[j] = a[j * ia] != 0 ? b[j * ib] : c[j * ic];
+    break;
+  default: FUSE_ASSERT(0 && "fuse__math_row: not a broadcasting math op"); break;
+  }
+}
+
+/* div, pow, prelu (2 operands) and where (3), numpy broadcasting: row by row along the last
+   dimension, after merging the dimensions every operand walks through as through one (a
+   whole tensor with a scalar is one row). */
+static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  const float *in[3], *row[3];
+  int64_t st[3][FUSE_MAX_RANK], shape[FUSE_MAX_RANK], stride[3][FUSE_MAX_RANK];
+  int64_t idx[FUSE_MAX_RANK], inner, outer, o;
+  float *y = fuse__data(r, s->out);
+  int m = s->num_in < 3 ? s->num_in : 3, k, d, rank = 0, merge;
+  for (k = 0; k < 3; k++) { /* a missing third operand repeats the first (never read) */
+    in[k] = fuse__in(r, s, k < m ? k : 0);
+    fuse__broadcast_strides(fuse__in_t(r, s, k < m ? k : 0), ty->rank, ty->shape, st[k]);
+  }
+  for (d = 0; d < ty->rank; d++) {
+    if (ty->shape[d] == 1) continue; /* nothing to walk */
+    for (merge = rank > 0, k = 0; k < 3; k++)
+      merge = merge && stride[k][rank - 1] == st[k][d] * ty->shape[d];
+    if (!merge) shape[rank++] = 1;
+    shape[rank - 1] *= ty->shape[d];
+    for (k = 0; k < 3; k++) stride[k][rank - 1] = st[k][d];
+  }
+  if (rank == 0) { /* one element */
+    shape[0] = 1;
+    for (k = 0; k < 3; k++) stride[k][0] = 0;
+    rank = 1;
+  }
+  inner = shape[rank - 1];
+  outer = fuse__numel(rank - 1, shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < outer; o++) {
+    for (k = 0; k < 3; k++) {
+      row[k] = in[k];
+      for (d = 0; d < rank - 1; d++) row[k] += idx[d] * stride[k][d];
+    }
+    fuse__math_row(s->op, y + o * inner, inner, row[0], stride[0][rank - 1], row[1],
+                   stride[1][rank - 1], row[2], stride[2][rank - 1]);
+    for (d = rank - 2; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
+  }
+}
 /* ==== end src/kernels/ref_math.c ==== */
 /* ==== begin src/kernels/ref_shape.c ==== */
 /* --------------------------------------------------- reference kernels: shape -- */
@@ -15595,6 +16003,13 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     /* element-wise math (kernels/ref_math.c) */
+    case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
+    case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
+    case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
+    case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
+    case FUSE__OP_GELU: fuse__kernel_math_unary(&r, s); break;
+    case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
+    case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
     /* data movement (kernels/ref_shape.c) */
     case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
@@ -16282,8 +16697,8 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
    bytes straight from a file (little-endian float32). */
 static void fuse__transpose_tiles(float *y, const unsigned char *xb, int64_t R, int64_t C,
                                   int64_t r0, int64_t r1) {
-  enum { T = 16 }; /* a 16 x 16 tile: 16 cache lines read, 16 written */
-  float tile[T][T];
+  const int64_t T = 16; /* a 16 x 16 tile: 16 cache lines read, 16 written */
+  float tile[16][16];
   int64_t rt, c0, r, c;
   for (c0 = 0; c0 < C; c0 += T)
     for (rt = r0; rt < r1; rt += T) {
@@ -17031,7 +17446,7 @@ static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_
 static const char *const fuse__onnx_fold_only_ops[] = {
     "Shape", "Size", "Cast", "CastLike", "ConstantOfShape", "Range", "Equal", "Less",
     "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Mod", "If",
-    "ReduceProd", NULL};
+    "ReduceProd", "ScatterND", NULL};
 static const char *const fuse__onnx_fold_also_ops[] = {
     "Identity", "Reshape", "Squeeze", "Unsqueeze", "Concat", "Gather", "Slice", "Expand", "Tile",
     "Where", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Max", "Min",
@@ -17298,14 +17713,15 @@ static int fuse__fold_slice_setup(fuse__onnx *ld, const fuse__onode *n, const fu
     st = starts[i] < 0 ? starts[i] + dim : starts[i];
     en = ends[i] < 0 && ends[i] != INT64_MIN ? ends[i] + dim : ends[i];
     if (ends[i] == INT64_MIN) en = -1;
+    if (step == INT64_MIN) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "a step is out of range"), 0;
     if (step > 0) {
       st = st < 0 ? 0 : st > dim ? dim : st;
       en = en < 0 ? 0 : en > dim ? dim : en;
-      m->dims[ax] = en > st ? (en - st + step - 1) / step : 0;
+      m->dims[ax] = en > st ? (en - st - 1) / step + 1 : 0;
     } else {
       st = st < 0 ? -1 : st > dim - 1 ? dim - 1 : st;
       en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
-      m->dims[ax] = st > en ? (st - en - step - 1) / -step : 0;
+      m->dims[ax] = st > en ? (st - en - 1) / -step + 1 : 0;
     }
     m->start[ax] = st;
     m->step[ax] = step;
@@ -17394,7 +17810,9 @@ static int fuse__fold_reshape(fuse__onnx *ld, const fuse__onode *n, const fuse__
     for (d = 0; d < rank; d++) {
       if (dims[d] == 0 && !allowzero && d < x->rank) dims[d] = x->dims[d];
       if (dims[d] == -1 && infer < 0) infer = d;
-      else total *= dims[d];
+      else if (dims[d] < 0 || dims[d] > FUSE__MAX_FOLD)
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "the target shape has %D", dims[d]), 0;
+      else total = total * dims[d] > FUSE__MAX_FOLD ? FUSE__MAX_FOLD + 1 : total * dims[d];
     }
     if (infer >= 0 && total > 0) dims[infer] = x->count / total;
   } else if (fuse__slice_is(n->op, "Flatten")) {
@@ -17424,7 +17842,9 @@ static int fuse__fold_reshape(fuse__onnx *ld, const fuse__onode *n, const fuse__
       }
     }
   }
-  if (rank > FUSE_MAX_RANK || fuse__numel(rank, dims) != x->count)
+  for (d = 0, total = 1; d < rank && d < FUSE_MAX_RANK; d++)
+    total = dims[d] < 0 || total * dims[d] > FUSE__MAX_FOLD ? -1 : total * dims[d];
+  if (rank > FUSE_MAX_RANK || total != x->count)
     return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S cannot take the %D values of %S", rank < 9 ? rank : 8,
                             dims, x->count, x->rank, x->dims), 0;
   *y = *x; /* the same values: share the array */
@@ -17469,8 +17889,12 @@ static int fuse__fold_range(fuse__onnx *ld, const fuse__known *xs, fuse__known *
   int64_t count, e;
   if (xs[0].count != 1 || xs[1].count != 1 || xs[2].count != 1 || dl == 0)
     return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "start, limit and delta must be scalars, delta not 0"), 0;
-  count = (int64_t)ceil((lim - st) / dl);
-  if (count < 1) count = 0;
+  {
+    double c = ceil((lim - st) / dl);
+    if (c != c || c > (double)FUSE__MAX_FOLD)
+      return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "the range has more than 2^24 elements"), 0;
+    count = c < 1 ? 0 : (int64_t)c;
+  }
   if (!fuse__known_alloc(ld, y, xs[0].dtype, 1, &count)) return 0;
   for (e = 0; e < count; e++) {
     if (y->f) y->f[e] = (float)(st + (double)e * dl);
@@ -17499,6 +17923,56 @@ static int fuse__fold_constant_of_shape(fuse__onnx *ld, const fuse__onode *n,
   for (e = 0; e < y->count; e++) {
     if (y->f) y->f[e] = fv;
     else y->i[e] = iv;
+  }
+  return 1;
+}
+
+/* ScatterND on known tensors (swin's attention masks are written as slice assignments):
+   data with updates written at the index tuples; reduction none, add or mul. */
+static int fuse__fold_scatter_nd(fuse__onnx *ld, const fuse__onode *n, const fuse__known *xs,
+                                 fuse__known *y) {
+  const fuse__known *data = &xs[0], *idx = &xs[1], *upd = &xs[2];
+  fuse__oattr a;
+  int64_t k, tuples, slice = 1, t, j, e;
+  int d, mode = 0;
+  if (fuse__onnx_attr(n, "reduction", &a) && a.s.n)
+    mode = fuse__slice_is(a.s, "add") ? 1 : fuse__slice_is(a.s, "mul") ? 2 : fuse__slice_is(a.s, "none") ? 0 : -1;
+  if (mode < 0) return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "reduction must be none, add or mul"), 0;
+  if (idx->dtype == FUSE__DT_FLOAT || idx->rank < 1 || (data->dtype == FUSE__DT_FLOAT) != (upd->dtype == FUSE__DT_FLOAT))
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "indices must be integers, data and updates of one type"), 0;
+  k = idx->dims[idx->rank - 1];
+  if (k < 1 || k > data->rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "the index tuples do not fit the data's rank"), 0;
+  tuples = idx->count / k;
+  for (d = (int)k; d < data->rank; d++) slice *= data->dims[d];
+  if (upd->count != tuples * slice)
+    return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "updates %S do not match %D index tuples of %D values",
+                            upd->rank, upd->dims, tuples, slice), 0;
+  if (!fuse__known_alloc(ld, y, data->dtype, data->rank, data->dims)) return 0;
+  for (e = 0; e < data->count; e++) {
+    if (y->f) y->f[e] = data->f[e];
+    else y->i[e] = data->i[e];
+  }
+  for (t = 0; t < tuples; t++) {
+    int64_t off = 0;
+    for (d = 0; d < k; d++) {
+      int64_t v = idx->i[t * k + d];
+      if (v < 0) v += data->dims[d];
+      if (v < 0 || v >= data->dims[d])
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "index %D is out of range for %S",
+                                idx->i[t * k + d], data->rank, data->dims), 0;
+      off = off * data->dims[d] + v;
+    }
+    off *= slice;
+    for (j = 0; j < slice; j++) {
+      if (y->f) {
+        float u = upd->f[t * slice + j], *o = &y->f[off + j];
+        *o = mode == 1 ? *o + u : mode == 2 ? *o * u : u;
+      } else {
+        int64_t u = upd->i[t * slice + j], *o = &y->i[off + j];
+        *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : u;
+      }
+    }
   }
   return 1;
 }
@@ -17696,7 +18170,11 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     m.x = &all[0];
     if (fuse__slice_is(n->op, "Tile")) {
       if (cnt != all[0].rank) return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "repeats must have one entry per axis"), -1;
-      for (d = 0; d < cnt; d++) m.dims[d] = all[0].dims[d] * v[d];
+      for (d = 0; d < cnt; d++) {
+        if (v[d] < 0 || v[d] > FUSE__MAX_FOLD)
+          return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "a repeat is %D", v[d]), -1;
+        m.dims[d] = all[0].dims[d] * v[d];
+      }
       m.rank = cnt;
       ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_tile, &m);
     } else {
@@ -17704,6 +18182,9 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
         return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S does not broadcast to %S", all[0].rank, all[0].dims, cnt, v), -1;
       ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_bcast, &m);
     }
+  } else if (fuse__slice_is(n->op, "ScatterND")) {
+    if (nk != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "ScatterND needs three inputs"), -1;
+    ok = fuse__fold_scatter_nd(ld, n, all, &y);
   } else if (fuse__slice_is(n->op, "Transpose")) {
     int64_t perm[FUSE_MAX_RANK];
     int cnt = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), d;
@@ -17729,15 +18210,116 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
-static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
-  (void)fuse__onnx_mask; /* Where's condition (the math family takes it) */
-  (void)ld;
-  (void)n;
-  return -3;
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported);
+   the order matters: fuse__onnx_convert_math switches on the index */
+static const char *const fuse__onnx_math_ops[] = {
+    "Sqrt",  "Reciprocal", "Exp",       "Log",         "Neg",       "Abs",   "Floor",
+    "Ceil",  "Erf",        "Tanh",      "Softplus",    "HardSwish", "HardSigmoid",
+    "LeakyRelu", "Elu",    "Selu",      "Gelu",        "Div",       "Pow",   "PRelu",
+    "Where", "Sum",        "Mean",      "Max",         "Min",       NULL};
+
+/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
+   exponent 2 as int64) made a float constant. */
+static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
+  int rank, i;
+  int64_t dims[FUSE_MAX_RANK], n;
+  const int64_t *v;
+  float *f;
+  fuse_value c;
+  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
+  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
+  if (c == FUSE_NONE) return FUSE_NONE;
+  f = ld->g->nodes[c].data;
+  n = fuse__numel(rank, dims);
+  for (i = 0; i < n; i++) f[i] = (float)v[i];
+  return c;
 }
 
-/* the ONNX operators this file converts (the loader lists the others as unsupported) */
-static const char *const fuse__onnx_math_ops[] = {NULL};
+static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
+  static const int unary_op[] = {
+      FUSE__OP_SQRT,  FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,
+      FUSE__OP_NEG,   FUSE__OP_ABS,        FUSE__OP_FLOOR, FUSE__OP_CEIL,
+      FUSE__OP_ERF,   FUSE__OP_TANH,       FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
+  enum { /* indices in fuse__onnx_math_ops after the unary ones */
+    HARDSIGMOID = 12, LEAKY_RELU, ELU, SELU, GELU, DIV, POW, PRELU, WHERE, SUM, MEAN, MAX, MIN
+  };
+  fuse_graph *g = ld->g;
+  fuse_value in[3];
+  int which, k, need;
+  for (which = 0; fuse__onnx_math_ops[which]; which++)
+    if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
+  if (!fuse__onnx_math_ops[which]) return -3;
+  need = which == WHERE ? 3 : which >= DIV && which <= PRELU ? 2 : 1;
+  if (which >= SUM) {
+    if (n->num_in < 1)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs at least one input"), FUSE_NONE;
+  } else if (n->num_in != need) {
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                           need == 1   ? "it takes one input"
+                           : need == 2 ? "it takes two inputs"
+                                       : "it takes three inputs (condition, X, Y)"),
+           FUSE_NONE;
+  }
+  for (k = 0; k < n->num_in; k++) { /* the variadic ones fold as they go: any count */
+    fuse_value v;
+    if (!fuse__onnx_has_in(n, k))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
+    v = which == WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
+                                 : fuse__onnx_math_operand(ld, n->in[k]);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    if (which < SUM || k == 0) {
+      in[k] = v;
+    } else { /* the running value with this one */
+      in[1] = v;
+      in[0] = which == MAX   ? fuse_max(g, 2, in)
+              : which == MIN ? fuse_min(g, 2, in)
+                             : fuse_sum(g, 2, in);
+      if (in[0] == FUSE_NONE) return FUSE_NONE;
+    }
+  }
+  if (which < HARDSIGMOID) return fuse__math_unary(g, unary_op[which], in[0], 0, 0, 0);
+  switch (which) {
+  case HARDSIGMOID:
+    return fuse_hardsigmoid(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.2f),
+                            fuse__onnx_attr_float(n, "beta", 0.5f));
+  case LEAKY_RELU: return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
+  case ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
+  case SELU:
+    return fuse_selu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.67326319217681884765625f),
+                     fuse__onnx_attr_float(n, "gamma", 1.05070102214813232421875f));
+  case GELU: {
+    fuse__oattr a;
+    int tanh_approximation = 0;
+    if (fuse__onnx_attr(n, "approximate", &a)) {
+      if (fuse__slice_is(a.s, "tanh")) tanh_approximation = 1;
+      else if (!fuse__slice_is(a.s, "none"))
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                               "approximate must be \"none\" or \"tanh\""),
+               FUSE_NONE;
+    }
+    return fuse_gelu(g, in[0], tanh_approximation);
+  }
+  case DIV: return fuse_div(g, in[0], in[1]);
+  case POW: return fuse_pow(g, in[0], in[1]);
+  case PRELU: {
+    const fuse__node *nx = &g->nodes[in[0]], *ns = &g->nodes[in[1]];
+    if (ld->opset < 7 && ns->rank == 1 && nx->rank >= 2 && ns->shape[0] > 1 &&
+        ns->shape[0] == nx->shape[1]) { /* PRelu-6: a slope of C values is per channel */
+      int64_t shape[FUSE_MAX_RANK];
+      int d;
+      shape[0] = ns->shape[0];
+      for (d = 1; d < nx->rank - 1; d++) shape[d] = 1;
+      in[1] = fuse_reshape(g, in[1], nx->rank - 1, shape);
+    }
+    return fuse_prelu(g, in[0], in[1]);
+  }
+  case WHERE: return fuse_where(g, in[0], in[1], in[2]);
+  case MEAN: /* fuse_mean: the sum times 1 / n */
+    return n->num_in == 1 ? in[0] : fuse_mul(g, in[0], fuse_scalar(g, 1.0f / (float)n->num_in));
+  default: return in[0]; /* Sum, Max, Min: folded above */
+  }
+}
 /* ==== end src/onnx_math.c ==== */
 /* ==== begin src/onnx_shape.c ==== */
 /* ------------------------------------------------------------ onnx operators: shape -- */
@@ -18447,8 +19029,7 @@ static int fuse__onnx_check_ops(fuse__onnx *ld, fuse__slice graph) {
   fuse__puts(&o, "unsupported: ");
   for (i = 0; i < n_names; i++) {
     char name[64];
-    static const char *const heads[] = {"NonMaxSuppression", "RoiAlign", "TopK", "NonZero",
-                                        "ScatterND", "Loop", NULL};
+    static const char *const heads[] = {"NonMaxSuppression", "RoiAlign", NULL};
     int k;
     for (k = 0; heads[k]; k++) detection |= fuse__slice_is(names[i], heads[k]);
     if (i) fuse__puts(&o, ", ");

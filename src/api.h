@@ -126,6 +126,40 @@ FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
    H entries must be left 0 (or 1 / 0 padding). */
 
 /* ---- element-wise math (builders_math.c) ---- */
+/* Binary ones broadcast as numpy does; NaN propagates. */
+FUSE_API fuse_value fuse_div(fuse_graph *g, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_pow(fuse_graph *g, fuse_value a, fuse_value b); /* C's powf */
+/* x < 0 ? slope * x : x; slope broadcasts to x (per channel: [C, 1, 1]) */
+FUSE_API fuse_value fuse_prelu(fuse_graph *g, fuse_value x, fuse_value slope);
+/* cond != 0 ? a : b, all three broadcast together */
+FUSE_API fuse_value fuse_where(fuse_graph *g, fuse_value cond, fuse_value a, fuse_value b);
+FUSE_API fuse_value fuse_sqrt(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_reciprocal(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_exp(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_log(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_neg(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_abs(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_floor(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_ceil(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_erf(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_tanh(fuse_graph *g, fuse_value x);
+FUSE_API fuse_value fuse_softplus(fuse_graph *g, fuse_value x); /* log(1 + exp(x)) */
+FUSE_API fuse_value fuse_hardswish(fuse_graph *g, fuse_value x); /* x * relu6(x + 3) / 6 */
+/* max(0, min(1, alpha * x + beta)); ONNX's defaults are alpha = 0.2, beta = 0.5 */
+FUSE_API fuse_value fuse_hardsigmoid(fuse_graph *g, fuse_value x, float alpha, float beta);
+FUSE_API fuse_value fuse_leaky_relu(fuse_graph *g, fuse_value x, float alpha); /* x<0: alpha*x */
+FUSE_API fuse_value fuse_elu(fuse_graph *g, fuse_value x, float alpha); /* x<0: alpha*(e^x-1) */
+/* gamma * (x > 0 ? x : alpha * (e^x - 1)); ONNX's defaults are alpha = 1.6732632,
+   gamma = 1.0507010 */
+FUSE_API fuse_value fuse_selu(fuse_graph *g, fuse_value x, float alpha, float gamma);
+/* 0.5 x (1 + erf(x / sqrt 2)); tanh_approximation: 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) */
+FUSE_API fuse_value fuse_gelu(fuse_graph *g, fuse_value x, int tanh_approximation);
+/* variadic, with broadcasting: the sum, the mean, the element-wise max / min of n >= 1 values
+   (made of add / mul / maximum / minimum ops; n = 1 gives xs[0] itself) */
+FUSE_API fuse_value fuse_sum(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
+FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
 
 /* ---- data movement (builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;

@@ -384,11 +384,15 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel))) return 0;
     for (grp = 0; grp < c->G; grp++)
-      for (k = 0; k < c->Kg; k++)
-        for (t = 0; t < taps; t++)
+      for (k = 0; k < c->Kg; k += nr) { /* a column block: its outputs read one by one */
+        int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
+        float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        for (j = 0; j < cols; j++) {
+          const float *src = w + ((grp * c->Kg + k + j) * c->Cg) * taps;
           for (ch = 0; ch < c->Cg; ch++)
-            st->packed[(size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, t * c->Cg + ch)] =
-                w[((grp * c->Kg + k) * c->Cg + ch) * taps + t];
+            for (t = 0; t < taps; t++) dst[(t * c->Cg + ch) * wd + j] = src[ch * taps + t];
+        }
+      }
   }
   return 1;
 }

@@ -12,7 +12,7 @@
 static const char *const fuse__onnx_fold_only_ops[] = {
     "Shape", "Size", "Cast", "CastLike", "ConstantOfShape", "Range", "Equal", "Less",
     "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Mod", "If",
-    "ReduceProd", NULL};
+    "ReduceProd", "ScatterND", NULL};
 static const char *const fuse__onnx_fold_also_ops[] = {
     "Identity", "Reshape", "Squeeze", "Unsqueeze", "Concat", "Gather", "Slice", "Expand", "Tile",
     "Where", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Max", "Min",
@@ -279,14 +279,15 @@ static int fuse__fold_slice_setup(fuse__onnx *ld, const fuse__onode *n, const fu
     st = starts[i] < 0 ? starts[i] + dim : starts[i];
     en = ends[i] < 0 && ends[i] != INT64_MIN ? ends[i] + dim : ends[i];
     if (ends[i] == INT64_MIN) en = -1;
+    if (step == INT64_MIN) return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "a step is out of range"), 0;
     if (step > 0) {
       st = st < 0 ? 0 : st > dim ? dim : st;
       en = en < 0 ? 0 : en > dim ? dim : en;
-      m->dims[ax] = en > st ? (en - st + step - 1) / step : 0;
+      m->dims[ax] = en > st ? (en - st - 1) / step + 1 : 0;
     } else {
       st = st < 0 ? -1 : st > dim - 1 ? dim - 1 : st;
       en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
-      m->dims[ax] = st > en ? (st - en - step - 1) / -step : 0;
+      m->dims[ax] = st > en ? (st - en - 1) / -step + 1 : 0;
     }
     m->start[ax] = st;
     m->step[ax] = step;
@@ -375,7 +376,9 @@ static int fuse__fold_reshape(fuse__onnx *ld, const fuse__onode *n, const fuse__
     for (d = 0; d < rank; d++) {
       if (dims[d] == 0 && !allowzero && d < x->rank) dims[d] = x->dims[d];
       if (dims[d] == -1 && infer < 0) infer = d;
-      else total *= dims[d];
+      else if (dims[d] < 0 || dims[d] > FUSE__MAX_FOLD)
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "the target shape has %D", dims[d]), 0;
+      else total = total * dims[d] > FUSE__MAX_FOLD ? FUSE__MAX_FOLD + 1 : total * dims[d];
     }
     if (infer >= 0 && total > 0) dims[infer] = x->count / total;
   } else if (fuse__slice_is(n->op, "Flatten")) {
@@ -405,7 +408,9 @@ static int fuse__fold_reshape(fuse__onnx *ld, const fuse__onode *n, const fuse__
       }
     }
   }
-  if (rank > FUSE_MAX_RANK || fuse__numel(rank, dims) != x->count)
+  for (d = 0, total = 1; d < rank && d < FUSE_MAX_RANK; d++)
+    total = dims[d] < 0 || total * dims[d] > FUSE__MAX_FOLD ? -1 : total * dims[d];
+  if (rank > FUSE_MAX_RANK || total != x->count)
     return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S cannot take the %D values of %S", rank < 9 ? rank : 8,
                             dims, x->count, x->rank, x->dims), 0;
   *y = *x; /* the same values: share the array */
@@ -450,8 +455,12 @@ static int fuse__fold_range(fuse__onnx *ld, const fuse__known *xs, fuse__known *
   int64_t count, e;
   if (xs[0].count != 1 || xs[1].count != 1 || xs[2].count != 1 || dl == 0)
     return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "start, limit and delta must be scalars, delta not 0"), 0;
-  count = (int64_t)ceil((lim - st) / dl);
-  if (count < 1) count = 0;
+  {
+    double c = ceil((lim - st) / dl);
+    if (c != c || c > (double)FUSE__MAX_FOLD)
+      return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "the range has more than 2^24 elements"), 0;
+    count = c < 1 ? 0 : (int64_t)c;
+  }
   if (!fuse__known_alloc(ld, y, xs[0].dtype, 1, &count)) return 0;
   for (e = 0; e < count; e++) {
     if (y->f) y->f[e] = (float)(st + (double)e * dl);
@@ -480,6 +489,56 @@ static int fuse__fold_constant_of_shape(fuse__onnx *ld, const fuse__onode *n,
   for (e = 0; e < y->count; e++) {
     if (y->f) y->f[e] = fv;
     else y->i[e] = iv;
+  }
+  return 1;
+}
+
+/* ScatterND on known tensors (swin's attention masks are written as slice assignments):
+   data with updates written at the index tuples; reduction none, add or mul. */
+static int fuse__fold_scatter_nd(fuse__onnx *ld, const fuse__onode *n, const fuse__known *xs,
+                                 fuse__known *y) {
+  const fuse__known *data = &xs[0], *idx = &xs[1], *upd = &xs[2];
+  fuse__oattr a;
+  int64_t k, tuples, slice = 1, t, j, e;
+  int d, mode = 0;
+  if (fuse__onnx_attr(n, "reduction", &a) && a.s.n)
+    mode = fuse__slice_is(a.s, "add") ? 1 : fuse__slice_is(a.s, "mul") ? 2 : fuse__slice_is(a.s, "none") ? 0 : -1;
+  if (mode < 0) return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "reduction must be none, add or mul"), 0;
+  if (idx->dtype == FUSE__DT_FLOAT || idx->rank < 1 || (data->dtype == FUSE__DT_FLOAT) != (upd->dtype == FUSE__DT_FLOAT))
+    return fuse__onnx_fail(ld, FUSE_ERROR_INVALID_ARGUMENT, "indices must be integers, data and updates of one type"), 0;
+  k = idx->dims[idx->rank - 1];
+  if (k < 1 || k > data->rank)
+    return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "the index tuples do not fit the data's rank"), 0;
+  tuples = idx->count / k;
+  for (d = (int)k; d < data->rank; d++) slice *= data->dims[d];
+  if (upd->count != tuples * slice)
+    return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "updates %S do not match %D index tuples of %D values",
+                            upd->rank, upd->dims, tuples, slice), 0;
+  if (!fuse__known_alloc(ld, y, data->dtype, data->rank, data->dims)) return 0;
+  for (e = 0; e < data->count; e++) {
+    if (y->f) y->f[e] = data->f[e];
+    else y->i[e] = data->i[e];
+  }
+  for (t = 0; t < tuples; t++) {
+    int64_t off = 0;
+    for (d = 0; d < k; d++) {
+      int64_t v = idx->i[t * k + d];
+      if (v < 0) v += data->dims[d];
+      if (v < 0 || v >= data->dims[d])
+        return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "index %D is out of range for %S",
+                                idx->i[t * k + d], data->rank, data->dims), 0;
+      off = off * data->dims[d] + v;
+    }
+    off *= slice;
+    for (j = 0; j < slice; j++) {
+      if (y->f) {
+        float u = upd->f[t * slice + j], *o = &y->f[off + j];
+        *o = mode == 1 ? *o + u : mode == 2 ? *o * u : u;
+      } else {
+        int64_t u = upd->i[t * slice + j], *o = &y->i[off + j];
+        *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : u;
+      }
+    }
   }
   return 1;
 }
@@ -677,7 +736,11 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     m.x = &all[0];
     if (fuse__slice_is(n->op, "Tile")) {
       if (cnt != all[0].rank) return fuse__onnx_fail(ld, FUSE_ERROR_SHAPE, "repeats must have one entry per axis"), -1;
-      for (d = 0; d < cnt; d++) m.dims[d] = all[0].dims[d] * v[d];
+      for (d = 0; d < cnt; d++) {
+        if (v[d] < 0 || v[d] > FUSE__MAX_FOLD)
+          return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "a repeat is %D", v[d]), -1;
+        m.dims[d] = all[0].dims[d] * v[d];
+      }
       m.rank = cnt;
       ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_tile, &m);
     } else {
@@ -685,6 +748,9 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
         return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%S does not broadcast to %S", all[0].rank, all[0].dims, cnt, v), -1;
       ok = fuse__fold_pick(ld, &all[0], m.rank, m.dims, &y, fuse__fold_bcast, &m);
     }
+  } else if (fuse__slice_is(n->op, "ScatterND")) {
+    if (nk != 3) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "ScatterND needs three inputs"), -1;
+    ok = fuse__fold_scatter_nd(ld, n, all, &y);
   } else if (fuse__slice_is(n->op, "Transpose")) {
     int64_t perm[FUSE_MAX_RANK];
     int cnt = fuse__onnx_attr_ints(n, "perm", perm, FUSE_MAX_RANK), d;

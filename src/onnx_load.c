@@ -420,8 +420,7 @@ static int fuse__onnx_check_ops(fuse__onnx *ld, fuse__slice graph) {
   fuse__puts(&o, "unsupported: ");
   for (i = 0; i < n_names; i++) {
     char name[64];
-    static const char *const heads[] = {"NonMaxSuppression", "RoiAlign", "TopK", "NonZero",
-                                        "ScatterND", "Loop", NULL};
+    static const char *const heads[] = {"NonMaxSuppression", "RoiAlign", NULL};
     int k;
     for (k = 0; heads[k]; k++) detection |= fuse__slice_is(names[i], heads[k]);
     if (i) fuse__puts(&o, ", ");

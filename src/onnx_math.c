@@ -2,12 +2,113 @@
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
-static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
-  (void)fuse__onnx_mask; /* Where's condition (the math family takes it) */
-  (void)ld;
-  (void)n;
-  return -3;
+
+/* the ONNX operators this file converts (the loader lists the others as unsupported);
+   the order matters: fuse__onnx_convert_math switches on the index */
+static const char *const fuse__onnx_math_ops[] = {
+    "Sqrt",  "Reciprocal", "Exp",       "Log",         "Neg",       "Abs",   "Floor",
+    "Ceil",  "Erf",        "Tanh",      "Softplus",    "HardSwish", "HardSigmoid",
+    "LeakyRelu", "Elu",    "Selu",      "Gelu",        "Div",       "Pow",   "PRelu",
+    "Where", "Sum",        "Mean",      "Max",         "Min",       NULL};
+
+/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
+   exponent 2 as int64) made a float constant. */
+static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
+  int rank, i;
+  int64_t dims[FUSE_MAX_RANK], n;
+  const int64_t *v;
+  float *f;
+  fuse_value c;
+  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
+  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
+  if (c == FUSE_NONE) return FUSE_NONE;
+  f = ld->g->nodes[c].data;
+  n = fuse__numel(rank, dims);
+  for (i = 0; i < n; i++) f[i] = (float)v[i];
+  return c;
 }
 
-/* the ONNX operators this file converts (the loader lists the others as unsupported) */
-static const char *const fuse__onnx_math_ops[] = {NULL};
+static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
+  static const int unary_op[] = {
+      FUSE__OP_SQRT,  FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,
+      FUSE__OP_NEG,   FUSE__OP_ABS,        FUSE__OP_FLOOR, FUSE__OP_CEIL,
+      FUSE__OP_ERF,   FUSE__OP_TANH,       FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
+  enum { /* indices in fuse__onnx_math_ops after the unary ones */
+    HARDSIGMOID = 12, LEAKY_RELU, ELU, SELU, GELU, DIV, POW, PRELU, WHERE, SUM, MEAN, MAX, MIN
+  };
+  fuse_graph *g = ld->g;
+  fuse_value in[3];
+  int which, k, need;
+  for (which = 0; fuse__onnx_math_ops[which]; which++)
+    if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
+  if (!fuse__onnx_math_ops[which]) return -3;
+  need = which == WHERE ? 3 : which >= DIV && which <= PRELU ? 2 : 1;
+  if (which >= SUM) {
+    if (n->num_in < 1)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs at least one input"), FUSE_NONE;
+  } else if (n->num_in != need) {
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE,
+                           need == 1   ? "it takes one input"
+                           : need == 2 ? "it takes two inputs"
+                                       : "it takes three inputs (condition, X, Y)"),
+           FUSE_NONE;
+  }
+  for (k = 0; k < n->num_in; k++) { /* the variadic ones fold as they go: any count */
+    fuse_value v;
+    if (!fuse__onnx_has_in(n, k))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
+    v = which == WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
+                                 : fuse__onnx_math_operand(ld, n->in[k]);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    if (which < SUM || k == 0) {
+      in[k] = v;
+    } else { /* the running value with this one */
+      in[1] = v;
+      in[0] = which == MAX   ? fuse_max(g, 2, in)
+              : which == MIN ? fuse_min(g, 2, in)
+                             : fuse_sum(g, 2, in);
+      if (in[0] == FUSE_NONE) return FUSE_NONE;
+    }
+  }
+  if (which < HARDSIGMOID) return fuse__math_unary(g, unary_op[which], in[0], 0, 0, 0);
+  switch (which) {
+  case HARDSIGMOID:
+    return fuse_hardsigmoid(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.2f),
+                            fuse__onnx_attr_float(n, "beta", 0.5f));
+  case LEAKY_RELU: return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
+  case ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
+  case SELU:
+    return fuse_selu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.67326319217681884765625f),
+                     fuse__onnx_attr_float(n, "gamma", 1.05070102214813232421875f));
+  case GELU: {
+    fuse__oattr a;
+    int tanh_approximation = 0;
+    if (fuse__onnx_attr(n, "approximate", &a)) {
+      if (fuse__slice_is(a.s, "tanh")) tanh_approximation = 1;
+      else if (!fuse__slice_is(a.s, "none"))
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                               "approximate must be \"none\" or \"tanh\""),
+               FUSE_NONE;
+    }
+    return fuse_gelu(g, in[0], tanh_approximation);
+  }
+  case DIV: return fuse_div(g, in[0], in[1]);
+  case POW: return fuse_pow(g, in[0], in[1]);
+  case PRELU: {
+    const fuse__node *nx = &g->nodes[in[0]], *ns = &g->nodes[in[1]];
+    if (ld->opset < 7 && ns->rank == 1 && nx->rank >= 2 && ns->shape[0] > 1 &&
+        ns->shape[0] == nx->shape[1]) { /* PRelu-6: a slope of C values is per channel */
+      int64_t shape[FUSE_MAX_RANK];
+      int d;
+      shape[0] = ns->shape[0];
+      for (d = 1; d < nx->rank - 1; d++) shape[d] = 1;
+      in[1] = fuse_reshape(g, in[1], nx->rank - 1, shape);
+    }
+    return fuse_prelu(g, in[0], in[1]);
+  }
+  case WHERE: return fuse_where(g, in[0], in[1], in[2]);
+  case MEAN: /* fuse_mean: the sum times 1 / n */
+    return n->num_in == 1 ? in[0] : fuse_mul(g, in[0], fuse_scalar(g, 1.0f / (float)n->num_in));
+  default: return in[0]; /* Sum, Max, Min: folded above */
+  }
+}

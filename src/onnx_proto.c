@@ -664,8 +664,8 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
    bytes straight from a file (little-endian float32). */
 static void fuse__transpose_tiles(float *y, const unsigned char *xb, int64_t R, int64_t C,
                                   int64_t r0, int64_t r1) {
-  enum { T = 16 }; /* a 16 x 16 tile: 16 cache lines read, 16 written */
-  float tile[T][T];
+  const int64_t T = 16; /* a 16 x 16 tile: 16 cache lines read, 16 written */
+  float tile[16][16];
   int64_t rt, c0, r, c;
   for (c0 = 0; c0 < C; c0 += T)
     for (rt = r0; rt < r1; rt += T) {

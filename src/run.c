@@ -53,6 +53,13 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     /* element-wise math (kernels/ref_math.c) */
+    case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
+    case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
+    case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
+    case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
+    case FUSE__OP_GELU: fuse__kernel_math_unary(&r, s); break;
+    case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
+    case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
     /* data movement (kernels/ref_shape.c) */
     case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;

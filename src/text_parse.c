@@ -282,6 +282,23 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_HARDSIGMOID: {
+    static const fuse__attr_spec hardsigmoid[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
+    return hardsigmoid;
+  }
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU: {
+    static const fuse__attr_spec alpha[] = {{"alpha", 'f'}, {NULL, 0}};
+    return alpha;
+  }
+  case FUSE__OP_SELU: {
+    static const fuse__attr_spec selu[] = {{"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
+    return selu;
+  }
+  case FUSE__OP_GELU: { /* approximate=1: the tanh approximation */
+    static const fuse__attr_spec gelu[] = {{"approximate", 'i'}, {NULL, 0}};
+    return gelu;
+  }
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: return axis;
@@ -372,6 +389,10 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_BATCH_NORM: arity = 5; break;
   case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_DIV:
+  case FUSE__OP_POW:
+  case FUSE__OP_PRELU: arity = 2; break;
+  case FUSE__OP_WHERE: arity = 3; break;
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: arity = 2; break;
@@ -457,6 +478,44 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     return fuse_transpose(g, in[0], p);
   }
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_SQRT: return fuse_sqrt(g, in[0]);
+  case FUSE__OP_RECIPROCAL: return fuse_reciprocal(g, in[0]);
+  case FUSE__OP_EXP: return fuse_exp(g, in[0]);
+  case FUSE__OP_LOG: return fuse_log(g, in[0]);
+  case FUSE__OP_NEG: return fuse_neg(g, in[0]);
+  case FUSE__OP_ABS: return fuse_abs(g, in[0]);
+  case FUSE__OP_FLOOR: return fuse_floor(g, in[0]);
+  case FUSE__OP_CEIL: return fuse_ceil(g, in[0]);
+  case FUSE__OP_ERF: return fuse_erf(g, in[0]);
+  case FUSE__OP_TANH: return fuse_tanh(g, in[0]);
+  case FUSE__OP_SOFTPLUS: return fuse_softplus(g, in[0]);
+  case FUSE__OP_HARDSWISH: return fuse_hardswish(g, in[0]);
+  case FUSE__OP_HARDSIGMOID:
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU:
+  case FUSE__OP_SELU: { /* left out: ONNX's defaults */
+    float alpha = op == FUSE__OP_HARDSIGMOID ? 0.2f
+                  : op == FUSE__OP_LEAKY_RELU ? 0.01f
+                  : op == FUSE__OP_ELU        ? 1.0f
+                                              : 1.67326319217681884765625f;
+    float beta = op == FUSE__OP_HARDSIGMOID ? 0.5f : 1.05070102214813232421875f;
+    if ((a = fuse__text_find_attr(at, n_at, "alpha")) != NULL) alpha = (float)a->v[0];
+    if ((a = fuse__text_find_attr(at, n_at, op == FUSE__OP_SELU ? "gamma" : "beta")) != NULL)
+      beta = (float)a->v[0];
+    return op == FUSE__OP_HARDSIGMOID ? fuse_hardsigmoid(g, in[0], alpha, beta)
+           : op == FUSE__OP_LEAKY_RELU ? fuse_leaky_relu(g, in[0], alpha)
+           : op == FUSE__OP_ELU        ? fuse_elu(g, in[0], alpha)
+                                       : fuse_selu(g, in[0], alpha, beta);
+  }
+  case FUSE__OP_GELU: {
+    int approximate = 0;
+    fuse__text_ints(at, n_at, "approximate", &approximate, 1);
+    return fuse_gelu(g, in[0], approximate);
+  }
+  case FUSE__OP_DIV: return fuse_div(g, in[0], in[1]);
+  case FUSE__OP_POW: return fuse_pow(g, in[0], in[1]);
+  case FUSE__OP_PRELU: return fuse_prelu(g, in[0], in[1]);
+  case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: {

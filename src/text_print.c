@@ -109,6 +109,17 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
   /* element-wise math (builders_math.c) */
+  case FUSE__OP_HARDSIGMOID:
+    fuse__put_float_attr(o, "alpha", a->unary.alpha);
+    fuse__put_float_attr(o, "beta", a->unary.beta);
+    break;
+  case FUSE__OP_LEAKY_RELU:
+  case FUSE__OP_ELU: fuse__put_float_attr(o, "alpha", a->unary.alpha); break;
+  case FUSE__OP_SELU:
+    fuse__put_float_attr(o, "alpha", a->unary.alpha);
+    fuse__put_float_attr(o, "gamma", a->unary.beta);
+    break;
+  case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
   /* data movement (builders_shape.c) */
   case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;

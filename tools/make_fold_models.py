@@ -160,9 +160,13 @@ def bad_cases():
         helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
         helper.make_node("TopK", ["v", "k"], ["v2", "i2"], axis=1),
         helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"]),
         helper.make_node("Relu", ["v2"], ["y"])], x_shape, [2, 1],
-        inits=[("k", np.array([1], np.int64))]), \
-        ["code UNSUPPORTED", "text unsupported: TopK (2 nodes), NonZero (1 node)",
+        inits=[("k", np.array([1], np.int64)),
+               ("boxes", np.zeros((1, 3, 4), np.float32)),
+               ("scores", np.zeros((1, 1, 3), np.float32))]), \
+        ["code UNSUPPORTED",
+         "text unsupported: TopK (2 nodes), NonZero (1 node), NonMaxSuppression (1 node)",
          "text detection post-processing"]
     # a Cast of a run-time value to an integer type
     yield "bad_cast_runtime", model("bad_cast_runtime", [
