@@ -248,6 +248,30 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+/* ONNX semantics; axes may be negative, counted from the end. */
+/* x's entries at constant indices along axis (negative indices count from the end):
+   [x.shape[:axis], index_shape, x.shape[axis+1:]]; index_rank 0 (one index) drops the axis */
+FUSE_API fuse_value fuse_gather(fuse_graph *g, fuse_value x, int axis, int index_rank,
+                                const int64_t *index_shape, const int64_t *indices);
+/* x broadcast with `shape` (ONNX Expand: numpy broadcasting in both directions) */
+FUSE_API fuse_value fuse_expand(fuse_graph *g, fuse_value x, int rank, const int64_t *shape);
+FUSE_API fuse_value fuse_tile(fuse_graph *g, fuse_value x, const int64_t *repeats); /* rank entries */
+/* views (reshapes); squeeze with n = 0 (axes NULL): every dimension of size 1 */
+FUSE_API fuse_value fuse_squeeze(fuse_graph *g, fuse_value x, int n, const int *axes);
+FUSE_API fuse_value fuse_unsqueeze(fuse_graph *g, fuse_value x, int n, const int *axes);
+/* [N, C, H, W] -> [N, C / b^2, H b, W b]; crd: 0 = DCR (ONNX's default), 1 = CRD (PyTorch's
+   pixel_shuffle); space_to_depth is the inverse of DCR (ONNX SpaceToDepth) */
+FUSE_API fuse_value fuse_depth_to_space(fuse_graph *g, fuse_value x, int block, int crd);
+FUSE_API fuse_value fuse_space_to_depth(fuse_graph *g, fuse_value x, int block);
+/* pads: 2 x rank entries, ONNX order (all begins, then all ends); negative ones crop; reflect
+   needs each pad smaller than its dimension (as PyTorch) */
+FUSE_API fuse_value fuse_pad(fuse_graph *g, fuse_value x, const int64_t *pads, fuse_pad_mode mode,
+                             float value);
+/* to sizes (rank entries); scales (rank entries, or NULL: sizes / input sizes) set the
+   coordinate mapping as ONNX Resize's scales do. Any axes may be resized: linear and cubic
+   interpolate separably over every resized axis (bilinear / bicubic on H, W). */
+FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *sizes,
+                                const float *scales, const fuse_resize_attrs *a);
 /* along axes[i] (NULL: axes 0 .. n - 1): elements starts[i], starts[i] + steps[i], ... before
    ends[i]; indices clamp as in ONNX Slice (negative ones count from the end; INT64_MAX /
    INT64_MIN = to the end); steps NULL = all 1, never 0. Axes not listed are kept whole. */
@@ -2105,6 +2129,300 @@ FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs) {
 /* ==== begin src/builders_shape.c ==== */
 /* ------------------------------------------------------------ builders: shape -- */
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
+
+/* Gather along `axis` (normalized) with the indices in the constant idx, whose values in
+   range are checked here (a parsed constant's values may still change: the kernel clamps). */
+static fuse_value fuse__gather_node(fuse_graph *g, fuse_value x, fuse_value idx, int axis) {
+  fuse_value in[2];
+  fuse__node *nx, *ni, *n;
+  int64_t out[FUSE_MAX_RANK], count, i, dim;
+  int ax, rank;
+  in[0] = x;
+  in[1] = idx;
+  if (!fuse__begin(g, "gather", 2, in)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  ni = fuse__node_of(g, idx);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "gather: input %V is a scalar", x);
+  if (ni->op != FUSE__OP_CONST)
+    return fuse__fail(g, FUSE_ERROR_UNSUPPORTED, "gather: indices %V must be a constant, not a %s",
+                      idx, fuse__op_names[ni->op]);
+  if (!fuse__axis(g, "gather", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
+  rank = nx->rank - 1 + ni->rank;
+  if (rank > FUSE_MAX_RANK)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "gather: input %S with indices %S gives rank %d, more than %d", nx->rank,
+                      nx->shape, ni->rank, ni->shape, rank, FUSE_MAX_RANK);
+  dim = nx->shape[ax];
+  count = fuse__numel(ni->rank, ni->shape);
+  for (i = 0; i < count; i++) {
+    float v = ni->data[i];
+    if (!(v >= (float)-dim && v < (float)dim) || v != floorf(v))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "gather: index %f (entry %D of %V) is not a whole number in %D..%D for "
+                        "axis %d of %S",
+                        (double)v, i, idx, -dim, dim - 1, ax, nx->rank, nx->shape);
+  }
+  memcpy(out, nx->shape, (size_t)ax * sizeof(int64_t));
+  if (ni->rank) memcpy(out + ax, ni->shape, (size_t)ni->rank * sizeof(int64_t));
+  for (i = ax + 1; i < nx->rank; i++) out[i - 1 + ni->rank] = nx->shape[i];
+  if (!fuse__check_shape(g, "gather", rank, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_GATHER, 2, in, rank, out))) return FUSE_NONE;
+  n->a.axis = ax;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_gather(fuse_graph *g, fuse_value x, int axis, int index_rank,
+                                const int64_t *index_shape, const int64_t *indices) {
+  fuse__node *nx;
+  fuse_value idx;
+  float *data;
+  int64_t count, i, dim;
+  int ax;
+  if (!fuse__begin(g, "gather", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "gather: input %V is a scalar", x);
+  if (!fuse__axis(g, "gather", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
+  if (!fuse__check_shape(g, "gather: indices", index_rank, index_shape)) return FUSE_NONE;
+  count = fuse__numel(index_rank, index_shape);
+  if (!indices)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "gather: indices are NULL (%D expected)",
+                      count);
+  dim = nx->shape[ax];
+  for (i = 0; i < count; i++)
+    if (indices[i] < -dim || indices[i] >= dim)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "gather: index %D (entry %D) is outside %D..%D for axis %d of %S",
+                        indices[i], i, -dim, dim - 1, ax, nx->rank, nx->shape);
+  if (dim > 16777216)
+    return fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                      "gather: axis %d of %S is longer than 2^24: its indices do not fit a float",
+                      ax, nx->rank, nx->shape);
+  if ((idx = fuse_constant(g, NULL, index_rank, index_shape, NULL)) == FUSE_NONE) return FUSE_NONE;
+  data = g->nodes[idx].data;
+  for (i = 0; i < count; i++) data[i] = (float)(indices[i] < 0 ? indices[i] + dim : indices[i]);
+  return fuse__gather_node(g, x, idx, ax);
+}
+
+FUSE_API fuse_value fuse_expand(fuse_graph *g, fuse_value x, int rank, const int64_t *shape) {
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int r, i;
+  if (!fuse__begin(g, "expand", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (!fuse__check_shape(g, "expand: shape", rank, shape)) return FUSE_NONE;
+  if (!fuse__broadcast(nx->rank, nx->shape, rank, shape, &r, out)) {
+    for (i = 0; i < rank; i++) out[i] = shape[i];
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "expand: %V %S does not broadcast with shape %S", x,
+                      nx->rank, nx->shape, rank, out);
+  }
+  if (!fuse__check_shape(g, "expand", r, out)) return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_EXPAND, 1, &x, r, out);
+  return n ? fuse__id(g, n) : FUSE_NONE;
+}
+
+FUSE_API fuse_value fuse_tile(fuse_graph *g, fuse_value x, const int64_t *repeats) {
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int i;
+  if (!fuse__begin(g, "tile", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank > 0 && !repeats)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "tile: repeats are NULL for %S (%V)",
+                      nx->rank, nx->shape, x);
+  for (i = 0; i < nx->rank; i++) {
+    if (repeats[i] < 1 || repeats[i] > FUSE__MAX_DIM)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "tile: repeats %S for %S: entry %d is %D (must be 1..2147483647)",
+                        nx->rank, repeats, nx->rank, nx->shape, i, repeats[i]);
+    out[i] = nx->shape[i] * repeats[i]; /* < 2^62: checked below */
+  }
+  if (!fuse__check_shape(g, "tile", nx->rank, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_TILE, 1, &x, nx->rank, out))) return FUSE_NONE;
+  for (i = 0; i < n->rank; i++) n->a.slice.step[i] = n->shape[i] / fuse__node_of(g, x)->shape[i];
+  return fuse__id(g, n); /* tile keeps its repeats in slice's per-axis list (the text form's) */
+}
+
+FUSE_API fuse_value fuse_squeeze(fuse_graph *g, fuse_value x, int count, const int *axes) {
+  fuse__node *nx;
+  int64_t out[FUSE_MAX_RANK];
+  int drop[FUSE_MAX_RANK], i, ax, rank = 0;
+  if (!fuse__begin(g, "squeeze", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  memset(drop, 0, sizeof drop);
+  if (count < 0 || count > nx->rank || (count > 0 && !axes))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "squeeze: %d axes (%s) for %S: 0..%d axes with a list", count,
+                      axes ? "given" : "NULL", nx->rank, nx->shape, nx->rank);
+  for (i = 0; i < count; i++) {
+    if (!fuse__axis(g, "squeeze", axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
+    if (nx->shape[ax] != 1)
+      return fuse__fail(g, FUSE_ERROR_SHAPE, "squeeze: axis %d of %S (%V) has size %D, not 1",
+                        axes[i], nx->rank, nx->shape, x, nx->shape[ax]);
+    drop[ax] = 1;
+  }
+  for (i = 0; i < nx->rank; i++)
+    if (!(count ? drop[i] : nx->shape[i] == 1)) out[rank++] = nx->shape[i];
+  return fuse_reshape(g, x, rank, out);
+}
+
+FUSE_API fuse_value fuse_unsqueeze(fuse_graph *g, fuse_value x, int count, const int *axes) {
+  fuse__node *nx;
+  int64_t out[FUSE_MAX_RANK];
+  int added[FUSE_MAX_RANK], i, k, ax, rank;
+  if (!fuse__begin(g, "unsqueeze", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  rank = nx->rank + count;
+  if (count < 1 || !axes || rank > FUSE_MAX_RANK)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "unsqueeze: %d axes (%s) for %S: 1..%d axes with a list", count,
+                      axes ? "given" : "NULL", nx->rank, nx->shape, FUSE_MAX_RANK - nx->rank);
+  memset(added, 0, sizeof added);
+  for (i = 0; i < count; i++) {
+    if (axes[i] < -rank || axes[i] >= rank)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "unsqueeze: axis %d is outside %d..%d for %S gaining %d axes", axes[i],
+                        -rank, rank - 1, nx->rank, nx->shape, count);
+    ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (added[ax]++)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "unsqueeze: axis %d is given twice",
+                        ax);
+  }
+  for (i = 0, k = 0; i < rank; i++) out[i] = added[i] ? 1 : nx->shape[k++];
+  return fuse_reshape(g, x, rank, out);
+}
+
+/* Checks a 4-D input and a block size; 0 with the graph's error. */
+static int fuse__block_input(fuse_graph *g, const char *who, fuse_value x, int block) {
+  const fuse__node *nx;
+  if (!fuse__begin(g, who, 1, &x)) return 0;
+  nx = fuse__node_of(g, x);
+  if (nx->rank != 4)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: input %S (%V) must be 4-D [N,C,H,W]", who,
+                      nx->rank, nx->shape, x),
+           0;
+  if (block < 1)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: block size %d must be >= 1", who,
+                      block),
+           0;
+  return 1;
+}
+
+FUSE_API fuse_value fuse_depth_to_space(fuse_graph *g, fuse_value x, int block, int crd) {
+  static const int dcr_perm[6] = {0, 3, 4, 1, 5, 2}, crd_perm[6] = {0, 1, 4, 2, 5, 3};
+  const fuse__node *nx;
+  int64_t s6[6], s4[4], N, C, H, W, b = block;
+  fuse_value t;
+  if (!fuse__block_input(g, "depth_to_space", x, block)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  N = nx->shape[0], C = nx->shape[1], H = nx->shape[2], W = nx->shape[3];
+  if (C % (b * b))
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "depth_to_space: %D channels of %S are not divisible by block^2 = %D", C,
+                      nx->rank, nx->shape, b * b);
+  s6[0] = N;
+  if (crd) s6[1] = C / (b * b), s6[2] = b, s6[3] = b;
+  else s6[1] = b, s6[2] = b, s6[3] = C / (b * b);
+  s6[4] = H, s6[5] = W;
+  s4[0] = N, s4[1] = C / (b * b), s4[2] = H * b, s4[3] = W * b;
+  if (!fuse__check_shape(g, "depth_to_space", 4, s4)) return FUSE_NONE;
+  t = fuse_transpose(g, fuse_reshape(g, x, 6, s6), crd ? crd_perm : dcr_perm);
+  return fuse_reshape(g, t, 4, s4);
+}
+
+FUSE_API fuse_value fuse_space_to_depth(fuse_graph *g, fuse_value x, int block) {
+  static const int perm[6] = {0, 3, 5, 1, 2, 4};
+  const fuse__node *nx;
+  int64_t s6[6], s4[4], N, C, H, W, b = block;
+  fuse_value t;
+  if (!fuse__block_input(g, "space_to_depth", x, block)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  N = nx->shape[0], C = nx->shape[1], H = nx->shape[2], W = nx->shape[3];
+  if (H % b || W % b)
+    return fuse__fail(g, FUSE_ERROR_SHAPE,
+                      "space_to_depth: height and width of %S are not divisible by block %D",
+                      nx->rank, nx->shape, b);
+  s6[0] = N, s6[1] = C, s6[2] = H / b, s6[3] = b, s6[4] = W / b, s6[5] = b;
+  s4[0] = N, s4[1] = C * b * b, s4[2] = H / b, s4[3] = W / b;
+  if (!fuse__check_shape(g, "space_to_depth", 4, s4)) return FUSE_NONE;
+  t = fuse_transpose(g, fuse_reshape(g, x, 6, s6), perm);
+  return fuse_reshape(g, t, 4, s4);
+}
+
+FUSE_API fuse_value fuse_pad(fuse_graph *g, fuse_value x, const int64_t *pads, fuse_pad_mode mode,
+                             float value) {
+  static const char *const mode_names[3] = {"constant", "reflect", "edge"};
+  fuse__node *nx, *n;
+  int64_t out[FUSE_MAX_RANK];
+  int i;
+  if (!fuse__begin(g, "pad", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "pad: input %V is a scalar", x);
+  if (!pads) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "pad: pads are NULL");
+  if ((int)mode < FUSE_PAD_CONSTANT || (int)mode > FUSE_PAD_EDGE)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "pad: mode %d is not constant (0), reflect (1) or edge (2)", (int)mode);
+  for (i = 0; i < nx->rank; i++) {
+    int64_t b = pads[i], e = pads[i + nx->rank], d = nx->shape[i];
+    if (b < -d || e < -d || b > FUSE__MAX_DIM || e > FUSE__MAX_DIM || d + b + e < 1)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "pad: pads %D, %D on axis %d of %S leave no element or are out of range",
+                        b, e, i, nx->rank, nx->shape);
+    if (mode == FUSE_PAD_REFLECT && (b >= d || e >= d))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "pad: %s pads %D, %D on axis %d of %S must be smaller than its size %D",
+                        mode_names[mode], b, e, i, nx->rank, nx->shape, d);
+    out[i] = d + b + e;
+  }
+  if (!fuse__check_shape(g, "pad", nx->rank, out)) return FUSE_NONE;
+  if (!(n = fuse__new_node(g, FUSE__OP_PAD, 1, &x, nx->rank, out))) return FUSE_NONE;
+  for (i = 0; i < 2 * n->rank; i++) n->a.pad.pads[i] = (int)pads[i]; /* nx may have moved */
+  n->a.pad.value = value;
+  n->a.pad.mode = (int)mode;
+  return fuse__id(g, n);
+}
+
+/* Stored scales: the caller's, or 0 where they follow from the sizes (the kernel then maps
+   coordinates with sizes / input sizes in double, as ONNX's reference does). */
+FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *sizes,
+                                const float *scales, const fuse_resize_attrs *attrs) {
+  fuse__node *nx, *n;
+  fuse_resize_attrs a;
+  int i;
+  if (!fuse__begin(g, "resize", 1, &x)) return FUSE_NONE;
+  nx = fuse__node_of(g, x);
+  if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "resize: input %V is a scalar", x);
+  if (!fuse__check_shape(g, "resize: sizes", nx->rank, sizes)) return FUSE_NONE;
+  memset(&a, 0, sizeof a);
+  if (attrs) a = *attrs;
+  if ((int)a.mode < FUSE_RESIZE_NEAREST || (int)a.mode > FUSE_RESIZE_CUBIC)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "resize: mode %d is not nearest (0), linear (1) or cubic (2)", (int)a.mode);
+  if ((int)a.coordinates < FUSE_RESIZE_HALF_PIXEL ||
+      (int)a.coordinates > FUSE_RESIZE_HALF_PIXEL_SYMMETRIC)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "resize: coordinate mode %d is not 0..4 (half_pixel, asymmetric, "
+                      "pytorch_half_pixel, align_corners, half_pixel_symmetric)",
+                      (int)a.coordinates);
+  if ((int)a.nearest < FUSE_RESIZE_ROUND_PREFER_FLOOR || (int)a.nearest > FUSE_RESIZE_CEIL)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "resize: nearest mode %d is not 0..3 (round_prefer_floor, "
+                      "round_prefer_ceil, floor, ceil)",
+                      (int)a.nearest);
+  if (a.cubic_coeff_a == 0) a.cubic_coeff_a = -0.75f;
+  if (!(a.cubic_coeff_a > -1e6f && a.cubic_coeff_a < 1e6f))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "resize: cubic_coeff_a %f is not a number",
+                      (double)a.cubic_coeff_a);
+  a.exclude_outside = a.exclude_outside != 0;
+  for (i = 0; scales && i < nx->rank; i++)
+    if (!(scales[i] > 0 && scales[i] < 1e30f))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "resize: scale %f of axis %d must be a positive number", (double)scales[i],
+                        i);
+  if (!(n = fuse__new_node(g, FUSE__OP_RESIZE, 1, &x, nx->rank, sizes))) return FUSE_NONE;
+  for (i = 0; i < n->rank; i++) n->a.resize.scales[i] = scales ? scales[i] : 0.0f;
+  n->a.resize.r = a;
+  return fuse__id(g, n);
+}
 /* ==== end src/builders_shape.c ==== */
 /* ==== begin src/builders_nn.c ==== */
 /* ------------------------------------------------------------ builders: nn -- */
@@ -4664,6 +4982,38 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
+  case FUSE__OP_EXPAND:
+    fuse__puts(o, ", shape=");
+    fuse__put_dims(o, n->rank, n->shape, ", ");
+    break;
+  case FUSE__OP_TILE: /* its repeats live in a.slice.step */
+    fuse__puts(o, ", repeats=");
+    fuse__put_dims(o, n->rank, a->slice.step, ", ");
+    break;
+  case FUSE__OP_PAD:
+    fuse__put_int_list(o, "begins", a->pad.pads, n->rank);
+    fuse__put_int_list(o, "ends", a->pad.pads + n->rank, n->rank);
+    fuse__put_float_attr(o, "value", a->pad.value);
+    fuse__put_int_attr(o, "mode", a->pad.mode);
+    break;
+  case FUSE__OP_RESIZE: {
+    int i;
+    fuse__puts(o, ", sizes=");
+    fuse__put_dims(o, n->rank, n->shape, ", ");
+    if (a->resize.scales[0] > 0) /* else derived from the sizes */
+      for (i = 0; i < n->rank; i++) {
+        fuse__puts(o, i ? ", " : ", scales=[");
+        fuse__put_float(o, a->resize.scales[i]);
+      }
+    if (a->resize.scales[0] > 0) fuse__puts(o, "]");
+    fuse__put_int_attr(o, "mode", a->resize.r.mode);
+    fuse__put_int_attr(o, "coordinates", a->resize.r.coordinates);
+    fuse__put_int_attr(o, "nearest", a->resize.r.nearest);
+    fuse__put_float_attr(o, "cubic_coeff_a", a->resize.r.cubic_coeff_a);
+    fuse__put_int_attr(o, "exclude_outside", a->resize.r.exclude_outside);
+    break;
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
@@ -5165,7 +5515,7 @@ static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
 }
 
 /* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
-   'l' list of up to 8 whole numbers. */
+   'l' list of up to 8 whole numbers, 'F' list of up to 8 numbers. */
 typedef struct fuse__attr_spec {
   const char *name;
   char form;
@@ -5221,6 +5571,24 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   }
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: return axis;
+  case FUSE__OP_EXPAND: return reshape;
+  case FUSE__OP_TILE: {
+    static const fuse__attr_spec tile[] = {{"repeats", 'l'}, {NULL, 0}};
+    return tile;
+  }
+  case FUSE__OP_PAD: {
+    static const fuse__attr_spec pad[] = {
+        {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
+    return pad;
+  }
+  case FUSE__OP_RESIZE: {
+    static const fuse__attr_spec resize[] = {
+        {"sizes", 'l'},        {"scales", 'F'},        {"mode", 'i'},
+        {"coordinates", 'i'},  {"nearest", 'i'},       {"cubic_coeff_a", 'f'},
+        {"exclude_outside", 'i'}, {NULL, 0}};
+    return resize;
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
@@ -5267,13 +5635,14 @@ static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_att
   if ((s->form == 'f' && (a->is_list || a->count != 1)) ||
       (s->form == 'i' && (a->is_list || !whole)) ||
       ((s->form == '2' || s->form == '4') && (!a->is_list || !whole || a->count != s->form - '0')) ||
-      (s->form == 'l' && (!a->is_list || !whole)))
+      (s->form == 'l' && (!a->is_list || !whole)) || (s->form == 'F' && !a->is_list))
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s attribute '%s' must be %s",
                       a->line, a->col, fuse__op_names[op], a->name,
                       s->form == 'f'   ? "a number"
                       : s->form == 'i' ? "a whole number"
                       : s->form == '2' ? "a list of 2 whole numbers"
                       : s->form == '4' ? "a list of 4 whole numbers"
+                      : s->form == 'F' ? "a list of numbers"
                                        : "a list of whole numbers"),
            0;
   return 1;
@@ -5357,6 +5726,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_WHERE: arity = 3; break;
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: arity = 2; break;
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
@@ -5483,6 +5853,66 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: {
+    int axis = 0;
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    return fuse__gather_node(g, in[0], in[1], axis);
+  }
+  case FUSE__OP_EXPAND:
+  case FUSE__OP_TILE: {
+    const char *key = op == FUSE__OP_EXPAND ? "shape" : "repeats";
+    int64_t list[FUSE_MAX_RANK];
+    int i;
+    if (!(a = fuse__text_find_attr(at, n_at, key)))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
+                        ps->at_col, fuse__op_names[op], key);
+    for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
+    if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
+    if (a->count != fuse_value_rank(g, in[0]))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: tile repeats has %d entries for rank %d",
+                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
+    return fuse_tile(g, in[0], list);
+  }
+  case FUSE__OP_PAD: {
+    int64_t pads[2 * FUSE_MAX_RANK];
+    int rank = fuse_value_rank(g, in[0]), mode = 0, i, k;
+    float value = 0;
+    memset(pads, 0, sizeof pads);
+    for (k = 0; k < 2; k++)
+      if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
+        if (a->count != rank)
+          return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: pad %s has %d entries for rank %d",
+                            ps->at_line, ps->at_col, a->name, a->count, rank);
+        for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
+      }
+    if ((a = fuse__text_find_attr(at, n_at, "value")) != NULL) value = (float)a->v[0];
+    fuse__text_ints(at, n_at, "mode", &mode, 1);
+    return fuse_pad(g, in[0], pads, (fuse_pad_mode)mode, value);
+  }
+  case FUSE__OP_RESIZE: {
+    int64_t sizes[FUSE_MAX_RANK];
+    float scales[FUSE_MAX_RANK];
+    fuse_resize_attrs ra;
+    int rank = fuse_value_rank(g, in[0]), v[4] = {0, 0, 0, 0}, i;
+    const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
+    if (!(a = fuse__text_find_attr(at, n_at, "sizes")) || a->count != rank ||
+        (sc && sc->count != rank))
+      return fuse__fail(g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
+                        ps->at_line, ps->at_col, rank);
+    for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
+    memset(&ra, 0, sizeof ra);
+    fuse__text_ints(at, n_at, "mode", &v[0], 1);
+    fuse__text_ints(at, n_at, "coordinates", &v[1], 1);
+    fuse__text_ints(at, n_at, "nearest", &v[2], 1);
+    fuse__text_ints(at, n_at, "exclude_outside", &v[3], 1);
+    ra.mode = (fuse_resize_mode)v[0];
+    ra.coordinates = (fuse_resize_coordinates)v[1];
+    ra.nearest = (fuse_resize_nearest)v[2];
+    ra.exclude_outside = v[3];
+    if ((a = fuse__text_find_attr(at, n_at, "cubic_coeff_a")) != NULL) ra.cubic_coeff_a = (float)a->v[0];
+    return fuse_resize(g, in[0], sizes, sc ? scales : NULL, &ra);
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
@@ -16463,6 +16893,240 @@ static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s)
 /* ==== begin src/kernels/ref_shape.c ==== */
 /* --------------------------------------------------- reference kernels: shape -- */
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
+
+/* y[outer, j, inner] = x[outer, idx[j], inner]. An index is normalized here too (a parsed
+   graph's constant may have been filled after its checks): negative counts from the end, out of
+   range clamps. */
+static void fuse__kernel_gather(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ti = fuse__in_t(r, s, 1);
+  const float *x = fuse__in(r, s, 0), *idx = fuse__in(r, s, 1);
+  float *y = fuse__data(r, s->out);
+  int axis = s->a.axis;
+  int64_t outer = fuse__numel(axis, tx->shape), dim = tx->shape[axis];
+  int64_t inner = fuse__numel(tx->rank - axis - 1, tx->shape + axis + 1);
+  int64_t count = fuse__numel(ti->rank, ti->shape), o, j;
+  for (o = 0; o < outer; o++)
+    for (j = 0; j < count; j++) {
+      double v = idx[j];
+      int64_t k;
+      if (!(v >= (double)-dim)) k = 0; /* NaN too */
+      else if (v >= (double)dim) k = dim - 1;
+      else if ((k = (int64_t)v) < 0) k += dim;
+      memcpy(y + (o * count + j) * inner, x + (o * dim + k) * inner, (size_t)inner * sizeof(float));
+    }
+}
+
+/* Walks the output row by row (the last dimension); offset(d) gives the input offset of a
+   row from its index, row(y, x, idx) writes it. Shared by expand and tile. */
+static void fuse__kernel_expand(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t st[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, rows, o, j, off;
+  int rank = ty->rank, d;
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  fuse__broadcast_strides(tx, rank, ty->shape, st);
+  inner = ty->shape[rank - 1];
+  rows = fuse__numel(rank - 1, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < rows; o++) {
+    float *yr = y + o * inner;
+    for (off = 0, d = 0; d < rank - 1; d++) off += idx[d] * st[d];
+    if (st[rank - 1]) memcpy(yr, x + off, (size_t)inner * sizeof(float));
+    else
+      for (j = 0; j < inner; j++) yr[j] = x[off];
+    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+/* y[i...] = x[i mod x.shape ...]: each output row is the input row repeated. */
+static void fuse__kernel_tile(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t xs[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, xin, rows, o, j, off, stride = 1;
+  int rank = ty->rank, d;
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  for (d = rank - 1; d >= 0; d--) {
+    xs[d] = stride;
+    stride *= tx->shape[d];
+  }
+  inner = ty->shape[rank - 1];
+  xin = tx->shape[rank - 1];
+  rows = fuse__numel(rank - 1, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < rows; o++) {
+    float *yr = y + o * inner;
+    for (off = 0, d = 0; d < rank - 1; d++) off += idx[d] % tx->shape[d] * xs[d];
+    for (j = 0; j < inner; j += xin) memcpy(yr + j, x + off, (size_t)xin * sizeof(float));
+    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+/* The input index of output position o along a padded axis of size d with `begin` before it;
+   -1: outside (constant mode). Reflect pads are < d (the builder checks). */
+static int64_t fuse__pad_source(int64_t o, int64_t begin, int64_t d, int mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < d) return i;
+  if (mode == FUSE_PAD_EDGE) return i < 0 ? 0 : d - 1;
+  if (mode == FUSE_PAD_REFLECT) return i < 0 ? -i : 2 * (d - 1) - i;
+  return -1;
+}
+
+static void fuse__kernel_pad(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  int64_t xs[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, rows, o, j, stride = 1, xin;
+  int rank = ty->rank, d, mode = s->a.pad.mode;
+  const int *pads = s->a.pad.pads;
+  float value = s->a.pad.value;
+  for (d = rank - 1; d >= 0; d--) {
+    xs[d] = stride;
+    stride *= tx->shape[d];
+  }
+  inner = ty->shape[rank - 1];
+  xin = tx->shape[rank - 1];
+  rows = fuse__numel(rank - 1, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (o = 0; o < rows; o++) {
+    float *yr = y + o * inner;
+    int64_t off = 0;
+    for (d = 0; d < rank - 1 && off >= 0; d++) {
+      int64_t i = fuse__pad_source(idx[d], pads[d], tx->shape[d], mode);
+      off = i < 0 ? -1 : off + i * xs[d];
+    }
+    if (off < 0) {
+      for (j = 0; j < inner; j++) yr[j] = value;
+    } else {
+      for (j = 0; j < inner; j++) {
+        int64_t i = fuse__pad_source(j, pads[rank - 1], xin, mode);
+        yr[j] = i < 0 ? value : x[off + i];
+      }
+    }
+    for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+/* ---- resize: ONNX Resize's interpolation (onnx/reference/ops/op_resize.py) */
+
+/* Up to 4 taps of one output coordinate along one axis: input indices (clamped to the axis,
+   as ONNX's reference pads with the edge values) and weights. */
+typedef struct fuse__resize_taps {
+  int n;
+  int64_t at[4];
+  double w[4];
+} fuse__resize_taps;
+
+static void fuse__resize_axis(const fuse_resize_attrs *a, float scale, int64_t in, int64_t out,
+                              int64_t x, fuse__resize_taps *t) {
+  double s = scale > 0 ? (double)scale : (double)out / (double)in; /* as ONNX: sizes / shape */
+  double width = s * (double)in, xo, ratio, A = a->cubic_coeff_a, sum = 0;
+  int64_t base;
+  int k;
+  switch (a->coordinates) {
+  case FUSE_RESIZE_ALIGN_CORNERS:
+    xo = width == 1 ? 0.0 : (double)x * (double)(in - 1) / (width - 1);
+    break;
+  case FUSE_RESIZE_ASYMMETRIC: xo = (double)x / s; break;
+  case FUSE_RESIZE_PYTORCH_HALF_PIXEL: xo = width == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5; break;
+  case FUSE_RESIZE_HALF_PIXEL_SYMMETRIC: {
+    double adjustment = (double)out / width, center = (double)in / 2;
+    xo = center * (1 - adjustment) + ((double)x + 0.5) / s - 0.5;
+    break;
+  }
+  default: xo = ((double)x + 0.5) / s - 0.5; break;
+  }
+  /* the pixel on the left is preferred: ratio in (0, 1], base = the left neighbour */
+  base = (int64_t)floor(xo);
+  ratio = xo - (double)base;
+  if (ratio == 0) base--, ratio = 1;
+  if (a->mode == FUSE_RESIZE_NEAREST) {
+    int right;
+    switch (ratio == 1 ? FUSE_RESIZE_CEIL : a->nearest) {
+    case FUSE_RESIZE_ROUND_PREFER_FLOOR: right = ratio > 0.5; break;
+    case FUSE_RESIZE_ROUND_PREFER_CEIL: right = ratio >= 0.5; break;
+    case FUSE_RESIZE_FLOOR: right = 0; break;
+    default: right = 1; break;
+    }
+    t->n = 1;
+    t->at[0] = base + right;
+    t->w[0] = 1;
+  } else if (a->mode == FUSE_RESIZE_LINEAR) {
+    t->n = 2;
+    t->at[0] = base, t->at[1] = base + 1;
+    t->w[0] = 1 - ratio, t->w[1] = ratio;
+  } else {
+    double r1 = ratio + 1, r2 = 1 - ratio, r3 = 2 - ratio;
+    t->n = 4;
+    for (k = 0; k < 4; k++) t->at[k] = base - 1 + k;
+    t->w[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+    t->w[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+    t->w[2] = ((A + 2) * r2 - (A + 3)) * r2 * r2 + 1;
+    t->w[3] = ((A * r3 - 5 * A) * r3 + 8 * A) * r3 - 4 * A;
+  }
+  for (k = 0; k < t->n; k++) {
+    if (a->exclude_outside && a->mode != FUSE_RESIZE_NEAREST && (t->at[k] < 0 || t->at[k] >= in))
+      t->w[k] = 0;
+    sum += t->w[k];
+    t->at[k] = t->at[k] < 0 ? 0 : t->at[k] >= in ? in - 1 : t->at[k];
+  }
+  if (a->exclude_outside && a->mode != FUSE_RESIZE_NEAREST && sum != 0)
+    for (k = 0; k < t->n; k++) t->w[k] /= sum;
+}
+
+/* Each output element is the sum over the taps of every resized axis (an axis whose size and
+   scale stay is one tap of weight 1), as ONNX's separable reference computes it. */
+static void fuse__kernel_resize(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const fuse_resize_attrs *a = &s->a.resize.r;
+  const float *x = fuse__in(r, s, 0);
+  float *y = fuse__data(r, s->out);
+  fuse__resize_taps taps[FUSE_MAX_RANK];
+  int64_t xs[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], pick[FUSE_MAX_RANK], count, i, stride = 1;
+  int rank = ty->rank, d, axes[FUSE_MAX_RANK], num_axes = 0;
+  for (d = rank - 1; d >= 0; d--) {
+    xs[d] = stride;
+    stride *= tx->shape[d];
+  }
+  for (d = 0; d < rank; d++) {
+    float sc = s->a.resize.scales[d];
+    if (!(tx->shape[d] == ty->shape[d] && (sc == 0 || sc == 1))) axes[num_axes++] = d;
+  }
+  count = fuse__numel(rank, ty->shape);
+  memset(idx, 0, sizeof idx);
+  for (i = 0; i < count; i++) {
+    int64_t base = 0;
+    double acc = 0;
+    int k;
+    for (d = 0; d < rank; d++) base += idx[d] * xs[d];
+    for (k = 0; k < num_axes; k++) {
+      d = axes[k];
+      fuse__resize_axis(a, s->a.resize.scales[d], tx->shape[d], ty->shape[d], idx[d], &taps[k]);
+      base -= idx[d] * xs[d];
+      pick[k] = 0;
+    }
+    for (;;) { /* every combination of the resized axes' taps */
+      int64_t off = base;
+      double w = 1;
+      for (k = 0; k < num_axes; k++) {
+        off += taps[k].at[pick[k]] * xs[axes[k]];
+        w *= taps[k].w[pick[k]];
+      }
+      acc += w * x[off];
+      for (k = num_axes - 1; k >= 0 && ++pick[k] == taps[k].n; k--) pick[k] = 0;
+      if (k < 0) break;
+    }
+    y[i] = (float)acc;
+    for (d = rank - 1; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
+  }
+}
 /* ==== end src/kernels/ref_shape.c ==== */
 /* ==== begin src/kernels/ref_nn.c ==== */
 /* --------------------------------------------------- reference kernels: nn -- */
@@ -16787,6 +17451,11 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
     /* data movement (kernels/ref_shape.c) */
+    case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
+    case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
+    case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
+    case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
+    case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
 
     /* reductions, normalizations (kernels/ref_nn.c) */
     case FUSE__OP_REDUCE_MEAN:
@@ -19138,16 +19807,258 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize.
    fuse__onnx_convert_shape: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
+
+/* An int64 list `name`: from input k when the node has it (the input form), else from the
+   attribute when `attr` (the older opsets' form). 1: *count values (0 when neither is given),
+   0: failed. */
+static int fuse__onnx_list(fuse__onnx *ld, const fuse__onode *n, int k, const char *name,
+                           int attr, int64_t *out, int max, int *count) {
+  *count = 0;
+  if (fuse__onnx_has_in(n, k)) {
+    if (!fuse__onnx_ints(ld, n->in[k], out, max, count)) {
+      char what[120];
+      fuse__out o;
+      o.buf = what, o.len = 0, o.cap = sizeof what, o.write = NULL, o.user = NULL;
+      fuse__puts(&o, "its ");
+      fuse__puts(&o, name);
+      fuse__puts(&o, " must be a constant 1-D integer tensor (of at most 2 x 8 values)");
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, what), 0;
+    }
+    return 1;
+  }
+  if (attr && (*count = fuse__onnx_attr_ints(n, name, out, max)) < 0) *count = 0;
+  return 1;
+}
+
+static fuse_value fuse__onnx_gather(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  int64_t dims[FUSE_MAX_RANK];
+  const int64_t *values;
+  int rank;
+  if (n->num_in < 2 || !fuse__onnx_int_tensor(ld, n->in[1], &rank, dims, &values))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "Gather's indices must be an integer tensor known at load"),
+           FUSE_NONE;
+  return fuse_gather(ld->g, x, (int)fuse__onnx_attr_int(n, "axis", 0), rank, dims, values);
+}
+
+/* Squeeze / Unsqueeze: axes as an attribute before opset 13, an input from 13. */
+static fuse_value fuse__onnx_squeeze(fuse__onnx *ld, const fuse__onode *n, fuse_value x,
+                                     int unsqueeze) {
+  int64_t axes[FUSE_MAX_RANK];
+  int ax[FUSE_MAX_RANK], count, i;
+  if (!fuse__onnx_list(ld, n, 1, "axes", ld->opset < 13, axes, FUSE_MAX_RANK, &count))
+    return FUSE_NONE;
+  for (i = 0; i < count; i++) ax[i] = axes[i] < -64 || axes[i] > 64 ? 64 : (int)axes[i];
+  if (unsqueeze) return fuse_unsqueeze(ld->g, x, count, ax);
+  return fuse_squeeze(ld->g, x, count, count ? ax : NULL);
+}
+
+static fuse_value fuse__onnx_pad(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  int64_t given[2 * FUSE_MAX_RANK], axes[FUSE_MAX_RANK], pads[2 * FUSE_MAX_RANK];
+  int rank = fuse_value_rank(ld->g, x), count, num_axes = rank, i;
+  fuse_pad_mode mode = FUSE_PAD_CONSTANT;
+  float value = 0;
+  fuse__oattr a;
+  if (fuse__onnx_attr(n, "mode", &a) && a.s.n) {
+    if (fuse__slice_is(a.s, "reflect")) mode = FUSE_PAD_REFLECT;
+    else if (fuse__slice_is(a.s, "edge")) mode = FUSE_PAD_EDGE;
+    else if (!fuse__slice_is(a.s, "constant"))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "Pad mode is not constant, reflect or edge (wrap is not supported)"),
+             FUSE_NONE;
+  }
+  if (ld->opset < 11) {
+    count = fuse__onnx_attr_ints(n, ld->opset < 2 ? "paddings" : "pads", given, 2 * FUSE_MAX_RANK);
+    value = fuse__onnx_attr_float(n, "value", 0);
+  } else {
+    if (!fuse__onnx_list(ld, n, 1, "pads", 0, given, 2 * FUSE_MAX_RANK, &count)) return FUSE_NONE;
+    if (fuse__onnx_has_in(n, 2) && !fuse__onnx_scalar(ld, n->in[2], &value))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "Pad's constant_value must be a float constant known at load"),
+             FUSE_NONE;
+    if (fuse__onnx_has_in(n, 3) &&
+        !fuse__onnx_list(ld, n, 3, "axes", 0, axes, FUSE_MAX_RANK, &num_axes))
+      return FUSE_NONE;
+  }
+  if (count != 2 * num_axes)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Pad's pads do not have 2 entries per axis"),
+           FUSE_NONE;
+  memset(pads, 0, sizeof pads);
+  for (i = 0; i < num_axes; i++) {
+    int64_t ax = num_axes == rank && !fuse__onnx_has_in(n, 3) ? i : axes[i];
+    if (ax < -rank || ax >= rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Pad's axes are out of range"), FUSE_NONE;
+    if (ax < 0) ax += rank;
+    pads[ax] = given[i];
+    pads[ax + rank] = given[i + num_axes];
+  }
+  return fuse_pad(ld->g, x, pads, mode, value);
+}
+
+/* Resize (opset 10: x, scales; 11+: x, roi, scales, sizes) and Upsample (7: attribute scales;
+   9: input scales). Opset 10 Resize and Upsample map coordinates as `asymmetric` with
+   nearest `floor` (PyTorch's nearest; ONNX's reference only defines whole scales there), and
+   their output sizes forgive a float32 scale's rounding error. */
+static fuse_value fuse__onnx_resize(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
+  fuse_graph *g = ld->g;
+  fuse_resize_attrs ra;
+  fuse__oattr a;
+  float scales[FUSE_MAX_RANK];
+  int64_t sizes[FUSE_MAX_RANK];
+  const int64_t *shape = fuse_value_shape(g, x);
+  int rank = fuse_value_rank(g, x), count = 0, i, has_sizes = 0;
+  int legacy = fuse__slice_is(n->op, "Upsample") || ld->opset < 11;
+  memset(&ra, 0, sizeof ra);
+  if (fuse__onnx_attr(n, "mode", &a) && a.s.n) {
+    if (fuse__slice_is(a.s, "linear") || fuse__slice_is(a.s, "bilinear")) ra.mode = FUSE_RESIZE_LINEAR;
+    else if (fuse__slice_is(a.s, "cubic") && !legacy) ra.mode = FUSE_RESIZE_CUBIC;
+    else if (!fuse__slice_is(a.s, "nearest"))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "its mode is not nearest, linear or cubic"),
+             FUSE_NONE;
+  }
+  if (legacy) {
+    ra.coordinates = FUSE_RESIZE_ASYMMETRIC;
+    ra.nearest = FUSE_RESIZE_FLOOR;
+  } else {
+    static const char *const coords[] = {"half_pixel", "asymmetric", "pytorch_half_pixel",
+                                         "align_corners", "half_pixel_symmetric"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                          "ceil"};
+    if (fuse__onnx_attr(n, "coordinate_transformation_mode", &a) && a.s.n) {
+      for (i = 0; i < 5 && !fuse__slice_is(a.s, coords[i]); i++) {
+      }
+      if (i == 5)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                               fuse__slice_is(a.s, "tf_crop_and_resize")
+                                   ? "coordinate_transformation_mode tf_crop_and_resize is not supported"
+                                   : "its coordinate_transformation_mode is not supported"),
+               FUSE_NONE;
+      ra.coordinates = (fuse_resize_coordinates)i;
+    }
+    if (fuse__onnx_attr(n, "nearest_mode", &a) && a.s.n) {
+      for (i = 0; i < 4 && !fuse__slice_is(a.s, nearest[i]); i++) {
+      }
+      if (i == 4)
+        return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "its nearest_mode is not supported"),
+               FUSE_NONE;
+      ra.nearest = (fuse_resize_nearest)i;
+    }
+    ra.cubic_coeff_a = fuse__onnx_attr_float(n, "cubic_coeff_a", -0.75f);
+    if (ra.cubic_coeff_a == 0) ra.cubic_coeff_a = 1e-30f; /* 0 means -0.75 to fuse_resize */
+    ra.exclude_outside = (int)fuse__onnx_attr_int(n, "exclude_outside", 0);
+    if (fuse__onnx_attr_int(n, "antialias", 0) != 0)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "antialias=1 is not supported"), FUSE_NONE;
+    if (fuse__onnx_attr(n, "keep_aspect_ratio_policy", &a) && a.s.n && !fuse__slice_is(a.s, "stretch"))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "keep_aspect_ratio_policy is not supported"),
+             FUSE_NONE;
+    if (fuse__onnx_attr(n, "axes", &a))
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "the axes attribute is not supported"), FUSE_NONE;
+  }
+  if (!legacy && fuse__onnx_has_in(n, 3) && /* sizes (then scales are empty), unless empty */
+      !(fuse__onnx_ints(ld, n->in[3], sizes, FUSE_MAX_RANK, &count) && count == 0)) {
+    if (count != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "its sizes must be an integer tensor known at load with one entry "
+                             "per axis"),
+             FUSE_NONE;
+    has_sizes = 1;
+  } else if (fuse__slice_is(n->op, "Upsample") && ld->opset < 9) {
+    if (!fuse__onnx_attr(n, "scales", &a))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Upsample needs scales"), FUSE_NONE;
+    { /* a list of floats: field 7, packed or not */
+      fuse__pb b = fuse__proto_of(a.msg);
+      uint32_t f, w;
+      while (fuse__proto_tag(&b, &f, &w)) {
+        if (f == 7 && w == 5 && count < FUSE_MAX_RANK && b.end - b.p >= 4) {
+          scales[count++] = fuse__f32(fuse__le32(b.p));
+          b.p += 4;
+        } else if (f == 7 && w == 2) {
+          fuse__slice s;
+          size_t k;
+          if (!fuse__proto_bytes(&b, &s) || s.n % 4 || s.n / 4 + (size_t)count > FUSE_MAX_RANK)
+            break;
+          for (k = 0; k < s.n; k += 4) scales[count++] = fuse__f32(fuse__le32(s.p + k));
+        } else if (!fuse__proto_skip(&b, w)) {
+          break;
+        }
+      }
+    }
+    if (count != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Upsample's scales do not have one entry per axis"),
+             FUSE_NONE;
+  } else {
+    int k = legacy ? 1 : 2;
+    if (!fuse__onnx_has_in(n, k) ||
+        !fuse__onnx_floats(ld, n->in[k], scales, FUSE_MAX_RANK, &count) || count != rank)
+      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                             "its scales (or sizes) must be known at load with one entry per axis"),
+             FUSE_NONE;
+  }
+  if (!has_sizes)
+    for (i = 0; i < rank; i++) {
+      double s = (double)shape[i] * (double)scales[i];
+      if (!(scales[i] > 0 && s < 4e18))
+        return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "its scales must be positive numbers"), FUSE_NONE;
+      sizes[i] = (int64_t)floor(s);
+      /* the legacy forms: a float32 scale meant as size / input size (PyTorch's opset-9
+         export of interpolate(size=...)) may land a rounding error below that size */
+      if (legacy && (double)(sizes[i] + 1) - s <= s * 2.5e-7) sizes[i]++;
+    }
+  return fuse_resize(g, x, sizes, has_sizes ? NULL : scales, &ra);
+}
+
 static fuse_value fuse__onnx_convert_shape(fuse__onnx *ld, const fuse__onode *n) {
-  (void)fuse__onnx_int_tensor; /* Gather's indices (the shape family takes it) */
-  (void)fuse__onnx_floats;     /* Resize's scales */
-  (void)ld;
-  (void)n;
-  return -3;
+  static const char *const mine[] = {"Gather", "Expand", "Tile", "Squeeze", "Unsqueeze",
+                                     "DepthToSpace", "SpaceToDepth", "Pad", "Resize", "Upsample"};
+  fuse_graph *g = ld->g;
+  int64_t list[FUSE_MAX_RANK];
+  int count, k;
+  fuse_value x;
+  for (k = 0; k < 10 && !fuse__slice_is(n->op, mine[k]); k++) {
+  }
+  if (k == 10) return -3;
+  if (n->num_in < 1 || !n->in[0].n)
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
+  if ((x = fuse__onnx_value(ld, n->in[0])) == FUSE_NONE) return FUSE_NONE;
+  switch (k) {
+  case 0: return fuse__onnx_gather(ld, n, x);
+  case 1:
+  case 2:
+    if (n->num_in < 2 || !fuse__onnx_list(ld, n, 1, k == 1 ? "shape" : "repeats", 0, list,
+                                          FUSE_MAX_RANK, &count))
+      return n->num_in < 2 ? fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), FUSE_NONE
+                           : FUSE_NONE;
+    if (k == 1) return fuse_expand(g, x, count, list);
+    if (count != fuse_value_rank(g, x))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Tile's repeats do not have one entry per axis"),
+             FUSE_NONE;
+    return fuse_tile(g, x, list);
+  case 3:
+  case 4: return fuse__onnx_squeeze(ld, n, x, k == 4);
+  case 5:
+  case 6: {
+    int64_t block = fuse__onnx_attr_int(n, "blocksize", 0);
+    fuse__oattr a;
+    int crd = 0;
+    if (block < 1 || block > 0x7fffffff)
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "blocksize must be >= 1"), FUSE_NONE;
+    if (k == 6) return fuse_space_to_depth(g, x, (int)block);
+    if (fuse__onnx_attr(n, "mode", &a) && a.s.n) {
+      crd = fuse__slice_is(a.s, "CRD");
+      if (!crd && !fuse__slice_is(a.s, "DCR"))
+        return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "DepthToSpace mode is not DCR or CRD"), FUSE_NONE;
+    }
+    return fuse_depth_to_space(g, x, (int)block, crd);
+  }
+  case 7: return fuse__onnx_pad(ld, n, x);
+  default: return fuse__onnx_resize(ld, n, x);
+  }
 }
 
 /* the ONNX operators this file converts (the loader lists the others as unsupported) */
-static const char *const fuse__onnx_shape_ops[] = {NULL};
+static const char *const fuse__onnx_shape_ops[] = {
+    "Gather", "Expand", "Tile", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Pad",
+    "Resize", "Upsample", NULL};
 /* ==== end src/onnx_shape.c ==== */
 /* ==== begin src/onnx_nn.c ==== */
 /* ------------------------------------------------------------ onnx operators: nn -- */

@@ -182,6 +182,30 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+/* ONNX semantics; axes may be negative, counted from the end. */
+/* x's entries at constant indices along axis (negative indices count from the end):
+   [x.shape[:axis], index_shape, x.shape[axis+1:]]; index_rank 0 (one index) drops the axis */
+FUSE_API fuse_value fuse_gather(fuse_graph *g, fuse_value x, int axis, int index_rank,
+                                const int64_t *index_shape, const int64_t *indices);
+/* x broadcast with `shape` (ONNX Expand: numpy broadcasting in both directions) */
+FUSE_API fuse_value fuse_expand(fuse_graph *g, fuse_value x, int rank, const int64_t *shape);
+FUSE_API fuse_value fuse_tile(fuse_graph *g, fuse_value x, const int64_t *repeats); /* rank entries */
+/* views (reshapes); squeeze with n = 0 (axes NULL): every dimension of size 1 */
+FUSE_API fuse_value fuse_squeeze(fuse_graph *g, fuse_value x, int n, const int *axes);
+FUSE_API fuse_value fuse_unsqueeze(fuse_graph *g, fuse_value x, int n, const int *axes);
+/* [N, C, H, W] -> [N, C / b^2, H b, W b]; crd: 0 = DCR (ONNX's default), 1 = CRD (PyTorch's
+   pixel_shuffle); space_to_depth is the inverse of DCR (ONNX SpaceToDepth) */
+FUSE_API fuse_value fuse_depth_to_space(fuse_graph *g, fuse_value x, int block, int crd);
+FUSE_API fuse_value fuse_space_to_depth(fuse_graph *g, fuse_value x, int block);
+/* pads: 2 x rank entries, ONNX order (all begins, then all ends); negative ones crop; reflect
+   needs each pad smaller than its dimension (as PyTorch) */
+FUSE_API fuse_value fuse_pad(fuse_graph *g, fuse_value x, const int64_t *pads, fuse_pad_mode mode,
+                             float value);
+/* to sizes (rank entries); scales (rank entries, or NULL: sizes / input sizes) set the
+   coordinate mapping as ONNX Resize's scales do. Any axes may be resized: linear and cubic
+   interpolate separably over every resized axis (bilinear / bicubic on H, W). */
+FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *sizes,
+                                const float *scales, const fuse_resize_attrs *a);
 /* along axes[i] (NULL: axes 0 .. n - 1): elements starts[i], starts[i] + steps[i], ... before
    ends[i]; indices clamp as in ONNX Slice (negative ones count from the end; INT64_MAX /
    INT64_MIN = to the end); steps NULL = all 1, never 0. Axes not listed are kept whole. */

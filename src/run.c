@@ -62,6 +62,11 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
     /* data movement (kernels/ref_shape.c) */
+    case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
+    case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
+    case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
+    case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
+    case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
 
     /* reductions, normalizations (kernels/ref_nn.c) */
     case FUSE__OP_REDUCE_MEAN:

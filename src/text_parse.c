@@ -250,7 +250,7 @@ static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
 }
 
 /* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
-   'l' list of up to 8 whole numbers. */
+   'l' list of up to 8 whole numbers, 'F' list of up to 8 numbers. */
 typedef struct fuse__attr_spec {
   const char *name;
   char form;
@@ -306,6 +306,24 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   }
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: return axis;
+  case FUSE__OP_EXPAND: return reshape;
+  case FUSE__OP_TILE: {
+    static const fuse__attr_spec tile[] = {{"repeats", 'l'}, {NULL, 0}};
+    return tile;
+  }
+  case FUSE__OP_PAD: {
+    static const fuse__attr_spec pad[] = {
+        {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
+    return pad;
+  }
+  case FUSE__OP_RESIZE: {
+    static const fuse__attr_spec resize[] = {
+        {"sizes", 'l'},        {"scales", 'F'},        {"mode", 'i'},
+        {"coordinates", 'i'},  {"nearest", 'i'},       {"cubic_coeff_a", 'f'},
+        {"exclude_outside", 'i'}, {NULL, 0}};
+    return resize;
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
@@ -352,13 +370,14 @@ static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_att
   if ((s->form == 'f' && (a->is_list || a->count != 1)) ||
       (s->form == 'i' && (a->is_list || !whole)) ||
       ((s->form == '2' || s->form == '4') && (!a->is_list || !whole || a->count != s->form - '0')) ||
-      (s->form == 'l' && (!a->is_list || !whole)))
+      (s->form == 'l' && (!a->is_list || !whole)) || (s->form == 'F' && !a->is_list))
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s attribute '%s' must be %s",
                       a->line, a->col, fuse__op_names[op], a->name,
                       s->form == 'f'   ? "a number"
                       : s->form == 'i' ? "a whole number"
                       : s->form == '2' ? "a list of 2 whole numbers"
                       : s->form == '4' ? "a list of 4 whole numbers"
+                      : s->form == 'F' ? "a list of numbers"
                                        : "a list of whole numbers"),
            0;
   return 1;
@@ -442,6 +461,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_WHERE: arity = 3; break;
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: arity = 2; break;
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
@@ -568,6 +588,66 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: {
+    int axis = 0;
+    fuse__text_ints(at, n_at, "axis", &axis, 1);
+    return fuse__gather_node(g, in[0], in[1], axis);
+  }
+  case FUSE__OP_EXPAND:
+  case FUSE__OP_TILE: {
+    const char *key = op == FUSE__OP_EXPAND ? "shape" : "repeats";
+    int64_t list[FUSE_MAX_RANK];
+    int i;
+    if (!(a = fuse__text_find_attr(at, n_at, key)))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
+                        ps->at_col, fuse__op_names[op], key);
+    for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
+    if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
+    if (a->count != fuse_value_rank(g, in[0]))
+      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: tile repeats has %d entries for rank %d",
+                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
+    return fuse_tile(g, in[0], list);
+  }
+  case FUSE__OP_PAD: {
+    int64_t pads[2 * FUSE_MAX_RANK];
+    int rank = fuse_value_rank(g, in[0]), mode = 0, i, k;
+    float value = 0;
+    memset(pads, 0, sizeof pads);
+    for (k = 0; k < 2; k++)
+      if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
+        if (a->count != rank)
+          return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: pad %s has %d entries for rank %d",
+                            ps->at_line, ps->at_col, a->name, a->count, rank);
+        for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
+      }
+    if ((a = fuse__text_find_attr(at, n_at, "value")) != NULL) value = (float)a->v[0];
+    fuse__text_ints(at, n_at, "mode", &mode, 1);
+    return fuse_pad(g, in[0], pads, (fuse_pad_mode)mode, value);
+  }
+  case FUSE__OP_RESIZE: {
+    int64_t sizes[FUSE_MAX_RANK];
+    float scales[FUSE_MAX_RANK];
+    fuse_resize_attrs ra;
+    int rank = fuse_value_rank(g, in[0]), v[4] = {0, 0, 0, 0}, i;
+    const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
+    if (!(a = fuse__text_find_attr(at, n_at, "sizes")) || a->count != rank ||
+        (sc && sc->count != rank))
+      return fuse__fail(g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
+                        ps->at_line, ps->at_col, rank);
+    for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
+    memset(&ra, 0, sizeof ra);
+    fuse__text_ints(at, n_at, "mode", &v[0], 1);
+    fuse__text_ints(at, n_at, "coordinates", &v[1], 1);
+    fuse__text_ints(at, n_at, "nearest", &v[2], 1);
+    fuse__text_ints(at, n_at, "exclude_outside", &v[3], 1);
+    ra.mode = (fuse_resize_mode)v[0];
+    ra.coordinates = (fuse_resize_coordinates)v[1];
+    ra.nearest = (fuse_resize_nearest)v[2];
+    ra.exclude_outside = v[3];
+    if ((a = fuse__text_find_attr(at, n_at, "cubic_coeff_a")) != NULL) ra.cubic_coeff_a = (float)a->v[0];
+    return fuse_resize(g, in[0], sizes, sc ? scales : NULL, &ra);
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:

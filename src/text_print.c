@@ -122,6 +122,38 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
   case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
   /* data movement (builders_shape.c) */
+  case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
+  case FUSE__OP_EXPAND:
+    fuse__puts(o, ", shape=");
+    fuse__put_dims(o, n->rank, n->shape, ", ");
+    break;
+  case FUSE__OP_TILE: /* its repeats live in a.slice.step */
+    fuse__puts(o, ", repeats=");
+    fuse__put_dims(o, n->rank, a->slice.step, ", ");
+    break;
+  case FUSE__OP_PAD:
+    fuse__put_int_list(o, "begins", a->pad.pads, n->rank);
+    fuse__put_int_list(o, "ends", a->pad.pads + n->rank, n->rank);
+    fuse__put_float_attr(o, "value", a->pad.value);
+    fuse__put_int_attr(o, "mode", a->pad.mode);
+    break;
+  case FUSE__OP_RESIZE: {
+    int i;
+    fuse__puts(o, ", sizes=");
+    fuse__put_dims(o, n->rank, n->shape, ", ");
+    if (a->resize.scales[0] > 0) /* else derived from the sizes */
+      for (i = 0; i < n->rank; i++) {
+        fuse__puts(o, i ? ", " : ", scales=[");
+        fuse__put_float(o, a->resize.scales[i]);
+      }
+    if (a->resize.scales[0] > 0) fuse__puts(o, "]");
+    fuse__put_int_attr(o, "mode", a->resize.r.mode);
+    fuse__put_int_attr(o, "coordinates", a->resize.r.coordinates);
+    fuse__put_int_attr(o, "nearest", a->resize.r.nearest);
+    fuse__put_float_attr(o, "cubic_coeff_a", a->resize.r.cubic_coeff_a);
+    fuse__put_int_attr(o, "exclude_outside", a->resize.r.exclude_outside);
+    break;
+  }
 
   /* reductions, normalizations (builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:

@@ -90,7 +90,7 @@ class Audio1d(nn.Module):
 
 
 class UNet(nn.Module):
-    def __init__(self, c=16):
+    def __init__(self, c=8):
         super().__init__()
 
         def block(i, o):
@@ -113,7 +113,7 @@ class UNet(nn.Module):
 
 
 class Style(nn.Module):
-    def __init__(self, c=16):
+    def __init__(self, c=8):
         super().__init__()
 
         def conv(i, o, k, s=1):
