@@ -436,6 +436,7 @@ CROSS_QEMU_s390x ?= qemu-s390x
 CROSS_QEMU_ppc ?= qemu-ppc
 CROSS_TEST_NAMES := $(patsubst tests/%.c,%,$(TEST_SOURCES))
 CROSS_ARGS_test_networks = tests/data/onnx $(CROSS_MODELS)
+CROSS_ARGS_test_zoo = tests/data/zoo $(CROSS_MODELS)
 cross_rparen := )
 cross_qemu_cases = $(foreach a,$(CROSS_ARCHES),$(a)$(cross_rparen) qemu='$(CROSS_QEMU_$(a))';;)
 cross_cc_cases = $(foreach a,$(CROSS_ARCHES),$(a)$(cross_rparen) cc='$(CROSS_CC_$(a))';;)
