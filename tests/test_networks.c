@@ -34,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "files.h"
+
 #define NET_TOL 1e-3
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -49,75 +51,8 @@
 
 /* ------------------------------------------------------------------- files -- */
 
-static float *read_floats(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  long size;
-  float *data = NULL;
-  *n = 0;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && size % 4 == 0 &&
-      fseek(f, 0, SEEK_SET) == 0) {
-    data = (float *)malloc((size_t)size);
-    if (data && fread(data, 1, (size_t)size, f) == (size_t)size) {
-      const uint32_t one = 1;
-      size_t i;
-      *n = (size_t)size / 4;
-      if (*(const unsigned char *)&one == 0) /* the files are little-endian float32 */
-        for (i = 0; i < *n; i++) {
-          unsigned char *b = (unsigned char *)&data[i], t;
-          t = b[0], b[0] = b[3], b[3] = t;
-          t = b[1], b[1] = b[2], b[2] = t;
-        }
-    } else {
-      free(data);
-      data = NULL;
-    }
-  }
-  fclose(f);
-  return data;
-}
-
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The *.onnx files of dir, sorted; -1 when the directory cannot be opened. */
-static int list_onnx(const char *dir, char ***out) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char **names = NULL;
-  int n = 0, cap = 0;
-  *out = NULL;
-  if (!d) return -1;
-  while ((e = readdir(d)) != NULL) {
-    if (!ends_with(e->d_name, ".onnx")) continue;
-    if (n == cap) {
-      char **grown;
-      cap = cap ? cap * 2 : 16;
-      grown = (char **)realloc(names, (size_t)cap * sizeof *names);
-      if (!grown) break;
-      names = grown;
-    }
-    names[n] = (char *)malloc(strlen(e->d_name) + 1);
-    if (!names[n]) break;
-    strcpy(names[n++], e->d_name);
-  }
-  closedir(d);
-  if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
-  *out = names;
-  return n;
-}
-
-static void free_list(char **names, int n) {
-  int i;
-  for (i = 0; i < n; i++) free(names[i]);
-  free(names);
-}
+static int list_onnx(const char *dir, char ***out) { return list_onnx_matching(dir, NULL, out); }
 
 /* ---------------------------------------------------------- text form stats -- */
 

@@ -40,6 +40,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "files.h"
+
 #define ZOO_TOL 1e-4
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -59,69 +61,10 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static float *read_floats(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  long size;
-  float *data = NULL;
-  *n = 0;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && size % 4 == 0 &&
-      fseek(f, 0, SEEK_SET) == 0) {
-    data = (float *)malloc((size_t)size);
-    if (data && fread(data, 1, (size_t)size, f) == (size_t)size) {
-      const uint32_t one = 1;
-      size_t i;
-      *n = (size_t)size / 4;
-      if (*(const unsigned char *)&one == 0) /* the files are little-endian float32 */
-        for (i = 0; i < *n; i++) {
-          unsigned char *b = (unsigned char *)&data[i], t;
-          t = b[0], b[0] = b[3], b[3] = t;
-          t = b[1], b[1] = b[2], b[2] = t;
-        }
-    } else {
-      free(data);
-      data = NULL;
-    }
-  }
-  fclose(f);
-  return data;
-}
-
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The *.onnx files of dir, sorted; -1 when the directory cannot be opened. */
+/* The *.onnx files of dir (FUSE_ZOO_ONLY: those whose names contain it), sorted; -1 when the
+   directory cannot be opened. */
 static int list_onnx(const char *dir, char ***out) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char **names = NULL;
-  const char *only = getenv("FUSE_ZOO_ONLY");
-  int n = 0, cap = 0;
-  *out = NULL;
-  if (!d) return -1;
-  while ((e = readdir(d)) != NULL) {
-    if (!ends_with(e->d_name, ".onnx") || (only && *only && !strstr(e->d_name, only))) continue;
-    if (n == cap) {
-      char **grown;
-      cap = cap ? cap * 2 : 16;
-      grown = (char **)realloc(names, (size_t)cap * sizeof *names);
-      if (!grown) break;
-      names = grown;
-    }
-    names[n] = (char *)malloc(strlen(e->d_name) + 1);
-    if (!names[n]) break;
-    strcpy(names[n++], e->d_name);
-  }
-  closedir(d);
-  if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
-  *out = names;
-  return n;
+  return list_onnx_matching(dir, getenv("FUSE_ZOO_ONLY"), out);
 }
 
 typedef struct text_buf {
@@ -317,9 +260,8 @@ static int run_dir(const char *dir, int required) {
   for (i = 0; i < n; i++) {
     zoo_file = names[i];
     runner_run(names[i], zoo_model);
-    free(names[i]);
   }
-  free(names);
+  free_list(names, n);
   return n;
 }
 
@@ -373,9 +315,8 @@ int main(int argc, char **argv) {
   for (i = 0; i < n; i++) {
     zoo_file = names[i];
     runner_run(names[i], zoo_refusal);
-    free(names[i]);
   }
-  free(names);
+  free_list(names, n > 0 ? n : 0);
   run_dir(committed, 1);
   if (ZOO_SANITIZED)
     printf("zoo: %s skipped under AddressSanitizer (minutes per model)\n", exported);
