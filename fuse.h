@@ -18899,14 +18899,22 @@ static fuse_value fuse__onnx_transpose(fuse__onnx *ld, const fuse__onode *n, fus
 
 /* Dropout in inference: x itself, when neither its mask nor training mode is asked for. */
 static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_value x) {
-  float ratio;
-  if (n->num_out > 1 && n->out[1].n)
-    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's mask output is not supported"), FUSE_NONE;
-  if (fuse__onnx_has_in(n, 2) && !(fuse__onnx_scalar(ld, n->in[2], &ratio) && ratio == 0)) {
-    int64_t mode[1];
-    int count;
-    if (!fuse__onnx_ints(ld, n->in[2], mode, 1, &count) || mode[0] != 0)
-      return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+  float ratio = 0.5f;
+  int64_t mode[1] = {0};
+  int count;
+  if (fuse__onnx_has_in(n, 2) && !fuse__onnx_ints(ld, n->in[2], mode, 1, &count))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "Dropout's training_mode must be known at load"),
+           FUSE_NONE;
+  /* inference: x itself; training with a ratio of 0 drops nothing either */
+  if (mode[0] != 0 && !(fuse__onnx_has_in(n, 1) && fuse__onnx_scalar(ld, n->in[1], &ratio) && ratio == 0))
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training-mode Dropout is not supported"), FUSE_NONE;
+  if (n->num_out > 1 && n->out[1].n) { /* nothing dropped: the mask is all true */
+    fuse__known mask;
+    int64_t i;
+    if (!fuse__known_alloc(ld, &mask, FUSE__DT_BOOL, ld->g->nodes[x].rank, ld->g->nodes[x].shape))
+      return FUSE_NONE;
+    for (i = 0; i < mask.count; i++) mask.i[i] = 1;
+    if (!fuse__onnx_bind_known(ld, n->out[1], &mask)) return FUSE_NONE;
   }
   return x;
 }
