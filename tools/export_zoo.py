@@ -260,6 +260,17 @@ def build(name):
     return m, [(1, 3, s, s)]
 
 
+def wake_zero_layers(model, gen):
+    """torchvision starts some heads at zero (ViT's classifier): the output would be zeros
+    whatever the network computes, so such a layer gets small random weights."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Linear, nn.Conv2d)) and not m.weight.abs().max() > 0:
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
+                if m.bias is not None:
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.02)
+
+
 def calibrate(model, shapes, gen):
     bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if not bns:
@@ -298,6 +309,7 @@ def export_one(name, out_dir, opset, refs_only=False):
     calibrate(model, shapes, gen)
     model.eval()
     xs = tuple(torch.randn(*s, generator=gen) for s in shapes)
+    wake_zero_layers(model, torch.Generator().manual_seed(SEED + 2))
     base = os.path.join(out_dir, "%s.op%d" % (name, opset))
     if refs_only:
         old = np.fromfile(base + ".input.bin", dtype="<f4")
