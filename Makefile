@@ -517,7 +517,8 @@ M7_QEMU ?= qemu-arm
 # libc / libm functions fuse.h may call with FUSE_NO_STDIO (malloc / free unless FUSE_MALLOC /
 # FUSE_FREE are defined, __assert_func (assert) unless FUSE_ASSERT is)
 M7_LIBC := memcpy memset memcmp memchr strlen strcmp strncmp strchr strcpy \
-  expf sqrt log10 floor fabs fabsf malloc free __assert_func
+  expf sqrt log10 floor fabs fabsf malloc free __assert_func \
+  sqrtf logf powf tanhf erff erfcf expm1f log1pf exp log fmod
 M7 := build-cross/m7
 
 test-m7:

@@ -1252,6 +1252,10 @@ static fuse_value fuse__id(const fuse_graph *g, const fuse__node *n) {
 /* ==== begin src/builders.c ==== */
 /* ---------------------------------------------------------------- builders -- */
 
+/* Whether an enum argument holds one of its values lo..hi (through int: with short enums, as
+   arm-none-eabi's, a direct comparison is "always false" to the compiler). */
+static int fuse__enum_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
 /* Checks the common preconditions of a builder: a usable graph and valid operands. */
 static int fuse__begin(fuse_graph *g, const char *op, int n, const fuse_value *in) {
   int i;
@@ -2358,7 +2362,7 @@ FUSE_API fuse_value fuse_pad(fuse_graph *g, fuse_value x, const int64_t *pads, f
   nx = fuse__node_of(g, x);
   if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "pad: input %V is a scalar", x);
   if (!pads) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "pad: pads are NULL");
-  if ((int)mode < FUSE_PAD_CONSTANT || (int)mode > FUSE_PAD_EDGE)
+  if (!fuse__enum_in((int)mode, FUSE_PAD_CONSTANT, FUSE_PAD_EDGE))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "pad: mode %d is not constant (0), reflect (1) or edge (2)", (int)mode);
   for (i = 0; i < nx->rank; i++) {
@@ -2394,16 +2398,15 @@ FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *size
   if (!fuse__check_shape(g, "resize: sizes", nx->rank, sizes)) return FUSE_NONE;
   memset(&a, 0, sizeof a);
   if (attrs) a = *attrs;
-  if ((int)a.mode < FUSE_RESIZE_NEAREST || (int)a.mode > FUSE_RESIZE_CUBIC)
+  if (!fuse__enum_in((int)a.mode, FUSE_RESIZE_NEAREST, FUSE_RESIZE_CUBIC))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: mode %d is not nearest (0), linear (1) or cubic (2)", (int)a.mode);
-  if ((int)a.coordinates < FUSE_RESIZE_HALF_PIXEL ||
-      (int)a.coordinates > FUSE_RESIZE_HALF_PIXEL_SYMMETRIC)
+  if (!fuse__enum_in((int)a.coordinates, FUSE_RESIZE_HALF_PIXEL, FUSE_RESIZE_HALF_PIXEL_SYMMETRIC))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: coordinate mode %d is not 0..4 (half_pixel, asymmetric, "
                       "pytorch_half_pixel, align_corners, half_pixel_symmetric)",
                       (int)a.coordinates);
-  if ((int)a.nearest < FUSE_RESIZE_ROUND_PREFER_FLOOR || (int)a.nearest > FUSE_RESIZE_CEIL)
+  if (!fuse__enum_in((int)a.nearest, FUSE_RESIZE_ROUND_PREFER_FLOOR, FUSE_RESIZE_CEIL))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: nearest mode %d is not 0..3 (round_prefer_floor, "
                       "round_prefer_ceil, floor, ceil)",
@@ -3129,7 +3132,7 @@ static int fuse__rnn_begin(fuse__rnn *s, fuse_graph *g, const char *who, int gat
                       "%s: attributes are NULL (hidden_size is required)", who),
            0;
   s->a = *a;
-  if ((int)a->direction < FUSE_RNN_FORWARD || (int)a->direction > FUSE_RNN_BIDIRECTIONAL)
+  if (!fuse__enum_in((int)a->direction, FUSE_RNN_FORWARD, FUSE_RNN_BIDIRECTIONAL))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "%s: direction %d is not forward (0), reverse (1) or bidirectional (2)",
                       who, (int)a->direction),
@@ -3477,8 +3480,8 @@ FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composi
 enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
 
 typedef struct fuse__pat {
+  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op (first: no padding around it) */
   int kind;
-  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
   int optional, ellipsis; /* op?(...), trailing ... */
   int capture;            /* slot, or -1 */
   int first_arg, num_args;   /* into pattern->args (ALT: two entries: left, right) */

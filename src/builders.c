@@ -1,5 +1,9 @@
 /* ---------------------------------------------------------------- builders -- */
 
+/* Whether an enum argument holds one of its values lo..hi (through int: with short enums, as
+   arm-none-eabi's, a direct comparison is "always false" to the compiler). */
+static int fuse__enum_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
 /* Checks the common preconditions of a builder: a usable graph and valid operands. */
 static int fuse__begin(fuse_graph *g, const char *op, int n, const fuse_value *in) {
   int i;

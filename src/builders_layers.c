@@ -291,7 +291,7 @@ static int fuse__rnn_begin(fuse__rnn *s, fuse_graph *g, const char *who, int gat
                       "%s: attributes are NULL (hidden_size is required)", who),
            0;
   s->a = *a;
-  if ((int)a->direction < FUSE_RNN_FORWARD || (int)a->direction > FUSE_RNN_BIDIRECTIONAL)
+  if (!fuse__enum_in((int)a->direction, FUSE_RNN_FORWARD, FUSE_RNN_BIDIRECTIONAL))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "%s: direction %d is not forward (0), reverse (1) or bidirectional (2)",
                       who, (int)a->direction),

@@ -229,7 +229,7 @@ FUSE_API fuse_value fuse_pad(fuse_graph *g, fuse_value x, const int64_t *pads, f
   nx = fuse__node_of(g, x);
   if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "pad: input %V is a scalar", x);
   if (!pads) return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "pad: pads are NULL");
-  if ((int)mode < FUSE_PAD_CONSTANT || (int)mode > FUSE_PAD_EDGE)
+  if (!fuse__enum_in((int)mode, FUSE_PAD_CONSTANT, FUSE_PAD_EDGE))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "pad: mode %d is not constant (0), reflect (1) or edge (2)", (int)mode);
   for (i = 0; i < nx->rank; i++) {
@@ -265,16 +265,15 @@ FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *size
   if (!fuse__check_shape(g, "resize: sizes", nx->rank, sizes)) return FUSE_NONE;
   memset(&a, 0, sizeof a);
   if (attrs) a = *attrs;
-  if ((int)a.mode < FUSE_RESIZE_NEAREST || (int)a.mode > FUSE_RESIZE_CUBIC)
+  if (!fuse__enum_in((int)a.mode, FUSE_RESIZE_NEAREST, FUSE_RESIZE_CUBIC))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: mode %d is not nearest (0), linear (1) or cubic (2)", (int)a.mode);
-  if ((int)a.coordinates < FUSE_RESIZE_HALF_PIXEL ||
-      (int)a.coordinates > FUSE_RESIZE_HALF_PIXEL_SYMMETRIC)
+  if (!fuse__enum_in((int)a.coordinates, FUSE_RESIZE_HALF_PIXEL, FUSE_RESIZE_HALF_PIXEL_SYMMETRIC))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: coordinate mode %d is not 0..4 (half_pixel, asymmetric, "
                       "pytorch_half_pixel, align_corners, half_pixel_symmetric)",
                       (int)a.coordinates);
-  if ((int)a.nearest < FUSE_RESIZE_ROUND_PREFER_FLOOR || (int)a.nearest > FUSE_RESIZE_CEIL)
+  if (!fuse__enum_in((int)a.nearest, FUSE_RESIZE_ROUND_PREFER_FLOOR, FUSE_RESIZE_CEIL))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                       "resize: nearest mode %d is not 0..3 (round_prefer_floor, "
                       "round_prefer_ceil, floor, ceil)",

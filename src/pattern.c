@@ -9,8 +9,8 @@
 enum { FUSE__PAT_ANY, FUSE__PAT_CONST, FUSE__PAT_OP, FUSE__PAT_ALT };
 
 typedef struct fuse__pat {
+  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op (first: no padding around it) */
   int kind;
-  uint64_t ops;           /* FUSE__PAT_OP: bit per fuse__op */
   int optional, ellipsis; /* op?(...), trailing ... */
   int capture;            /* slot, or -1 */
   int first_arg, num_args;   /* into pattern->args (ALT: two entries: left, right) */
