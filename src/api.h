@@ -502,10 +502,14 @@ struct fuse_backend {
 };
 
 /* ========================================================================== ONNX == */
-/* A bounds-checked reader of ONNX protobuf files (no protobuf library). Operators: Conv, Relu,
-   Clip, Add, Sub, Mul, Max, Min, Reshape, Flatten, Gemm, MatMul, BatchNormalization, MaxPool,
-   AveragePool, GlobalAveragePool, Concat, Sigmoid, Softmax, Identity, Constant, Dropout,
-   Transpose (opsets 7-17). Graph inputs are the model's inputs that are not initializers, in order. */
+/* A bounds-checked reader of ONNX protobuf files (no protobuf library), opsets 7-18: the
+   operators PyTorch exports (convolutions 1-D and 2-D and transposed, Gemm / MatMul / Einsum,
+   pools, normalizations, reductions, the activations, element-wise math, data movement,
+   Resize, LSTM / GRU; README's "The loader" lists them), with the shape arithmetic around them
+   (Shape, Gather, Concat, Range, If on a known condition, ...) folded at load over int64 /
+   int32 / bool / float tensors. A model with operators it does not know is refused with all
+   of them listed at once. Graph inputs are the model's inputs that are not initializers, in
+   order. */
 #ifndef FUSE_NO_ONNX
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
