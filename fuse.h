@@ -18334,9 +18334,10 @@ static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, in
   return 1;
 }
 
-/* The graph value of a condition (Where): a float graph value, or a boolean / integer tensor
-   known at load made a float constant of 0 and 1. */
-static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+/* The graph value of an operand that may be an integer or bool tensor known at load (Pow's
+   exponent 2 as int64, Where's condition): a float graph value as it is, such a tensor made a
+   float constant of its values (as_mask: of 0 and 1). */
+static fuse_value fuse__onnx_float_operand(fuse__onnx *ld, fuse__slice name, int as_mask) {
   fuse__known k;
   int64_t i;
   fuse_value c;
@@ -18346,8 +18347,13 @@ static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
   c = fuse__constant_uninit(ld->g, k.rank, k.dims);
   if (c == FUSE_NONE) return FUSE_NONE;
   f = ld->g->nodes[c].data;
-  for (i = 0; i < k.count; i++) f[i] = k.i[i] != 0;
+  for (i = 0; i < k.count; i++) f[i] = as_mask ? (float)(k.i[i] != 0) : (float)k.i[i];
   return c;
+}
+
+/* A Where condition: a float graph value, or a known bool / integer tensor as 0 and 1. */
+static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+  return fuse__onnx_float_operand(ld, name, 1);
 }
 /* ==== end src/onnx_proto.c ==== */
 /* ==== begin src/onnx_ops.c ==== */
@@ -18996,12 +19002,16 @@ static int fuse__onnx_int_list(fuse__onnx *ld, const fuse__onode *n, const char 
   return 1;
 }
 
+/* The element-wise binary ops folded (Max and Min also take more than two operands); their
+   index is the op fuse__fold_binary computes. */
+static const char *const fuse__fold_binary_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater",
+    "GreaterOrEqual", "And", "Or", "Xor", NULL};
+
 /* Element-wise binary ops with broadcasting; comparisons and logic give bool. */
 static int fuse__fold_binary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *a,
                              const fuse__known *b, fuse__known *y) {
-  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal",
-                                    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And",
-                                    "Or", "Xor", NULL};
+  const char *const *ops = fuse__fold_binary_ops;
   int64_t dims[FUSE_MAX_RANK], e;
   int rank, op, ints = a->dtype != FUSE__DT_FLOAT && b->dtype != FUSE__DT_FLOAT;
   int fmod_ = (int)fuse__onnx_attr_int(n, "fmod", 0);
@@ -19057,10 +19067,12 @@ static int fuse__fold_binary(fuse__onnx *ld, const fuse__onode *n, const fuse__k
   return 1;
 }
 
-static int fuse__fold_unary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+/* Not, Neg, Abs, Floor, Ceil, Sqrt, Cast; CastLike when `to` is its second input's type
+   (else -1). */
+static int fuse__fold_unary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x, int to,
                             fuse__known *y) {
   int64_t e;
-  int to = x->dtype;
+  if (to < 0) to = x->dtype;
   if (fuse__slice_is(n->op, "Not")) to = FUSE__DT_BOOL;
   if (fuse__slice_is(n->op, "Sqrt")) to = FUSE__DT_FLOAT;
   if (fuse__slice_is(n->op, "Cast")) {
@@ -19118,8 +19130,6 @@ typedef struct fuse__fold_map {
   int perm[FUSE_MAX_RANK];                           /* transpose */
 } fuse__fold_map;
 
-static int64_t fuse__fold_same(const void *ctx, int64_t at) { (void)ctx; return at; }
-
 static int64_t fuse__fold_bcast(const void *ctx, int64_t at) {
   const fuse__fold_map *m = (const fuse__fold_map *)ctx;
   return fuse__kat(m->x, m->rank, m->dims, at);
@@ -19170,8 +19180,6 @@ static int64_t fuse__fold_transpose(const void *ctx, int64_t at) {
     coord[d] = at % m->dims[d];
     at /= m->dims[d];
   }
-  for (d = 0; d < m->rank; d++) off = off * m->x->dims[d] + 0;
-  off = 0;
   {
     int64_t stride[FUSE_MAX_RANK], s = 1;
     for (d = m->x->rank - 1; d >= 0; d--) stride[d] = s, s *= m->x->dims[d];
@@ -19576,26 +19584,10 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     y = all[0], ok = 1;
   } else if (fuse__slice_is(n->op, "CastLike")) {
     if (nk < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "CastLike needs two inputs"), -1;
-    y = all[0];
-    if ((all[0].dtype == FUSE__DT_FLOAT) == (all[1].dtype == FUSE__DT_FLOAT)) ok = 1;
-    else {
-      int64_t e;
-      ok = fuse__known_alloc(ld, &y, all[1].dtype, all[0].rank, all[0].dims);
-      for (e = 0; ok && e < y.count; e++) {
-        if (y.f) y.f[e] = (float)all[0].i[e];
-        else y.i[e] = (int64_t)all[0].f[e];
-      }
-    }
-  } else if (nk == 2 && !fuse__slice_is(n->op, "Reshape") && !fuse__slice_is(n->op, "Gather") &&
-             !fuse__slice_is(n->op, "Expand") && !fuse__slice_is(n->op, "Tile") &&
-             !fuse__slice_is(n->op, "Squeeze") && !fuse__slice_is(n->op, "Unsqueeze") &&
-             !fuse__slice_is(n->op, "Concat") && fuse__slice_is(n->op, "ReduceSum") == 0 &&
-             !fuse__slice_is(n->op, "ReduceProd") && !fuse__slice_is(n->op, "ReduceMax") &&
-             !fuse__slice_is(n->op, "ReduceMin") && !fuse__slice_is(n->op, "Max") &&
-             !fuse__slice_is(n->op, "Min")) {
-    ok = fuse__fold_binary(ld, n, &all[0], &all[1], &y);
-  } else if ((fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min") ||
-              fuse__slice_is(n->op, "Sum")) && nk >= 1) {
+    ok = fuse__fold_unary(ld, n, &all[0], all[1].dtype, &y);
+  } else if (fuse__onnx_in_list(n->op, fuse__fold_binary_ops)) { /* Max / Min: any count */
+    if (nk < 1 || (nk != 2 && !fuse__slice_is(n->op, "Max") && !fuse__slice_is(n->op, "Min")))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), -1;
     y = all[0];
     ok = 1;
     for (k = 1; k < nk && ok; k++) {
@@ -19606,7 +19598,7 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
              fuse__slice_is(n->op, "Neg") || fuse__slice_is(n->op, "Abs") ||
              fuse__slice_is(n->op, "Floor") || fuse__slice_is(n->op, "Ceil") ||
              fuse__slice_is(n->op, "Sqrt")) {
-    ok = fuse__fold_unary(ld, n, &all[0], &y);
+    ok = fuse__fold_unary(ld, n, &all[0], -1, &y);
   } else if (fuse__slice_is(n->op, "Reshape") || fuse__slice_is(n->op, "Squeeze") ||
              fuse__slice_is(n->op, "Unsqueeze") || fuse__slice_is(n->op, "Flatten")) {
     ok = fuse__fold_reshape(ld, n, &all[0], &y);
@@ -19697,7 +19689,6 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     return 0;
   }
   if (!ok) return -1;
-  (void)fuse__fold_same;
   return fuse__onnx_bind_known(ld, n->out[0], &y) ? 1 : -1;
 }
 /* ==== end src/onnx_fold.c ==== */
@@ -19718,18 +19709,7 @@ static const char *const fuse__onnx_math_ops[] = {
 /* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
    exponent 2 as int64) made a float constant. */
 static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
-  int rank, i;
-  int64_t dims[FUSE_MAX_RANK], n;
-  const int64_t *v;
-  float *f;
-  fuse_value c;
-  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
-  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
-  if (c == FUSE_NONE) return FUSE_NONE;
-  f = ld->g->nodes[c].data;
-  n = fuse__numel(rank, dims);
-  for (i = 0; i < n; i++) f[i] = (float)v[i];
-  return c;
+  return fuse__onnx_float_operand(ld, name, 0);
 }
 
 static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {

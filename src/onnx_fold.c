@@ -66,12 +66,16 @@ static int fuse__onnx_int_list(fuse__onnx *ld, const fuse__onode *n, const char 
   return 1;
 }
 
+/* The element-wise binary ops folded (Max and Min also take more than two operands); their
+   index is the op fuse__fold_binary computes. */
+static const char *const fuse__fold_binary_ops[] = {
+    "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater",
+    "GreaterOrEqual", "And", "Or", "Xor", NULL};
+
 /* Element-wise binary ops with broadcasting; comparisons and logic give bool. */
 static int fuse__fold_binary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *a,
                              const fuse__known *b, fuse__known *y) {
-  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal",
-                                    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And",
-                                    "Or", "Xor", NULL};
+  const char *const *ops = fuse__fold_binary_ops;
   int64_t dims[FUSE_MAX_RANK], e;
   int rank, op, ints = a->dtype != FUSE__DT_FLOAT && b->dtype != FUSE__DT_FLOAT;
   int fmod_ = (int)fuse__onnx_attr_int(n, "fmod", 0);
@@ -127,10 +131,12 @@ static int fuse__fold_binary(fuse__onnx *ld, const fuse__onode *n, const fuse__k
   return 1;
 }
 
-static int fuse__fold_unary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x,
+/* Not, Neg, Abs, Floor, Ceil, Sqrt, Cast; CastLike when `to` is its second input's type
+   (else -1). */
+static int fuse__fold_unary(fuse__onnx *ld, const fuse__onode *n, const fuse__known *x, int to,
                             fuse__known *y) {
   int64_t e;
-  int to = x->dtype;
+  if (to < 0) to = x->dtype;
   if (fuse__slice_is(n->op, "Not")) to = FUSE__DT_BOOL;
   if (fuse__slice_is(n->op, "Sqrt")) to = FUSE__DT_FLOAT;
   if (fuse__slice_is(n->op, "Cast")) {
@@ -188,8 +194,6 @@ typedef struct fuse__fold_map {
   int perm[FUSE_MAX_RANK];                           /* transpose */
 } fuse__fold_map;
 
-static int64_t fuse__fold_same(const void *ctx, int64_t at) { (void)ctx; return at; }
-
 static int64_t fuse__fold_bcast(const void *ctx, int64_t at) {
   const fuse__fold_map *m = (const fuse__fold_map *)ctx;
   return fuse__kat(m->x, m->rank, m->dims, at);
@@ -240,8 +244,6 @@ static int64_t fuse__fold_transpose(const void *ctx, int64_t at) {
     coord[d] = at % m->dims[d];
     at /= m->dims[d];
   }
-  for (d = 0; d < m->rank; d++) off = off * m->x->dims[d] + 0;
-  off = 0;
   {
     int64_t stride[FUSE_MAX_RANK], s = 1;
     for (d = m->x->rank - 1; d >= 0; d--) stride[d] = s, s *= m->x->dims[d];
@@ -646,26 +648,10 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     y = all[0], ok = 1;
   } else if (fuse__slice_is(n->op, "CastLike")) {
     if (nk < 2) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "CastLike needs two inputs"), -1;
-    y = all[0];
-    if ((all[0].dtype == FUSE__DT_FLOAT) == (all[1].dtype == FUSE__DT_FLOAT)) ok = 1;
-    else {
-      int64_t e;
-      ok = fuse__known_alloc(ld, &y, all[1].dtype, all[0].rank, all[0].dims);
-      for (e = 0; ok && e < y.count; e++) {
-        if (y.f) y.f[e] = (float)all[0].i[e];
-        else y.i[e] = (int64_t)all[0].f[e];
-      }
-    }
-  } else if (nk == 2 && !fuse__slice_is(n->op, "Reshape") && !fuse__slice_is(n->op, "Gather") &&
-             !fuse__slice_is(n->op, "Expand") && !fuse__slice_is(n->op, "Tile") &&
-             !fuse__slice_is(n->op, "Squeeze") && !fuse__slice_is(n->op, "Unsqueeze") &&
-             !fuse__slice_is(n->op, "Concat") && fuse__slice_is(n->op, "ReduceSum") == 0 &&
-             !fuse__slice_is(n->op, "ReduceProd") && !fuse__slice_is(n->op, "ReduceMax") &&
-             !fuse__slice_is(n->op, "ReduceMin") && !fuse__slice_is(n->op, "Max") &&
-             !fuse__slice_is(n->op, "Min")) {
-    ok = fuse__fold_binary(ld, n, &all[0], &all[1], &y);
-  } else if ((fuse__slice_is(n->op, "Max") || fuse__slice_is(n->op, "Min") ||
-              fuse__slice_is(n->op, "Sum")) && nk >= 1) {
+    ok = fuse__fold_unary(ld, n, &all[0], all[1].dtype, &y);
+  } else if (fuse__onnx_in_list(n->op, fuse__fold_binary_ops)) { /* Max / Min: any count */
+    if (nk < 1 || (nk != 2 && !fuse__slice_is(n->op, "Max") && !fuse__slice_is(n->op, "Min")))
+      return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs two inputs"), -1;
     y = all[0];
     ok = 1;
     for (k = 1; k < nk && ok; k++) {
@@ -676,7 +662,7 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
              fuse__slice_is(n->op, "Neg") || fuse__slice_is(n->op, "Abs") ||
              fuse__slice_is(n->op, "Floor") || fuse__slice_is(n->op, "Ceil") ||
              fuse__slice_is(n->op, "Sqrt")) {
-    ok = fuse__fold_unary(ld, n, &all[0], &y);
+    ok = fuse__fold_unary(ld, n, &all[0], -1, &y);
   } else if (fuse__slice_is(n->op, "Reshape") || fuse__slice_is(n->op, "Squeeze") ||
              fuse__slice_is(n->op, "Unsqueeze") || fuse__slice_is(n->op, "Flatten")) {
     ok = fuse__fold_reshape(ld, n, &all[0], &y);
@@ -767,6 +753,5 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
     return 0;
   }
   if (!ok) return -1;
-  (void)fuse__fold_same;
   return fuse__onnx_bind_known(ld, n->out[0], &y) ? 1 : -1;
 }

@@ -14,18 +14,7 @@ static const char *const fuse__onnx_math_ops[] = {
 /* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
    exponent 2 as int64) made a float constant. */
 static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
-  int rank, i;
-  int64_t dims[FUSE_MAX_RANK], n;
-  const int64_t *v;
-  float *f;
-  fuse_value c;
-  if (!fuse__onnx_int_tensor(ld, name, &rank, dims, &v)) return fuse__onnx_value(ld, name);
-  c = fuse_constant(ld->g, NULL, rank, dims, NULL);
-  if (c == FUSE_NONE) return FUSE_NONE;
-  f = ld->g->nodes[c].data;
-  n = fuse__numel(rank, dims);
-  for (i = 0; i < n; i++) f[i] = (float)v[i];
-  return c;
+  return fuse__onnx_float_operand(ld, name, 0);
 }
 
 static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {

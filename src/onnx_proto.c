@@ -842,9 +842,10 @@ static int fuse__onnx_int_tensor(fuse__onnx *ld, fuse__slice name, int *rank, in
   return 1;
 }
 
-/* The graph value of a condition (Where): a float graph value, or a boolean / integer tensor
-   known at load made a float constant of 0 and 1. */
-static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+/* The graph value of an operand that may be an integer or bool tensor known at load (Pow's
+   exponent 2 as int64, Where's condition): a float graph value as it is, such a tensor made a
+   float constant of its values (as_mask: of 0 and 1). */
+static fuse_value fuse__onnx_float_operand(fuse__onnx *ld, fuse__slice name, int as_mask) {
   fuse__known k;
   int64_t i;
   fuse_value c;
@@ -854,6 +855,11 @@ static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
   c = fuse__constant_uninit(ld->g, k.rank, k.dims);
   if (c == FUSE_NONE) return FUSE_NONE;
   f = ld->g->nodes[c].data;
-  for (i = 0; i < k.count; i++) f[i] = k.i[i] != 0;
+  for (i = 0; i < k.count; i++) f[i] = as_mask ? (float)(k.i[i] != 0) : (float)k.i[i];
   return c;
+}
+
+/* A Where condition: a float graph value, or a known bool / integer tensor as 0 and 1. */
+static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
+  return fuse__onnx_float_operand(ld, name, 1);
 }
