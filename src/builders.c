@@ -160,6 +160,7 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
       g->num_nodes--;
       return fuse__oom(g, named), FUSE_NONE;
     }
+    if (uninit) fuse__prefault(n->data, bytes); /* the loader writes it all */
     if (data) memcpy(n->data, data, bytes);
     else if (!uninit) memset(n->data, 0, bytes);
   }

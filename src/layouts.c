@@ -173,6 +173,7 @@ static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats, in
   st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return NULL;
   p->weights_size += floats * sizeof(float);
+  fuse__prefault(st->packed, floats * sizeof(float));
   if (zero) memset(st->packed, 0, floats * sizeof(float));
   return st->packed;
 }
@@ -386,16 +387,23 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
   } else {
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
+    float tile[1024]; /* 4 KB: small stacks too */
+    int64_t run = (int64_t)(sizeof tile / sizeof *tile) / nr;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel), 0)) return 0;
     for (grp = 0; grp < c->G; grp++)
-      for (k = 0; k < c->Kg; k += nr) { /* a column block: its outputs read one by one */
+      for (k = 0; k < c->Kg; k += nr) { /* a column block */
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
         if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
-        for (j = 0; j < cols; j++) {
-          const float *src = w + ((grp * c->Kg + k + j) * c->Cg) * taps;
-          for (ch = 0; ch < c->Cg; ch++)
-            for (t = 0; t < taps; t++) dst[(t * c->Cg + ch) * wd + j] = src[ch * taps + t];
+        const float *src = w + ((grp * c->Kg + k) * c->Cg) * taps;
+        int64_t ld = c->Cg * taps, c0, nc;
+        for (c0 = 0; c0 < ld; c0 += nc) { /* a tile of every column read in runs, then */
+          nc = ld - c0 < run ? ld - c0 : run; /* written out as whole rows of the panel */
+          for (j = 0; j < cols; j++) memcpy(tile + j * run, src + j * ld + c0, (size_t)nc * sizeof(float));
+          for (m = 0; m < nc; m++) {
+            float *row = dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd;
+            for (j = 0; j < cols; j++) row[j] = tile[j * run + m];
+          }
         }
       }
   }

@@ -551,7 +551,11 @@ static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc,
     close(fd);
     return 0;
   }
+#ifdef MAP_POPULATE /* the whole file is read: map its pages in one call, not a fault each */
+  map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
   map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
   close(fd);
   if (map == MAP_FAILED) return 0;
   *r = fuse_onnx_load_memory(map, (size_t)st.st_size, alloc, out);
