@@ -419,8 +419,27 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold 
 
 /* ============================================================== epilogue analysis == */
 
-#define FUSE_MAX_POST_OPS 4
-typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+#define FUSE_MAX_POST_OPS 8
+/* What a post-op does to v, one element of the finished output (after the bias). The
+   element-wise kinds use alpha and beta as said; sigmoid(t) = 1 / (1 + exp(-t)). */
+typedef enum fuse_post_kind {
+  FUSE_POST_CLAMP = 1,        /* min(max(v, lo), hi): relu = [0, +inf], relu6 = [0, 6] */
+  FUSE_POST_ADD = 2,          /* v + the residual `tensor`, of the output's shape */
+  FUSE_POST_LINEAR = 3,       /* alpha * v + beta: mul / div / add / sub by a scalar, neg */
+  FUSE_POST_SIGMOID = 4,      /* sigmoid(v) */
+  FUSE_POST_TANH = 5,         /* tanh(v) */
+  FUSE_POST_SILU = 6,         /* v * sigmoid(alpha * v): SiLU / swish (alpha = 1) */
+  FUSE_POST_HARDSIGMOID = 7,  /* max(0, min(1, alpha * v + beta)) */
+  FUSE_POST_HARDSWISH = 8,    /* v * max(0, min(1, v / 6 + 1 / 2)) */
+  FUSE_POST_LEAKY_RELU = 9,   /* v > 0 ? v : alpha * v */
+  FUSE_POST_ELU = 10,         /* v > 0 ? v : alpha * (exp(v) - 1) */
+  FUSE_POST_SELU = 11,        /* beta * (v > 0 ? v : alpha * (exp(v) - 1)); beta = gamma */
+  FUSE_POST_SOFTPLUS = 12,    /* log(1 + exp(v)) */
+  FUSE_POST_MISH = 13,        /* v * tanh(softplus(v)) */
+  FUSE_POST_GELU = 14,        /* v / 2 * (1 + erf(v / sqrt(2))) */
+  FUSE_POST_GELU_TANH = 15,   /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+  FUSE_POST_EXP = 16          /* exp(v) */
+} fuse_post_kind;
 /* One post-op: the one representation from the analyzer (tensor: a graph value) through the
    plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
@@ -428,6 +447,7 @@ typedef struct fuse_post_op {
   float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
   fuse_value tensor; /* ADD: residual, same shape as the output */
   int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
+  float alpha, beta; /* the element-wise kinds' parameters (fuse_post_kind) */
 } fuse_post_op;
 typedef struct fuse_epilogue {
   fuse_value reduction; /* the conv2d or matmul it follows */
@@ -4261,28 +4281,39 @@ static int fuse__in_scope(const fuse_graph *g, const fuse__scope *s, fuse_value 
   return s->comp < 0 || g->nodes[v].composite == s->comp;
 }
 
+/* Whether op may sit in an epilogue chain: its first operand (or either, for the binary
+   ones) carries the reduction's output. */
+static int fuse__epi_unary_op(int op) {
+  switch (op) {
+  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_TANH:
+  case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH: case FUSE__OP_HARDSIGMOID:
+  case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU: case FUSE__OP_GELU:
+  case FUSE__OP_EXP: case FUSE__OP_NEG: case FUSE__OP_ERF: case FUSE__OP_PRELU: return 1;
+  default: return 0;
+  }
+}
+static int fuse__epi_binary_op(int op) {
+  return op == FUSE__OP_ADD || op == FUSE__OP_SUB || op == FUSE__OP_MUL || op == FUSE__OP_DIV ||
+         op == FUSE__OP_MAXIMUM || op == FUSE__OP_MINIMUM;
+}
+
 /* Does v lead back, through element-wise epilogue ops in scope, to a conv2d / matmul? */
 static int fuse__leads_to_reduction(const fuse_graph *g, fuse_value v, const fuse__scope *comp,
                                     int depth) {
   const fuse__node *n = &g->nodes[v];
   int k;
   if (depth > 64) return 0;
-  for (;;) { /* through unary clamps without recursion */
+  for (;;) { /* through unary ops without recursion */
     if (!fuse__in_scope(g, comp, v)) return 0;
-    if (n->op != FUSE__OP_RELU && n->op != FUSE__OP_CLIP) break;
+    if (!fuse__epi_unary_op(n->op)) break;
     v = n->in[0];
     n = &g->nodes[v];
   }
   if (fuse__is_reduction(n->op)) return 1;
-  switch (n->op) {
-  case FUSE__OP_ADD:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM:
-    for (k = 0; k < 2; k++)
-      if (fuse__leads_to_reduction(g, n->in[k], comp, depth + 1)) return 1;
-    return 0;
-  default: return 0;
-  }
+  if (!fuse__epi_binary_op(n->op)) return 0;
+  for (k = 0; k < 2; k++)
+    if (fuse__leads_to_reduction(g, n->in[k], comp, depth + 1)) return 1;
+  return 0;
 }
 
 /* Is b (shape) a per-output-channel bias for reduction output y: all ones but the channel
@@ -4395,8 +4426,193 @@ static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_
   return 1;
 }
 
+/* A post-op of `kind` with parameters alpha, beta (and nothing else set). */
+static fuse_post_op fuse__post(int kind, float alpha, float beta) {
+  fuse_post_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = (fuse_post_kind)kind;
+  op.alpha = alpha;
+  op.beta = beta;
+  op.tensor = FUSE_NONE;
+  op.operand = -1;
+  return op;
+}
+static fuse_post_op fuse__post_clamp(float lo, float hi) {
+  fuse_post_op op = fuse__post(FUSE_POST_CLAMP, 0, 0);
+  op.lo = lo;
+  op.hi = hi;
+  return op;
+}
+#define FUSE__POST_ERF 64 /* erf: inside the analyzer only, as a step of GELU's written form */
+
+/* The operand of a binary op that is a scalar constant (its value in *c), or -1. */
+static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float *c) {
+  return fuse__scalar_const(g, n->in[1], c) ? 1 : fuse__scalar_const(g, n->in[0], c) ? 0 : -1;
+}
+
+/* The post-op of a unary epilogue op, or of a binary one with a scalar constant operand;
+   *next is the operand it applies to. 0: not such an op. */
+static int fuse__unary_post(const fuse_graph *g, fuse_value cur, fuse_post_op *op,
+                            fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur];
+  float c, a = n->a.unary.alpha, b = n->a.unary.beta;
+  int k;
+  if (n->num_in < 1 || n->op <= FUSE__OP_CONST) return 0;
+  *next = n->in[0];
+  switch (n->op) {
+  case FUSE__OP_RELU: *op = fuse__post_clamp(0, HUGE_VALF); return 1;
+  case FUSE__OP_CLIP: *op = fuse__post_clamp(n->a.clip.lo, n->a.clip.hi); return 1;
+  case FUSE__OP_SIGMOID: *op = fuse__post(FUSE_POST_SIGMOID, 0, 0); return 1;
+  case FUSE__OP_TANH: *op = fuse__post(FUSE_POST_TANH, 0, 0); return 1;
+  case FUSE__OP_SOFTPLUS: *op = fuse__post(FUSE_POST_SOFTPLUS, 0, 0); return 1;
+  case FUSE__OP_HARDSWISH: *op = fuse__post(FUSE_POST_HARDSWISH, 0, 0); return 1;
+  case FUSE__OP_EXP: *op = fuse__post(FUSE_POST_EXP, 0, 0); return 1;
+  case FUSE__OP_ERF: *op = fuse__post(FUSE__POST_ERF, 0, 0); return 1;
+  case FUSE__OP_HARDSIGMOID: *op = fuse__post(FUSE_POST_HARDSIGMOID, a, b); return 1;
+  case FUSE__OP_LEAKY_RELU: *op = fuse__post(FUSE_POST_LEAKY_RELU, a, 0); return 1;
+  case FUSE__OP_ELU: *op = fuse__post(FUSE_POST_ELU, a, 0); return 1;
+  case FUSE__OP_SELU: *op = fuse__post(FUSE_POST_SELU, a, b); return 1;
+  case FUSE__OP_NEG: *op = fuse__post(FUSE_POST_LINEAR, -1, 0); return 1;
+  case FUSE__OP_GELU:
+    *op = fuse__post(n->a.unary.mode ? FUSE_POST_GELU_TANH : FUSE_POST_GELU, 0, 0);
+    return 1;
+  case FUSE__OP_PRELU: /* one slope for every channel: a leaky relu */
+    if (!fuse__scalar_const(g, n->in[1], &c)) return 0;
+    *op = fuse__post(FUSE_POST_LEAKY_RELU, c, 0);
+    return 1;
+  case FUSE__OP_ADD: case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_DIV:
+  case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
+    if ((k = fuse__scalar_operand(g, n, &c)) < 0 || c != c) return 0;
+    *next = n->in[1 - k];
+    switch (n->op) {
+    case FUSE__OP_ADD: *op = fuse__post(FUSE_POST_LINEAR, 1, c); return 1;
+    case FUSE__OP_SUB: *op = k ? fuse__post(FUSE_POST_LINEAR, 1, -c) : fuse__post(FUSE_POST_LINEAR, -1, c); return 1;
+    case FUSE__OP_MUL: *op = fuse__post(FUSE_POST_LINEAR, c, 0); return 1;
+    case FUSE__OP_DIV: /* c / v is no epilogue op; v / c is v * (1 / c), within an ulp */
+      if (!k) return 0;
+      *op = fuse__post(FUSE_POST_LINEAR, 1 / c, 0);
+      return 1;
+    case FUSE__OP_MAXIMUM: *op = fuse__post_clamp(c, HUGE_VALF); return 1;
+    default: *op = fuse__post_clamp(-HUGE_VALF, c); return 1;
+    }
+  default: return 0;
+  }
+}
+
+/* The unary epilogue ops in scope from v inward: path[i] and its post-op ops[i], at most
+   max of them; *end is the value below the last. */
+static int fuse__unary_path(const fuse_graph *g, const fuse__scope *comp, fuse_value v,
+                            fuse_value *path, fuse_post_op *ops, int max, fuse_value *end) {
+  int n = 0;
+  fuse_value nx;
+  while (n < max && fuse__in_scope(g, comp, v) && fuse__unary_post(g, v, &ops[n], &nx)) {
+    path[n++] = v;
+    v = nx;
+  }
+  *end = v;
+  return n;
+}
+
+static int fuse__near(float a, float b) { return fabsf(a - b) <= 1e-5f * fabsf(b); }
+
+/* The gated kind of v * f(v) for f, a list of post-ops in the order applied (linear steps
+   merged): SiLU, hardswish, GELU (erf), mish; *scale multiplies its result. 0: none. */
+static int fuse__gate_kind(const fuse_post_op *f, int n, fuse_post_op *gate, float *scale) {
+  *scale = 1;
+  if (n == 1 && f[0].kind == FUSE_POST_SIGMOID) {
+    *gate = fuse__post(FUSE_POST_SILU, 1, 0);
+    return 1;
+  }
+  if (n == 2 && f[0].kind == FUSE_POST_LINEAR && f[0].beta == 0 && f[1].kind == FUSE_POST_SIGMOID) {
+    *gate = fuse__post(FUSE_POST_SILU, f[0].alpha, 0);
+    return 1;
+  }
+  if (n == 1 && f[0].kind == FUSE_POST_HARDSIGMOID && fuse__near(f[0].alpha, 1.0f / 6) &&
+      fuse__near(f[0].beta, 0.5f)) {
+    *gate = fuse__post(FUSE_POST_HARDSWISH, 0, 0);
+    return 1;
+  }
+  /* x * relu6(x + 3) [/ 6]: c * clamp(a x + b, 0, hi) = c hi * hardsigmoid(x) */
+  if ((n == 2 || (n == 3 && f[2].kind == FUSE_POST_LINEAR && f[2].beta == 0)) &&
+      f[0].kind == FUSE_POST_LINEAR && f[1].kind == FUSE_POST_CLAMP && f[1].lo == 0 &&
+      f[1].hi > 0 && f[1].hi < HUGE_VALF && fuse__near(f[0].alpha / f[1].hi, 1.0f / 6) &&
+      fuse__near(f[0].beta / f[1].hi, 0.5f)) {
+    *gate = fuse__post(FUSE_POST_HARDSWISH, 0, 0);
+    *scale = f[1].hi * (n == 3 ? f[2].alpha : 1);
+    return 1;
+  }
+  /* x * (a + a erf(x / sqrt 2)) = 2a gelu(x) */
+  if (n == 3 && f[0].kind == FUSE_POST_LINEAR && f[0].beta == 0 &&
+      fuse__near(f[0].alpha, 0.70710678f) && f[1].kind == FUSE__POST_ERF &&
+      f[2].kind == FUSE_POST_LINEAR && fuse__near(f[2].beta, f[2].alpha)) {
+    *gate = fuse__post(FUSE_POST_GELU, 0, 0);
+    *scale = 2 * f[2].alpha;
+    return 1;
+  }
+  if (n == 2 && f[0].kind == FUSE_POST_SOFTPLUS && f[1].kind == FUSE_POST_TANH) {
+    *gate = fuse__post(FUSE_POST_MISH, 0, 0);
+    return 1;
+  }
+  return 0;
+}
+
+/* mul of two functions of one value u, one of them u times a constant (or u): the gated
+   kind (fuse__gate_kind) at u. Writes the post-ops at rev (root inward: the scale, then the
+   kind) and returns how many, with *next = u and the ops on both sides added to chain.
+   0: not such a product (out->why says why). */
+static int fuse__analyze_gate(const fuse_graph *g, const fuse__scope *comp, fuse_value cur,
+                              fuse_epilogue *out, fuse_post_op *rev, fuse_value *next,
+                              fuse_value *chain, int *n_chain) {
+  const fuse__node *n = &g->nodes[cur];
+  fuse_value path[2][8], end[2], u = FUSE_NONE;
+  fuse_post_op ops[2][8], f[8], gate;
+  int len[2], cut[2] = {0, 0}, s, i, j, nf = 0, x = -1;
+  float scale, side_scale = 1;
+  for (s = 0; s < 2; s++) len[s] = fuse__unary_path(g, comp, n->in[s], path[s], ops[s], 8, &end[s]);
+  for (i = 0; i <= len[0] && u == FUSE_NONE; i++) /* the first value both sides reach */
+    for (j = 0; j <= len[1]; j++)
+      if ((i < len[0] ? path[0][i] : end[0]) == (j < len[1] ? path[1][j] : end[1])) {
+        u = i < len[0] ? path[0][i] : end[0];
+        cut[0] = i, cut[1] = j;
+        break;
+      }
+  if (u == FUSE_NONE || !fuse__leads_to_reduction(g, u, comp, 0))
+    return fuse__epi_why(out, g, "mul %V of two tensors is neither a scale by a constant nor "
+                         "x * f(x) (SiLU, hardswish, GELU, mish)", cur);
+  for (s = 0; s < 2 && x < 0; s++) { /* the side that is u times a constant */
+    float a = 1;
+    for (i = 0; i < cut[s] && ops[s][i].kind == FUSE_POST_LINEAR && ops[s][i].beta == 0; i++)
+      a *= ops[s][i].alpha;
+    if (i == cut[s]) x = s, side_scale = a;
+  }
+  if (x < 0 || cut[1 - x] == 0)
+    return fuse__epi_why(out, g, "mul %V of %V by a function of it is not SiLU, hardswish, GELU "
+                         "or mish", cur, u);
+  for (i = cut[1 - x] - 1; i >= 0; i--) { /* f in the order applied, linear steps merged */
+    const fuse_post_op *o = &ops[1 - x][i];
+    if (nf && o->kind == FUSE_POST_LINEAR && f[nf - 1].kind == FUSE_POST_LINEAR) {
+      f[nf - 1].beta = f[nf - 1].beta * o->alpha + o->beta;
+      f[nf - 1].alpha *= o->alpha;
+    } else {
+      f[nf++] = *o;
+    }
+  }
+  if (!fuse__gate_kind(f, nf, &gate, &scale))
+    return fuse__epi_why(out, g, "mul %V of %V by a function of it is not SiLU, hardswish, GELU "
+                         "or mish", cur, u);
+  for (s = 0; s < 2; s++)
+    for (i = 0; i < cut[s]; i++) chain[(*n_chain)++] = path[s][i];
+  scale *= side_scale;
+  j = 0;
+  if (scale != 1) rev[j++] = fuse__post(FUSE_POST_LINEAR, scale, 0);
+  rev[j++] = gate;
+  *next = u;
+  return j;
+}
+
 /* The post-ops collected from the root inward (rev), reversed into application order with
-   adjacent clamps merged. 0: more than FUSE_MAX_POST_OPS remain (out->why says so). */
+   adjacent clamps merged and adjacent linear steps merged. 0: more than FUSE_MAX_POST_OPS
+   remain (out->why says so). */
 static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, int n_rev,
                                 fuse_value reduction, fuse_epilogue *out) {
   int i;
@@ -4409,10 +4625,17 @@ static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, in
       last->hi = hi;
       continue;
     }
+    if (rev[i].kind == FUSE_POST_LINEAR && last && last->kind == FUSE_POST_LINEAR) {
+      last->beta = last->beta * rev[i].alpha + rev[i].beta;
+      last->alpha *= rev[i].alpha;
+      if (last->alpha == 1 && last->beta == 0) out->num_post--; /* x * 6 / 6 */
+      continue;
+    }
+    if (rev[i].kind == FUSE_POST_LINEAR && rev[i].alpha == 1 && rev[i].beta == 0) continue;
     if (out->num_post == FUSE_MAX_POST_OPS)
       return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
     out->post[out->num_post] = rev[i];
-    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    if (rev[i].kind != FUSE_POST_ADD) out->post[out->num_post].tensor = FUSE_NONE;
     out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
@@ -4424,7 +4647,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
                                  fuse_epilogue *out) {
   fuse_post_op rev[64]; /* collected from the root inward */
   int n_rev = 0, i;
-  fuse_value cur = root, chain[64];
+  fuse_value cur = root, chain[96];
   int n_chain = 0;
   const fuse__node *red;
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
@@ -4433,29 +4656,41 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
     fuse_value next = FUSE_NONE;
+    float c;
     int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
              FUSE_ERROR_UNSUPPORTED;
     if (fuse__is_reduction(n->op)) break;
-    if (n_rev == 64 || n_chain == 64)
+    if (n_rev > 62 || n_chain > 64)
       return fuse__epi_why(out, g, "the chain from %V is too long", root), FUSE_ERROR_UNSUPPORTED;
     chain[n_chain++] = cur;
-    switch (n->op) {
-    case FUSE__OP_RELU:
-    case FUSE__OP_CLIP:
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->op == FUSE__OP_RELU ? 0 : n->a.clip.lo;
-      rev[n_rev].hi = n->op == FUSE__OP_RELU ? HUGE_VALF : n->a.clip.hi;
-      next = n->in[0];
-      break;
-    case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM: found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next); break;
-    case FUSE__OP_ADD: found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); break;
-    default:
-      return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
-                           "maximum / minimum with a constant)",
+    rev[n_rev] = fuse__post(FUSE_POST_CLAMP, 0, 0);
+    if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
+                                  fuse__is_reduction(g->nodes[n->in[0]].op) ||
+                                  fuse__is_reduction(g->nodes[n->in[1]].op))) {
+      found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); /* bias, residual */
+    } else if (n->op == FUSE__OP_MAXIMUM || n->op == FUSE__OP_MINIMUM) {
+      found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next);
+    } else if (fuse__unary_post(g, cur, &rev[n_rev], &next)) {
+      if (rev[n_rev].kind == (fuse_post_kind)FUSE__POST_ERF)
+        return fuse__epi_why(out, g, "erf %V is an epilogue op only as part of GELU "
+                             "(x / 2 * (1 + erf(x / sqrt 2)))", cur),
+               FUSE_ERROR_UNSUPPORTED;
+    } else if (n->op == FUSE__OP_MUL) {
+      if (!(found = fuse__analyze_gate(g, comp, cur, out, &rev[n_rev], &next, chain, &n_chain)))
+        return FUSE_ERROR_UNSUPPORTED;
+      n_rev += found - 1;
+      found = 1;
+    } else if (n->op == FUSE__OP_PRELU) {
+      const fuse__node *sl = &g->nodes[n->in[1]];
+      return fuse__epi_why(out, g, "prelu %V: its slope %S is not one constant for every "
+                           "channel", cur, sl->rank, sl->shape),
+             FUSE_ERROR_UNSUPPORTED;
+    } else {
+      return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
+                           "clamp, an activation, a scale or shift by a scalar constant)",
                            fuse__op_names[n->op], cur),
              FUSE_ERROR_UNSUPPORTED;
     }
@@ -4497,25 +4732,47 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
 }
 
 
+/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
+   write them (a clamp in a composite's name is "relu", as the default rules name it). */
+static const char *const fuse__post_names[] = {
+    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
+    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp"};
+
+static const char *fuse__post_name(int kind) {
+  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
+             ? fuse__post_names[kind]
+             : "?";
+}
+
 /* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
    listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is
    "add" (the text form follows it with the residual's label). */
 static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *sep) {
+  int params = 0;
+  fuse__puts(o, fuse__post_name(op->kind));
   switch (op->kind) {
-  case FUSE_POST_ADD:
-    fuse__puts(o, "add");
-    break;
   case FUSE_POST_CLAMP:
-  default:
-    fuse__puts(o, "clamp");
     fuse__puts(o, sep);
     fuse__puts(o, "[");
     fuse__put_float(o, op->lo);
     fuse__puts(o, ", ");
     fuse__put_float(o, op->hi);
     fuse__puts(o, "]");
-    break;
+    return;
+  case FUSE_POST_LINEAR: case FUSE_POST_HARDSIGMOID: case FUSE_POST_SELU: params = 2; break;
+  case FUSE_POST_LEAKY_RELU: case FUSE_POST_ELU: params = 1; break;
+  case FUSE_POST_SILU: params = op->alpha != 1; break;
+  default: break;
   }
+  if (!params) return;
+  fuse__puts(o, sep);
+  fuse__puts(o, "[");
+  fuse__put_float(o, op->alpha);
+  if (params == 2) {
+    fuse__puts(o, ", ");
+    fuse__put_float(o, op->beta);
+  }
+  fuse__puts(o, "]");
 }
 /* ==== end src/epilogue.c ==== */
 /* ==== begin src/merge.c ==== */
@@ -4863,6 +5120,132 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* The one use of v (no other use, not a graph output), or FUSE_NONE. */
+static fuse_value fuse__sole_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
+  if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
+  return u->list[u->first[v]];
+}
+
+/* An op of one tensor (its other operands scalar constants) that may be a post-op. */
+static int fuse__grow_unary(const fuse_graph *g, const fuse__node *n) {
+  float c;
+  return fuse__epi_unary_op(n->op) ||
+         (fuse__epi_binary_op(n->op) && fuse__scalar_operand(g, n, &c) >= 0);
+}
+
+/* The element-wise ops after root r that would extend its composite by one post-op: r's one
+   user, or (x * f(x)) two chains of one-tensor ops from r's two users up to the op that joins
+   them. Writes them in graph order; 0 when there is no such step. */
+static int fuse__grow_step(const fuse_graph *g, const fuse__users *u, fuse_value r,
+                           fuse_value *add, int *count) {
+  int nu = u->first[r + 1] - u->first[r], s, n = 0;
+  fuse_value join = FUSE_NONE;
+  if (fuse__is_output(g, r) || nu < 1 || nu > 2) return 0;
+  if (nu == 1 || u->list[u->first[r]] == u->list[u->first[r] + 1]) { /* one user: r's op */
+    fuse_value a = u->list[u->first[r]];
+    const fuse__node *na = &g->nodes[a];
+    if (na->composite >= 0 || !(fuse__epi_unary_op(na->op) || fuse__epi_binary_op(na->op)))
+      return 0;
+    add[0] = a;
+    *count = 1;
+    return 1;
+  }
+  for (s = 0; s < 2; s++) { /* each side: one-tensor ops, each used once, up to the join */
+    fuse_value x = u->list[u->first[r] + s];
+    while (g->nodes[x].composite < 0 && fuse__grow_unary(g, &g->nodes[x]) && n < 16) {
+      add[n++] = x;
+      if ((x = fuse__sole_user(g, u, x)) == FUSE_NONE) return 0;
+    }
+    if (s == 0) join = x;
+    else if (x != join) return 0;
+  }
+  if (g->nodes[join].composite >= 0 || !fuse__epi_binary_op(g->nodes[join].op)) return 0;
+  add[n++] = join;
+  *count = n;
+  return 1;
+}
+
+/* Grows composite ci over the element-wise ops after its root while the epilogue analyzer
+   accepts the longer chain, as TVM's FuseOps fuses injective ops into their producer: the
+   default rules take a conv2d / matmul with its bias, residual and clamps, and this takes the
+   activations, scales and gates (x * sigmoid(x), ...) after them, in any order, up to
+   FUSE_MAX_POST_OPS. A grown composite is named after its epilogue
+   ("fuse.conv2d_bias_silu"). 0: out of memory. */
+static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
+  fuse__composite *c = &g->composites[ci];
+  fuse_value add[40];
+  int count, k, grown = 0;
+  fuse_epilogue e, longer;
+  fuse__scope scope;
+  scope.comp = ci;
+  scope.members = NULL;
+  scope.count = 0;
+  if (fuse__analyze(g, c->root, &scope, &e) != FUSE_OK) return 1; /* not an epilogue: keep */
+  while (fuse__grow_step(g, u, c->root, add, &count)) {
+    fuse_value old_root = c->root;
+    for (k = 0; k < count; k++) g->nodes[add[k]].composite = ci;
+    c->root = add[count - 1];
+    if (fuse__analyze(g, c->root, &scope, &longer) != FUSE_OK) {
+      for (k = 0; k < count; k++) g->nodes[add[k]].composite = -1;
+      c->root = old_root;
+      break;
+    }
+    c->num_ops += count;
+    e = longer;
+    grown = 1;
+  }
+  if (grown) { /* named after what it now holds */
+    char name[200], function[400];
+    fuse__out o;
+    fuse_value v;
+    o.buf = name, o.len = 0, o.cap = sizeof name, o.write = NULL, o.user = NULL;
+    fuse__puts(&o, c->codegen ? c->codegen : "fuse");
+    fuse__puts(&o, ".");
+    fuse__puts(&o, fuse__op_names[g->nodes[e.reduction].op]);
+    if (e.bias != FUSE_NONE) fuse__puts(&o, "_bias");
+    for (k = 0; k < e.num_post; k++) {
+      fuse__puts(&o, "_");
+      fuse__puts(&o, e.post[k].kind == FUSE_POST_CLAMP ? "relu" : fuse__post_name(e.post[k].kind));
+    }
+    o.buf = function, o.len = 0, o.cap = sizeof function;
+    fuse__puts(&o, "fused");
+    for (v = c->first; v <= c->root; v++)
+      if (g->nodes[v].composite == ci && g->nodes[v].op > FUSE__OP_CONST) {
+        fuse__puts(&o, "_");
+        fuse__puts(&o, fuse__op_names[g->nodes[v].op]);
+      }
+    {
+      char *nn = fuse__strdup(g, name), *nf = fuse__strdup(g, function);
+      if (!nn || !nf) {
+        fuse__free(&g->alloc, nn);
+        fuse__free(&g->alloc, nf);
+        return 0;
+      }
+      fuse__free(&g->alloc, c->name);
+      fuse__free(&g->alloc, c->function);
+      c->name = nn, c->function = nf;
+    }
+  }
+  return 1;
+}
+
+static fuse_result fuse__grow_composites(fuse_graph *g, const char *codegen) {
+  fuse__users users;
+  int ci;
+  if (!fuse__users_build(g, &users))
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+  for (ci = 0; ci < g->num_composites; ci++) {
+    const char *cg = g->composites[ci].codegen;
+    if (!cg || strcmp(cg, codegen ? codegen : "fuse") != 0) continue;
+    if (!fuse__grow_composite(g, &users, ci)) {
+      fuse__users_free(g, &users);
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    }
+  }
+  fuse__users_free(g, &users);
+  return FUSE_OK;
+}
+
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
   int n_rules;
@@ -4879,6 +5262,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
+  if ((r = fuse__grow_composites(g, codegen)) != FUSE_OK) return r;
   return fuse_merge_composites(g);
 }
 
@@ -6555,13 +6939,93 @@ typedef struct fuse__pool_args fuse__pool_args;
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/vmath.inc ==== */
+/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
+#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
+  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
+    float t[16];                                                                           \
+    int i;                                                                                 \
+    FUSE__V_STORE(t, x);                                                                   \
+    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
+      float v = t[i];                                                                      \
+      t[i] = (expr);                                                                       \
+    }                                                                                      \
+    return FUSE__V_LOAD(t);                                                                \
+  }
+FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
+FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
+FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
+FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
+FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
+FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
+FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
+#undef FUSE__VMATH_LANEWISE
+/* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
    fused step on v, one vector of the finished output, before its store. A residual (ADD) is
    read at r under the lanes m. Every kernel, the reference included (through the scalar
    instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
+   the whole reduction, so a post-op kind is written here once for every instruction set.
+   The transcendental kinds use the vector math of vmath.inc (the scalar instance too, so a
+   SIMD kernel and its scalar twin compute the same polynomials). NaN in v stays NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_hardsigmoid)(FUSE__VEC v,
+                                                                           float a, float b) {
+  FUSE__VEC t = FUSE__V_FMA(v, FUSE__V_SET1(a), FUSE__V_SET1(b));
+  return FUSE__V_MIN(FUSE__V_SET1(1.0f), FUSE__V_MAX(FUSE__V_ZERO(), t));
+}
+
+/* log(1 + exp(v)) = max(v, 0) + log1p(exp(-|v|)): no overflow for large v */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE__VEC v) {
+  FUSE__VEC neg_abs = FUSE__V_MIN(v, FUSE__V_SUB(FUSE__V_ZERO(), v));
+  return FUSE__V_ADD(FUSE__V_MAX(v, FUSE__V_ZERO()),
+                     FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
+}
+
+/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
+   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  FUSE__VEC half = FUSE__V_SET1(0.5f), t;
+  switch (op->kind) {
+  case FUSE_POST_SIGMOID:
+    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  case FUSE_POST_TANH:
+    return FUSE__VEC_FN(fuse__vtanh)(v);
+  case FUSE_POST_SILU:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_LEAKY_RELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+  case FUSE_POST_ELU:
+  case FUSE_POST_SELU:
+    t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
+    return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
+  case FUSE_POST_SOFTPLUS:
+    return FUSE__VEC_FN(fuse__post_softplus)(v);
+  case FUSE_POST_MISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+  case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    t = FUSE__V_MUL(v, v);
+    t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
+    t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_EXP:
+  default:
+    return FUSE__VEC_FN(fuse__vexp)(v);
+  }
+}
+
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
@@ -6569,9 +7033,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+  case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  case FUSE_POST_LINEAR:
+    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  default:
+    return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -6605,6 +7072,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -6650,13 +7118,93 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
 /* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/vmath.inc ==== */
+/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
+#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
+  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
+    float t[16];                                                                           \
+    int i;                                                                                 \
+    FUSE__V_STORE(t, x);                                                                   \
+    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
+      float v = t[i];                                                                      \
+      t[i] = (expr);                                                                       \
+    }                                                                                      \
+    return FUSE__V_LOAD(t);                                                                \
+  }
+FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
+FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
+FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
+FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
+FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
+FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
+FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
+#undef FUSE__VMATH_LANEWISE
+/* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
    fused step on v, one vector of the finished output, before its store. A residual (ADD) is
    read at r under the lanes m. Every kernel, the reference included (through the scalar
    instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
+   the whole reduction, so a post-op kind is written here once for every instruction set.
+   The transcendental kinds use the vector math of vmath.inc (the scalar instance too, so a
+   SIMD kernel and its scalar twin compute the same polynomials). NaN in v stays NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_hardsigmoid)(FUSE__VEC v,
+                                                                           float a, float b) {
+  FUSE__VEC t = FUSE__V_FMA(v, FUSE__V_SET1(a), FUSE__V_SET1(b));
+  return FUSE__V_MIN(FUSE__V_SET1(1.0f), FUSE__V_MAX(FUSE__V_ZERO(), t));
+}
+
+/* log(1 + exp(v)) = max(v, 0) + log1p(exp(-|v|)): no overflow for large v */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE__VEC v) {
+  FUSE__VEC neg_abs = FUSE__V_MIN(v, FUSE__V_SUB(FUSE__V_ZERO(), v));
+  return FUSE__V_ADD(FUSE__V_MAX(v, FUSE__V_ZERO()),
+                     FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
+}
+
+/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
+   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  FUSE__VEC half = FUSE__V_SET1(0.5f), t;
+  switch (op->kind) {
+  case FUSE_POST_SIGMOID:
+    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  case FUSE_POST_TANH:
+    return FUSE__VEC_FN(fuse__vtanh)(v);
+  case FUSE_POST_SILU:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_LEAKY_RELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+  case FUSE_POST_ELU:
+  case FUSE_POST_SELU:
+    t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
+    return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
+  case FUSE_POST_SOFTPLUS:
+    return FUSE__VEC_FN(fuse__post_softplus)(v);
+  case FUSE_POST_MISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+  case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    t = FUSE__V_MUL(v, v);
+    t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
+    t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_EXP:
+  default:
+    return FUSE__VEC_FN(fuse__vexp)(v);
+  }
+}
+
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
@@ -6664,9 +7212,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+  case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  case FUSE_POST_LINEAR:
+    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  default:
+    return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -6700,6 +7251,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -6739,13 +7291,92 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
 /* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/vmath.inc ==== */
+/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
+#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
+  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
+    float t[16];                                                                           \
+    int i;                                                                                 \
+    FUSE__V_STORE(t, x);                                                                   \
+    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
+      float v = t[i];                                                                      \
+      t[i] = (expr);                                                                       \
+    }                                                                                      \
+    return FUSE__V_LOAD(t);                                                                \
+  }
+FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
+FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
+FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
+FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
+FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
+FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
+FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
+#undef FUSE__VMATH_LANEWISE
+/* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
    fused step on v, one vector of the finished output, before its store. A residual (ADD) is
    read at r under the lanes m. Every kernel, the reference included (through the scalar
    instance), applies its post-ops through this one function, once per output element after
-   the whole reduction, so a post-op kind is written here once for every instruction set. */
+   the whole reduction, so a post-op kind is written here once for every instruction set.
+   The transcendental kinds use the vector math of vmath.inc (the scalar instance too, so a
+   SIMD kernel and its scalar twin compute the same polynomials). NaN in v stays NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_hardsigmoid)(FUSE__VEC v,
+                                                                           float a, float b) {
+  FUSE__VEC t = FUSE__V_FMA(v, FUSE__V_SET1(a), FUSE__V_SET1(b));
+  return FUSE__V_MIN(FUSE__V_SET1(1.0f), FUSE__V_MAX(FUSE__V_ZERO(), t));
+}
+
+/* log(1 + exp(v)) = max(v, 0) + log1p(exp(-|v|)): no overflow for large v */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE__VEC v) {
+  FUSE__VEC neg_abs = FUSE__V_MIN(v, FUSE__V_SUB(FUSE__V_ZERO(), v));
+  return FUSE__V_ADD(FUSE__V_MAX(v, FUSE__V_ZERO()),
+                     FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
+}
+
+/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
+   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  FUSE__VEC half = FUSE__V_SET1(0.5f), t;
+  switch (op->kind) {
+  case FUSE_POST_SIGMOID:
+    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  case FUSE_POST_TANH:
+    return FUSE__VEC_FN(fuse__vtanh)(v);
+  case FUSE_POST_SILU:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_LEAKY_RELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+  case FUSE_POST_ELU:
+  case FUSE_POST_SELU:
+    t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
+    return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
+  case FUSE_POST_SOFTPLUS:
+    return FUSE__VEC_FN(fuse__post_softplus)(v);
+  case FUSE_POST_MISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+  case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    t = FUSE__V_MUL(v, v);
+    t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
+    t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_EXP:
+  default:
+    return FUSE__VEC_FN(fuse__vexp)(v);
+  }
+}
+
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
@@ -6753,9 +7384,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
-  case FUSE_POST_CLAMP:
-  default: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+  case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  case FUSE_POST_LINEAR:
+    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  default:
+    return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -6789,6 +7423,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -6919,6 +7554,9 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
@@ -8037,6 +8675,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -8083,6 +8722,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
@@ -8697,6 +9339,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -8744,6 +9387,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
@@ -9484,6 +10129,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -9601,6 +10247,9 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -10865,6 +11514,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -10910,6 +11560,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -12174,6 +12827,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -12213,6 +12867,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -13477,6 +14133,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -13542,6 +14199,9 @@ struct fuse__pool_args {
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
@@ -13657,6 +14317,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -13730,6 +14391,9 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
 /* ==== begin src/kernels/pool.inc ==== */
@@ -13867,6 +14531,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -13907,6 +14572,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
 /* ==== begin src/kernels/transpose.inc ==== */
@@ -14044,6 +14711,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif

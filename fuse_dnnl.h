@@ -382,6 +382,33 @@ static const dnnl_memory_desc_t *fuse__dnnl_in_md(const fuse_backend_step *d, in
   return id ? (const dnnl_memory_desc_t *)id : plain;
 }
 
+/* An element-wise post-op as oneDNN 2.6's eltwise post-ops (one or two of them: it has no
+   hardsigmoid, which is linear then clip, and selu is elu then linear). */
+static dnnl_status_t fuse__dnnl_eltwise(dnnl_post_ops_t po, const fuse_backend_post *q) {
+  dnnl_status_t st;
+  switch (q->kind) {
+  case FUSE_POST_LINEAR: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, q->alpha, q->beta);
+  case FUSE_POST_SIGMOID: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_logistic, 0, 0);
+  case FUSE_POST_TANH: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_tanh, 0, 0);
+  case FUSE_POST_SILU: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, q->alpha, 0);
+  case FUSE_POST_HARDSWISH: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0, 0);
+  case FUSE_POST_LEAKY_RELU: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, q->alpha, 0);
+  case FUSE_POST_ELU: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_elu, q->alpha, 0);
+  case FUSE_POST_SOFTPLUS: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_soft_relu, 0, 0);
+  case FUSE_POST_MISH: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_mish, 0, 0);
+  case FUSE_POST_GELU: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_erf, 0, 0);
+  case FUSE_POST_GELU_TANH: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0, 0);
+  case FUSE_POST_EXP: return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_exp, 0, 0);
+  case FUSE_POST_HARDSIGMOID:
+    st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, q->alpha, q->beta);
+    return st == dnnl_success ? dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0, 1) : st;
+  case FUSE_POST_SELU:
+    st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_elu, q->alpha, 0);
+    return st == dnnl_success ? dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, q->beta, 0) : st;
+  default: return dnnl_unimplemented; /* no oneDNN mapping: the step declines */
+  }
+}
+
 /* The epilogue's post-ops, in order; residuals (shaped as the output, plain layout out_md or
    the layout they arrive in): the first as sum, the others as binary_add. */
 static dnnl_status_t fuse__dnnl_post_ops(const fuse_backend_step *d,
@@ -403,7 +430,7 @@ static dnnl_status_t fuse__dnnl_post_ops(const fuse_backend_step *d,
       else
         st = dnnl_post_ops_append_eltwise(ep->po, 1.0f, dnnl_eltwise_clip, q->lo, q->hi);
     } else if (q->kind != FUSE_POST_ADD) {
-      st = dnnl_unimplemented; /* a post-op kind with no oneDNN mapping here: the step declines */
+      st = fuse__dnnl_eltwise(ep->po, q);
     } else if (ep->sum_operand < 0) {
       ep->sum_operand = q->operand;
       st = dnnl_post_ops_append_sum(ep->po, 1.0f);

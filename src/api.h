@@ -353,8 +353,27 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold 
 
 /* ============================================================== epilogue analysis == */
 
-#define FUSE_MAX_POST_OPS 4
-typedef enum fuse_post_kind { FUSE_POST_CLAMP = 1, FUSE_POST_ADD = 2 } fuse_post_kind;
+#define FUSE_MAX_POST_OPS 8
+/* What a post-op does to v, one element of the finished output (after the bias). The
+   element-wise kinds use alpha and beta as said; sigmoid(t) = 1 / (1 + exp(-t)). */
+typedef enum fuse_post_kind {
+  FUSE_POST_CLAMP = 1,        /* min(max(v, lo), hi): relu = [0, +inf], relu6 = [0, 6] */
+  FUSE_POST_ADD = 2,          /* v + the residual `tensor`, of the output's shape */
+  FUSE_POST_LINEAR = 3,       /* alpha * v + beta: mul / div / add / sub by a scalar, neg */
+  FUSE_POST_SIGMOID = 4,      /* sigmoid(v) */
+  FUSE_POST_TANH = 5,         /* tanh(v) */
+  FUSE_POST_SILU = 6,         /* v * sigmoid(alpha * v): SiLU / swish (alpha = 1) */
+  FUSE_POST_HARDSIGMOID = 7,  /* max(0, min(1, alpha * v + beta)) */
+  FUSE_POST_HARDSWISH = 8,    /* v * max(0, min(1, v / 6 + 1 / 2)) */
+  FUSE_POST_LEAKY_RELU = 9,   /* v > 0 ? v : alpha * v */
+  FUSE_POST_ELU = 10,         /* v > 0 ? v : alpha * (exp(v) - 1) */
+  FUSE_POST_SELU = 11,        /* beta * (v > 0 ? v : alpha * (exp(v) - 1)); beta = gamma */
+  FUSE_POST_SOFTPLUS = 12,    /* log(1 + exp(v)) */
+  FUSE_POST_MISH = 13,        /* v * tanh(softplus(v)) */
+  FUSE_POST_GELU = 14,        /* v / 2 * (1 + erf(v / sqrt(2))) */
+  FUSE_POST_GELU_TANH = 15,   /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+  FUSE_POST_EXP = 16          /* exp(v) */
+} fuse_post_kind;
 /* One post-op: the one representation from the analyzer (tensor: a graph value) through the
    plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
@@ -362,6 +381,7 @@ typedef struct fuse_post_op {
   float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
   fuse_value tensor; /* ADD: residual, same shape as the output */
   int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
+  float alpha, beta; /* the element-wise kinds' parameters (fuse_post_kind) */
 } fuse_post_op;
 typedef struct fuse_epilogue {
   fuse_value reduction; /* the conv2d or matmul it follows */

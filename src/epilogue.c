@@ -41,28 +41,39 @@ static int fuse__in_scope(const fuse_graph *g, const fuse__scope *s, fuse_value 
   return s->comp < 0 || g->nodes[v].composite == s->comp;
 }
 
+/* Whether op may sit in an epilogue chain: its first operand (or either, for the binary
+   ones) carries the reduction's output. */
+static int fuse__epi_unary_op(int op) {
+  switch (op) {
+  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_TANH:
+  case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH: case FUSE__OP_HARDSIGMOID:
+  case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU: case FUSE__OP_GELU:
+  case FUSE__OP_EXP: case FUSE__OP_NEG: case FUSE__OP_ERF: case FUSE__OP_PRELU: return 1;
+  default: return 0;
+  }
+}
+static int fuse__epi_binary_op(int op) {
+  return op == FUSE__OP_ADD || op == FUSE__OP_SUB || op == FUSE__OP_MUL || op == FUSE__OP_DIV ||
+         op == FUSE__OP_MAXIMUM || op == FUSE__OP_MINIMUM;
+}
+
 /* Does v lead back, through element-wise epilogue ops in scope, to a conv2d / matmul? */
 static int fuse__leads_to_reduction(const fuse_graph *g, fuse_value v, const fuse__scope *comp,
                                     int depth) {
   const fuse__node *n = &g->nodes[v];
   int k;
   if (depth > 64) return 0;
-  for (;;) { /* through unary clamps without recursion */
+  for (;;) { /* through unary ops without recursion */
     if (!fuse__in_scope(g, comp, v)) return 0;
-    if (n->op != FUSE__OP_RELU && n->op != FUSE__OP_CLIP) break;
+    if (!fuse__epi_unary_op(n->op)) break;
     v = n->in[0];
     n = &g->nodes[v];
   }
   if (fuse__is_reduction(n->op)) return 1;
-  switch (n->op) {
-  case FUSE__OP_ADD:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM:
-    for (k = 0; k < 2; k++)
-      if (fuse__leads_to_reduction(g, n->in[k], comp, depth + 1)) return 1;
-    return 0;
-  default: return 0;
-  }
+  if (!fuse__epi_binary_op(n->op)) return 0;
+  for (k = 0; k < 2; k++)
+    if (fuse__leads_to_reduction(g, n->in[k], comp, depth + 1)) return 1;
+  return 0;
 }
 
 /* Is b (shape) a per-output-channel bias for reduction output y: all ones but the channel
@@ -175,8 +186,193 @@ static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_
   return 1;
 }
 
+/* A post-op of `kind` with parameters alpha, beta (and nothing else set). */
+static fuse_post_op fuse__post(int kind, float alpha, float beta) {
+  fuse_post_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = (fuse_post_kind)kind;
+  op.alpha = alpha;
+  op.beta = beta;
+  op.tensor = FUSE_NONE;
+  op.operand = -1;
+  return op;
+}
+static fuse_post_op fuse__post_clamp(float lo, float hi) {
+  fuse_post_op op = fuse__post(FUSE_POST_CLAMP, 0, 0);
+  op.lo = lo;
+  op.hi = hi;
+  return op;
+}
+#define FUSE__POST_ERF 64 /* erf: inside the analyzer only, as a step of GELU's written form */
+
+/* The operand of a binary op that is a scalar constant (its value in *c), or -1. */
+static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float *c) {
+  return fuse__scalar_const(g, n->in[1], c) ? 1 : fuse__scalar_const(g, n->in[0], c) ? 0 : -1;
+}
+
+/* The post-op of a unary epilogue op, or of a binary one with a scalar constant operand;
+   *next is the operand it applies to. 0: not such an op. */
+static int fuse__unary_post(const fuse_graph *g, fuse_value cur, fuse_post_op *op,
+                            fuse_value *next) {
+  const fuse__node *n = &g->nodes[cur];
+  float c, a = n->a.unary.alpha, b = n->a.unary.beta;
+  int k;
+  if (n->num_in < 1 || n->op <= FUSE__OP_CONST) return 0;
+  *next = n->in[0];
+  switch (n->op) {
+  case FUSE__OP_RELU: *op = fuse__post_clamp(0, HUGE_VALF); return 1;
+  case FUSE__OP_CLIP: *op = fuse__post_clamp(n->a.clip.lo, n->a.clip.hi); return 1;
+  case FUSE__OP_SIGMOID: *op = fuse__post(FUSE_POST_SIGMOID, 0, 0); return 1;
+  case FUSE__OP_TANH: *op = fuse__post(FUSE_POST_TANH, 0, 0); return 1;
+  case FUSE__OP_SOFTPLUS: *op = fuse__post(FUSE_POST_SOFTPLUS, 0, 0); return 1;
+  case FUSE__OP_HARDSWISH: *op = fuse__post(FUSE_POST_HARDSWISH, 0, 0); return 1;
+  case FUSE__OP_EXP: *op = fuse__post(FUSE_POST_EXP, 0, 0); return 1;
+  case FUSE__OP_ERF: *op = fuse__post(FUSE__POST_ERF, 0, 0); return 1;
+  case FUSE__OP_HARDSIGMOID: *op = fuse__post(FUSE_POST_HARDSIGMOID, a, b); return 1;
+  case FUSE__OP_LEAKY_RELU: *op = fuse__post(FUSE_POST_LEAKY_RELU, a, 0); return 1;
+  case FUSE__OP_ELU: *op = fuse__post(FUSE_POST_ELU, a, 0); return 1;
+  case FUSE__OP_SELU: *op = fuse__post(FUSE_POST_SELU, a, b); return 1;
+  case FUSE__OP_NEG: *op = fuse__post(FUSE_POST_LINEAR, -1, 0); return 1;
+  case FUSE__OP_GELU:
+    *op = fuse__post(n->a.unary.mode ? FUSE_POST_GELU_TANH : FUSE_POST_GELU, 0, 0);
+    return 1;
+  case FUSE__OP_PRELU: /* one slope for every channel: a leaky relu */
+    if (!fuse__scalar_const(g, n->in[1], &c)) return 0;
+    *op = fuse__post(FUSE_POST_LEAKY_RELU, c, 0);
+    return 1;
+  case FUSE__OP_ADD: case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_DIV:
+  case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
+    if ((k = fuse__scalar_operand(g, n, &c)) < 0 || c != c) return 0;
+    *next = n->in[1 - k];
+    switch (n->op) {
+    case FUSE__OP_ADD: *op = fuse__post(FUSE_POST_LINEAR, 1, c); return 1;
+    case FUSE__OP_SUB: *op = k ? fuse__post(FUSE_POST_LINEAR, 1, -c) : fuse__post(FUSE_POST_LINEAR, -1, c); return 1;
+    case FUSE__OP_MUL: *op = fuse__post(FUSE_POST_LINEAR, c, 0); return 1;
+    case FUSE__OP_DIV: /* c / v is no epilogue op; v / c is v * (1 / c), within an ulp */
+      if (!k) return 0;
+      *op = fuse__post(FUSE_POST_LINEAR, 1 / c, 0);
+      return 1;
+    case FUSE__OP_MAXIMUM: *op = fuse__post_clamp(c, HUGE_VALF); return 1;
+    default: *op = fuse__post_clamp(-HUGE_VALF, c); return 1;
+    }
+  default: return 0;
+  }
+}
+
+/* The unary epilogue ops in scope from v inward: path[i] and its post-op ops[i], at most
+   max of them; *end is the value below the last. */
+static int fuse__unary_path(const fuse_graph *g, const fuse__scope *comp, fuse_value v,
+                            fuse_value *path, fuse_post_op *ops, int max, fuse_value *end) {
+  int n = 0;
+  fuse_value nx;
+  while (n < max && fuse__in_scope(g, comp, v) && fuse__unary_post(g, v, &ops[n], &nx)) {
+    path[n++] = v;
+    v = nx;
+  }
+  *end = v;
+  return n;
+}
+
+static int fuse__near(float a, float b) { return fabsf(a - b) <= 1e-5f * fabsf(b); }
+
+/* The gated kind of v * f(v) for f, a list of post-ops in the order applied (linear steps
+   merged): SiLU, hardswish, GELU (erf), mish; *scale multiplies its result. 0: none. */
+static int fuse__gate_kind(const fuse_post_op *f, int n, fuse_post_op *gate, float *scale) {
+  *scale = 1;
+  if (n == 1 && f[0].kind == FUSE_POST_SIGMOID) {
+    *gate = fuse__post(FUSE_POST_SILU, 1, 0);
+    return 1;
+  }
+  if (n == 2 && f[0].kind == FUSE_POST_LINEAR && f[0].beta == 0 && f[1].kind == FUSE_POST_SIGMOID) {
+    *gate = fuse__post(FUSE_POST_SILU, f[0].alpha, 0);
+    return 1;
+  }
+  if (n == 1 && f[0].kind == FUSE_POST_HARDSIGMOID && fuse__near(f[0].alpha, 1.0f / 6) &&
+      fuse__near(f[0].beta, 0.5f)) {
+    *gate = fuse__post(FUSE_POST_HARDSWISH, 0, 0);
+    return 1;
+  }
+  /* x * relu6(x + 3) [/ 6]: c * clamp(a x + b, 0, hi) = c hi * hardsigmoid(x) */
+  if ((n == 2 || (n == 3 && f[2].kind == FUSE_POST_LINEAR && f[2].beta == 0)) &&
+      f[0].kind == FUSE_POST_LINEAR && f[1].kind == FUSE_POST_CLAMP && f[1].lo == 0 &&
+      f[1].hi > 0 && f[1].hi < HUGE_VALF && fuse__near(f[0].alpha / f[1].hi, 1.0f / 6) &&
+      fuse__near(f[0].beta / f[1].hi, 0.5f)) {
+    *gate = fuse__post(FUSE_POST_HARDSWISH, 0, 0);
+    *scale = f[1].hi * (n == 3 ? f[2].alpha : 1);
+    return 1;
+  }
+  /* x * (a + a erf(x / sqrt 2)) = 2a gelu(x) */
+  if (n == 3 && f[0].kind == FUSE_POST_LINEAR && f[0].beta == 0 &&
+      fuse__near(f[0].alpha, 0.70710678f) && f[1].kind == FUSE__POST_ERF &&
+      f[2].kind == FUSE_POST_LINEAR && fuse__near(f[2].beta, f[2].alpha)) {
+    *gate = fuse__post(FUSE_POST_GELU, 0, 0);
+    *scale = 2 * f[2].alpha;
+    return 1;
+  }
+  if (n == 2 && f[0].kind == FUSE_POST_SOFTPLUS && f[1].kind == FUSE_POST_TANH) {
+    *gate = fuse__post(FUSE_POST_MISH, 0, 0);
+    return 1;
+  }
+  return 0;
+}
+
+/* mul of two functions of one value u, one of them u times a constant (or u): the gated
+   kind (fuse__gate_kind) at u. Writes the post-ops at rev (root inward: the scale, then the
+   kind) and returns how many, with *next = u and the ops on both sides added to chain.
+   0: not such a product (out->why says why). */
+static int fuse__analyze_gate(const fuse_graph *g, const fuse__scope *comp, fuse_value cur,
+                              fuse_epilogue *out, fuse_post_op *rev, fuse_value *next,
+                              fuse_value *chain, int *n_chain) {
+  const fuse__node *n = &g->nodes[cur];
+  fuse_value path[2][8], end[2], u = FUSE_NONE;
+  fuse_post_op ops[2][8], f[8], gate;
+  int len[2], cut[2] = {0, 0}, s, i, j, nf = 0, x = -1;
+  float scale, side_scale = 1;
+  for (s = 0; s < 2; s++) len[s] = fuse__unary_path(g, comp, n->in[s], path[s], ops[s], 8, &end[s]);
+  for (i = 0; i <= len[0] && u == FUSE_NONE; i++) /* the first value both sides reach */
+    for (j = 0; j <= len[1]; j++)
+      if ((i < len[0] ? path[0][i] : end[0]) == (j < len[1] ? path[1][j] : end[1])) {
+        u = i < len[0] ? path[0][i] : end[0];
+        cut[0] = i, cut[1] = j;
+        break;
+      }
+  if (u == FUSE_NONE || !fuse__leads_to_reduction(g, u, comp, 0))
+    return fuse__epi_why(out, g, "mul %V of two tensors is neither a scale by a constant nor "
+                         "x * f(x) (SiLU, hardswish, GELU, mish)", cur);
+  for (s = 0; s < 2 && x < 0; s++) { /* the side that is u times a constant */
+    float a = 1;
+    for (i = 0; i < cut[s] && ops[s][i].kind == FUSE_POST_LINEAR && ops[s][i].beta == 0; i++)
+      a *= ops[s][i].alpha;
+    if (i == cut[s]) x = s, side_scale = a;
+  }
+  if (x < 0 || cut[1 - x] == 0)
+    return fuse__epi_why(out, g, "mul %V of %V by a function of it is not SiLU, hardswish, GELU "
+                         "or mish", cur, u);
+  for (i = cut[1 - x] - 1; i >= 0; i--) { /* f in the order applied, linear steps merged */
+    const fuse_post_op *o = &ops[1 - x][i];
+    if (nf && o->kind == FUSE_POST_LINEAR && f[nf - 1].kind == FUSE_POST_LINEAR) {
+      f[nf - 1].beta = f[nf - 1].beta * o->alpha + o->beta;
+      f[nf - 1].alpha *= o->alpha;
+    } else {
+      f[nf++] = *o;
+    }
+  }
+  if (!fuse__gate_kind(f, nf, &gate, &scale))
+    return fuse__epi_why(out, g, "mul %V of %V by a function of it is not SiLU, hardswish, GELU "
+                         "or mish", cur, u);
+  for (s = 0; s < 2; s++)
+    for (i = 0; i < cut[s]; i++) chain[(*n_chain)++] = path[s][i];
+  scale *= side_scale;
+  j = 0;
+  if (scale != 1) rev[j++] = fuse__post(FUSE_POST_LINEAR, scale, 0);
+  rev[j++] = gate;
+  *next = u;
+  return j;
+}
+
 /* The post-ops collected from the root inward (rev), reversed into application order with
-   adjacent clamps merged. 0: more than FUSE_MAX_POST_OPS remain (out->why says so). */
+   adjacent clamps merged and adjacent linear steps merged. 0: more than FUSE_MAX_POST_OPS
+   remain (out->why says so). */
 static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, int n_rev,
                                 fuse_value reduction, fuse_epilogue *out) {
   int i;
@@ -189,10 +385,17 @@ static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, in
       last->hi = hi;
       continue;
     }
+    if (rev[i].kind == FUSE_POST_LINEAR && last && last->kind == FUSE_POST_LINEAR) {
+      last->beta = last->beta * rev[i].alpha + rev[i].beta;
+      last->alpha *= rev[i].alpha;
+      if (last->alpha == 1 && last->beta == 0) out->num_post--; /* x * 6 / 6 */
+      continue;
+    }
+    if (rev[i].kind == FUSE_POST_LINEAR && rev[i].alpha == 1 && rev[i].beta == 0) continue;
     if (out->num_post == FUSE_MAX_POST_OPS)
       return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
     out->post[out->num_post] = rev[i];
-    if (rev[i].kind == FUSE_POST_CLAMP) out->post[out->num_post].tensor = FUSE_NONE;
+    if (rev[i].kind != FUSE_POST_ADD) out->post[out->num_post].tensor = FUSE_NONE;
     out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
@@ -204,7 +407,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
                                  fuse_epilogue *out) {
   fuse_post_op rev[64]; /* collected from the root inward */
   int n_rev = 0, i;
-  fuse_value cur = root, chain[64];
+  fuse_value cur = root, chain[96];
   int n_chain = 0;
   const fuse__node *red;
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
@@ -213,29 +416,41 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
     fuse_value next = FUSE_NONE;
+    float c;
     int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
              FUSE_ERROR_UNSUPPORTED;
     if (fuse__is_reduction(n->op)) break;
-    if (n_rev == 64 || n_chain == 64)
+    if (n_rev > 62 || n_chain > 64)
       return fuse__epi_why(out, g, "the chain from %V is too long", root), FUSE_ERROR_UNSUPPORTED;
     chain[n_chain++] = cur;
-    switch (n->op) {
-    case FUSE__OP_RELU:
-    case FUSE__OP_CLIP:
-      rev[n_rev].kind = FUSE_POST_CLAMP;
-      rev[n_rev].lo = n->op == FUSE__OP_RELU ? 0 : n->a.clip.lo;
-      rev[n_rev].hi = n->op == FUSE__OP_RELU ? HUGE_VALF : n->a.clip.hi;
-      next = n->in[0];
-      break;
-    case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM: found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next); break;
-    case FUSE__OP_ADD: found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); break;
-    default:
-      return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, relu, clip, "
-                           "maximum / minimum with a constant)",
+    rev[n_rev] = fuse__post(FUSE_POST_CLAMP, 0, 0);
+    if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
+                                  fuse__is_reduction(g->nodes[n->in[0]].op) ||
+                                  fuse__is_reduction(g->nodes[n->in[1]].op))) {
+      found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); /* bias, residual */
+    } else if (n->op == FUSE__OP_MAXIMUM || n->op == FUSE__OP_MINIMUM) {
+      found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next);
+    } else if (fuse__unary_post(g, cur, &rev[n_rev], &next)) {
+      if (rev[n_rev].kind == (fuse_post_kind)FUSE__POST_ERF)
+        return fuse__epi_why(out, g, "erf %V is an epilogue op only as part of GELU "
+                             "(x / 2 * (1 + erf(x / sqrt 2)))", cur),
+               FUSE_ERROR_UNSUPPORTED;
+    } else if (n->op == FUSE__OP_MUL) {
+      if (!(found = fuse__analyze_gate(g, comp, cur, out, &rev[n_rev], &next, chain, &n_chain)))
+        return FUSE_ERROR_UNSUPPORTED;
+      n_rev += found - 1;
+      found = 1;
+    } else if (n->op == FUSE__OP_PRELU) {
+      const fuse__node *sl = &g->nodes[n->in[1]];
+      return fuse__epi_why(out, g, "prelu %V: its slope %S is not one constant for every "
+                           "channel", cur, sl->rank, sl->shape),
+             FUSE_ERROR_UNSUPPORTED;
+    } else {
+      return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
+                           "clamp, an activation, a scale or shift by a scalar constant)",
                            fuse__op_names[n->op], cur),
              FUSE_ERROR_UNSUPPORTED;
     }
@@ -277,23 +492,45 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
 }
 
 
+/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
+   write them (a clamp in a composite's name is "relu", as the default rules name it). */
+static const char *const fuse__post_names[] = {
+    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
+    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp"};
+
+static const char *fuse__post_name(int kind) {
+  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
+             ? fuse__post_names[kind]
+             : "?";
+}
+
 /* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
    listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is
    "add" (the text form follows it with the residual's label). */
 static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *sep) {
+  int params = 0;
+  fuse__puts(o, fuse__post_name(op->kind));
   switch (op->kind) {
-  case FUSE_POST_ADD:
-    fuse__puts(o, "add");
-    break;
   case FUSE_POST_CLAMP:
-  default:
-    fuse__puts(o, "clamp");
     fuse__puts(o, sep);
     fuse__puts(o, "[");
     fuse__put_float(o, op->lo);
     fuse__puts(o, ", ");
     fuse__put_float(o, op->hi);
     fuse__puts(o, "]");
-    break;
+    return;
+  case FUSE_POST_LINEAR: case FUSE_POST_HARDSIGMOID: case FUSE_POST_SELU: params = 2; break;
+  case FUSE_POST_LEAKY_RELU: case FUSE_POST_ELU: params = 1; break;
+  case FUSE_POST_SILU: params = op->alpha != 1; break;
+  default: break;
   }
+  if (!params) return;
+  fuse__puts(o, sep);
+  fuse__puts(o, "[");
+  fuse__put_float(o, op->alpha);
+  if (params == 2) {
+    fuse__puts(o, ", ");
+    fuse__put_float(o, op->beta);
+  }
+  fuse__puts(o, "]");
 }

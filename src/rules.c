@@ -173,6 +173,132 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* The one use of v (no other use, not a graph output), or FUSE_NONE. */
+static fuse_value fuse__sole_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
+  if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
+  return u->list[u->first[v]];
+}
+
+/* An op of one tensor (its other operands scalar constants) that may be a post-op. */
+static int fuse__grow_unary(const fuse_graph *g, const fuse__node *n) {
+  float c;
+  return fuse__epi_unary_op(n->op) ||
+         (fuse__epi_binary_op(n->op) && fuse__scalar_operand(g, n, &c) >= 0);
+}
+
+/* The element-wise ops after root r that would extend its composite by one post-op: r's one
+   user, or (x * f(x)) two chains of one-tensor ops from r's two users up to the op that joins
+   them. Writes them in graph order; 0 when there is no such step. */
+static int fuse__grow_step(const fuse_graph *g, const fuse__users *u, fuse_value r,
+                           fuse_value *add, int *count) {
+  int nu = u->first[r + 1] - u->first[r], s, n = 0;
+  fuse_value join = FUSE_NONE;
+  if (fuse__is_output(g, r) || nu < 1 || nu > 2) return 0;
+  if (nu == 1 || u->list[u->first[r]] == u->list[u->first[r] + 1]) { /* one user: r's op */
+    fuse_value a = u->list[u->first[r]];
+    const fuse__node *na = &g->nodes[a];
+    if (na->composite >= 0 || !(fuse__epi_unary_op(na->op) || fuse__epi_binary_op(na->op)))
+      return 0;
+    add[0] = a;
+    *count = 1;
+    return 1;
+  }
+  for (s = 0; s < 2; s++) { /* each side: one-tensor ops, each used once, up to the join */
+    fuse_value x = u->list[u->first[r] + s];
+    while (g->nodes[x].composite < 0 && fuse__grow_unary(g, &g->nodes[x]) && n < 16) {
+      add[n++] = x;
+      if ((x = fuse__sole_user(g, u, x)) == FUSE_NONE) return 0;
+    }
+    if (s == 0) join = x;
+    else if (x != join) return 0;
+  }
+  if (g->nodes[join].composite >= 0 || !fuse__epi_binary_op(g->nodes[join].op)) return 0;
+  add[n++] = join;
+  *count = n;
+  return 1;
+}
+
+/* Grows composite ci over the element-wise ops after its root while the epilogue analyzer
+   accepts the longer chain, as TVM's FuseOps fuses injective ops into their producer: the
+   default rules take a conv2d / matmul with its bias, residual and clamps, and this takes the
+   activations, scales and gates (x * sigmoid(x), ...) after them, in any order, up to
+   FUSE_MAX_POST_OPS. A grown composite is named after its epilogue
+   ("fuse.conv2d_bias_silu"). 0: out of memory. */
+static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
+  fuse__composite *c = &g->composites[ci];
+  fuse_value add[40];
+  int count, k, grown = 0;
+  fuse_epilogue e, longer;
+  fuse__scope scope;
+  scope.comp = ci;
+  scope.members = NULL;
+  scope.count = 0;
+  if (fuse__analyze(g, c->root, &scope, &e) != FUSE_OK) return 1; /* not an epilogue: keep */
+  while (fuse__grow_step(g, u, c->root, add, &count)) {
+    fuse_value old_root = c->root;
+    for (k = 0; k < count; k++) g->nodes[add[k]].composite = ci;
+    c->root = add[count - 1];
+    if (fuse__analyze(g, c->root, &scope, &longer) != FUSE_OK) {
+      for (k = 0; k < count; k++) g->nodes[add[k]].composite = -1;
+      c->root = old_root;
+      break;
+    }
+    c->num_ops += count;
+    e = longer;
+    grown = 1;
+  }
+  if (grown) { /* named after what it now holds */
+    char name[200], function[400];
+    fuse__out o;
+    fuse_value v;
+    o.buf = name, o.len = 0, o.cap = sizeof name, o.write = NULL, o.user = NULL;
+    fuse__puts(&o, c->codegen ? c->codegen : "fuse");
+    fuse__puts(&o, ".");
+    fuse__puts(&o, fuse__op_names[g->nodes[e.reduction].op]);
+    if (e.bias != FUSE_NONE) fuse__puts(&o, "_bias");
+    for (k = 0; k < e.num_post; k++) {
+      fuse__puts(&o, "_");
+      fuse__puts(&o, e.post[k].kind == FUSE_POST_CLAMP ? "relu" : fuse__post_name(e.post[k].kind));
+    }
+    o.buf = function, o.len = 0, o.cap = sizeof function;
+    fuse__puts(&o, "fused");
+    for (v = c->first; v <= c->root; v++)
+      if (g->nodes[v].composite == ci && g->nodes[v].op > FUSE__OP_CONST) {
+        fuse__puts(&o, "_");
+        fuse__puts(&o, fuse__op_names[g->nodes[v].op]);
+      }
+    {
+      char *nn = fuse__strdup(g, name), *nf = fuse__strdup(g, function);
+      if (!nn || !nf) {
+        fuse__free(&g->alloc, nn);
+        fuse__free(&g->alloc, nf);
+        return 0;
+      }
+      fuse__free(&g->alloc, c->name);
+      fuse__free(&g->alloc, c->function);
+      c->name = nn, c->function = nf;
+    }
+  }
+  return 1;
+}
+
+static fuse_result fuse__grow_composites(fuse_graph *g, const char *codegen) {
+  fuse__users users;
+  int ci;
+  if (!fuse__users_build(g, &users))
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+  for (ci = 0; ci < g->num_composites; ci++) {
+    const char *cg = g->composites[ci].codegen;
+    if (!cg || strcmp(cg, codegen ? codegen : "fuse") != 0) continue;
+    if (!fuse__grow_composite(g, &users, ci)) {
+      fuse__users_free(g, &users);
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    }
+  }
+  fuse__users_free(g, &users);
+  return FUSE_OK;
+}
+
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
   int n_rules;
@@ -189,6 +315,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
+  if ((r = fuse__grow_composites(g, codegen)) != FUSE_OK) return r;
   return fuse_merge_composites(g);
 }
 

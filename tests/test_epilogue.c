@@ -824,16 +824,16 @@ TEST(refuses_bias_that_broadcasts_along_width) {
 /* Other chains that are not epilogues.
    0 maximum(conv, r) of two tensors         1 maximum(r, conv)
    2 maximum(conv, s) s a rank-0 input        3 minimum(s, conv)
-   4 relu(sigmoid(conv + b))                  5 sub(conv, b)
+   4 relu(sqrt(conv + b))                     5 sub(conv, b)
    6 add(conv [1,K,H,W], r [2,K,H,W]): the other operand makes the shape bigger
    7 maximum(conv, const [1,1,1,1,1]): the bound makes the rank bigger
-   8 five post-ops: clamp, add, clamp, add, clamp
+   8 nine post-ops: clamp, add, clamp, add, clamp, add, clamp, add, clamp
    9 relu(x): no conv / matmul at all       10 relu(max_pool2d(x))
    11 add(x, y) of two inputs                12 the root is an input
-   13 mul(conv, 2)                           14 relu(add(relu(conv), b)): bias not on the conv */
+   13 mul(conv, r) of two tensors           14 relu(add(relu(conv), b)): bias not on the conv */
 static const char *const refuse_keyword[15] = {
-    "two tensors", "two tensors", "not a constant", "not a constant", "sigmoid", "sub",
-    "residual",    "broadcasts",  "more than 4",    "not an epilogue", "max_pool2d",
+    "two tensors", "two tensors", "not a constant", "not a constant", "sqrt", "sub",
+    "residual",    "broadcasts",  "more than 8",    "not an epilogue", "max_pool2d",
     "conv2d / matmul", "not an epilogue", "mul", "bias"};
 static void build_refused(fuse_graph *g, int variant, want *w) {
   int64_t ys[4] = {1, CK, CH, CW}, y2[4] = {2, CK, CH, CW}, k1111[4] = {1, CK, 1, 1};
@@ -849,14 +849,18 @@ static void build_refused(fuse_graph *g, int variant, want *w) {
   case 3: s = inp(g, "s", 0, NULL), w->root = fuse_minimum(g, s, conv); break;
   case 4:
     b = cst(g, 4, k1111, 35);
-    w->root = fuse_relu(g, fuse_sigmoid(g, fuse_add(g, conv, b)));
+    w->root = fuse_relu(g, fuse_sqrt(g, fuse_add(g, conv, b)));
     break;
   case 5: b = cst(g, 4, k1111, 35), w->root = fuse_sub(g, conv, b); break;
   case 6: r = inp(g, "r", 4, y2), w->root = fuse_add(g, conv, r); break;
   case 7: w->root = fuse_maximum(g, conv, cst_vals(g, 5, one5, &half)); break;
   case 8: {
-    fuse_value r1 = inp(g, "r1", 4, ys), r2 = inp(g, "r2", 4, ys);
-    fuse_value t = fuse_relu(g, fuse_add(g, fuse_relu(g, fuse_add(g, fuse_relu(g, conv), r1)), r2));
+    fuse_value t = fuse_relu(g, conv);
+    int k;
+    for (k = 0; k < 4; k++) {
+      char name[8] = {'r', (char)('1' + k), 0};
+      t = fuse_relu(g, fuse_add(g, t, inp(g, name, 4, ys)));
+    }
     w->root = t;
     break;
   }
@@ -868,7 +872,7 @@ static void build_refused(fuse_graph *g, int variant, want *w) {
     break;
   case 11: r = inp(g, "r", 4, ys), w->root = fuse_add(g, r, inp(g, "r2", 4, ys)); break;
   case 12: w->root = x; break;
-  case 13: w->root = fuse_mul(g, conv, fuse_scalar(g, 2)); break;
+  case 13: r = inp(g, "r", 4, ys), w->root = fuse_mul(g, conv, r); break;
   default:
     b = cst(g, 4, k1111, 36);
     w->root = fuse_relu(g, fuse_add(g, fuse_relu(g, conv), b));

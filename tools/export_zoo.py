@@ -302,6 +302,16 @@ def reference64(model, xs):
     return y32, y64, far
 
 
+def register_missing_symbolics():
+    """PyTorch 1.13's exporter has no symbolic for aten::zero, the out-of-place form of
+    swin_v2's `qkv_bias[length:2*length].zero_()`: a tensor of zeros of the same shape, as
+    ONNX's ConstantOfShape (the default value is float 0)."""
+    def zero(g, self):
+        return g.op("ConstantOfShape", g.op("Shape", self))
+    for opset in range(9, 18):
+        torch.onnx.register_custom_op_symbolic("aten::zero", zero, opset)
+
+
 def export_one(name, out_dir, opset, refs_only=False):
     t0 = time.time()
     model, shapes = build(name)
@@ -352,6 +362,7 @@ def main():
     if args.list:
         print("\n".join(names))
         return
+    register_missing_symbolics()
     out_dir = args.out or ("tests/data/zoo" if args.small else "build/zoo")
     os.makedirs(out_dir, exist_ok=True)
     opsets = args.opset or [13, 17]

@@ -56,14 +56,17 @@ typedef struct fuse__pool_args fuse__pool_args;
 /* The epilogue routine (post.inc), once per vector layer: every kernel family uses it. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
+#include "vmath.inc"
 #include "post.inc"
 #include "vec_end.h"
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
+#include "vmath.inc"
 #include "post.inc"
 #include "vec_end.h"
 #endif
 #include "vec_scalar.h"
+#include "vmath.inc"
 #include "post.inc"
 #include "vec_end.h"

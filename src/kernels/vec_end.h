@@ -27,6 +27,7 @@
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif

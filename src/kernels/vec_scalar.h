@@ -31,3 +31,5 @@
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
