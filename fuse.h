@@ -415,7 +415,13 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g); /* regions per codege
 FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g);  /* conv2d -> batch_norm, constants */
 /* The built-in rules for codegen "fuse" (NULL) or "dnnl"; returns their count (0: unknown). */
 FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
-FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + merge */
+/* Grows each composite of `codegen` (NULL: "fuse") whose root is an epilogue over the
+   element-wise ops after it (activations, scales, x * f(x) gates, residual adds) while the
+   epilogue analyzer accepts the longer chain, up to FUSE_MAX_POST_OPS post-ops; a grown
+   composite is renamed after its epilogue ("fuse.conv2d_bias_silu"). After
+   fuse_ops_by_pattern with the default rules, before fuse_merge_composites. */
+FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen);
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + grow + merge */
 
 /* ============================================================== epilogue analysis == */
 
@@ -5229,17 +5235,20 @@ static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
   return 1;
 }
 
-static fuse_result fuse__grow_composites(fuse_graph *g, const char *codegen) {
+FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
   fuse__users users;
   int ci;
+  if (!g) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (g->status != FUSE_OK) return g->status;
+  fuse__pass_begin(g);
   if (!fuse__users_build(g, &users))
-    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "grow_composites: out of memory");
   for (ci = 0; ci < g->num_composites; ci++) {
     const char *cg = g->composites[ci].codegen;
     if (!cg || strcmp(cg, codegen ? codegen : "fuse") != 0) continue;
     if (!fuse__grow_composite(g, &users, ci)) {
       fuse__users_free(g, &users);
-      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "grow_composites: out of memory");
     }
   }
   fuse__users_free(g, &users);
@@ -5262,7 +5271,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
-  if ((r = fuse__grow_composites(g, codegen)) != FUSE_OK) return r;
+  if ((r = fuse_grow_composites(g, codegen)) != FUSE_OK) return r;
   return fuse_merge_composites(g);
 }
 

@@ -349,7 +349,13 @@ FUSE_API fuse_result fuse_merge_composites(fuse_graph *g); /* regions per codege
 FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g);  /* conv2d -> batch_norm, constants */
 /* The built-in rules for codegen "fuse" (NULL) or "dnnl"; returns their count (0: unknown). */
 FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
-FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + merge */
+/* Grows each composite of `codegen` (NULL: "fuse") whose root is an epilogue over the
+   element-wise ops after it (activations, scales, x * f(x) gates, residual adds) while the
+   epilogue analyzer accepts the longer chain, up to FUSE_MAX_POST_OPS post-ops; a grown
+   composite is renamed after its epilogue ("fuse.conv2d_bias_silu"). After
+   fuse_ops_by_pattern with the default rules, before fuse_merge_composites. */
+FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen);
+FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + grow + merge */
 
 /* ============================================================== epilogue analysis == */
 

@@ -698,6 +698,49 @@ TEST(conv_bias_clip) {
   fuse_graph_destroy(g);
 }
 
+/* Every element-wise post-op kind, written as models write it, fused into the conv and routed
+   to oneDNN's eltwise post-ops (hardsigmoid as linear + clip, selu as elu + linear), against
+   the built-in kernels. */
+TEST(conv_bias_every_activation) {
+  int f;
+  for (f = 0; f < 16; f++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value y = conv_input(g, &base, 1, 0), t;
+    static const char *const names[16] = {
+        "sigmoid", "tanh", "x*sigmoid(x)", "hardsigmoid", "hardswish", "x*hardsigmoid(x)",
+        "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu tanh",
+        "0.5x(1+erf(x/sqrt2))", "exp(min(x,3))", "(x-0.25)*1.5 then relu"};
+    switch (f) {
+    case 0: y = fuse_sigmoid(g, y); break;
+    case 1: y = fuse_tanh(g, y); break;
+    case 2: y = fuse_mul(g, y, fuse_sigmoid(g, y)); break;
+    case 3: y = fuse_hardsigmoid(g, y, 0.2f, 0.5f); break;
+    case 4: y = fuse_hardswish(g, y); break;
+    case 5: y = fuse_mul(g, y, fuse_hardsigmoid(g, y, 1.0f / 6, 0.5f)); break;
+    case 6: y = fuse_leaky_relu(g, y, 0.1f); break;
+    case 7: y = fuse_elu(g, y, 0.7f); break;
+    case 8: y = fuse_selu(g, y, 1.6732632f, 1.0507010f); break;
+    case 9: y = fuse_softplus(g, y); break;
+    case 10: y = fuse_mul(g, y, fuse_tanh(g, fuse_softplus(g, y))); break;
+    case 11: y = fuse_gelu(g, y, 0); break;
+    case 12: y = fuse_gelu(g, y, 1); break;
+    case 13:
+      t = fuse_add(g, fuse_erf(g, fuse_div(g, y, fuse_scalar(g, 1.4142135f))), fuse_scalar(g, 1));
+      y = fuse_mul(g, fuse_mul(g, y, t), fuse_scalar(g, 0.5f));
+      break;
+    case 14: y = fuse_exp(g, fuse_minimum(g, y, fuse_scalar(g, 3))); break;
+    default:
+      y = fuse_relu(g, fuse_mul(g, fuse_sub(g, y, fuse_scalar(g, 0.25f)), fuse_scalar(g, 1.5f)));
+      break;
+    }
+    fuse_output(g, y);
+    CHECK_EQ_INT(fuse_optimize(g, "dnnl"), FUSE_OK);
+    CHECK_EQ_INT(fuse_composite_count(g), 1); /* the whole chain in the conv's composite */
+    check_routed(g, 1, names[f]);
+    fuse_graph_destroy(g);
+  }
+}
+
 TEST(conv_relu6_clip_and_minmax) {
   fuse_graph *g = fuse_graph_create(NULL);
   fuse_output(g, fuse_clip(g, conv_input(g, &base, 1, 0), 0.0f, 6.0f));
@@ -1364,6 +1407,7 @@ int main(int argc, char **argv) {
   RUN(conv_bias_relu);
   RUN(conv_relu_no_bias);
   RUN(conv_bias_clip);
+  RUN(conv_bias_every_activation);
   RUN(conv_relu6_clip_and_minmax);
   RUN(conv_residual_both_orders);
   RUN(conv_relu_then_residual_own_rule);
