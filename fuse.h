@@ -637,6 +637,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #define FUSE_IMPLEMENTATION_DONE
 
 /* ==== begin src/basics.c ==== */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -18354,7 +18355,40 @@ typedef struct fuse__otensor {
   fuse__slice msg, name;
   int dtype, rank, external;
   int64_t dims[FUSE_MAX_RANK];
+  fuse__slice location;    /* external data: the file, relative to the model's directory */
+  uint64_t offset, length; /* where in it (length 0: not given, to the end) */
 } fuse__otensor;
+
+/* A decimal number of an external_data entry (at most 19 digits); 0 if it is not one. */
+static int fuse__onnx_decimal(fuse__slice s, uint64_t *v) {
+  size_t i;
+  *v = 0;
+  if (!s.n || s.n > 19) return 0;
+  for (i = 0; i < s.n; i++) {
+    if (s.p[i] < '0' || s.p[i] > '9') return 0;
+    *v = *v * 10 + (uint64_t)(s.p[i] - '0');
+  }
+  return 1;
+}
+
+/* One external_data entry (StringStringEntryProto: key 1, value 2) into t. */
+static int fuse__onnx_external_entry(fuse__slice msg, fuse__otensor *t) {
+  fuse__pb b = fuse__proto_of(msg);
+  fuse__slice key = {NULL, 0}, value = {NULL, 0};
+  uint32_t f, w;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if ((f == 1 || f == 2) && w == 2) {
+      if (!fuse__proto_bytes(&b, f == 1 ? &key : &value)) return 0;
+    } else if (!fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  if (b.p != b.end) return 0;
+  if (key.n == 8 && !memcmp(key.p, "location", 8)) t->location = value;
+  else if (key.n == 6 && !memcmp(key.p, "offset", 6)) return fuse__onnx_decimal(value, &t->offset);
+  else if (key.n == 6 && !memcmp(key.p, "length", 6)) return fuse__onnx_decimal(value, &t->length);
+  return 1; /* checksum and others: not needed */
+}
 
 /* Reads a tensor's header (name, dims, type, where its data is). */
 static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, size_t why_n) {
@@ -18390,8 +18424,9 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
       if (!fuse__proto_varint(&b, &v)) return 0;
       t->external = v == 1;
     } else if (f == 13 && w == 2) {
+      fuse__slice entry;
       t->external = 1;
-      if (!fuse__proto_skip(&b, w)) return 0;
+      if (!fuse__proto_bytes(&b, &entry) || !fuse__onnx_external_entry(entry, t)) return 0;
     } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
@@ -18563,6 +18598,8 @@ typedef struct fuse__onnx {
   fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
   int num_slots, cap_slots;
   int depth;    /* If branches being read, one inside the other */
+  const char *dir; /* the model's directory ("" or ending in '/'), for external data; NULL:
+                      loaded from memory, external data cannot be found */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
@@ -18718,10 +18755,10 @@ static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64
   char name[200];
   fuse__copy_slice(name, sizeof name, t->name);
   *count = 1;
-  if (t->external)
+  if (t->external && !ld->dir)
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                            "tensor '%s' keeps its data in an external file, which this loader "
-                            "does not read", name), 0;
+                            "tensor '%s' keeps its data in an external file: load the model "
+                            "with fuse_onnx_load_file, so that its directory is known", name), 0;
   if ((i = fuse__onnx_tensor_count(t, count)) >= 0)
     return fuse__onnx_failf(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
                             "tensor '%s' has dimension %D%s", name, t->dims[i],
@@ -18732,6 +18769,70 @@ static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64
                             "tensor '%s' has data type %d (%s), which this loader does not read",
                             name, t->dtype, fuse__dt_name(t->dtype)), 0;
   return 1;
+}
+
+/* Reads an external tensor's `count` values from its file (location, relative to the model's
+   directory, inside it: no absolute path, no "..") into out_f (as float) and / or out_i (as
+   int64), as fuse__onnx_tensor_values does for raw_data. float32 goes straight into out_f. */
+static int fuse__onnx_external_read(fuse__onnx *ld, const fuse__otensor *t, int64_t count,
+                                    float *out_f, int64_t *out_i) {
+  char name[200], path[1024];
+  size_t dl = strlen(ld->dir), i, size = (size_t)fuse__dt_size(t->dtype);
+  uint64_t bytes = (uint64_t)count * size;
+  fuse__copy_slice(name, sizeof name, t->name);
+  if (!t->location.n || memchr(t->location.p, 0, t->location.n) || t->location.p[0] == '/' ||
+      t->location.p[0] == '\\' || dl + t->location.n >= sizeof path)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data has no usable "
+                            "location", name), 0;
+  for (i = 0; i + 1 < t->location.n; i++)
+    if (t->location.p[i] == '.' && t->location.p[i + 1] == '.' &&
+        (i == 0 || t->location.p[i - 1] == '/') &&
+        (i + 2 == t->location.n || t->location.p[i + 2] == '/'))
+      return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data location "
+                              "leaves the model's directory", name), 0;
+  memcpy(path, ld->dir, dl);
+  memcpy(path + dl, t->location.p, t->location.n);
+  path[dl + t->location.n] = 0;
+  if (t->length && t->length != bytes)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data is %D bytes, "
+                            "its shape %S of %s needs %D", name, (int64_t)t->length, t->rank,
+                            t->dims, fuse__dt_name(t->dtype), (int64_t)bytes), 0;
+#ifndef FUSE_NO_STDIO
+  {
+    FILE *f = fopen(path, "rb");
+    long end;
+    int ok = f && fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) >= 0 &&
+             t->offset <= (uint64_t)end && bytes <= (uint64_t)end - t->offset &&
+             t->offset <= (uint64_t)LONG_MAX && fseek(f, (long)t->offset, SEEK_SET) == 0;
+    if (ok && t->dtype == FUSE__DT_FLOAT && out_f && !out_i && fuse__little_endian()) {
+      ok = fread(out_f, 1, (size_t)bytes, f) == (size_t)bytes; /* straight into the constant */
+    } else if (ok) { /* other types: a block at a time through the raw_data conversion */
+      unsigned char buf[4096];
+      int64_t e = 0;
+      while (ok && e < count) {
+        size_t n = (size_t)(count - e) < sizeof buf / size ? (size_t)(count - e) : sizeof buf / size;
+        ok = fread(buf, size, n, f) == n;
+        for (i = 0; ok && i < n; i++, e++) {
+          double d;
+          int64_t iv;
+          fuse__raw_value(t->dtype, buf + i * size, &d, &iv);
+          if (out_f) out_f[e] = (float)d;
+          if (out_i) out_i[e] = iv;
+        }
+      }
+    }
+    if (f) fclose(f);
+    if (!ok)
+      return fuse__onnx_failf(ld, FUSE_ERROR_IO, "tensor '%s': cannot read %D bytes at offset %D "
+                              "of its external data '%s'", name, (int64_t)bytes,
+                              (int64_t)t->offset, path), 0;
+    return 1;
+  }
+#else
+  (void)out_f, (void)out_i;
+  return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED, "tensor '%s': external data needs stdio "
+                          "(FUSE_NO_STDIO is set)", name), 0;
+#endif
 }
 
 /* Memory the loader frees when it is done (the known tensors' values). */
@@ -18797,7 +18898,9 @@ static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k)
   if (!fuse__known_alloc(ld, k, fuse__dt_is_float(t.dtype) ? FUSE__DT_FLOAT : t.dtype, t.rank,
                          t.dims))
     return 0;
-  if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
+  if (t.external) {
+    if (!fuse__onnx_external_read(ld, &t, count, k->f, k->i)) return 0;
+  } else if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
     char nm[200];
     fuse__copy_slice(nm, sizeof nm, t.name);
     return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
@@ -18846,6 +18949,11 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
                             "computes in float32 and reads integer tensors only as shapes, "
                             "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
            FUSE_NONE;
+  if (t->external) {
+    v = fuse__constant_uninit(ld->g, t->rank, t->dims);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    return fuse__onnx_external_read(ld, t, count, ld->g->nodes[v].data, NULL) ? v : FUSE_NONE;
+  }
   got = fuse__onnx_tensor_values(t, NULL, NULL, 0); /* count first: allocate what is there */
   if (got != count)
     return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
@@ -21809,8 +21917,9 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
   }
 }
 
-FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
-                                           const fuse_allocator *alloc, fuse_graph **out) {
+/* Loads a model from memory; dir is the directory its external data is in (NULL: none). */
+static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_allocator *alloc,
+                                   const char *dir, fuse_graph **out) {
   fuse__onnx ld;
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
@@ -21823,6 +21932,7 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   ld.g = g;
   ld.opset = 13;
   ld.node_index = -1; /* counts from 0 */
+  ld.dir = dir;
   if (!data && size)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
   b.p = (const unsigned char *)data;
@@ -21848,6 +21958,11 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   return g->status;
 }
 
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  return fuse__onnx_load(data, size, alloc, NULL, out);
+}
+
 #ifndef FUSE_NO_STDIO
 #if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
 #include <fcntl.h>
@@ -21858,8 +21973,8 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
    straight into the graph's constants, without a copy of the whole file first (half the
    memory traffic of a load, and no second copy of the file in memory). 1 when it did the
    load (its result in *r); 0 when the file cannot be mapped (the caller reads it). */
-static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
-                                  fuse_result *r) {
+static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
+                                  fuse_graph **out, fuse_result *r) {
   struct stat st;
   void *map;
   int fd = open(path, O_RDONLY);
@@ -21876,14 +21991,14 @@ static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc,
 #endif
   close(fd);
   if (map == MAP_FAILED) return 0;
-  *r = fuse_onnx_load_memory(map, (size_t)st.st_size, alloc, out);
+  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, out);
   munmap(map, (size_t)st.st_size);
   return 1;
 }
 #else
-static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
-                                  fuse_result *r) {
-  (void)path, (void)alloc, (void)out, (void)r;
+static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
+                                  fuse_graph **out, fuse_result *r) {
+  (void)path, (void)dir, (void)alloc, (void)out, (void)r;
   return 0;
 }
 #endif
@@ -21895,12 +22010,20 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
   void *data;
   fuse_allocator a;
   fuse_result r;
+  char dir[768] = "";
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
   *out = NULL;
   memset(&a, 0, sizeof a);
   if (alloc) a = *alloc;
   if (!a.alloc != !a.free) return FUSE_ERROR_INVALID_ARGUMENT; /* as fuse_graph_create: no graph */
-  if (path && fuse__onnx_load_mapped(path, alloc, out, &r)) return r;
+  if (path) { /* external data lives beside the model */
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) + 1 : 0;
+    if (n >= sizeof dir) n = 0;
+    memcpy(dir, path, n);
+    dir[n] = 0;
+  }
+  if (path && fuse__onnx_load_mapped(path, dir, alloc, out, &r)) return r;
   f = path ? fopen(path, "rb") : NULL;
   /* a directory opens on some systems and reports a size near LONG_MAX: not a file to read */
   if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
@@ -21922,7 +22045,7 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
     return (*out)->status;
   }
   fclose(f);
-  r = fuse_onnx_load_memory(data, (size_t)size, alloc, out);
+  r = fuse__onnx_load(data, (size_t)size, alloc, dir, out);
   fuse__free(&a, data);
   return r;
 }

@@ -491,8 +491,9 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
   }
 }
 
-FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
-                                           const fuse_allocator *alloc, fuse_graph **out) {
+/* Loads a model from memory; dir is the directory its external data is in (NULL: none). */
+static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_allocator *alloc,
+                                   const char *dir, fuse_graph **out) {
   fuse__onnx ld;
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
@@ -505,6 +506,7 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   ld.g = g;
   ld.opset = 13;
   ld.node_index = -1; /* counts from 0 */
+  ld.dir = dir;
   if (!data && size)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
   b.p = (const unsigned char *)data;
@@ -530,6 +532,11 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
   return g->status;
 }
 
+FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
+                                           const fuse_allocator *alloc, fuse_graph **out) {
+  return fuse__onnx_load(data, size, alloc, NULL, out);
+}
+
 #ifndef FUSE_NO_STDIO
 #if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
 #include <fcntl.h>
@@ -540,8 +547,8 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
    straight into the graph's constants, without a copy of the whole file first (half the
    memory traffic of a load, and no second copy of the file in memory). 1 when it did the
    load (its result in *r); 0 when the file cannot be mapped (the caller reads it). */
-static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
-                                  fuse_result *r) {
+static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
+                                  fuse_graph **out, fuse_result *r) {
   struct stat st;
   void *map;
   int fd = open(path, O_RDONLY);
@@ -558,14 +565,14 @@ static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc,
 #endif
   close(fd);
   if (map == MAP_FAILED) return 0;
-  *r = fuse_onnx_load_memory(map, (size_t)st.st_size, alloc, out);
+  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, out);
   munmap(map, (size_t)st.st_size);
   return 1;
 }
 #else
-static int fuse__onnx_load_mapped(const char *path, const fuse_allocator *alloc, fuse_graph **out,
-                                  fuse_result *r) {
-  (void)path, (void)alloc, (void)out, (void)r;
+static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
+                                  fuse_graph **out, fuse_result *r) {
+  (void)path, (void)dir, (void)alloc, (void)out, (void)r;
   return 0;
 }
 #endif
@@ -577,12 +584,20 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
   void *data;
   fuse_allocator a;
   fuse_result r;
+  char dir[768] = "";
   if (!out) return FUSE_ERROR_INVALID_ARGUMENT;
   *out = NULL;
   memset(&a, 0, sizeof a);
   if (alloc) a = *alloc;
   if (!a.alloc != !a.free) return FUSE_ERROR_INVALID_ARGUMENT; /* as fuse_graph_create: no graph */
-  if (path && fuse__onnx_load_mapped(path, alloc, out, &r)) return r;
+  if (path) { /* external data lives beside the model */
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) + 1 : 0;
+    if (n >= sizeof dir) n = 0;
+    memcpy(dir, path, n);
+    dir[n] = 0;
+  }
+  if (path && fuse__onnx_load_mapped(path, dir, alloc, out, &r)) return r;
   f = path ? fopen(path, "rb") : NULL;
   /* a directory opens on some systems and reports a size near LONG_MAX: not a file to read */
   if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
@@ -604,7 +619,7 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
     return (*out)->status;
   }
   fclose(f);
-  r = fuse_onnx_load_memory(data, (size_t)size, alloc, out);
+  r = fuse__onnx_load(data, (size_t)size, alloc, dir, out);
   fuse__free(&a, data);
   return r;
 }

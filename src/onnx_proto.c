@@ -158,7 +158,40 @@ typedef struct fuse__otensor {
   fuse__slice msg, name;
   int dtype, rank, external;
   int64_t dims[FUSE_MAX_RANK];
+  fuse__slice location;    /* external data: the file, relative to the model's directory */
+  uint64_t offset, length; /* where in it (length 0: not given, to the end) */
 } fuse__otensor;
+
+/* A decimal number of an external_data entry (at most 19 digits); 0 if it is not one. */
+static int fuse__onnx_decimal(fuse__slice s, uint64_t *v) {
+  size_t i;
+  *v = 0;
+  if (!s.n || s.n > 19) return 0;
+  for (i = 0; i < s.n; i++) {
+    if (s.p[i] < '0' || s.p[i] > '9') return 0;
+    *v = *v * 10 + (uint64_t)(s.p[i] - '0');
+  }
+  return 1;
+}
+
+/* One external_data entry (StringStringEntryProto: key 1, value 2) into t. */
+static int fuse__onnx_external_entry(fuse__slice msg, fuse__otensor *t) {
+  fuse__pb b = fuse__proto_of(msg);
+  fuse__slice key = {NULL, 0}, value = {NULL, 0};
+  uint32_t f, w;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if ((f == 1 || f == 2) && w == 2) {
+      if (!fuse__proto_bytes(&b, f == 1 ? &key : &value)) return 0;
+    } else if (!fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  if (b.p != b.end) return 0;
+  if (key.n == 8 && !memcmp(key.p, "location", 8)) t->location = value;
+  else if (key.n == 6 && !memcmp(key.p, "offset", 6)) return fuse__onnx_decimal(value, &t->offset);
+  else if (key.n == 6 && !memcmp(key.p, "length", 6)) return fuse__onnx_decimal(value, &t->length);
+  return 1; /* checksum and others: not needed */
+}
 
 /* Reads a tensor's header (name, dims, type, where its data is). */
 static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, size_t why_n) {
@@ -194,8 +227,9 @@ static int fuse__onnx_tensor_meta(fuse__slice msg, fuse__otensor *t, char *why, 
       if (!fuse__proto_varint(&b, &v)) return 0;
       t->external = v == 1;
     } else if (f == 13 && w == 2) {
+      fuse__slice entry;
       t->external = 1;
-      if (!fuse__proto_skip(&b, w)) return 0;
+      if (!fuse__proto_bytes(&b, &entry) || !fuse__onnx_external_entry(entry, t)) return 0;
     } else if (!fuse__proto_skip(&b, w)) {
       return 0;
     }
@@ -367,6 +401,8 @@ typedef struct fuse__onnx {
   fuse__slice *slots; /* the nodes' inputs and outputs (fuse__onode in / out) */
   int num_slots, cap_slots;
   int depth;    /* If branches being read, one inside the other */
+  const char *dir; /* the model's directory ("" or ending in '/'), for external data; NULL:
+                      loaded from memory, external data cannot be found */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
@@ -522,10 +558,10 @@ static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64
   char name[200];
   fuse__copy_slice(name, sizeof name, t->name);
   *count = 1;
-  if (t->external)
+  if (t->external && !ld->dir)
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                            "tensor '%s' keeps its data in an external file, which this loader "
-                            "does not read", name), 0;
+                            "tensor '%s' keeps its data in an external file: load the model "
+                            "with fuse_onnx_load_file, so that its directory is known", name), 0;
   if ((i = fuse__onnx_tensor_count(t, count)) >= 0)
     return fuse__onnx_failf(ld, t->dims[i] == 0 ? FUSE_ERROR_UNSUPPORTED : FUSE_ERROR_PARSE,
                             "tensor '%s' has dimension %D%s", name, t->dims[i],
@@ -536,6 +572,70 @@ static int fuse__onnx_check_tensor(fuse__onnx *ld, const fuse__otensor *t, int64
                             "tensor '%s' has data type %d (%s), which this loader does not read",
                             name, t->dtype, fuse__dt_name(t->dtype)), 0;
   return 1;
+}
+
+/* Reads an external tensor's `count` values from its file (location, relative to the model's
+   directory, inside it: no absolute path, no "..") into out_f (as float) and / or out_i (as
+   int64), as fuse__onnx_tensor_values does for raw_data. float32 goes straight into out_f. */
+static int fuse__onnx_external_read(fuse__onnx *ld, const fuse__otensor *t, int64_t count,
+                                    float *out_f, int64_t *out_i) {
+  char name[200], path[1024];
+  size_t dl = strlen(ld->dir), i, size = (size_t)fuse__dt_size(t->dtype);
+  uint64_t bytes = (uint64_t)count * size;
+  fuse__copy_slice(name, sizeof name, t->name);
+  if (!t->location.n || memchr(t->location.p, 0, t->location.n) || t->location.p[0] == '/' ||
+      t->location.p[0] == '\\' || dl + t->location.n >= sizeof path)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data has no usable "
+                            "location", name), 0;
+  for (i = 0; i + 1 < t->location.n; i++)
+    if (t->location.p[i] == '.' && t->location.p[i + 1] == '.' &&
+        (i == 0 || t->location.p[i - 1] == '/') &&
+        (i + 2 == t->location.n || t->location.p[i + 2] == '/'))
+      return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data location "
+                              "leaves the model's directory", name), 0;
+  memcpy(path, ld->dir, dl);
+  memcpy(path + dl, t->location.p, t->location.n);
+  path[dl + t->location.n] = 0;
+  if (t->length && t->length != bytes)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its external data is %D bytes, "
+                            "its shape %S of %s needs %D", name, (int64_t)t->length, t->rank,
+                            t->dims, fuse__dt_name(t->dtype), (int64_t)bytes), 0;
+#ifndef FUSE_NO_STDIO
+  {
+    FILE *f = fopen(path, "rb");
+    long end;
+    int ok = f && fseek(f, 0, SEEK_END) == 0 && (end = ftell(f)) >= 0 &&
+             t->offset <= (uint64_t)end && bytes <= (uint64_t)end - t->offset &&
+             t->offset <= (uint64_t)LONG_MAX && fseek(f, (long)t->offset, SEEK_SET) == 0;
+    if (ok && t->dtype == FUSE__DT_FLOAT && out_f && !out_i && fuse__little_endian()) {
+      ok = fread(out_f, 1, (size_t)bytes, f) == (size_t)bytes; /* straight into the constant */
+    } else if (ok) { /* other types: a block at a time through the raw_data conversion */
+      unsigned char buf[4096];
+      int64_t e = 0;
+      while (ok && e < count) {
+        size_t n = (size_t)(count - e) < sizeof buf / size ? (size_t)(count - e) : sizeof buf / size;
+        ok = fread(buf, size, n, f) == n;
+        for (i = 0; ok && i < n; i++, e++) {
+          double d;
+          int64_t iv;
+          fuse__raw_value(t->dtype, buf + i * size, &d, &iv);
+          if (out_f) out_f[e] = (float)d;
+          if (out_i) out_i[e] = iv;
+        }
+      }
+    }
+    if (f) fclose(f);
+    if (!ok)
+      return fuse__onnx_failf(ld, FUSE_ERROR_IO, "tensor '%s': cannot read %D bytes at offset %D "
+                              "of its external data '%s'", name, (int64_t)bytes,
+                              (int64_t)t->offset, path), 0;
+    return 1;
+  }
+#else
+  (void)out_f, (void)out_i;
+  return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED, "tensor '%s': external data needs stdio "
+                          "(FUSE_NO_STDIO is set)", name), 0;
+#endif
 }
 
 /* Memory the loader frees when it is done (the known tensors' values). */
@@ -601,7 +701,9 @@ static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k)
   if (!fuse__known_alloc(ld, k, fuse__dt_is_float(t.dtype) ? FUSE__DT_FLOAT : t.dtype, t.rank,
                          t.dims))
     return 0;
-  if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
+  if (t.external) {
+    if (!fuse__onnx_external_read(ld, &t, count, k->f, k->i)) return 0;
+  } else if (fuse__onnx_tensor_values(&t, k->f, k->i, count) != count) {
     char nm[200];
     fuse__copy_slice(nm, sizeof nm, t.name);
     return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
@@ -650,6 +752,11 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
                             "computes in float32 and reads integer tensors only as shapes, "
                             "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
            FUSE_NONE;
+  if (t->external) {
+    v = fuse__constant_uninit(ld->g, t->rank, t->dims);
+    if (v == FUSE_NONE) return FUSE_NONE;
+    return fuse__onnx_external_read(ld, t, count, ld->g->nodes[v].data, NULL) ? v : FUSE_NONE;
+  }
   got = fuse__onnx_tensor_values(t, NULL, NULL, 0); /* count first: allocate what is there */
   if (got != count)
     return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,

@@ -301,6 +301,25 @@ static void zoo_refusal(void) {
   fuse_graph_destroy(g);
 }
 
+/* External data needs the model's directory: from memory it is refused with a way out. */
+static const char *ext_dir;
+static void zoo_external_from_memory(void) {
+  char path[1024];
+  FILE *f;
+  unsigned char buf[4096];
+  size_t n = 0;
+  fuse_graph *g = NULL;
+  snprintf(path, sizeof path, "%s/ext_data.onnx", ext_dir);
+  f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (!f) return;
+  n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  CHECK_EQ_INT(fuse_onnx_load_memory(buf, n, NULL, &g), FUSE_ERROR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(g ? fuse_graph_error(g) : "", "fuse_onnx_load_file");
+  fuse_graph_destroy(g);
+}
+
 int main(int argc, char **argv) {
   const char *committed = argc > 1 ? argv[1] : "tests/data/zoo";
   const char *exported = argc > 2 ? argv[2] : "build/zoo";
@@ -318,6 +337,8 @@ int main(int argc, char **argv) {
   }
   free_list(names, n > 0 ? n : 0);
   run_dir(committed, 1);
+  ext_dir = committed;
+  runner_run("external_data_from_memory", zoo_external_from_memory);
   if (ZOO_SANITIZED)
     printf("zoo: %s skipped under AddressSanitizer (minutes per model)\n", exported);
   else

@@ -148,6 +148,36 @@ def cases():
                                     inits=[("cls", cls)]), x, y
 
 
+def external_case():
+    """A model whose every initializer (float weights, an int64 shape) is in an external file
+    beside it, as torch.onnx.export writes models over 2 GB."""
+    rng = np.random.RandomState(11)
+    x = rng.randn(2, 3, 4).astype(np.float32)
+    w = rng.randn(12, 5).astype(np.float32)
+    b = rng.randn(5).astype(np.float32)
+    shape = np.array([2, 12], np.int64)
+    y = np.tanh(x.reshape(2, 12) @ w + b)
+    m = model("ext_data", [
+        helper.make_node("Reshape", ["x", "shape"], ["x2"]),
+        helper.make_node("MatMul", ["x2", "w"], ["h"]),
+        helper.make_node("Add", ["h", "b"], ["hb"]),
+        helper.make_node("Tanh", ["hb"], ["y"])], x.shape, y.shape,
+        inits=[("shape", shape), ("w", w), ("b", b)])
+    return m, x, y
+
+
+def with_bad_location(m, location):
+    """m with its first initializer pointing outside (or nowhere)."""
+    from onnx import external_data_helper
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    t = m.graph.initializer[0]
+    n = len(t.raw_data) if t.HasField("raw_data") else 0
+    external_data_helper.set_external_data(t, location=location, offset=0, length=n)
+    t.data_location = TensorProto.EXTERNAL
+    t.ClearField("raw_data")
+    return m
+
+
 def bad_cases():
     x_shape = [2, 3]
     # an int64 tensor computed at load used as float data
@@ -173,6 +203,12 @@ def bad_cases():
         helper.make_node("Cast", ["x"], ["xi"], to=TensorProto.INT64),
         helper.make_node("Cast", ["xi"], ["y"], to=TensorProto.FLOAT)], x_shape, x_shape), \
         ["code UNSUPPORTED", "text Cast of a run-time value to int64"]
+    # external data: a location outside the model's directory, and a file that is not there
+    m, _, _ = external_case()
+    yield "bad_external_escape", with_bad_location(m, "../../outside.data"), \
+        ["code PARSE", "text tensor 'shape': its external data location leaves the model's directory"]
+    yield "bad_external_missing", with_bad_location(m, "missing.data"), \
+        ["code IO", "text tensor 'shape': cannot read 16 bytes at offset 0 of its external data"]
 
 
 def main():
@@ -185,6 +221,15 @@ def main():
         np.asarray(x, "<f4").tofile(os.path.join(out_dir, name + ".input.bin"))
         np.asarray(y, "<f4").tofile(os.path.join(out_dir, name + ".output.bin"))
         print("%s: %s -> %s" % (name, list(np.shape(x)), list(np.shape(y))))
+    m, x, y = external_case()
+    for f in ("ext_data.onnx", "ext_data.data"):
+        if os.path.exists(os.path.join(out_dir, f)):
+            os.remove(os.path.join(out_dir, f))
+    onnx.save_model(m, os.path.join(out_dir, "ext_data.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="ext_data.data", size_threshold=0)
+    np.asarray(x, "<f4").tofile(os.path.join(out_dir, "ext_data.input.bin"))
+    np.asarray(y, "<f4").tofile(os.path.join(out_dir, "ext_data.output.bin"))
+    print("ext_data: %s -> %s, initializers in ext_data.data" % (list(x.shape), list(y.shape)))
     for name, m, expect in bad_cases():
         onnx.save(m, os.path.join(bad_dir, name + ".onnx"))
         with open(os.path.join(bad_dir, name + ".expect"), "w") as f:
