@@ -444,15 +444,20 @@ typedef enum fuse_post_kind {
   FUSE_POST_MISH = 13,        /* v * tanh(softplus(v)) */
   FUSE_POST_GELU = 14,        /* v / 2 * (1 + erf(v / sqrt(2))) */
   FUSE_POST_GELU_TANH = 15,   /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
-  FUSE_POST_EXP = 16          /* exp(v) */
+  FUSE_POST_EXP = 16,         /* exp(v) */
+  /* per output channel c: `tensor` is a constant of K values (K output channels) */
+  FUSE_POST_SCALE = 17,       /* v * tensor[c]: mul by a [K] / [K,1,1] / [1,K,1,1] constant */
+  FUSE_POST_SHIFT = 18,       /* v + tensor[c]: add of one after the bias (a batch-norm after
+                                 the activation is a scale and a shift) */
+  FUSE_POST_PRELU = 19        /* v > 0 ? v : tensor[c] * v: PRelu with a slope per channel */
 } fuse_post_kind;
 /* One post-op: the one representation from the analyzer (tensor: a graph value) through the
    plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
   fuse_post_kind kind;
   float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
-  fuse_value tensor; /* ADD: residual, same shape as the output */
-  int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
+  fuse_value tensor; /* ADD: residual, same shape as the output; SCALE, SHIFT, PRELU: K values */
+  int operand;       /* those, in a compiled step: the index of `tensor` in its operands; else -1 */
   float alpha, beta; /* the element-wise kinds' parameters (fuse_post_kind) */
 } fuse_post_op;
 typedef struct fuse_epilogue {
@@ -4433,6 +4438,19 @@ static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_
   return 1;
 }
 
+/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
+   write them (a clamp in a composite's name is "relu", as the default rules name it). */
+static const char *const fuse__post_names[] = {
+    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
+    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp", "scale", "shift",
+    "prelu"};
+
+static const char *fuse__post_name(int kind) {
+  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
+             ? fuse__post_names[kind]
+             : "?";
+}
+
 /* A post-op of `kind` with parameters alpha, beta (and nothing else set). */
 static fuse_post_op fuse__post(int kind, float alpha, float beta) {
   fuse_post_op op;
@@ -4504,6 +4522,43 @@ static int fuse__unary_post(const fuse_graph *g, fuse_value cur, fuse_post_op *o
     }
   default: return 0;
   }
+}
+
+/* Whether a post-op kind reads a tensor (an operand of the fused step). */
+static int fuse__post_has_tensor(int kind) {
+  return kind == FUSE_POST_ADD || kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT ||
+         kind == FUSE_POST_PRELU;
+}
+
+/* The operand of add / mul (or prelu's slope) that is a constant of more than one value along
+   at most one axis (itself, or the source of a reshape in scope): *t is the constant, and the
+   operand's index is returned; -1 when there is none. Whether that axis is the channels is
+   checked once the reduction is found (fuse__channel_ok). */
+static int fuse__channel_operand(const fuse_graph *g, const fuse__scope *comp, const fuse__node *n,
+                                 fuse_value *t) {
+  int k, d;
+  for (k = 1; k >= 0; k--) {
+    fuse_value o = n->in[k], src = o;
+    const fuse__node *on = &g->nodes[o];
+    int big = 0;
+    if (n->op == FUSE__OP_PRELU && k == 0) break;
+    if (on->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, o)) src = on->in[0];
+    if (g->nodes[src].op != FUSE__OP_CONST || fuse__numel(on->rank, on->shape) < 2) continue;
+    if (on->rank == n->rank && !memcmp(on->shape, n->shape, (size_t)n->rank * sizeof(int64_t)))
+      continue; /* of the output's shape: a residual */
+    for (d = 0; d < on->rank; d++) big += on->shape[d] > 1;
+    if (big != 1 || on->rank > n->rank) continue;
+    *t = src;
+    return k;
+  }
+  return -1;
+}
+
+/* A per-channel post-op's operand (its graph value `at`, shaped as written) against the
+   reduction: one value per output channel, broadcast along everything else. */
+static int fuse__channel_ok(const fuse_graph *g, const fuse__node *red, fuse_value at) {
+  const fuse__node *o = &g->nodes[at];
+  return fuse__bias_shape(g, red, o->rank, o->shape);
 }
 
 /* The unary epilogue ops in scope from v inward: path[i] and its post-op ops[i], at most
@@ -4642,7 +4697,7 @@ static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, in
     if (out->num_post == FUSE_MAX_POST_OPS)
       return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
     out->post[out->num_post] = rev[i];
-    if (rev[i].kind != FUSE_POST_ADD) out->post[out->num_post].tensor = FUSE_NONE;
+    if (!fuse__post_has_tensor(rev[i].kind)) out->post[out->num_post].tensor = FUSE_NONE;
     out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
@@ -4662,9 +4717,9 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   out->reduction = out->bias = FUSE_NONE;
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
-    fuse_value next = FUSE_NONE;
+    fuse_value next = FUSE_NONE, t;
     float c;
-    int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
+    int found = 1, k; /* found 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
@@ -4674,7 +4729,16 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
       return fuse__epi_why(out, g, "the chain from %V is too long", root), FUSE_ERROR_UNSUPPORTED;
     chain[n_chain++] = cur;
     rev[n_rev] = fuse__post(FUSE_POST_CLAMP, 0, 0);
-    if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
+    if ((n->op == FUSE__OP_MUL || n->op == FUSE__OP_PRELU ||
+         (n->op == FUSE__OP_ADD && !fuse__is_reduction(g->nodes[n->in[0]].op) &&
+          !fuse__is_reduction(g->nodes[n->in[1]].op))) && /* an add on it is its bias */
+        (k = fuse__channel_operand(g, comp, n, &t)) >= 0) { /* per channel */
+      rev[n_rev] = fuse__post(n->op == FUSE__OP_ADD ? FUSE_POST_SHIFT
+                              : n->op == FUSE__OP_MUL ? FUSE_POST_SCALE : FUSE_POST_PRELU, 0, 0);
+      rev[n_rev].tensor = t;
+      rev[n_rev].operand = n->in[k]; /* as written, checked against the reduction below */
+      next = n->in[1 - k];
+    } else if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
                                   fuse__is_reduction(g->nodes[n->in[0]].op) ||
                                   fuse__is_reduction(g->nodes[n->in[1]].op))) {
       found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); /* bias, residual */
@@ -4692,8 +4756,8 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
       found = 1;
     } else if (n->op == FUSE__OP_PRELU) {
       const fuse__node *sl = &g->nodes[n->in[1]];
-      return fuse__epi_why(out, g, "prelu %V: its slope %S is not one constant for every "
-                           "channel", cur, sl->rank, sl->shape),
+      return fuse__epi_why(out, g, "prelu %V: its slope %S is not a constant of one value, or "
+                           "of one per channel", cur, sl->rank, sl->shape),
              FUSE_ERROR_UNSUPPORTED;
     } else {
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
@@ -4712,6 +4776,15 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   if (!fuse__in_scope(g, comp, cur))
     return fuse__epi_why(out, g, "the conv2d / matmul %V is outside the composite", cur),
            FUSE_ERROR_UNSUPPORTED;
+  for (i = 0; i < n_rev; i++) /* per-channel operands: one value per output channel */
+    if ((rev[i].kind == FUSE_POST_SCALE || rev[i].kind == FUSE_POST_SHIFT ||
+         rev[i].kind == FUSE_POST_PRELU) && !fuse__channel_ok(g, red, rev[i].operand)) {
+      const fuse__node *o = &g->nodes[rev[i].operand];
+      return fuse__epi_why(out, g, "%s by %V: its operand %S is not one value per output channel "
+                           "of %S", fuse__post_name(rev[i].kind), rev[i].operand, o->rank,
+                           o->shape, red->rank, red->shape),
+             FUSE_ERROR_UNSUPPORTED;
+    }
   for (i = 0; i < n_chain; i++) { /* the epilogue keeps the reduction's shape */
     const fuse__node *c = &g->nodes[chain[i]];
     if (c->rank != red->rank || memcmp(c->shape, red->shape, (size_t)red->rank * sizeof(int64_t)))
@@ -4738,18 +4811,6 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
   return fuse__analyze(g, root, &scope, out);
 }
 
-
-/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
-   write them (a clamp in a composite's name is "relu", as the default rules name it). */
-static const char *const fuse__post_names[] = {
-    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
-    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp"};
-
-static const char *fuse__post_name(int kind) {
-  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
-             ? fuse__post_names[kind]
-             : "?";
-}
 
 /* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
    listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is
@@ -5589,7 +5650,7 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   for (k = 0; k < e.num_post; k++) {
     fuse__puts(o, k ? ", " : "; then ");
     fuse__post_write(o, &e.post[k], " ");
-    if (e.post[k].kind == FUSE_POST_ADD) {
+    if (fuse__post_has_tensor(e.post[k].kind)) {
       fuse__puts(o, " ");
       fuse__put_label(o, g, e.post[k].tensor, number);
     }
@@ -7036,13 +7097,22 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+/* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
+   bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
-                                                                     FUSE__VEC_MASK m) {
+                                                                     FUSE__VEC_MASK m,
+                                                                     FUSE__VEC c) {
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_SCALE:
+    return FUSE__V_MUL(v, c);
+  case FUSE_POST_SHIFT:
+    return FUSE__V_ADD(v, c);
+  case FUSE_POST_PRELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
@@ -7215,13 +7285,22 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+/* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
+   bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
-                                                                     FUSE__VEC_MASK m) {
+                                                                     FUSE__VEC_MASK m,
+                                                                     FUSE__VEC c) {
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_SCALE:
+    return FUSE__V_MUL(v, c);
+  case FUSE_POST_SHIFT:
+    return FUSE__V_ADD(v, c);
+  case FUSE_POST_PRELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
@@ -7387,13 +7466,22 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+/* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
+   bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
                                                                      const fuse_post_op *op,
                                                                      const float *r,
-                                                                     FUSE__VEC_MASK m) {
+                                                                     FUSE__VEC_MASK m,
+                                                                     FUSE__VEC c) {
   switch (op->kind) {
   case FUSE_POST_ADD:
     return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_SCALE:
+    return FUSE__V_MUL(v, c);
+  case FUSE_POST_SHIFT:
+    return FUSE__V_ADD(v, c);
+  case FUSE_POST_PRELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
@@ -7482,6 +7570,9 @@ typedef struct fuse__tile_epi {
   int num_post;
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
                                           strides as y); NULL for other kinds */
+  const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their values at the tile's
+                                           first channel; NULL for other kinds */
+  int chan_rows; /* 1: a tile row is one channel (NCHW kernels); 0: a column is (NHWC) */
   const float *pf; /* meanwhile: weights of a later block to bring into L2, */
   int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
@@ -7626,6 +7717,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -7655,7 +7752,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -7681,12 +7778,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -7752,6 +7850,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -7781,7 +7885,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -7807,12 +7911,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -7878,6 +7983,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -7907,7 +8018,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -7933,12 +8044,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8004,6 +8116,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8033,7 +8151,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8059,12 +8177,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8130,6 +8249,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8159,7 +8284,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8185,12 +8310,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8256,6 +8382,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8285,7 +8417,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8311,12 +8443,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8375,6 +8508,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8404,7 +8543,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8430,12 +8569,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8494,6 +8634,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8523,7 +8669,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8549,12 +8695,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8794,6 +8941,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8823,7 +8976,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8849,12 +9002,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -8920,6 +9074,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -8949,7 +9109,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -8975,12 +9135,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9039,6 +9200,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9068,7 +9235,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9094,12 +9261,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9158,6 +9326,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9187,7 +9361,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9213,12 +9387,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9458,6 +9633,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9487,7 +9668,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9513,12 +9694,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9584,6 +9766,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9613,7 +9801,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9639,12 +9827,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9710,6 +9899,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9739,7 +9934,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9765,12 +9960,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9829,6 +10025,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9858,7 +10060,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -9884,12 +10086,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -9948,6 +10151,12 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
    once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
    then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
 #if FUSE__GEMM_TILE_WIDE
   if (flags & FUSE__FINISH) {
     int q;
@@ -9977,7 +10186,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++)
           c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
               c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
     }
   }
@@ -10003,12 +10212,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           v = FUSE__VEC_FN(fuse__post_apply)(
               v, &e->post[q],
               e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j]);
+              m[j], FUSE__TILE_CHAN(q, r, j));
       }
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
     }
   }
 #endif
+#undef FUSE__TILE_CHAN
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
@@ -10160,6 +10370,7 @@ struct fuse__dw_args {
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
+  const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;
   int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
   const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */
@@ -10276,7 +10487,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   int q;
   for (q = 0; q < d->num_post; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
-                                       m);
+                                       m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
+                                                     : FUSE__V_ZERO());
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
@@ -10337,12 +10549,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -10414,12 +10627,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -10491,12 +10705,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -10568,12 +10783,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -10737,10 +10953,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     for (q = 0; q < d->num_post; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all, cv);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -10750,11 +10967,12 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v], cv);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -11589,7 +11807,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   int q;
   for (q = 0; q < d->num_post; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
-                                       m);
+                                       m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
+                                                     : FUSE__V_ZERO());
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
@@ -11650,12 +11869,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -11727,12 +11947,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -11804,12 +12025,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -11881,12 +12103,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -12050,10 +12273,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     for (q = 0; q < d->num_post; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all, cv);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -12063,11 +12287,12 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v], cv);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -12895,7 +13120,8 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   int q;
   for (q = 0; q < d->num_post; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
-                                       m);
+                                       m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
+                                                     : FUSE__V_ZERO());
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
@@ -12956,12 +13182,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -13033,12 +13260,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -13110,12 +13338,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -13187,12 +13416,13 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
     for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
       if (npix == 8) {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       } else {
         FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m);
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
       }
     }
     if (npix == 8) {
@@ -13356,10 +13586,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     for (q = 0; q < d->num_post; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
       FUSE__UNROLL for (r = 0; r < rows; r++)
         FUSE__UNROLL for (v = 0; v < vecs; v++)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all, cv);
     }
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -13369,11 +13600,12 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   for (q = 0; q < d->num_post; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         if (r < rows_left)
           acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
-              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v]);
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v], cv);
   }
   FUSE__UNROLL for (r = 0; r < rows; r++)
     FUSE__UNROLL for (v = 0; v < vecs; v++)
@@ -15083,7 +15315,7 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
       count++;
     }
     for (k = 0; k < e->num_post; k++)
-      if (e->post[k].kind == FUSE_POST_ADD) {
+      if (fuse__post_has_tensor(e->post[k].kind)) {
         if (out) out[count] = e->post[k].tensor;
         count++;
       }
@@ -16100,7 +16332,7 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
     st->num_post = e->num_post;
     for (k = 0; k < e->num_post; k++) {
       st->post[k] = e->post[k];
-      st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
+      st->post[k].operand = fuse__post_has_tensor(e->post[k].kind) ? next++ : -1;
     }
   }
 }
@@ -16511,19 +16743,23 @@ static const float *fuse__post_operand(const fuse__run *r, const fuse__step *s, 
 }
 
 /* The epilogue, once per finished output element: bias, then the post-ops in order.
-   y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
+   y[0..count) sits at element `at` of the output, its first element in output channel c0;
+   the channel advances by c_step per element (the bias and the per-channel post-ops). */
 static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
-                           int64_t at, const float *bias, int bias_step) {
-  const float *res[FUSE_MAX_POST_OPS];
+                           int64_t at, int64_t c0, int c_step) {
+  const float *res[FUSE_MAX_POST_OPS], *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) + c0 : NULL;
   int64_t i;
   int k;
   for (k = 0; k < s->num_post; k++)
-    if ((res[k] = fuse__post_operand(r, s, k)) != NULL) res[k] += at;
+    if ((res[k] = fuse__post_operand(r, s, k)) != NULL)
+      res[k] += s->post[k].kind == FUSE_POST_ADD ? at : c0;
   for (i = 0; i < count; i++) {
     float v = y[i];
-    if (bias) v += bias[i * bias_step];
-    for (k = 0; k < s->num_post; k++) /* the scalar instance of the kernels' one routine */
-      v = fuse__post_apply_scalar(v, &s->post[k], res[k] ? res[k] + i : NULL, 1);
+    if (bias) v += bias[i * c_step];
+    for (k = 0; k < s->num_post; k++) { /* the scalar instance of the kernels' one routine */
+      const float *o = res[k] ? res[k] + (s->post[k].kind == FUSE_POST_ADD ? i : i * c_step) : NULL;
+      v = fuse__post_apply_scalar(v, &s->post[k], o, 1, o ? *o : 0.0f);
+    }
     y[i] = v;
   }
 }
@@ -16578,8 +16814,22 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
   e->post = s->post;
   e->num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++)
-    e->res[q] = fuse__post_operand(r, s, q);
+  for (q = 0; q < s->num_post; q++) {
+    const float *o = fuse__post_operand(r, s, q);
+    e->res[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
+    e->chan[q] = s->post[q].kind == FUSE_POST_ADD ? NULL : o;
+  }
+}
+
+/* The bias and per-channel post-op values of a tile whose first output channel is c0 (from
+   the step's, in `step`); rows: its rows are channels (the NCHW kernels). */
+static void fuse__tile_channels(fuse__tile_epi *e, const fuse__tile_epi *step, const float *bias,
+                                int64_t c0, int rows) {
+  int q;
+  e->bias = !rows && bias ? bias + c0 : NULL;
+  e->row_bias = rows && bias ? bias + c0 : NULL;
+  e->chan_rows = rows;
+  for (q = 0; q < e->num_post; q++) e->chan[q] = step->chan[q] ? step->chan[q] + c0 : NULL;
 }
 
 /* The residuals of a tile whose first element is `at` floats into the output (from the
@@ -16719,7 +16969,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
   size_t panel = (size_t)(j->KH * j->KW * j->Cg * s->nr);
   int64_t lines = b->go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L, tt;
   fuse__tile_epi e = j->e;
-  e.bias = j->bias ? j->bias + b->oc : NULL;
+  fuse__tile_channels(&e, &j->e, j->bias, b->oc, 0);
   for (tt = tile; tt < t1; tt++) {
     int64_t p0 = tt * mr, at = p0 * j->K + b->oc, from = (tt - tile) * steps;
     int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
@@ -16757,7 +17007,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
   int mr = s->mr, nr = s->nr, flags;
   size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
   fuse__tile_epi e = j->e;
-  e.bias = j->bias ? j->bias + b->oc : NULL;
+  fuse__tile_channels(&e, &j->e, j->bias, b->oc, 0);
   if (per < 1) per = 1;
   for (tr = tile; tr < t1; tr += per) {
     int64_t tb = t1 - tr < per ? t1 : tr + per;
@@ -16905,7 +17155,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
     for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
       int64_t k0 = t * mr, oc = grp * j->Kg + k0;
       int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
-      e.row_bias = j->bias ? j->bias + oc : NULL;
+      fuse__tile_channels(&e, &j->e, j->bias, oc, 1);
       for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
       for (b = 0; b < nband; b++) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
@@ -16992,7 +17242,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
         const float *xb = buf + (oy - oy0) * j->sh * rs + ox;
         for (t = 0; t < tiles; t++) {
           int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
-          e.row_bias = j->bias ? j->bias + oc : NULL;
+          fuse__tile_channels(&e, &j->e, j->bias, oc, 1);
           fuse__tile_residuals(&e, &j->e, at);
           (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
                                          j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
@@ -17059,8 +17309,11 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++)
-    d.residual[q] = fuse__post_operand(r, s, q);
+  for (q = 0; q < s->num_post; q++) {
+    const float *o = fuse__post_operand(r, s, q);
+    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
+    d.chan[q] = s->post[q].kind == FUSE_POST_ADD ? NULL : o;
+  }
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */
@@ -17160,8 +17413,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
           }
       }
       if (s->bias >= 0 || s->num_post) /* the plane of channel k is complete */
-        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW,
-                       s->bias >= 0 ? fuse__in(r, s, s->bias) + k : NULL, 0);
+        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW, k, 0);
     }
 }
 
@@ -17211,8 +17463,7 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
       }
     if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
       for (m = 0; m < M; m++)
-        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N,
-                       s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL, 1);
+        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N, 0, 1);
     for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
   }
 }

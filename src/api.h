@@ -378,15 +378,20 @@ typedef enum fuse_post_kind {
   FUSE_POST_MISH = 13,        /* v * tanh(softplus(v)) */
   FUSE_POST_GELU = 14,        /* v / 2 * (1 + erf(v / sqrt(2))) */
   FUSE_POST_GELU_TANH = 15,   /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
-  FUSE_POST_EXP = 16          /* exp(v) */
+  FUSE_POST_EXP = 16,         /* exp(v) */
+  /* per output channel c: `tensor` is a constant of K values (K output channels) */
+  FUSE_POST_SCALE = 17,       /* v * tensor[c]: mul by a [K] / [K,1,1] / [1,K,1,1] constant */
+  FUSE_POST_SHIFT = 18,       /* v + tensor[c]: add of one after the bias (a batch-norm after
+                                 the activation is a scale and a shift) */
+  FUSE_POST_PRELU = 19        /* v > 0 ? v : tensor[c] * v: PRelu with a slope per channel */
 } fuse_post_kind;
 /* One post-op: the one representation from the analyzer (tensor: a graph value) through the
    plan and its kernels to a backend (operand: an index into the step's operands). */
 typedef struct fuse_post_op {
   fuse_post_kind kind;
   float lo, hi;      /* CLAMP: v = min(max(v, lo), hi); relu = [0, +inf], relu6 = [0, 6] */
-  fuse_value tensor; /* ADD: residual, same shape as the output */
-  int operand;       /* ADD, in a compiled step: v += operands[operand]; else -1 */
+  fuse_value tensor; /* ADD: residual, same shape as the output; SCALE, SHIFT, PRELU: K values */
+  int operand;       /* those, in a compiled step: the index of `tensor` in its operands; else -1 */
   float alpha, beta; /* the element-wise kinds' parameters (fuse_post_kind) */
 } fuse_post_op;
 typedef struct fuse_epilogue {

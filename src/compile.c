@@ -243,7 +243,7 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
     st->num_post = e->num_post;
     for (k = 0; k < e->num_post; k++) {
       st->post[k] = e->post[k];
-      st->post[k].operand = e->post[k].kind == FUSE_POST_ADD ? next++ : -1;
+      st->post[k].operand = fuse__post_has_tensor(e->post[k].kind) ? next++ : -1;
     }
   }
 }

@@ -186,6 +186,19 @@ static int fuse__analyze_add(const fuse_graph *g, const fuse__scope *comp, fuse_
   return 1;
 }
 
+/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
+   write them (a clamp in a composite's name is "relu", as the default rules name it). */
+static const char *const fuse__post_names[] = {
+    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
+    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp", "scale", "shift",
+    "prelu"};
+
+static const char *fuse__post_name(int kind) {
+  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
+             ? fuse__post_names[kind]
+             : "?";
+}
+
 /* A post-op of `kind` with parameters alpha, beta (and nothing else set). */
 static fuse_post_op fuse__post(int kind, float alpha, float beta) {
   fuse_post_op op;
@@ -257,6 +270,43 @@ static int fuse__unary_post(const fuse_graph *g, fuse_value cur, fuse_post_op *o
     }
   default: return 0;
   }
+}
+
+/* Whether a post-op kind reads a tensor (an operand of the fused step). */
+static int fuse__post_has_tensor(int kind) {
+  return kind == FUSE_POST_ADD || kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT ||
+         kind == FUSE_POST_PRELU;
+}
+
+/* The operand of add / mul (or prelu's slope) that is a constant of more than one value along
+   at most one axis (itself, or the source of a reshape in scope): *t is the constant, and the
+   operand's index is returned; -1 when there is none. Whether that axis is the channels is
+   checked once the reduction is found (fuse__channel_ok). */
+static int fuse__channel_operand(const fuse_graph *g, const fuse__scope *comp, const fuse__node *n,
+                                 fuse_value *t) {
+  int k, d;
+  for (k = 1; k >= 0; k--) {
+    fuse_value o = n->in[k], src = o;
+    const fuse__node *on = &g->nodes[o];
+    int big = 0;
+    if (n->op == FUSE__OP_PRELU && k == 0) break;
+    if (on->op == FUSE__OP_RESHAPE && fuse__in_scope(g, comp, o)) src = on->in[0];
+    if (g->nodes[src].op != FUSE__OP_CONST || fuse__numel(on->rank, on->shape) < 2) continue;
+    if (on->rank == n->rank && !memcmp(on->shape, n->shape, (size_t)n->rank * sizeof(int64_t)))
+      continue; /* of the output's shape: a residual */
+    for (d = 0; d < on->rank; d++) big += on->shape[d] > 1;
+    if (big != 1 || on->rank > n->rank) continue;
+    *t = src;
+    return k;
+  }
+  return -1;
+}
+
+/* A per-channel post-op's operand (its graph value `at`, shaped as written) against the
+   reduction: one value per output channel, broadcast along everything else. */
+static int fuse__channel_ok(const fuse_graph *g, const fuse__node *red, fuse_value at) {
+  const fuse__node *o = &g->nodes[at];
+  return fuse__bias_shape(g, red, o->rank, o->shape);
 }
 
 /* The unary epilogue ops in scope from v inward: path[i] and its post-op ops[i], at most
@@ -395,7 +445,7 @@ static int fuse__order_post_ops(const fuse_graph *g, const fuse_post_op *rev, in
     if (out->num_post == FUSE_MAX_POST_OPS)
       return fuse__epi_why(out, g, "more than %d post-ops after %V", FUSE_MAX_POST_OPS, reduction);
     out->post[out->num_post] = rev[i];
-    if (rev[i].kind != FUSE_POST_ADD) out->post[out->num_post].tensor = FUSE_NONE;
+    if (!fuse__post_has_tensor(rev[i].kind)) out->post[out->num_post].tensor = FUSE_NONE;
     out->post[out->num_post].operand = -1; /* set by fuse_compile */
     out->num_post++;
   }
@@ -415,9 +465,9 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   out->reduction = out->bias = FUSE_NONE;
   for (;;) {
     const fuse__node *n = &g->nodes[cur];
-    fuse_value next = FUSE_NONE;
+    fuse_value next = FUSE_NONE, t;
     float c;
-    int found = 1; /* 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
+    int found = 1, k; /* found 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
                            cur, fuse__op_names[n->op]),
@@ -427,7 +477,16 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
       return fuse__epi_why(out, g, "the chain from %V is too long", root), FUSE_ERROR_UNSUPPORTED;
     chain[n_chain++] = cur;
     rev[n_rev] = fuse__post(FUSE_POST_CLAMP, 0, 0);
-    if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
+    if ((n->op == FUSE__OP_MUL || n->op == FUSE__OP_PRELU ||
+         (n->op == FUSE__OP_ADD && !fuse__is_reduction(g->nodes[n->in[0]].op) &&
+          !fuse__is_reduction(g->nodes[n->in[1]].op))) && /* an add on it is its bias */
+        (k = fuse__channel_operand(g, comp, n, &t)) >= 0) { /* per channel */
+      rev[n_rev] = fuse__post(n->op == FUSE__OP_ADD ? FUSE_POST_SHIFT
+                              : n->op == FUSE__OP_MUL ? FUSE_POST_SCALE : FUSE_POST_PRELU, 0, 0);
+      rev[n_rev].tensor = t;
+      rev[n_rev].operand = n->in[k]; /* as written, checked against the reduction below */
+      next = n->in[1 - k];
+    } else if (n->op == FUSE__OP_ADD && (fuse__scalar_operand(g, n, &c) < 0 ||
                                   fuse__is_reduction(g->nodes[n->in[0]].op) ||
                                   fuse__is_reduction(g->nodes[n->in[1]].op))) {
       found = fuse__analyze_add(g, comp, cur, out, &rev[n_rev], &next); /* bias, residual */
@@ -445,8 +504,8 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
       found = 1;
     } else if (n->op == FUSE__OP_PRELU) {
       const fuse__node *sl = &g->nodes[n->in[1]];
-      return fuse__epi_why(out, g, "prelu %V: its slope %S is not one constant for every "
-                           "channel", cur, sl->rank, sl->shape),
+      return fuse__epi_why(out, g, "prelu %V: its slope %S is not a constant of one value, or "
+                           "of one per channel", cur, sl->rank, sl->shape),
              FUSE_ERROR_UNSUPPORTED;
     } else {
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
@@ -465,6 +524,15 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   if (!fuse__in_scope(g, comp, cur))
     return fuse__epi_why(out, g, "the conv2d / matmul %V is outside the composite", cur),
            FUSE_ERROR_UNSUPPORTED;
+  for (i = 0; i < n_rev; i++) /* per-channel operands: one value per output channel */
+    if ((rev[i].kind == FUSE_POST_SCALE || rev[i].kind == FUSE_POST_SHIFT ||
+         rev[i].kind == FUSE_POST_PRELU) && !fuse__channel_ok(g, red, rev[i].operand)) {
+      const fuse__node *o = &g->nodes[rev[i].operand];
+      return fuse__epi_why(out, g, "%s by %V: its operand %S is not one value per output channel "
+                           "of %S", fuse__post_name(rev[i].kind), rev[i].operand, o->rank,
+                           o->shape, red->rank, red->shape),
+             FUSE_ERROR_UNSUPPORTED;
+    }
   for (i = 0; i < n_chain; i++) { /* the epilogue keeps the reduction's shape */
     const fuse__node *c = &g->nodes[chain[i]];
     if (c->rank != red->rank || memcmp(c->shape, red->shape, (size_t)red->rank * sizeof(int64_t)))
@@ -491,18 +559,6 @@ FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root,
   return fuse__analyze(g, root, &scope, out);
 }
 
-
-/* The post-op kinds' names, as the text form, the plan listing and grown composites' names
-   write them (a clamp in a composite's name is "relu", as the default rules name it). */
-static const char *const fuse__post_names[] = {
-    "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
-    "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp"};
-
-static const char *fuse__post_name(int kind) {
-  return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
-             ? fuse__post_names[kind]
-             : "?";
-}
 
 /* One post-op as the text form's epilogue comment ("clamp [0, 6]", sep " ") and the plan
    listing ("clamp[0, 6]", sep "") write it: its kind, then its parameters. A residual add is

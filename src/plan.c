@@ -184,7 +184,7 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
       count++;
     }
     for (k = 0; k < e->num_post; k++)
-      if (e->post[k].kind == FUSE_POST_ADD) {
+      if (fuse__post_has_tensor(e->post[k].kind)) {
         if (out) out[count] = e->post[k].tensor;
         count++;
       }

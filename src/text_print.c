@@ -309,7 +309,7 @@ static void fuse__put_block_head(fuse__out *o, const fuse_graph *g, int c, const
   for (k = 0; k < e.num_post; k++) {
     fuse__puts(o, k ? ", " : "; then ");
     fuse__post_write(o, &e.post[k], " ");
-    if (e.post[k].kind == FUSE_POST_ADD) {
+    if (fuse__post_has_tensor(e.post[k].kind)) {
       fuse__puts(o, " ");
       fuse__put_label(o, g, e.post[k].tensor, number);
     }

@@ -830,7 +830,7 @@ TEST(refuses_bias_that_broadcasts_along_width) {
    8 nine post-ops: clamp, add, clamp, add, clamp, add, clamp, add, clamp
    9 relu(x): no conv / matmul at all       10 relu(max_pool2d(x))
    11 add(x, y) of two inputs                12 the root is an input
-   13 mul(conv, r) of two tensors           14 relu(add(relu(conv), b)): bias not on the conv */
+   13 mul(conv, r) of two tensors           14 relu(add(relu(conv), b)), b an input [1,K,1,1] */
 static const char *const refuse_keyword[15] = {
     "two tensors", "two tensors", "not a constant", "not a constant", "sqrt", "sub",
     "residual",    "broadcasts",  "more than 8",    "not an epilogue", "max_pool2d",
@@ -873,8 +873,8 @@ static void build_refused(fuse_graph *g, int variant, want *w) {
   case 11: r = inp(g, "r", 4, ys), w->root = fuse_add(g, r, inp(g, "r2", 4, ys)); break;
   case 12: w->root = x; break;
   case 13: r = inp(g, "r", 4, ys), w->root = fuse_mul(g, conv, r); break;
-  default:
-    b = cst(g, 4, k1111, 36);
+  default: /* a per-channel tensor that is not a constant: neither bias nor shift */
+    b = inp(g, "b", 4, k1111);
     w->root = fuse_relu(g, fuse_add(g, fuse_relu(g, conv), b));
     g_not_bias = b;
     break;

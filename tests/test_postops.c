@@ -28,21 +28,39 @@ static float urand(void) { /* [-1, 1) */
 enum {
   F_SIGMOID, F_TANH, F_SILU_OP, F_SILU_REV, F_HARDSIGMOID, F_HARDSWISH_OP, F_HARDSWISH_HSIG,
   F_HARDSWISH_RELU6, F_LEAKY, F_PRELU1, F_ELU, F_SELU, F_SOFTPLUS, F_MISH, F_GELU_OP,
-  F_GELU_TANH_OP, F_GELU_DECOMPOSED, F_GELU_HALF_FIRST, F_EXP, F_SCALE_SHIFT, F_FORMS
+  F_GELU_TANH_OP, F_GELU_DECOMPOSED, F_GELU_HALF_FIRST, F_EXP, F_SCALE_SHIFT, F_PRELU_C,
+  F_AFFINE_C, F_FORMS
 };
 static const char *const form_names[F_FORMS] = {
     "sigmoid", "tanh", "x*sigmoid(x)", "sigmoid(x)*x", "hardsigmoid", "hardswish",
     "x*hardsigmoid(x)", "x*relu6(x+3)/6", "leaky_relu", "prelu(one slope)", "elu", "selu",
     "softplus", "x*tanh(softplus(x))", "gelu", "gelu(tanh)", "x*(1+erf(x/sqrt2))*0.5",
-    "(x*0.5)*(1+erf(x/sqrt2))", "exp", "(x-0.25)*1.5"};
+    "(x*0.5)*(1+erf(x/sqrt2))", "exp", "(x-0.25)*1.5", "prelu(slope per channel)",
+    "relu then mul, add per channel"};
 static const int form_kind[F_FORMS] = {
     FUSE_POST_SIGMOID, FUSE_POST_TANH, FUSE_POST_SILU, FUSE_POST_SILU, FUSE_POST_HARDSIGMOID,
     FUSE_POST_HARDSWISH, FUSE_POST_HARDSWISH, FUSE_POST_HARDSWISH, FUSE_POST_LEAKY_RELU,
     FUSE_POST_LEAKY_RELU, FUSE_POST_ELU, FUSE_POST_SELU, FUSE_POST_SOFTPLUS, FUSE_POST_MISH,
     FUSE_POST_GELU, FUSE_POST_GELU_TANH, FUSE_POST_GELU, FUSE_POST_GELU, FUSE_POST_EXP,
-    FUSE_POST_LINEAR};
+    FUSE_POST_LINEAR, FUSE_POST_PRELU, FUSE_POST_CLAMP};
 
 static fuse_value sc(fuse_graph *g, float v) { return fuse_scalar(g, v); }
+
+/* A constant of one value per channel of y, shaped as a model writes it: [K,1,1] for a conv
+   output [N,K,H,W] (or [1,K,1,1] when `four`), [K] for a matmul's [M,K]. */
+static fuse_value per_channel(fuse_graph *g, fuse_value y, float base, int four) {
+  int rank = fuse_value_rank(g, y);
+  const int64_t *ys = fuse_value_shape(g, y);
+  int64_t K = rank == 4 ? ys[1] : ys[rank - 1], shape[4] = {1, 1, 1, 1}, i;
+  float *v = (float *)malloc((size_t)K * sizeof(float));
+  fuse_value c;
+  for (i = 0; i < K; i++) v[i] = base + 0.05f * (float)((i * 7) % 11) - 0.25f;
+  if (rank == 4 && four) shape[1] = K, c = fuse_constant(g, NULL, 4, shape, v);
+  else if (rank == 4) shape[0] = K, c = fuse_constant(g, NULL, 3, shape, v);
+  else shape[0] = K, c = fuse_constant(g, NULL, 1, shape, v);
+  free(v);
+  return c;
+}
 
 static fuse_value apply_form(fuse_graph *g, fuse_value y, int f) {
   fuse_value t;
@@ -72,6 +90,10 @@ static fuse_value apply_form(fuse_graph *g, fuse_value y, int f) {
     t = fuse_add(g, fuse_erf(g, fuse_div(g, y, sc(g, 1.4142135f))), sc(g, 1));
     return fuse_mul(g, fuse_mul(g, y, sc(g, 0.5f)), t);
   case F_EXP: return fuse_exp(g, fuse_clip(g, y, -INFINITY, 3));
+  case F_PRELU_C: return fuse_prelu(g, y, per_channel(g, y, 0.2f, 0));
+  case F_AFFINE_C: /* a batch-norm after the activation: relu, then scale and shift */
+    t = fuse_mul(g, fuse_relu(g, y), per_channel(g, y, 1.0f, 1));
+    return fuse_add(g, per_channel(g, y, 0.1f, 0), t);
   default: return fuse_mul(g, fuse_sub(g, y, sc(g, 0.25f)), sc(g, 1.5f));
   }
 }
@@ -79,9 +101,9 @@ static fuse_value apply_form(fuse_graph *g, fuse_value y, int f) {
 /* The kernel paths: NCHW GEMM (plain input), NHWC GEMM (input through a clip, so the NHWC
    kernels run), the few-channel stem (3 input channels), depthwise, matmul, and a long
    reduction (many channel blocks). */
-enum { P_NCHW, P_NHWC, P_STEM, P_DEPTHWISE, P_MATMUL, P_LONG, P_PATHS };
+enum { P_NCHW, P_NHWC, P_STEM, P_DEPTHWISE, P_DEPTHWISE_NHWC, P_MATMUL, P_LONG, P_PATHS };
 static const char *const path_names[P_PATHS] = {"nchw_gemm", "nhwc_gemm", "stem", "depthwise",
-                                                "matmul", "long_reduction"};
+                                                "depthwise_nhwc", "matmul", "long_reduction"};
 
 typedef struct built {
   fuse_graph *g;
@@ -99,10 +121,13 @@ static float *filled(size_t n, float scale) {
   return p;
 }
 
+static int no_bias; /* build_reduction leaves the bias out */
+
 /* The reduction and its bias (the activation goes after). */
 static void build_reduction(built *b, int path) {
   fuse_graph *g = fuse_graph_create(NULL);
-  int C = path == P_STEM ? 3 : path == P_LONG ? 300 : 16, K = path == P_DEPTHWISE ? C : 24;
+  int dw = path == P_DEPTHWISE || path == P_DEPTHWISE_NHWC;
+  int C = path == P_STEM ? 3 : path == P_LONG ? 300 : dw ? 40 : 16, K = dw ? C : 24;
   int H = 9, W = 11, KH = path == P_NCHW || path == P_LONG ? 1 : 3;
   int64_t xs[4] = {1, C, H, W}, ws[4], bs[4] = {1, K, 1, 1};
   fuse_value x, y;
@@ -116,7 +141,7 @@ static void build_reduction(built *b, int path) {
     w = filled(40 * 33, 0.5f), bias = filled(33, 0.5f);
     x = fuse_input(g, "x", 2, mx);
     y = fuse_matmul(g, x, fuse_constant(g, "w", 2, mw, w));
-    y = fuse_add(g, y, fuse_constant(g, "b", 1, mb, bias));
+    if (!no_bias) y = fuse_add(g, y, fuse_constant(g, "b", 1, mb, bias));
     b->rank = 2, b->ys[0] = 10, b->ys[1] = 33;
     b->pre = y;
     free(w), free(bias);
@@ -125,17 +150,31 @@ static void build_reduction(built *b, int path) {
   memset(&a, 0, sizeof a);
   a.strides[0] = a.strides[1] = 1;
   a.dilation[0] = a.dilation[1] = 1;
-  a.groups = path == P_DEPTHWISE ? C : 1;
+  a.groups = dw ? C : 1;
   if (KH == 3) a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = 1;
   ws[0] = K, ws[1] = C / a.groups, ws[2] = KH, ws[3] = KH;
   b->nx = (size_t)C * H * W;
   b->xdata = filled(b->nx, 1);
   w = filled((size_t)(ws[0] * ws[1] * ws[2] * ws[3]), path == P_LONG ? 0.1f : 0.4f);
   bias = filled((size_t)K, 0.5f);
-  x = fuse_input(g, "x", 4, xs);
-  if (path == P_NHWC) x = fuse_clip(g, x, -1e30f, 1e30f);
+  if (path == P_DEPTHWISE_NHWC) { /* after a 1x1 conv from 16 channels: the NHWC kernels */
+    int64_t x16[4] = {1, 16, H, W}, w1[4] = {C, 16, 1, 1};
+    fuse_conv2d_attrs a1 = a;
+    float *wp = filled((size_t)C * 16, 0.3f);
+    a1.groups = 1;
+    a1.padding[0] = a1.padding[1] = a1.padding[2] = a1.padding[3] = 0;
+    free(b->xdata);
+    b->nx = (size_t)16 * H * W;
+    b->xdata = filled(b->nx, 1);
+    x = fuse_clip(g, fuse_input(g, "x", 4, x16), -1e30f, 1e30f);
+    x = fuse_conv2d(g, x, fuse_constant(g, "w1", 4, w1, wp), &a1);
+    free(wp);
+  } else {
+    x = fuse_input(g, "x", 4, xs);
+    if (path == P_NHWC) x = fuse_clip(g, x, -1e30f, 1e30f);
+  }
   y = fuse_conv2d(g, x, fuse_constant(g, "w", 4, ws, w), &a);
-  y = fuse_add(g, y, fuse_constant(g, "b", 4, bs, bias));
+  if (!no_bias) y = fuse_add(g, y, fuse_constant(g, "b", 4, bs, bias));
   b->rank = 4, b->ys[0] = 1, b->ys[1] = K, b->ys[2] = H, b->ys[3] = W;
   b->pre = y;
   free(w), free(bias);
@@ -252,7 +291,12 @@ TEST(every_kind_on_every_path) {
     for (f = 0; f < F_FORMS; f++) {
       int kinds[2] = {form_kind[f], 0}, n = 1;
       if (f == F_HARDSWISH_RELU6 || f == F_GELU_DECOMPOSED || f == F_GELU_HALF_FIRST) n = 1;
+      int kinds3[3] = {FUSE_POST_CLAMP, FUSE_POST_SCALE, FUSE_POST_SHIFT};
       if (f == F_EXP) kinds[0] = FUSE_POST_CLAMP, kinds[1] = FUSE_POST_EXP, n = 2;
+      if (f == F_AFFINE_C) {
+        CHECK(check_case(path, one_form, f, kinds3, 3, form_names[f]));
+        continue;
+      }
       CHECK(check_case(path, one_form, f, kinds, n, form_names[f]));
     }
 }
@@ -310,6 +354,19 @@ TEST(once_after_the_reduction) {
   CHECK(check_case(P_LONG, one_form, F_GELU_OP, NULL, 0, "gelu after a long reduction"));
 }
 
+/* Without a bias, a per-channel scale or slope sits right on the reduction. */
+TEST(per_channel_without_bias) {
+  int path, f;
+  no_bias = 1;
+  for (path = 0; path < P_PATHS; path++)
+    for (f = F_PRELU_C; f <= F_AFFINE_C; f++) {
+      int kinds[3] = {FUSE_POST_PRELU, 0, 0};
+      if (f == F_AFFINE_C) kinds[0] = FUSE_POST_CLAMP, kinds[1] = FUSE_POST_SCALE, kinds[2] = FUSE_POST_SHIFT;
+      CHECK(check_case(path, one_form, f, kinds, f == F_AFFINE_C ? 3 : 1, form_names[f]));
+    }
+  no_bias = 0;
+}
+
 /* Names of grown composites follow their epilogue. */
 TEST(grown_composite_names) {
   built b;
@@ -331,6 +388,7 @@ int main(void) {
   RUN(random_chains_match_unfused);
   RUN(eight_post_ops_in_one_composite);
   RUN(once_after_the_reduction);
+  RUN(per_channel_without_bias);
   RUN(grown_composite_names);
   return runner_finish("postops");
 }

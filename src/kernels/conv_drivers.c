@@ -46,8 +46,22 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
   e->post = s->post;
   e->num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++)
-    e->res[q] = fuse__post_operand(r, s, q);
+  for (q = 0; q < s->num_post; q++) {
+    const float *o = fuse__post_operand(r, s, q);
+    e->res[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
+    e->chan[q] = s->post[q].kind == FUSE_POST_ADD ? NULL : o;
+  }
+}
+
+/* The bias and per-channel post-op values of a tile whose first output channel is c0 (from
+   the step's, in `step`); rows: its rows are channels (the NCHW kernels). */
+static void fuse__tile_channels(fuse__tile_epi *e, const fuse__tile_epi *step, const float *bias,
+                                int64_t c0, int rows) {
+  int q;
+  e->bias = !rows && bias ? bias + c0 : NULL;
+  e->row_bias = rows && bias ? bias + c0 : NULL;
+  e->chan_rows = rows;
+  for (q = 0; q < e->num_post; q++) e->chan[q] = step->chan[q] ? step->chan[q] + c0 : NULL;
 }
 
 /* The residuals of a tile whose first element is `at` floats into the output (from the
@@ -187,7 +201,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
   size_t panel = (size_t)(j->KH * j->KW * j->Cg * s->nr);
   int64_t lines = b->go + 1 < j->G * j->obs ? (int64_t)panel / 16 : 0, steps = ntaps * L, tt;
   fuse__tile_epi e = j->e;
-  e.bias = j->bias ? j->bias + b->oc : NULL;
+  fuse__tile_channels(&e, &j->e, j->bias, b->oc, 0);
   for (tt = tile; tt < t1; tt++) {
     int64_t p0 = tt * mr, at = p0 * j->K + b->oc, from = (tt - tile) * steps;
     int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
@@ -225,7 +239,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
   int mr = s->mr, nr = s->nr, flags;
   size_t panel = (size_t)(taps * j->Cg * nr), total = (size_t)(j->G * j->obs) * panel;
   fuse__tile_epi e = j->e;
-  e.bias = j->bias ? j->bias + b->oc : NULL;
+  fuse__tile_channels(&e, &j->e, j->bias, b->oc, 0);
   if (per < 1) per = 1;
   for (tr = tile; tr < t1; tr += per) {
     int64_t tb = t1 - tr < per ? t1 : tr + per;
@@ -373,7 +387,7 @@ static void fuse__nchw_gemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) 
     for (t = t0; t < t1; t++) { /* each tile's weight rows over the blocks gathered */
       int64_t k0 = t * mr, oc = grp * j->Kg + k0;
       int nrows = (int)(j->Kg - k0 < mr ? j->Kg - k0 : mr);
-      e.row_bias = j->bias ? j->bias + oc : NULL;
+      fuse__tile_channels(&e, &j->e, j->bias, oc, 1);
       for (i = 0; i < mr; i++) rows[i] = s->packed + (oc + (i < nrows ? i : nrows - 1)) * L;
       for (b = 0; b < nband; b++) {
         int64_t p0 = (blk + b) * nr, at = (n * j->K + oc) * j->P + p0;
@@ -460,7 +474,7 @@ static void fuse__few_channels_units(void *ctx, int chunk, int64_t u0, int64_t u
         const float *xb = buf + (oy - oy0) * j->sh * rs + ox;
         for (t = 0; t < tiles; t++) {
           int64_t oc = (int64_t)t * mr, at = (n * j->K + oc) * P + oy * j->OW + ox;
-          e.row_bias = j->bias ? j->bias + oc : NULL;
+          fuse__tile_channels(&e, &j->e, j->bias, oc, 1);
           fuse__tile_residuals(&e, &j->e, at);
           (cols > j->vw ? j->f2 : j->f1)(j->nseg, j->off, j->len, xb, s->packed + oc * L,
                                          j->y + at, P, (int)(j->K - oc < mr ? j->K - oc : mr),
@@ -527,8 +541,11 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
-  for (q = 0; q < s->num_post; q++)
-    d.residual[q] = fuse__post_operand(r, s, q);
+  for (q = 0; q < s->num_post; q++) {
+    const float *o = fuse__post_operand(r, s, q);
+    d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
+    d.chan[q] = s->post[q].kind == FUSE_POST_ADD ? NULL : o;
+  }
   if (tx->nhwc) /* output rows */
     fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__dw_units, &d);
   else /* planes */

@@ -11,6 +11,7 @@ struct fuse__dw_args {
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
+  const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;
   int64_t C, Cp, H, W, OH, OW, sh, sw, pt, pl, dh, dw;
   const float *zeros;     /* NCHW: the plan's zero row, W + 64 floats at least */

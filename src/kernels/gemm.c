@@ -40,6 +40,9 @@ typedef struct fuse__tile_epi {
   int num_post;
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
                                           strides as y); NULL for other kinds */
+  const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their values at the tile's
+                                           first channel; NULL for other kinds */
+  int chan_rows; /* 1: a tile row is one channel (NCHW kernels); 0: a column is (NHWC) */
   const float *pf; /* meanwhile: weights of a later block to bring into L2, */
   int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */

@@ -90,8 +90,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
           }
       }
       if (s->bias >= 0 || s->num_post) /* the plane of channel k is complete */
-        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW,
-                       s->bias >= 0 ? fuse__in(r, s, s->bias) + k : NULL, 0);
+        fuse__epilogue(r, s, yp, OH * OW, (n * K + k) * OH * OW, k, 0);
     }
 }
 
@@ -141,8 +140,7 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
       }
     if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
       for (m = 0; m < M; m++)
-        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N,
-                       s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL, 1);
+        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N, 0, 1);
     for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
   }
 }

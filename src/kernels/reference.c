@@ -146,19 +146,23 @@ static const float *fuse__post_operand(const fuse__run *r, const fuse__step *s, 
 }
 
 /* The epilogue, once per finished output element: bias, then the post-ops in order.
-   y[0..count) sits at element `at` of the output; bias advances by bias_step per element. */
+   y[0..count) sits at element `at` of the output, its first element in output channel c0;
+   the channel advances by c_step per element (the bias and the per-channel post-ops). */
 static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, int64_t count,
-                           int64_t at, const float *bias, int bias_step) {
-  const float *res[FUSE_MAX_POST_OPS];
+                           int64_t at, int64_t c0, int c_step) {
+  const float *res[FUSE_MAX_POST_OPS], *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) + c0 : NULL;
   int64_t i;
   int k;
   for (k = 0; k < s->num_post; k++)
-    if ((res[k] = fuse__post_operand(r, s, k)) != NULL) res[k] += at;
+    if ((res[k] = fuse__post_operand(r, s, k)) != NULL)
+      res[k] += s->post[k].kind == FUSE_POST_ADD ? at : c0;
   for (i = 0; i < count; i++) {
     float v = y[i];
-    if (bias) v += bias[i * bias_step];
-    for (k = 0; k < s->num_post; k++) /* the scalar instance of the kernels' one routine */
-      v = fuse__post_apply_scalar(v, &s->post[k], res[k] ? res[k] + i : NULL, 1);
+    if (bias) v += bias[i * c_step];
+    for (k = 0; k < s->num_post; k++) { /* the scalar instance of the kernels' one routine */
+      const float *o = res[k] ? res[k] + (s->post[k].kind == FUSE_POST_ADD ? i : i * c_step) : NULL;
+      v = fuse__post_apply_scalar(v, &s->post[k], o, 1, o ? *o : 0.0f);
+    }
     y[i] = v;
   }
 }
