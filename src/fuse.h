@@ -86,6 +86,8 @@
 #include "rules.c"
 #include "text_print.c"
 #include "text_parse.c"
+#include "explain.c"
+#include "dot.c"
 #include "cpu.c"
 #include "kernels/common.c"
 #include "kernels/gemm.c"
