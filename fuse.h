@@ -7002,6 +7002,14 @@ static int fuse__dot_own_node(const fuse_graph *g, fuse_value v) {
   return g->nodes[v].op != FUSE__OP_CONST || fuse__is_output(g, v);
 }
 
+/* Does s contain text? (strstr, which the bare-metal builds' libc list leaves out) */
+static int fuse__contains(const char *s, const char *text) {
+  size_t n = strlen(text);
+  for (; *s; s++)
+    if (*s == *text && strncmp(s, text, n) == 0) return 1;
+  return n == 0;
+}
+
 /* Which values are drawn: all, or (only != NULL) those whose names contain `only`, the
    unnamed ops whose users all are (an ONNX conv's unnamed output feeding its named bias
    add), every member of a composite whose root is; and as boundaries what they read. */
@@ -7009,7 +7017,7 @@ static void fuse__dot_select(fuse__dot *d, const fuse_graph *g, const char *only
   int v, k;
   for (v = 0; v < g->num_nodes; v++) {
     const fuse__node *n = &g->nodes[v];
-    d->drawn[v] = fuse__dot_own_node(g, v) && (!only || (n->name && strstr(n->name, only)));
+    d->drawn[v] = fuse__dot_own_node(g, v) && (!only || (n->name && fuse__contains(n->name, only)));
   }
   if (!only) return;
   for (v = g->num_nodes - 1; v >= 0; v--) { /* users come after their operands */
