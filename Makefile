@@ -15,6 +15,7 @@
 #   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-matrix        compilers x standards x configuration macros (tests/matrix.sh)
 #   make fuzz               each libFuzzer target for FUZZ_SECONDS (default 60; clang)
+#   make pictures           README's pictures (docs/*.png) with Graphviz's dot
 #   make fuse.h             regenerate fuse.h from src/ (tools/amalgamate.sh); commit both.
 #                           `make test` fails while the committed fuse.h differs from src/
 #   make clean
@@ -391,6 +392,12 @@ clean:
 # fuse_run, the command-line runner for ONNX models: make tools -> $(BUILD)/fuse_run
 .PHONY: tools
 tools: $(BUILD)/fuse_run
+
+# make pictures: README's pictures (docs/*.png) from fuse_run --dot, drawn by Graphviz's dot
+# (tools/make_pictures.sh; the mobilenet_v3_small block needs build/zoo's export or torchvision)
+.PHONY: pictures
+pictures: $(BUILD)/fuse_run
+	@BUILD=$(BUILD) sh tools/make_pictures.sh
 
 # (--backend dnnl needs oneDNN: then it links $(DNNL_LIBS))
 ifeq ($(filter $(BUILD)/fuse_run,$(EXAMPLE_PROGRAMS)),)

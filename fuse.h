@@ -47,7 +47,8 @@
    SECTIONS  public API: basics, graph, text form, patterns and passes, epilogue, compile and
    run, ONNX. Implementation: utilities, graph and shape inference, builders, pattern parser
    and matcher, passes (fuse_ops_by_pattern, merge, epilogue analyzer, batch-norm folding,
-   rules), text printer and parser, cpu, plan, reference kernels, executor, ONNX reader.
+   rules), text printer and parser, the fusion report and the DOT writer, cpu, plan, reference
+   kernels, executor, ONNX reader.
 
    CONFIGURATION (define before including)
 
@@ -56,7 +57,8 @@
      FUSE_API              the linkage of public functions (default: extern, or static)
      FUSE_MALLOC(size) / FUSE_FREE(ptr)   the default allocator (both or neither)
      FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
-     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_onnx_load_file)
+     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_explain, fuse_write_dot,
+                           fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
      FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX-512 / AVX2 kernels out
                            (the x86 paths are chosen at run time from cpuid)
@@ -484,6 +486,31 @@ typedef struct fuse_composite_info {
 } fuse_composite_info;
 FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
 FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
+
+/* ---- what fused and why, and a picture (explain.c, dot.c) ----
+   fuse_explain_write: a report on any graph (typically after fuse_optimize), written as the
+   text form is: every conv2d / matmul with its composite and fused epilogue ("conv2d %3
+   [1, 4, 8, 8]: composite fuse.conv2d_bias_relu, fused: bias %b, clamp[0, inf] -> %6"), then
+   every element-wise op that runs on its own with why it is not fused into the conv2d /
+   matmul before it (what else reads the chain, the analyzer's why, "follows max_pool2d %6,
+   not a conv2d / matmul", ...), then "summary: N conv2d / matmul, M with a fused epilogue,
+   K element-wise ops fused, J standalone". Values are named as in fuse_graph_error: 'name',
+   or %id when unnamed. */
+FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write, void *user);
+/* The graph as a Graphviz digraph (`dot -Tsvg`): ops labeled with their shape and constant
+   operands (constants are not drawn apart), inputs and outputs as ellipses, each composite a
+   `subgraph cluster_N` labeled with its name. */
+typedef struct fuse_dot_options { /* all-zero = the whole graph */
+  const char *only; /* draw only the values whose names contain this text, the unnamed ops
+                       only they read, whole composites whose root is drawn, and (dashed)
+                       what those read from elsewhere: one block of a large model */
+} fuse_dot_options;
+FUSE_API fuse_result fuse_graph_write_dot(const fuse_graph *g, const fuse_dot_options *opt,
+                                          fuse_write_fn write, void *user); /* opt may be NULL */
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f);
+FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f); /* the whole graph */
+#endif
 
 /* =============================================================== compile and run == */
 
@@ -1180,6 +1207,14 @@ static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va
     default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
     }
   }
+}
+
+/* fuse__vformat with the arguments in place. */
+static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fuse__vformat(o, g, fmt, ap);
+  va_end(ap);
 }
 
 /* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
@@ -6840,6 +6875,776 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
 }
 
 /* ==== end src/text_parse.c ==== */
+/* ==== begin src/explain.c ==== */
+/* ---------------------------------------------------------------- fusion report -- */
+/* fuse_explain: every conv2d / matmul with its composite and fused epilogue, then every
+   element-wise op that runs on its own with the reason it was not fused into the conv2d /
+   matmul before it. A composite runs fused under the rule fuse_compile applies
+   (fuse__decide_fusion): the analyzer accepts its root, and no member but the root is read
+   from outside it or is a graph output. For an op outside every composite, the chain from
+   the conv2d / matmul (its composite, if any) to the op is analyzed as a hypothetical
+   epilogue: the analyzer's `why`, what else reads the chain's values, or that no rule
+   matched a valid epilogue. Post-ops are written by fuse__post_write, so every kind the
+   analyzer knows prints here as in the text form and the plan listing. */
+
+/* Element-wise ops: what a fused kernel could, arithmetically, apply to a conv2d / matmul
+   output on registers. The element-wise math family (builders_math.c) is one range of the
+   op list, so an op added there counts too. */
+static int fuse__is_elementwise(int op) {
+  if (op >= FUSE__OP_SQRT && op <= FUSE__OP_WHERE) return 1;
+  switch (op) {
+  case FUSE__OP_ADD:
+  case FUSE__OP_SUB:
+  case FUSE__OP_MUL:
+  case FUSE__OP_MAXIMUM:
+  case FUSE__OP_MINIMUM:
+  case FUSE__OP_RELU:
+  case FUSE__OP_CLIP:
+  case FUSE__OP_SIGMOID:
+  case FUSE__OP_BATCH_NORM: return 1;
+  default: return 0;
+  }
+}
+
+/* What the report and the picture know about a graph's fusion. Arrays from the graph's
+   allocator; fuse__explainer_free releases them. */
+typedef struct fuse__explainer {
+  const fuse_graph *g;
+  fuse__users users;
+  fuse_epilogue *epi;       /* per composite: the analysis of its root */
+  unsigned char *fused;     /* per composite: runs as one step */
+  fuse_value *escape;       /* per composite: a member other than the root that is read
+                               outside it or is a graph output (FUSE_NONE: none) */
+  fuse_value *reduction;    /* per composite: its conv2d / matmul, or FUSE_NONE */
+  fuse_value *up;           /* per node: the conv2d / matmul it follows, through element-wise
+                               ops outside composites and through a composite, or FUSE_NONE */
+  fuse_value *via;          /* per node outside composites: the operand on that way */
+  fuse_value *scope;        /* the members of one hypothetical epilogue */
+  unsigned char *in_scope;  /* per node: in scope */
+  int num_scope;
+} fuse__explainer;
+
+static void fuse__explainer_free(fuse__explainer *x) {
+  const fuse_allocator *a = &x->g->alloc;
+  fuse__users_free(x->g, &x->users);
+  fuse__free(a, x->epi);
+  fuse__free(a, x->fused);
+  fuse__free(a, x->escape);
+  fuse__free(a, x->reduction);
+  fuse__free(a, x->up);
+  fuse__free(a, x->via);
+  fuse__free(a, x->scope);
+  fuse__free(a, x->in_scope);
+}
+
+/* How many ops read v (an op reading it twice counts once). */
+static int fuse__users_count(const fuse__explainer *x, fuse_value v) {
+  int k, count = 0, last = -1;
+  for (k = x->users.first[v]; k < x->users.first[v + 1]; k++)
+    if (x->users.list[k] != last) {
+      last = x->users.list[k];
+      count++;
+    }
+  return count;
+}
+
+/* 0: out of memory (x is then freed). */
+static int fuse__explainer_init(fuse__explainer *x, const fuse_graph *g) {
+  const fuse_allocator *a = &g->alloc;
+  size_t nc = (size_t)g->num_composites + 1, nn = (size_t)g->num_nodes + 1;
+  int i, k;
+  memset(x, 0, sizeof *x);
+  x->g = g;
+  x->epi = (fuse_epilogue *)fuse__alloc(a, nc * sizeof(fuse_epilogue), 16);
+  x->fused = (unsigned char *)fuse__alloc(a, nc, 16);
+  x->escape = (fuse_value *)fuse__alloc(a, nc * sizeof(fuse_value), 16);
+  x->reduction = (fuse_value *)fuse__alloc(a, nc * sizeof(fuse_value), 16);
+  x->up = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
+  x->via = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
+  x->scope = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
+  x->in_scope = (unsigned char *)fuse__alloc(a, nn, 16);
+  if (!x->epi || !x->fused || !x->escape || !x->reduction || !x->up || !x->via || !x->scope ||
+      !x->in_scope || !fuse__users_build(g, &x->users)) {
+    fuse__explainer_free(x);
+    return 0;
+  }
+  memset(x->in_scope, 0, nn);
+  for (i = 0; i < g->num_composites; i++) {
+    x->fused[i] = fuse_analyze_epilogue(g, g->composites[i].root, &x->epi[i]) == FUSE_OK;
+    x->escape[i] = x->reduction[i] = FUSE_NONE;
+    if (x->fused[i]) x->reduction[i] = x->epi[i].reduction;
+  }
+  for (i = 0; i < g->num_nodes; i++) {
+    const fuse__node *n = &g->nodes[i];
+    int c = n->composite;
+    if (c < 0) continue;
+    if (x->reduction[c] == FUSE_NONE && fuse__is_reduction(n->op)) x->reduction[c] = i;
+    if (i == g->composites[c].root || x->escape[c] != FUSE_NONE) continue;
+    if (fuse__is_output(g, i)) x->escape[c] = i;
+    for (k = x->users.first[i]; k < x->users.first[i + 1]; k++)
+      if (g->nodes[x->users.list[k]].composite != c) x->escape[c] = i;
+  }
+  for (i = 0; i < g->num_composites; i++)
+    if (x->escape[i] != FUSE_NONE) x->fused[i] = 0;
+  for (i = 0; i < g->num_nodes; i++) { /* operands come before their users */
+    const fuse__node *n = &g->nodes[i];
+    x->up[i] = x->via[i] = FUSE_NONE;
+    if (fuse__is_reduction(n->op)) x->up[i] = i;
+    else if (n->composite >= 0) x->up[i] = x->reduction[n->composite];
+    else if (fuse__is_elementwise(n->op)) {
+      int pass;
+      /* the chain goes on through an operand nothing else reads (a residual usually has
+         other readers), else through the first that leads to a conv2d / matmul */
+      for (pass = 0; pass < 2 && x->up[i] == FUSE_NONE; pass++)
+        for (k = 0; k < n->num_in && x->up[i] == FUSE_NONE; k++) {
+          fuse_value u = n->in[k];
+          if (x->up[u] == FUSE_NONE ||
+              (pass == 0 && (fuse__users_count(x, u) != 1 || fuse__is_output(g, u))))
+            continue;
+          x->up[i] = x->up[u];
+          x->via[i] = u;
+        }
+    }
+  }
+  return 1;
+}
+
+/* Is v's op fused: a member of a composite that runs as one step? */
+static int fuse__explain_fused(const fuse__explainer *x, fuse_value v) {
+  int c = x->g->nodes[v].composite;
+  return c >= 0 && x->fused[c];
+}
+
+static void fuse__scope_add(fuse__explainer *x, fuse_value v) {
+  if (x->in_scope[v]) return;
+  x->in_scope[v] = 1;
+  x->scope[x->num_scope++] = v;
+}
+
+static void fuse__scope_clear(fuse__explainer *x) {
+  int i;
+  for (i = 0; i < x->num_scope; i++) x->in_scope[x->scope[i]] = 0;
+  x->num_scope = 0;
+}
+
+/* The hypothetical epilogue ending at e (outside composites, x->up[e] set), into x->scope:
+   first the ops on the way back from e (e itself first) to the conv2d / matmul (*path of
+   them), then the conv2d / matmul, or the whole composite the way enters. Returns that
+   composite, or -1. */
+static int fuse__scope_chain(fuse__explainer *x, fuse_value e, int *path) {
+  const fuse_graph *g = x->g;
+  fuse_value v = e;
+  int i;
+  *path = 0;
+  while (v != FUSE_NONE) {
+    int c = g->nodes[v].composite;
+    if (c >= 0) {
+      for (i = g->composites[c].first; i <= g->composites[c].root; i++)
+        if (g->nodes[i].composite == c) fuse__scope_add(x, i);
+      return c;
+    }
+    fuse__scope_add(x, v);
+    if (fuse__is_reduction(g->nodes[v].op)) break;
+    (*path)++;
+    v = x->via[v];
+  }
+  return -1;
+}
+
+/* "mul %13 reads it too" / "mul %13 and add %15 read it too" / "mul %13, add %15 and 2 more
+   read it too": the count users of v outside the scope. */
+static void fuse__explain_readers(fuse__out *o, const fuse__explainer *x, fuse_value v, int count) {
+  const fuse_graph *g = x->g;
+  int k, shown = 0, last = -1, limit = count <= 3 ? count : 2;
+  for (k = x->users.first[v]; k < x->users.first[v + 1] && shown < limit; k++) {
+    int u = x->users.list[k];
+    if (x->in_scope[u] || u == last) continue;
+    last = u;
+    if (shown) fuse__puts(o, shown + 1 == count ? " and " : ", ");
+    fuse__format(o, g, "%s %V", fuse__op_names[g->nodes[u].op], u);
+    shown++;
+  }
+  if (count > shown) fuse__format(o, g, " and %d more", count - shown);
+  fuse__puts(o, count == 1 ? " reads it too" : " read it too");
+}
+
+/* The first value of the scope but its end that something outside reads, or that is a graph
+   output: "%11 (add) has 2 users: mul %13 reads it too". 0: none. */
+static int fuse__explain_escape(fuse__out *o, const fuse__explainer *x, fuse_value end) {
+  const fuse_graph *g = x->g;
+  int i, k;
+  for (i = 0; i < x->num_scope; i++) {
+    fuse_value v = x->scope[i];
+    int outside = 0, all = 0, last = -1;
+    if (v == end) continue;
+    for (k = x->users.first[v]; k < x->users.first[v + 1]; k++) {
+      int u = x->users.list[k];
+      if (u == last) continue; /* mul(v, v) reads v once */
+      last = u;
+      all++;
+      if (!x->in_scope[u]) outside++;
+    }
+    if (fuse__is_output(g, v)) {
+      fuse__format(o, g, "%V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+      return 1;
+    }
+    if (outside) {
+      fuse__format(o, g, "%V (%s) has %d users: ", v, fuse__op_names[g->nodes[v].op], all);
+      fuse__explain_readers(o, x, v, outside);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* "bias %b, clamp[0, inf], add %r" (the plan listing's post-op text), or "no bias or post-op". */
+static void fuse__explain_epilogue(fuse__out *o, const fuse_graph *g, const fuse_epilogue *e) {
+  int k;
+  if (e->bias == FUSE_NONE && e->num_post == 0) {
+    fuse__puts(o, "no bias or post-op");
+    return;
+  }
+  if (e->bias != FUSE_NONE) fuse__format(o, g, "bias %V", e->bias);
+  for (k = 0; k < e->num_post; k++) {
+    if (k || e->bias != FUSE_NONE) fuse__puts(o, ", ");
+    fuse__post_write(o, &e->post[k], "");
+    if (e->post[k].kind == FUSE_POST_ADD) fuse__format(o, g, " %V", e->post[k].tensor);
+  }
+}
+
+/* Why composite c runs op by op. */
+static void fuse__explain_composite(fuse__out *o, const fuse__explainer *x, int c) {
+  const fuse_graph *g = x->g;
+  fuse_value v = x->escape[c];
+  int k;
+  if (x->epi[c].why[0] || v == FUSE_NONE) {
+    fuse__puts(o, x->epi[c].why[0] ? x->epi[c].why : "its root is not an epilogue");
+    return;
+  }
+  if (fuse__is_output(g, v)) {
+    fuse__format(o, g, "its member %V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+    return;
+  }
+  for (k = x->users.first[v]; k < x->users.first[v + 1]; k++) {
+    int u = x->users.list[k];
+    if (g->nodes[u].composite != c) {
+      fuse__format(o, g, "its member %V (%s) is also read by %s %V outside it", v,
+                   fuse__op_names[g->nodes[v].op], fuse__op_names[g->nodes[u].op], u);
+      return;
+    }
+  }
+}
+
+/* One conv2d / matmul: its composite and fused epilogue. Returns 1 when it has a fused
+   epilogue (a bias or a post-op). */
+static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_value r) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[r];
+  int c = n->composite;
+  fuse__format(o, g, "  %s %V %S: ", fuse__op_names[n->op], r, n->rank, n->shape);
+  if (c < 0) {
+    fuse__puts(o, "in no composite, runs alone\n");
+    return 0;
+  }
+  fuse__format(o, g, "composite %s", g->composites[c].name);
+  if (x->fused[c] && x->epi[c].reduction == r) {
+    const fuse_epilogue *e = &x->epi[c];
+    fuse__puts(o, ", fused: ");
+    fuse__explain_epilogue(o, g, e);
+    fuse__format(o, g, " -> %V\n", g->composites[c].root);
+    return e->bias != FUSE_NONE || e->num_post > 0;
+  }
+  if (x->fused[c]) {
+    fuse__format(o, g, ", which fuses %V instead\n", x->epi[c].reduction);
+    return 0;
+  }
+  fuse__puts(o, ", runs op by op: ");
+  fuse__explain_composite(o, x, c);
+  fuse__puts(o, "\n");
+  return 0;
+}
+
+/* Why element-wise op e, outside every composite, leads to no conv2d / matmul. */
+static void fuse__explain_no_reduction(fuse__out *o, const fuse__explainer *x, fuse_value e) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[e];
+  fuse_value from[3];
+  int k, count = 0;
+  for (k = 0; k < n->num_in; k++)
+    if (g->nodes[n->in[k]].op != FUSE__OP_CONST) {
+      if (count < 3) from[count] = n->in[k];
+      count++;
+    }
+  if (count == 0) {
+    fuse__puts(o, ": its operands are constants");
+  } else if (count == 1) {
+    const fuse__node *p = &g->nodes[from[0]];
+    if (p->op == FUSE__OP_INPUT)
+      fuse__format(o, g, ": reads the graph input %V, not a conv2d / matmul output", from[0]);
+    else
+      fuse__format(o, g, ": follows %s %V, %s", fuse__op_names[p->op], from[0],
+                   fuse__is_elementwise(p->op) ? "which leads to no conv2d / matmul either"
+                                               : "not a conv2d / matmul");
+  } else {
+    fuse__format(o, g, ": %s operand leads to a conv2d / matmul (", count == 2 ? "neither" : "no");
+    for (k = 0; k < count && k < 3; k++)
+      fuse__format(o, g, "%s%s %V", k == 0 ? "" : k + 1 == count ? " and " : ", ",
+                   fuse__op_names[g->nodes[from[k]].op], from[k]);
+    fuse__puts(o, count > 3 ? ", ...)" : ")");
+  }
+}
+
+/* Why element-wise op e, outside every composite, is not fused into the conv2d / matmul r it
+   follows: what else reads the chain's values, and where the analyzer first refuses the chain
+   (walking from r toward e: the op nearest r that is not an epilogue is the one to change). */
+static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, fuse_value r) {
+  const fuse_graph *g = x->g;
+  fuse__scope scope;
+  fuse_epilogue hyp;
+  fuse_result status = FUSE_OK;
+  int path, j, c = fuse__scope_chain(x, e, &path), said;
+  fuse__format(o, g, " after %s %V", fuse__op_names[g->nodes[r].op], r);
+  if (c >= 0) fuse__format(o, g, " (composite %s -> %V)", g->composites[c].name, g->composites[c].root);
+  fuse__puts(o, ": ");
+  if (c >= 0 && !x->fused[c]) {
+    fuse__format(o, g, "composite %s runs op by op itself: ", g->composites[c].name);
+    fuse__explain_composite(o, x, c);
+    fuse__scope_clear(x);
+    return;
+  }
+  said = fuse__explain_escape(o, x, e);
+  for (j = path - 1; j >= 0; j--) { /* nothing applied to the output may grow it */
+    const fuse__node *red = &g->nodes[r], *n = &g->nodes[x->scope[j]];
+    if (n->rank != red->rank || memcmp(n->shape, red->shape, (size_t)red->rank * sizeof(int64_t))) {
+      fuse__format(o, g, "%s%s %V broadcasts %S to %S", said ? "; and " : "",
+                   fuse__op_names[n->op], x->scope[j], red->rank, red->shape, n->rank, n->shape);
+      fuse__scope_clear(x);
+      return;
+    }
+  }
+  scope.comp = -1;
+  for (j = path - 1; j >= 0 && status == FUSE_OK; j--) {
+    if (j > 0 && path - 1 - j >= 64) continue; /* the analyzer's longest chain */
+    scope.members = x->scope + j; /* the chain from the reduction to path op j */
+    scope.count = x->num_scope - j;
+    status = fuse__analyze(g, x->scope[j], &scope, &hyp);
+  }
+  if (status != FUSE_OK) {
+    fuse__format(o, g, "%s%s", said ? "; and " : "", hyp.why);
+  } else if (!said) {
+    fuse__puts(o, "a valid epilogue (");
+    fuse__explain_epilogue(o, g, &hyp);
+    if (c < 0)
+      fuse__format(o, g, "), but %V is in no composite (fuse_optimize has not run, or no rule "
+                         "matched it)", r);
+    else
+      fuse__puts(o, ") that no rule matched");
+  }
+  fuse__scope_clear(x);
+}
+
+FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write, void *user) {
+  char buf[1024];
+  fuse__out o;
+  fuse__explainer x;
+  int v, reductions = 0, with_epilogue = 0, fused = 0, standalone = 0;
+  if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!fuse__explainer_init(&x, g)) return FUSE_ERROR_OUT_OF_MEMORY;
+  o.buf = buf;
+  o.len = 0;
+  o.cap = sizeof buf;
+  o.write = write;
+  o.user = user;
+  fuse__puts(&o, "conv2d / matmul, each with its composite and fused epilogue:\n");
+  for (v = 0; v < g->num_nodes; v++)
+    if (fuse__is_reduction(g->nodes[v].op)) {
+      reductions++;
+      with_epilogue += fuse__explain_reduction(&o, &x, v);
+    }
+  if (!reductions) fuse__puts(&o, "  none\n");
+  fuse__puts(&o, "element-wise ops that run on their own, and why:\n");
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    if (!fuse__is_elementwise(n->op)) continue;
+    if (fuse__explain_fused(&x, v)) {
+      fused++;
+      continue;
+    }
+    standalone++;
+    fuse__format(&o, g, "  %s %V", fuse__op_names[n->op], v);
+    if (n->composite >= 0) {
+      fuse__format(&o, g, ": in composite %s, which runs op by op: ", g->composites[n->composite].name);
+      fuse__explain_composite(&o, &x, n->composite);
+    } else if (x.up[v] == FUSE_NONE) {
+      fuse__explain_no_reduction(&o, &x, v);
+    } else {
+      fuse__explain_chain(&o, &x, v, x.up[v]);
+    }
+    fuse__puts(&o, "\n");
+  }
+  if (!standalone) fuse__puts(&o, "  none\n");
+  fuse__format(&o, g,
+               "summary: %d conv2d / matmul, %d with a fused epilogue, %d element-wise ops "
+               "fused, %d standalone\n",
+               reductions, with_epilogue, fused, standalone);
+  fuse__flush(&o);
+  fuse__explainer_free(&x);
+  return FUSE_OK;
+}
+
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f) {
+  if (!f) return FUSE_ERROR_INVALID_ARGUMENT;
+  return fuse_explain_write(g, fuse__write_file, f);
+}
+#endif
+/* ==== end src/explain.c ==== */
+/* ==== begin src/dot.c ==== */
+/* ----------------------------------------------------------------- Graphviz DOT -- */
+/* fuse_graph_write_dot: the graph as a Graphviz digraph. One box per op, labeled with the op
+   (kernel size, stride, groups, bounds), its shape and its constant operands (constants are
+   folded into their users' labels, so a large graph stays readable); graph inputs and output
+   markers as ellipses; each composite a `subgraph cluster_N` labeled with its name (filled
+   when it runs fused, dashed when op by op). conv2d / matmul are amber, element-wise ops that
+   run on their own (fuse_explain says why) red. Full value names are in the tooltips. */
+
+/* A name in a label: whole when short, else its last characters (where ONNX names say
+   what they are: ".../block.2/fc1/Conv_output_0"). */
+#define FUSE__DOT_NAME_MAX 28
+
+static void fuse__dot_name(fuse__out *o, const fuse_graph *g, fuse_value v) {
+  const char *name = g->nodes[v].name;
+  size_t len;
+  if (!name) {
+    fuse__format(o, g, "%V", v);
+    return;
+  }
+  len = strlen(name);
+  if (len > FUSE__DOT_NAME_MAX) {
+    name += len - (FUSE__DOT_NAME_MAX - 3);
+    while (((unsigned char)*name & 0xc0) == 0x80) name++; /* not inside a UTF-8 character */
+    fuse__puts(o, "...");
+  }
+  fuse__puts(o, name);
+}
+
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t fuse__utf8_length(const unsigned char *s, size_t n) {
+  size_t len, k;
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (s[0] < 0x80) return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf) len = 2;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef) len = 3;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4) len = 4;
+  else return 0;
+  if (s[0] == 0xe0) lo = 0xa0; /* no overlong forms, no surrogates, nothing past U+10FFFF */
+  if (s[0] == 0xed) hi = 0x9f;
+  if (s[0] == 0xf0) lo = 0x90;
+  if (s[0] == 0xf4) hi = 0x8f;
+  if (len > n || s[1] < lo || s[1] > hi) return 0;
+  for (k = 2; k < len; k++)
+    if (s[k] < 0x80 || s[k] > 0xbf) return 0;
+  return len;
+}
+
+/* text as a DOT string: quotes and backslashes escaped, '\n' a centered line break, other
+   control characters a space, bytes that are not UTF-8 '?'. */
+static void fuse__dot_string(fuse__out *o, const char *text, size_t n) {
+  const unsigned char *s = (const unsigned char *)text;
+  size_t i = 0;
+  fuse__puts(o, "\"");
+  while (i < n) {
+    size_t len = fuse__utf8_length(s + i, n - i);
+    if (s[i] == '"' || s[i] == '\\') {
+      fuse__puts(o, s[i] == '"' ? "\\\"" : "\\\\");
+    } else if (s[i] == '\n') {
+      fuse__puts(o, "\\n");
+    } else if (s[i] < 0x20 || s[i] == 0x7f) {
+      fuse__puts(o, " ");
+    } else if (len == 0) {
+      fuse__puts(o, "?");
+      len = 1;
+    } else {
+      fuse__put(o, text + i, len);
+      i += len;
+      continue;
+    }
+    i += len ? len : 1;
+  }
+  fuse__puts(o, "\"");
+}
+
+/* A label or tooltip built with the fuse__out helpers, then written as a DOT string. */
+typedef struct fuse__dot_text {
+  char buf[1024];
+  fuse__out o;
+} fuse__dot_text;
+
+static fuse__out *fuse__dot_begin(fuse__dot_text *t) {
+  t->o.buf = t->buf;
+  t->o.len = 0;
+  t->o.cap = sizeof t->buf;
+  t->o.write = NULL;
+  t->o.user = NULL;
+  return &t->o;
+}
+
+static void fuse__dot_end(fuse__out *o, const char *attr, fuse__dot_text *t) {
+  fuse__puts(o, attr);
+  fuse__puts(o, "=");
+  fuse__dot_string(o, t->buf, t->o.len);
+}
+
+/* "3x3 s2 dw": a convolution's or a pool's kernel, stride (when not 1), groups, dilation. */
+static void fuse__dot_window(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
+  const int *kernel = NULL, *strides = NULL, *dilation = NULL;
+  int groups = 1, k[2] = {1, 1};
+  if (n->op == FUSE__OP_CONV2D || n->op == FUSE__OP_CONV_TRANSPOSE2D) {
+    const fuse__node *w = &g->nodes[n->in[1]];
+    k[0] = w->rank == 4 ? (int)w->shape[2] : 1;
+    k[1] = w->rank >= 3 ? (int)w->shape[w->rank - 1] : 1;
+    kernel = k;
+    strides = n->op == FUSE__OP_CONV2D ? n->a.conv.strides : n->a.convt.strides;
+    dilation = n->op == FUSE__OP_CONV2D ? n->a.conv.dilation : n->a.convt.dilation;
+    groups = n->op == FUSE__OP_CONV2D ? n->a.conv.groups : n->a.convt.groups;
+  } else {
+    kernel = n->a.pool.kernel;
+    strides = n->a.pool.strides;
+    if (n->op == FUSE__OP_MAX_POOL2D) dilation = n->a.pool.dilation;
+  }
+  fuse__format(o, g, " %dx%d", kernel[0], kernel[1]);
+  if (strides[0] != 1 || strides[1] != 1) {
+    if (strides[0] == strides[1]) fuse__format(o, g, " s%d", strides[0]);
+    else fuse__format(o, g, " s%dx%d", strides[0], strides[1]);
+  }
+  if (groups > 1) {
+    const fuse__node *x = &g->nodes[n->in[0]];
+    if (n->op == FUSE__OP_CONV2D && x->rank >= 2 && groups == x->shape[1] &&
+        g->nodes[n->in[1]].shape[1] == 1)
+      fuse__puts(o, " dw");
+    else
+      fuse__format(o, g, " g%d", groups);
+  }
+  if (dilation && (dilation[0] > 1 || dilation[1] > 1)) fuse__format(o, g, " d%d", dilation[0]);
+}
+
+/* The first line of an op's label: the op and the attributes that tell ops apart at a glance. */
+static void fuse__dot_op(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
+  fuse__puts(o, fuse__op_names[n->op]);
+  switch (n->op) {
+  case FUSE__OP_CONV2D:
+  case FUSE__OP_CONV_TRANSPOSE2D:
+  case FUSE__OP_MAX_POOL2D:
+  case FUSE__OP_AVG_POOL2D: fuse__dot_window(o, g, n); break;
+  case FUSE__OP_CLIP: fuse__format(o, g, " [%f, %f]", n->a.clip.lo, n->a.clip.hi); break;
+  case FUSE__OP_FLATTEN:
+  case FUSE__OP_CONCAT:
+  case FUSE__OP_SOFTMAX:
+  case FUSE__OP_LOG_SOFTMAX: fuse__format(o, g, " axis=%d", n->a.axis); break;
+  default: break;
+  }
+}
+
+/* What the picture draws. Arrays from the graph's allocator. */
+typedef struct fuse__dot {
+  fuse__explainer x;
+  unsigned char *drawn; /* per node: 1 drawn, 2 drawn as a boundary (read by what is drawn) */
+} fuse__dot;
+
+/* Is v drawn as a node of its own (constants are folded into their users' labels, unless
+   they are graph outputs)? */
+static int fuse__dot_own_node(const fuse_graph *g, fuse_value v) {
+  return g->nodes[v].op != FUSE__OP_CONST || fuse__is_output(g, v);
+}
+
+/* Does s contain text? (strstr, which the bare-metal builds' libc list leaves out) */
+static int fuse__contains(const char *s, const char *text) {
+  size_t n = strlen(text);
+  for (; *s; s++)
+    if (*s == *text && strncmp(s, text, n) == 0) return 1;
+  return n == 0;
+}
+
+/* Which values are drawn: all, or (only != NULL) those whose names contain `only`, the
+   unnamed ops whose users all are (an ONNX conv's unnamed output feeding its named bias
+   add), every member of a composite whose root is; and as boundaries what they read. */
+static void fuse__dot_select(fuse__dot *d, const fuse_graph *g, const char *only) {
+  int v, k;
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    d->drawn[v] = fuse__dot_own_node(g, v) && (!only || (n->name && fuse__contains(n->name, only)));
+  }
+  if (!only) return;
+  for (v = g->num_nodes - 1; v >= 0; v--) { /* users come after their operands */
+    const fuse__node *n = &g->nodes[v];
+    int all = 1, any = 0;
+    if (d->drawn[v] || n->name || n->op == FUSE__OP_CONST || n->op == FUSE__OP_INPUT) continue;
+    for (k = d->x.users.first[v]; k < d->x.users.first[v + 1]; k++) {
+      any = 1;
+      if (d->drawn[d->x.users.list[k]] != 1) all = 0;
+    }
+    if (any && all) d->drawn[v] = 1;
+  }
+  for (v = 0; v < g->num_nodes; v++)
+    if (g->nodes[v].composite >= 0)
+      d->drawn[v] = d->drawn[g->composites[g->nodes[v].composite].root];
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    if (d->drawn[v] != 1) continue;
+    for (k = 0; k < n->num_in; k++)
+      if (!d->drawn[n->in[k]] && fuse__dot_own_node(g, n->in[k])) d->drawn[n->in[k]] = 2;
+  }
+}
+
+static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const char *indent) {
+  const fuse_graph *g = d->x.g;
+  const fuse__node *n = &g->nodes[v];
+  fuse__dot_text t;
+  fuse__out *l = fuse__dot_begin(&t);
+  int k;
+  fuse__format(o, g, "%sv%d [", indent, v);
+  if (n->op == FUSE__OP_INPUT) {
+    fuse__puts(l, "input ");
+    fuse__dot_name(l, g, v);
+    fuse__puts(l, "\n");
+  } else if (n->op == FUSE__OP_CONST) {
+    fuse__puts(l, "const ");
+    fuse__dot_name(l, g, v);
+    fuse__puts(l, "\n");
+  } else {
+    fuse__dot_op(l, g, n);
+    fuse__puts(l, "\n");
+  }
+  fuse__put_dims(l, n->rank, n->shape, ", ");
+  for (k = 0; k < n->num_in; k++) { /* constant operands, folded in */
+    const fuse__node *c = &g->nodes[n->in[k]];
+    int64_t j, count = fuse__numel(c->rank, c->shape);
+    if (c->op != FUSE__OP_CONST) continue;
+    fuse__puts(l, "\n");
+    if (count <= FUSE__INLINE_CONST_MAX && !c->name && c->rank == 0) {
+      fuse__put_float(l, c->data[0]);
+      continue;
+    }
+    if (c->name) fuse__dot_name(l, g, n->in[k]);
+    else fuse__puts(l, "const");
+    fuse__puts(l, " ");
+    if (count <= FUSE__INLINE_CONST_MAX) {
+      fuse__puts(l, "{");
+      for (j = 0; j < count; j++) {
+        if (j) fuse__puts(l, ", ");
+        fuse__put_float(l, c->data[j]);
+      }
+      fuse__puts(l, "}");
+    } else {
+      fuse__put_dims(l, c->rank, c->shape, ", ");
+    }
+  }
+  fuse__dot_end(o, "label", &t);
+  l = fuse__dot_begin(&t);
+  fuse__format(l, g, "%V = %s", v, fuse__op_names[n->op]);
+  fuse__puts(o, ", ");
+  fuse__dot_end(o, "tooltip", &t);
+  if (d->drawn[v] == 2)
+    fuse__puts(o, ", style=\"rounded,dashed\", color=\"#9ca3af\", fontcolor=\"#6b7280\"");
+  else if (n->op == FUSE__OP_INPUT)
+    fuse__puts(o, ", shape=ellipse, fillcolor=\"#dbeafe\"");
+  else if (n->op == FUSE__OP_CONST)
+    fuse__puts(o, ", fillcolor=\"#e5e7eb\", fontcolor=\"#4b5563\"");
+  else if (fuse__is_reduction(n->op))
+    fuse__puts(o, ", fillcolor=\"#fde68a\"");
+  else if (fuse__is_elementwise(n->op) && !fuse__explain_fused(&d->x, v))
+    fuse__puts(o, ", fillcolor=\"#fecaca\"");
+  fuse__puts(o, "];\n");
+}
+
+static void fuse__dot_cluster(fuse__out *o, const fuse__dot *d, int c) {
+  const fuse_graph *g = d->x.g;
+  const fuse__composite *cp = &g->composites[c];
+  fuse__dot_text t;
+  fuse__out *l = fuse__dot_begin(&t);
+  int v;
+  fuse__format(o, g, "  subgraph cluster_%d {\n    ", c);
+  fuse__puts(l, cp->name);
+  if (!d->x.fused[c]) fuse__puts(l, " (op by op)");
+  fuse__dot_end(o, "label", &t);
+  fuse__puts(o, ";\n    ");
+  l = fuse__dot_begin(&t);
+  if (d->x.fused[c]) fuse__explain_epilogue(l, g, &d->x.epi[c]);
+  else fuse__explain_composite(l, &d->x, c);
+  fuse__dot_end(o, "tooltip", &t);
+  if (d->x.fused[c])
+    fuse__puts(o, ";\n    style=\"rounded,filled\"; fillcolor=\"#fff7ed\"; color=\"#f59e0b\";\n");
+  else
+    fuse__puts(o, ";\n    style=\"rounded,dashed\"; color=\"#6b7280\";\n");
+  for (v = cp->first; v <= cp->root; v++)
+    if (g->nodes[v].composite == c && d->drawn[v] == 1) fuse__dot_node(o, d, v, "    ");
+  fuse__puts(o, "  }\n");
+}
+
+FUSE_API fuse_result fuse_graph_write_dot(const fuse_graph *g, const fuse_dot_options *opt,
+                                          fuse_write_fn write, void *user) {
+  char buf[1024];
+  fuse__out o;
+  fuse__dot d;
+  const char *only = opt && opt->only && opt->only[0] ? opt->only : NULL;
+  int v, k, c;
+  if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (!fuse__explainer_init(&d.x, g)) return FUSE_ERROR_OUT_OF_MEMORY;
+  d.drawn = (unsigned char *)fuse__alloc(&g->alloc, (size_t)g->num_nodes + 1, 16);
+  if (!d.drawn) {
+    fuse__explainer_free(&d.x);
+    return FUSE_ERROR_OUT_OF_MEMORY;
+  }
+  fuse__dot_select(&d, g, only);
+  o.buf = buf;
+  o.len = 0;
+  o.cap = sizeof buf;
+  o.write = write;
+  o.user = user;
+  fuse__puts(&o, "digraph fuse {\n"
+                 "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, nodesep=0.2, "
+                 "ranksep=0.25];\n"
+                 "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", "
+                 "fontname=\"Helvetica\", fontsize=10, height=0.3, margin=\"0.08,0.03\"];\n"
+                 "  edge [color=\"#6b7280\", arrowsize=0.6];\n");
+  for (c = 0; c < g->num_composites; c++)
+    if (d.drawn[g->composites[c].root] == 1) fuse__dot_cluster(&o, &d, c);
+  for (v = 0; v < g->num_nodes; v++)
+    if (d.drawn[v] && !(d.drawn[v] == 1 && g->nodes[v].composite >= 0)) fuse__dot_node(&o, &d, v, "  ");
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    if (d.drawn[v] != 1) continue;
+    for (k = 0; k < n->num_in; k++)
+      if (d.drawn[n->in[k]]) fuse__format(&o, g, "  v%d -> v%d;\n", n->in[k], v);
+  }
+  for (k = 0; k < g->num_outputs; k++) {
+    fuse__dot_text t;
+    fuse__out *l = fuse__dot_begin(&t);
+    v = g->outputs[k];
+    if (d.drawn[v] != 1) continue;
+    fuse__format(&o, g, "  out%d [", k);
+    fuse__format(l, g, "output %d", k);
+    if (g->nodes[v].name) {
+      fuse__puts(l, "\n");
+      fuse__dot_name(l, g, v);
+    }
+    fuse__dot_end(&o, "label", &t);
+    fuse__format(&o, g, ", shape=ellipse, fillcolor=\"#bbf7d0\"];\n  v%d -> out%d;\n", v, k);
+  }
+  fuse__puts(&o, "}\n");
+  fuse__flush(&o);
+  fuse__free(&g->alloc, d.drawn);
+  fuse__explainer_free(&d.x);
+  return FUSE_OK;
+}
+
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f) {
+  if (!f) return FUSE_ERROR_INVALID_ARGUMENT;
+  return fuse_graph_write_dot(g, NULL, fuse__write_file, f);
+}
+#endif
+/* ==== end src/dot.c ==== */
 /* ==== begin src/cpu.c ==== */
 /* ------------------------------------------------------------------ cpu isa -- */
 
@@ -15797,13 +16602,6 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fuse__vformat(o, g, fmt, ap);
-  va_end(ap);
-}
-
 /* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
 static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
                            fuse_value v, const int *number) {
@@ -22394,6 +23192,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__CLAMP
 #undef FUSE__BIAS
 #undef FUSE__RULES
+#undef FUSE__DOT_NAME_MAX
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

@@ -3,6 +3,7 @@
        fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
                            [--expect want.bin]... [--tolerance T] [--no-optimize]
+                           [--explain] [--dot FILE [--dot-only TEXT]]
 
    Loads the model with fuse_onnx_load_file, optimizes it with fuse_optimize (unless
    --no-optimize), compiles it and runs it in a workspace of its own (64-byte aligned,
@@ -12,6 +13,12 @@
    optimizing, a table of the plan's steps (fuse_plan_write's description, median time, share
    of the total and GFLOP/s of each conv2d / matmul step), the total both as the sum of the
    step medians and as the median of the whole runs, and a few values of each output.
+
+   --explain prints fuse_explain's report on the graph that is compiled (after fuse_optimize,
+   or as loaded with --no-optimize): each conv2d / matmul with its composite and fused
+   epilogue, each element-wise op that runs on its own and why. --dot FILE writes that graph
+   as Graphviz DOT (fuse_graph_write_dot; --dot-only TEXT keeps the ops whose names contain
+   TEXT, one block of a large model); `dot -Tsvg FILE -o graph.svg` draws it.
 
    FLOPs: two per multiply-add of each conv2d and matmul step, counted on the text form of
    the graph that is compiled (fuse.h has no public accessor for an op's operands): a step's
@@ -90,6 +97,10 @@ static const char *usage_text =
     "                      Prints max|got - want| / max|want|; above the tolerance: exit 1\n"
     "  --tolerance T       the largest relative error --expect accepts (default 1e-3)\n"
     "  --no-optimize       run the graph as loaded, op by op\n"
+    "  --explain           print what fused and why the rest did not (fuse_explain), for\n"
+    "                      the graph that is compiled\n"
+    "  --dot FILE          write that graph as Graphviz DOT (dot -Tsvg FILE -o graph.svg)\n"
+    "  --dot-only TEXT     with --dot: only the ops whose names contain TEXT (one block)\n"
     "  -h, --help          this text\n"
     "\n"
     "exit status: 0 success, 1 load / compile / run / file error or an output off its\n"
@@ -540,7 +551,8 @@ static int write_output_file(const char *path, const float *data, size_t n) {
 
 typedef struct options {
   const char *model;
-  int print, optimize, dnnl;
+  int print, optimize, dnnl, explain;
+  const char *dot, *dot_only; /* --dot FILE, --dot-only TEXT */
   long runs, threads;
   fuse_isa isa;
   const char *isa_name;
@@ -568,6 +580,16 @@ static int parse_args(int argc, char **argv, options *o) {
       o->print = 1;
     } else if (strcmp(a, "--no-optimize") == 0) {
       o->optimize = 0;
+    } else if (strcmp(a, "--explain") == 0) {
+      o->explain = 1;
+    } else if (strcmp(a, "--dot") == 0 || strcmp(a, "--dot-only") == 0) {
+      if (!value) {
+        fail_usage("%s needs a value", a);
+        return 2;
+      }
+      i++;
+      if (strcmp(a, "--dot") == 0) o->dot = value;
+      else o->dot_only = value;
     } else if (strcmp(a, "--runs") == 0 || strcmp(a, "--threads") == 0 ||
                strcmp(a, "--isa") == 0 || strcmp(a, "--backend") == 0 ||
                strcmp(a, "--input") == 0 || strcmp(a, "--output") == 0 ||
@@ -645,7 +667,41 @@ static int parse_args(int argc, char **argv, options *o) {
     fputs(usage_text, stderr);
     return 2;
   }
+  if (o->dot_only && !o->dot) {
+    fail_usage("--dot-only needs --dot FILE");
+    return 2;
+  }
   return 0;
+}
+
+static void file_write(void *user, const char *text, size_t len) {
+  fwrite(text, 1, len, (FILE *)user);
+}
+
+/* --dot: the graph as Graphviz DOT into o->dot. 0: the file could not be written. */
+static int write_dot(const options *o, const fuse_graph *g) {
+  fuse_dot_options dot;
+  fuse_result r;
+  int bad;
+  FILE *f = fopen(o->dot, "w");
+  if (!f) {
+    fprintf(stderr, "fuse_run: cannot create '%s': %s\n", o->dot, strerror(errno));
+    return 0;
+  }
+  memset(&dot, 0, sizeof dot);
+  dot.only = o->dot_only;
+  r = fuse_graph_write_dot(g, &dot, file_write, f);
+  bad = ferror(f) != 0;
+  if (fclose(f) != 0) bad = 1;
+  if (bad || r != FUSE_OK) {
+    fprintf(stderr, "fuse_run: cannot write '%s': %s\n", o->dot,
+            r != FUSE_OK ? fuse_result_string(r) : strerror(errno));
+    return 0;
+  }
+  printf("\nwrote the graph%s%s%s as Graphviz DOT to %s (dot -Tsvg %s -o graph.svg)\n",
+         o->dot_only ? " (ops named *" : "", o->dot_only ? o->dot_only : "",
+         o->dot_only ? "*)" : "", o->dot, o->dot);
+  return 1;
 }
 
 static void print_values(const fuse_graph *g, fuse_value v, const float *data) {
@@ -823,6 +879,14 @@ int main(int argc, char **argv) {
       fuse_graph_print(g, stdout);
     }
   }
+  if (o.explain) {
+    printf("\nwhat fused and why (fuse_explain%s):\n", o.optimize ? "" : ", --no-optimize");
+    if (fuse_explain(g, stdout) != FUSE_OK) {
+      fprintf(stderr, "fuse_run: out of memory explaining the graph\n");
+      goto done;
+    }
+  }
+  if (o.dot && !write_dot(&o, g)) goto done;
   ops_after = fuse_graph_op_count(g);
   composites = fuse_composite_count(g);
 

@@ -419,6 +419,31 @@ typedef struct fuse_composite_info {
 FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
 FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
 
+/* ---- what fused and why, and a picture (explain.c, dot.c) ----
+   fuse_explain_write: a report on any graph (typically after fuse_optimize), written as the
+   text form is: every conv2d / matmul with its composite and fused epilogue ("conv2d %3
+   [1, 4, 8, 8]: composite fuse.conv2d_bias_relu, fused: bias %b, clamp[0, inf] -> %6"), then
+   every element-wise op that runs on its own with why it is not fused into the conv2d /
+   matmul before it (what else reads the chain, the analyzer's why, "follows max_pool2d %6,
+   not a conv2d / matmul", ...), then "summary: N conv2d / matmul, M with a fused epilogue,
+   K element-wise ops fused, J standalone". Values are named as in fuse_graph_error: 'name',
+   or %id when unnamed. */
+FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write, void *user);
+/* The graph as a Graphviz digraph (`dot -Tsvg`): ops labeled with their shape and constant
+   operands (constants are not drawn apart), inputs and outputs as ellipses, each composite a
+   `subgraph cluster_N` labeled with its name. */
+typedef struct fuse_dot_options { /* all-zero = the whole graph */
+  const char *only; /* draw only the values whose names contain this text, the unnamed ops
+                       only they read, whole composites whose root is drawn, and (dashed)
+                       what those read from elsewhere: one block of a large model */
+} fuse_dot_options;
+FUSE_API fuse_result fuse_graph_write_dot(const fuse_graph *g, const fuse_dot_options *opt,
+                                          fuse_write_fn write, void *user); /* opt may be NULL */
+#ifndef FUSE_NO_STDIO
+FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f);
+FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f); /* the whole graph */
+#endif
+
 /* =============================================================== compile and run == */
 
 typedef void (*fuse_task_fn)(void *ctx, int begin, int end);

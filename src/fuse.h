@@ -47,7 +47,8 @@
    SECTIONS  public API: basics, graph, text form, patterns and passes, epilogue, compile and
    run, ONNX. Implementation: utilities, graph and shape inference, builders, pattern parser
    and matcher, passes (fuse_ops_by_pattern, merge, epilogue analyzer, batch-norm folding,
-   rules), text printer and parser, cpu, plan, reference kernels, executor, ONNX reader.
+   rules), text printer and parser, the fusion report and the DOT writer, cpu, plan, reference
+   kernels, executor, ONNX reader.
 
    CONFIGURATION (define before including)
 
@@ -56,7 +57,8 @@
      FUSE_API              the linkage of public functions (default: extern, or static)
      FUSE_MALLOC(size) / FUSE_FREE(ptr)   the default allocator (both or neither)
      FUSE_ASSERT(cond)     checks of the library's own invariants (default: assert)
-     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_onnx_load_file)
+     FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_explain, fuse_write_dot,
+                           fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
      FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX-512 / AVX2 kernels out
                            (the x86 paths are chosen at run time from cpuid)
@@ -86,6 +88,8 @@
 #include "rules.c"
 #include "text_print.c"
 #include "text_parse.c"
+#include "explain.c"
+#include "dot.c"
 #include "cpu.c"
 #include "kernels/common.c"
 #include "kernels/gemm.c"

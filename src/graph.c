@@ -221,6 +221,14 @@ static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va
   }
 }
 
+/* fuse__vformat with the arguments in place. */
+static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fuse__vformat(o, g, fmt, ap);
+  va_end(ap);
+}
+
 /* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
 static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...) {
   va_list ap;

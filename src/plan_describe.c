@@ -28,13 +28,6 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fuse__vformat(o, g, fmt, ap);
-  va_end(ap);
-}
-
 /* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
 static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
                            fuse_value v, const int *number) {

@@ -7,6 +7,7 @@
 #undef FUSE__CLAMP
 #undef FUSE__BIAS
 #undef FUSE__RULES
+#undef FUSE__DOT_NAME_MAX
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif
