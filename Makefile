@@ -14,6 +14,8 @@
 #                           add_subdirectory, FetchContent, find_package, pkg-config (build-cmake/)
 #   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
 #   make test-matrix        compilers x standards x configuration macros (tests/matrix.sh)
+#   make test-vmath         the vector math functions (exp, log, tanh, erf, ...) on all 2^32
+#                           float inputs per instruction set, against libm; see "vmath" below
 #   make fuzz               each libFuzzer target for FUZZ_SECONDS (default 60; clang)
 #   make pictures           README's pictures (docs/*.png) with Graphviz's dot
 #   make fuse.h             regenerate fuse.h from src/ (tools/amalgamate.sh); commit both.
@@ -92,7 +94,7 @@ $(BUILD) $(HB):
 # test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's implementation), and the
 # embedded example (its own allocator and configuration).
 IMPL := $(BUILD)/fuse.o
-SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress dnnl)
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress dnnl vmath)
 LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
 LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 
@@ -342,6 +344,25 @@ fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz_common.h fuse.h | $(BUILD)
 	clang $(FUZZ_FLAGS) -I. $< -o $@ -lm
+
+# -------------------------------------------------------------------- vmath --
+# make test-vmath: tests/test_vmath.c --exhaustive - exp, expm1, log, log1p, tanh, sigmoid and
+# erf of src/kernels/vmath.inc on every one of the 2^32 floats, on each instruction set compiled
+# in and supported by this CPU, against libm in double: the ulp bounds of README.md ("Math
+# functions") and the special values. VMATH_THREADS threads (default 2). `make test` runs the
+# quick part of the same program (edge cases and a few million random inputs).
+.PHONY: test-vmath
+VMATH_THREADS ?= 2
+test-vmath: $(BUILD)/test_vmath
+	@./$(BUILD)/test_vmath --exhaustive --threads $(VMATH_THREADS) | tee $(BUILD)/test_vmath.log; \
+	rc=$${PIPESTATUS[0]}; \
+	last=$$(tail -n 1 $(BUILD)/test_vmath.log); \
+	p=$$(printf '%s\n' "$$last" | sed -n 's/^vmath: \([0-9]*\) passed, \([0-9]*\) failed$$/\1/p'); \
+	f=$$(printf '%s\n' "$$last" | sed -n 's/^vmath: \([0-9]*\) passed, \([0-9]*\) failed$$/\2/p'); \
+	if [ -z "$$p" ]; then p=0; f=1; fi; \
+	if [ $$rc -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
+	echo "total: $$p passed, $$f failed"; \
+	test $$f -eq 0
 
 # ------------------------------------------------------------ tsan, matrix --
 # make test-tsan: the tests that run one plan from several threads - test_threads (4 callers x

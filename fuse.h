@@ -7768,7 +7768,85 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 typedef struct fuse__dw_args fuse__dw_args;
 typedef struct fuse__pool_args fuse__pool_args;
 
-/* The epilogue routine (post.inc), once per vector layer: every kernel family uses it. */
+/* The vector layers' operations that take more than one line: the scalar layer's bit
+   operations on floats (through memcpy, which is how C reads a float's bits), its rounding, and
+   the AVX2 layer's FUSE__V_LDEXP and FUSE__V_FREXP (AVX-512 has instructions for both). What
+   each one means is written at its macro in vec_scalar.h. */
+static inline uint32_t fuse__float_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline float fuse__bits_float(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+/* 1.5 * 2^23: x + it lies in [2^23, 2^24), where the floats are the integers (|x| < 2^22) */
+static inline float fuse__round_scalar(float x) {
+  const float magic = 12582912.0f;
+  float shifted = x + magic; /* a float again, whatever the excess precision of the FPU */
+  return shifted - magic;
+}
+/* two factors 2^floor(n/2) and 2^(n - floor(n/2)), both normal: the first product is exact,
+   the second rounds once */
+static inline float fuse__ldexp_scalar(float x, float n) {
+  int32_t k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
+  return x * fuse__bits_float((uint32_t)(half + 127) << 23) *
+         fuse__bits_float((uint32_t)(k - half + 127) << 23);
+}
+static inline float fuse__frexp_scalar(float x, float *e) {
+  uint32_t bits;
+  int32_t k, scaled = 0;
+  if (x != x || x < 0) { /* NaN, negative */
+    *e = 0.0f;
+    return NAN;
+  }
+  if (x == 0) {
+    *e = -INFINITY;
+    return 1.0f;
+  }
+  if (x == INFINITY) {
+    *e = INFINITY;
+    return 1.0f;
+  }
+  if (x < 1.17549435e-38f) { /* a denormal: scaled by 2^24 into the normal range */
+    x *= 16777216.0f;
+    scaled = 24;
+  }
+  /* the exponent of x / 0.75 (0x3f400000: 0.75's bits); the mantissa field with that exponent
+     taken out of x's is in [0.75, 1.5) */
+  bits = fuse__float_bits(x);
+  k = (int32_t)((bits - 0x3f400000u) >> 23) - ((bits < 0x3f400000u) ? 512 : 0);
+  *e = (float)(k - scaled);
+  return fuse__bits_float(bits - ((uint32_t)k << 23));
+}
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static inline __m256 fuse__ldexp_avx2(__m256 x, __m256 n) {
+  __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1), bias = _mm256_set1_epi32(127);
+  __m256 first = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  __m256 second = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, half), bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(x, first), second);
+}
+__attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256 x, __m256 *e) {
+  const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
+  __m256 denormal = _mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
+  __m256 scaled = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(16777216.0f)), denormal);
+  __m256i bits = _mm256_castps_si256(scaled);
+  __m256i k = _mm256_srai_epi32(_mm256_sub_epi32(bits, _mm256_set1_epi32(0x3f400000)), 23);
+  __m256 m = _mm256_castsi256_ps(_mm256_sub_epi32(bits, _mm256_slli_epi32(k, 23)));
+  __m256 exponent = _mm256_sub_ps(_mm256_cvtepi32_ps(k),
+                                  _mm256_and_ps(denormal, _mm256_set1_ps(24.0f)));
+  exponent = _mm256_blendv_ps(exponent, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, zero, _CMP_EQ_OQ));
+  *e = _mm256_blendv_ps(exponent, inf, _mm256_cmp_ps(x, inf, _CMP_EQ_OQ));
+  /* NaN where x is NaN or negative (-0 is not) */
+  return _mm256_blendv_ps(m, _mm256_set1_ps(NAN), _mm256_cmp_ps(x, zero, _CMP_NGE_UQ));
+}
+#endif
+
+/* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
+   once per vector layer: every kernel family uses them. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
@@ -7818,28 +7896,182 @@ typedef struct fuse__pool_args fuse__pool_args;
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
+   (e) = _mm512_getexp_ps(x),                                                                \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
-/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
-#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
-  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
-    float t[16];                                                                           \
-    int i;                                                                                 \
-    FUSE__V_STORE(t, x);                                                                   \
-    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
-      float v = t[i];                                                                      \
-      t[i] = (expr);                                                                       \
-    }                                                                                      \
-    return FUSE__V_LOAD(t);                                                                \
-  }
-FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
-FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
-FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
-FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
-FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
-FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
-FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
-#undef FUSE__VMATH_LANEWISE
+/* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
+   whose post-op kinds call them): exp, expm1, log, log1p, tanh, sigmoid and erf of each lane,
+   written once, so the scalar instance computes the same polynomials as the SIMD ones (their
+   results differ only where FMA contraction rounds differently: the scalar layer's FUSE__V_FMA
+   is a * b + c, two roundings). No libm: range reduction and minimax polynomials, whose
+   coefficients tools/vmath_coeffs.py computes (a Remez exchange in mpmath; each polynomial's
+   interval and weight are given there).
+
+   Accuracy, checked over all 2^32 inputs by `make test-vmath` (tests/test_vmath.c) against
+   libm in double: see the bounds in README.md (Math functions). Special values are libm's:
+   NaN gives NaN; the infinities, +-0 and saturation give what libm gives; results in the
+   denormal range are computed, not flushed. */
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1), Horner's rule; always inlined, so the loop unrolls
+   into n - 1 FMAs with the coefficients as constants */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__vpoly)(FUSE__VEC x,
+                                                                           const float *c,
+                                                                           int n) {
+  FUSE__VEC p = FUSE__V_SET1(c[n - 1]);
+  int i;
+  FUSE__UNROLL
+  for (i = n - 2; i >= 0; i--) p = FUSE__V_FMA(p, x, FUSE__V_SET1(c[i]));
+  return p;
+}
+
+/* ln 2 in two parts (Cody and Waite): the high part has 12 significant bits, so n * high is
+   exact for the |n| <= 150 of exp and log (no FMA needed), and the low part is positive, so
+   that log's e * low never meets e * high as inf - inf */
+#define FUSE__LN2_HIGH 0.693115234375f
+#define FUSE__LN2_LOW 3.19461833e-5f
+#define FUSE__LOG2E 1.44269502f
+
+/* exp(x) = 2^n e^r, n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2]; e^r by a degree-6
+   polynomial, 2^n by FUSE__V_LDEXP, which rounds once into the denormals or to +inf. x is
+   clamped first to [-104, 89] (NaN passes): e^-104 rounds to 0 and e^89 to +inf. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexp)(FUSE__VEC x) {
+  static const float c[7] = {1.0f,          1.0f,           0.499999911f, 0.166664198f,
+                             0.0416682251f, 0.00837481581f, 0.00138368504f};
+  FUSE__VEC n, r;
+  x = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-104.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(x, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), x);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  return FUSE__V_LDEXP(FUSE__VEC_FN(fuse__vpoly)(r, c, 7), n);
+}
+
+/* expm1(x) = e^x - 1 = 2 (2^(n-1) (e^r - 1) + 2^(n-1) - 1/2), with n and r as in exp and
+   e^r - 1 = r + r^2 P(r): for |x| < ln2 / 2 (n = 0) that is r + r^2 P(r) itself, accurate
+   relative to the result, and 2^(n-1) stays normal for x up to 89 (the factor 2 at the end
+   overflows to +inf). Below -25 the result rounds to -1: x is clamped to [-25, 89]. expm1 has
+   the sign of x; so has the result (expm1(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexpm1)(FUSE__VEC x) {
+  static const float c[6] = {0.5f,          0.166666657f,  0.041666355f,
+                             0.00833340269f, 0.00139410049f, 0.000198412527f};
+  FUSE__VEC n, r, em1, half_scale, y;
+  y = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-25.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(y, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), y);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  em1 = FUSE__V_FMA(FUSE__V_MUL(r, r), FUSE__VEC_FN(fuse__vpoly)(r, c, 6), r);
+  half_scale = FUSE__V_POW2(FUSE__V_SUB(n, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(half_scale, em1, FUSE__V_SUB(half_scale, FUSE__V_SET1(0.5f)));
+  return FUSE__V_COPYSIGN(FUSE__V_ADD(y, y), x);
+}
+
+/* log(1 + f) for f in [-0.25, 0.5): f + f^2 P(f), P of degree 8 */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__VEC f) {
+  static const float c[8] = {-0.500000656f, 0.333335936f,  -0.249932185f, 0.199759126f,
+                             -0.16824311f,  0.149944946f,  -0.120767191f, 0.054111775f};
+  return FUSE__V_FMA(FUSE__V_MUL(f, f), FUSE__VEC_FN(fuse__vpoly)(f, c, 8), f);
+}
+
+/* log(x) = e ln2 + log(m), x = m 2^e, m in [0.75, 1.5) (FUSE__V_FREXP, denormals included).
+   The special values come out of the split: e = -inf for +-0, +inf for +inf, m = NaN for
+   x < 0 and NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog)(FUSE__VEC x) {
+  FUSE__VEC m, e, y;
+  FUSE__V_FREXP(x, m, e);
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_SUB(m, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  return FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+}
+
+/* log1p(x) = log(u), u = 1 + x rounded, with the rounding error c = (1 - u) + x (exact) put
+   back: u = m 2^e, and f = m - 1 + c 2^-e is (1 + x) 2^-e - 1 to within its own rounding; for
+   x in [-0.25, 0.5) (e = 0) f is x itself. +inf is the one input where c is inf - inf;
+   log1p has the sign of x, so has the result (log1p(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC u = FUSE__V_ADD(one, x), m, e, c, scale, y;
+  FUSE__V_FREXP(u, m, e);
+  c = FUSE__V_ADD(FUSE__V_SUB(one, u), x);
+  /* 2^-e, e clamped into POW2's range (e = -inf at x = -1, where c is 0) */
+  scale = FUSE__V_POW2(FUSE__V_MAX(FUSE__V_SET1(-126.0f),
+                                   FUSE__V_MIN(FUSE__V_SET1(126.0f), FUSE__V_NEG(e))));
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_FMA(c, scale, FUSE__V_SUB(m, one)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+  y = FUSE__V_SELECT(FUSE__V_EQ(x, FUSE__V_SET1(INFINITY)), x, y);
+  return FUSE__V_COPYSIGN(y, x);
+}
+
+/* tanh(x): x + x^3 P(x^2) for |x| < 0.625; beyond, 1 - 2 / (e^(2|x|) + 1) with the sign of x
+   (e^(2|x|) overflows to +inf for |x| > 44: the result is then 1). Both are computed, and each
+   lane takes one; the sign of x is put back last, as x + x^3 P(x^2) is +0 for x = -0. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) {
+  static const float c[5] = {-0.333332598f, 0.133311272f, -0.0537210666f, 0.0205909871f,
+                             -0.00565998862f};
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC ax = FUSE__V_ABS(x), x2 = FUSE__V_MUL(x, x), small, large;
+  small = FUSE__V_FMA(FUSE__V_MUL(x, x2), FUSE__VEC_FN(fuse__vpoly)(x2, c, 5), x);
+  large = FUSE__VEC_FN(fuse__vexp)(FUSE__V_ADD(ax, ax));
+  large = FUSE__V_SUB(one, FUSE__V_DIV(FUSE__V_SET1(2.0f), FUSE__V_ADD(large, one)));
+  return FUSE__V_COPYSIGN(FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.625f)), small, large), x);
+}
+
+/* sigmoid(x) = 1 / (1 + e^-x), from e = e^-|x| in (0, 1], which never overflows: 1 / (1 + e)
+   for x >= 0, e / (1 + e) for x < 0 (exact to the denormals as e is, where 1 - 1 / (1 + e)
+   would cancel) */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
+}
+
+/* erf(x): x + x P(x^2) for |x| < 0.921875 (P(0) = 2/sqrt(pi) - 1: x P(x^2) is the small
+   part, rounded before it is added); beyond, 1 - e^(-x^2) G(|x|) with the sign of x, where
+   G(a) = erfc(a) e^(a^2) is smooth on [0.921875, 4], fitted as a polynomial in a - 2.5 for the
+   absolute error of erfc (erf rounds to +-1 beyond 3.92: |x| is clamped to 4). x^2 rounded
+   costs little: e^(-x^2) has the relative error x^2 * 2^-24 where erfc is smaller still. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__verf)(FUSE__VEC x) {
+  static const float small_c[6] = {0.128379107f,  -0.376124948f, 0.112818159f,
+                                   -0.0267666169f, 0.00499318028f, -0.000599085528f};
+  static const float large_c[11] = {0.21080628f,     -0.0743472204f,  0.0249400325f,
+                                    -0.00800196826f, 0.00245864224f,  -0.000734265719f,
+                                    0.000223047347f, -5.66608978e-05f, 8.81476899e-06f,
+                                    -5.73326633e-06f, 2.7218432e-06f};
+  FUSE__VEC ax = FUSE__V_ABS(x), a, small, large;
+  small = FUSE__V_FMA(x, FUSE__VEC_FN(fuse__vpoly)(FUSE__V_MUL(x, x), small_c, 6), x);
+  a = FUSE__V_MIN(FUSE__V_SET1(4.0f), ax);
+  large = FUSE__VEC_FN(fuse__vpoly)(FUSE__V_SUB(a, FUSE__V_SET1(2.5f)), large_c, 11);
+  large = FUSE__V_FMA(FUSE__V_NEG(FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_MUL(a, a)))), large,
+                      FUSE__V_SET1(1.0f));
+  return FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.921875f)), small,
+                        FUSE__V_COPYSIGN(large, x));
+}
+
+#undef FUSE__LN2_HIGH
+#undef FUSE__LN2_LOW
+#undef FUSE__LOG2E
 /* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
@@ -7958,6 +8190,23 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -8006,28 +8255,171 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
-/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
-#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
-  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
-    float t[16];                                                                           \
-    int i;                                                                                 \
-    FUSE__V_STORE(t, x);                                                                   \
-    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
-      float v = t[i];                                                                      \
-      t[i] = (expr);                                                                       \
-    }                                                                                      \
-    return FUSE__V_LOAD(t);                                                                \
-  }
-FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
-FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
-FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
-FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
-FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
-FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
-FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
-#undef FUSE__VMATH_LANEWISE
+/* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
+   whose post-op kinds call them): exp, expm1, log, log1p, tanh, sigmoid and erf of each lane,
+   written once, so the scalar instance computes the same polynomials as the SIMD ones (their
+   results differ only where FMA contraction rounds differently: the scalar layer's FUSE__V_FMA
+   is a * b + c, two roundings). No libm: range reduction and minimax polynomials, whose
+   coefficients tools/vmath_coeffs.py computes (a Remez exchange in mpmath; each polynomial's
+   interval and weight are given there).
+
+   Accuracy, checked over all 2^32 inputs by `make test-vmath` (tests/test_vmath.c) against
+   libm in double: see the bounds in README.md (Math functions). Special values are libm's:
+   NaN gives NaN; the infinities, +-0 and saturation give what libm gives; results in the
+   denormal range are computed, not flushed. */
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1), Horner's rule; always inlined, so the loop unrolls
+   into n - 1 FMAs with the coefficients as constants */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__vpoly)(FUSE__VEC x,
+                                                                           const float *c,
+                                                                           int n) {
+  FUSE__VEC p = FUSE__V_SET1(c[n - 1]);
+  int i;
+  FUSE__UNROLL
+  for (i = n - 2; i >= 0; i--) p = FUSE__V_FMA(p, x, FUSE__V_SET1(c[i]));
+  return p;
+}
+
+/* ln 2 in two parts (Cody and Waite): the high part has 12 significant bits, so n * high is
+   exact for the |n| <= 150 of exp and log (no FMA needed), and the low part is positive, so
+   that log's e * low never meets e * high as inf - inf */
+#define FUSE__LN2_HIGH 0.693115234375f
+#define FUSE__LN2_LOW 3.19461833e-5f
+#define FUSE__LOG2E 1.44269502f
+
+/* exp(x) = 2^n e^r, n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2]; e^r by a degree-6
+   polynomial, 2^n by FUSE__V_LDEXP, which rounds once into the denormals or to +inf. x is
+   clamped first to [-104, 89] (NaN passes): e^-104 rounds to 0 and e^89 to +inf. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexp)(FUSE__VEC x) {
+  static const float c[7] = {1.0f,          1.0f,           0.499999911f, 0.166664198f,
+                             0.0416682251f, 0.00837481581f, 0.00138368504f};
+  FUSE__VEC n, r;
+  x = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-104.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(x, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), x);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  return FUSE__V_LDEXP(FUSE__VEC_FN(fuse__vpoly)(r, c, 7), n);
+}
+
+/* expm1(x) = e^x - 1 = 2 (2^(n-1) (e^r - 1) + 2^(n-1) - 1/2), with n and r as in exp and
+   e^r - 1 = r + r^2 P(r): for |x| < ln2 / 2 (n = 0) that is r + r^2 P(r) itself, accurate
+   relative to the result, and 2^(n-1) stays normal for x up to 89 (the factor 2 at the end
+   overflows to +inf). Below -25 the result rounds to -1: x is clamped to [-25, 89]. expm1 has
+   the sign of x; so has the result (expm1(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexpm1)(FUSE__VEC x) {
+  static const float c[6] = {0.5f,          0.166666657f,  0.041666355f,
+                             0.00833340269f, 0.00139410049f, 0.000198412527f};
+  FUSE__VEC n, r, em1, half_scale, y;
+  y = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-25.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(y, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), y);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  em1 = FUSE__V_FMA(FUSE__V_MUL(r, r), FUSE__VEC_FN(fuse__vpoly)(r, c, 6), r);
+  half_scale = FUSE__V_POW2(FUSE__V_SUB(n, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(half_scale, em1, FUSE__V_SUB(half_scale, FUSE__V_SET1(0.5f)));
+  return FUSE__V_COPYSIGN(FUSE__V_ADD(y, y), x);
+}
+
+/* log(1 + f) for f in [-0.25, 0.5): f + f^2 P(f), P of degree 8 */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__VEC f) {
+  static const float c[8] = {-0.500000656f, 0.333335936f,  -0.249932185f, 0.199759126f,
+                             -0.16824311f,  0.149944946f,  -0.120767191f, 0.054111775f};
+  return FUSE__V_FMA(FUSE__V_MUL(f, f), FUSE__VEC_FN(fuse__vpoly)(f, c, 8), f);
+}
+
+/* log(x) = e ln2 + log(m), x = m 2^e, m in [0.75, 1.5) (FUSE__V_FREXP, denormals included).
+   The special values come out of the split: e = -inf for +-0, +inf for +inf, m = NaN for
+   x < 0 and NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog)(FUSE__VEC x) {
+  FUSE__VEC m, e, y;
+  FUSE__V_FREXP(x, m, e);
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_SUB(m, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  return FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+}
+
+/* log1p(x) = log(u), u = 1 + x rounded, with the rounding error c = (1 - u) + x (exact) put
+   back: u = m 2^e, and f = m - 1 + c 2^-e is (1 + x) 2^-e - 1 to within its own rounding; for
+   x in [-0.25, 0.5) (e = 0) f is x itself. +inf is the one input where c is inf - inf;
+   log1p has the sign of x, so has the result (log1p(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC u = FUSE__V_ADD(one, x), m, e, c, scale, y;
+  FUSE__V_FREXP(u, m, e);
+  c = FUSE__V_ADD(FUSE__V_SUB(one, u), x);
+  /* 2^-e, e clamped into POW2's range (e = -inf at x = -1, where c is 0) */
+  scale = FUSE__V_POW2(FUSE__V_MAX(FUSE__V_SET1(-126.0f),
+                                   FUSE__V_MIN(FUSE__V_SET1(126.0f), FUSE__V_NEG(e))));
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_FMA(c, scale, FUSE__V_SUB(m, one)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+  y = FUSE__V_SELECT(FUSE__V_EQ(x, FUSE__V_SET1(INFINITY)), x, y);
+  return FUSE__V_COPYSIGN(y, x);
+}
+
+/* tanh(x): x + x^3 P(x^2) for |x| < 0.625; beyond, 1 - 2 / (e^(2|x|) + 1) with the sign of x
+   (e^(2|x|) overflows to +inf for |x| > 44: the result is then 1). Both are computed, and each
+   lane takes one; the sign of x is put back last, as x + x^3 P(x^2) is +0 for x = -0. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) {
+  static const float c[5] = {-0.333332598f, 0.133311272f, -0.0537210666f, 0.0205909871f,
+                             -0.00565998862f};
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC ax = FUSE__V_ABS(x), x2 = FUSE__V_MUL(x, x), small, large;
+  small = FUSE__V_FMA(FUSE__V_MUL(x, x2), FUSE__VEC_FN(fuse__vpoly)(x2, c, 5), x);
+  large = FUSE__VEC_FN(fuse__vexp)(FUSE__V_ADD(ax, ax));
+  large = FUSE__V_SUB(one, FUSE__V_DIV(FUSE__V_SET1(2.0f), FUSE__V_ADD(large, one)));
+  return FUSE__V_COPYSIGN(FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.625f)), small, large), x);
+}
+
+/* sigmoid(x) = 1 / (1 + e^-x), from e = e^-|x| in (0, 1], which never overflows: 1 / (1 + e)
+   for x >= 0, e / (1 + e) for x < 0 (exact to the denormals as e is, where 1 - 1 / (1 + e)
+   would cancel) */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
+}
+
+/* erf(x): x + x P(x^2) for |x| < 0.921875 (P(0) = 2/sqrt(pi) - 1: x P(x^2) is the small
+   part, rounded before it is added); beyond, 1 - e^(-x^2) G(|x|) with the sign of x, where
+   G(a) = erfc(a) e^(a^2) is smooth on [0.921875, 4], fitted as a polynomial in a - 2.5 for the
+   absolute error of erfc (erf rounds to +-1 beyond 3.92: |x| is clamped to 4). x^2 rounded
+   costs little: e^(-x^2) has the relative error x^2 * 2^-24 where erfc is smaller still. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__verf)(FUSE__VEC x) {
+  static const float small_c[6] = {0.128379107f,  -0.376124948f, 0.112818159f,
+                                   -0.0267666169f, 0.00499318028f, -0.000599085528f};
+  static const float large_c[11] = {0.21080628f,     -0.0743472204f,  0.0249400325f,
+                                    -0.00800196826f, 0.00245864224f,  -0.000734265719f,
+                                    0.000223047347f, -5.66608978e-05f, 8.81476899e-06f,
+                                    -5.73326633e-06f, 2.7218432e-06f};
+  FUSE__VEC ax = FUSE__V_ABS(x), a, small, large;
+  small = FUSE__V_FMA(x, FUSE__VEC_FN(fuse__vpoly)(FUSE__V_MUL(x, x), small_c, 6), x);
+  a = FUSE__V_MIN(FUSE__V_SET1(4.0f), ax);
+  large = FUSE__VEC_FN(fuse__vpoly)(FUSE__V_SUB(a, FUSE__V_SET1(2.5f)), large_c, 11);
+  large = FUSE__V_FMA(FUSE__V_NEG(FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_MUL(a, a)))), large,
+                      FUSE__V_SET1(1.0f));
+  return FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.921875f)), small,
+                        FUSE__V_COPYSIGN(large, x));
+}
+
+#undef FUSE__LN2_HIGH
+#undef FUSE__LN2_LOW
+#undef FUSE__LOG2E
 /* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
@@ -8146,6 +8538,23 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -8187,28 +8596,177 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
-/* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
-#define FUSE__VMATH_LANEWISE(name, expr)                                                    \
-  FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(name)(FUSE__VEC x) {               \
-    float t[16];                                                                           \
-    int i;                                                                                 \
-    FUSE__V_STORE(t, x);                                                                   \
-    for (i = 0; i < FUSE__VEC_WIDTH; i++) {                                                \
-      float v = t[i];                                                                      \
-      t[i] = (expr);                                                                       \
-    }                                                                                      \
-    return FUSE__V_LOAD(t);                                                                \
-  }
-FUSE__VMATH_LANEWISE(fuse__vexp, expf(v))
-FUSE__VMATH_LANEWISE(fuse__vexpm1, expm1f(v))
-FUSE__VMATH_LANEWISE(fuse__vlog, logf(v))
-FUSE__VMATH_LANEWISE(fuse__vlog1p, log1pf(v))
-FUSE__VMATH_LANEWISE(fuse__vtanh, tanhf(v))
-FUSE__VMATH_LANEWISE(fuse__vsigmoid, 1.0f / (1.0f + expf(-v)))
-FUSE__VMATH_LANEWISE(fuse__verf, erff(v))
-#undef FUSE__VMATH_LANEWISE
+/* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
+   whose post-op kinds call them): exp, expm1, log, log1p, tanh, sigmoid and erf of each lane,
+   written once, so the scalar instance computes the same polynomials as the SIMD ones (their
+   results differ only where FMA contraction rounds differently: the scalar layer's FUSE__V_FMA
+   is a * b + c, two roundings). No libm: range reduction and minimax polynomials, whose
+   coefficients tools/vmath_coeffs.py computes (a Remez exchange in mpmath; each polynomial's
+   interval and weight are given there).
+
+   Accuracy, checked over all 2^32 inputs by `make test-vmath` (tests/test_vmath.c) against
+   libm in double: see the bounds in README.md (Math functions). Special values are libm's:
+   NaN gives NaN; the infinities, +-0 and saturation give what libm gives; results in the
+   denormal range are computed, not flushed. */
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1), Horner's rule; always inlined, so the loop unrolls
+   into n - 1 FMAs with the coefficients as constants */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__vpoly)(FUSE__VEC x,
+                                                                           const float *c,
+                                                                           int n) {
+  FUSE__VEC p = FUSE__V_SET1(c[n - 1]);
+  int i;
+  FUSE__UNROLL
+  for (i = n - 2; i >= 0; i--) p = FUSE__V_FMA(p, x, FUSE__V_SET1(c[i]));
+  return p;
+}
+
+/* ln 2 in two parts (Cody and Waite): the high part has 12 significant bits, so n * high is
+   exact for the |n| <= 150 of exp and log (no FMA needed), and the low part is positive, so
+   that log's e * low never meets e * high as inf - inf */
+#define FUSE__LN2_HIGH 0.693115234375f
+#define FUSE__LN2_LOW 3.19461833e-5f
+#define FUSE__LOG2E 1.44269502f
+
+/* exp(x) = 2^n e^r, n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2]; e^r by a degree-6
+   polynomial, 2^n by FUSE__V_LDEXP, which rounds once into the denormals or to +inf. x is
+   clamped first to [-104, 89] (NaN passes): e^-104 rounds to 0 and e^89 to +inf. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexp)(FUSE__VEC x) {
+  static const float c[7] = {1.0f,          1.0f,           0.499999911f, 0.166664198f,
+                             0.0416682251f, 0.00837481581f, 0.00138368504f};
+  FUSE__VEC n, r;
+  x = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-104.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(x, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), x);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  return FUSE__V_LDEXP(FUSE__VEC_FN(fuse__vpoly)(r, c, 7), n);
+}
+
+/* expm1(x) = e^x - 1 = 2 (2^(n-1) (e^r - 1) + 2^(n-1) - 1/2), with n and r as in exp and
+   e^r - 1 = r + r^2 P(r): for |x| < ln2 / 2 (n = 0) that is r + r^2 P(r) itself, accurate
+   relative to the result, and 2^(n-1) stays normal for x up to 89 (the factor 2 at the end
+   overflows to +inf). Below -25 the result rounds to -1: x is clamped to [-25, 89]. expm1 has
+   the sign of x; so has the result (expm1(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexpm1)(FUSE__VEC x) {
+  static const float c[6] = {0.5f,          0.166666657f,  0.041666355f,
+                             0.00833340269f, 0.00139410049f, 0.000198412527f};
+  FUSE__VEC n, r, em1, half_scale, y;
+  y = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-25.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(y, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), y);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  em1 = FUSE__V_FMA(FUSE__V_MUL(r, r), FUSE__VEC_FN(fuse__vpoly)(r, c, 6), r);
+  half_scale = FUSE__V_POW2(FUSE__V_SUB(n, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(half_scale, em1, FUSE__V_SUB(half_scale, FUSE__V_SET1(0.5f)));
+  return FUSE__V_COPYSIGN(FUSE__V_ADD(y, y), x);
+}
+
+/* log(1 + f) for f in [-0.25, 0.5): f + f^2 P(f), P of degree 8 */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__VEC f) {
+  static const float c[8] = {-0.500000656f, 0.333335936f,  -0.249932185f, 0.199759126f,
+                             -0.16824311f,  0.149944946f,  -0.120767191f, 0.054111775f};
+  return FUSE__V_FMA(FUSE__V_MUL(f, f), FUSE__VEC_FN(fuse__vpoly)(f, c, 8), f);
+}
+
+/* log(x) = e ln2 + log(m), x = m 2^e, m in [0.75, 1.5) (FUSE__V_FREXP, denormals included).
+   The special values come out of the split: e = -inf for +-0, +inf for +inf, m = NaN for
+   x < 0 and NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog)(FUSE__VEC x) {
+  FUSE__VEC m, e, y;
+  FUSE__V_FREXP(x, m, e);
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_SUB(m, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  return FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+}
+
+/* log1p(x) = log(u), u = 1 + x rounded, with the rounding error c = (1 - u) + x (exact) put
+   back: u = m 2^e, and f = m - 1 + c 2^-e is (1 + x) 2^-e - 1 to within its own rounding; for
+   x in [-0.25, 0.5) (e = 0) f is x itself. +inf is the one input where c is inf - inf;
+   log1p has the sign of x, so has the result (log1p(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC u = FUSE__V_ADD(one, x), m, e, c, scale, y;
+  FUSE__V_FREXP(u, m, e);
+  c = FUSE__V_ADD(FUSE__V_SUB(one, u), x);
+  /* 2^-e, e clamped into POW2's range (e = -inf at x = -1, where c is 0) */
+  scale = FUSE__V_POW2(FUSE__V_MAX(FUSE__V_SET1(-126.0f),
+                                   FUSE__V_MIN(FUSE__V_SET1(126.0f), FUSE__V_NEG(e))));
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_FMA(c, scale, FUSE__V_SUB(m, one)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+  y = FUSE__V_SELECT(FUSE__V_EQ(x, FUSE__V_SET1(INFINITY)), x, y);
+  return FUSE__V_COPYSIGN(y, x);
+}
+
+/* tanh(x): x + x^3 P(x^2) for |x| < 0.625; beyond, 1 - 2 / (e^(2|x|) + 1) with the sign of x
+   (e^(2|x|) overflows to +inf for |x| > 44: the result is then 1). Both are computed, and each
+   lane takes one; the sign of x is put back last, as x + x^3 P(x^2) is +0 for x = -0. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) {
+  static const float c[5] = {-0.333332598f, 0.133311272f, -0.0537210666f, 0.0205909871f,
+                             -0.00565998862f};
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC ax = FUSE__V_ABS(x), x2 = FUSE__V_MUL(x, x), small, large;
+  small = FUSE__V_FMA(FUSE__V_MUL(x, x2), FUSE__VEC_FN(fuse__vpoly)(x2, c, 5), x);
+  large = FUSE__VEC_FN(fuse__vexp)(FUSE__V_ADD(ax, ax));
+  large = FUSE__V_SUB(one, FUSE__V_DIV(FUSE__V_SET1(2.0f), FUSE__V_ADD(large, one)));
+  return FUSE__V_COPYSIGN(FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.625f)), small, large), x);
+}
+
+/* sigmoid(x) = 1 / (1 + e^-x), from e = e^-|x| in (0, 1], which never overflows: 1 / (1 + e)
+   for x >= 0, e / (1 + e) for x < 0 (exact to the denormals as e is, where 1 - 1 / (1 + e)
+   would cancel) */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
+}
+
+/* erf(x): x + x P(x^2) for |x| < 0.921875 (P(0) = 2/sqrt(pi) - 1: x P(x^2) is the small
+   part, rounded before it is added); beyond, 1 - e^(-x^2) G(|x|) with the sign of x, where
+   G(a) = erfc(a) e^(a^2) is smooth on [0.921875, 4], fitted as a polynomial in a - 2.5 for the
+   absolute error of erfc (erf rounds to +-1 beyond 3.92: |x| is clamped to 4). x^2 rounded
+   costs little: e^(-x^2) has the relative error x^2 * 2^-24 where erfc is smaller still. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__verf)(FUSE__VEC x) {
+  static const float small_c[6] = {0.128379107f,  -0.376124948f, 0.112818159f,
+                                   -0.0267666169f, 0.00499318028f, -0.000599085528f};
+  static const float large_c[11] = {0.21080628f,     -0.0743472204f,  0.0249400325f,
+                                    -0.00800196826f, 0.00245864224f,  -0.000734265719f,
+                                    0.000223047347f, -5.66608978e-05f, 8.81476899e-06f,
+                                    -5.73326633e-06f, 2.7218432e-06f};
+  FUSE__VEC ax = FUSE__V_ABS(x), a, small, large;
+  small = FUSE__V_FMA(x, FUSE__VEC_FN(fuse__vpoly)(FUSE__V_MUL(x, x), small_c, 6), x);
+  a = FUSE__V_MIN(FUSE__V_SET1(4.0f), ax);
+  large = FUSE__VEC_FN(fuse__vpoly)(FUSE__V_SUB(a, FUSE__V_SET1(2.5f)), large_c, 11);
+  large = FUSE__V_FMA(FUSE__V_NEG(FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_MUL(a, a)))), large,
+                      FUSE__V_SET1(1.0f));
+  return FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.921875f)), small,
+                        FUSE__V_COPYSIGN(large, x));
+}
+
+#undef FUSE__LN2_HIGH
+#undef FUSE__LN2_LOW
+#undef FUSE__LOG2E
 /* ==== end src/kernels/vmath.inc ==== */
 /* ==== begin src/kernels/post.inc ==== */
 /* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
@@ -8327,6 +8885,23 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -8463,6 +9038,30 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
+   (e) = _mm512_getexp_ps(x),                                                                \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
@@ -9638,6 +10237,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -9687,6 +10303,19 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
@@ -10330,6 +10959,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -10379,6 +11025,25 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
@@ -11155,6 +11820,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -11276,6 +11958,30 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
+   (e) = _mm512_getexp_ps(x),                                                                \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -12548,6 +13254,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -12596,6 +13319,19 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -13868,6 +14604,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -13909,6 +14662,25 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -15181,6 +15953,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -15249,6 +16038,30 @@ struct fuse__pool_args {
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
+   (e) = _mm512_getexp_ps(x),                                                                \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
@@ -15365,6 +16178,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -15441,6 +16271,19 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
 /* ==== begin src/kernels/pool.inc ==== */
@@ -15579,6 +16422,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
@@ -15621,6 +16481,25 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
 /* ==== begin src/kernels/transpose.inc ==== */
@@ -15759,6 +16638,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif

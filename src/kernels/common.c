@@ -53,7 +53,85 @@
 typedef struct fuse__dw_args fuse__dw_args;
 typedef struct fuse__pool_args fuse__pool_args;
 
-/* The epilogue routine (post.inc), once per vector layer: every kernel family uses it. */
+/* The vector layers' operations that take more than one line: the scalar layer's bit
+   operations on floats (through memcpy, which is how C reads a float's bits), its rounding, and
+   the AVX2 layer's FUSE__V_LDEXP and FUSE__V_FREXP (AVX-512 has instructions for both). What
+   each one means is written at its macro in vec_scalar.h. */
+static inline uint32_t fuse__float_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline float fuse__bits_float(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+/* 1.5 * 2^23: x + it lies in [2^23, 2^24), where the floats are the integers (|x| < 2^22) */
+static inline float fuse__round_scalar(float x) {
+  const float magic = 12582912.0f;
+  float shifted = x + magic; /* a float again, whatever the excess precision of the FPU */
+  return shifted - magic;
+}
+/* two factors 2^floor(n/2) and 2^(n - floor(n/2)), both normal: the first product is exact,
+   the second rounds once */
+static inline float fuse__ldexp_scalar(float x, float n) {
+  int32_t k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
+  return x * fuse__bits_float((uint32_t)(half + 127) << 23) *
+         fuse__bits_float((uint32_t)(k - half + 127) << 23);
+}
+static inline float fuse__frexp_scalar(float x, float *e) {
+  uint32_t bits;
+  int32_t k, scaled = 0;
+  if (x != x || x < 0) { /* NaN, negative */
+    *e = 0.0f;
+    return NAN;
+  }
+  if (x == 0) {
+    *e = -INFINITY;
+    return 1.0f;
+  }
+  if (x == INFINITY) {
+    *e = INFINITY;
+    return 1.0f;
+  }
+  if (x < 1.17549435e-38f) { /* a denormal: scaled by 2^24 into the normal range */
+    x *= 16777216.0f;
+    scaled = 24;
+  }
+  /* the exponent of x / 0.75 (0x3f400000: 0.75's bits); the mantissa field with that exponent
+     taken out of x's is in [0.75, 1.5) */
+  bits = fuse__float_bits(x);
+  k = (int32_t)((bits - 0x3f400000u) >> 23) - ((bits < 0x3f400000u) ? 512 : 0);
+  *e = (float)(k - scaled);
+  return fuse__bits_float(bits - ((uint32_t)k << 23));
+}
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static inline __m256 fuse__ldexp_avx2(__m256 x, __m256 n) {
+  __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1), bias = _mm256_set1_epi32(127);
+  __m256 first = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  __m256 second = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, half), bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(x, first), second);
+}
+__attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256 x, __m256 *e) {
+  const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
+  __m256 denormal = _mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
+  __m256 scaled = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(16777216.0f)), denormal);
+  __m256i bits = _mm256_castps_si256(scaled);
+  __m256i k = _mm256_srai_epi32(_mm256_sub_epi32(bits, _mm256_set1_epi32(0x3f400000)), 23);
+  __m256 m = _mm256_castsi256_ps(_mm256_sub_epi32(bits, _mm256_slli_epi32(k, 23)));
+  __m256 exponent = _mm256_sub_ps(_mm256_cvtepi32_ps(k),
+                                  _mm256_and_ps(denormal, _mm256_set1_ps(24.0f)));
+  exponent = _mm256_blendv_ps(exponent, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, zero, _CMP_EQ_OQ));
+  *e = _mm256_blendv_ps(exponent, inf, _mm256_cmp_ps(x, inf, _CMP_EQ_OQ));
+  /* NaN where x is NaN or negative (-0 is not) */
+  return _mm256_blendv_ps(m, _mm256_set1_ps(NAN), _mm256_cmp_ps(x, zero, _CMP_NGE_UQ));
+}
+#endif
+
+/* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
+   once per vector layer: every kernel family uses them. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
 #include "vmath.inc"

@@ -39,3 +39,16 @@
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))

@@ -28,6 +28,23 @@
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
 #undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif

@@ -33,3 +33,22 @@
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
