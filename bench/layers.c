@@ -1,6 +1,7 @@
 /* layers.c - the conv layer suite of the kernels issue: fuse.h against oneDNN and the peak.
 
-   Each layer is conv2d + bias + relu (relu6 for depthwise), batch 1, FP32, shapes from
+   Each layer is conv2d + bias + relu (relu6 for depthwise; SiLU for EfficientNet's layers,
+   hardswish for MobileNetV3's, written as PyTorch exports them), batch 1, FP32, shapes from
    resnet18 / resnet50 / mobilenet_v2 plus awkward ones (3-channel stems, stride 2, channel
    counts that are not a multiple of 16, odd sizes). For each layer, in one process:
 
@@ -90,12 +91,14 @@
 
 typedef struct layer {
   const char *name;
-  int c, hw, k, ksize, stride, pad, groups, relu6;
+  int c, hw, k, ksize, stride, pad, groups, post; /* post: one of the P_* below */
 } layer;
+enum { P_RELU, P_RELU6, P_SILU, P_HARDSWISH };
+static const char *const POST_NAMES[] = {"relu", "relu6", "silu", "hardswish"};
 
 /* clang-format off */
 static const layer LAYERS[] = {
-    /* name                          C   H=W     K  KxK  s  pad groups relu6 */
+    /* name                          C   H=W     K  KxK  s  pad groups post */
     {"r18 conv1 7x7s2 3>64 @224",     3, 224,   64, 7, 2, 3, 1, 0},
     {"r18 3x3 64>64 @56",            64,  56,   64, 3, 1, 1, 1, 0},
     {"r18 3x3s2 64>128 @56",         64,  56,  128, 3, 2, 1, 1, 0},
@@ -114,6 +117,13 @@ static const layer LAYERS[] = {
     {"mv2 dw3x3s2 96 @112 relu6",    96, 112,   96, 3, 2, 1, 96, 1},
     {"mv2 dw3x3 144 @56 relu6",     144,  56,  144, 3, 1, 1, 144, 1},
     {"mv2 dw3x3 576 @14 relu6",     576,  14,  576, 3, 1, 1, 576, 1},
+    {"eb0 1x1 16>96 @112 silu",      16, 112,   96, 1, 1, 0, 1, P_SILU},
+    {"eb0 dw3x3s2 96 @112 silu",     96, 112,   96, 3, 2, 1, 96, P_SILU},
+    {"eb0 1x1 40>240 @28 silu",      40,  28,  240, 1, 1, 0, 1, P_SILU},
+    {"eb0 dw5x5 480 @14 silu",      480,  14,  480, 5, 1, 2, 480, P_SILU},
+    {"mv3 conv1 3x3s2 3>16 @224 hsw", 3, 224,   16, 3, 2, 1, 1, P_HARDSWISH},
+    {"mv3 1x1 40>240 @28 hswish",    40,  28,  240, 1, 1, 0, 1, P_HARDSWISH},
+    {"mv3 dw5x5 240 @14 hswish",    240,  14,  240, 5, 1, 2, 240, P_HARDSWISH},
     {"odd 3x3 24>40 @56",            24,  56,   40, 3, 1, 1, 1, 0},
     {"odd 3x3s2 40>72 @57",          40,  57,   72, 3, 2, 1, 1, 0},
     {"odd 1x1 100>36 @30",          100,  30,   36, 1, 1, 0, 1, 0},
@@ -272,7 +282,12 @@ static fuse_graph *build_graph(const layer *L, const float *w, const float *b) {
   x = fuse_input(g, "x", 4, xs);
   y = fuse_conv2d(g, x, fuse_constant(g, "w", 4, ws, w), &a);
   y = fuse_add(g, y, fuse_reshape(g, fuse_constant(g, "b", 1, bs, b), 4, rs));
-  y = L->relu6 ? fuse_clip(g, y, 0.0f, 6.0f) : fuse_relu(g, y);
+  switch (L->post) {
+  case P_RELU6: y = fuse_clip(g, y, 0.0f, 6.0f); break;
+  case P_SILU: y = fuse_mul(g, y, fuse_sigmoid(g, y)); break; /* as PyTorch exports SiLU */
+  case P_HARDSWISH: y = fuse_hardswish(g, y); break;
+  default: y = fuse_relu(g, y); break;
+  }
   fuse_output(g, y);
   if (fuse_graph_status(g) != FUSE_OK)
     die("build", fuse_graph_error(g));
@@ -380,8 +395,12 @@ static void bd_setup(bd_case *c, const layer *L, float *x, float *w, float *b) {
                                                       &bias_md, &dst_md, strides, dil, pad, pad),
            "dnnl convolution desc");
   bd_check(dnnl_post_ops_create(&po), "dnnl post ops");
-  if (L->relu6)
+  if (L->post == P_RELU6)
     bd_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f, 6.0f), "post op");
+  else if (L->post == P_SILU)
+    bd_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f), "post op");
+  else if (L->post == P_HARDSWISH)
+    bd_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f), "post op");
   else
     bd_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f), "post op");
   bd_check(dnnl_primitive_attr_create(&attr), "dnnl attr");
@@ -682,7 +701,7 @@ int main(int argc, char **argv) {
     float *x = alloc_floats(nin), *w = alloc_floats(nw), *b = alloc_floats((size_t)L->k);
     float *ref = alloc_floats(nout), *y = alloc_floats(nout), *yauto = alloc_floats(nout);
     /* conv outputs of standard deviation about 0.5 (relu), 4 for relu6 (some 7% above 6) */
-    float wscale = 1.0f / sqrtf((float)(nw / (size_t)L->k)) * (L->relu6 ? 12.0f : 1.5f);
+    float wscale = 1.0f / sqrtf((float)(nw / (size_t)L->k)) * (L->post == P_RELU6 ? 12.0f : 1.5f);
     fuse_graph *g_fused, *g_plain;
     fuse_plan *plans[NUM_V];
     fuse_isa isas[NUM_V];
@@ -868,7 +887,7 @@ int main(int argc, char **argv) {
     if (!f)
       continue;
     fprintf(f,
-            "Layers: conv2d + bias + relu (relu6 for depthwise), batch 1, FP32, %d thread%s, "
+            "Layers: conv2d + bias + relu (relu6 for depthwise, silu / hardswish where named), batch 1, FP32, %d thread%s, "
             "NCHW in/out for fuse.h (layout conversions included), oneDNN in its own layout "
             "(execution only); conv step = the fused plan's conv step alone, without the "
             "conversions.\n\n",
@@ -973,7 +992,7 @@ int main(int argc, char **argv) {
     if (R->steps < 0)
       continue;
     fprintf(csv, "\"%s\",%d,%d,%d,%d,%d,%d,%d,%s,%.6f,%d,%d,%d", L->name, L->c, L->hw, L->k,
-            L->ksize, L->stride, L->pad, L->groups, L->relu6 ? "relu6" : "relu", layer_gflop(L),
+            L->ksize, L->stride, L->pad, L->groups, POST_NAMES[L->post], layer_gflop(L),
             R->steps, R->unfused_steps, R->conv_step);
     for (v = 0; v < NUM_V; v++) {
       if (R->sec[v] > 0)
