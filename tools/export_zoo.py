@@ -312,6 +312,26 @@ def register_missing_symbolics():
         torch.onnx.register_custom_op_symbolic("aten::zero", zero, opset)
 
 
+def one_external_file(path):
+    """torch.onnx.export writes a model over 2 GB with each tensor in a file of its own beside
+    it, named after the tensor (so two exports in one directory share names): gather them into
+    one <model>.data file, as fuse_onnx_load_file reads either way."""
+    import onnx
+    from onnx import external_data_helper
+    m = onnx.load(path, load_external_data=False)
+    files = {e.value for t in m.graph.initializer for e in t.external_data if e.key == "location"}
+    if not files:
+        return
+    d = os.path.dirname(path)
+    onnx.load_external_data_for_model(m, d)
+    data = os.path.splitext(os.path.basename(path))[0] + ".data"
+    onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data, size_threshold=1024)
+    for f in files:
+        if f != data and os.path.exists(os.path.join(d, f)):
+            os.remove(os.path.join(d, f))
+
+
 def export_one(name, out_dir, opset, refs_only=False):
     t0 = time.time()
     model, shapes = build(name)
@@ -331,6 +351,7 @@ def export_one(name, out_dir, opset, refs_only=False):
         torch.onnx.export(model, xs, base + ".onnx", opset_version=opset, do_constant_folding=True,
                           input_names=["input%d" % i if i else "input" for i in range(len(xs))],
                           output_names=["output%d" % i if i else "output" for i in range(len(ys))])
+        one_external_file(base + ".onnx")
         np.concatenate([x.numpy().astype("<f4").ravel() for x in xs]).tofile(base + ".input.bin")
     y32, y64, far = reference64(model, xs)
     np.concatenate([y.detach().numpy().astype("<f4").ravel() for y in y64]).tofile(base + ".output.bin")
