@@ -50,8 +50,9 @@
 enum { EXP, EXPM1, LOG, LOG1P, TANH, SIGMOID, ERF, FUNCTIONS };
 static const char *const function_name[FUNCTIONS] = {"exp",  "expm1",   "log", "log1p",
                                                      "tanh", "sigmoid", "erf"};
-/* the largest error allowed, in ulps (README.md states the same bounds) */
-static const double BOUND[FUNCTIONS] = {1.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5};
+/* the largest error allowed, in ulps (README.md states the same bounds): over all 2^32 inputs
+   the largest seen on any instruction set, rounded up to the next half ulp at least 0.05 away */
+static const double BOUND[FUNCTIONS] = {1.5, 2.0, 1.5, 1.5, 1.5, 2.5, 2.5};
 
 enum { SCALAR, AVX2, AVX512, ISAS };
 static const char *const isa_name[ISAS] = {"scalar", "avx2", "avx512"};
