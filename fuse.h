@@ -1017,6 +1017,7 @@ typedef enum fuse__op {
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
+  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1035,7 +1036,7 @@ static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
     "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
     "conv_transpose2d",
-    "copy", "to_nhwc", "to_nchw"};
+    "copy", "to_nhwc", "to_nchw", "chain"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -6942,6 +6943,15 @@ typedef struct fuse__pool_args fuse__pool_args;
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_NEG(x) \
+  _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x) \
+  _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
+#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
@@ -7076,6 +7086,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -7121,6 +7137,13 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
@@ -7255,6 +7278,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -7293,6 +7322,13 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
@@ -7427,6 +7463,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/common.c ==== */
 /* ==== begin src/kernels/gemm.c ==== */
@@ -7557,6 +7599,15 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_NEG(x) \
+  _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x) \
+  _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
+#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
@@ -8679,6 +8730,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -8725,6 +8782,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
@@ -9343,6 +9407,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -9389,6 +9459,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
@@ -10133,6 +10210,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #undef FUSE__KERNEL_FN
 /* ==== end src/kernels/gemm.c ==== */
@@ -10250,6 +10333,15 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_NEG(x) \
+  _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x) \
+  _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
+#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -11518,6 +11610,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -11563,6 +11661,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -12831,6 +12936,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -12869,6 +12980,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -14137,6 +14255,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/depthwise.c ==== */
 /* ==== begin src/kernels/pool_eltwise.c ==== */
@@ -14202,6 +14326,15 @@ struct fuse__pool_args {
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_NEG(x) \
+  _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x) \
+  _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
+#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
@@ -14321,6 +14454,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -14394,6 +14533,13 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
 /* ==== begin src/kernels/pool.inc ==== */
@@ -14535,6 +14681,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -14574,6 +14726,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
 /* ==== begin src/kernels/transpose.inc ==== */
@@ -14715,8 +14874,1040 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/pool_eltwise.c ==== */
+/* ==== begin src/kernels/chain.c ==== */
+/* ------------------------------------------- element-wise chains, row kernels -- */
+/* A chain step (FUSE__OP_CHAIN) runs a run of element-wise ops as one pass over memory: a
+   small program of fuse__chain_op applied on registers to each vector of its first operand,
+   the other operands (tensors broadcast along the row, or immediates) loaded as it goes. The
+   activations are the epilogue's kinds (fuse_post_op, applied by fuse__post_apply, the code
+   every fused conv runs); the rest are the kinds below. chain.inc is the template. */
+#define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
+#define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
+enum {
+  FUSE__CHAIN_POST,       /* post.kind through fuse__post_apply */
+  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
+  FUSE__CHAIN_SUB,
+  FUSE__CHAIN_MUL,
+  FUSE__CHAIN_DIV,
+  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
+  FUSE__CHAIN_MIN,
+  FUSE__CHAIN_POW,        /* powf lane by lane */
+  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
+  FUSE__CHAIN_SQRT,       /* unary */
+  FUSE__CHAIN_RECIPROCAL,
+  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
+  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
+  FUSE__CHAIN_NEG,
+  FUSE__CHAIN_ABS,
+  FUSE__CHAIN_FLOOR,
+  FUSE__CHAIN_CEIL,
+  FUSE__CHAIN_LOG,
+  FUSE__CHAIN_ERF
+};
+enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
+typedef struct fuse__chain_op {
+  int kind;     /* FUSE__CHAIN_* */
+  int operand;  /* binary kinds: the step's operand, FUSE__CHAIN_IMM (imm) or _SELF (v) */
+  int swap;     /* binary kinds: o op v */
+  float imm;
+  fuse_post_op post; /* FUSE__CHAIN_POST */
+} fuse__chain_op;
+
+typedef void (*fuse__chain_fn)(const fuse__chain_op *ops, int num_ops, float *y,
+                               const float *const *src, const int64_t *inc, int64_t n);
+typedef struct fuse__row_ops {
+  fuse_isa isa;
+  fuse__chain_fn chain;
+  double (*sum)(const float *x, int64_t n, int mode, float c);
+  float (*max)(const float *x, int64_t n, int is_min);
+  void (*softmax)(float *y, const float *x, int64_t n, int is_log);
+  void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
+               int ss, const float *bias, int sb);
+} fuse__row_ops;
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_NEG(x) \
+  _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x) \
+  _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
+#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0));
+  }
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
+                                                         float *y, const float *const *src,
+                                                         const int64_t *inc, int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k;
+  for (i = 0; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
+/* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0));
+  }
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
+                                                         float *y, const float *const *src,
+                                                         const int64_t *inc, int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k;
+  for (i = 0; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
+/* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0));
+  }
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
+                                                         float *y, const float *const *src,
+                                                         const int64_t *inc, int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k;
+  for (i = 0; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+
+static const fuse__row_ops fuse__row_ops_table[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__chain_row_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+     fuse__softmax_row_avx512, fuse__norm_row_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__chain_row_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+     fuse__softmax_row_avx2, fuse__norm_row_avx2},
+#endif
+    {FUSE_ISA_SCALAR, fuse__chain_row_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+     fuse__softmax_row_scalar, fuse__norm_row_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). */
+static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
+  const fuse__row_ops *o = fuse__row_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  return o;
+}
+/* ==== end src/kernels/chain.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
@@ -14915,6 +16106,9 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
+  int num_chain;           /* FUSE__OP_CHAIN: its program, applied in order to operand 0 */
+  fuse__chain_op chain[FUSE__CHAIN_LENGTH];
+  int chain_ops[FUSE__CHAIN_LENGTH]; /* the graph ops it runs, for the description */
   int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
                               else the reference */
   float *packed;           /* its weights, packed at compile */
@@ -15104,6 +16298,12 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
   case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
   case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
+  /* the element-wise math: chain steps after the layouts (chains.c), which see NHWC */
+  case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
+  case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
+  case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
+  case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
+  case FUSE__OP_GELU: case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU: break;
   case FUSE__OP_CONCAT:
     if (st->a.axis != 1) return 0;
     for (k = 0; k < st->num_in; k++)
@@ -15574,6 +16774,9 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   o.write = NULL;
   o.user = NULL;
   fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+  for (k = 0; k < s->num_chain; k++) /* "chain(sub, mul, add)" */
+    fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+  if (s->num_chain) fuse__puts(&o, ")");
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
     fuse__puts(&o, " + ");
@@ -15639,6 +16842,205 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
 }
 
 /* ==== end src/plan_describe.c ==== */
+/* ==== begin src/chains.c ==== */
+/* ------------------------------------------------------ element-wise chains -- */
+/* After the layouts are chosen, every element-wise step of a plan on the kernel table's ISAs
+   becomes a chain step (FUSE__OP_CHAIN, kernels/chain.c), and a chain step whose output only
+   one other chain step reads, as the value that step walks (its first operand), of the same
+   shape and layout, is merged into it: as TVM's FuseOps does for injective ops, the run is one
+   loop over memory, each element loaded once and stored once, the intermediates never
+   written. A value read by anything else (two steps, a view, a graph output) stays. The
+   reference kernels (reference_kernels = 1) keep one op per step: they are the oracle. */
+
+/* Whether tensor t is a constant of one element; its value in *v. */
+static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t, float *v) {
+  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST || !g->nodes[t].data ||
+      fuse__numel(p->tensors[t].rank, p->tensors[t].shape) != 1)
+    return 0;
+  *v = g->nodes[t].data[0];
+  return 1;
+}
+
+/* The chain kind of a binary op */
+static int fuse__chain_binary_kind(int op) {
+  switch (op) {
+  case FUSE__OP_ADD: return FUSE__CHAIN_ADD;
+  case FUSE__OP_SUB: return FUSE__CHAIN_SUB;
+  case FUSE__OP_MUL: return FUSE__CHAIN_MUL;
+  case FUSE__OP_DIV: return FUSE__CHAIN_DIV;
+  case FUSE__OP_MAXIMUM: return FUSE__CHAIN_MAX;
+  case FUSE__OP_MINIMUM: return FUSE__CHAIN_MIN;
+  case FUSE__OP_POW: return FUSE__CHAIN_POW;
+  case FUSE__OP_PRELU: return FUSE__CHAIN_PRELU;
+  default: return -1;
+  }
+}
+
+/* A unary op as one chain op; 0 when the op is not an element-wise unary one. */
+static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
+  fuse_post_op *q = &op->post;
+  memset(op, 0, sizeof *op);
+  op->kind = FUSE__CHAIN_POST;
+  op->operand = FUSE__CHAIN_IMM;
+  q->operand = -1;
+  q->tensor = FUSE_NONE;
+  q->alpha = st->a.unary.alpha;
+  q->beta = st->a.unary.beta;
+  switch (st->op) {
+  case FUSE__OP_RELU: q->kind = FUSE_POST_CLAMP, q->lo = 0, q->hi = HUGE_VALF; break;
+  case FUSE__OP_CLIP: q->kind = FUSE_POST_CLAMP, q->lo = st->a.clip.lo, q->hi = st->a.clip.hi; break;
+  case FUSE__OP_SIGMOID: q->kind = FUSE_POST_SIGMOID; break;
+  case FUSE__OP_EXP: q->kind = FUSE_POST_EXP; break;
+  case FUSE__OP_TANH: q->kind = FUSE_POST_TANH; break;
+  case FUSE__OP_SOFTPLUS: q->kind = FUSE_POST_SOFTPLUS; break;
+  case FUSE__OP_HARDSWISH: q->kind = FUSE_POST_HARDSWISH; break;
+  case FUSE__OP_HARDSIGMOID: q->kind = FUSE_POST_HARDSIGMOID; break;
+  case FUSE__OP_LEAKY_RELU: q->kind = FUSE_POST_LEAKY_RELU; break;
+  case FUSE__OP_ELU: q->kind = FUSE_POST_ELU; break;
+  case FUSE__OP_SELU: q->kind = FUSE_POST_SELU; break;
+  case FUSE__OP_GELU: q->kind = st->a.unary.mode == 1 ? FUSE_POST_GELU_TANH : FUSE_POST_GELU; break;
+  case FUSE__OP_SQRT: op->kind = FUSE__CHAIN_SQRT; break;
+  case FUSE__OP_RECIPROCAL: op->kind = FUSE__CHAIN_RECIPROCAL; break;
+  case FUSE__OP_LOG: op->kind = FUSE__CHAIN_LOG; break;
+  case FUSE__OP_NEG: op->kind = FUSE__CHAIN_NEG; break;
+  case FUSE__OP_ABS: op->kind = FUSE__CHAIN_ABS; break;
+  case FUSE__OP_FLOOR: op->kind = FUSE__CHAIN_FLOOR; break;
+  case FUSE__OP_CEIL: op->kind = FUSE__CHAIN_CEIL; break;
+  case FUSE__OP_ERF: op->kind = FUSE__CHAIN_ERF; break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* Step st as a chain step of one op, its operands written at ops (the first: the value it
+   walks); 0 when it is not an element-wise step. A scalar constant becomes an immediate;
+   pow by 2, 3, 1/2, -1 a product, a square root, a reciprocal. */
+static int fuse__chain_from_step(const fuse_graph *g, const fuse_plan *p, fuse__step *st,
+                                 const int *in, int *ops) {
+  fuse__chain_op *op = &st->chain[0];
+  int kind = fuse__chain_binary_kind(st->op);
+  float imm;
+  if (st->kernel != FUSE__KERNEL_REF || st->num_post || st->bias >= 0) return 0;
+  st->chain_ops[0] = st->op;
+  if (kind < 0) {
+    if (st->num_in != 1 || !fuse__chain_unary(st, op)) return 0;
+    ops[0] = in[0];
+  } else {
+    if (st->num_in != 2) return 0;
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    ops[0] = in[0];
+    if (in[1] == in[0]) {
+      op->operand = FUSE__CHAIN_SELF;
+    } else if (fuse__scalar_constant(g, p, in[1], &imm)) {
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm;
+    } else if (kind != FUSE__CHAIN_PRELU && fuse__scalar_constant(g, p, in[0], &imm)) {
+      ops[0] = in[1]; /* walk the tensor: imm op v */
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm, op->swap = 1;
+    } else {
+      op->operand = 1;
+      ops[1] = in[1];
+    }
+    if (kind == FUSE__CHAIN_POW && op->operand == FUSE__CHAIN_IMM && !op->swap) {
+      if (imm == 2.0f) op->kind = FUSE__CHAIN_SQUARE;
+      else if (imm == 3.0f) op->kind = FUSE__CHAIN_CUBE;
+      else if (imm == 0.5f) op->kind = FUSE__CHAIN_SQRT;
+      else if (imm == -1.0f) op->kind = FUSE__CHAIN_RECIPROCAL;
+      else if (imm == 1.0f) op->kind = FUSE__CHAIN_MUL; /* v * 1 */
+    }
+  }
+  st->num_in = op->operand >= 1 ? 2 : 1;
+  st->num_chain = 1;
+  st->op = FUSE__OP_CHAIN;
+  return 1;
+}
+
+/* Merges chain step a (whose output only b reads) into chain step b when b walks that output
+   (or, a single binary op, can be turned to walk it) and both fit. */
+static int fuse__chain_merge(fuse_plan *p, fuse__step *a, fuse__step *b, int *ops) {
+  int *oa = p->operands + a->in_first, *ob = ops, t = a->out, k, n;
+  int merged[2 * FUSE__CHAIN_OPERANDS];
+  if (a->num_chain + b->num_chain > FUSE__CHAIN_LENGTH) return 0;
+  if (ob[0] != t) { /* b = o op t: swap to walk t */
+    fuse__chain_op *op = &b->chain[0];
+    if (b->num_chain != 1 || op->operand != 1 || ob[1] != t || op->kind == FUSE__CHAIN_PRELU)
+      return 0;
+    ob[1] = ob[0];
+    ob[0] = t;
+    op->swap = !op->swap;
+  }
+  if (a->num_in + b->num_in - 1 > FUSE__CHAIN_OPERANDS) return 0;
+  for (k = 0; k < a->num_in; k++) merged[k] = oa[k];
+  for (n = a->num_in, k = 1; k < b->num_in; k++) merged[n++] = ob[k];
+  for (k = 0; k < b->num_chain; k++) { /* b's operands follow a's */
+    fuse__chain_op *op = &b->chain[k];
+    if (op->operand >= 1) op->operand += a->num_in - 1;
+    a->chain[a->num_chain + k] = *op;
+    a->chain_ops[a->num_chain + k] = b->chain_ops[k];
+  }
+  a->num_chain += b->num_chain;
+  memcpy(b->chain, a->chain, sizeof b->chain);
+  memcpy(b->chain_ops, a->chain_ops, sizeof b->chain_ops);
+  b->num_chain = a->num_chain;
+  b->num_in = n;
+  memcpy(ops, merged, (size_t)n * sizeof(int));
+  return 1;
+}
+
+/* The phase: the element-wise steps become chain steps, then each chain step whose output
+   only the next link reads is merged into it (steps in order, so a run merges front to back).
+   Uses the compiler's first / last arrays as scratch (lifetimes are found afterwards). */
+static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root, int *needed,
+                              int *reads, int *reader) {
+  int i, k, s, slot, total = 0, *ops;
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
+  for (i = 0; i < p->num_steps; i++)
+    total += p->steps[i].num_in > FUSE__CHAIN_OPERANDS ? p->steps[i].num_in : FUSE__CHAIN_OPERANDS;
+  ops = (int *)fuse__alloc(&p->alloc, (size_t)(total + 1) * sizeof(int), 16);
+  if (!ops) return 0;
+  for (i = 0, slot = 0; i < p->num_steps; i++) { /* each step its own room for operands */
+    fuse__step *st = &p->steps[i];
+    const int *in = p->operands + st->in_first;
+    if (!fuse__chain_from_step(g, p, st, in, ops + slot))
+      memcpy(ops + slot, in, (size_t)st->num_in * sizeof(int));
+    st->in_first = slot;
+    slot += st->num_in > FUSE__CHAIN_OPERANDS ? st->num_in : FUSE__CHAIN_OPERANDS;
+  }
+  fuse__free(&p->alloc, p->operands);
+  p->operands = ops;
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0, reader[i] = -1;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) {
+      int t = root[ops[p->steps[i].in_first + k]];
+      if (reader[t] != i) reads[t]++;
+      reader[t] = i;
+    }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b;
+    int t = a->out;
+    if (a->op != FUSE__OP_CHAIN || t >= g->num_nodes || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK)
+      continue;
+    b = &p->steps[reader[t]];
+    if (b->op != FUSE__OP_CHAIN || p->tensors[b->out].rank != p->tensors[t].rank ||
+        memcmp(p->tensors[b->out].shape, p->tensors[t].shape,
+               (size_t)p->tensors[t].rank * sizeof(int64_t)) != 0 ||
+        p->tensors[b->out].nhwc != p->tensors[t].nhwc)
+      continue;
+    if (fuse__chain_merge(p, a, b, ops + b->in_first)) {
+      a->op = -1; /* merged away */
+      needed[t] = 0;
+    }
+  }
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+  return 1;
+}
+/* ==== end src/chains.c ==== */
 /* ==== begin src/backends.c ==== */
 /* What fuse__offer_backends shares between its pieces: the per-tensor layout bookkeeping of
    one round of offers. */
@@ -16173,6 +17575,11 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   return 1;
 }
 
+/* runs of element-wise steps become one chain step each (chains.c) */
+static int fuse__chain_steps(fuse__compiler *c) {
+  return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
+}
+
 /* lifetimes in steps: written first, read last; and the description, step by step */
 static int fuse__find_lifetimes(fuse__compiler *c) {
   fuse_plan *p = c->p;
@@ -16321,6 +17728,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_kernels(&c) &&
        /* after the kernels: an NHWC conv decides its neighbours' layout */
        fuse__choose_layouts(&c) &&
+       /* after the layouts: a chain's links share one layout */
+       fuse__chain_steps(&c) &&
        /* once the steps are final, conversions included */
        fuse__find_lifetimes(&c) &&
        /* every size is known now: tensors, backend layouts, the kernels' scratch */
@@ -18088,6 +19497,92 @@ static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *
     }
 }
 /* ==== end src/kernels/ref_layers.c ==== */
+/* ==== begin src/kernels/rows.c ==== */
+/* ------------------------------------------- chain and row kernels' drivers -- */
+/* The chain step (kernels/chain.c) and the vector paths of softmax, log-softmax, the
+   normalizations and the reductions: contiguous rows cut among the threads, each row through
+   the plan's ISA's row kernel. The reference kernels (ref_nn.c, other_ops.c) stay the oracle
+   and run whatever these do not take (a strided axis; the reference plan). */
+
+typedef struct fuse__chain_job {
+  const fuse__step *s;
+  fuse__chain_fn fn;
+  float *y;
+  const float *in[FUSE__CHAIN_OPERANDS];
+  int64_t shape[FUSE_MAX_RANK], stride[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
+  int64_t inc[FUSE__CHAIN_OPERANDS];
+  int rank, num;            /* merged dimensions; operands */
+  int64_t inner, parts, part_len; /* each row in parts of part_len floats (the last shorter) */
+} fuse__chain_job;
+
+static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__chain_job *j = (const fuse__chain_job *)ctx;
+  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, rem = row, u;
+  const float *src[FUSE__CHAIN_OPERANDS];
+  int d, k;
+  (void)chunk;
+  for (d = j->rank - 2; d >= 0; d--) {
+    idx[d] = rem % j->shape[d];
+    rem /= j->shape[d];
+  }
+  for (u = u0; u < u1; u++) {
+    int64_t part = u % j->parts, b = part * j->part_len;
+    int64_t n = j->inner - b < j->part_len ? j->inner - b : j->part_len;
+    for (k = 0; k < j->num; k++) {
+      const float *q = j->in[k];
+      for (d = 0; d < j->rank - 1; d++) q += idx[d] * j->stride[k][d];
+      src[k] = q + b * j->inc[k];
+    }
+    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, n);
+    if (part == j->parts - 1) {
+      row++;
+      for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
+    }
+  }
+}
+
+/* numpy broadcasting over the output's shape (its bytes' [N, H, W, C] when NHWC), after
+   merging the dimensions every operand walks through as through one: rows along the last,
+   where each operand advances by 0 or 1. */
+static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__tensor vy, vx;
+  int64_t st[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
+  fuse__chain_job j;
+  int k, d, merge;
+  if (ty->nhwc) fuse__nhwc_shape(ty, &vy), ty = &vy;
+  j.s = s;
+  j.fn = fuse__rows_of(r->p->isa)->chain;
+  j.y = fuse__data(r, s->out);
+  j.num = s->num_in;
+  j.rank = 0;
+  for (k = 0; k < j.num; k++) {
+    const fuse__tensor *tx = fuse__in_t(r, s, k);
+    if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
+    j.in[k] = fuse__in(r, s, k);
+    fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
+  }
+  for (d = 0; d < ty->rank; d++) {
+    if (ty->shape[d] == 1) continue; /* nothing to walk */
+    for (merge = j.rank > 0, k = 0; k < j.num; k++)
+      merge = merge && j.stride[k][j.rank - 1] == st[k][d] * ty->shape[d];
+    if (!merge) j.shape[j.rank++] = 1;
+    j.shape[j.rank - 1] *= ty->shape[d];
+    for (k = 0; k < j.num; k++) j.stride[k][j.rank - 1] = st[k][d];
+  }
+  if (j.rank == 0) { /* one element */
+    j.shape[0] = 1;
+    for (k = 0; k < j.num; k++) j.stride[k][0] = 0;
+    j.rank = 1;
+  }
+  j.inner = j.shape[j.rank - 1];
+  for (k = 0; k < j.num; k++) j.inc[k] = j.stride[k][j.rank - 1];
+  j.part_len = 16384; /* a thread's share of one long row */
+  j.parts = (j.inner + j.part_len - 1) / j.part_len;
+  if (j.parts < 1) j.parts = 1;
+  fuse__parallel(r->p, fuse__numel(j.rank - 1, j.shape) * j.parts, fuse__chain_units, &j);
+}
+/* ==== end src/kernels/rows.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
@@ -18143,6 +19638,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
     /* element-wise math (kernels/ref_math.c) */
     case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
     case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
@@ -22011,6 +23507,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__CLAMP
 #undef FUSE__BIAS
 #undef FUSE__RULES
+#undef FUSE__CHAIN_LENGTH
+#undef FUSE__CHAIN_OPERANDS
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

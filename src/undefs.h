@@ -7,6 +7,8 @@
 #undef FUSE__CLAMP
 #undef FUSE__BIAS
 #undef FUSE__RULES
+#undef FUSE__CHAIN_LENGTH
+#undef FUSE__CHAIN_OPERANDS
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

@@ -39,3 +39,10 @@
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, _mm256_set1_ps(-0.0f))
+#define FUSE__V_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)

@@ -33,3 +33,10 @@
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_NEG(x) (-(x))
+#define FUSE__V_ABS(x) fabsf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
