@@ -15186,10 +15186,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const flo
     sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
   }
   if (is_log) {
-    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
     for (i = 0; i < n; i += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
-      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
     }
   } else {
     FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
@@ -15504,10 +15506,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const flo
     sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
   }
   if (is_log) {
-    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
     for (i = 0; i < n; i += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
-      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
     }
   } else {
     FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
@@ -15815,10 +15819,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const flo
     sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
   }
   if (is_log) {
-    FUSE__VEC shift = FUSE__V_SET1((float)((double)mx + log(sum)));
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
     for (i = 0; i < n; i += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
-      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), shift));
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
     }
   } else {
     FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
@@ -19582,6 +19588,149 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
   if (j.parts < 1) j.parts = 1;
   fuse__parallel(r->p, fuse__numel(j.rank - 1, j.shape) * j.parts, fuse__chain_units, &j);
 }
+
+/* Rows of a contiguous axis: `rows` rows of `len` floats. */
+typedef struct fuse__rows_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const fuse__row_ops *k;
+  const float *x, *scale, *bias;
+  float *y;
+  int64_t len, per_group, inner, C; /* the norms' channels per group, pixels, channels */
+} fuse__rows_job;
+
+static void fuse__softmax_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++)
+    j->k->softmax(j->y + u * j->len, j->x + u * j->len, j->len, j->s->op == FUSE__OP_LOG_SOFTMAX);
+}
+
+/* softmax / log-softmax along the last axis (or one followed by size-1 axes) on the plan's
+   ISA; 0 when the step is not that (the reference kernel runs it). */
+static int fuse__rows_softmax(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__rows_job j;
+  int axis = s->a.axis;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->softmax || ty->rank == 0 ||
+      fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1) != 1)
+    return 0;
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.len = ty->shape[axis];
+  if (j.len < 1) return 1;
+  fuse__parallel(r->p, fuse__numel(axis, ty->shape), fuse__softmax_units, &j);
+  return 1;
+}
+
+/* mean and 1 / sqrt(variance + eps) of a contiguous span: two passes (the variance about the
+   mean, not E[x^2] - mean^2), the row kernel's block sums in double */
+static void fuse__rows_stats(const fuse__rows_job *j, const float *x, int64_t n, float *mean,
+                             float *inv) {
+  double m = j->k->sum(x, n, 0, 0.0f) / (double)n;
+  double var = j->k->sum(x, n, 2, (float)m) / (double)n;
+  *mean = (float)m;
+  *inv = (float)(1.0 / sqrt(var + (double)j->s->a.norm.eps));
+}
+
+static void fuse__norm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int64_t u, c;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    const float *x = j->x + u * j->len;
+    float *y = j->y + u * j->len, mean, inv;
+    fuse__rows_stats(j, x, j->len, &mean, &inv);
+    if (j->s->op == FUSE__OP_LAYER_NORM) {
+      j->k->norm(y, x, j->len, mean, inv, j->scale, 1, j->bias, 1);
+      continue;
+    }
+    for (c = 0; c < j->per_group; c++) { /* channel ch: its scale and bias */
+      int64_t ch = u % (j->C / j->per_group) * j->per_group + c;
+      j->k->norm(y + c * j->inner, x + c * j->inner, j->inner, mean, inv, j->scale + ch, 0,
+                 j->bias + ch, 0);
+    }
+  }
+}
+
+/* layer / instance / group norm on the plan's ISA: each span is contiguous */
+static int fuse__rows_norm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__rows_job j;
+  int64_t outer;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->norm) return 0;
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.scale = fuse__in(r, s, 1);
+  j.bias = s->num_in > 2 ? fuse__in(r, s, 2) : NULL;
+  if (s->op == FUSE__OP_LAYER_NORM) {
+    outer = fuse__numel(s->a.norm.axis, ty->shape);
+    j.len = fuse__numel(ty->rank - s->a.norm.axis, ty->shape + s->a.norm.axis);
+    j.per_group = j.inner = j.C = 1;
+  } else {
+    int64_t groups;
+    if (!j.bias) return 0;
+    j.C = ty->shape[1];
+    groups = s->op == FUSE__OP_INSTANCE_NORM ? j.C : s->a.norm.groups;
+    j.per_group = j.C / groups;
+    j.inner = fuse__numel(ty->rank - 2, ty->shape + 2);
+    outer = ty->shape[0] * groups;
+    j.len = j.per_group * j.inner;
+  }
+  if (j.len < 1) return 1;
+  fuse__parallel(r->p, outer, fuse__norm_units, &j);
+  return 1;
+}
+
+static void fuse__reduce_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int op = j->s->op;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    const float *x = j->x + u * j->len;
+    double acc;
+    if (op == FUSE__OP_REDUCE_MAX || op == FUSE__OP_REDUCE_MIN) {
+      j->y[u] = j->k->max(x, j->len, op == FUSE__OP_REDUCE_MIN);
+      continue;
+    }
+    acc = j->k->sum(x, j->len, op == FUSE__OP_REDUCE_SUM_SQUARE || op == FUSE__OP_REDUCE_L2, 0.0f);
+    if (op == FUSE__OP_REDUCE_MEAN) acc /= (double)j->len;
+    else if (op == FUSE__OP_REDUCE_L2) acc = sqrt(acc);
+    j->y[u] = (float)acc;
+  }
+}
+
+/* mean, sum, max, min, sum of squares, L2 over the innermost axes (no reduced axis of more
+   than one element before a kept one): contiguous rows on the plan's ISA */
+static int fuse__rows_reduce(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__rows_job j;
+  int64_t outer = 1;
+  int i, seen_reduced = 0;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->sum || s->op == FUSE__OP_REDUCE_PROD) return 0;
+  j.len = 1;
+  for (i = 0; i < tx->rank; i++) {
+    if (tx->shape[i] == 1) continue;
+    if (s->a.reduce.axes >> i & 1u) {
+      seen_reduced = 1;
+      j.len *= tx->shape[i];
+    } else {
+      if (seen_reduced) return 0; /* a kept axis inside: strided */
+      outer *= tx->shape[i];
+    }
+  }
+  if (outer == 0) return 1;
+  if (j.len == 0) return 0; /* empty reductions: the reference's identities */
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  fuse__parallel(r->p, outer, fuse__reduce_units, &j);
+  return 1;
+}
 /* ==== end src/kernels/rows.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
@@ -19631,7 +19780,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
     case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: fuse__kernel_softmax(&r, s); break;
+    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (kernels/rows.c), else here */
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
+      break;
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
@@ -19662,11 +19813,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_REDUCE_MIN:
     case FUSE__OP_REDUCE_L2:
     case FUSE__OP_REDUCE_PROD:
-    case FUSE__OP_REDUCE_SUM_SQUARE: fuse__kernel_reduce(&r, s); break;
-    case FUSE__OP_LOG_SOFTMAX: fuse__kernel_log_softmax(&r, s); break;
+    case FUSE__OP_REDUCE_SUM_SQUARE:
+      if (!fuse__rows_reduce(&r, s)) fuse__kernel_reduce(&r, s);
+      break;
+    case FUSE__OP_LOG_SOFTMAX:
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_log_softmax(&r, s);
+      break;
     case FUSE__OP_LAYER_NORM:
     case FUSE__OP_INSTANCE_NORM:
-    case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
+    case FUSE__OP_GROUP_NORM:
+      if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
+      break;
 
     /* transposed convolution (kernels/ref_layers.c) */
     case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;

@@ -5,6 +5,7 @@
 #include "fuse.h"
 #include "runner.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static uint32_t rng = 2026;
@@ -322,6 +323,81 @@ TEST(random_chains) {
   }
 }
 
+/* got against want: the same NaN / infinities where want has them; elsewhere normwise */
+static double special_error(const float *got, const float *want, size_t n) {
+  double max_diff = 0, max_ref = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (want[i] != want[i] || got[i] != got[i] || isinf(want[i]) || isinf(got[i])) {
+      int same = (want[i] != want[i] && got[i] != got[i]) || want[i] == got[i];
+      if (!same) return INFINITY;
+      continue;
+    }
+    if (fabs((double)got[i] - want[i]) > max_diff) max_diff = fabs((double)got[i] - want[i]);
+    if (fabs((double)want[i]) > max_ref) max_ref = fabs((double)want[i]);
+  }
+  return max_diff == 0 ? 0 : max_diff / (max_ref > 1e-30 ? max_ref : 1e-30);
+}
+
+/* softmax, log-softmax, the norms and the reductions along rows of 1, 7, 17, 1000 with a
+   NaN row, +inf and -inf rows, a row of -inf and a row of large values */
+TEST(row_kernels_awkward_shapes) {
+  static const int64_t lens[4] = {1, 7, 17, 1000};
+  int li, op, isa;
+  for (li = 0; li < 4; li++)
+    for (op = 0; op < 12; op++) {
+      fuse_graph *g = fuse_graph_create(NULL);
+      case_data d = {0};
+      int64_t L = lens[li], xs[3] = {2, 4, L}, ls[1] = {L}, cs[1] = {4};
+      int axis = 2, ax01[2] = {1, 2}, k;
+      fuse_value x = input(g, &d, "x", 3, xs, 3.0f), y;
+      float *xd = d.in[0], *want;
+      size_t ny;
+      for (k = 0; k < L; k++) {
+        if (k == L / 2) xd[1 * L + k] = NAN;      /* row 1 */
+        if (k == L / 3) xd[2 * L + k] = INFINITY; /* row 2 */
+        if (k == 0) xd[3 * L + k] = -INFINITY;    /* row 3 */
+        xd[4 * L + k] = -INFINITY;                /* row 4: all -inf */
+        xd[5 * L + k] = 1000.0f + (float)k;       /* row 5 */
+      }
+      switch (op) {
+      case 0: y = fuse_softmax(g, x, 2); break;
+      case 1: y = fuse_log_softmax(g, x, 2); break;
+      case 2: y = fuse_layer_norm(g, x, constant(g, 1, ls, -2, 2), constant(g, 1, ls, -1, 1), 2, 1e-5f); break;
+      case 3: y = fuse_instance_norm(g, x, constant(g, 1, cs, -2, 2), constant(g, 1, cs, -1, 1), 1e-5f); break;
+      case 4: y = fuse_group_norm(g, x, constant(g, 1, cs, -2, 2), constant(g, 1, cs, -1, 1), 2, 1e-5f); break;
+      case 5: y = fuse_reduce(g, x, FUSE_REDUCE_MEAN, 1, &axis, 1); break;
+      case 6: y = fuse_reduce(g, x, FUSE_REDUCE_SUM, 1, &axis, 0); break;
+      case 7: y = fuse_reduce(g, x, FUSE_REDUCE_MAX, 1, &axis, 1); break;
+      case 8: y = fuse_reduce(g, x, FUSE_REDUCE_MIN, 1, &axis, 1); break;
+      case 9: y = fuse_reduce(g, x, FUSE_REDUCE_SUM_SQUARE, 1, &axis, 1); break;
+      case 10: y = fuse_reduce(g, x, FUSE_REDUCE_L2, 2, ax01, 1); break;
+      default: y = fuse_reduce(g, x, FUSE_REDUCE_MEAN, 1, ax01, 1); break; /* strided */
+      }
+      finish(g, &d, y);
+      ny = numel_of(g, y);
+      want = run(g, &d, FUSE_ISA_SCALAR, 1, NULL);
+      CHECK(want != NULL);
+      for (isa = FUSE_ISA_SCALAR; want && isa <= FUSE_ISA_AVX512; isa++) {
+        float *got;
+        double e;
+        if (isa != FUSE_ISA_SCALAR && isa > (int)fuse_cpu_isa()) continue;
+        got = run(g, &d, (fuse_isa)isa, 0, NULL);
+        CHECK(got != NULL);
+        if (!got) continue;
+        e = special_error(got, want, ny);
+        if (!(e <= 1e-5)) {
+          fprintf(stderr, "    op %d, length %d, isa %d: error %.3g\n", op, (int)L, isa, e);
+          CHECK(e <= 1e-5);
+        }
+        free(got);
+      }
+      free(want);
+      free_case(&d);
+      fuse_graph_destroy(g);
+    }
+}
+
 int main(void) {
   RUN(unary_ops_vectorized);
   RUN(chain_after_pool_is_one_step);
@@ -330,5 +406,6 @@ int main(void) {
   RUN(chain_of_inputs);
   RUN(chain_after_nhwc_conv);
   RUN(random_chains);
+  RUN(row_kernels_awkward_shapes);
   return runner_finish("chains");
 }
