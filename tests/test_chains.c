@@ -398,6 +398,70 @@ TEST(row_kernels_awkward_shapes) {
     }
 }
 
+/* reduce_mean -> sub -> pow 2 (or mul d d) -> reduce_mean -> add eps -> sqrt -> div -> mul
+   gamma -> add beta, as PyTorch <= 1.13 exports LayerNorm: one layer_norm after fuse_optimize */
+TEST(decomposed_layer_norm_is_one_op) {
+  int variant;
+  for (variant = 0; variant < 3; variant++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    case_data d = {0};
+    const int64_t xs[3] = {2, 5, 17}, gs[1] = {17}, bs[3] = {1, 1, 17};
+    int axis = -1, isa, steps;
+    fuse_value x = input(g, &d, "x", 3, xs, 3.0f), m, dd, q, y;
+    float *want, *got;
+    size_t ny;
+    m = fuse_reduce(g, x, FUSE_REDUCE_MEAN, 1, &axis, 1);
+    dd = fuse_sub(g, x, m);
+    q = variant == 1 ? fuse_mul(g, dd, dd) : fuse_pow(g, dd, fuse_scalar(g, 2.0f));
+    q = fuse_reduce(g, q, FUSE_REDUCE_MEAN, 1, &axis, 1);
+    q = fuse_sqrt(g, fuse_add(g, q, fuse_scalar(g, 1e-5f)));
+    y = fuse_div(g, dd, q);
+    if (variant < 2) { /* variant 2: no affine */
+      y = fuse_mul(g, constant(g, 1, gs, -2, 2), y);
+      y = fuse_add(g, y, constant(g, 3, bs, -1, 1));
+    }
+    finish(g, &d, fuse_relu(g, y));
+    ny = numel_of(g, d.y);
+    want = run(g, &d, FUSE_ISA_SCALAR, 1, &steps);
+    CHECK_EQ_INT(steps, variant < 2 ? 10 : 8);
+    CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+    free(run(g, &d, FUSE_ISA_SCALAR, 1, &steps));
+    CHECK_EQ_INT(steps, 2); /* layer_norm, relu */
+    CHECK_STR_CONTAINS(listing, "layer_norm");
+    for (isa = FUSE_ISA_SCALAR; want && isa <= FUSE_ISA_AVX512; isa++) {
+      if (isa != FUSE_ISA_SCALAR && isa > (int)fuse_cpu_isa()) continue;
+      got = run(g, &d, (fuse_isa)isa, 0, NULL);
+      CHECK(got != NULL);
+      if (got) CHECK_NEAR_ARRAY(got, want, ny, 1e-5);
+      free(got);
+    }
+    free(want);
+    free_case(&d);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* not a layer norm: the centered value is read by a third op (kept as it is) */
+TEST(layer_norm_lookalike_is_kept) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  case_data d = {0};
+  const int64_t xs[2] = {4, 9};
+  int axis = 1, steps;
+  fuse_value x = input(g, &d, "x", 2, xs, 1.0f), m, dd, q, y;
+  m = fuse_reduce(g, x, FUSE_REDUCE_MEAN, 1, &axis, 1);
+  dd = fuse_sub(g, x, m);
+  q = fuse_reduce(g, fuse_mul(g, dd, dd), FUSE_REDUCE_MEAN, 1, &axis, 1);
+  y = fuse_div(g, dd, fuse_sqrt(g, fuse_add(g, q, fuse_scalar(g, 1e-5f))));
+  y = fuse_add(g, y, dd);
+  finish(g, &d, y);
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  free(run(g, &d, FUSE_ISA_SCALAR, 1, &steps));
+  CHECK(strstr(listing, "layer_norm") == NULL);
+  check_all_isas(g, &d, 0, 1e-5, "lookalike");
+  free_case(&d);
+  fuse_graph_destroy(g);
+}
+
 int main(void) {
   RUN(unary_ops_vectorized);
   RUN(chain_after_pool_is_one_step);
@@ -407,5 +471,7 @@ int main(void) {
   RUN(chain_after_nhwc_conv);
   RUN(random_chains);
   RUN(row_kernels_awkward_shapes);
+  RUN(decomposed_layer_norm_is_one_op);
+  RUN(layer_norm_lookalike_is_kept);
   return runner_finish("chains");
 }
