@@ -15061,7 +15061,8 @@ typedef struct fuse__chain_op {
 } fuse__chain_op;
 
 typedef void (*fuse__chain_fn)(const fuse__chain_op *ops, int num_ops, float *y,
-                               const float *const *src, const int64_t *inc, int64_t n);
+                               const float *const *src, const int64_t *inc,
+                               const int64_t *row_stride, int64_t rows, int64_t n);
 typedef struct fuse__row_ops {
   fuse_isa isa;
   fuse__chain_fn chain;
@@ -15149,7 +15150,7 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUS
 }
 
 /* One op of a chain on v; o is its second operand (binary kinds). */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
                                                                       const fuse__chain_op *op,
                                                                       FUSE__VEC o) {
   FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
@@ -15178,14 +15179,70 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__V
   }
 }
 
-/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
-FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
-                                                         float *y, const float *const *src,
-                                                         const int64_t *inc, int64_t n) {
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i;
-  int k;
-  for (i = 0; i < n; i += vw) {
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
     int full = n - i >= vw;
     FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
     FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
@@ -15205,6 +15262,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op 
       FUSE__V_STORE(y + i, v);
     else
       FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
   }
 }
 
@@ -15469,7 +15542,7 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUS
 }
 
 /* One op of a chain on v; o is its second operand (binary kinds). */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
                                                                       const fuse__chain_op *op,
                                                                       FUSE__VEC o) {
   FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
@@ -15498,14 +15571,70 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__V
   }
 }
 
-/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
-FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
-                                                         float *y, const float *const *src,
-                                                         const int64_t *inc, int64_t n) {
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i;
-  int k;
-  for (i = 0; i < n; i += vw) {
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
     int full = n - i >= vw;
     FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
     FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
@@ -15525,6 +15654,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op 
       FUSE__V_STORE(y + i, v);
     else
       FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
   }
 }
 
@@ -15782,7 +15927,7 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUS
 }
 
 /* One op of a chain on v; o is its second operand (binary kinds). */
-FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
                                                                       const fuse__chain_op *op,
                                                                       FUSE__VEC o) {
   FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
@@ -15811,14 +15956,70 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__V
   }
 }
 
-/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1). */
-FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op *ops, int num_ops,
-                                                         float *y, const float *const *src,
-                                                         const int64_t *inc, int64_t n) {
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i;
-  int k;
-  for (i = 0; i < n; i += vw) {
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
     int full = n - i >= vw;
     FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
     FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
@@ -15838,6 +16039,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_row)(const fuse__chain_op 
       FUSE__V_STORE(y + i, v);
     else
       FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
   }
 }
 
@@ -16035,14 +16252,14 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 
 static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__chain_row_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
      fuse__softmax_row_avx512, fuse__norm_row_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__chain_row_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
      fuse__softmax_row_avx2, fuse__norm_row_avx2},
 #endif
-    {FUSE_ISA_SCALAR, fuse__chain_row_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
      fuse__softmax_row_scalar, fuse__norm_row_scalar},
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
@@ -19655,14 +19872,15 @@ typedef struct fuse__chain_job {
   float *y;
   const float *in[FUSE__CHAIN_OPERANDS];
   int64_t shape[FUSE_MAX_RANK], stride[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
-  int64_t inc[FUSE__CHAIN_OPERANDS];
+  int64_t inc[FUSE__CHAIN_OPERANDS], row_stride[FUSE__CHAIN_OPERANDS];
   int rank, num;            /* merged dimensions; operands */
   int64_t inner, parts, part_len; /* each row in parts of part_len floats (the last shorter) */
 } fuse__chain_job;
 
 static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__chain_job *j = (const fuse__chain_job *)ctx;
-  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, rem = row, u;
+  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, part = u0 % j->parts, rem = row, u, count;
+  int64_t last = j->rank >= 2 ? j->shape[j->rank - 2] : 1; /* rows along the innermost outer axis */
   const float *src[FUSE__CHAIN_OPERANDS];
   int d, k;
   (void)chunk;
@@ -19670,19 +19888,27 @@ static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     idx[d] = rem % j->shape[d];
     rem /= j->shape[d];
   }
-  for (u = u0; u < u1; u++) {
-    int64_t part = u % j->parts, b = part * j->part_len;
+  for (u = u0; u < u1; u += count) {
+    int64_t b = part * j->part_len;
     int64_t n = j->inner - b < j->part_len ? j->inner - b : j->part_len;
+    count = 1; /* whole rows: a run of them in one call (rows may be a few vectors long) */
+    if (j->parts == 1 && j->rank >= 2) {
+      count = last - idx[j->rank - 2];
+      if (count > u1 - u) count = u1 - u;
+    }
     for (k = 0; k < j->num; k++) {
       const float *q = j->in[k];
       for (d = 0; d < j->rank - 1; d++) q += idx[d] * j->stride[k][d];
       src[k] = q + b * j->inc[k];
     }
-    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, n);
-    if (part == j->parts - 1) {
-      row++;
-      for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
-    }
+    for (; k < FUSE__CHAIN_OPERANDS; k++) src[k] = src[0]; /* never read, but defined */
+    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, j->row_stride,
+          count, n);
+    if (j->parts > 1 && ++part < j->parts) continue;
+    part = 0;
+    row += count;
+    if (j->rank >= 2) idx[j->rank - 2] += count - 1;
+    for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
   }
 }
 
@@ -19721,7 +19947,12 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     j.rank = 1;
   }
   j.inner = j.shape[j.rank - 1];
-  for (k = 0; k < j.num; k++) j.inc[k] = j.stride[k][j.rank - 1];
+  memset(j.row_stride, 0, sizeof j.row_stride);
+  memset(j.inc, 0, sizeof j.inc);
+  for (k = 0; k < j.num; k++) {
+    j.inc[k] = j.stride[k][j.rank - 1];
+    j.row_stride[k] = j.rank >= 2 ? j.stride[k][j.rank - 2] : 0;
+  }
   j.part_len = 16384; /* a thread's share of one long row */
   j.parts = (j.inner + j.part_len - 1) / j.part_len;
   if (j.parts < 1) j.parts = 1;
@@ -23805,6 +24036,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__RULES
 #undef FUSE__CHAIN_LENGTH
 #undef FUSE__CHAIN_OPERANDS
+#undef FUSE__CHAIN_TILE
+#undef FUSE__CHAIN_EACH
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

@@ -9,6 +9,8 @@
 #undef FUSE__RULES
 #undef FUSE__CHAIN_LENGTH
 #undef FUSE__CHAIN_OPERANDS
+#undef FUSE__CHAIN_TILE
+#undef FUSE__CHAIN_EACH
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

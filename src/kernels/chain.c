@@ -37,7 +37,8 @@ typedef struct fuse__chain_op {
 } fuse__chain_op;
 
 typedef void (*fuse__chain_fn)(const fuse__chain_op *ops, int num_ops, float *y,
-                               const float *const *src, const int64_t *inc, int64_t n);
+                               const float *const *src, const int64_t *inc,
+                               const int64_t *row_stride, int64_t rows, int64_t n);
 typedef struct fuse__row_ops {
   fuse_isa isa;
   fuse__chain_fn chain;
@@ -64,14 +65,14 @@ typedef struct fuse__row_ops {
 
 static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__chain_row_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
      fuse__softmax_row_avx512, fuse__norm_row_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__chain_row_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
      fuse__softmax_row_avx2, fuse__norm_row_avx2},
 #endif
-    {FUSE_ISA_SCALAR, fuse__chain_row_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
      fuse__softmax_row_scalar, fuse__norm_row_scalar},
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 

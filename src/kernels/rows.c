@@ -10,14 +10,15 @@ typedef struct fuse__chain_job {
   float *y;
   const float *in[FUSE__CHAIN_OPERANDS];
   int64_t shape[FUSE_MAX_RANK], stride[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
-  int64_t inc[FUSE__CHAIN_OPERANDS];
+  int64_t inc[FUSE__CHAIN_OPERANDS], row_stride[FUSE__CHAIN_OPERANDS];
   int rank, num;            /* merged dimensions; operands */
   int64_t inner, parts, part_len; /* each row in parts of part_len floats (the last shorter) */
 } fuse__chain_job;
 
 static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__chain_job *j = (const fuse__chain_job *)ctx;
-  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, rem = row, u;
+  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, part = u0 % j->parts, rem = row, u, count;
+  int64_t last = j->rank >= 2 ? j->shape[j->rank - 2] : 1; /* rows along the innermost outer axis */
   const float *src[FUSE__CHAIN_OPERANDS];
   int d, k;
   (void)chunk;
@@ -25,19 +26,27 @@ static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     idx[d] = rem % j->shape[d];
     rem /= j->shape[d];
   }
-  for (u = u0; u < u1; u++) {
-    int64_t part = u % j->parts, b = part * j->part_len;
+  for (u = u0; u < u1; u += count) {
+    int64_t b = part * j->part_len;
     int64_t n = j->inner - b < j->part_len ? j->inner - b : j->part_len;
+    count = 1; /* whole rows: a run of them in one call (rows may be a few vectors long) */
+    if (j->parts == 1 && j->rank >= 2) {
+      count = last - idx[j->rank - 2];
+      if (count > u1 - u) count = u1 - u;
+    }
     for (k = 0; k < j->num; k++) {
       const float *q = j->in[k];
       for (d = 0; d < j->rank - 1; d++) q += idx[d] * j->stride[k][d];
       src[k] = q + b * j->inc[k];
     }
-    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, n);
-    if (part == j->parts - 1) {
-      row++;
-      for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
-    }
+    for (; k < FUSE__CHAIN_OPERANDS; k++) src[k] = src[0]; /* never read, but defined */
+    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, j->row_stride,
+          count, n);
+    if (j->parts > 1 && ++part < j->parts) continue;
+    part = 0;
+    row += count;
+    if (j->rank >= 2) idx[j->rank - 2] += count - 1;
+    for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
   }
 }
 
@@ -76,7 +85,12 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     j.rank = 1;
   }
   j.inner = j.shape[j.rank - 1];
-  for (k = 0; k < j.num; k++) j.inc[k] = j.stride[k][j.rank - 1];
+  memset(j.row_stride, 0, sizeof j.row_stride);
+  memset(j.inc, 0, sizeof j.inc);
+  for (k = 0; k < j.num; k++) {
+    j.inc[k] = j.stride[k][j.rank - 1];
+    j.row_stride[k] = j.rank >= 2 ? j.stride[k][j.rank - 2] : 0;
+  }
   j.part_len = 16384; /* a thread's share of one long row */
   j.parts = (j.inner + j.part_len - 1) / j.part_len;
   if (j.parts < 1) j.parts = 1;
