@@ -7084,13 +7084,15 @@ typedef struct fuse__pool_args fuse__pool_args;
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* TEMPORARY shim (replaced by the vector math layer): lane by lane through libm. */
@@ -7740,13 +7742,15 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
@@ -10474,13 +10478,15 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -14467,13 +14473,15 @@ struct fuse__pool_args {
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
@@ -15124,13 +15132,15 @@ typedef struct fuse__row_ops {
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/chain.inc ==== */
 /* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
@@ -17135,10 +17145,14 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   o.cap = sizeof line;
   o.write = NULL;
   o.user = NULL;
-  fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
-  for (k = 0; k < s->num_chain; k++) /* "chain(sub, mul, add)" */
-    fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
-  if (s->num_chain) fuse__puts(&o, ")");
+  if (s->op == FUSE__OP_CHAIN && s->num_chain == 1) { /* one op: named as before */
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->chain_ops[0]]);
+  } else {
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+    for (k = 0; s->op == FUSE__OP_CHAIN && k < s->num_chain; k++) /* "chain(sub, mul, add)" */
+      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+    if (s->op == FUSE__OP_CHAIN) fuse__puts(&o, ")");
+  }
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
     fuse__puts(&o, " + ");

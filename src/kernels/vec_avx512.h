@@ -47,10 +47,12 @@
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* a / b, sqrt, -x, |x|, floor, ceil (the element-wise chains' unary ops) */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
-#define FUSE__V_SQRT(x) _mm512_sqrt_ps(x)
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
 #define FUSE__V_NEG(x) \
   _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)))
 #define FUSE__V_ABS(x) \
   _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)))
-#define FUSE__V_FLOOR(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
-#define FUSE__V_CEIL(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
