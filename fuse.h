@@ -1056,6 +1056,7 @@ typedef enum fuse__op {
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
+  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1074,7 +1075,7 @@ static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
     "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
     "conv_transpose2d",
-    "copy", "to_nhwc", "to_nchw"};
+    "copy", "to_nhwc", "to_nchw", "chain"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -5136,6 +5137,144 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* The one reader of v (NONE when v has none, several, or is a graph output). */
+static fuse_value fuse__only_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
+  if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
+  return u->list[u->first[v]];
+}
+
+/* Whether v is a constant of one element; its value in *c. */
+static int fuse__scalar_value(const fuse_graph *g, fuse_value v, float *c) {
+  const fuse__node *n = &g->nodes[v];
+  if (n->op != FUSE__OP_CONST || !n->data || fuse__numel(n->rank, n->shape) != 1) return 0;
+  *c = n->data[0];
+  return 1;
+}
+
+/* node v = op(a, other) or op(other, a) with `other` not a: other, else FUSE_NONE */
+static fuse_value fuse__other_operand(const fuse__node *n, int op, fuse_value a) {
+  if (n->op != op || n->num_in != 2 || n->composite >= 0) return FUSE_NONE;
+  if (n->in[0] == a && n->in[1] != a) return n->in[1];
+  if (n->in[1] == a && n->in[0] != a) return n->in[0];
+  return FUSE_NONE;
+}
+
+/* a constant that holds L values along the last axis (every other dimension 1) */
+static int fuse__last_axis_constant(const fuse_graph *g, fuse_value v, int rank, int64_t L) {
+  const fuse__node *n = &g->nodes[v];
+  int i;
+  if (n->op != FUSE__OP_CONST || !n->data || n->rank < 1 || n->rank > rank ||
+      n->shape[n->rank - 1] != L)
+    return 0;
+  for (i = 0; i < n->rank - 1; i++)
+    if (n->shape[i] != 1) return 0;
+  return 1;
+}
+
+/* reduce_mean over the last axis of x, keeping it */
+static int fuse__last_axis_mean(const fuse_graph *g, fuse_value v, fuse_value x) {
+  const fuse__node *n = &g->nodes[v], *nx = &g->nodes[x];
+  return n->op == FUSE__OP_REDUCE_MEAN && n->composite < 0 && n->in[0] == x &&
+         n->a.reduce.keepdims && nx->rank >= 1 && n->a.reduce.axes == 1u << (nx->rank - 1);
+}
+
+/* A layer norm over the last axis as PyTorch <= 1.13 exports it below opset 17:
+     m = reduce_mean(x); d = sub(x, m); q = pow(d, 2) or mul(d, d); v = reduce_mean(q);
+     s = sqrt(add(v, eps)); y = div(d, s) [; mul(y, gamma)] [; add(., beta)]
+   each value read only by the next (d by q and the div). The last op of the run becomes
+   layer_norm(x, gamma, beta) in place; the others stay as values nothing reads, so every id
+   stays valid (as fuse_fold_batch_norm leaves the unfolded weights). In fuse_optimize, before
+   the rules: at load time the loader would have to look ahead at nodes it has not built, and
+   graphs built in C or parsed from text get the rewrite too. Returns the node rewritten, or
+   FUSE_NONE; FUSE_ERROR_OUT_OF_MEMORY is left in g's status. */
+static fuse_value fuse__fold_layer_norm(fuse_graph *g, const fuse__users *u, fuse_value m) {
+  fuse_value x = g->nodes[m].in[0], d, q = FUSE_NONE, v, e, s, y, last, gamma = FUSE_NONE;
+  fuse_value beta = FUSE_NONE, other, ng, nb, *in;
+  int64_t L, shape[1];
+  float eps, two;
+  int k, rank;
+  if (!fuse__last_axis_mean(g, m, x)) return FUSE_NONE;
+  rank = g->nodes[x].rank;
+  L = g->nodes[x].shape[rank - 1];
+  d = fuse__only_user(g, u, m);
+  if (d == FUSE_NONE || g->nodes[d].op != FUSE__OP_SUB || g->nodes[d].composite >= 0 ||
+      g->nodes[d].in[0] != x || g->nodes[d].in[1] != m || fuse__is_output(g, d))
+    return FUSE_NONE;
+  y = FUSE_NONE; /* d's readers: the square and the div, nothing else */
+  for (k = u->first[d]; k < u->first[d + 1]; k++) {
+    fuse_value w = u->list[k];
+    const fuse__node *n = &g->nodes[w];
+    if (n->op == FUSE__OP_DIV && n->in[0] == d && n->in[1] != d && (y == FUSE_NONE || y == w))
+      y = w;
+    else if (((n->op == FUSE__OP_POW && n->in[0] == d && fuse__scalar_value(g, n->in[1], &two) &&
+               two == 2.0f) ||
+              (n->op == FUSE__OP_MUL && n->in[0] == d && n->in[1] == d)) &&
+             (q == FUSE_NONE || q == w) && n->composite < 0)
+      q = w;
+    else
+      return FUSE_NONE;
+  }
+  if (y == FUSE_NONE || q == FUSE_NONE || g->nodes[y].composite >= 0) return FUSE_NONE;
+  v = fuse__only_user(g, u, q);
+  if (v == FUSE_NONE || !fuse__last_axis_mean(g, v, q)) return FUSE_NONE;
+  e = fuse__only_user(g, u, v);
+  if (e == FUSE_NONE || (other = fuse__other_operand(&g->nodes[e], FUSE__OP_ADD, v)) == FUSE_NONE ||
+      !fuse__scalar_value(g, other, &eps) || !(eps >= 0 && eps < HUGE_VALF))
+    return FUSE_NONE;
+  s = fuse__only_user(g, u, e);
+  if (s == FUSE_NONE || g->nodes[s].op != FUSE__OP_SQRT || g->nodes[s].composite >= 0 ||
+      fuse__only_user(g, u, s) != y || g->nodes[y].in[1] != s)
+    return FUSE_NONE;
+  last = y; /* then an optional * gamma and + beta, constants along the last axis */
+  k = fuse__only_user(g, u, last);
+  if (k != FUSE_NONE && (other = fuse__other_operand(&g->nodes[k], FUSE__OP_MUL, last)) != FUSE_NONE &&
+      fuse__last_axis_constant(g, other, rank, L))
+    gamma = other, last = k;
+  k = fuse__only_user(g, u, last);
+  if (k != FUSE_NONE && (other = fuse__other_operand(&g->nodes[k], FUSE__OP_ADD, last)) != FUSE_NONE &&
+      fuse__last_axis_constant(g, other, rank, L))
+    beta = other, last = k;
+  if (g->nodes[last].rank != rank ||
+      memcmp(g->nodes[last].shape, g->nodes[x].shape, (size_t)rank * sizeof(int64_t)) != 0)
+    return FUSE_NONE;
+  /* scale and bias of shape [L], as layer_norm takes them */
+  shape[0] = L;
+  ng = fuse_constant(g, NULL, 1, shape, gamma != FUSE_NONE ? g->nodes[gamma].data : NULL);
+  if (ng == FUSE_NONE) return FUSE_NONE;
+  if (gamma == FUSE_NONE)
+    for (k = 0; k < (int)L; k++) g->nodes[ng].data[k] = 1.0f;
+  nb = beta != FUSE_NONE ? fuse_constant(g, NULL, 1, shape, g->nodes[beta].data) : FUSE_NONE;
+  if (beta != FUSE_NONE && nb == FUSE_NONE) return FUSE_NONE;
+  in = (fuse_value *)fuse__alloc(&g->alloc, 3 * sizeof(fuse_value), 16);
+  if (!in) {
+    fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_layer_norm: out of memory");
+    return FUSE_NONE;
+  }
+  if (gamma != FUSE_NONE) fuse__derived_name(g, ng, g->nodes[gamma].name, ".layer_norm");
+  if (beta != FUSE_NONE) fuse__derived_name(g, nb, g->nodes[beta].name, ".layer_norm");
+  in[0] = x, in[1] = ng, in[2] = nb;
+  fuse__free(&g->alloc, g->nodes[last].in);
+  g->nodes[last].in = in;
+  g->nodes[last].num_in = nb == FUSE_NONE ? 2 : 3;
+  g->nodes[last].op = FUSE__OP_LAYER_NORM;
+  memset(&g->nodes[last].a, 0, sizeof g->nodes[last].a);
+  g->nodes[last].a.norm.axis = rank - 1;
+  g->nodes[last].a.norm.eps = eps;
+  return last;
+}
+
+/* Every decomposed layer norm of g becomes one layer_norm op (fuse__fold_layer_norm). */
+static fuse_result fuse__fold_layer_norms(fuse_graph *g) {
+  fuse__users users;
+  int v, n = g->num_nodes;
+  if (!fuse__users_build(g, &users))
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_layer_norm: out of memory");
+  for (v = 0; v < n && g->status == FUSE_OK; v++)
+    if (g->nodes[v].op == FUSE__OP_REDUCE_MEAN) fuse__fold_layer_norm(g, &users, v);
+  fuse__users_free(g, &users);
+  return g->status;
+}
+
 /* Default rules: conv2d / matmul, then an optional bias (any form), an optional residual add,
    and up to two clamp-like ops, each in either operand order. The check runs the epilogue
    analyzer, so a rule's name tells what the composite holds. */
@@ -5367,6 +5506,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
   if ((r = fuse_grow_composites(g, codegen)) != FUSE_OK) return r;
   return fuse_merge_composites(g);
@@ -7920,6 +8060,12 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
@@ -8210,6 +8356,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -8268,6 +8420,10 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
 #define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
@@ -8558,6 +8714,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -8615,6 +8777,10 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
 #define FUSE__V_EQ(a, b) ((a) == (b))
 #define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/vmath.inc ==== */
 /* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
@@ -8905,6 +9071,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/common.c ==== */
 /* ==== begin src/kernels/gemm.c ==== */
@@ -9062,6 +9234,12 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
@@ -10257,6 +10435,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -10316,6 +10500,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
 #define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
@@ -10979,6 +11167,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -11044,6 +11238,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
 #define FUSE__V_EQ(a, b) ((a) == (b))
 #define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
@@ -11840,6 +12038,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #undef FUSE__KERNEL_FN
 /* ==== end src/kernels/gemm.c ==== */
@@ -11982,6 +12186,12 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -13274,6 +13484,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -13332,6 +13548,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
 #define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -14624,6 +14844,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -14681,6 +14907,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
 #define FUSE__V_EQ(a, b) ((a) == (b))
 #define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
@@ -15973,6 +16203,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/depthwise.c ==== */
 /* ==== begin src/kernels/pool_eltwise.c ==== */
@@ -16062,6 +16298,12 @@ struct fuse__pool_args {
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
@@ -16198,6 +16440,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -16284,6 +16532,10 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 #define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
 #define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
 /* ==== begin src/kernels/pool.inc ==== */
@@ -16442,6 +16694,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -16500,6 +16758,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
 #define FUSE__V_EQ(a, b) ((a) == (b))
 #define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
 /* ==== begin src/kernels/transpose.inc ==== */
@@ -16658,8 +16920,1361 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/pool_eltwise.c ==== */
+/* ==== begin src/kernels/chain.c ==== */
+/* ------------------------------------------- element-wise chains, row kernels -- */
+/* A chain step (FUSE__OP_CHAIN) runs a run of element-wise ops as one pass over memory: a
+   small program of fuse__chain_op applied on registers to each vector of its first operand,
+   the other operands (tensors broadcast along the row, or immediates) loaded as it goes. The
+   activations are the epilogue's kinds (fuse_post_op, applied by fuse__post_apply, the code
+   every fused conv runs); the rest are the kinds below. chain.inc is the template. */
+#define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
+#define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
+enum {
+  FUSE__CHAIN_POST,       /* post.kind through fuse__post_apply */
+  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
+  FUSE__CHAIN_SUB,
+  FUSE__CHAIN_MUL,
+  FUSE__CHAIN_DIV,
+  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
+  FUSE__CHAIN_MIN,
+  FUSE__CHAIN_POW,        /* powf lane by lane */
+  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
+  FUSE__CHAIN_SQRT,       /* unary */
+  FUSE__CHAIN_RECIPROCAL,
+  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
+  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
+  FUSE__CHAIN_NEG,
+  FUSE__CHAIN_ABS,
+  FUSE__CHAIN_FLOOR,
+  FUSE__CHAIN_CEIL,
+  FUSE__CHAIN_LOG,
+  FUSE__CHAIN_ERF
+};
+enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
+typedef struct fuse__chain_op {
+  int kind;     /* FUSE__CHAIN_* */
+  int operand;  /* binary kinds: the step's operand, FUSE__CHAIN_IMM (imm) or _SELF (v) */
+  int swap;     /* binary kinds: o op v */
+  float imm;
+  fuse_post_op post; /* FUSE__CHAIN_POST */
+} fuse__chain_op;
+
+typedef void (*fuse__chain_fn)(const fuse__chain_op *ops, int num_ops, float *y,
+                               const float *const *src, const int64_t *inc,
+                               const int64_t *row_stride, int64_t rows, int64_t n);
+typedef struct fuse__row_ops {
+  fuse_isa isa;
+  fuse__chain_fn chain;
+  double (*sum)(const float *x, int64_t n, int mode, float c);
+  float (*max)(const float *x, int64_t n, int is_min);
+  void (*softmax)(float *y, const float *x, int64_t n, int is_log);
+  void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
+               int ss, const float *bias, int sb);
+} fuse__row_ops;
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
+   (e) = _mm512_getexp_ps(x),                                                                \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+/* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
+  }
+}
+
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
+/* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
+  }
+}
+
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
+#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
+/* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
+  }
+}
+
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+/* ==== end src/kernels/vec_end.h ==== */
+
+static const fuse__row_ops fuse__row_ops_table[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+     fuse__softmax_row_avx512, fuse__norm_row_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+     fuse__softmax_row_avx2, fuse__norm_row_avx2},
+#endif
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+     fuse__softmax_row_scalar, fuse__norm_row_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). */
+static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
+  const fuse__row_ops *o = fuse__row_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  return o;
+}
+/* ==== end src/kernels/chain.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
@@ -16858,6 +18473,9 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
+  int num_chain;           /* FUSE__OP_CHAIN: its program, applied in order to operand 0 */
+  fuse__chain_op chain[FUSE__CHAIN_LENGTH];
+  int chain_ops[FUSE__CHAIN_LENGTH]; /* the graph ops it runs, for the description */
   int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
                               else the reference */
   float *packed;           /* its weights, packed at compile */
@@ -17047,6 +18665,12 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
   case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
   case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
+  /* the element-wise math: chain steps after the layouts (chains.c), which see NHWC */
+  case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
+  case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
+  case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
+  case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
+  case FUSE__OP_GELU: case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU: break;
   case FUSE__OP_CONCAT:
     if (st->a.axis != 1) return 0;
     for (k = 0; k < st->num_in; k++)
@@ -17509,7 +19133,14 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   o.cap = sizeof line;
   o.write = NULL;
   o.user = NULL;
-  fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+  if (s->op == FUSE__OP_CHAIN && s->num_chain == 1) { /* one op: named as before */
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->chain_ops[0]]);
+  } else {
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+    for (k = 0; s->op == FUSE__OP_CHAIN && k < s->num_chain; k++) /* "chain(sub, mul, add)" */
+      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+    if (s->op == FUSE__OP_CHAIN) fuse__puts(&o, ")");
+  }
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
     fuse__puts(&o, " + ");
@@ -17575,6 +19206,205 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
 }
 
 /* ==== end src/plan_describe.c ==== */
+/* ==== begin src/chains.c ==== */
+/* ------------------------------------------------------ element-wise chains -- */
+/* After the layouts are chosen, every element-wise step of a plan on the kernel table's ISAs
+   becomes a chain step (FUSE__OP_CHAIN, kernels/chain.c), and a chain step whose output only
+   one other chain step reads, as the value that step walks (its first operand), of the same
+   shape and layout, is merged into it: as TVM's FuseOps does for injective ops, the run is one
+   loop over memory, each element loaded once and stored once, the intermediates never
+   written. A value read by anything else (two steps, a view, a graph output) stays. The
+   reference kernels (reference_kernels = 1) keep one op per step: they are the oracle. */
+
+/* Whether tensor t is a constant of one element; its value in *v. */
+static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t, float *v) {
+  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST || !g->nodes[t].data ||
+      fuse__numel(p->tensors[t].rank, p->tensors[t].shape) != 1)
+    return 0;
+  *v = g->nodes[t].data[0];
+  return 1;
+}
+
+/* The chain kind of a binary op */
+static int fuse__chain_binary_kind(int op) {
+  switch (op) {
+  case FUSE__OP_ADD: return FUSE__CHAIN_ADD;
+  case FUSE__OP_SUB: return FUSE__CHAIN_SUB;
+  case FUSE__OP_MUL: return FUSE__CHAIN_MUL;
+  case FUSE__OP_DIV: return FUSE__CHAIN_DIV;
+  case FUSE__OP_MAXIMUM: return FUSE__CHAIN_MAX;
+  case FUSE__OP_MINIMUM: return FUSE__CHAIN_MIN;
+  case FUSE__OP_POW: return FUSE__CHAIN_POW;
+  case FUSE__OP_PRELU: return FUSE__CHAIN_PRELU;
+  default: return -1;
+  }
+}
+
+/* A unary op as one chain op; 0 when the op is not an element-wise unary one. */
+static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
+  fuse_post_op *q = &op->post;
+  memset(op, 0, sizeof *op);
+  op->kind = FUSE__CHAIN_POST;
+  op->operand = FUSE__CHAIN_IMM;
+  q->operand = -1;
+  q->tensor = FUSE_NONE;
+  q->alpha = st->a.unary.alpha;
+  q->beta = st->a.unary.beta;
+  switch (st->op) {
+  case FUSE__OP_RELU: q->kind = FUSE_POST_CLAMP, q->lo = 0, q->hi = HUGE_VALF; break;
+  case FUSE__OP_CLIP: q->kind = FUSE_POST_CLAMP, q->lo = st->a.clip.lo, q->hi = st->a.clip.hi; break;
+  case FUSE__OP_SIGMOID: q->kind = FUSE_POST_SIGMOID; break;
+  case FUSE__OP_EXP: q->kind = FUSE_POST_EXP; break;
+  case FUSE__OP_TANH: q->kind = FUSE_POST_TANH; break;
+  case FUSE__OP_SOFTPLUS: q->kind = FUSE_POST_SOFTPLUS; break;
+  case FUSE__OP_HARDSWISH: q->kind = FUSE_POST_HARDSWISH; break;
+  case FUSE__OP_HARDSIGMOID: q->kind = FUSE_POST_HARDSIGMOID; break;
+  case FUSE__OP_LEAKY_RELU: q->kind = FUSE_POST_LEAKY_RELU; break;
+  case FUSE__OP_ELU: q->kind = FUSE_POST_ELU; break;
+  case FUSE__OP_SELU: q->kind = FUSE_POST_SELU; break;
+  case FUSE__OP_GELU: q->kind = st->a.unary.mode == 1 ? FUSE_POST_GELU_TANH : FUSE_POST_GELU; break;
+  case FUSE__OP_SQRT: op->kind = FUSE__CHAIN_SQRT; break;
+  case FUSE__OP_RECIPROCAL: op->kind = FUSE__CHAIN_RECIPROCAL; break;
+  case FUSE__OP_LOG: op->kind = FUSE__CHAIN_LOG; break;
+  case FUSE__OP_NEG: op->kind = FUSE__CHAIN_NEG; break;
+  case FUSE__OP_ABS: op->kind = FUSE__CHAIN_ABS; break;
+  case FUSE__OP_FLOOR: op->kind = FUSE__CHAIN_FLOOR; break;
+  case FUSE__OP_CEIL: op->kind = FUSE__CHAIN_CEIL; break;
+  case FUSE__OP_ERF: op->kind = FUSE__CHAIN_ERF; break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* Step st as a chain step of one op, its operands written at ops (the first: the value it
+   walks); 0 when it is not an element-wise step. A scalar constant becomes an immediate;
+   pow by 2, 3, 1/2, -1 a product, a square root, a reciprocal. */
+static int fuse__chain_from_step(const fuse_graph *g, const fuse_plan *p, fuse__step *st,
+                                 const int *in, int *ops) {
+  fuse__chain_op *op = &st->chain[0];
+  int kind = fuse__chain_binary_kind(st->op);
+  float imm;
+  if (st->kernel != FUSE__KERNEL_REF || st->num_post || st->bias >= 0) return 0;
+  st->chain_ops[0] = st->op;
+  if (kind < 0) {
+    if (st->num_in != 1 || !fuse__chain_unary(st, op)) return 0;
+    ops[0] = in[0];
+  } else {
+    if (st->num_in != 2) return 0;
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    ops[0] = in[0];
+    if (in[1] == in[0]) {
+      op->operand = FUSE__CHAIN_SELF;
+    } else if (fuse__scalar_constant(g, p, in[1], &imm)) {
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm;
+    } else if (kind != FUSE__CHAIN_PRELU && fuse__scalar_constant(g, p, in[0], &imm)) {
+      ops[0] = in[1]; /* walk the tensor: imm op v */
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm, op->swap = 1;
+    } else {
+      op->operand = 1;
+      ops[1] = in[1];
+    }
+    if (kind == FUSE__CHAIN_POW && op->operand == FUSE__CHAIN_IMM && !op->swap) {
+      if (imm == 2.0f) op->kind = FUSE__CHAIN_SQUARE;
+      else if (imm == 3.0f) op->kind = FUSE__CHAIN_CUBE;
+      else if (imm == 0.5f) op->kind = FUSE__CHAIN_SQRT;
+      else if (imm == -1.0f) op->kind = FUSE__CHAIN_RECIPROCAL;
+      else if (imm == 1.0f) op->kind = FUSE__CHAIN_MUL; /* v * 1 */
+    }
+  }
+  st->num_in = op->operand >= 1 ? 2 : 1;
+  st->num_chain = 1;
+  st->op = FUSE__OP_CHAIN;
+  return 1;
+}
+
+/* Merges chain step a (whose output only b reads) into chain step b when b walks that output
+   (or, a single binary op, can be turned to walk it) and both fit. */
+static int fuse__chain_merge(fuse_plan *p, fuse__step *a, fuse__step *b, int *ops) {
+  int *oa = p->operands + a->in_first, *ob = ops, t = a->out, k, n;
+  int merged[2 * FUSE__CHAIN_OPERANDS];
+  if (a->num_chain + b->num_chain > FUSE__CHAIN_LENGTH) return 0;
+  if (ob[0] != t) { /* b = o op t: swap to walk t */
+    fuse__chain_op *op = &b->chain[0];
+    if (b->num_chain != 1 || op->operand != 1 || ob[1] != t || op->kind == FUSE__CHAIN_PRELU)
+      return 0;
+    ob[1] = ob[0];
+    ob[0] = t;
+    op->swap = !op->swap;
+  }
+  if (a->num_in + b->num_in - 1 > FUSE__CHAIN_OPERANDS) return 0;
+  for (k = 0; k < a->num_in; k++) merged[k] = oa[k];
+  for (n = a->num_in, k = 1; k < b->num_in; k++) merged[n++] = ob[k];
+  for (k = 0; k < b->num_chain; k++) { /* b's operands follow a's */
+    fuse__chain_op *op = &b->chain[k];
+    if (op->operand >= 1) op->operand += a->num_in - 1;
+    a->chain[a->num_chain + k] = *op;
+    a->chain_ops[a->num_chain + k] = b->chain_ops[k];
+  }
+  a->num_chain += b->num_chain;
+  memcpy(b->chain, a->chain, sizeof b->chain);
+  memcpy(b->chain_ops, a->chain_ops, sizeof b->chain_ops);
+  b->num_chain = a->num_chain;
+  b->num_in = n;
+  memcpy(ops, merged, (size_t)n * sizeof(int));
+  return 1;
+}
+
+/* The phase: the element-wise steps become chain steps, then each chain step whose output
+   only the next link reads is merged into it (steps in order, so a run merges front to back).
+   Uses the compiler's first / last arrays as scratch (lifetimes are found afterwards). */
+static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root, int *needed,
+                              int *reads, int *reader) {
+  int i, k, s, slot, total = 0, *ops;
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
+  for (i = 0; i < p->num_steps; i++)
+    total += p->steps[i].num_in > FUSE__CHAIN_OPERANDS ? p->steps[i].num_in : FUSE__CHAIN_OPERANDS;
+  ops = (int *)fuse__alloc(&p->alloc, (size_t)(total + 1) * sizeof(int), 16);
+  if (!ops) return 0;
+  for (i = 0, slot = 0; i < p->num_steps; i++) { /* each step its own room for operands */
+    fuse__step *st = &p->steps[i];
+    const int *in = p->operands + st->in_first;
+    if (!fuse__chain_from_step(g, p, st, in, ops + slot))
+      memcpy(ops + slot, in, (size_t)st->num_in * sizeof(int));
+    st->in_first = slot;
+    slot += st->num_in > FUSE__CHAIN_OPERANDS ? st->num_in : FUSE__CHAIN_OPERANDS;
+  }
+  fuse__free(&p->alloc, p->operands);
+  p->operands = ops;
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0, reader[i] = -1;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) {
+      int t = root[ops[p->steps[i].in_first + k]];
+      if (reader[t] != i) reads[t]++;
+      reader[t] = i;
+    }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b;
+    int t = a->out;
+    if (a->op != FUSE__OP_CHAIN || t >= g->num_nodes || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK)
+      continue;
+    b = &p->steps[reader[t]];
+    if (b->op != FUSE__OP_CHAIN || p->tensors[b->out].rank != p->tensors[t].rank ||
+        memcmp(p->tensors[b->out].shape, p->tensors[t].shape,
+               (size_t)p->tensors[t].rank * sizeof(int64_t)) != 0 ||
+        p->tensors[b->out].nhwc != p->tensors[t].nhwc)
+      continue;
+    if (fuse__chain_merge(p, a, b, ops + b->in_first)) {
+      a->op = -1; /* merged away */
+      needed[t] = 0;
+    }
+  }
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+  return 1;
+}
+/* ==== end src/chains.c ==== */
 /* ==== begin src/backends.c ==== */
 /* What fuse__offer_backends shares between its pieces: the per-tensor layout bookkeeping of
    one round of offers. */
@@ -18109,6 +19939,11 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   return 1;
 }
 
+/* runs of element-wise steps become one chain step each (chains.c) */
+static int fuse__chain_steps(fuse__compiler *c) {
+  return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
+}
+
 /* lifetimes in steps: written first, read last; and the description, step by step */
 static int fuse__find_lifetimes(fuse__compiler *c) {
   fuse_plan *p = c->p;
@@ -18257,6 +20092,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_kernels(&c) &&
        /* after the kernels: an NHWC conv decides its neighbours' layout */
        fuse__choose_layouts(&c) &&
+       /* after the layouts: a chain's links share one layout */
+       fuse__chain_steps(&c) &&
        /* once the steps are final, conversions included */
        fuse__find_lifetimes(&c) &&
        /* every size is known now: tensors, backend layouts, the kernels' scratch */
@@ -20043,6 +21880,249 @@ static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *
     }
 }
 /* ==== end src/kernels/ref_layers.c ==== */
+/* ==== begin src/kernels/rows.c ==== */
+/* ------------------------------------------- chain and row kernels' drivers -- */
+/* The chain step (kernels/chain.c) and the vector paths of softmax, log-softmax, the
+   normalizations and the reductions: contiguous rows cut among the threads, each row through
+   the plan's ISA's row kernel. The reference kernels (ref_nn.c, other_ops.c) stay the oracle
+   and run whatever these do not take (a strided axis; the reference plan). */
+
+typedef struct fuse__chain_job {
+  const fuse__step *s;
+  fuse__chain_fn fn;
+  float *y;
+  const float *in[FUSE__CHAIN_OPERANDS];
+  int64_t shape[FUSE_MAX_RANK], stride[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
+  int64_t inc[FUSE__CHAIN_OPERANDS], row_stride[FUSE__CHAIN_OPERANDS];
+  int rank, num;            /* merged dimensions; operands */
+  int64_t inner, parts, part_len; /* each row in parts of part_len floats (the last shorter) */
+} fuse__chain_job;
+
+static void fuse__chain_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__chain_job *j = (const fuse__chain_job *)ctx;
+  int64_t idx[FUSE_MAX_RANK], row = u0 / j->parts, part = u0 % j->parts, rem = row, u, count;
+  int64_t last = j->rank >= 2 ? j->shape[j->rank - 2] : 1; /* rows along the innermost outer axis */
+  const float *src[FUSE__CHAIN_OPERANDS];
+  int d, k;
+  (void)chunk;
+  for (d = j->rank - 2; d >= 0; d--) {
+    idx[d] = rem % j->shape[d];
+    rem /= j->shape[d];
+  }
+  for (u = u0; u < u1; u += count) {
+    int64_t b = part * j->part_len;
+    int64_t n = j->inner - b < j->part_len ? j->inner - b : j->part_len;
+    count = 1; /* whole rows: a run of them in one call (rows may be a few vectors long) */
+    if (j->parts == 1 && j->rank >= 2) {
+      count = last - idx[j->rank - 2];
+      if (count > u1 - u) count = u1 - u;
+    }
+    for (k = 0; k < j->num; k++) {
+      const float *q = j->in[k];
+      for (d = 0; d < j->rank - 1; d++) q += idx[d] * j->stride[k][d];
+      src[k] = q + b * j->inc[k];
+    }
+    for (; k < FUSE__CHAIN_OPERANDS; k++) src[k] = src[0]; /* never read, but defined */
+    j->fn(j->s->chain, j->s->num_chain, j->y + row * j->inner + b, src, j->inc, j->row_stride,
+          count, n);
+    if (j->parts > 1 && ++part < j->parts) continue;
+    part = 0;
+    row += count;
+    if (j->rank >= 2) idx[j->rank - 2] += count - 1;
+    for (d = j->rank - 2; d >= 0 && ++idx[d] == j->shape[d]; d--) idx[d] = 0;
+  }
+}
+
+/* numpy broadcasting over the output's shape (its bytes' [N, H, W, C] when NHWC), after
+   merging the dimensions every operand walks through as through one: rows along the last,
+   where each operand advances by 0 or 1. */
+static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__tensor vy, vx;
+  int64_t st[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
+  fuse__chain_job j;
+  int k, d, merge;
+  if (ty->nhwc) fuse__nhwc_shape(ty, &vy), ty = &vy;
+  j.s = s;
+  j.fn = fuse__rows_of(r->p->isa)->chain;
+  j.y = fuse__data(r, s->out);
+  j.num = s->num_in;
+  j.rank = 0;
+  for (k = 0; k < j.num; k++) {
+    const fuse__tensor *tx = fuse__in_t(r, s, k);
+    if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
+    j.in[k] = fuse__in(r, s, k);
+    fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
+  }
+  for (d = 0; d < ty->rank; d++) {
+    if (ty->shape[d] == 1) continue; /* nothing to walk */
+    for (merge = j.rank > 0, k = 0; k < j.num; k++)
+      merge = merge && j.stride[k][j.rank - 1] == st[k][d] * ty->shape[d];
+    if (!merge) j.shape[j.rank++] = 1;
+    j.shape[j.rank - 1] *= ty->shape[d];
+    for (k = 0; k < j.num; k++) j.stride[k][j.rank - 1] = st[k][d];
+  }
+  if (j.rank == 0) { /* one element */
+    j.shape[0] = 1;
+    for (k = 0; k < j.num; k++) j.stride[k][0] = 0;
+    j.rank = 1;
+  }
+  j.inner = j.shape[j.rank - 1];
+  memset(j.row_stride, 0, sizeof j.row_stride);
+  memset(j.inc, 0, sizeof j.inc);
+  for (k = 0; k < j.num; k++) {
+    j.inc[k] = j.stride[k][j.rank - 1];
+    j.row_stride[k] = j.rank >= 2 ? j.stride[k][j.rank - 2] : 0;
+  }
+  j.part_len = 16384; /* a thread's share of one long row */
+  j.parts = (j.inner + j.part_len - 1) / j.part_len;
+  if (j.parts < 1) j.parts = 1;
+  fuse__parallel(r->p, fuse__numel(j.rank - 1, j.shape) * j.parts, fuse__chain_units, &j);
+}
+
+/* Rows of a contiguous axis: `rows` rows of `len` floats. */
+typedef struct fuse__rows_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const fuse__row_ops *k;
+  const float *x, *scale, *bias;
+  float *y;
+  int64_t len, per_group, inner, C; /* the norms' channels per group, pixels, channels */
+} fuse__rows_job;
+
+static void fuse__softmax_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++)
+    j->k->softmax(j->y + u * j->len, j->x + u * j->len, j->len, j->s->op == FUSE__OP_LOG_SOFTMAX);
+}
+
+/* softmax / log-softmax along the last axis (or one followed by size-1 axes) on the plan's
+   ISA; 0 when the step is not that (the reference kernel runs it). */
+static int fuse__rows_softmax(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__rows_job j;
+  int axis = s->a.axis;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->softmax || ty->rank == 0 ||
+      fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1) != 1)
+    return 0;
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.len = ty->shape[axis];
+  if (j.len < 1) return 1;
+  fuse__parallel(r->p, fuse__numel(axis, ty->shape), fuse__softmax_units, &j);
+  return 1;
+}
+
+/* mean and 1 / sqrt(variance + eps) of a contiguous span: two passes (the variance about the
+   mean, not E[x^2] - mean^2), the row kernel's block sums in double */
+static void fuse__rows_stats(const fuse__rows_job *j, const float *x, int64_t n, float *mean,
+                             float *inv) {
+  double m = j->k->sum(x, n, 0, 0.0f) / (double)n;
+  double var = j->k->sum(x, n, 2, (float)m) / (double)n;
+  *mean = (float)m;
+  *inv = (float)(1.0 / sqrt(var + (double)j->s->a.norm.eps));
+}
+
+static void fuse__norm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int64_t u, c;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    const float *x = j->x + u * j->len;
+    float *y = j->y + u * j->len, mean, inv;
+    fuse__rows_stats(j, x, j->len, &mean, &inv);
+    if (j->s->op == FUSE__OP_LAYER_NORM) {
+      j->k->norm(y, x, j->len, mean, inv, j->scale, 1, j->bias, 1);
+      continue;
+    }
+    for (c = 0; c < j->per_group; c++) { /* channel ch: its scale and bias */
+      int64_t ch = u % (j->C / j->per_group) * j->per_group + c;
+      j->k->norm(y + c * j->inner, x + c * j->inner, j->inner, mean, inv, j->scale + ch, 0,
+                 j->bias + ch, 0);
+    }
+  }
+}
+
+/* layer / instance / group norm on the plan's ISA: each span is contiguous */
+static int fuse__rows_norm(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__rows_job j;
+  int64_t outer;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->norm) return 0;
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.scale = fuse__in(r, s, 1);
+  j.bias = s->num_in > 2 ? fuse__in(r, s, 2) : NULL;
+  if (s->op == FUSE__OP_LAYER_NORM) {
+    outer = fuse__numel(s->a.norm.axis, ty->shape);
+    j.len = fuse__numel(ty->rank - s->a.norm.axis, ty->shape + s->a.norm.axis);
+    j.per_group = j.inner = j.C = 1;
+  } else {
+    int64_t groups;
+    if (!j.bias) return 0;
+    j.C = ty->shape[1];
+    groups = s->op == FUSE__OP_INSTANCE_NORM ? j.C : s->a.norm.groups;
+    j.per_group = j.C / groups;
+    j.inner = fuse__numel(ty->rank - 2, ty->shape + 2);
+    outer = ty->shape[0] * groups;
+    j.len = j.per_group * j.inner;
+  }
+  if (j.len < 1) return 1;
+  fuse__parallel(r->p, outer, fuse__norm_units, &j);
+  return 1;
+}
+
+static void fuse__reduce_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__rows_job *j = (const fuse__rows_job *)ctx;
+  int op = j->s->op;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    const float *x = j->x + u * j->len;
+    double acc;
+    if (op == FUSE__OP_REDUCE_MAX || op == FUSE__OP_REDUCE_MIN) {
+      j->y[u] = j->k->max(x, j->len, op == FUSE__OP_REDUCE_MIN);
+      continue;
+    }
+    acc = j->k->sum(x, j->len, op == FUSE__OP_REDUCE_SUM_SQUARE || op == FUSE__OP_REDUCE_L2, 0.0f);
+    if (op == FUSE__OP_REDUCE_MEAN) acc /= (double)j->len;
+    else if (op == FUSE__OP_REDUCE_L2) acc = sqrt(acc);
+    j->y[u] = (float)acc;
+  }
+}
+
+/* mean, sum, max, min, sum of squares, L2 over the innermost axes (no reduced axis of more
+   than one element before a kept one): contiguous rows on the plan's ISA */
+static int fuse__rows_reduce(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__rows_job j;
+  int64_t outer = 1;
+  int i, seen_reduced = 0;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->sum || s->op == FUSE__OP_REDUCE_PROD) return 0;
+  j.len = 1;
+  for (i = 0; i < tx->rank; i++) {
+    if (tx->shape[i] == 1) continue;
+    if (s->a.reduce.axes >> i & 1u) {
+      seen_reduced = 1;
+      j.len *= tx->shape[i];
+    } else {
+      if (seen_reduced) return 0; /* a kept axis inside: strided */
+      outer *= tx->shape[i];
+    }
+  }
+  if (outer == 0) return 1;
+  if (j.len == 0) return 0; /* empty reductions: the reference's identities */
+  j.r = r, j.s = s;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  fuse__parallel(r->p, outer, fuse__reduce_units, &j);
+  return 1;
+}
+/* ==== end src/kernels/rows.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
@@ -20091,13 +22171,16 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
     case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: fuse__kernel_softmax(&r, s); break;
+    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (kernels/rows.c), else here */
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
+      break;
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
     /* element-wise math (kernels/ref_math.c) */
     case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
     case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
@@ -20121,11 +22204,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_REDUCE_MIN:
     case FUSE__OP_REDUCE_L2:
     case FUSE__OP_REDUCE_PROD:
-    case FUSE__OP_REDUCE_SUM_SQUARE: fuse__kernel_reduce(&r, s); break;
-    case FUSE__OP_LOG_SOFTMAX: fuse__kernel_log_softmax(&r, s); break;
+    case FUSE__OP_REDUCE_SUM_SQUARE:
+      if (!fuse__rows_reduce(&r, s)) fuse__kernel_reduce(&r, s);
+      break;
+    case FUSE__OP_LOG_SOFTMAX:
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_log_softmax(&r, s);
+      break;
     case FUSE__OP_LAYER_NORM:
     case FUSE__OP_INSTANCE_NORM:
-    case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
+    case FUSE__OP_GROUP_NORM:
+      if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
+      break;
 
     /* transposed convolution (kernels/ref_layers.c) */
     case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
@@ -24089,6 +26178,10 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__BIAS
 #undef FUSE__RULES
 #undef FUSE__DOT_NAME_MAX
+#undef FUSE__CHAIN_LENGTH
+#undef FUSE__CHAIN_OPERANDS
+#undef FUSE__CHAIN_TILE
+#undef FUSE__CHAIN_EACH
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

@@ -326,6 +326,11 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   return 1;
 }
 
+/* runs of element-wise steps become one chain step each (chains.c) */
+static int fuse__chain_steps(fuse__compiler *c) {
+  return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
+}
+
 /* lifetimes in steps: written first, read last; and the description, step by step */
 static int fuse__find_lifetimes(fuse__compiler *c) {
   fuse_plan *p = c->p;
@@ -474,6 +479,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_kernels(&c) &&
        /* after the kernels: an NHWC conv decides its neighbours' layout */
        fuse__choose_layouts(&c) &&
+       /* after the layouts: a chain's links share one layout */
+       fuse__chain_steps(&c) &&
        /* once the steps are final, conversions included */
        fuse__find_lifetimes(&c) &&
        /* every size is known now: tensors, backend layouts, the kernels' scratch */

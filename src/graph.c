@@ -68,6 +68,7 @@ typedef enum fuse__op {
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
+  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -86,7 +87,7 @@ static const char *const fuse__op_names[FUSE__OP_COUNT] = {
     "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
     "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
     "conv_transpose2d",
-    "copy", "to_nhwc", "to_nchw"};
+    "copy", "to_nhwc", "to_nchw", "chain"};
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */

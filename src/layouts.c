@@ -17,6 +17,12 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
   case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
   case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
+  /* the element-wise math: chain steps after the layouts (chains.c), which see NHWC */
+  case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
+  case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
+  case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
+  case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
+  case FUSE__OP_GELU: case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU: break;
   case FUSE__OP_CONCAT:
     if (st->a.axis != 1) return 0;
     for (k = 0; k < st->num_in; k++)

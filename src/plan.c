@@ -26,6 +26,9 @@ typedef struct fuse__step {
   int bias;                /* operand index of the per-channel bias, or -1 */
   int num_post;
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* ADD: operand set */
+  int num_chain;           /* FUSE__OP_CHAIN: its program, applied in order to operand 0 */
+  fuse__chain_op chain[FUSE__CHAIN_LENGTH];
+  int chain_ops[FUSE__CHAIN_LENGTH]; /* the graph ops it runs, for the description */
   int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
                               else the reference */
   float *packed;           /* its weights, packed at compile */

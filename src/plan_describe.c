@@ -39,7 +39,14 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   o.cap = sizeof line;
   o.write = NULL;
   o.user = NULL;
-  fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+  if (s->op == FUSE__OP_CHAIN && s->num_chain == 1) { /* one op: named as before */
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->chain_ops[0]]);
+  } else {
+    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+    for (k = 0; s->op == FUSE__OP_CHAIN && k < s->num_chain; k++) /* "chain(sub, mul, add)" */
+      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+    if (s->op == FUSE__OP_CHAIN) fuse__puts(&o, ")");
+  }
   if (s->bias >= 0) fuse__puts(&o, " + bias");
   for (k = 0; k < s->num_post; k++) {
     fuse__puts(&o, " + ");

@@ -86,6 +86,144 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* The one reader of v (NONE when v has none, several, or is a graph output). */
+static fuse_value fuse__only_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
+  if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
+  return u->list[u->first[v]];
+}
+
+/* Whether v is a constant of one element; its value in *c. */
+static int fuse__scalar_value(const fuse_graph *g, fuse_value v, float *c) {
+  const fuse__node *n = &g->nodes[v];
+  if (n->op != FUSE__OP_CONST || !n->data || fuse__numel(n->rank, n->shape) != 1) return 0;
+  *c = n->data[0];
+  return 1;
+}
+
+/* node v = op(a, other) or op(other, a) with `other` not a: other, else FUSE_NONE */
+static fuse_value fuse__other_operand(const fuse__node *n, int op, fuse_value a) {
+  if (n->op != op || n->num_in != 2 || n->composite >= 0) return FUSE_NONE;
+  if (n->in[0] == a && n->in[1] != a) return n->in[1];
+  if (n->in[1] == a && n->in[0] != a) return n->in[0];
+  return FUSE_NONE;
+}
+
+/* a constant that holds L values along the last axis (every other dimension 1) */
+static int fuse__last_axis_constant(const fuse_graph *g, fuse_value v, int rank, int64_t L) {
+  const fuse__node *n = &g->nodes[v];
+  int i;
+  if (n->op != FUSE__OP_CONST || !n->data || n->rank < 1 || n->rank > rank ||
+      n->shape[n->rank - 1] != L)
+    return 0;
+  for (i = 0; i < n->rank - 1; i++)
+    if (n->shape[i] != 1) return 0;
+  return 1;
+}
+
+/* reduce_mean over the last axis of x, keeping it */
+static int fuse__last_axis_mean(const fuse_graph *g, fuse_value v, fuse_value x) {
+  const fuse__node *n = &g->nodes[v], *nx = &g->nodes[x];
+  return n->op == FUSE__OP_REDUCE_MEAN && n->composite < 0 && n->in[0] == x &&
+         n->a.reduce.keepdims && nx->rank >= 1 && n->a.reduce.axes == 1u << (nx->rank - 1);
+}
+
+/* A layer norm over the last axis as PyTorch <= 1.13 exports it below opset 17:
+     m = reduce_mean(x); d = sub(x, m); q = pow(d, 2) or mul(d, d); v = reduce_mean(q);
+     s = sqrt(add(v, eps)); y = div(d, s) [; mul(y, gamma)] [; add(., beta)]
+   each value read only by the next (d by q and the div). The last op of the run becomes
+   layer_norm(x, gamma, beta) in place; the others stay as values nothing reads, so every id
+   stays valid (as fuse_fold_batch_norm leaves the unfolded weights). In fuse_optimize, before
+   the rules: at load time the loader would have to look ahead at nodes it has not built, and
+   graphs built in C or parsed from text get the rewrite too. Returns the node rewritten, or
+   FUSE_NONE; FUSE_ERROR_OUT_OF_MEMORY is left in g's status. */
+static fuse_value fuse__fold_layer_norm(fuse_graph *g, const fuse__users *u, fuse_value m) {
+  fuse_value x = g->nodes[m].in[0], d, q = FUSE_NONE, v, e, s, y, last, gamma = FUSE_NONE;
+  fuse_value beta = FUSE_NONE, other, ng, nb, *in;
+  int64_t L, shape[1];
+  float eps, two;
+  int k, rank;
+  if (!fuse__last_axis_mean(g, m, x)) return FUSE_NONE;
+  rank = g->nodes[x].rank;
+  L = g->nodes[x].shape[rank - 1];
+  d = fuse__only_user(g, u, m);
+  if (d == FUSE_NONE || g->nodes[d].op != FUSE__OP_SUB || g->nodes[d].composite >= 0 ||
+      g->nodes[d].in[0] != x || g->nodes[d].in[1] != m || fuse__is_output(g, d))
+    return FUSE_NONE;
+  y = FUSE_NONE; /* d's readers: the square and the div, nothing else */
+  for (k = u->first[d]; k < u->first[d + 1]; k++) {
+    fuse_value w = u->list[k];
+    const fuse__node *n = &g->nodes[w];
+    if (n->op == FUSE__OP_DIV && n->in[0] == d && n->in[1] != d && (y == FUSE_NONE || y == w))
+      y = w;
+    else if (((n->op == FUSE__OP_POW && n->in[0] == d && fuse__scalar_value(g, n->in[1], &two) &&
+               two == 2.0f) ||
+              (n->op == FUSE__OP_MUL && n->in[0] == d && n->in[1] == d)) &&
+             (q == FUSE_NONE || q == w) && n->composite < 0)
+      q = w;
+    else
+      return FUSE_NONE;
+  }
+  if (y == FUSE_NONE || q == FUSE_NONE || g->nodes[y].composite >= 0) return FUSE_NONE;
+  v = fuse__only_user(g, u, q);
+  if (v == FUSE_NONE || !fuse__last_axis_mean(g, v, q)) return FUSE_NONE;
+  e = fuse__only_user(g, u, v);
+  if (e == FUSE_NONE || (other = fuse__other_operand(&g->nodes[e], FUSE__OP_ADD, v)) == FUSE_NONE ||
+      !fuse__scalar_value(g, other, &eps) || !(eps >= 0 && eps < HUGE_VALF))
+    return FUSE_NONE;
+  s = fuse__only_user(g, u, e);
+  if (s == FUSE_NONE || g->nodes[s].op != FUSE__OP_SQRT || g->nodes[s].composite >= 0 ||
+      fuse__only_user(g, u, s) != y || g->nodes[y].in[1] != s)
+    return FUSE_NONE;
+  last = y; /* then an optional * gamma and + beta, constants along the last axis */
+  k = fuse__only_user(g, u, last);
+  if (k != FUSE_NONE && (other = fuse__other_operand(&g->nodes[k], FUSE__OP_MUL, last)) != FUSE_NONE &&
+      fuse__last_axis_constant(g, other, rank, L))
+    gamma = other, last = k;
+  k = fuse__only_user(g, u, last);
+  if (k != FUSE_NONE && (other = fuse__other_operand(&g->nodes[k], FUSE__OP_ADD, last)) != FUSE_NONE &&
+      fuse__last_axis_constant(g, other, rank, L))
+    beta = other, last = k;
+  if (g->nodes[last].rank != rank ||
+      memcmp(g->nodes[last].shape, g->nodes[x].shape, (size_t)rank * sizeof(int64_t)) != 0)
+    return FUSE_NONE;
+  /* scale and bias of shape [L], as layer_norm takes them */
+  shape[0] = L;
+  ng = fuse_constant(g, NULL, 1, shape, gamma != FUSE_NONE ? g->nodes[gamma].data : NULL);
+  if (ng == FUSE_NONE) return FUSE_NONE;
+  if (gamma == FUSE_NONE)
+    for (k = 0; k < (int)L; k++) g->nodes[ng].data[k] = 1.0f;
+  nb = beta != FUSE_NONE ? fuse_constant(g, NULL, 1, shape, g->nodes[beta].data) : FUSE_NONE;
+  if (beta != FUSE_NONE && nb == FUSE_NONE) return FUSE_NONE;
+  in = (fuse_value *)fuse__alloc(&g->alloc, 3 * sizeof(fuse_value), 16);
+  if (!in) {
+    fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_layer_norm: out of memory");
+    return FUSE_NONE;
+  }
+  if (gamma != FUSE_NONE) fuse__derived_name(g, ng, g->nodes[gamma].name, ".layer_norm");
+  if (beta != FUSE_NONE) fuse__derived_name(g, nb, g->nodes[beta].name, ".layer_norm");
+  in[0] = x, in[1] = ng, in[2] = nb;
+  fuse__free(&g->alloc, g->nodes[last].in);
+  g->nodes[last].in = in;
+  g->nodes[last].num_in = nb == FUSE_NONE ? 2 : 3;
+  g->nodes[last].op = FUSE__OP_LAYER_NORM;
+  memset(&g->nodes[last].a, 0, sizeof g->nodes[last].a);
+  g->nodes[last].a.norm.axis = rank - 1;
+  g->nodes[last].a.norm.eps = eps;
+  return last;
+}
+
+/* Every decomposed layer norm of g becomes one layer_norm op (fuse__fold_layer_norm). */
+static fuse_result fuse__fold_layer_norms(fuse_graph *g) {
+  fuse__users users;
+  int v, n = g->num_nodes;
+  if (!fuse__users_build(g, &users))
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "fold_layer_norm: out of memory");
+  for (v = 0; v < n && g->status == FUSE_OK; v++)
+    if (g->nodes[v].op == FUSE__OP_REDUCE_MEAN) fuse__fold_layer_norm(g, &users, v);
+  fuse__users_free(g, &users);
+  return g->status;
+}
+
 /* Default rules: conv2d / matmul, then an optional bias (any form), an optional residual add,
    and up to two clamp-like ops, each in either operand order. The check runs the epilogue
    analyzer, so a rule's name tells what the composite holds. */
@@ -317,6 +455,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
   if ((r = fuse_grow_composites(g, codegen)) != FUSE_OK) return r;
   return fuse_merge_composites(g);

@@ -45,13 +45,16 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
     case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: fuse__kernel_softmax(&r, s); break;
+    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (kernels/rows.c), else here */
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
+      break;
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
     case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
+    case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
     /* element-wise math (kernels/ref_math.c) */
     case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
     case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
@@ -75,11 +78,17 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_REDUCE_MIN:
     case FUSE__OP_REDUCE_L2:
     case FUSE__OP_REDUCE_PROD:
-    case FUSE__OP_REDUCE_SUM_SQUARE: fuse__kernel_reduce(&r, s); break;
-    case FUSE__OP_LOG_SOFTMAX: fuse__kernel_log_softmax(&r, s); break;
+    case FUSE__OP_REDUCE_SUM_SQUARE:
+      if (!fuse__rows_reduce(&r, s)) fuse__kernel_reduce(&r, s);
+      break;
+    case FUSE__OP_LOG_SOFTMAX:
+      if (!fuse__rows_softmax(&r, s)) fuse__kernel_log_softmax(&r, s);
+      break;
     case FUSE__OP_LAYER_NORM:
     case FUSE__OP_INSTANCE_NORM:
-    case FUSE__OP_GROUP_NORM: fuse__kernel_norm(&r, s); break;
+    case FUSE__OP_GROUP_NORM:
+      if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
+      break;
 
     /* transposed convolution (kernels/ref_layers.c) */
     case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;

@@ -8,6 +8,10 @@
 #undef FUSE__BIAS
 #undef FUSE__RULES
 #undef FUSE__DOT_NAME_MAX
+#undef FUSE__CHAIN_LENGTH
+#undef FUSE__CHAIN_OPERANDS
+#undef FUSE__CHAIN_TILE
+#undef FUSE__CHAIN_EACH
 #ifdef FUSE__SIMD
 #undef FUSE__SIMD
 #endif

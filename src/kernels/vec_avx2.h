@@ -52,3 +52,7 @@
 #define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
 #define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)

@@ -48,3 +48,9 @@
 #ifdef FUSE__V_LANES
 #undef FUSE__V_LANES
 #endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL

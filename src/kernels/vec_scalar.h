@@ -52,3 +52,7 @@
 #define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
 #define FUSE__V_EQ(a, b) ((a) == (b))
 #define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)

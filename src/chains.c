@@ -1,0 +1,197 @@
+/* ------------------------------------------------------ element-wise chains -- */
+/* After the layouts are chosen, every element-wise step of a plan on the kernel table's ISAs
+   becomes a chain step (FUSE__OP_CHAIN, kernels/chain.c), and a chain step whose output only
+   one other chain step reads, as the value that step walks (its first operand), of the same
+   shape and layout, is merged into it: as TVM's FuseOps does for injective ops, the run is one
+   loop over memory, each element loaded once and stored once, the intermediates never
+   written. A value read by anything else (two steps, a view, a graph output) stays. The
+   reference kernels (reference_kernels = 1) keep one op per step: they are the oracle. */
+
+/* Whether tensor t is a constant of one element; its value in *v. */
+static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t, float *v) {
+  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST || !g->nodes[t].data ||
+      fuse__numel(p->tensors[t].rank, p->tensors[t].shape) != 1)
+    return 0;
+  *v = g->nodes[t].data[0];
+  return 1;
+}
+
+/* The chain kind of a binary op */
+static int fuse__chain_binary_kind(int op) {
+  switch (op) {
+  case FUSE__OP_ADD: return FUSE__CHAIN_ADD;
+  case FUSE__OP_SUB: return FUSE__CHAIN_SUB;
+  case FUSE__OP_MUL: return FUSE__CHAIN_MUL;
+  case FUSE__OP_DIV: return FUSE__CHAIN_DIV;
+  case FUSE__OP_MAXIMUM: return FUSE__CHAIN_MAX;
+  case FUSE__OP_MINIMUM: return FUSE__CHAIN_MIN;
+  case FUSE__OP_POW: return FUSE__CHAIN_POW;
+  case FUSE__OP_PRELU: return FUSE__CHAIN_PRELU;
+  default: return -1;
+  }
+}
+
+/* A unary op as one chain op; 0 when the op is not an element-wise unary one. */
+static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
+  fuse_post_op *q = &op->post;
+  memset(op, 0, sizeof *op);
+  op->kind = FUSE__CHAIN_POST;
+  op->operand = FUSE__CHAIN_IMM;
+  q->operand = -1;
+  q->tensor = FUSE_NONE;
+  q->alpha = st->a.unary.alpha;
+  q->beta = st->a.unary.beta;
+  switch (st->op) {
+  case FUSE__OP_RELU: q->kind = FUSE_POST_CLAMP, q->lo = 0, q->hi = HUGE_VALF; break;
+  case FUSE__OP_CLIP: q->kind = FUSE_POST_CLAMP, q->lo = st->a.clip.lo, q->hi = st->a.clip.hi; break;
+  case FUSE__OP_SIGMOID: q->kind = FUSE_POST_SIGMOID; break;
+  case FUSE__OP_EXP: q->kind = FUSE_POST_EXP; break;
+  case FUSE__OP_TANH: q->kind = FUSE_POST_TANH; break;
+  case FUSE__OP_SOFTPLUS: q->kind = FUSE_POST_SOFTPLUS; break;
+  case FUSE__OP_HARDSWISH: q->kind = FUSE_POST_HARDSWISH; break;
+  case FUSE__OP_HARDSIGMOID: q->kind = FUSE_POST_HARDSIGMOID; break;
+  case FUSE__OP_LEAKY_RELU: q->kind = FUSE_POST_LEAKY_RELU; break;
+  case FUSE__OP_ELU: q->kind = FUSE_POST_ELU; break;
+  case FUSE__OP_SELU: q->kind = FUSE_POST_SELU; break;
+  case FUSE__OP_GELU: q->kind = st->a.unary.mode == 1 ? FUSE_POST_GELU_TANH : FUSE_POST_GELU; break;
+  case FUSE__OP_SQRT: op->kind = FUSE__CHAIN_SQRT; break;
+  case FUSE__OP_RECIPROCAL: op->kind = FUSE__CHAIN_RECIPROCAL; break;
+  case FUSE__OP_LOG: op->kind = FUSE__CHAIN_LOG; break;
+  case FUSE__OP_NEG: op->kind = FUSE__CHAIN_NEG; break;
+  case FUSE__OP_ABS: op->kind = FUSE__CHAIN_ABS; break;
+  case FUSE__OP_FLOOR: op->kind = FUSE__CHAIN_FLOOR; break;
+  case FUSE__OP_CEIL: op->kind = FUSE__CHAIN_CEIL; break;
+  case FUSE__OP_ERF: op->kind = FUSE__CHAIN_ERF; break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* Step st as a chain step of one op, its operands written at ops (the first: the value it
+   walks); 0 when it is not an element-wise step. A scalar constant becomes an immediate;
+   pow by 2, 3, 1/2, -1 a product, a square root, a reciprocal. */
+static int fuse__chain_from_step(const fuse_graph *g, const fuse_plan *p, fuse__step *st,
+                                 const int *in, int *ops) {
+  fuse__chain_op *op = &st->chain[0];
+  int kind = fuse__chain_binary_kind(st->op);
+  float imm;
+  if (st->kernel != FUSE__KERNEL_REF || st->num_post || st->bias >= 0) return 0;
+  st->chain_ops[0] = st->op;
+  if (kind < 0) {
+    if (st->num_in != 1 || !fuse__chain_unary(st, op)) return 0;
+    ops[0] = in[0];
+  } else {
+    if (st->num_in != 2) return 0;
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    ops[0] = in[0];
+    if (in[1] == in[0]) {
+      op->operand = FUSE__CHAIN_SELF;
+    } else if (fuse__scalar_constant(g, p, in[1], &imm)) {
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm;
+    } else if (kind != FUSE__CHAIN_PRELU && fuse__scalar_constant(g, p, in[0], &imm)) {
+      ops[0] = in[1]; /* walk the tensor: imm op v */
+      op->operand = FUSE__CHAIN_IMM, op->imm = imm, op->swap = 1;
+    } else {
+      op->operand = 1;
+      ops[1] = in[1];
+    }
+    if (kind == FUSE__CHAIN_POW && op->operand == FUSE__CHAIN_IMM && !op->swap) {
+      if (imm == 2.0f) op->kind = FUSE__CHAIN_SQUARE;
+      else if (imm == 3.0f) op->kind = FUSE__CHAIN_CUBE;
+      else if (imm == 0.5f) op->kind = FUSE__CHAIN_SQRT;
+      else if (imm == -1.0f) op->kind = FUSE__CHAIN_RECIPROCAL;
+      else if (imm == 1.0f) op->kind = FUSE__CHAIN_MUL; /* v * 1 */
+    }
+  }
+  st->num_in = op->operand >= 1 ? 2 : 1;
+  st->num_chain = 1;
+  st->op = FUSE__OP_CHAIN;
+  return 1;
+}
+
+/* Merges chain step a (whose output only b reads) into chain step b when b walks that output
+   (or, a single binary op, can be turned to walk it) and both fit. */
+static int fuse__chain_merge(fuse_plan *p, fuse__step *a, fuse__step *b, int *ops) {
+  int *oa = p->operands + a->in_first, *ob = ops, t = a->out, k, n;
+  int merged[2 * FUSE__CHAIN_OPERANDS];
+  if (a->num_chain + b->num_chain > FUSE__CHAIN_LENGTH) return 0;
+  if (ob[0] != t) { /* b = o op t: swap to walk t */
+    fuse__chain_op *op = &b->chain[0];
+    if (b->num_chain != 1 || op->operand != 1 || ob[1] != t || op->kind == FUSE__CHAIN_PRELU)
+      return 0;
+    ob[1] = ob[0];
+    ob[0] = t;
+    op->swap = !op->swap;
+  }
+  if (a->num_in + b->num_in - 1 > FUSE__CHAIN_OPERANDS) return 0;
+  for (k = 0; k < a->num_in; k++) merged[k] = oa[k];
+  for (n = a->num_in, k = 1; k < b->num_in; k++) merged[n++] = ob[k];
+  for (k = 0; k < b->num_chain; k++) { /* b's operands follow a's */
+    fuse__chain_op *op = &b->chain[k];
+    if (op->operand >= 1) op->operand += a->num_in - 1;
+    a->chain[a->num_chain + k] = *op;
+    a->chain_ops[a->num_chain + k] = b->chain_ops[k];
+  }
+  a->num_chain += b->num_chain;
+  memcpy(b->chain, a->chain, sizeof b->chain);
+  memcpy(b->chain_ops, a->chain_ops, sizeof b->chain_ops);
+  b->num_chain = a->num_chain;
+  b->num_in = n;
+  memcpy(ops, merged, (size_t)n * sizeof(int));
+  return 1;
+}
+
+/* The phase: the element-wise steps become chain steps, then each chain step whose output
+   only the next link reads is merged into it (steps in order, so a run merges front to back).
+   Uses the compiler's first / last arrays as scratch (lifetimes are found afterwards). */
+static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root, int *needed,
+                              int *reads, int *reader) {
+  int i, k, s, slot, total = 0, *ops;
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
+  for (i = 0; i < p->num_steps; i++)
+    total += p->steps[i].num_in > FUSE__CHAIN_OPERANDS ? p->steps[i].num_in : FUSE__CHAIN_OPERANDS;
+  ops = (int *)fuse__alloc(&p->alloc, (size_t)(total + 1) * sizeof(int), 16);
+  if (!ops) return 0;
+  for (i = 0, slot = 0; i < p->num_steps; i++) { /* each step its own room for operands */
+    fuse__step *st = &p->steps[i];
+    const int *in = p->operands + st->in_first;
+    if (!fuse__chain_from_step(g, p, st, in, ops + slot))
+      memcpy(ops + slot, in, (size_t)st->num_in * sizeof(int));
+    st->in_first = slot;
+    slot += st->num_in > FUSE__CHAIN_OPERANDS ? st->num_in : FUSE__CHAIN_OPERANDS;
+  }
+  fuse__free(&p->alloc, p->operands);
+  p->operands = ops;
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0, reader[i] = -1;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) {
+      int t = root[ops[p->steps[i].in_first + k]];
+      if (reader[t] != i) reads[t]++;
+      reader[t] = i;
+    }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b;
+    int t = a->out;
+    if (a->op != FUSE__OP_CHAIN || t >= g->num_nodes || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK)
+      continue;
+    b = &p->steps[reader[t]];
+    if (b->op != FUSE__OP_CHAIN || p->tensors[b->out].rank != p->tensors[t].rank ||
+        memcmp(p->tensors[b->out].shape, p->tensors[t].shape,
+               (size_t)p->tensors[t].rank * sizeof(int64_t)) != 0 ||
+        p->tensors[b->out].nhwc != p->tensors[t].nhwc)
+      continue;
+    if (fuse__chain_merge(p, a, b, ops + b->in_first)) {
+      a->op = -1; /* merged away */
+      needed[t] = 0;
+    }
+  }
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+  return 1;
+}

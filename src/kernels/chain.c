@@ -1,0 +1,84 @@
+/* ------------------------------------------- element-wise chains, row kernels -- */
+/* A chain step (FUSE__OP_CHAIN) runs a run of element-wise ops as one pass over memory: a
+   small program of fuse__chain_op applied on registers to each vector of its first operand,
+   the other operands (tensors broadcast along the row, or immediates) loaded as it goes. The
+   activations are the epilogue's kinds (fuse_post_op, applied by fuse__post_apply, the code
+   every fused conv runs); the rest are the kinds below. chain.inc is the template. */
+#define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
+#define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
+enum {
+  FUSE__CHAIN_POST,       /* post.kind through fuse__post_apply */
+  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
+  FUSE__CHAIN_SUB,
+  FUSE__CHAIN_MUL,
+  FUSE__CHAIN_DIV,
+  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
+  FUSE__CHAIN_MIN,
+  FUSE__CHAIN_POW,        /* powf lane by lane */
+  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
+  FUSE__CHAIN_SQRT,       /* unary */
+  FUSE__CHAIN_RECIPROCAL,
+  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
+  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
+  FUSE__CHAIN_NEG,
+  FUSE__CHAIN_ABS,
+  FUSE__CHAIN_FLOOR,
+  FUSE__CHAIN_CEIL,
+  FUSE__CHAIN_LOG,
+  FUSE__CHAIN_ERF
+};
+enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
+typedef struct fuse__chain_op {
+  int kind;     /* FUSE__CHAIN_* */
+  int operand;  /* binary kinds: the step's operand, FUSE__CHAIN_IMM (imm) or _SELF (v) */
+  int swap;     /* binary kinds: o op v */
+  float imm;
+  fuse_post_op post; /* FUSE__CHAIN_POST */
+} fuse__chain_op;
+
+typedef void (*fuse__chain_fn)(const fuse__chain_op *ops, int num_ops, float *y,
+                               const float *const *src, const int64_t *inc,
+                               const int64_t *row_stride, int64_t rows, int64_t n);
+typedef struct fuse__row_ops {
+  fuse_isa isa;
+  fuse__chain_fn chain;
+  double (*sum)(const float *x, int64_t n, int mode, float c);
+  float (*max)(const float *x, int64_t n, int is_min);
+  void (*softmax)(float *y, const float *x, int64_t n, int is_log);
+  void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
+               int ss, const float *bias, int sb);
+} fuse__row_ops;
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+#include "vec_avx512.h"
+#include "chain.inc"
+#include "vec_end.h"
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#include "vec_avx2.h"
+#include "chain.inc"
+#include "vec_end.h"
+#endif
+#include "vec_scalar.h"
+#include "chain.inc"
+#include "vec_end.h"
+
+static const fuse__row_ops fuse__row_ops_table[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+     fuse__softmax_row_avx512, fuse__norm_row_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+     fuse__softmax_row_avx2, fuse__norm_row_avx2},
+#endif
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+     fuse__softmax_row_scalar, fuse__norm_row_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). */
+static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
+  const fuse__row_ops *o = fuse__row_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  return o;
+}
