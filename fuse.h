@@ -17108,10 +17108,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
 }
 
 /* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
-   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   kind is read once per tile, not once per vector (two: a squeeze-excite row of 32 channels
+   is one tile on AVX-512) (a row in L2 runs at the speed of its
    arithmetic, where a switch per vector would cost more than the op). */
 #ifndef FUSE__CHAIN_TILE
-#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_TILE 2
 #define FUSE__CHAIN_EACH(expr) \
   for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
   return
@@ -17527,10 +17528,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
 }
 
 /* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
-   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   kind is read once per tile, not once per vector (two: a squeeze-excite row of 32 channels
+   is one tile on AVX-512) (a row in L2 runs at the speed of its
    arithmetic, where a switch per vector would cost more than the op). */
 #ifndef FUSE__CHAIN_TILE
-#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_TILE 2
 #define FUSE__CHAIN_EACH(expr) \
   for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
   return
@@ -17945,10 +17947,11 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
 }
 
 /* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
-   kind is read once per tile, not once per vector (a row in L2 runs at the speed of its
+   kind is read once per tile, not once per vector (two: a squeeze-excite row of 32 channels
+   is one tile on AVX-512) (a row in L2 runs at the speed of its
    arithmetic, where a switch per vector would cost more than the op). */
 #ifndef FUSE__CHAIN_TILE
-#define FUSE__CHAIN_TILE 4
+#define FUSE__CHAIN_TILE 2
 #define FUSE__CHAIN_EACH(expr) \
   for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
   return
