@@ -6780,7 +6780,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) 
    would cancel) */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
   const FUSE__VEC one = FUSE__V_SET1(1.0f);
-  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_COPYSIGN(x, FUSE__V_SET1(-1.0f))); /* -|x| */
   return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
 }
 
@@ -7057,7 +7057,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) 
    would cancel) */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
   const FUSE__VEC one = FUSE__V_SET1(1.0f);
-  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_COPYSIGN(x, FUSE__V_SET1(-1.0f))); /* -|x| */
   return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
 }
 
@@ -7334,7 +7334,7 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) 
    would cancel) */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
   const FUSE__VEC one = FUSE__V_SET1(1.0f);
-  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_ABS(x)));
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_COPYSIGN(x, FUSE__V_SET1(-1.0f))); /* -|x| */
   return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
 }
 
