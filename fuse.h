@@ -6528,10 +6528,17 @@ static inline float fuse__round_scalar(float x) {
   float shifted = x + magic; /* a float again, whatever the excess precision of the FPU */
   return shifted - magic;
 }
+/* (a NaN n gives NaN: converting it to an integer is undefined in C) */
+static inline float fuse__pow2_scalar(float n) {
+  if (n != n) return n;
+  return fuse__bits_float((uint32_t)((int32_t)n + 127) << 23);
+}
 /* two factors 2^floor(n/2) and 2^(n - floor(n/2)), both normal: the first product is exact,
    the second rounds once */
 static inline float fuse__ldexp_scalar(float x, float n) {
-  int32_t k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
+  int32_t k, half;
+  if (n != n) return x + n;
+  k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
   return x * fuse__bits_float((uint32_t)(half + 127) << 23) *
          fuse__bits_float((uint32_t)(k - half + 127) << 23);
 }
@@ -7201,8 +7208,8 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
@@ -9465,8 +9472,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
@@ -13041,8 +13048,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
@@ -14842,8 +14849,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
