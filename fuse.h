@@ -6641,7 +6641,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
-   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
 #define FUSE__V_BITS(x) _mm512_castps_si512(x)
 #define FUSE__V_NEG(x)                                                                       \
@@ -6651,15 +6652,16 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
 /* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
 #define FUSE__V_COPYSIGN(x, s)                                                               \
   _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
-#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* vscalefps: x * 2^floor(n), rounded once, whatever n */
-#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
-#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
 /* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
    [1, 2), one more where the mantissa came out below 1 */
 #define FUSE__V_FREXP(x, m, e)                                                               \
-  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
-   (e) = _mm512_getexp_ps(x),                                                                \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
    (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
@@ -7568,7 +7570,8 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
-   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
 #define FUSE__V_BITS(x) _mm512_castps_si512(x)
 #define FUSE__V_NEG(x)                                                                       \
@@ -7578,15 +7581,16 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 /* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
 #define FUSE__V_COPYSIGN(x, s)                                                               \
   _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
-#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* vscalefps: x * 2^floor(n), rounded once, whatever n */
-#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
-#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
 /* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
    [1, 2), one more where the mantissa came out below 1 */
 #define FUSE__V_FREXP(x, m, e)                                                               \
-  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
-   (e) = _mm512_getexp_ps(x),                                                                \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
    (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
@@ -10357,7 +10361,8 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
-   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
 #define FUSE__V_BITS(x) _mm512_castps_si512(x)
 #define FUSE__V_NEG(x)                                                                       \
@@ -10367,15 +10372,16 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 /* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
 #define FUSE__V_COPYSIGN(x, s)                                                               \
   _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
-#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* vscalefps: x * 2^floor(n), rounded once, whatever n */
-#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
-#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
 /* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
    [1, 2), one more where the mantissa came out below 1 */
 #define FUSE__V_FREXP(x, m, e)                                                               \
-  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
-   (e) = _mm512_getexp_ps(x),                                                                \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
    (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
@@ -14405,7 +14411,8 @@ struct fuse__pool_args {
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 /* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
-   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
 #define FUSE__V_BITS(x) _mm512_castps_si512(x)
 #define FUSE__V_NEG(x)                                                                       \
@@ -14415,15 +14422,16 @@ struct fuse__pool_args {
 /* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
 #define FUSE__V_COPYSIGN(x, s)                                                               \
   _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
-#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* vscalefps: x * 2^floor(n), rounded once, whatever n */
-#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
-#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
 /* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
    [1, 2), one more where the mantissa came out below 1 */
 #define FUSE__V_FREXP(x, m, e)                                                               \
-  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
-   (e) = _mm512_getexp_ps(x),                                                                \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
    (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
