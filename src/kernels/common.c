@@ -73,10 +73,17 @@ static inline float fuse__round_scalar(float x) {
   float shifted = x + magic; /* a float again, whatever the excess precision of the FPU */
   return shifted - magic;
 }
+/* (a NaN n gives NaN: converting it to an integer is undefined in C) */
+static inline float fuse__pow2_scalar(float n) {
+  if (n != n) return n;
+  return fuse__bits_float((uint32_t)((int32_t)n + 127) << 23);
+}
 /* two factors 2^floor(n/2) and 2^(n - floor(n/2)), both normal: the first product is exact,
    the second rounds once */
 static inline float fuse__ldexp_scalar(float x, float n) {
-  int32_t k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
+  int32_t k, half;
+  if (n != n) return x + n;
+  k = (int32_t)n, half = k >= 0 ? k / 2 : -((1 - k) / 2);
   return x * fuse__bits_float((uint32_t)(half + 127) << 23) *
          fuse__bits_float((uint32_t)(k - half + 127) << 23);
 }

@@ -42,8 +42,8 @@
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
