@@ -17045,7 +17045,8 @@ typedef struct fuse__row_ops {
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
 /* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
-   the float and / or / xor need AVX-512DQ, so the bit operations are on integers */
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
 #define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
 #define FUSE__V_BITS(x) _mm512_castps_si512(x)
 #define FUSE__V_NEG(x)                                                                       \
@@ -17055,15 +17056,16 @@ typedef struct fuse__row_ops {
 /* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
 #define FUSE__V_COPYSIGN(x, s)                                                               \
   _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
-#define FUSE__V_ROUND(x) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 /* vscalefps: x * 2^floor(n), rounded once, whatever n */
-#define FUSE__V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
-#define FUSE__V_LDEXP(x, n) _mm512_scalef_ps(x, n)
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
 /* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
    [1, 2), one more where the mantissa came out below 1 */
 #define FUSE__V_FREXP(x, m, e)                                                               \
-  ((m) = _mm512_getmant_ps(x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan),                     \
-   (e) = _mm512_getexp_ps(x),                                                                \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
    (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
 #define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
@@ -17899,8 +17901,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
   fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
 #define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
 /* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
-   denormal, or to inf) when x * 2^floor(n/2) is a normal float */
-#define FUSE__V_POW2(n) fuse__bits_float((uint32_t)((int32_t)(n) + 127) << 23)
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
 #define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
 /* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
    e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
