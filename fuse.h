@@ -4504,7 +4504,7 @@ static fuse_post_op fuse__post_clamp(float lo, float hi) {
   op.hi = hi;
   return op;
 }
-#define FUSE__POST_ERF 64 /* erf: inside the analyzer only, as a step of GELU's written form */
+#define FUSE__POST_ERF 31 /* erf: inside the analyzer only, as a step of GELU's written form */
 
 /* The operand of a binary op that is a scalar constant (its value in *c), or -1. */
 static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float *c) {
@@ -4641,7 +4641,7 @@ static int fuse__gate_kind(const fuse_post_op *f, int n, fuse_post_op *gate, flo
   }
   /* x * (a + a erf(x / sqrt 2)) = 2a gelu(x) */
   if (n == 3 && f[0].kind == FUSE_POST_LINEAR && f[0].beta == 0 &&
-      fuse__near(f[0].alpha, 0.70710678f) && f[1].kind == FUSE__POST_ERF &&
+      fuse__near(f[0].alpha, 0.70710678f) && (int)f[1].kind == FUSE__POST_ERF &&
       f[2].kind == FUSE_POST_LINEAR && fuse__near(f[2].beta, f[2].alpha)) {
     *gate = fuse__post(FUSE_POST_GELU, 0, 0);
     *scale = 2 * f[2].alpha;
@@ -4781,7 +4781,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     } else if (n->op == FUSE__OP_MAXIMUM || n->op == FUSE__OP_MINIMUM) {
       found = fuse__analyze_bound(g, cur, out, &rev[n_rev], &next);
     } else if (fuse__unary_post(g, cur, &rev[n_rev], &next)) {
-      if (rev[n_rev].kind == (fuse_post_kind)FUSE__POST_ERF)
+      if ((int)rev[n_rev].kind == FUSE__POST_ERF)
         return fuse__epi_why(out, g, "erf %V is an epilogue op only as part of GELU "
                              "(x / 2 * (1 + erf(x / sqrt 2)))", cur),
                FUSE_ERROR_UNSUPPORTED;
@@ -18288,10 +18288,14 @@ static const fuse__row_ops fuse__row_ops_table[] = {
      fuse__softmax_row_scalar, fuse__norm_row_scalar},
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
-/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). */
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
+   compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
 static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
   const fuse__row_ops *o = fuse__row_ops_table;
   while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  if (o->isa == FUSE_ISA_AUTO && isa != FUSE_ISA_AUTO)
+    for (o = fuse__row_ops_table; o->isa != FUSE_ISA_SCALAR; o++) {
+    }
   return o;
 }
 /* ==== end src/kernels/chain.c ==== */

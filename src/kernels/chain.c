@@ -76,9 +76,13 @@ static const fuse__row_ops fuse__row_ops_table[] = {
      fuse__softmax_row_scalar, fuse__norm_row_scalar},
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
-/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). */
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
+   compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
 static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
   const fuse__row_ops *o = fuse__row_ops_table;
   while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  if (o->isa == FUSE_ISA_AUTO && isa != FUSE_ISA_AUTO)
+    for (o = fuse__row_ops_table; o->isa != FUSE_ISA_SCALAR; o++) {
+    }
   return o;
 }
