@@ -4070,6 +4070,22 @@ static int fuse__is_output(const fuse_graph *g, fuse_value v) {
   return 0;
 }
 
+/* The first member of composite ci other than its root that is a graph output or read
+   outside it, or FUSE_NONE: such a composite cannot run as one fused step (fuse_compile), and
+   fuse_explain says so naming this member. */
+static fuse_value fuse__escaping_member(const fuse_graph *g, const fuse__users *u, int ci) {
+  const fuse__composite *c = &g->composites[ci];
+  fuse_value v;
+  int k;
+  for (v = c->first; v < c->root; v++) {
+    if (g->nodes[v].composite != ci) continue;
+    if (fuse__is_output(g, v)) return v;
+    for (k = u->first[v]; k < u->first[v + 1]; k++)
+      if (g->nodes[u->list[k]].composite != ci) return v;
+  }
+  return FUSE_NONE;
+}
+
 /* With escaping allowed, a match must still be convex: no path may leave it and come back,
    or the composite would depend on itself. `in_match` marks the members. */
 static int fuse__convex(const fuse_match *m, const fuse__users *u, unsigned char *in_match,
@@ -7109,23 +7125,17 @@ static int fuse__explainer_init(fuse__explainer *x, const fuse_graph *g) {
     return 0;
   }
   memset(x->in_scope, 0, nn);
-  for (i = 0; i < g->num_composites; i++) {
+  for (i = 0; i < g->num_composites; i++) { /* fused as fuse_compile decides it */
     x->fused[i] = fuse_analyze_epilogue(g, g->composites[i].root, &x->epi[i]) == FUSE_OK;
-    x->escape[i] = x->reduction[i] = FUSE_NONE;
-    if (x->fused[i]) x->reduction[i] = x->epi[i].reduction;
+    x->reduction[i] = x->fused[i] ? x->epi[i].reduction : FUSE_NONE;
+    x->escape[i] = fuse__escaping_member(g, &x->users, i);
+    if (x->escape[i] != FUSE_NONE) x->fused[i] = 0;
   }
   for (i = 0; i < g->num_nodes; i++) {
-    const fuse__node *n = &g->nodes[i];
-    int c = n->composite;
-    if (c < 0) continue;
-    if (x->reduction[c] == FUSE_NONE && fuse__is_reduction(n->op)) x->reduction[c] = i;
-    if (i == g->composites[c].root || x->escape[c] != FUSE_NONE) continue;
-    if (fuse__is_output(g, i)) x->escape[c] = i;
-    for (k = x->users.first[i]; k < x->users.first[i + 1]; k++)
-      if (g->nodes[x->users.list[k]].composite != c) x->escape[c] = i;
+    int c = g->nodes[i].composite;
+    if (c >= 0 && x->reduction[c] == FUSE_NONE && fuse__is_reduction(g->nodes[i].op))
+      x->reduction[c] = i;
   }
-  for (i = 0; i < g->num_composites; i++)
-    if (x->escape[i] != FUSE_NONE) x->fused[i] = 0;
   for (i = 0; i < g->num_nodes; i++) { /* operands come before their users */
     const fuse__node *n = &g->nodes[i];
     x->up[i] = x->via[i] = FUSE_NONE;
@@ -19757,16 +19767,10 @@ static int fuse__compile_start(fuse__compiler *c) {
 static int fuse__decide_fusion(fuse__compiler *c) {
   const fuse_graph *g = c->g;
   fuse__fusion *fz = c->fz;
-  int i, k;
+  int i;
   for (i = 0; i < g->num_composites; i++)
-    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK;
-  for (k = 0; k < c->n; k++) { /* one pass: a member other than the root read from outside */
-    int ci = g->nodes[k].composite, j;
-    if (ci < 0 || !fz[ci].fused || k == g->composites[ci].root) continue;
-    if (fuse__is_output(g, k)) fz[ci].fused = 0;
-    for (j = c->users.first[k]; j < c->users.first[k + 1]; j++)
-      if (g->nodes[c->users.list[j]].composite != ci) fz[ci].fused = 0;
-  }
+    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
+                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE;
   return 1;
 }
 

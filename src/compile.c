@@ -120,16 +120,10 @@ static int fuse__compile_start(fuse__compiler *c) {
 static int fuse__decide_fusion(fuse__compiler *c) {
   const fuse_graph *g = c->g;
   fuse__fusion *fz = c->fz;
-  int i, k;
+  int i;
   for (i = 0; i < g->num_composites; i++)
-    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK;
-  for (k = 0; k < c->n; k++) { /* one pass: a member other than the root read from outside */
-    int ci = g->nodes[k].composite, j;
-    if (ci < 0 || !fz[ci].fused || k == g->composites[ci].root) continue;
-    if (fuse__is_output(g, k)) fz[ci].fused = 0;
-    for (j = c->users.first[k]; j < c->users.first[k + 1]; j++)
-      if (g->nodes[c->users.list[j]].composite != ci) fz[ci].fused = 0;
-  }
+    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
+                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE;
   return 1;
 }
 

@@ -91,23 +91,17 @@ static int fuse__explainer_init(fuse__explainer *x, const fuse_graph *g) {
     return 0;
   }
   memset(x->in_scope, 0, nn);
-  for (i = 0; i < g->num_composites; i++) {
+  for (i = 0; i < g->num_composites; i++) { /* fused as fuse_compile decides it */
     x->fused[i] = fuse_analyze_epilogue(g, g->composites[i].root, &x->epi[i]) == FUSE_OK;
-    x->escape[i] = x->reduction[i] = FUSE_NONE;
-    if (x->fused[i]) x->reduction[i] = x->epi[i].reduction;
+    x->reduction[i] = x->fused[i] ? x->epi[i].reduction : FUSE_NONE;
+    x->escape[i] = fuse__escaping_member(g, &x->users, i);
+    if (x->escape[i] != FUSE_NONE) x->fused[i] = 0;
   }
   for (i = 0; i < g->num_nodes; i++) {
-    const fuse__node *n = &g->nodes[i];
-    int c = n->composite;
-    if (c < 0) continue;
-    if (x->reduction[c] == FUSE_NONE && fuse__is_reduction(n->op)) x->reduction[c] = i;
-    if (i == g->composites[c].root || x->escape[c] != FUSE_NONE) continue;
-    if (fuse__is_output(g, i)) x->escape[c] = i;
-    for (k = x->users.first[i]; k < x->users.first[i + 1]; k++)
-      if (g->nodes[x->users.list[k]].composite != c) x->escape[c] = i;
+    int c = g->nodes[i].composite;
+    if (c >= 0 && x->reduction[c] == FUSE_NONE && fuse__is_reduction(g->nodes[i].op))
+      x->reduction[c] = i;
   }
-  for (i = 0; i < g->num_composites; i++)
-    if (x->escape[i] != FUSE_NONE) x->fused[i] = 0;
   for (i = 0; i < g->num_nodes; i++) { /* operands come before their users */
     const fuse__node *n = &g->nodes[i];
     x->up[i] = x->via[i] = FUSE_NONE;

@@ -37,6 +37,22 @@ static int fuse__is_output(const fuse_graph *g, fuse_value v) {
   return 0;
 }
 
+/* The first member of composite ci other than its root that is a graph output or read
+   outside it, or FUSE_NONE: such a composite cannot run as one fused step (fuse_compile), and
+   fuse_explain says so naming this member. */
+static fuse_value fuse__escaping_member(const fuse_graph *g, const fuse__users *u, int ci) {
+  const fuse__composite *c = &g->composites[ci];
+  fuse_value v;
+  int k;
+  for (v = c->first; v < c->root; v++) {
+    if (g->nodes[v].composite != ci) continue;
+    if (fuse__is_output(g, v)) return v;
+    for (k = u->first[v]; k < u->first[v + 1]; k++)
+      if (g->nodes[u->list[k]].composite != ci) return v;
+  }
+  return FUSE_NONE;
+}
+
 /* With escaping allowed, a match must still be convex: no path may leave it and come back,
    or the composite would depend on itself. `in_match` marks the members. */
 static int fuse__convex(const fuse_match *m, const fuse__users *u, unsigned char *in_match,
