@@ -8002,6 +8002,13 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
 }
 #endif
 
+/* The post-op kinds a micro-kernel applies to its accumulators before the store: a few
+   instructions each. The others (the vector math) run over the stored tile. */
+static int fuse__post_in_registers(fuse_post_kind kind) {
+  return kind == FUSE_POST_CLAMP || kind == FUSE_POST_ADD || kind == FUSE_POST_LINEAR ||
+         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU;
+}
+
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
    once per vector layer: every kernel family uses them. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
@@ -8259,10 +8266,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
                      FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
 }
 
-/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
-   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
-FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
-                                                                   const fuse_post_op *op) {
+/* The kinds that call the vector math (and the other element-wise functions): inlined into
+   fuse__post_block's loops; out of line (fuse__post_activation) where a kernel applies them
+   one vector at a time, so that the clamps, residual adds and scales (most post-ops) stay a
+   few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
+                                                                     const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
   switch (op->kind) {
   case FUSE_POST_SIGMOID:
@@ -8299,6 +8308,11 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  return FUSE__VEC_FN(fuse__post_math)(v, op);
+}
+
 /* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
    bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
@@ -8321,6 +8335,74 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
+  }
+}
+
+/* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
+   nv vectors (masks m), ldy floats apart. res[q]: ADD's residual at the block's first element
+   (same strides); chan[q]: the per-channel values at its first channel: a vector along the
+   columns (chan_rows 0, NHWC), one per row (1, the NCHW GEMM) or one for the block (2, an
+   NCHW depthwise tile, all in one plane). A micro-kernel stores its tile after the
+   bias and the kinds fuse__post_in_registers takes, then hands the rest here: each post-op is
+   one loop with its function inlined, so the vectors of the block overlap in the pipeline,
+   and no accumulator is live across a call. The functions and their order are those of
+   fuse__post_apply: the result is the same to the bit. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ldy, int rows, int nv,
+                                                          const FUSE__VEC_MASK *m,
+                                                          const fuse_post_op *post, int q0, int q1,
+                                                          const float *const *res,
+                                                          const float *const *chan,
+                                                          int chan_rows) {
+  int q, r, j;
+  for (q = q0; q < q1; q++) {
+    const fuse_post_op *op = &post[q];
+    const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
+#define FUSE__POST_BLOCK(expr)                                                                 \
+  for (r = 0; r < rows; r++)                                                                   \
+    for (j = 0; j < nv; j++) {                                                                 \
+      float *at = y + r * ldy + j * FUSE__VEC_WIDTH;                                           \
+      FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
+      FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
+    }
+    switch (op->kind) {
+    case FUSE_POST_SIGMOID:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      break;
+    case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (op->alpha == 1.0f) {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
+      } else {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, alpha))));
+      }
+      break;
+    case FUSE_POST_TANH:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      break;
+    case FUSE_POST_HARDSWISH:
+      FUSE__POST_BLOCK(
+          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
+      break;
+    case FUSE_POST_GELU:
+    case FUSE_POST_GELU_TANH:
+    case FUSE_POST_HARDSIGMOID:
+    case FUSE_POST_LEAKY_RELU:
+    case FUSE_POST_ELU:
+    case FUSE_POST_SELU:
+    case FUSE_POST_SOFTPLUS:
+    case FUSE_POST_MISH:
+    case FUSE_POST_EXP:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      break;
+    default: /* the kinds with an operand */
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
+          v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
+          !chan[q]         ? FUSE__V_ZERO()
+          : chan_rows == 1 ? FUSE__V_SET1(chan[q][r])
+          : chan_rows == 2 ? FUSE__V_SET1(chan[q][0])
+                           : FUSE__V_LOAD_MASK(chan[q] + j * FUSE__VEC_WIDTH, m[j])));
+      break;
+    }
+#undef FUSE__POST_BLOCK
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -8617,10 +8699,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
                      FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
 }
 
-/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
-   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
-FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
-                                                                   const fuse_post_op *op) {
+/* The kinds that call the vector math (and the other element-wise functions): inlined into
+   fuse__post_block's loops; out of line (fuse__post_activation) where a kernel applies them
+   one vector at a time, so that the clamps, residual adds and scales (most post-ops) stay a
+   few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
+                                                                     const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
   switch (op->kind) {
   case FUSE_POST_SIGMOID:
@@ -8657,6 +8741,11 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  return FUSE__VEC_FN(fuse__post_math)(v, op);
+}
+
 /* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
    bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
@@ -8679,6 +8768,74 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
+  }
+}
+
+/* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
+   nv vectors (masks m), ldy floats apart. res[q]: ADD's residual at the block's first element
+   (same strides); chan[q]: the per-channel values at its first channel: a vector along the
+   columns (chan_rows 0, NHWC), one per row (1, the NCHW GEMM) or one for the block (2, an
+   NCHW depthwise tile, all in one plane). A micro-kernel stores its tile after the
+   bias and the kinds fuse__post_in_registers takes, then hands the rest here: each post-op is
+   one loop with its function inlined, so the vectors of the block overlap in the pipeline,
+   and no accumulator is live across a call. The functions and their order are those of
+   fuse__post_apply: the result is the same to the bit. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ldy, int rows, int nv,
+                                                          const FUSE__VEC_MASK *m,
+                                                          const fuse_post_op *post, int q0, int q1,
+                                                          const float *const *res,
+                                                          const float *const *chan,
+                                                          int chan_rows) {
+  int q, r, j;
+  for (q = q0; q < q1; q++) {
+    const fuse_post_op *op = &post[q];
+    const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
+#define FUSE__POST_BLOCK(expr)                                                                 \
+  for (r = 0; r < rows; r++)                                                                   \
+    for (j = 0; j < nv; j++) {                                                                 \
+      float *at = y + r * ldy + j * FUSE__VEC_WIDTH;                                           \
+      FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
+      FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
+    }
+    switch (op->kind) {
+    case FUSE_POST_SIGMOID:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      break;
+    case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (op->alpha == 1.0f) {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
+      } else {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, alpha))));
+      }
+      break;
+    case FUSE_POST_TANH:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      break;
+    case FUSE_POST_HARDSWISH:
+      FUSE__POST_BLOCK(
+          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
+      break;
+    case FUSE_POST_GELU:
+    case FUSE_POST_GELU_TANH:
+    case FUSE_POST_HARDSIGMOID:
+    case FUSE_POST_LEAKY_RELU:
+    case FUSE_POST_ELU:
+    case FUSE_POST_SELU:
+    case FUSE_POST_SOFTPLUS:
+    case FUSE_POST_MISH:
+    case FUSE_POST_EXP:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      break;
+    default: /* the kinds with an operand */
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
+          v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
+          !chan[q]         ? FUSE__V_ZERO()
+          : chan_rows == 1 ? FUSE__V_SET1(chan[q][r])
+          : chan_rows == 2 ? FUSE__V_SET1(chan[q][0])
+                           : FUSE__V_LOAD_MASK(chan[q] + j * FUSE__VEC_WIDTH, m[j])));
+      break;
+    }
+#undef FUSE__POST_BLOCK
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -8974,10 +9131,12 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
                      FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
 }
 
-/* The kinds that call the vector math: out of line, so that the clamps, residual adds and
-   scales (most post-ops) stay a few inlined instructions in every kernel's epilogue. */
-FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
-                                                                   const fuse_post_op *op) {
+/* The kinds that call the vector math (and the other element-wise functions): inlined into
+   fuse__post_block's loops; out of line (fuse__post_activation) where a kernel applies them
+   one vector at a time, so that the clamps, residual adds and scales (most post-ops) stay a
+   few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
+                                                                     const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
   switch (op->kind) {
   case FUSE_POST_SIGMOID:
@@ -9014,6 +9173,11 @@ FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC 
   }
 }
 
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  return FUSE__VEC_FN(fuse__post_math)(v, op);
+}
+
 /* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
    bias: a vector along channels, or one value broadcast along pixels). */
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
@@ -9036,6 +9200,74 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
+  }
+}
+
+/* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
+   nv vectors (masks m), ldy floats apart. res[q]: ADD's residual at the block's first element
+   (same strides); chan[q]: the per-channel values at its first channel: a vector along the
+   columns (chan_rows 0, NHWC), one per row (1, the NCHW GEMM) or one for the block (2, an
+   NCHW depthwise tile, all in one plane). A micro-kernel stores its tile after the
+   bias and the kinds fuse__post_in_registers takes, then hands the rest here: each post-op is
+   one loop with its function inlined, so the vectors of the block overlap in the pipeline,
+   and no accumulator is live across a call. The functions and their order are those of
+   fuse__post_apply: the result is the same to the bit. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ldy, int rows, int nv,
+                                                          const FUSE__VEC_MASK *m,
+                                                          const fuse_post_op *post, int q0, int q1,
+                                                          const float *const *res,
+                                                          const float *const *chan,
+                                                          int chan_rows) {
+  int q, r, j;
+  for (q = q0; q < q1; q++) {
+    const fuse_post_op *op = &post[q];
+    const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
+#define FUSE__POST_BLOCK(expr)                                                                 \
+  for (r = 0; r < rows; r++)                                                                   \
+    for (j = 0; j < nv; j++) {                                                                 \
+      float *at = y + r * ldy + j * FUSE__VEC_WIDTH;                                           \
+      FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
+      FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
+    }
+    switch (op->kind) {
+    case FUSE_POST_SIGMOID:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      break;
+    case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (op->alpha == 1.0f) {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
+      } else {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, alpha))));
+      }
+      break;
+    case FUSE_POST_TANH:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      break;
+    case FUSE_POST_HARDSWISH:
+      FUSE__POST_BLOCK(
+          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
+      break;
+    case FUSE_POST_GELU:
+    case FUSE_POST_GELU_TANH:
+    case FUSE_POST_HARDSIGMOID:
+    case FUSE_POST_LEAKY_RELU:
+    case FUSE_POST_ELU:
+    case FUSE_POST_SELU:
+    case FUSE_POST_SOFTPLUS:
+    case FUSE_POST_MISH:
+    case FUSE_POST_EXP:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      break;
+    default: /* the kinds with an operand */
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
+          v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
+          !chan[q]         ? FUSE__V_ZERO()
+          : chan_rows == 1 ? FUSE__V_SET1(chan[q][r])
+          : chan_rows == 2 ? FUSE__V_SET1(chan[q][0])
+                           : FUSE__V_LOAD_MASK(chan[q] + j * FUSE__VEC_WIDTH, m[j])));
+      break;
+    }
+#undef FUSE__POST_BLOCK
   }
 }
 /* ==== end src/kernels/post.inc ==== */
@@ -9177,9 +9409,7 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__KERNEL_FN(name) FUSE__VEC_FN(name)
 
 /* One instance set per vector layer. Tile parameters: FUSE__GEMM_NAME, FUSE__GEMM_MR,
-   FUSE__GEMM_NV (vectors per row), FUSE__GEMM_TILE_WIDE (the epilogue order: 1 one step at a
-   time over the whole tile, 0 every step on one accumulator, then its store; each measured
-   faster on its instruction set, see gemm_tile.inc). */
+   FUSE__GEMM_NV (vectors per row). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
@@ -9265,7 +9495,6 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 4
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9315,30 +9544,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -9347,15 +9585,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -9366,39 +9615,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_8x48
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 3
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9448,30 +9679,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -9480,15 +9720,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -9499,39 +9750,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_7x48
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 3
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9581,30 +9814,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -9613,15 +9855,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -9632,39 +9885,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x32
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9714,30 +9949,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -9746,15 +9990,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -9765,39 +10020,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_7x32
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9847,30 +10084,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -9879,15 +10125,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -9898,39 +10155,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x16
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
-#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -9980,30 +10219,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10012,15 +10260,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10031,34 +10290,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_8x32
 #define FUSE__GEMM_MR 8
@@ -10070,9 +10312,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -10106,30 +10346,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10138,15 +10387,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10157,34 +10417,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_8x16
 #define FUSE__GEMM_MR 8
@@ -10196,9 +10439,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -10232,30 +10473,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10264,15 +10514,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10283,34 +10544,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 /* ==== begin src/kernels/nchw_pack.inc ==== */
 /* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
@@ -10529,7 +10773,6 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -10579,30 +10822,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10611,15 +10863,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10630,39 +10893,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
-#define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -10712,30 +10957,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10744,15 +10998,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10763,34 +11028,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_6x16
 #define FUSE__GEMM_MR 6
@@ -10802,9 +11050,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -10838,30 +11084,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10870,15 +11125,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -10889,34 +11155,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_6x8
 #define FUSE__GEMM_MR 6
@@ -10928,9 +11177,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -10964,30 +11211,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -10996,15 +11252,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11015,34 +11282,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 /* ==== begin src/kernels/nchw_pack.inc ==== */
 /* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
@@ -11267,7 +11517,6 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 4
-#define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -11317,30 +11566,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -11349,15 +11607,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11368,39 +11637,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x2
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -11450,30 +11701,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -11482,15 +11742,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11501,39 +11772,21 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_8x2
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -11583,30 +11836,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -11615,15 +11877,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11634,34 +11907,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_4x2
 #define FUSE__GEMM_MR 4
@@ -11673,9 +11929,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -11709,30 +11963,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -11741,15 +12004,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11760,34 +12034,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_4x1
 #define FUSE__GEMM_MR 4
@@ -11799,9 +12056,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    the input copied with their padding and split into sw column phases
    (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
    phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
-   is the tile's first input at segment g, wk the weights as [step][MR]. The epilogue runs
-   one step at a time over the whole tile (it measured faster on the stems). */
-#define FUSE__GEMM_TILE_WIDE 1
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
                                                              const int *len, const float *x,
                                                              const float *wk, float *y,
@@ -11835,30 +12090,39 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
-   kernels) and the post-ops through fuse__post_apply, then the one store of each valid row.
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Two orders, each measured faster on some
-   kernel: FUSE__GEMM_TILE_WIDE one step at a time over the whole tile (each bound broadcast
-   once: AVX2, short reductions, the few-channel stems), else every step on one accumulator,
-   then its store (AVX-512's GEMM on short reductions whose output goes to memory). */
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
-   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r])                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
                   : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
-#if FUSE__GEMM_TILE_WIDE
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
         b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b[j]);
-      }
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
       for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
@@ -11867,15 +12131,26 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
       }
     }
-    for (q = 0; q < e->num_post; q++) {
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        if (r >= rows) continue; /* not stored; a residual has no row there to read */
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++)
-          c[r][j] = FUSE__VEC_FN(fuse__post_apply)(
-              c[r][j], &e->post[q], e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
       }
     }
   }
@@ -11886,34 +12161,17 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++)
       FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
   }
-#else
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
-    FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++) {
-      FUSE__VEC v = c[r][j];
-      if (flags & FUSE__FINISH) {
-        int q;
-        if (e->bias) v = FUSE__V_ADD(v, FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]));
-        else if (e->row_bias) v = FUSE__V_ADD(v, FUSE__V_SET1(e->row_bias[r]));
-        for (q = 0; q < e->num_post; q++)
-          v = FUSE__VEC_FN(fuse__post_apply)(
-              v, &e->post[q],
-              e->res[q] ? e->res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL,
-              m[j], FUSE__TILE_CHAN(q, r, j));
-      }
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], v);
-    }
-  }
-#endif
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
 #undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
-#undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 /* ==== begin src/kernels/nchw_pack.inc ==== */
 /* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
@@ -12081,6 +12339,7 @@ struct fuse__dw_args {
   float *y;
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
+  int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;
@@ -12221,15 +12480,17 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
-   runs only its taps inside the input. The epilogue runs on the register before the one
-   store (masked on the last vector of channels). */
+   runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
+   register before the one store (masked on the last vector of channels); the post-ops from
+   the first that calls the vector math on, over each finished output row (fuse__post_block,
+   while the row is in L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
                                                                FUSE__VEC v, int64_t at,
                                                                FUSE__VEC_MASK m) {
   int q;
-  for (q = 0; q < d->num_post; q++)
+  for (q = 0; q < d->split; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
                                        m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
                                                      : FUSE__V_ZERO());
@@ -12290,7 +12551,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -12368,7 +12629,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -12446,7 +12707,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -12524,7 +12785,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -12625,6 +12886,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
+    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+      int q;
+      for (q = d->split; q < d->num_post; q++) {
+        res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
+        chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
+      }
+      FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
+                                     d->split, d->num_post, res, chan, 0);
+    }
   }
 }
 /* ==== end src/kernels/depthwise_nhwc.inc ==== */
@@ -12686,6 +12958,20 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
+/* the post-ops from d->split on over a stored tile (fuse__post_block), all in one plane */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_post_block)(const fuse__dw_args *d,
+                                                              int64_t tile, int rows, int vecs,
+                                                              const FUSE__VEC_MASK *m) {
+  const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+  int q;
+  for (q = d->split; q < d->num_post; q++) {
+    res[q] = d->residual[q] ? d->residual[q] + tile : NULL;
+    chan[q] = d->chan[q] ? d->chan[q] + tile / (d->OH * d->OW) % d->C : NULL;
+  }
+  FUSE__VEC_FN(fuse__post_block)(d->y + tile, d->OW, rows, vecs, m, d->post, d->split,
+                                 d->num_post, res, chan, 2);
+}
+
 FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
     int64_t rows_left, const FUSE__VEC_MASK *cm) {
@@ -12694,7 +12980,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
-    for (q = 0; q < d->num_post; q++) {
+    for (q = 0; q < d->split; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -12706,9 +12992,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    if (d->split < d->num_post) {
+      FUSE__VEC_MASK ms[8];
+      FUSE__UNROLL for (v = 0; v < vecs; v++) ms[v] = all;
+      FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows, vecs, ms);
+    }
     return;
   }
-  for (q = 0; q < d->num_post; q++) {
+  for (q = 0; q < d->split; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
     FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -12722,6 +13013,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
         FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+  if (d->split < d->num_post)
+    FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows < rows_left ? rows : (int)rows_left, vecs, cm);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -13581,15 +13874,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
-   runs only its taps inside the input. The epilogue runs on the register before the one
-   store (masked on the last vector of channels). */
+   runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
+   register before the one store (masked on the last vector of channels); the post-ops from
+   the first that calls the vector math on, over each finished output row (fuse__post_block,
+   while the row is in L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
                                                                FUSE__VEC v, int64_t at,
                                                                FUSE__VEC_MASK m) {
   int q;
-  for (q = 0; q < d->num_post; q++)
+  for (q = 0; q < d->split; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
                                        m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
                                                      : FUSE__V_ZERO());
@@ -13650,7 +13945,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -13728,7 +14023,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -13806,7 +14101,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -13884,7 +14179,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -13985,6 +14280,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
+    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+      int q;
+      for (q = d->split; q < d->num_post; q++) {
+        res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
+        chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
+      }
+      FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
+                                     d->split, d->num_post, res, chan, 0);
+    }
   }
 }
 /* ==== end src/kernels/depthwise_nhwc.inc ==== */
@@ -14046,6 +14352,20 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
+/* the post-ops from d->split on over a stored tile (fuse__post_block), all in one plane */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_post_block)(const fuse__dw_args *d,
+                                                              int64_t tile, int rows, int vecs,
+                                                              const FUSE__VEC_MASK *m) {
+  const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+  int q;
+  for (q = d->split; q < d->num_post; q++) {
+    res[q] = d->residual[q] ? d->residual[q] + tile : NULL;
+    chan[q] = d->chan[q] ? d->chan[q] + tile / (d->OH * d->OW) % d->C : NULL;
+  }
+  FUSE__VEC_FN(fuse__post_block)(d->y + tile, d->OW, rows, vecs, m, d->post, d->split,
+                                 d->num_post, res, chan, 2);
+}
+
 FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
     int64_t rows_left, const FUSE__VEC_MASK *cm) {
@@ -14054,7 +14374,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
-    for (q = 0; q < d->num_post; q++) {
+    for (q = 0; q < d->split; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -14066,9 +14386,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    if (d->split < d->num_post) {
+      FUSE__VEC_MASK ms[8];
+      FUSE__UNROLL for (v = 0; v < vecs; v++) ms[v] = all;
+      FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows, vecs, ms);
+    }
     return;
   }
-  for (q = 0; q < d->num_post; q++) {
+  for (q = 0; q < d->split; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
     FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -14082,6 +14407,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
         FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+  if (d->split < d->num_post)
+    FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows < rows_left ? rows : (int)rows_left, vecs, cm);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -14940,15 +15267,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
-   runs only its taps inside the input. The epilogue runs on the register before the one
-   store (masked on the last vector of channels). */
+   runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
+   register before the one store (masked on the last vector of channels); the post-ops from
+   the first that calls the vector math on, over each finished output row (fuse__post_block,
+   while the row is in L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
                                                                FUSE__VEC v, int64_t at,
                                                                FUSE__VEC_MASK m) {
   int q;
-  for (q = 0; q < d->num_post; q++)
+  for (q = 0; q < d->split; q++)
     v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
                                        m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
                                                      : FUSE__V_ZERO());
@@ -15009,7 +15338,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -15087,7 +15416,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -15165,7 +15494,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -15243,7 +15572,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
         }
       }
     }
-    for (q = 0; q < d->num_post; q++) { /* each post-op over the block, then the stores */
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
@@ -15344,6 +15673,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
+    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+      int q;
+      for (q = d->split; q < d->num_post; q++) {
+        res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
+        chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
+      }
+      FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
+                                     d->split, d->num_post, res, chan, 0);
+    }
   }
 }
 /* ==== end src/kernels/depthwise_nhwc.inc ==== */
@@ -15405,6 +15745,20 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float
    tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
    stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
    under cm[v]. */
+/* the post-ops from d->split on over a stored tile (fuse__post_block), all in one plane */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_post_block)(const fuse__dw_args *d,
+                                                              int64_t tile, int rows, int vecs,
+                                                              const FUSE__VEC_MASK *m) {
+  const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+  int q;
+  for (q = d->split; q < d->num_post; q++) {
+    res[q] = d->residual[q] ? d->residual[q] + tile : NULL;
+    chan[q] = d->chan[q] ? d->chan[q] + tile / (d->OH * d->OW) % d->C : NULL;
+  }
+  FUSE__VEC_FN(fuse__post_block)(d->y + tile, d->OW, rows, vecs, m, d->post, d->split,
+                                 d->num_post, res, chan, 2);
+}
+
 FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
     int64_t rows_left, const FUSE__VEC_MASK *cm) {
@@ -15413,7 +15767,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
   int q, r, v;
   if (whole) {
     const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
-    for (q = 0; q < d->num_post; q++) {
+    for (q = 0; q < d->split; q++) {
       const fuse_post_op *op = &d->post[q];
       const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
       FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -15425,9 +15779,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (r = 0; r < rows; r++)
       FUSE__UNROLL for (v = 0; v < vecs; v++)
         FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    if (d->split < d->num_post) {
+      FUSE__VEC_MASK ms[8];
+      FUSE__UNROLL for (v = 0; v < vecs; v++) ms[v] = all;
+      FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows, vecs, ms);
+    }
     return;
   }
-  for (q = 0; q < d->num_post; q++) {
+  for (q = 0; q < d->split; q++) {
     const fuse_post_op *op = &d->post[q];
     const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
     FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
@@ -15441,6 +15800,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
     FUSE__UNROLL for (v = 0; v < vecs; v++)
       if (r < rows_left)
         FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+  if (d->split < d->num_post)
+    FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows < rows_left ? rows : (int)rows_left, vecs, cm);
 }
 
 /* The load masks of the vector from output column o, per tap column (k of them): the lanes
@@ -17003,6 +17364,7 @@ typedef struct fuse__row_ops {
   void (*softmax)(float *y, const float *x, int64_t n, int is_log);
   void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
                int ss, const float *bias, int sb);
+  void (*col_sum)(float *y, const float *x, int64_t rows, int64_t ld, int64_t n, double scale);
 } fuse__row_ops;
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
@@ -17290,6 +17652,44 @@ FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64
     total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
   }
   return total;
+}
+
+/* y[c] = scale * sum of x[p * ld + c] over p < rows, for c < n: the column sums of a
+   row-major block, such as one image's channels in NHWC (the global average pool). Eight
+   vectors of columns at a time sit in accumulators over blocks of 128 rows, each block's
+   sums added into doubles, as fuse__row_sum does along a row. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__col_sum)(float *y, const float *x, int64_t rows,
+                                                       int64_t ld, int64_t n, double scale) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t c0;
+  for (c0 = 0; c0 < n; c0 += 8 * vw) {
+    const int64_t width = n - c0 < 8 * vw ? n - c0 : 8 * vw, nv = (width + vw - 1) / vw;
+    double total[8 * FUSE__VEC_WIDTH];
+    float part[8 * FUSE__VEC_WIDTH];
+    FUSE__VEC_MASK m[8];
+    int64_t b, p, c;
+    int j;
+    FUSE__UNROLL
+    for (j = 0; j < 8; j++) m[j] = FUSE__V_MASK_FIRST(width - j * vw);
+    for (c = 0; c < width; c++) total[c] = 0;
+    for (b = 0; b < rows; b += 128) {
+      int64_t e = rows - b < 128 ? rows : b + 128;
+      FUSE__VEC s[8];
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++) s[j] = FUSE__V_ZERO();
+      for (p = b; p < e; p++) {
+        const float *xp = x + p * ld + c0;
+        FUSE__UNROLL
+        for (j = 0; j < 8; j++)
+          if (j < nv) s[j] = FUSE__V_ADD(s[j], FUSE__V_LOAD_MASK(xp + j * vw, m[j]));
+      }
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++)
+        if (j < nv) FUSE__V_STORE(part + j * vw, s[j]);
+      for (c = 0; c < width; c++) total[c] += part[c];
+    }
+    for (c = 0; c < width; c++) y[c0 + c] = (float)(total[c] * scale);
+  }
 }
 
 /* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
@@ -17712,6 +18112,44 @@ FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64
   return total;
 }
 
+/* y[c] = scale * sum of x[p * ld + c] over p < rows, for c < n: the column sums of a
+   row-major block, such as one image's channels in NHWC (the global average pool). Eight
+   vectors of columns at a time sit in accumulators over blocks of 128 rows, each block's
+   sums added into doubles, as fuse__row_sum does along a row. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__col_sum)(float *y, const float *x, int64_t rows,
+                                                       int64_t ld, int64_t n, double scale) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t c0;
+  for (c0 = 0; c0 < n; c0 += 8 * vw) {
+    const int64_t width = n - c0 < 8 * vw ? n - c0 : 8 * vw, nv = (width + vw - 1) / vw;
+    double total[8 * FUSE__VEC_WIDTH];
+    float part[8 * FUSE__VEC_WIDTH];
+    FUSE__VEC_MASK m[8];
+    int64_t b, p, c;
+    int j;
+    FUSE__UNROLL
+    for (j = 0; j < 8; j++) m[j] = FUSE__V_MASK_FIRST(width - j * vw);
+    for (c = 0; c < width; c++) total[c] = 0;
+    for (b = 0; b < rows; b += 128) {
+      int64_t e = rows - b < 128 ? rows : b + 128;
+      FUSE__VEC s[8];
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++) s[j] = FUSE__V_ZERO();
+      for (p = b; p < e; p++) {
+        const float *xp = x + p * ld + c0;
+        FUSE__UNROLL
+        for (j = 0; j < 8; j++)
+          if (j < nv) s[j] = FUSE__V_ADD(s[j], FUSE__V_LOAD_MASK(xp + j * vw, m[j]));
+      }
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++)
+        if (j < nv) FUSE__V_STORE(part + j * vw, s[j]);
+      for (c = 0; c < width; c++) total[c] += part[c];
+    }
+    for (c = 0; c < width; c++) y[c0 + c] = (float)(total[c] * scale);
+  }
+}
+
 /* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
 FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
   const int64_t vw = FUSE__VEC_WIDTH;
@@ -18131,6 +18569,44 @@ FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64
   return total;
 }
 
+/* y[c] = scale * sum of x[p * ld + c] over p < rows, for c < n: the column sums of a
+   row-major block, such as one image's channels in NHWC (the global average pool). Eight
+   vectors of columns at a time sit in accumulators over blocks of 128 rows, each block's
+   sums added into doubles, as fuse__row_sum does along a row. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__col_sum)(float *y, const float *x, int64_t rows,
+                                                       int64_t ld, int64_t n, double scale) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t c0;
+  for (c0 = 0; c0 < n; c0 += 8 * vw) {
+    const int64_t width = n - c0 < 8 * vw ? n - c0 : 8 * vw, nv = (width + vw - 1) / vw;
+    double total[8 * FUSE__VEC_WIDTH];
+    float part[8 * FUSE__VEC_WIDTH];
+    FUSE__VEC_MASK m[8];
+    int64_t b, p, c;
+    int j;
+    FUSE__UNROLL
+    for (j = 0; j < 8; j++) m[j] = FUSE__V_MASK_FIRST(width - j * vw);
+    for (c = 0; c < width; c++) total[c] = 0;
+    for (b = 0; b < rows; b += 128) {
+      int64_t e = rows - b < 128 ? rows : b + 128;
+      FUSE__VEC s[8];
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++) s[j] = FUSE__V_ZERO();
+      for (p = b; p < e; p++) {
+        const float *xp = x + p * ld + c0;
+        FUSE__UNROLL
+        for (j = 0; j < 8; j++)
+          if (j < nv) s[j] = FUSE__V_ADD(s[j], FUSE__V_LOAD_MASK(xp + j * vw, m[j]));
+      }
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++)
+        if (j < nv) FUSE__V_STORE(part + j * vw, s[j]);
+      for (c = 0; c < width; c++) total[c] += part[c];
+    }
+    for (c = 0; c < width; c++) y[c0 + c] = (float)(total[c] * scale);
+  }
+}
+
 /* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
 FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
   const int64_t vw = FUSE__VEC_WIDTH;
@@ -18288,15 +18764,15 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
     {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512},
+     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2},
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2},
 #endif
     {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar},
-    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
    compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
@@ -20868,6 +21344,8 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
+  d.split = 0;
+  while (d.split < d.num_post && fuse__post_in_registers(s->post[d.split].kind)) d.split++;
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
@@ -22150,6 +22628,46 @@ static int fuse__rows_reduce(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, outer, fuse__reduce_units, &j);
   return 1;
 }
+
+/* The global average pool: an NHWC image's channels as column sums over its pixels, in
+   blocks of 128 channels (the units cut among the threads); an NCHW channel as one
+   contiguous row. */
+typedef struct fuse__gap_job {
+  const fuse__row_ops *k;
+  const float *x;
+  float *y;
+  int64_t C, inner, block, blocks;
+} fuse__gap_job;
+
+static void fuse__gap_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__gap_job *j = (const fuse__gap_job *)ctx;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->blocks, c0 = u % j->blocks * j->block;
+    int64_t width = j->C - c0 < j->block ? j->C - c0 : j->block;
+    if (j->blocks) /* NHWC */
+      j->k->col_sum(j->y + n * j->C + c0, j->x + n * j->inner * j->C + c0, j->inner, j->C, width,
+                    1.0 / (double)j->inner);
+    else
+      j->y[u] = (float)(j->k->sum(j->x + u * j->inner, j->inner, 0, 0.0f) / (double)j->inner);
+  }
+}
+
+static int fuse__rows_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__gap_job j;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->col_sum) return 0;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.C = tx->shape[1];
+  j.inner = fuse__numel(tx->rank - 2, tx->shape + 2);
+  if (j.inner < 1 || j.C < 1 || tx->shape[0] < 1) return 0; /* the reference's empty cases */
+  j.block = 128; /* eight AVX-512 vectors; col_sum takes its own vectors' blocks inside */
+  j.blocks = tx->nhwc ? (j.C + j.block - 1) / j.block : 0;
+  fuse__parallel(r->p, tx->shape[0] * (tx->nhwc ? j.blocks : j.C), fuse__gap_units, &j);
+  return 1;
+}
 /* ==== end src/kernels/rows.c ==== */
 /* ==== begin src/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
@@ -22205,7 +22723,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
-    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
+    case FUSE__OP_GLOBAL_AVG_POOL2D:
+      if (!fuse__rows_global_avg_pool(&r, s)) fuse__kernel_global_avg_pool(&r, s);
+      break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;

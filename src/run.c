@@ -51,7 +51,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
     case FUSE__OP_MAX_POOL2D:
     case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
-    case FUSE__OP_GLOBAL_AVG_POOL2D: fuse__kernel_global_avg_pool(&r, s); break;
+    case FUSE__OP_GLOBAL_AVG_POOL2D:
+      if (!fuse__rows_global_avg_pool(&r, s)) fuse__kernel_global_avg_pool(&r, s);
+      break;
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;

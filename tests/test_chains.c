@@ -462,6 +462,31 @@ TEST(layer_norm_lookalike_is_kept) {
   fuse_graph_destroy(g);
 }
 
+/* the global average pool on the plan's ISA: column sums over the pixels of an NHWC image
+   (after a conv: channels in blocks of 128 and a masked last vector), rows on NCHW; awkward
+   channel counts and pixel counts past one 128-pixel block, against the reference kernels */
+TEST(global_avg_pool_awkward_shapes) {
+  static const int64_t shapes[][3] = {{1, 1, 1},  {5, 3, 7},    {17, 12, 12}, {33, 1, 130},
+                                      {130, 9, 9}, {300, 4, 5}, {16, 40, 41}};
+  int i, nhwc;
+  for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
+    for (nhwc = 0; nhwc < 2; nhwc++) {
+      fuse_graph *g = fuse_graph_create(NULL);
+      case_data d = {0};
+      const int64_t C = shapes[i][0], xs[4] = {2, nhwc ? 8 : C, shapes[i][1], shapes[i][2]};
+      const int64_t ws[4] = {C, 8, 1, 1};
+      fuse_value v = input(g, &d, "x", 4, xs, 1.0f);
+      char what[64];
+      if (nhwc) v = fuse_conv2d(g, v, constant(g, 4, ws, -0.3f, 0.3f), NULL);
+      finish(g, &d, fuse_global_avg_pool2d(g, v));
+      snprintf(what, sizeof what, "gap C %d, %dx%d, %s", (int)C, (int)xs[2], (int)xs[3],
+               nhwc ? "after a conv" : "input");
+      check_all_isas(g, &d, 0, 1e-6, what);
+      free_case(&d);
+      fuse_graph_destroy(g);
+    }
+}
+
 int main(void) {
   RUN(unary_ops_vectorized);
   RUN(chain_after_pool_is_one_step);
@@ -473,5 +498,6 @@ int main(void) {
   RUN(row_kernels_awkward_shapes);
   RUN(decomposed_layer_norm_is_one_op);
   RUN(layer_norm_lookalike_is_kept);
+  RUN(global_avg_pool_awkward_shapes);
   return runner_finish("chains");
 }

@@ -47,6 +47,7 @@ typedef struct fuse__row_ops {
   void (*softmax)(float *y, const float *x, int64_t n, int is_log);
   void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
                int ss, const float *bias, int sb);
+  void (*col_sum)(float *y, const float *x, int64_t rows, int64_t ld, int64_t n, double scale);
 } fuse__row_ops;
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
@@ -66,15 +67,15 @@ typedef struct fuse__row_ops {
 static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
     {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512},
+     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2},
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2},
 #endif
     {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar},
-    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
    compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */

@@ -137,6 +137,13 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
 }
 #endif
 
+/* The post-op kinds a micro-kernel applies to its accumulators before the store: a few
+   instructions each. The others (the vector math) run over the stored tile. */
+static int fuse__post_in_registers(fuse_post_kind kind) {
+  return kind == FUSE_POST_CLAMP || kind == FUSE_POST_ADD || kind == FUSE_POST_LINEAR ||
+         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU;
+}
+
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
    once per vector layer: every kernel family uses them. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)

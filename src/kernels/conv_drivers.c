@@ -541,6 +541,8 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
+  d.split = 0;
+  while (d.split < d.num_post && fuse__post_in_registers(s->post[d.split].kind)) d.split++;
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;

@@ -10,6 +10,7 @@ struct fuse__dw_args {
   float *y;
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
+  int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;

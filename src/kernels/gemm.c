@@ -76,40 +76,32 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__KERNEL_FN(name) FUSE__VEC_FN(name)
 
 /* One instance set per vector layer. Tile parameters: FUSE__GEMM_NAME, FUSE__GEMM_MR,
-   FUSE__GEMM_NV (vectors per row), FUSE__GEMM_TILE_WIDE (the epilogue order: 1 one step at a
-   time over the whole tile, 0 every step on one accumulator, then its store; each measured
-   faster on its instruction set, see gemm_tile.inc). */
+   FUSE__GEMM_NV (vectors per row). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
 #define FUSE__GEMM_NAME fuse__igemm_6x64
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 4
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_8x48
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 3
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_7x48
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 3
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x32
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_7x32
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x16
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
-#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_8x32
 #define FUSE__GEMM_MR 8
@@ -128,12 +120,10 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_NAME fuse__igemm_6x16
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
-#define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_6x16
 #define FUSE__GEMM_MR 6
@@ -158,17 +148,14 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 4
-#define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_4x2
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_8x2
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_4x2
 #define FUSE__GEMM_MR 4

@@ -239,3 +239,43 @@ static int fuse__rows_reduce(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, outer, fuse__reduce_units, &j);
   return 1;
 }
+
+/* The global average pool: an NHWC image's channels as column sums over its pixels, in
+   blocks of 128 channels (the units cut among the threads); an NCHW channel as one
+   contiguous row. */
+typedef struct fuse__gap_job {
+  const fuse__row_ops *k;
+  const float *x;
+  float *y;
+  int64_t C, inner, block, blocks;
+} fuse__gap_job;
+
+static void fuse__gap_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__gap_job *j = (const fuse__gap_job *)ctx;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->blocks, c0 = u % j->blocks * j->block;
+    int64_t width = j->C - c0 < j->block ? j->C - c0 : j->block;
+    if (j->blocks) /* NHWC */
+      j->k->col_sum(j->y + n * j->C + c0, j->x + n * j->inner * j->C + c0, j->inner, j->C, width,
+                    1.0 / (double)j->inner);
+    else
+      j->y[u] = (float)(j->k->sum(j->x + u * j->inner, j->inner, 0, 0.0f) / (double)j->inner);
+  }
+}
+
+static int fuse__rows_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__gap_job j;
+  j.k = fuse__rows_of(r->p->isa);
+  if (!j.k->col_sum) return 0;
+  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out);
+  j.C = tx->shape[1];
+  j.inner = fuse__numel(tx->rank - 2, tx->shape + 2);
+  if (j.inner < 1 || j.C < 1 || tx->shape[0] < 1) return 0; /* the reference's empty cases */
+  j.block = 128; /* eight AVX-512 vectors; col_sum takes its own vectors' blocks inside */
+  j.blocks = tx->nhwc ? (j.C + j.block - 1) / j.block : 0;
+  fuse__parallel(r->p, tx->shape[0] * (tx->nhwc ? j.blocks : j.C), fuse__gap_units, &j);
+  return 1;
+}
