@@ -2316,6 +2316,61 @@ static void table_pack_case(int kind, uint32_t seed) {
   free(x), free(panel), free(want);
 }
 
+/* NHWC GEMM convs (two 1x1 convs in a row) whose column blocks differ in width or do not
+   divide among the threads: the plan hands each thread whole tiles (tile_outer in
+   conv_drivers.c); bit for bit the serial plan's result */
+TEST(host_threads_whole_tiles) {
+  static const int shapes[3][3] = {{240, 80, 14}, {480, 112, 14}, {24, 144, 9}}; /* C, K, H */
+  int si, threads;
+  for (si = 0; si < 3; si++)
+    for (threads = 2; threads <= 3; threads++) {
+      int C = shapes[si][0], K = shapes[si][1], H = shapes[si][2];
+      int64_t xs[4] = {1, C, H, H}, w1s[4] = {K, C, 1, 1}, w2s[4] = {C, K, 1, 1}, bs[3] = {K, 1, 1};
+      size_t nx = (size_t)C * H * H, i;
+      float *x = (float *)malloc(nx * 4), *w1 = (float *)malloc((size_t)K * C * 4);
+      float *w2 = (float *)malloc((size_t)K * C * 4), *b = (float *)malloc((size_t)K * 4);
+      float *y1 = (float *)malloc(nx * 4), *y2 = (float *)malloc(nx * 4);
+      fuse_graph *g = fuse_graph_create(NULL);
+      fuse_compile_options serial, par;
+      fuse_plan *p1 = NULL, *p2 = NULL;
+      fuse_value v;
+      const float *in[1];
+      float *out[1];
+      unsigned seed = 7u + (unsigned)si;
+      for (i = 0; i < nx; i++) x[i] = (float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+      for (i = 0; i < (size_t)K * C; i++) {
+        w1[i] = ((float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f) * 0.1f;
+        w2[i] = ((float)((seed = seed * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f) * 0.1f;
+      }
+      for (i = 0; i < (size_t)K; i++) b[i] = (float)i * 0.01f - 0.5f;
+      v = fuse_input(g, "x", 4, xs);
+      v = fuse_conv2d(g, v, fuse_constant(g, "w1", 4, w1s, w1), NULL);
+      v = fuse_add(g, v, fuse_constant(g, "b", 3, bs, b));
+      v = fuse_mul(g, v, fuse_sigmoid(g, v));
+      v = fuse_conv2d(g, v, fuse_constant(g, "w2", 4, w2s, w2), NULL);
+      fuse_output(g, v);
+      CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+      memset(&serial, 0, sizeof serial);
+      memset(&par, 0, sizeof par);
+      par.parallel_for = job_parallel_for;
+      par.num_threads = threads;
+      CHECK_EQ_INT(fuse_compile(g, &serial, &p1), FUSE_OK);
+      CHECK_EQ_INT(fuse_compile(g, &par, &p2), FUSE_OK);
+      if (p1 && p2) {
+        in[0] = x;
+        out[0] = y1;
+        CHECK_EQ_INT(fuse_run(p1, in, out, NULL), FUSE_OK);
+        out[0] = y2;
+        CHECK_EQ_INT(fuse_run(p2, in, out, NULL), FUSE_OK);
+        CHECK(memcmp(y1, y2, nx * 4) == 0);
+      }
+      fuse_plan_destroy(p1);
+      fuse_plan_destroy(p2);
+      fuse_graph_destroy(g);
+      free(x), free(w1), free(w2), free(b), free(y1), free(y2);
+    }
+}
+
 TEST(kernel_table) {
   int i, n, rows = 0, ran = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++, rows++) {
@@ -2369,6 +2424,7 @@ int main(void) {
   RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
+  RUN(host_threads_whole_tiles);
   for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
     if (isa_have[isa])
       printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
