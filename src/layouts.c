@@ -191,12 +191,36 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
          !a->padding[1] && !a->padding[2] && !a->padding[3];
 }
 
+/* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
+   block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
+   transposed on the way through a 4 KB tile: runs of each of its rows read, then written out
+   as whole rows of the panel. */
+static void fuse__pack_matmul_block(const fuse__node *wn, int64_t K, int64_t N, int64_t j,
+                                    int64_t cols, int64_t w, float *dst) {
+  float tile[1024];
+  int64_t run = (int64_t)(sizeof tile / sizeof *tile) / cols, k, k0, nk, jj;
+  if (!wn->raw || !wn->raw_transposed) {
+    for (k = 0; k < K; k++) fuse__const_read(wn, k * N + j, cols, dst + k * w);
+    return;
+  }
+  for (k0 = 0; k0 < K; k0 += nk) {
+    nk = K - k0 < run ? K - k0 : run;
+    for (jj = 0; jj < cols; jj++)
+      memcpy(tile + jj * run, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
+             (size_t)nk * sizeof(float));
+    for (k = 0; k < nk; k++) {
+      float *row = dst + (k0 + k) * w;
+      for (jj = 0; jj < cols; jj++) row[jj] = tile[jj * run + k];
+    }
+  }
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, k, j;
+  int64_t K, N, nr, j;
   size_t need;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
@@ -208,8 +232,7 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
     int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
     float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
     if (cols < w) memset(dst, 0, (size_t)(K * w) * sizeof(float)); /* the padding columns */
-    for (k = 0; k < K; k++)
-      memcpy(dst + k * w, wn->data + k * N + j, (size_t)cols * sizeof(float));
+    fuse__pack_matmul_block(wn, K, N, j, cols, w, dst);
   }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
@@ -368,18 +391,28 @@ static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_sha
 /* The weights of a chosen conv kernel in its order. Depthwise: [tap][Cp], Cp = K rounded up
    to 16. Few channels: [row tile][step][MR], the steps in the kernel's order (channel,
    kernel row, phase, its columns). NCHW GEMM: as they are, [K][Cg * taps]. NHWC GEMM:
-   [group][column block][tap][channel][NR]. 0: out of memory. */
+   [group][column block][tap][channel][NR]. The weights may still be in the model file
+   (fuse__const_read): the GEMMs read them from there, the small depthwise and few-channel ones
+   from a copy. 0: out of memory. */
 static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
   const float *w = c->wn->data;
+  float *copy = NULL;
   int64_t taps = c->taps, t, k, ch, kh, m, ph;
+  if (!w && (st->kernel == FUSE__KERNEL_DW || st->kernel == FUSE__KERNEL_FEW_CHANNELS)) {
+    int64_t count = fuse__numel(c->wn->rank, c->wn->shape);
+    if (!(copy = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
+      return 0;
+    fuse__const_read(c->wn, 0, count, copy);
+    w = copy;
+  }
   if (st->kernel == FUSE__KERNEL_DW) {
     int64_t Cp = (c->K + 15) / 16 * 16;
-    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return fuse__free(&p->alloc, copy), 0;
     for (t = 0; t < taps; t++)
       for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
   } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return fuse__free(&p->alloc, copy), 0;
     for (k = 0; k < c->K; k++) {
       float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
       for (ch = 0; ch < c->Cg; ch++)
@@ -390,7 +423,7 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     }
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
     if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
-    memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
+    fuse__const_read(c->wn, 0, c->K * c->Cg * taps, st->packed);
   } else {
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
     float tile[1024]; /* 4 KB: small stacks too */
@@ -401,11 +434,10 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
         if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
-        const float *src = w + ((grp * c->Kg + k) * c->Cg) * taps;
-        int64_t ld = c->Cg * taps, c0, nc;
+        int64_t ld = c->Cg * taps, c0, nc, src = ((grp * c->Kg + k) * c->Cg) * taps;
         for (c0 = 0; c0 < ld; c0 += nc) { /* a tile of every column read in runs, then */
           nc = ld - c0 < run ? ld - c0 : run; /* written out as whole rows of the panel */
-          for (j = 0; j < cols; j++) memcpy(tile + j * run, src + j * ld + c0, (size_t)nc * sizeof(float));
+          for (j = 0; j < cols; j++) fuse__const_read(c->wn, src + j * ld + c0, nc, tile + j * run);
           for (m = 0; m < nc; m++) {
             float *row = dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd;
             for (j = 0; j < cols; j++) row[j] = tile[j * run + m];
@@ -413,6 +445,7 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
         }
       }
   }
+  fuse__free(&p->alloc, copy);
   return 1;
 }
 
