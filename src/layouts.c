@@ -193,26 +193,31 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
 
 /* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
    block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
-   transposed on the way through a 4 KB tile: runs of each of its rows read, then written out
-   as whole rows of the panel. */
-static void fuse__pack_matmul_block(const fuse__node *wn, int64_t K, int64_t N, int64_t j,
-                                    int64_t cols, int64_t w, float *dst) {
-  float tile[1024];
-  int64_t run = (int64_t)(sizeof tile / sizeof *tile) / cols, k, k0, nk, jj;
+   transposed on the way: bands of FUSE__PACK_BAND values of each of its rows copied into
+   band (cols x FUSE__PACK_BAND floats), then the layout conversions' transpose. */
+#define FUSE__PACK_BAND 256
+static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, int64_t K,
+                                    int64_t N, int64_t j, int64_t cols, int64_t w, float *dst,
+                                    float *band) {
+  int64_t k, k0, nk, jj;
   if (!wn->raw || !wn->raw_transposed) {
     for (k = 0; k < K; k++) fuse__const_read(wn, k * N + j, cols, dst + k * w);
     return;
   }
   for (k0 = 0; k0 < K; k0 += nk) {
-    nk = K - k0 < run ? K - k0 : run;
+    nk = K - k0 < FUSE__PACK_BAND ? K - k0 : FUSE__PACK_BAND;
     for (jj = 0; jj < cols; jj++)
-      memcpy(tile + jj * run, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
+      memcpy(band + jj * FUSE__PACK_BAND, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
              (size_t)nk * sizeof(float));
-    for (k = 0; k < nk; k++) {
-      float *row = dst + (k0 + k) * w;
-      for (jj = 0; jj < cols; jj++) row[jj] = tile[jj * run + k];
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (p->isa >= FUSE_ISA_AVX2) {
+      fuse__transpose_avx2(band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
+      continue;
     }
+#endif
+    fuse__transpose_scalar(band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
   }
+  (void)p;
 }
 
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
@@ -222,18 +227,24 @@ static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
   int64_t K, N, nr, j;
   size_t need;
+  float *band = NULL;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
   nr = st->nr;
   if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr), 0)) return 0;
+  if (wn->raw && wn->raw_transposed &&
+      !(band = (float *)fuse__alloc(&p->alloc, (size_t)(nr * FUSE__PACK_BAND) * sizeof(float),
+                                    FUSE__ALIGN)))
+    return 0;
   for (j = 0; j < N; j += nr) { /* column block by column block, a row of it at a time */
     int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
     float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
     if (cols < w) memset(dst, 0, (size_t)(K * w) * sizeof(float)); /* the padding columns */
-    fuse__pack_matmul_block(wn, K, N, j, cols, w, dst);
+    fuse__pack_matmul_block(p, wn, K, N, j, cols, w, dst, band);
   }
+  fuse__free(&p->alloc, band);
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
