@@ -191,11 +191,27 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
          !a->padding[1] && !a->padding[2] && !a->padding[3];
 }
 
+/* y[c * ldy + r] = x[r * ldx + c] for a rows x cols x: the layout conversions' transpose, on
+   the plan's ISA. Packing transposes weights through it, a band at a time: FUSE__PACK_BAND
+   values of each of up to NR rows of the weights copied into a band buffer, then transposed
+   into the panel, whole vectors read and written (element by element, the copies and the
+   scattered stores took as long as zeroing and filling the plan's fresh pages). */
+#define FUSE__PACK_BAND 256
+static void fuse__pack_transpose(const fuse_plan *p, const float *x, int64_t ldx, float *y,
+                                 int64_t ldy, int64_t rows, int64_t cols) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (p->isa >= FUSE_ISA_AVX2) {
+    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+  (void)p;
+  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+}
+
 /* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
    block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
-   transposed on the way: bands of FUSE__PACK_BAND values of each of its rows copied into
-   band (cols x FUSE__PACK_BAND floats), then the layout conversions' transpose. */
-#define FUSE__PACK_BAND 256
+   transposed on the way, through band (cols x FUSE__PACK_BAND floats). */
 static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, int64_t K,
                                     int64_t N, int64_t j, int64_t cols, int64_t w, float *dst,
                                     float *band) {
@@ -209,15 +225,8 @@ static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, in
     for (jj = 0; jj < cols; jj++)
       memcpy(band + jj * FUSE__PACK_BAND, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
              (size_t)nk * sizeof(float));
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    if (p->isa >= FUSE_ISA_AVX2) {
-      fuse__transpose_avx2(band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
-      continue;
-    }
-#endif
-    fuse__transpose_scalar(band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
+    fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
   }
-  (void)p;
 }
 
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
@@ -435,26 +444,36 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
     if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
     fuse__const_read(c->wn, 0, c->K * c->Cg * taps, st->packed);
-  } else {
+  } else { /* each column block: bands of its rows transposed, each row to its place */
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
-    float tile[1024]; /* 4 KB: small stacks too */
-    int64_t run = (int64_t)(sizeof tile / sizeof *tile) / nr;
+    int64_t ld = c->Cg * taps, c0, nc;
+    float *band;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel), 0)) return 0;
+    band = (float *)fuse__alloc(&p->alloc, (size_t)(2 * nr * FUSE__PACK_BAND) * sizeof(float),
+                                FUSE__ALIGN);
+    if (!band) return 0;
     for (grp = 0; grp < c->G; grp++)
       for (k = 0; k < c->Kg; k += nr) { /* a column block */
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
+        int64_t src = ((grp * c->Kg + k) * c->Cg) * taps;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        float *rows = band + nr * FUSE__PACK_BAND; /* the band transposed: nc rows of cols */
         if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
-        int64_t ld = c->Cg * taps, c0, nc, src = ((grp * c->Kg + k) * c->Cg) * taps;
-        for (c0 = 0; c0 < ld; c0 += nc) { /* a tile of every column read in runs, then */
-          nc = ld - c0 < run ? ld - c0 : run; /* written out as whole rows of the panel */
-          for (j = 0; j < cols; j++) fuse__const_read(c->wn, src + j * ld + c0, nc, tile + j * run);
-          for (m = 0; m < nc; m++) {
-            float *row = dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd;
-            for (j = 0; j < cols; j++) row[j] = tile[j * run + m];
+        for (c0 = 0; c0 < ld; c0 += nc) {
+          nc = ld - c0 < FUSE__PACK_BAND ? ld - c0 : FUSE__PACK_BAND;
+          for (j = 0; j < cols; j++)
+            fuse__const_read(c->wn, src + j * ld + c0, nc, band + j * FUSE__PACK_BAND);
+          if (taps == 1) { /* rows in order: straight into the panel */
+            fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + c0 * wd, wd, cols, nc);
+            continue;
           }
+          fuse__pack_transpose(p, band, FUSE__PACK_BAND, rows, cols, cols, nc);
+          for (m = 0; m < nc; m++) /* weight (channel, tap) is panel row tap * Cg + channel */
+            memcpy(dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd, rows + m * cols,
+                   (size_t)cols * sizeof(float));
         }
       }
+    fuse__free(&p->alloc, band);
   }
   fuse__free(&p->alloc, copy);
   return 1;
