@@ -640,6 +640,11 @@ struct fuse_backend {
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_graph **out);
 #ifndef FUSE_NO_STDIO
+/* Maps the file (POSIX mmap) and leaves the large float32 weights in it, unread, until
+   fuse_compile packs them; the graph keeps the mapping until fuse_graph_destroy (a plan does
+   not need it). Leave the file as it is while the graph lives: as with any mapping, a file
+   truncated under it makes a later read fault. FUSE_NO_MMAP (or a system without mmap)
+   reads the file instead, every weight copied into the graph. */
 FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
                                          fuse_graph **out);
 #endif
@@ -676,6 +681,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #if defined(__linux__) && !defined(FUSE_NO_MMAP)
 #include <sys/mman.h>
 extern int madvise(void *addr, size_t len, int advice); /* not declared under -std=c99 */
+#elif defined(__APPLE__) && !defined(FUSE_NO_MMAP)
+#include <sys/mman.h>
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -733,6 +740,16 @@ static void fuse__prefault(void *p, size_t size) {
   const uintptr_t page = 4096;
   uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
   if (size >= ((size_t)1 << 20) && b > a) (void)madvise((void *)a, (size_t)(b - a), 23);
+#else
+  (void)p, (void)size;
+#endif
+}
+
+/* Releases a model file fuse_onnx_load_file mapped (the graph keeps it while constants are
+   borrowed from it). */
+static void fuse__unmap(void *p, size_t size) {
+#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
+  if (p) munmap(p, size);
 #else
   (void)p, (void)size;
 #endif
@@ -1120,7 +1137,9 @@ typedef struct fuse__node {
   int64_t shape[FUSE_MAX_RANK];
   fuse_value *in; /* operands */
   char *name;     /* NULL: unnamed */
-  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned */
+  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned; NULL while raw is set */
+  const unsigned char *raw; /* a constant still in the file the graph maps (fuse__const_floats) */
+  int raw_transposed;       /* raw holds the transpose, [shape[1]][shape[0]] */
   int composite;  /* the composite this op belongs to, or -1 */
   fuse__attrs a;
 } fuse__node;
@@ -1142,6 +1161,8 @@ struct fuse_graph {
   int name_cap, num_named;
   fuse__composite *composites;
   int num_composites, cap_composites;
+  void *mapped; /* the model file fuse_onnx_load_file mapped, while constants are in it */
+  size_t mapped_size;
   fuse_result status;
   char error[512];
 };
@@ -1238,6 +1259,61 @@ static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...)
 static int fuse__oom(fuse_graph *g, const char *what) {
   fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
   return 0;
+}
+
+/* Constants borrowed from the model file. fuse_onnx_load_file maps the file and leaves a large
+   float32 initializer where it is: node->raw points at its little-endian bytes (at whatever
+   byte offset the file has them, so read with memcpy; set on little-endian hosts only), data
+   is NULL, and the graph keeps the mapping until it is destroyed. A Gemm's transB weight is
+   borrowed untransposed (raw_transposed). fuse_compile packs straight from those bytes, so a
+   weight crosses fresh memory once, into the plan; a pass that needs the floats (batch-norm
+   folding, fuse_graph_set_constant, ...) copies them out first with fuse__const_floats. */
+
+/* count values of constant n from element `first` (row-major) into dst. */
+static void fuse__const_read(const fuse__node *n, int64_t first, int64_t count, float *dst) {
+  int64_t i, R, C;
+  if (count <= 0) return;
+  if (n->data || !n->raw) {
+    if (n->data) memcpy(dst, n->data + first, (size_t)count * sizeof(float));
+    else memset(dst, 0, (size_t)count * sizeof(float));
+    return;
+  }
+  if (!n->raw_transposed) {
+    memcpy(dst, n->raw + (size_t)first * sizeof(float), (size_t)count * sizeof(float));
+    return;
+  }
+  R = n->shape[0], C = n->shape[1]; /* element (r, c) is at (c, r) of the [C][R] bytes */
+  for (i = 0; i < count; i++) {
+    int64_t e = first + i;
+    memcpy(dst + i, n->raw + (size_t)((e % C) * R + e / C) * sizeof(float), sizeof(float));
+  }
+}
+
+static float fuse__const_at(const fuse__node *n, int64_t i) {
+  float v;
+  fuse__const_read(n, i, 1, &v);
+  return v;
+}
+
+/* Constant v's values as floats the caller may read and write: a borrowed constant is copied
+   out of the file first. NULL (and the graph's error) when out of memory. */
+static float *fuse__const_floats(fuse_graph *g, fuse_value v) {
+  fuse__node *n = &g->nodes[v];
+  size_t bytes;
+  float *data;
+  if (n->data || !n->raw) return n->data;
+  bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+  data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+  if (!data) {
+    fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "out of memory copying constant %V out of the file", v);
+    return NULL;
+  }
+  fuse__prefault(data, bytes);
+  fuse__const_read(n, 0, fuse__numel(n->rank, n->shape), data);
+  n->data = data;
+  n->raw = NULL;
+  n->raw_transposed = 0;
+  return data;
 }
 
 static int fuse__name_insert(fuse_graph *g, fuse_value v) {
@@ -1431,6 +1507,7 @@ FUSE_API void fuse_graph_destroy(fuse_graph *g) {
   fuse__free(&a, g->name_slots);
   for (i = 0; i < g->num_composites; i++) fuse__composite_free(g, &g->composites[i]);
   fuse__free(&a, g->composites);
+  fuse__unmap(g->mapped, g->mapped_size);
   fuse__free(&a, g);
 }
 
@@ -1457,7 +1534,7 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
 }
 
 /* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
-   left for the caller to fill when uninit. */
+   left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                              const int64_t *shape, const float *data, int uninit) {
   const char *who = fuse__op_names[op];
@@ -1497,14 +1574,16 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                         "%s: %S is larger than this target's address space", named, rank, shape);
     }
     bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
-    n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
-    if (!n->data) {
-      g->num_nodes--;
-      return fuse__oom(g, named), FUSE_NONE;
+    if (uninit != 2) { /* 2: borrowed, the caller points raw at the file */
+      n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+      if (!n->data) {
+        g->num_nodes--;
+        return fuse__oom(g, named), FUSE_NONE;
+      }
+      if (uninit) fuse__prefault(n->data, bytes); /* the loader writes it all */
+      if (data) memcpy(n->data, data, bytes);
+      else if (!uninit) memset(n->data, 0, bytes);
     }
-    if (uninit) fuse__prefault(n->data, bytes); /* the loader writes it all */
-    if (data) memcpy(n->data, data, bytes);
-    else if (!uninit) memset(n->data, 0, bytes);
   }
   if (!fuse__set_name(g, v, name, who)) {
     fuse__free(&g->alloc, n->data);
@@ -2250,7 +2329,7 @@ static fuse_value fuse__gather_node(fuse_graph *g, fuse_value x, fuse_value idx,
   dim = nx->shape[ax];
   count = fuse__numel(ni->rank, ni->shape);
   for (i = 0; i < count; i++) {
-    float v = ni->data[i];
+    float v = fuse__const_at(ni, i);
     if (!(v >= (float)-dim && v < (float)dim) || v != floorf(v))
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                         "gather: index %f (entry %D of %V) is not a whole number in %D..%D for "
@@ -3160,7 +3239,8 @@ static fuse_value fuse__rnn_part(fuse_graph *g, fuse_value v, int d, int64_t row
   if (n->op == FUSE__OP_CONST) {
     const float *src;
     float *dst;
-    if ((p = fuse_constant(g, NULL, rank, shape, NULL)) == FUSE_NONE) return FUSE_NONE;
+    if (!fuse__const_floats(g, v) || (p = fuse_constant(g, NULL, rank, shape, NULL)) == FUSE_NONE)
+      return FUSE_NONE;
     src = g->nodes[v].data + ((int64_t)d * R + row0) * cols; /* nodes may have moved */
     dst = g->nodes[p].data;
     for (i = 0; i < rows; i++)
@@ -4324,7 +4404,7 @@ static int fuse__is_reduction(int op) { return op == FUSE__OP_CONV2D || op == FU
 static int fuse__scalar_const(const fuse_graph *g, fuse_value v, float *out) {
   const fuse__node *n = &g->nodes[v];
   if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
-  *out = n->data[0];
+  *out = fuse__const_at(n, 0);
   return 1;
 }
 
@@ -5121,7 +5201,8 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
     K = wshape[0];
     per = fuse__numel(3, wshape + 1);
-    nw = fuse_constant(g, NULL, 4, wshape, w->data);
+    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, 4, wshape, NULL, 1); /* filled below */
+    if (nw != FUSE_NONE) fuse__const_read(&g->nodes[w_id], 0, K * per, g->nodes[nw].data);
     bshape[0] = 1;
     bshape[1] = K;
     bshape[2] = bshape[3] = 1;
@@ -5136,10 +5217,10 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     for (i = 0; i < K; i++) {
       const fuse__node *sc = &g->nodes[bn->in[1]], *bi = &g->nodes[bn->in[2]];
       const fuse__node *mu = &g->nodes[bn->in[3]], *va = &g->nodes[bn->in[4]];
-      double s = sc->data[i] / sqrt((double)va->data[i] + (double)bn->a.eps);
+      double s = fuse__const_at(sc, i) / sqrt((double)fuse__const_at(va, i) + (double)bn->a.eps);
       float *wk = g->nodes[nw].data + i * per;
       for (j = 0; j < per; j++) wk[j] = (float)(wk[j] * s);
-      scale[i] = (float)(bi->data[i] - mu->data[i] * s);
+      scale[i] = (float)(fuse__const_at(bi, i) - fuse__const_at(mu, i) * s);
     }
     conv->in[1] = nw;
     fuse__derived_name(g, nw, g->nodes[w_id].name, ".folded");
@@ -5162,8 +5243,9 @@ static fuse_value fuse__only_user(const fuse_graph *g, const fuse__users *u, fus
 /* Whether v is a constant of one element; its value in *c. */
 static int fuse__scalar_value(const fuse_graph *g, fuse_value v, float *c) {
   const fuse__node *n = &g->nodes[v];
-  if (n->op != FUSE__OP_CONST || !n->data || fuse__numel(n->rank, n->shape) != 1) return 0;
-  *c = n->data[0];
+  if (n->op != FUSE__OP_CONST || !(n->data || n->raw) || fuse__numel(n->rank, n->shape) != 1)
+    return 0;
+  *c = fuse__const_at(n, 0);
   return 1;
 }
 
@@ -5179,7 +5261,7 @@ static fuse_value fuse__other_operand(const fuse__node *n, int op, fuse_value a)
 static int fuse__last_axis_constant(const fuse_graph *g, fuse_value v, int rank, int64_t L) {
   const fuse__node *n = &g->nodes[v];
   int i;
-  if (n->op != FUSE__OP_CONST || !n->data || n->rank < 1 || n->rank > rank ||
+  if (n->op != FUSE__OP_CONST || !(n->data || n->raw) || n->rank < 1 || n->rank > rank ||
       n->shape[n->rank - 1] != L)
     return 0;
   for (i = 0; i < n->rank - 1; i++)
@@ -5255,6 +5337,9 @@ static fuse_value fuse__fold_layer_norm(fuse_graph *g, const fuse__users *u, fus
     return FUSE_NONE;
   /* scale and bias of shape [L], as layer_norm takes them */
   shape[0] = L;
+  if ((gamma != FUSE_NONE && !fuse__const_floats(g, gamma)) ||
+      (beta != FUSE_NONE && !fuse__const_floats(g, beta)))
+    return FUSE_NONE; /* out of memory copying it out of the file */
   ng = fuse_constant(g, NULL, 1, shape, gamma != FUSE_NONE ? g->nodes[gamma].data : NULL);
   if (ng == FUSE_NONE) return FUSE_NONE;
   if (gamma == FUSE_NONE)
@@ -5357,15 +5442,20 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   for (v = 0; v < g->num_nodes; v++) {
     fuse__node *n = &g->nodes[v];
     const fuse__node *src;
+    const unsigned char *raw;
     size_t bytes;
     float *data;
     if ((n->op != FUSE__OP_RESHAPE && n->op != FUSE__OP_FLATTEN) || n->composite >= 0) continue;
     src = &g->nodes[n->in[0]];
     if (src->op != FUSE__OP_CONST) continue;
-    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
-    data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
-    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
-    memcpy(data, src->data, bytes);
+    raw = src->raw && !src->raw_transposed ? src->raw : NULL; /* same bytes, still borrowed */
+    data = NULL;
+    if (!raw) {
+      bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+      data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+      if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+      fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
+    }
     fuse__derived_name(g, v, src->name, ".reshaped");
     n = &g->nodes[v];
     fuse__free(&g->alloc, n->in);
@@ -5373,6 +5463,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
     n->num_in = 0;
     n->op = FUSE__OP_CONST;
     n->data = data;
+    n->raw = raw;
     memset(&n->a, 0, sizeof n->a);
   }
   return FUSE_OK;
@@ -5566,7 +5657,7 @@ static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, con
   const fuse__node *n = &g->nodes[v];
   const char *s;
   if (fuse__is_inline_scalar(n)) {
-    fuse__put_float(o, n->data[0]);
+    fuse__put_float(o, fuse__const_at(n, 0));
     return;
   }
   fuse__puts(o, "%");
@@ -5797,7 +5888,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
       fuse__puts(o, "{");
       for (k = 0; k < count; k++) {
         if (k) fuse__puts(o, ", ");
-        fuse__put_float(o, n->data[k]);
+        fuse__put_float(o, fuse__const_at(n, k));
       }
       fuse__puts(o, "}");
     }
@@ -7026,7 +7117,8 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
     return fuse__fail(g, FUSE_ERROR_SHAPE, "set_constant: '%s' %S has %D elements, not %D", name,
                       node->rank, node->shape, count, (int64_t)n),
            g->status;
-  memcpy(node->data, data, n * sizeof(float));
+  if (!fuse__const_floats(g, v)) return g->status; /* borrowed from a file: its own copy now */
+  memcpy(g->nodes[v].data, data, n * sizeof(float));
   return FUSE_OK;
 }
 
@@ -7672,7 +7764,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
     if (c->op != FUSE__OP_CONST) continue;
     fuse__puts(l, "\n");
     if (count <= FUSE__INLINE_CONST_MAX && !c->name && c->rank == 0) {
-      fuse__put_float(l, c->data[0]);
+      fuse__put_float(l, fuse__const_at(c, 0));
       continue;
     }
     if (c->name) fuse__dot_name(l, g, n->in[k]);
@@ -7682,7 +7774,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
       fuse__puts(l, "{");
       for (j = 0; j < count; j++) {
         if (j) fuse__puts(l, ", ");
-        fuse__put_float(l, c->data[j]);
+        fuse__put_float(l, fuse__const_at(c, j));
       }
       fuse__puts(l, "}");
     } else {
@@ -19349,26 +19441,69 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
          !a->padding[1] && !a->padding[2] && !a->padding[3];
 }
 
+/* y[c * ldy + r] = x[r * ldx + c] for a rows x cols x: the layout conversions' transpose, on
+   the plan's ISA. Packing transposes weights through it, a band at a time: FUSE__PACK_BAND
+   values of each of up to NR rows of the weights copied into a band buffer, then transposed
+   into the panel, whole vectors read and written (element by element, the copies and the
+   scattered stores took as long as zeroing and filling the plan's fresh pages). */
+#define FUSE__PACK_BAND 256
+static void fuse__pack_transpose(const fuse_plan *p, const float *x, int64_t ldx, float *y,
+                                 int64_t ldy, int64_t rows, int64_t cols) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (p->isa >= FUSE_ISA_AVX2) {
+    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+  (void)p;
+  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+}
+
+/* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
+   block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
+   transposed on the way, through band (cols x FUSE__PACK_BAND floats). */
+static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, int64_t K,
+                                    int64_t N, int64_t j, int64_t cols, int64_t w, float *dst,
+                                    float *band) {
+  int64_t k, k0, nk, jj;
+  if (!wn->raw || !wn->raw_transposed) {
+    for (k = 0; k < K; k++) fuse__const_read(wn, k * N + j, cols, dst + k * w);
+    return;
+  }
+  for (k0 = 0; k0 < K; k0 += nk) {
+    nk = K - k0 < FUSE__PACK_BAND ? K - k0 : FUSE__PACK_BAND;
+    for (jj = 0; jj < cols; jj++)
+      memcpy(band + jj * FUSE__PACK_BAND, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
+             (size_t)nk * sizeof(float));
+    fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
+  }
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, k, j;
+  int64_t K, N, nr, j;
   size_t need;
+  float *band = NULL;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
   nr = st->nr;
   if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr), 0)) return 0;
+  if (wn->raw && wn->raw_transposed &&
+      !(band = (float *)fuse__alloc(&p->alloc, (size_t)(nr * FUSE__PACK_BAND) * sizeof(float),
+                                    FUSE__ALIGN)))
+    return 0;
   for (j = 0; j < N; j += nr) { /* column block by column block, a row of it at a time */
     int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
     float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
     if (cols < w) memset(dst, 0, (size_t)(K * w) * sizeof(float)); /* the padding columns */
-    for (k = 0; k < K; k++)
-      memcpy(dst + k * w, wn->data + k * N + j, (size_t)cols * sizeof(float));
+    fuse__pack_matmul_block(p, wn, K, N, j, cols, w, dst, band);
   }
+  fuse__free(&p->alloc, band);
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
@@ -19526,18 +19661,28 @@ static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_sha
 /* The weights of a chosen conv kernel in its order. Depthwise: [tap][Cp], Cp = K rounded up
    to 16. Few channels: [row tile][step][MR], the steps in the kernel's order (channel,
    kernel row, phase, its columns). NCHW GEMM: as they are, [K][Cg * taps]. NHWC GEMM:
-   [group][column block][tap][channel][NR]. 0: out of memory. */
+   [group][column block][tap][channel][NR]. The weights may still be in the model file
+   (fuse__const_read): the GEMMs read them from there, the small depthwise and few-channel ones
+   from a copy. 0: out of memory. */
 static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
   const float *w = c->wn->data;
+  float *copy = NULL;
   int64_t taps = c->taps, t, k, ch, kh, m, ph;
+  if (!w && (st->kernel == FUSE__KERNEL_DW || st->kernel == FUSE__KERNEL_FEW_CHANNELS)) {
+    int64_t count = fuse__numel(c->wn->rank, c->wn->shape);
+    if (!(copy = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
+      return 0;
+    fuse__const_read(c->wn, 0, count, copy);
+    w = copy;
+  }
   if (st->kernel == FUSE__KERNEL_DW) {
     int64_t Cp = (c->K + 15) / 16 * 16;
-    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return fuse__free(&p->alloc, copy), 0;
     for (t = 0; t < taps; t++)
       for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
   } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return fuse__free(&p->alloc, copy), 0;
     for (k = 0; k < c->K; k++) {
       float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
       for (ch = 0; ch < c->Cg; ch++)
@@ -19548,29 +19693,39 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     }
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
     if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
-    memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
-  } else {
+    fuse__const_read(c->wn, 0, c->K * c->Cg * taps, st->packed);
+  } else { /* each column block: bands of its rows transposed, each row to its place */
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
-    float tile[1024]; /* 4 KB: small stacks too */
-    int64_t run = (int64_t)(sizeof tile / sizeof *tile) / nr;
+    int64_t ld = c->Cg * taps, c0, nc;
+    float *band;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel), 0)) return 0;
+    band = (float *)fuse__alloc(&p->alloc, (size_t)(2 * nr * FUSE__PACK_BAND) * sizeof(float),
+                                FUSE__ALIGN);
+    if (!band) return 0;
     for (grp = 0; grp < c->G; grp++)
       for (k = 0; k < c->Kg; k += nr) { /* a column block */
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
+        int64_t src = ((grp * c->Kg + k) * c->Cg) * taps;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        float *rows = band + nr * FUSE__PACK_BAND; /* the band transposed: nc rows of cols */
         if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
-        const float *src = w + ((grp * c->Kg + k) * c->Cg) * taps;
-        int64_t ld = c->Cg * taps, c0, nc;
-        for (c0 = 0; c0 < ld; c0 += nc) { /* a tile of every column read in runs, then */
-          nc = ld - c0 < run ? ld - c0 : run; /* written out as whole rows of the panel */
-          for (j = 0; j < cols; j++) memcpy(tile + j * run, src + j * ld + c0, (size_t)nc * sizeof(float));
-          for (m = 0; m < nc; m++) {
-            float *row = dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd;
-            for (j = 0; j < cols; j++) row[j] = tile[j * run + m];
+        for (c0 = 0; c0 < ld; c0 += nc) {
+          nc = ld - c0 < FUSE__PACK_BAND ? ld - c0 : FUSE__PACK_BAND;
+          for (j = 0; j < cols; j++)
+            fuse__const_read(c->wn, src + j * ld + c0, nc, band + j * FUSE__PACK_BAND);
+          if (taps == 1) { /* rows in order: straight into the panel */
+            fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + c0 * wd, wd, cols, nc);
+            continue;
           }
+          fuse__pack_transpose(p, band, FUSE__PACK_BAND, rows, cols, cols, nc);
+          for (m = 0; m < nc; m++) /* weight (channel, tap) is panel row tap * Cg + channel */
+            memcpy(dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd, rows + m * cols,
+                   (size_t)cols * sizeof(float));
         }
       }
+    fuse__free(&p->alloc, band);
   }
+  fuse__free(&p->alloc, copy);
   return 1;
 }
 
@@ -19728,10 +19883,11 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
 
 /* Whether tensor t is a constant of one element; its value in *v. */
 static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t, float *v) {
-  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST || !g->nodes[t].data ||
+  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST ||
+      !(g->nodes[t].data || g->nodes[t].raw) ||
       fuse__numel(p->tensors[t].rank, p->tensors[t].shape) != 1)
     return 0;
-  *v = g->nodes[t].data[0];
+  *v = fuse__const_at(&g->nodes[t], 0);
   return 1;
 }
 
@@ -19934,9 +20090,10 @@ typedef struct fuse__offers {
 
 /* What a backend's prepare is told about a fused step: op, operands (shape, layout, the data
    of constants), output, bias and post-ops. Sets *in_layout when an operand is in some
-   backend's own layout. */
-static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const fuse__composite *c,
-                                  fuse_backend_step *d, int *in_layout) {
+   backend's own layout. A constant still in the model file is copied out for prepare into
+   copies[k] (the caller frees them). 0: out of memory. */
+static int fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const fuse__composite *c,
+                                 fuse_backend_step *d, int *in_layout, float **copies) {
   const fuse_plan *p = f->p;
   const fuse_graph *g = f->g;
   int k;
@@ -19951,6 +20108,13 @@ static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const f
     if (f->made_by[v]) *in_layout = 1;
     while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
     if (g->nodes[v].op == FUSE__OP_CONST) d->operands[k].data = g->nodes[v].data;
+    if (g->nodes[v].op == FUSE__OP_CONST && !g->nodes[v].data && g->nodes[v].raw) {
+      int64_t count = fuse__numel(g->nodes[v].rank, g->nodes[v].shape);
+      copies[k] = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN);
+      if (!copies[k]) return 0;
+      fuse__const_read(&g->nodes[v], 0, count, copies[k]);
+      d->operands[k].data = copies[k];
+    }
   }
   d->output.rank = p->tensors[st->out].rank;
   memcpy(d->output.shape, p->tensors[st->out].shape, sizeof d->output.shape);
@@ -19960,6 +20124,7 @@ static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const f
   d->composite = c->name;
   d->num_threads = f->opt->num_threads;
   if (f->kept[st->out]) d->output_layout = &f->layout[st->out];
+  return 1;
 }
 
 /* Offers step st to the backends named `codegen`, in list order, until one takes it (only
@@ -20033,15 +20198,19 @@ static int fuse__offer_step_at(fuse__offers *f, int i) {
   const fuse__composite *c;
   const char *name = NULL;
   fuse_backend_step d;
-  int k, ci, fused, in_layout = 0;
+  float *copies[FUSE_BACKEND_MAX_OPERANDS];
+  int k, ci, fused, in_layout = 0, ok;
   if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) return 1; /* output copies */
   ci = g->nodes[st->out].composite;
   c = &g->composites[ci];
   if (!c->codegen || c->root != st->out) return 1;
   fused = f->fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
   memset(&d, 0, sizeof d);
-  if (fused) fuse__backend_step_of(f, st, c, &d, &in_layout);
-  if (!fuse__offer_step(f, st, c->codegen, fused, &d, &name)) return 0;
+  memset(copies, 0, sizeof copies);
+  ok = !fused || fuse__backend_step_of(f, st, c, &d, &in_layout, copies);
+  ok = ok && fuse__offer_step(f, st, c->codegen, fused, &d, &name);
+  for (k = 0; k < FUSE_BACKEND_MAX_OPERANDS; k++) fuse__free(&f->p->alloc, copies[k]);
+  if (!ok) return 0;
   if (fused && !st->backend && in_layout) { /* its operands must be NCHW: start over */
     for (k = 0; k < st->num_in; k++) {
       int v = f->p->operands[st->in_first + k];
@@ -20531,8 +20700,8 @@ static int fuse__copy_constants(fuse__compiler *c) {
   p->weights_size += const_bytes;
   for (i = 0; i < n; i++)
     if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST && read[i])
-      memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
-             (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
+      fuse__const_read(&g->nodes[i], 0, fuse__numel(g->nodes[i].rank, g->nodes[i].shape),
+                       (float *)((char *)p->consts + p->tensors[i].offset));
   return 1;
 }
 
@@ -22799,6 +22968,18 @@ static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *
   return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
 }
 
+/* A constant whose values stay in the model file the graph maps (fuse__const_read): raw is
+   its little-endian float32 bytes, of its transpose when transposed. */
+static fuse_value fuse__constant_borrowed(fuse_graph *g, int rank, const int64_t *shape,
+                                          const unsigned char *raw, int transposed) {
+  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 2);
+  if (v != FUSE_NONE) g->nodes[v].raw = raw, g->nodes[v].raw_transposed = transposed;
+  return v;
+}
+
+/* Initializers smaller than this are copied: borrowing is for weights. */
+#define FUSE__BORROW_MIN_BYTES 256
+
 typedef struct fuse__pb {
   const unsigned char *p, *end;
 } fuse__pb;
@@ -23193,6 +23374,8 @@ typedef struct fuse__onnx {
   int depth;    /* If branches being read, one inside the other */
   const char *dir; /* the model's directory ("" or ending in '/'), for external data; NULL:
                       loaded from memory, external data cannot be found */
+  int borrow;      /* the data is a file mapping the graph may keep: large float32
+                      initializers stay in it (fuse__constant_borrowed) */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
@@ -23528,13 +23711,36 @@ static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int6
   }
 }
 
-/* A float constant of the graph from a tensor: raw float32 data is copied straight from the
-   file into the constant (no zeroing, no per-element conversion). */
+/* The raw_data of float32 tensor t when that one field holds all its `count` values (no
+   float_data beside it): a slice of the file, on a little-endian host. 0 otherwise. */
+static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+  fuse__pb b = fuse__proto_of(t->msg);
+  uint32_t f, w;
+  raw->p = NULL;
+  raw->n = 0;
+  if (t->dtype != FUSE__DT_FLOAT || t->external || !fuse__little_endian()) return 0;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if (f == 9 && w == 2) {
+      if (raw->p || !fuse__proto_bytes(&b, raw)) return 0;
+    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return b.p == b.end && raw->p && raw->n == (size_t)count * sizeof(float);
+}
+
+/* A float constant of the graph from a tensor: a large float32 initializer of a mapped file
+   stays in the file (borrowed); otherwise raw float32 data is copied straight from the file
+   into the constant (no zeroing, no per-element conversion). */
 static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t) {
   int64_t count, got;
   fuse_value v;
+  fuse__slice raw;
   char nm[200];
   if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  if (ld->borrow && (uint64_t)count * sizeof(float) >= FUSE__BORROW_MIN_BYTES &&
+      fuse__onnx_raw_floats(t, count, &raw))
+    return fuse__constant_borrowed(ld->g, t->rank, t->dims, raw.p, 0);
   fuse__copy_slice(nm, sizeof nm, t->name);
   if (!fuse__dt_is_float(t->dtype))
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
@@ -23607,32 +23813,24 @@ static void fuse__transpose_scaled(float *y, const void *x, int64_t R, int64_t C
 }
 
 /* The transpose of a 2-D float initializer (times scale) as a constant, read from the file
-   directly: Gemm's transB weights never exist twice. FUSE_NONE without an error when `name`
-   is not such an initializer (the caller transposes the graph value). */
+   directly: Gemm's transB weights never exist twice. Unscaled from a mapped file, it stays
+   there, transposed when the plan packs it. FUSE_NONE without an error when `name` is not
+   such an initializer (the caller transposes the graph value). */
 static fuse_value fuse__onnx_transposed_tensor(fuse__onnx *ld, fuse__slice name, float scale) {
   int k = fuse__onnx_find(ld, name);
   fuse__otensor t;
-  fuse__pb b;
-  uint32_t f, w;
   fuse__slice raw = {NULL, 0};
   int64_t count, dims[2];
   fuse_value v;
   if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return FUSE_NONE;
   t = ld->vals[k].t;
-  if (t.dtype != FUSE__DT_FLOAT || t.rank != 2 || t.external || !fuse__little_endian() ||
-      fuse__onnx_tensor_count(&t, &count) >= 0)
+  if (t.rank != 2 || fuse__onnx_tensor_count(&t, &count) >= 0 ||
+      !fuse__onnx_raw_floats(&t, count, &raw))
     return FUSE_NONE;
-  b = fuse__proto_of(t.msg);
-  while (fuse__proto_tag(&b, &f, &w)) { /* the raw_data field, alone */
-    if (f == 9 && w == 2) {
-      if (raw.p || !fuse__proto_bytes(&b, &raw)) return FUSE_NONE;
-    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
-      return FUSE_NONE;
-    }
-  }
-  if (b.p != b.end || !raw.p || raw.n != (size_t)count * sizeof(float)) return FUSE_NONE;
   dims[0] = t.dims[1];
   dims[1] = t.dims[0];
+  if (ld->borrow && scale == 1 && raw.n >= FUSE__BORROW_MIN_BYTES) /* packed from the file */
+    return fuse__constant_borrowed(ld->g, 2, dims, raw.p, 1);
   if ((v = fuse__constant_uninit(ld->g, 2, dims)) == FUSE_NONE) return FUSE_NONE;
   fuse__transpose_scaled(ld->g->nodes[v].data, raw.p, t.dims[0], t.dims[1], scale, &ld->g->alloc);
   return v;
@@ -23715,7 +23913,7 @@ static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
   if (ld->vals[idx].kind == FUSE__OV_VALUE) {
     const fuse__node *n = &ld->g->nodes[ld->vals[idx].v];
     if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
-    *out = n->data[0];
+    *out = fuse__const_at(n, 0);
     return 1;
   }
   if (ld->vals[idx].kind == FUSE__OV_TENSOR &&
@@ -24060,17 +24258,21 @@ static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) 
 static fuse_value fuse__onnx_transposed(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_graph *g = ld->g;
   const fuse__node *n = &g->nodes[v];
-  int64_t shape[2], r, c, R, C;
+  const void *src;
+  int64_t shape[2], R, C;
   fuse_value t;
   if (n->op != FUSE__OP_CONST) return fuse_transpose(g, v, NULL); /* at run time; unscaled */
   R = n->shape[0];
   C = n->shape[1];
   shape[0] = C;
   shape[1] = R;
-  (void)r, (void)c;
+  if (n->raw && scale == 1) /* still in the file: the same bytes, read the other way */
+    return fuse__constant_borrowed(g, 2, shape, n->raw, !n->raw_transposed);
+  src = n->raw && !n->raw_transposed ? (const void *)n->raw : (const void *)fuse__const_floats(g, v);
+  if (!src) return FUSE_NONE;
   t = fuse__constant_uninit(g, 2, shape);
   if (t == FUSE_NONE) return FUSE_NONE;
-  fuse__transpose_scaled(g->nodes[t].data, g->nodes[v].data, R, C, scale, &g->alloc);
+  fuse__transpose_scaled(g->nodes[t].data, src, R, C, scale, &g->alloc);
   return t;
 }
 
@@ -24081,9 +24283,10 @@ static fuse_value fuse__onnx_scaled(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_value t;
   if (scale == 1) return v;
   if (n->op != FUSE__OP_CONST) return fuse_mul(g, v, fuse_scalar(g, scale));
-  t = fuse_constant(g, NULL, n->rank, n->shape, g->nodes[v].data);
+  t = fuse__constant_uninit(g, n->rank, n->shape);
   if (t == FUSE_NONE) return FUSE_NONE;
   count = fuse__numel(g->nodes[t].rank, g->nodes[t].shape);
+  fuse__const_read(&g->nodes[v], 0, count, g->nodes[t].data);
   for (i = 0; i < count; i++) g->nodes[t].data[i] *= scale;
   return t;
 }
@@ -25628,7 +25831,7 @@ static fuse_value fuse__onnx_group_norm(fuse__onnx *ld, const fuse__onode *n) {
     for (k = 1; k < 3; k++) {
       fuse_value e = fuse_constant(g, NULL, 1, &C, NULL);
       if (e == FUSE_NONE) return FUSE_NONE;
-      for (i = 0; i < C; i++) g->nodes[e].data[i] = g->nodes[in[k]].data[i / (C / groups)];
+      for (i = 0; i < C; i++) g->nodes[e].data[i] = fuse__const_at(&g->nodes[in[k]], i / (C / groups));
       in[k] = e;
     }
     return fuse_group_norm(g, in[0], in[1], in[2], (int)groups, eps);
@@ -26510,9 +26713,10 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
   }
 }
 
-/* Loads a model from memory; dir is the directory its external data is in (NULL: none). */
+/* Loads a model from memory; dir is the directory its external data is in (NULL: none);
+   borrow: data is a file mapping the graph may keep (fuse__constant_borrowed). */
 static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_allocator *alloc,
-                                   const char *dir, fuse_graph **out) {
+                                   const char *dir, int borrow, fuse_graph **out) {
   fuse__onnx ld;
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
@@ -26526,6 +26730,7 @@ static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_all
   ld.opset = 13;
   ld.node_index = -1; /* counts from 0 */
   ld.dir = dir;
+  ld.borrow = borrow;
   if (!data && size)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
   b.p = (const unsigned char *)data;
@@ -26553,7 +26758,7 @@ static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_all
 
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_graph **out) {
-  return fuse__onnx_load(data, size, alloc, NULL, out);
+  return fuse__onnx_load(data, size, alloc, NULL, 0, out);
 }
 
 #ifndef FUSE_NO_STDIO
@@ -26562,10 +26767,13 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-/* Maps the file read-only and loads from the mapping: the file's bytes go from the page cache
-   straight into the graph's constants, without a copy of the whole file first (half the
-   memory traffic of a load, and no second copy of the file in memory). 1 when it did the
-   load (its result in *r); 0 when the file cannot be mapped (the caller reads it). */
+/* Maps the file read-only and loads from the mapping: the large float32 initializers stay in
+   it, borrowed by the graph (which unmaps the file when it is destroyed), the rest is copied
+   out of the page cache; no copy of the whole file is made. The weights first cross fresh
+   memory when fuse_compile packs them: on a 500 MB model, zeroing fresh pages costs as much
+   as reading the file. The file must stay as it is while the graph lives (as with any
+   mapping, truncating it would fault a later read). 1 when it did the load (its result in
+   *r); 0 when the file cannot be mapped (the caller reads it). */
 static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
                                   fuse_graph **out, fuse_result *r) {
   struct stat st;
@@ -26584,7 +26792,18 @@ static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_
 #endif
   close(fd);
   if (map == MAP_FAILED) return 0;
-  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, out);
+  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, 1, out);
+  if (*out) {
+    fuse_graph *g = *out;
+    int i;
+    for (i = 0; i < g->num_nodes && !g->nodes[i].raw; i++) {
+    }
+    if (i < g->num_nodes) { /* a constant is still in the file: the graph keeps it */
+      g->mapped = map;
+      g->mapped_size = (size_t)st.st_size;
+      return 1;
+    }
+  }
   munmap(map, (size_t)st.st_size);
   return 1;
 }
@@ -26638,7 +26857,7 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
     return (*out)->status;
   }
   fclose(f);
-  r = fuse__onnx_load(data, (size_t)size, alloc, dir, out);
+  r = fuse__onnx_load(data, (size_t)size, alloc, dir, 0, out);
   fuse__free(&a, data);
   return r;
 }

@@ -572,6 +572,11 @@ struct fuse_backend {
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_graph **out);
 #ifndef FUSE_NO_STDIO
+/* Maps the file (POSIX mmap) and leaves the large float32 weights in it, unread, until
+   fuse_compile packs them; the graph keeps the mapping until fuse_graph_destroy (a plan does
+   not need it). Leave the file as it is while the graph lives: as with any mapping, a file
+   truncated under it makes a later read fault. FUSE_NO_MMAP (or a system without mmap)
+   reads the file instead, every weight copied into the graph. */
 FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
                                          fuse_graph **out);
 #endif

@@ -16,9 +16,10 @@ typedef struct fuse__offers {
 
 /* What a backend's prepare is told about a fused step: op, operands (shape, layout, the data
    of constants), output, bias and post-ops. Sets *in_layout when an operand is in some
-   backend's own layout. */
-static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const fuse__composite *c,
-                                  fuse_backend_step *d, int *in_layout) {
+   backend's own layout. A constant still in the model file is copied out for prepare into
+   copies[k] (the caller frees them). 0: out of memory. */
+static int fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const fuse__composite *c,
+                                 fuse_backend_step *d, int *in_layout, float **copies) {
   const fuse_plan *p = f->p;
   const fuse_graph *g = f->g;
   int k;
@@ -33,6 +34,13 @@ static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const f
     if (f->made_by[v]) *in_layout = 1;
     while (fuse__is_view(g->nodes[v].op)) v = g->nodes[v].in[0]; /* same bytes */
     if (g->nodes[v].op == FUSE__OP_CONST) d->operands[k].data = g->nodes[v].data;
+    if (g->nodes[v].op == FUSE__OP_CONST && !g->nodes[v].data && g->nodes[v].raw) {
+      int64_t count = fuse__numel(g->nodes[v].rank, g->nodes[v].shape);
+      copies[k] = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN);
+      if (!copies[k]) return 0;
+      fuse__const_read(&g->nodes[v], 0, count, copies[k]);
+      d->operands[k].data = copies[k];
+    }
   }
   d->output.rank = p->tensors[st->out].rank;
   memcpy(d->output.shape, p->tensors[st->out].shape, sizeof d->output.shape);
@@ -42,6 +50,7 @@ static void fuse__backend_step_of(fuse__offers *f, const fuse__step *st, const f
   d->composite = c->name;
   d->num_threads = f->opt->num_threads;
   if (f->kept[st->out]) d->output_layout = &f->layout[st->out];
+  return 1;
 }
 
 /* Offers step st to the backends named `codegen`, in list order, until one takes it (only
@@ -115,15 +124,19 @@ static int fuse__offer_step_at(fuse__offers *f, int i) {
   const fuse__composite *c;
   const char *name = NULL;
   fuse_backend_step d;
-  int k, ci, fused, in_layout = 0;
+  float *copies[FUSE_BACKEND_MAX_OPERANDS];
+  int k, ci, fused, in_layout = 0, ok;
   if (st->out >= g->num_nodes || g->nodes[st->out].composite < 0) return 1; /* output copies */
   ci = g->nodes[st->out].composite;
   c = &g->composites[ci];
   if (!c->codegen || c->root != st->out) return 1;
   fused = f->fz[ci].fused; /* then the step is the conv2d / matmul with its epilogue */
   memset(&d, 0, sizeof d);
-  if (fused) fuse__backend_step_of(f, st, c, &d, &in_layout);
-  if (!fuse__offer_step(f, st, c->codegen, fused, &d, &name)) return 0;
+  memset(copies, 0, sizeof copies);
+  ok = !fused || fuse__backend_step_of(f, st, c, &d, &in_layout, copies);
+  ok = ok && fuse__offer_step(f, st, c->codegen, fused, &d, &name);
+  for (k = 0; k < FUSE_BACKEND_MAX_OPERANDS; k++) fuse__free(&f->p->alloc, copies[k]);
+  if (!ok) return 0;
   if (fused && !st->backend && in_layout) { /* its operands must be NCHW: start over */
     for (k = 0; k < st->num_in; k++) {
       int v = f->p->operands[st->in_first + k];

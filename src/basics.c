@@ -5,6 +5,8 @@
 #if defined(__linux__) && !defined(FUSE_NO_MMAP)
 #include <sys/mman.h>
 extern int madvise(void *addr, size_t len, int advice); /* not declared under -std=c99 */
+#elif defined(__APPLE__) && !defined(FUSE_NO_MMAP)
+#include <sys/mman.h>
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -62,6 +64,16 @@ static void fuse__prefault(void *p, size_t size) {
   const uintptr_t page = 4096;
   uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
   if (size >= ((size_t)1 << 20) && b > a) (void)madvise((void *)a, (size_t)(b - a), 23);
+#else
+  (void)p, (void)size;
+#endif
+}
+
+/* Releases a model file fuse_onnx_load_file mapped (the graph keeps it while constants are
+   borrowed from it). */
+static void fuse__unmap(void *p, size_t size) {
+#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
+  if (p) munmap(p, size);
 #else
   (void)p, (void)size;
 #endif

@@ -89,6 +89,7 @@ FUSE_API void fuse_graph_destroy(fuse_graph *g) {
   fuse__free(&a, g->name_slots);
   for (i = 0; i < g->num_composites; i++) fuse__composite_free(g, &g->composites[i]);
   fuse__free(&a, g->composites);
+  fuse__unmap(g->mapped, g->mapped_size);
   fuse__free(&a, g);
 }
 
@@ -115,7 +116,7 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
 }
 
 /* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
-   left for the caller to fill when uninit. */
+   left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                              const int64_t *shape, const float *data, int uninit) {
   const char *who = fuse__op_names[op];
@@ -155,14 +156,16 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                         "%s: %S is larger than this target's address space", named, rank, shape);
     }
     bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
-    n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
-    if (!n->data) {
-      g->num_nodes--;
-      return fuse__oom(g, named), FUSE_NONE;
+    if (uninit != 2) { /* 2: borrowed, the caller points raw at the file */
+      n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+      if (!n->data) {
+        g->num_nodes--;
+        return fuse__oom(g, named), FUSE_NONE;
+      }
+      if (uninit) fuse__prefault(n->data, bytes); /* the loader writes it all */
+      if (data) memcpy(n->data, data, bytes);
+      else if (!uninit) memset(n->data, 0, bytes);
     }
-    if (uninit) fuse__prefault(n->data, bytes); /* the loader writes it all */
-    if (data) memcpy(n->data, data, bytes);
-    else if (!uninit) memset(n->data, 0, bytes);
   }
   if (!fuse__set_name(g, v, name, who)) {
     fuse__free(&g->alloc, n->data);

@@ -228,7 +228,8 @@ static fuse_value fuse__rnn_part(fuse_graph *g, fuse_value v, int d, int64_t row
   if (n->op == FUSE__OP_CONST) {
     const float *src;
     float *dst;
-    if ((p = fuse_constant(g, NULL, rank, shape, NULL)) == FUSE_NONE) return FUSE_NONE;
+    if (!fuse__const_floats(g, v) || (p = fuse_constant(g, NULL, rank, shape, NULL)) == FUSE_NONE)
+      return FUSE_NONE;
     src = g->nodes[v].data + ((int64_t)d * R + row0) * cols; /* nodes may have moved */
     dst = g->nodes[p].data;
     for (i = 0; i < rows; i++)

@@ -26,7 +26,7 @@ static fuse_value fuse__gather_node(fuse_graph *g, fuse_value x, fuse_value idx,
   dim = nx->shape[ax];
   count = fuse__numel(ni->rank, ni->shape);
   for (i = 0; i < count; i++) {
-    float v = ni->data[i];
+    float v = fuse__const_at(ni, i);
     if (!(v >= (float)-dim && v < (float)dim) || v != floorf(v))
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
                         "gather: index %f (entry %D of %V) is not a whole number in %D..%D for "

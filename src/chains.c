@@ -9,10 +9,11 @@
 
 /* Whether tensor t is a constant of one element; its value in *v. */
 static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t, float *v) {
-  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST || !g->nodes[t].data ||
+  if (t >= g->num_nodes || g->nodes[t].op != FUSE__OP_CONST ||
+      !(g->nodes[t].data || g->nodes[t].raw) ||
       fuse__numel(p->tensors[t].rank, p->tensors[t].shape) != 1)
     return 0;
-  *v = g->nodes[t].data[0];
+  *v = fuse__const_at(&g->nodes[t], 0);
   return 1;
 }
 

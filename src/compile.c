@@ -408,8 +408,8 @@ static int fuse__copy_constants(fuse__compiler *c) {
   p->weights_size += const_bytes;
   for (i = 0; i < n; i++)
     if (c->needed[i] && g->nodes[i].op == FUSE__OP_CONST && read[i])
-      memcpy((char *)p->consts + p->tensors[i].offset, g->nodes[i].data,
-             (size_t)fuse__numel(g->nodes[i].rank, g->nodes[i].shape) * sizeof(float));
+      fuse__const_read(&g->nodes[i], 0, fuse__numel(g->nodes[i].rank, g->nodes[i].shape),
+                       (float *)((char *)p->consts + p->tensors[i].offset));
   return 1;
 }
 

@@ -220,7 +220,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
     if (c->op != FUSE__OP_CONST) continue;
     fuse__puts(l, "\n");
     if (count <= FUSE__INLINE_CONST_MAX && !c->name && c->rank == 0) {
-      fuse__put_float(l, c->data[0]);
+      fuse__put_float(l, fuse__const_at(c, 0));
       continue;
     }
     if (c->name) fuse__dot_name(l, g, n->in[k]);
@@ -230,7 +230,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
       fuse__puts(l, "{");
       for (j = 0; j < count; j++) {
         if (j) fuse__puts(l, ", ");
-        fuse__put_float(l, c->data[j]);
+        fuse__put_float(l, fuse__const_at(c, j));
       }
       fuse__puts(l, "}");
     } else {

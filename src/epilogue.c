@@ -20,7 +20,7 @@ static int fuse__is_reduction(int op) { return op == FUSE__OP_CONV2D || op == FU
 static int fuse__scalar_const(const fuse_graph *g, fuse_value v, float *out) {
   const fuse__node *n = &g->nodes[v];
   if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
-  *out = n->data[0];
+  *out = fuse__const_at(n, 0);
   return 1;
 }
 

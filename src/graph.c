@@ -132,7 +132,9 @@ typedef struct fuse__node {
   int64_t shape[FUSE_MAX_RANK];
   fuse_value *in; /* operands */
   char *name;     /* NULL: unnamed */
-  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned */
+  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned; NULL while raw is set */
+  const unsigned char *raw; /* a constant still in the file the graph maps (fuse__const_floats) */
+  int raw_transposed;       /* raw holds the transpose, [shape[1]][shape[0]] */
   int composite;  /* the composite this op belongs to, or -1 */
   fuse__attrs a;
 } fuse__node;
@@ -154,6 +156,8 @@ struct fuse_graph {
   int name_cap, num_named;
   fuse__composite *composites;
   int num_composites, cap_composites;
+  void *mapped; /* the model file fuse_onnx_load_file mapped, while constants are in it */
+  size_t mapped_size;
   fuse_result status;
   char error[512];
 };
@@ -250,6 +254,61 @@ static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...)
 static int fuse__oom(fuse_graph *g, const char *what) {
   fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
   return 0;
+}
+
+/* Constants borrowed from the model file. fuse_onnx_load_file maps the file and leaves a large
+   float32 initializer where it is: node->raw points at its little-endian bytes (at whatever
+   byte offset the file has them, so read with memcpy; set on little-endian hosts only), data
+   is NULL, and the graph keeps the mapping until it is destroyed. A Gemm's transB weight is
+   borrowed untransposed (raw_transposed). fuse_compile packs straight from those bytes, so a
+   weight crosses fresh memory once, into the plan; a pass that needs the floats (batch-norm
+   folding, fuse_graph_set_constant, ...) copies them out first with fuse__const_floats. */
+
+/* count values of constant n from element `first` (row-major) into dst. */
+static void fuse__const_read(const fuse__node *n, int64_t first, int64_t count, float *dst) {
+  int64_t i, R, C;
+  if (count <= 0) return;
+  if (n->data || !n->raw) {
+    if (n->data) memcpy(dst, n->data + first, (size_t)count * sizeof(float));
+    else memset(dst, 0, (size_t)count * sizeof(float));
+    return;
+  }
+  if (!n->raw_transposed) {
+    memcpy(dst, n->raw + (size_t)first * sizeof(float), (size_t)count * sizeof(float));
+    return;
+  }
+  R = n->shape[0], C = n->shape[1]; /* element (r, c) is at (c, r) of the [C][R] bytes */
+  for (i = 0; i < count; i++) {
+    int64_t e = first + i;
+    memcpy(dst + i, n->raw + (size_t)((e % C) * R + e / C) * sizeof(float), sizeof(float));
+  }
+}
+
+static float fuse__const_at(const fuse__node *n, int64_t i) {
+  float v;
+  fuse__const_read(n, i, 1, &v);
+  return v;
+}
+
+/* Constant v's values as floats the caller may read and write: a borrowed constant is copied
+   out of the file first. NULL (and the graph's error) when out of memory. */
+static float *fuse__const_floats(fuse_graph *g, fuse_value v) {
+  fuse__node *n = &g->nodes[v];
+  size_t bytes;
+  float *data;
+  if (n->data || !n->raw) return n->data;
+  bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+  data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+  if (!data) {
+    fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY, "out of memory copying constant %V out of the file", v);
+    return NULL;
+  }
+  fuse__prefault(data, bytes);
+  fuse__const_read(n, 0, fuse__numel(n->rank, n->shape), data);
+  n->data = data;
+  n->raw = NULL;
+  n->raw_transposed = 0;
+  return data;
 }
 
 static int fuse__name_insert(fuse_graph *g, fuse_value v) {

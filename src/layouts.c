@@ -191,26 +191,69 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
          !a->padding[1] && !a->padding[2] && !a->padding[3];
 }
 
+/* y[c * ldy + r] = x[r * ldx + c] for a rows x cols x: the layout conversions' transpose, on
+   the plan's ISA. Packing transposes weights through it, a band at a time: FUSE__PACK_BAND
+   values of each of up to NR rows of the weights copied into a band buffer, then transposed
+   into the panel, whole vectors read and written (element by element, the copies and the
+   scattered stores took as long as zeroing and filling the plan's fresh pages). */
+#define FUSE__PACK_BAND 256
+static void fuse__pack_transpose(const fuse_plan *p, const float *x, int64_t ldx, float *y,
+                                 int64_t ldy, int64_t rows, int64_t cols) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (p->isa >= FUSE_ISA_AVX2) {
+    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+  (void)p;
+  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+}
+
+/* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
+   block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
+   transposed on the way, through band (cols x FUSE__PACK_BAND floats). */
+static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, int64_t K,
+                                    int64_t N, int64_t j, int64_t cols, int64_t w, float *dst,
+                                    float *band) {
+  int64_t k, k0, nk, jj;
+  if (!wn->raw || !wn->raw_transposed) {
+    for (k = 0; k < K; k++) fuse__const_read(wn, k * N + j, cols, dst + k * w);
+    return;
+  }
+  for (k0 = 0; k0 < K; k0 += nk) {
+    nk = K - k0 < FUSE__PACK_BAND ? K - k0 : FUSE__PACK_BAND;
+    for (jj = 0; jj < cols; jj++)
+      memcpy(band + jj * FUSE__PACK_BAND, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
+             (size_t)nk * sizeof(float));
+    fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
+  }
+}
+
 /* matmul x [..., M, K] by constant weights [K, N]: the indirect GEMM with every row of x a
    pixel and N output channels; the weights packed as [column block][K][NR]. */
 static int fuse__choose_matmul(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *scratch) {
   const fuse__node *wn = &g->nodes[p->operands[st->in_first + 1]];
   const fuse__tensor *tx = &p->tensors[p->operands[st->in_first]];
-  int64_t K, N, nr, k, j;
+  int64_t K, N, nr, j;
   size_t need;
+  float *band = NULL;
   if (wn->op != FUSE__OP_CONST || wn->rank != 2) return 1;
   K = wn->shape[0], N = wn->shape[1];
   if (N < 4 || K < 1 || !fuse__igemm_choose(p->isa, N, fuse__numel(tx->rank, tx->shape) / K, 0, st))
     return 1;
   nr = st->nr;
   if (!fuse__packed_alloc(p, st, (size_t)((N + nr - 1) / nr * K * nr), 0)) return 0;
+  if (wn->raw && wn->raw_transposed &&
+      !(band = (float *)fuse__alloc(&p->alloc, (size_t)(nr * FUSE__PACK_BAND) * sizeof(float),
+                                    FUSE__ALIGN)))
+    return 0;
   for (j = 0; j < N; j += nr) { /* column block by column block, a row of it at a time */
     int64_t w = j + nr >= N ? st->nr_last : nr, cols = N - j < w ? N - j : w;
     float *dst = st->packed + (size_t)fuse__igemm_at(st, N, K, j, 0);
     if (cols < w) memset(dst, 0, (size_t)(K * w) * sizeof(float)); /* the padding columns */
-    for (k = 0; k < K; k++)
-      memcpy(dst + k * w, wn->data + k * N + j, (size_t)cols * sizeof(float));
+    fuse__pack_matmul_block(p, wn, K, N, j, cols, w, dst, band);
   }
+  fuse__free(&p->alloc, band);
   st->kernel = FUSE__KERNEL_IGEMM;
   st->pointwise = 1;
   if ((size_t)(K * nr) * sizeof(float) > FUSE__PANEL_BYTES)
@@ -368,18 +411,28 @@ static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_sha
 /* The weights of a chosen conv kernel in its order. Depthwise: [tap][Cp], Cp = K rounded up
    to 16. Few channels: [row tile][step][MR], the steps in the kernel's order (channel,
    kernel row, phase, its columns). NCHW GEMM: as they are, [K][Cg * taps]. NHWC GEMM:
-   [group][column block][tap][channel][NR]. 0: out of memory. */
+   [group][column block][tap][channel][NR]. The weights may still be in the model file
+   (fuse__const_read): the GEMMs read them from there, the small depthwise and few-channel ones
+   from a copy. 0: out of memory. */
 static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
   const float *w = c->wn->data;
+  float *copy = NULL;
   int64_t taps = c->taps, t, k, ch, kh, m, ph;
+  if (!w && (st->kernel == FUSE__KERNEL_DW || st->kernel == FUSE__KERNEL_FEW_CHANNELS)) {
+    int64_t count = fuse__numel(c->wn->rank, c->wn->shape);
+    if (!(copy = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
+      return 0;
+    fuse__const_read(c->wn, 0, count, copy);
+    w = copy;
+  }
   if (st->kernel == FUSE__KERNEL_DW) {
     int64_t Cp = (c->K + 15) / 16 * 16;
-    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(taps * Cp), 1)) return fuse__free(&p->alloc, copy), 0;
     for (t = 0; t < taps; t++)
       for (k = 0; k < c->K; k++) st->packed[t * Cp + k] = w[k * taps + t];
   } else if (st->kernel == FUSE__KERNEL_FEW_CHANNELS) {
     int64_t mr = st->mr, Kp = (c->K + mr - 1) / mr * mr, sw = st->a.conv.strides[1];
-    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return 0;
+    if (!fuse__packed_alloc(p, st, (size_t)(Kp * c->Cg * taps), 1)) return fuse__free(&p->alloc, copy), 0;
     for (k = 0; k < c->K; k++) {
       float *dst = st->packed + k / mr * mr * c->Cg * taps + k % mr;
       for (ch = 0; ch < c->Cg; ch++)
@@ -390,29 +443,39 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
     }
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
     if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
-    memcpy(st->packed, w, (size_t)(c->K * c->Cg * taps) * sizeof(float));
-  } else {
+    fuse__const_read(c->wn, 0, c->K * c->Cg * taps, st->packed);
+  } else { /* each column block: bands of its rows transposed, each row to its place */
     int64_t nr = st->nr, obs = (c->Kg + nr - 1) / nr, grp, panel = obs * taps * c->Cg * nr;
-    float tile[1024]; /* 4 KB: small stacks too */
-    int64_t run = (int64_t)(sizeof tile / sizeof *tile) / nr;
+    int64_t ld = c->Cg * taps, c0, nc;
+    float *band;
     if (!fuse__packed_alloc(p, st, (size_t)(c->G * panel), 0)) return 0;
+    band = (float *)fuse__alloc(&p->alloc, (size_t)(2 * nr * FUSE__PACK_BAND) * sizeof(float),
+                                FUSE__ALIGN);
+    if (!band) return 0;
     for (grp = 0; grp < c->G; grp++)
       for (k = 0; k < c->Kg; k += nr) { /* a column block */
         int64_t wd = k + nr >= c->Kg ? st->nr_last : nr, cols = c->Kg - k < wd ? c->Kg - k : wd, j;
+        int64_t src = ((grp * c->Kg + k) * c->Cg) * taps;
         float *dst = st->packed + (size_t)(grp * panel) + fuse__igemm_at(st, c->Kg, taps * c->Cg, k, 0);
+        float *rows = band + nr * FUSE__PACK_BAND; /* the band transposed: nc rows of cols */
         if (cols < wd) memset(dst, 0, (size_t)(taps * c->Cg * wd) * sizeof(float));
-        const float *src = w + ((grp * c->Kg + k) * c->Cg) * taps;
-        int64_t ld = c->Cg * taps, c0, nc;
-        for (c0 = 0; c0 < ld; c0 += nc) { /* a tile of every column read in runs, then */
-          nc = ld - c0 < run ? ld - c0 : run; /* written out as whole rows of the panel */
-          for (j = 0; j < cols; j++) memcpy(tile + j * run, src + j * ld + c0, (size_t)nc * sizeof(float));
-          for (m = 0; m < nc; m++) {
-            float *row = dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd;
-            for (j = 0; j < cols; j++) row[j] = tile[j * run + m];
+        for (c0 = 0; c0 < ld; c0 += nc) {
+          nc = ld - c0 < FUSE__PACK_BAND ? ld - c0 : FUSE__PACK_BAND;
+          for (j = 0; j < cols; j++)
+            fuse__const_read(c->wn, src + j * ld + c0, nc, band + j * FUSE__PACK_BAND);
+          if (taps == 1) { /* rows in order: straight into the panel */
+            fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + c0 * wd, wd, cols, nc);
+            continue;
           }
+          fuse__pack_transpose(p, band, FUSE__PACK_BAND, rows, cols, cols, nc);
+          for (m = 0; m < nc; m++) /* weight (channel, tap) is panel row tap * Cg + channel */
+            memcpy(dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd, rows + m * cols,
+                   (size_t)cols * sizeof(float));
         }
       }
+    fuse__free(&p->alloc, band);
   }
+  fuse__free(&p->alloc, copy);
   return 1;
 }
 

@@ -491,9 +491,10 @@ static void fuse__onnx_read_graph(fuse__onnx *ld, fuse__slice graph, const void 
   }
 }
 
-/* Loads a model from memory; dir is the directory its external data is in (NULL: none). */
+/* Loads a model from memory; dir is the directory its external data is in (NULL: none);
+   borrow: data is a file mapping the graph may keep (fuse__constant_borrowed). */
 static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_allocator *alloc,
-                                   const char *dir, fuse_graph **out) {
+                                   const char *dir, int borrow, fuse_graph **out) {
   fuse__onnx ld;
   fuse__pb b;
   fuse__slice graph = {NULL, 0};
@@ -507,6 +508,7 @@ static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_all
   ld.opset = 13;
   ld.node_index = -1; /* counts from 0 */
   ld.dir = dir;
+  ld.borrow = borrow;
   if (!data && size)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "onnx: data is NULL"), g->status;
   b.p = (const unsigned char *)data;
@@ -534,7 +536,7 @@ static fuse_result fuse__onnx_load(const void *data, size_t size, const fuse_all
 
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_graph **out) {
-  return fuse__onnx_load(data, size, alloc, NULL, out);
+  return fuse__onnx_load(data, size, alloc, NULL, 0, out);
 }
 
 #ifndef FUSE_NO_STDIO
@@ -543,10 +545,13 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-/* Maps the file read-only and loads from the mapping: the file's bytes go from the page cache
-   straight into the graph's constants, without a copy of the whole file first (half the
-   memory traffic of a load, and no second copy of the file in memory). 1 when it did the
-   load (its result in *r); 0 when the file cannot be mapped (the caller reads it). */
+/* Maps the file read-only and loads from the mapping: the large float32 initializers stay in
+   it, borrowed by the graph (which unmaps the file when it is destroyed), the rest is copied
+   out of the page cache; no copy of the whole file is made. The weights first cross fresh
+   memory when fuse_compile packs them: on a 500 MB model, zeroing fresh pages costs as much
+   as reading the file. The file must stay as it is while the graph lives (as with any
+   mapping, truncating it would fault a later read). 1 when it did the load (its result in
+   *r); 0 when the file cannot be mapped (the caller reads it). */
 static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_allocator *alloc,
                                   fuse_graph **out, fuse_result *r) {
   struct stat st;
@@ -565,7 +570,18 @@ static int fuse__onnx_load_mapped(const char *path, const char *dir, const fuse_
 #endif
   close(fd);
   if (map == MAP_FAILED) return 0;
-  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, out);
+  *r = fuse__onnx_load(map, (size_t)st.st_size, alloc, dir, 1, out);
+  if (*out) {
+    fuse_graph *g = *out;
+    int i;
+    for (i = 0; i < g->num_nodes && !g->nodes[i].raw; i++) {
+    }
+    if (i < g->num_nodes) { /* a constant is still in the file: the graph keeps it */
+      g->mapped = map;
+      g->mapped_size = (size_t)st.st_size;
+      return 1;
+    }
+  }
   munmap(map, (size_t)st.st_size);
   return 1;
 }
@@ -619,7 +635,7 @@ FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator 
     return (*out)->status;
   }
   fclose(f);
-  r = fuse__onnx_load(data, (size_t)size, alloc, dir, out);
+  r = fuse__onnx_load(data, (size_t)size, alloc, dir, 0, out);
   fuse__free(&a, data);
   return r;
 }

@@ -165,7 +165,7 @@ static fuse_value fuse__onnx_group_norm(fuse__onnx *ld, const fuse__onode *n) {
     for (k = 1; k < 3; k++) {
       fuse_value e = fuse_constant(g, NULL, 1, &C, NULL);
       if (e == FUSE_NONE) return FUSE_NONE;
-      for (i = 0; i < C; i++) g->nodes[e].data[i] = g->nodes[in[k]].data[i / (C / groups)];
+      for (i = 0; i < C; i++) g->nodes[e].data[i] = fuse__const_at(&g->nodes[in[k]], i / (C / groups));
       in[k] = e;
     }
     return fuse_group_norm(g, in[0], in[1], in[2], (int)groups, eps);

@@ -296,17 +296,21 @@ static fuse_value fuse__onnx_pool(fuse__onnx *ld, const fuse__onode *n, int op) 
 static fuse_value fuse__onnx_transposed(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_graph *g = ld->g;
   const fuse__node *n = &g->nodes[v];
-  int64_t shape[2], r, c, R, C;
+  const void *src;
+  int64_t shape[2], R, C;
   fuse_value t;
   if (n->op != FUSE__OP_CONST) return fuse_transpose(g, v, NULL); /* at run time; unscaled */
   R = n->shape[0];
   C = n->shape[1];
   shape[0] = C;
   shape[1] = R;
-  (void)r, (void)c;
+  if (n->raw && scale == 1) /* still in the file: the same bytes, read the other way */
+    return fuse__constant_borrowed(g, 2, shape, n->raw, !n->raw_transposed);
+  src = n->raw && !n->raw_transposed ? (const void *)n->raw : (const void *)fuse__const_floats(g, v);
+  if (!src) return FUSE_NONE;
   t = fuse__constant_uninit(g, 2, shape);
   if (t == FUSE_NONE) return FUSE_NONE;
-  fuse__transpose_scaled(g->nodes[t].data, g->nodes[v].data, R, C, scale, &g->alloc);
+  fuse__transpose_scaled(g->nodes[t].data, src, R, C, scale, &g->alloc);
   return t;
 }
 
@@ -317,9 +321,10 @@ static fuse_value fuse__onnx_scaled(fuse__onnx *ld, fuse_value v, float scale) {
   fuse_value t;
   if (scale == 1) return v;
   if (n->op != FUSE__OP_CONST) return fuse_mul(g, v, fuse_scalar(g, scale));
-  t = fuse_constant(g, NULL, n->rank, n->shape, g->nodes[v].data);
+  t = fuse__constant_uninit(g, n->rank, n->shape);
   if (t == FUSE_NONE) return FUSE_NONE;
   count = fuse__numel(g->nodes[t].rank, g->nodes[t].shape);
+  fuse__const_read(&g->nodes[v], 0, count, g->nodes[t].data);
   for (i = 0; i < count; i++) g->nodes[t].data[i] *= scale;
   return t;
 }

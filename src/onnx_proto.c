@@ -9,6 +9,18 @@ static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *
   return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
 }
 
+/* A constant whose values stay in the model file the graph maps (fuse__const_read): raw is
+   its little-endian float32 bytes, of its transpose when transposed. */
+static fuse_value fuse__constant_borrowed(fuse_graph *g, int rank, const int64_t *shape,
+                                          const unsigned char *raw, int transposed) {
+  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 2);
+  if (v != FUSE_NONE) g->nodes[v].raw = raw, g->nodes[v].raw_transposed = transposed;
+  return v;
+}
+
+/* Initializers smaller than this are copied: borrowing is for weights. */
+#define FUSE__BORROW_MIN_BYTES 256
+
 typedef struct fuse__pb {
   const unsigned char *p, *end;
 } fuse__pb;
@@ -403,6 +415,8 @@ typedef struct fuse__onnx {
   int depth;    /* If branches being read, one inside the other */
   const char *dir; /* the model's directory ("" or ending in '/'), for external data; NULL:
                       loaded from memory, external data cannot be found */
+  int borrow;      /* the data is a file mapping the graph may keep: large float32
+                      initializers stay in it (fuse__constant_borrowed) */
   void **owned; /* the known tensors' arrays, freed with the loader */
   int num_owned, cap_owned;
 } fuse__onnx;
@@ -738,13 +752,36 @@ static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int6
   }
 }
 
-/* A float constant of the graph from a tensor: raw float32 data is copied straight from the
-   file into the constant (no zeroing, no per-element conversion). */
+/* The raw_data of float32 tensor t when that one field holds all its `count` values (no
+   float_data beside it): a slice of the file, on a little-endian host. 0 otherwise. */
+static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+  fuse__pb b = fuse__proto_of(t->msg);
+  uint32_t f, w;
+  raw->p = NULL;
+  raw->n = 0;
+  if (t->dtype != FUSE__DT_FLOAT || t->external || !fuse__little_endian()) return 0;
+  while (fuse__proto_tag(&b, &f, &w)) {
+    if (f == 9 && w == 2) {
+      if (raw->p || !fuse__proto_bytes(&b, raw)) return 0;
+    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
+      return 0;
+    }
+  }
+  return b.p == b.end && raw->p && raw->n == (size_t)count * sizeof(float);
+}
+
+/* A float constant of the graph from a tensor: a large float32 initializer of a mapped file
+   stays in the file (borrowed); otherwise raw float32 data is copied straight from the file
+   into the constant (no zeroing, no per-element conversion). */
 static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t) {
   int64_t count, got;
   fuse_value v;
+  fuse__slice raw;
   char nm[200];
   if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  if (ld->borrow && (uint64_t)count * sizeof(float) >= FUSE__BORROW_MIN_BYTES &&
+      fuse__onnx_raw_floats(t, count, &raw))
+    return fuse__constant_borrowed(ld->g, t->rank, t->dims, raw.p, 0);
   fuse__copy_slice(nm, sizeof nm, t->name);
   if (!fuse__dt_is_float(t->dtype))
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
@@ -817,32 +854,24 @@ static void fuse__transpose_scaled(float *y, const void *x, int64_t R, int64_t C
 }
 
 /* The transpose of a 2-D float initializer (times scale) as a constant, read from the file
-   directly: Gemm's transB weights never exist twice. FUSE_NONE without an error when `name`
-   is not such an initializer (the caller transposes the graph value). */
+   directly: Gemm's transB weights never exist twice. Unscaled from a mapped file, it stays
+   there, transposed when the plan packs it. FUSE_NONE without an error when `name` is not
+   such an initializer (the caller transposes the graph value). */
 static fuse_value fuse__onnx_transposed_tensor(fuse__onnx *ld, fuse__slice name, float scale) {
   int k = fuse__onnx_find(ld, name);
   fuse__otensor t;
-  fuse__pb b;
-  uint32_t f, w;
   fuse__slice raw = {NULL, 0};
   int64_t count, dims[2];
   fuse_value v;
   if (k < 0 || ld->vals[k].kind != FUSE__OV_TENSOR) return FUSE_NONE;
   t = ld->vals[k].t;
-  if (t.dtype != FUSE__DT_FLOAT || t.rank != 2 || t.external || !fuse__little_endian() ||
-      fuse__onnx_tensor_count(&t, &count) >= 0)
+  if (t.rank != 2 || fuse__onnx_tensor_count(&t, &count) >= 0 ||
+      !fuse__onnx_raw_floats(&t, count, &raw))
     return FUSE_NONE;
-  b = fuse__proto_of(t.msg);
-  while (fuse__proto_tag(&b, &f, &w)) { /* the raw_data field, alone */
-    if (f == 9 && w == 2) {
-      if (raw.p || !fuse__proto_bytes(&b, &raw)) return FUSE_NONE;
-    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
-      return FUSE_NONE;
-    }
-  }
-  if (b.p != b.end || !raw.p || raw.n != (size_t)count * sizeof(float)) return FUSE_NONE;
   dims[0] = t.dims[1];
   dims[1] = t.dims[0];
+  if (ld->borrow && scale == 1 && raw.n >= FUSE__BORROW_MIN_BYTES) /* packed from the file */
+    return fuse__constant_borrowed(ld->g, 2, dims, raw.p, 1);
   if ((v = fuse__constant_uninit(ld->g, 2, dims)) == FUSE_NONE) return FUSE_NONE;
   fuse__transpose_scaled(ld->g->nodes[v].data, raw.p, t.dims[0], t.dims[1], scale, &ld->g->alloc);
   return v;
@@ -925,7 +954,7 @@ static int fuse__onnx_scalar(fuse__onnx *ld, fuse__slice name, float *out) {
   if (ld->vals[idx].kind == FUSE__OV_VALUE) {
     const fuse__node *n = &ld->g->nodes[ld->vals[idx].v];
     if (n->op != FUSE__OP_CONST || fuse__numel(n->rank, n->shape) != 1) return 0;
-    *out = n->data[0];
+    *out = fuse__const_at(n, 0);
     return 1;
   }
   if (ld->vals[idx].kind == FUSE__OV_TENSOR &&

@@ -54,7 +54,8 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
     K = wshape[0];
     per = fuse__numel(3, wshape + 1);
-    nw = fuse_constant(g, NULL, 4, wshape, w->data);
+    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, 4, wshape, NULL, 1); /* filled below */
+    if (nw != FUSE_NONE) fuse__const_read(&g->nodes[w_id], 0, K * per, g->nodes[nw].data);
     bshape[0] = 1;
     bshape[1] = K;
     bshape[2] = bshape[3] = 1;
@@ -69,10 +70,10 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     for (i = 0; i < K; i++) {
       const fuse__node *sc = &g->nodes[bn->in[1]], *bi = &g->nodes[bn->in[2]];
       const fuse__node *mu = &g->nodes[bn->in[3]], *va = &g->nodes[bn->in[4]];
-      double s = sc->data[i] / sqrt((double)va->data[i] + (double)bn->a.eps);
+      double s = fuse__const_at(sc, i) / sqrt((double)fuse__const_at(va, i) + (double)bn->a.eps);
       float *wk = g->nodes[nw].data + i * per;
       for (j = 0; j < per; j++) wk[j] = (float)(wk[j] * s);
-      scale[i] = (float)(bi->data[i] - mu->data[i] * s);
+      scale[i] = (float)(fuse__const_at(bi, i) - fuse__const_at(mu, i) * s);
     }
     conv->in[1] = nw;
     fuse__derived_name(g, nw, g->nodes[w_id].name, ".folded");
@@ -95,8 +96,9 @@ static fuse_value fuse__only_user(const fuse_graph *g, const fuse__users *u, fus
 /* Whether v is a constant of one element; its value in *c. */
 static int fuse__scalar_value(const fuse_graph *g, fuse_value v, float *c) {
   const fuse__node *n = &g->nodes[v];
-  if (n->op != FUSE__OP_CONST || !n->data || fuse__numel(n->rank, n->shape) != 1) return 0;
-  *c = n->data[0];
+  if (n->op != FUSE__OP_CONST || !(n->data || n->raw) || fuse__numel(n->rank, n->shape) != 1)
+    return 0;
+  *c = fuse__const_at(n, 0);
   return 1;
 }
 
@@ -112,7 +114,7 @@ static fuse_value fuse__other_operand(const fuse__node *n, int op, fuse_value a)
 static int fuse__last_axis_constant(const fuse_graph *g, fuse_value v, int rank, int64_t L) {
   const fuse__node *n = &g->nodes[v];
   int i;
-  if (n->op != FUSE__OP_CONST || !n->data || n->rank < 1 || n->rank > rank ||
+  if (n->op != FUSE__OP_CONST || !(n->data || n->raw) || n->rank < 1 || n->rank > rank ||
       n->shape[n->rank - 1] != L)
     return 0;
   for (i = 0; i < n->rank - 1; i++)
@@ -188,6 +190,9 @@ static fuse_value fuse__fold_layer_norm(fuse_graph *g, const fuse__users *u, fus
     return FUSE_NONE;
   /* scale and bias of shape [L], as layer_norm takes them */
   shape[0] = L;
+  if ((gamma != FUSE_NONE && !fuse__const_floats(g, gamma)) ||
+      (beta != FUSE_NONE && !fuse__const_floats(g, beta)))
+    return FUSE_NONE; /* out of memory copying it out of the file */
   ng = fuse_constant(g, NULL, 1, shape, gamma != FUSE_NONE ? g->nodes[gamma].data : NULL);
   if (ng == FUSE_NONE) return FUSE_NONE;
   if (gamma == FUSE_NONE)
@@ -290,15 +295,20 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   for (v = 0; v < g->num_nodes; v++) {
     fuse__node *n = &g->nodes[v];
     const fuse__node *src;
+    const unsigned char *raw;
     size_t bytes;
     float *data;
     if ((n->op != FUSE__OP_RESHAPE && n->op != FUSE__OP_FLATTEN) || n->composite >= 0) continue;
     src = &g->nodes[n->in[0]];
     if (src->op != FUSE__OP_CONST) continue;
-    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
-    data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
-    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
-    memcpy(data, src->data, bytes);
+    raw = src->raw && !src->raw_transposed ? src->raw : NULL; /* same bytes, still borrowed */
+    data = NULL;
+    if (!raw) {
+      bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+      data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
+      if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+      fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
+    }
     fuse__derived_name(g, v, src->name, ".reshaped");
     n = &g->nodes[v];
     fuse__free(&g->alloc, n->in);
@@ -306,6 +316,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
     n->num_in = 0;
     n->op = FUSE__OP_CONST;
     n->data = data;
+    n->raw = raw;
     memset(&n->a, 0, sizeof n->a);
   }
   return FUSE_OK;

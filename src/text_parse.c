@@ -1089,7 +1089,8 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
     return fuse__fail(g, FUSE_ERROR_SHAPE, "set_constant: '%s' %S has %D elements, not %D", name,
                       node->rank, node->shape, count, (int64_t)n),
            g->status;
-  memcpy(node->data, data, n * sizeof(float));
+  if (!fuse__const_floats(g, v)) return g->status; /* borrowed from a file: its own copy now */
+  memcpy(g->nodes[v].data, data, n * sizeof(float));
   return FUSE_OK;
 }
 

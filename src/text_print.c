@@ -34,7 +34,7 @@ static void fuse__put_label(fuse__out *o, const fuse_graph *g, fuse_value v, con
   const fuse__node *n = &g->nodes[v];
   const char *s;
   if (fuse__is_inline_scalar(n)) {
-    fuse__put_float(o, n->data[0]);
+    fuse__put_float(o, fuse__const_at(n, 0));
     return;
   }
   fuse__puts(o, "%");
@@ -265,7 +265,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
       fuse__puts(o, "{");
       for (k = 0; k < count; k++) {
         if (k) fuse__puts(o, ", ");
-        fuse__put_float(o, n->data[k]);
+        fuse__put_float(o, fuse__const_at(n, k));
       }
       fuse__puts(o, "}");
     }

@@ -3,9 +3,11 @@
    test_graph.c (graph building), test_text.c (parsing) and test_run.c (compiling a graph as
    built, fuse_run allocating nothing) refuse each allocation in turn already. This file does
    the same for: loading ONNX from memory and from a file, fuse_onnx_load_tensor,
-   fuse_optimize (batch-norm folding, constant reshapes, the default rules, merging),
+   fuse_optimize (batch-norm folding, constant reshapes, the default rules, merging; also on
+   weights still in the mapped file),
    fuse_ops_by_pattern + fuse_merge_composites with user rules, fuse_compile of an optimized
-   graph (packed weights; also cut into chunks for a host's parallel_for), fuse_graph_write of
+   graph (packed weights; also cut into chunks for a host's parallel_for; also packed straight
+   from the mapped file), fuse_graph_write of
    an optimized graph, fuse_graph_parse of its listing (composite blocks) and
    fuse_value_set_name.
 
@@ -146,6 +148,18 @@ static fuse_graph *load(const unsigned char *bytes, size_t n) { /* nothing refus
   return g;
 }
 
+/* tinynet_bn from its bytes, or a network from its file (then its weights stay in the mapped
+   file, borrowed, until a pass or the compiler copies them out); nothing refused */
+static fuse_graph *load_bn(const char *path) {
+  fuse_graph *g = NULL;
+  if (!path) return load(net_bn_bytes, net_bn_size);
+  if (fuse_onnx_load_file(path, &al, &g) != FUSE_OK) {
+    fuse_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
 /* --------------------------------------------------------------- scenarios -- */
 
 static void sc_load_memory(attempt *rd, const unsigned char *bytes, size_t n) {
@@ -187,8 +201,8 @@ static void sc_load_tensor(attempt *rd) {
   else rd->graph_ok = rd->graph_ok && out.data == NULL;
 }
 
-static void sc_optimize_net_bn(attempt *rd) {
-  fuse_graph *g = load(net_bn_bytes, net_bn_size);
+static void optimize_net_bn(attempt *rd, const char *path) {
+  fuse_graph *g = load_bn(path);
   fuse_result r;
   if (!g) {
     rd->graph_ok = 0;
@@ -200,6 +214,10 @@ static void sc_optimize_net_bn(attempt *rd) {
   /* a pass that failed leaves a graph that still computes the same (or a sticky status) */
   rd->graph_ok = fuse_graph_status(g) != FUSE_OK || net_matches(g, NULL);
   fuse_graph_destroy(g);
+}
+static void sc_optimize_net_bn(attempt *rd) { optimize_net_bn(rd, NULL); }
+static void sc_optimize_net_bn_file(attempt *rd) {
+  optimize_net_bn(rd, "tests/data/onnx/tinynet_bn.onnx");
 }
 
 /* conv -> reshape(const bias) -> add -> relu; matmul -> add(bias) -> clip: constant reshapes
@@ -287,9 +305,9 @@ static void serial_for(void *user, fuse_task_fn task, void *ctx, int n) {
 }
 
 /* fuse_compile of the optimized tinynet_bn; with `chunks`, cut into 3 chunks for a host's
-   parallel_for (a packing buffer each) */
-static void compile_optimized(attempt *rd, int chunks) {
-  fuse_graph *g = load(net_bn_bytes, net_bn_size);
+   parallel_for (a packing buffer each); or tinynet from its file, packed from the mapping */
+static void compile_optimized(attempt *rd, int chunks, const char *path) {
+  fuse_graph *g = load_bn(path);
   fuse_compile_options opt;
   fuse_plan *p = NULL;
   fuse_result r;
@@ -324,8 +342,9 @@ static void compile_optimized(attempt *rd, int chunks) {
   rd->graph_ok = rd->graph_ok && net_matches(g, NULL); /* a failed compile leaves g as it was */
   fuse_graph_destroy(g);
 }
-static void sc_compile_optimized(attempt *rd) { compile_optimized(rd, 0); }
-static void sc_compile_chunks(attempt *rd) { compile_optimized(rd, 1); }
+static void sc_compile_optimized(attempt *rd) { compile_optimized(rd, 0, NULL); }
+static void sc_compile_chunks(attempt *rd) { compile_optimized(rd, 1, NULL); }
+static void sc_compile_file(attempt *rd) { compile_optimized(rd, 0, "tests/data/onnx/tinynet.onnx"); }
 
 static void sink(void *u, const char *t, size_t n) {
   (void)u;
@@ -406,6 +425,8 @@ static const scenario scenarios[] = {
     {"compile(optimized, 3 chunks)", sc_compile_chunks},
     {"graph_write(optimized)", sc_write_optimized},
     {"graph_parse(optimized listing)", sc_parse_optimized},
+    {"optimize(tinynet_bn, its file)", sc_optimize_net_bn_file},
+    {"compile(optimized tinynet, its file)", sc_compile_file},
 };
 
 static void run_scenario(const scenario *sc) {
@@ -465,6 +486,8 @@ SCENARIO_TEST(compile_optimized, 8)
 SCENARIO_TEST(compile_chunks, 9)
 SCENARIO_TEST(write_optimized, 10)
 SCENARIO_TEST(parse_optimized, 11)
+SCENARIO_TEST(optimize_net_bn_file, 12)
+SCENARIO_TEST(compile_file, 13)
 
 TEST(data_present) {
   CHECK(net_bytes && net_bn_bytes && net_in && net_want);
@@ -491,6 +514,8 @@ int main(void) {
     RUN(compile_chunks);
     RUN(write_optimized);
     RUN(parse_optimized);
+    RUN(optimize_net_bn_file);
+    RUN(compile_file);
   }
   free(net_bytes);
   free(net_bn_bytes);

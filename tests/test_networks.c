@@ -395,11 +395,73 @@ static int run_dir(const char *dir, int all_isas) {
 static int committed_count;
 TEST(committed_networks_present) { CHECK(committed_count > 0); }
 
+/* A whole file's bytes (*n of them), or NULL; free() it. */
+static unsigned char *read_file_bytes(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  long size;
+  unsigned char *d = NULL;
+  *n = 0;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (d = (unsigned char *)malloc((size_t)size)) != NULL) {
+    if (fread(d, 1, (size_t)size, f) == (size_t)size) *n = (size_t)size;
+    else free(d), d = NULL;
+  }
+  fclose(f);
+  return d;
+}
+
+/* One plan's output for tinynet: loaded from its file (weights borrowed from the mapping) or
+   from its bytes; optimized or not; with the stem's weights set to w (NULL: as they are). The
+   graph is destroyed before the plan runs: the plan holds what it reads. 0: a step failed. */
+static int tinynet_output(int from_file, int optimize, const float *w, float *out) {
+  const char *path = "tests/data/onnx/tinynet.onnx";
+  fuse_graph *g = NULL;
+  fuse_plan *p = NULL;
+  size_t in_n = 0, n = 0;
+  float *in = read_floats("tests/data/onnx/tinynet.input.bin", &in_n);
+  unsigned char *bytes = from_file ? NULL : read_file_bytes(path, &n);
+  const float *ins[1];
+  float *outs[1];
+  int ok;
+  ok = in && (from_file ? fuse_onnx_load_file(path, NULL, &g)
+                        : fuse_onnx_load_memory(bytes, n, NULL, &g)) == FUSE_OK;
+  ok = ok && (!w || fuse_graph_set_constant(g, "onnx::Conv_106", w, 16 * 3 * 3 * 3) == FUSE_OK);
+  ok = ok && (!optimize || fuse_optimize(g, "fuse") == FUSE_OK);
+  ok = ok && fuse_compile(g, NULL, &p) == FUSE_OK;
+  fuse_graph_destroy(g);
+  ins[0] = in;
+  outs[0] = out;
+  ok = ok && fuse_run(p, ins, outs, NULL) == FUSE_OK;
+  fuse_plan_destroy(p);
+  free(in);
+  free(bytes);
+  return ok;
+}
+
+/* fuse_onnx_load_file leaves the weights in the mapped file; the plans must compute exactly
+   what they compute from weights copied out of the bytes (fuse_onnx_load_memory), also after
+   fuse_graph_set_constant replaces a borrowed constant. */
+TEST(weights_borrowed_from_the_file) {
+  float a[100], b[100], w[16 * 3 * 3 * 3];
+  int optimize, i;
+  for (i = 0; i < 16 * 3 * 3 * 3; i++) w[i] = (float)(i % 7) * 0.05f - 0.15f;
+  for (optimize = 0; optimize < 2; optimize++) {
+    CHECK(tinynet_output(1, optimize, NULL, a));
+    CHECK(tinynet_output(0, optimize, NULL, b));
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(tinynet_output(1, optimize, w, a));
+    CHECK(tinynet_output(0, optimize, w, b));
+    CHECK(memcmp(a, b, sizeof a) == 0);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *committed = argc > 1 ? argv[1] : "tests/data/onnx";
   const char *models = argc > 2 ? argv[2] : "build/models";
   int n = run_dir(committed, 1);
   committed_count = n;
+  RUN(weights_borrowed_from_the_file);
   if (n <= 0) {
     printf("%s: %s - there must be at least one committed network\n", committed,
            n < 0 ? "cannot open the directory" : "no .onnx file");
