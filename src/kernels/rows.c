@@ -255,12 +255,12 @@ static void fuse__gap_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   int64_t u;
   (void)chunk;
   for (u = u0; u < u1; u++) {
-    int64_t n = u / j->blocks, c0 = u % j->blocks * j->block;
-    int64_t width = j->C - c0 < j->block ? j->C - c0 : j->block;
-    if (j->blocks) /* NHWC */
+    if (j->blocks) { /* NHWC */
+      int64_t n = u / j->blocks, c0 = u % j->blocks * j->block;
+      int64_t width = j->C - c0 < j->block ? j->C - c0 : j->block;
       j->k->col_sum(j->y + n * j->C + c0, j->x + n * j->inner * j->C + c0, j->inner, j->C, width,
                     1.0 / (double)j->inner);
-    else
+    } else
       j->y[u] = (float)(j->k->sum(j->x + u * j->inner, j->inner, 0, 0.0f) / (double)j->inner);
   }
 }
