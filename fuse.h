@@ -8098,7 +8098,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
    instructions each. The others (the vector math) run over the stored tile. */
 static int fuse__post_in_registers(fuse_post_kind kind) {
   return kind == FUSE_POST_CLAMP || kind == FUSE_POST_ADD || kind == FUSE_POST_LINEAR ||
-         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU;
+         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU ||
+         kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
 
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
@@ -8425,6 +8426,10 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
@@ -8858,6 +8863,10 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
@@ -9290,6 +9299,10 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
     return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
   case FUSE_POST_LINEAR:
     return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
   default:
     return FUSE__VEC_FN(fuse__post_activation)(v, op);
   }
@@ -9685,6 +9698,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -9820,6 +9838,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -9955,6 +9978,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10090,6 +10118,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10225,6 +10258,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10360,6 +10398,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10487,6 +10530,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10614,6 +10662,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10963,6 +11016,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11098,6 +11156,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11225,6 +11288,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11352,6 +11420,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11707,6 +11780,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11842,6 +11920,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11977,6 +12060,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -12104,6 +12192,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -12231,6 +12324,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       } else if (op->kind == FUSE_POST_LINEAR) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
       } else if (op->kind == FUSE_POST_ADD) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {

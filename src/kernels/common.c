@@ -141,7 +141,8 @@ __attribute__((target("avx2,fma"))) static inline __m256 fuse__frexp_avx2(__m256
    instructions each. The others (the vector math) run over the stored tile. */
 static int fuse__post_in_registers(fuse_post_kind kind) {
   return kind == FUSE_POST_CLAMP || kind == FUSE_POST_ADD || kind == FUSE_POST_LINEAR ||
-         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU;
+         kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU ||
+         kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
 
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
