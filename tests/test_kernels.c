@@ -2024,6 +2024,18 @@ static void job_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
     if (!pthread_equal(t[i], pthread_self())) pthread_join(t[i], NULL);
 }
 
+/* g optimized, then compiled serial (*p1) and for `threads` host threads (*p2) */
+static void optimize_and_compile_pair(fuse_graph *g, int threads, fuse_plan **p1, fuse_plan **p2) {
+  fuse_compile_options serial, par;
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  memset(&serial, 0, sizeof serial);
+  memset(&par, 0, sizeof par);
+  par.parallel_for = job_parallel_for;
+  par.num_threads = threads;
+  CHECK_EQ_INT(fuse_compile(g, &serial, p1), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, &par, p2), FUSE_OK);
+}
+
 TEST(host_job_system_threads) {
   /* batch 2 with groups 2; a 7x7 output (one column block: the row panels are split); an
      output of 48x48 = 2304 columns (three column blocks) with bias, residual and relu */
@@ -2039,7 +2051,6 @@ TEST(host_job_system_threads) {
       float *res = (float *)malloc(ny * 4), *y1 = (float *)malloc(ny * 4), *y2 = (float *)malloc(ny * 4);
       fuse_graph *g = fuse_graph_create(NULL);
       fuse_conv2d_attrs a;
-      fuse_compile_options serial, par;
       fuse_plan *p1 = NULL, *p2 = NULL;
       fuse_value vx, vr, y;
       const float *in[2];
@@ -2061,13 +2072,7 @@ TEST(host_job_system_threads) {
       y = fuse_conv2d(g, vx, fuse_constant(g, "w", 4, ws, w), &a);
       y = fuse_relu(g, fuse_add(g, fuse_add(g, y, fuse_constant(g, "b", 4, bs, b)), vr));
       fuse_output(g, y);
-      CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
-      memset(&serial, 0, sizeof serial);
-      memset(&par, 0, sizeof par);
-      par.parallel_for = job_parallel_for;
-      par.num_threads = threads;
-      CHECK_EQ_INT(fuse_compile(g, &serial, &p1), FUSE_OK);
-      CHECK_EQ_INT(fuse_compile(g, &par, &p2), FUSE_OK);
+      optimize_and_compile_pair(g, threads, &p1, &p2);
       if (p1 && p2) {
         int before = job_calls;
         in[0] = x, in[1] = res;
@@ -2331,7 +2336,6 @@ TEST(host_threads_whole_tiles) {
       float *w2 = (float *)malloc((size_t)K * C * 4), *b = (float *)malloc((size_t)K * 4);
       float *y1 = (float *)malloc(nx * 4), *y2 = (float *)malloc(nx * 4);
       fuse_graph *g = fuse_graph_create(NULL);
-      fuse_compile_options serial, par;
       fuse_plan *p1 = NULL, *p2 = NULL;
       fuse_value v;
       const float *in[1];
@@ -2349,13 +2353,7 @@ TEST(host_threads_whole_tiles) {
       v = fuse_mul(g, v, fuse_sigmoid(g, v));
       v = fuse_conv2d(g, v, fuse_constant(g, "w2", 4, w2s, w2), NULL);
       fuse_output(g, v);
-      CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
-      memset(&serial, 0, sizeof serial);
-      memset(&par, 0, sizeof par);
-      par.parallel_for = job_parallel_for;
-      par.num_threads = threads;
-      CHECK_EQ_INT(fuse_compile(g, &serial, &p1), FUSE_OK);
-      CHECK_EQ_INT(fuse_compile(g, &par, &p2), FUSE_OK);
+      optimize_and_compile_pair(g, threads, &p1, &p2);
       if (p1 && p2) {
         in[0] = x;
         out[0] = y1;
