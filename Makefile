@@ -457,6 +457,9 @@ CROSS_CC_armhf ?= arm-linux-gnueabihf-gcc
 CROSS_CC_i386 ?= i686-linux-gnu-gcc
 CROSS_CC_s390x ?= s390x-linux-gnu-gcc
 CROSS_CC_ppc ?= powerpc-linux-gnu-gcc
+# per-arch flags: armhf with NEON and fused multiply-add, so that its NEON kernels are built
+# (Debian's armhf default is VFPv3-D16 without NEON, where only the scalar kernels exist)
+CROSS_ARCH_CFLAGS_armhf ?= -mfpu=neon-vfpv4 -mfloat-abi=hard
 CROSS_QEMU_aarch64 ?= qemu-aarch64
 CROSS_QEMU_armhf ?= qemu-arm
 CROSS_QEMU_i386 ?= qemu-i386
@@ -475,16 +478,16 @@ build-cross/$(1):
 	@mkdir -p $$@
 
 build-cross/$(1)/fuse.o: tests/header/impl.c fuse.h | build-cross/$(1)
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) -c $$< -o $$@
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -c $$< -o $$@
 
 # the same split as `make test`: public-API tests link the arch's implementation object
 $(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h
 	@rm -f $$@
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
 
 build-cross/$(1)/test_%.elf: tests/test_%.c fuse.h tests/runner.h | build-cross/$(1)
 	@rm -f $$@
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) -static $$< -o $$@ $$(LDLIBS)
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -static $$< -o $$@ $$(LDLIBS)
 
 .PHONY: test-cross-programs-$(1)
 test-cross-programs-$(1): $(addprefix build-cross/$(1)/,$(addsuffix .elf,$(CROSS_TEST_NAMES)))
