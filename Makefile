@@ -10,6 +10,8 @@
 #                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
 #   make test-m7            examples/embedded.c for a bare-metal Cortex-M7: -Werror, links,
 #                           size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
+#   make neon-mca           the NEON GEMM micro-kernels' inner loops through llvm-mca
+#                           (FMAs per cycle on Cortex-A76, Neoverse-N1, Apple M1): estimates
 #   make test-cmake         tests/cmake: a consumer project built against CMakeLists.txt with
 #                           add_subdirectory, FetchContent, find_package, pkg-config (build-cmake/)
 #   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
@@ -523,6 +525,14 @@ test-cross:
 	printf "$$summary"; \
 	echo "total: $$sum_p passed, $$sum_f failed"; \
 	test $$sum_f -eq 0
+
+# make neon-mca: the NEON GEMM micro-kernels' inner loops through llvm-mca for Cortex-A76,
+# Neoverse-N1 and Apple M1 (and the AVX-512 tiles for comparison): FMAs per cycle against each
+# core's peak, instructions per FMA, as README's table (tools/neon_mca.py; needs clang and
+# llvm-mca, Debian: clang llvm-19). Estimates from LLVM's scheduling models, not measurements.
+.PHONY: neon-mca
+neon-mca:
+	@python3 tools/neon_mca.py --markdown
 
 # -------------------------------------------------------------------- Cortex-M7 --
 # make test-m7: examples/embedded.c (builds a conv -> reshape(bias) -> add -> relu graph,

@@ -11919,8 +11919,13 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    MR pixels' inputs (one register of four steps each) and NR / 4 weight vectors must fit.
    8x8: 16 accumulators + 8 inputs + 2 weights = 26; 4x16: 16 + 4 + 4 = 24; 8x4 is 8x8's
    narrow last column block. 16 accumulators cover the FMA latency of a core with four FMA
-   pipes (4 cycles x 4). armv7 has 16 registers and no multiply-add by lane (each input is
-   loaded broadcast): 6x8 holds 12 accumulators + 2 weights + 1 input; 6x4 its narrow block. */
+   pipes (4 cycles x 4). armv7 has 16 registers, only 4 of them kept across a call (q4-q7),
+   and no multiply-add by lane (each input is loaded broadcast): 4x8 holds 8 accumulators + 2
+   weights + the inputs; 6x8 (12 + 2 + 1) left gcc 12 three accumulators on the stack in the
+   loop, and 4x8 one with the whole-tile epilogue (its calls to the out-of-line activations
+   clobber the rest): armv7's GEMM tile takes the per-accumulator epilogue (the few-channel
+   4x8 still has one accumulator on the stack with gcc, none with clang). 4x4 is 4x8's
+   narrow block. */
 #ifdef FUSE__NEON
 /* ==== begin src/kernels/vec_neon.h ==== */
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
@@ -12727,10 +12732,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
 #else
-#define FUSE__GEMM_NAME fuse__igemm_6x8
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__igemm_4x8
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
+#define FUSE__GEMM_TILE_WIDE 0
 /* ==== begin src/kernels/gemm_tile.inc ==== */
 /* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
    MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
@@ -12884,8 +12889,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__GEMM_NV
 #undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
-#define FUSE__GEMM_NAME fuse__igemm_6x4
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 1
 #define FUSE__GEMM_TILE_WIDE 1
 /* ==== begin src/kernels/gemm_tile.inc ==== */
@@ -13041,8 +13046,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__GEMM_NV
 #undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/gemm_tile.inc ==== */
-#define FUSE__GEMM_NAME fuse__few_channels_6x8
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__few_channels_4x8
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
 /* ==== begin src/kernels/few_channels_tile.inc ==== */
 /* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
@@ -13167,8 +13172,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #undef FUSE__GEMM_NV
 #undef FUSE__GEMM_TILE_WIDE
 /* ==== end src/kernels/few_channels_tile.inc ==== */
-#define FUSE__GEMM_NAME fuse__few_channels_6x4
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__few_channels_4x4
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 1
 /* ==== begin src/kernels/few_channels_tile.inc ==== */
 /* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
@@ -22795,8 +22800,8 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
     {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
     {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 6, 8, 100, fuse__igemm_6x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 6, 4, 80, fuse__igemm_6x4_neon, NULL},
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
 #endif
     {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
     {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
@@ -22824,8 +22829,8 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
     {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
     {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 6, 8, 2, fuse__few_channels_6x8_neon},
-    {FUSE_ISA_NEON, 6, 4, 1, fuse__few_channels_6x4_neon},
+    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
+    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
 #endif
     {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
     {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},

@@ -1,5 +1,5 @@
 /* test_kernels.c - the kernel table's micro-kernels (the indirect GEMM's tiles, AVX-512 6x64 ..
-   12x16, AVX2 6x16 / 12x8, NEON 8x8 / 4x16 / 8x4 (aarch64) or 6x8 / 6x4 (armv7), their scalar
+   12x16, AVX2 6x16 / 12x8, NEON 8x8 / 4x16 / 8x4 (aarch64) or 4x8 / 4x4 (armv7), their scalar
    twins 4x4 / 4x2 / 8x2; the few-channel kernel; the NCHW GEMM's packer; depthwise) against
    the plain reference kernels.
 
@@ -898,7 +898,7 @@ TEST(tile_kinds) {
               {FUSE_ISA_NEON, 16, 12, 8, 8},    {FUSE_ISA_NEON, 8, 12, 8, 8},
               {FUSE_ISA_NEON, 16, 7, 4, 16},    {FUSE_ISA_NEON, 4, 12, 8, 4},
 #else
-              {FUSE_ISA_NEON, 16, 12, 6, 8},    {FUSE_ISA_NEON, 4, 12, 6, 4},
+              {FUSE_ISA_NEON, 16, 12, 4, 8},    {FUSE_ISA_NEON, 4, 12, 4, 4},
 #endif
   };
   int i;

@@ -151,8 +151,13 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    MR pixels' inputs (one register of four steps each) and NR / 4 weight vectors must fit.
    8x8: 16 accumulators + 8 inputs + 2 weights = 26; 4x16: 16 + 4 + 4 = 24; 8x4 is 8x8's
    narrow last column block. 16 accumulators cover the FMA latency of a core with four FMA
-   pipes (4 cycles x 4). armv7 has 16 registers and no multiply-add by lane (each input is
-   loaded broadcast): 6x8 holds 12 accumulators + 2 weights + 1 input; 6x4 its narrow block. */
+   pipes (4 cycles x 4). armv7 has 16 registers, only 4 of them kept across a call (q4-q7),
+   and no multiply-add by lane (each input is loaded broadcast): 4x8 holds 8 accumulators + 2
+   weights + the inputs; 6x8 (12 + 2 + 1) left gcc 12 three accumulators on the stack in the
+   loop, and 4x8 one with the whole-tile epilogue (its calls to the out-of-line activations
+   clobber the rest): armv7's GEMM tile takes the per-accumulator epilogue (the few-channel
+   4x8 still has one accumulator on the stack with gcc, none with clang). 4x4 is 4x8's
+   narrow block. */
 #ifdef FUSE__NEON
 #include "vec_neon.h"
 #if defined(__aarch64__)
@@ -180,22 +185,22 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_NV 1
 #include "few_channels_tile.inc"
 #else
-#define FUSE__GEMM_NAME fuse__igemm_6x8
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__igemm_4x8
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
-#define FUSE__GEMM_TILE_WIDE 1
+#define FUSE__GEMM_TILE_WIDE 0
 #include "gemm_tile.inc"
-#define FUSE__GEMM_NAME fuse__igemm_6x4
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 1
 #define FUSE__GEMM_TILE_WIDE 1
 #include "gemm_tile.inc"
-#define FUSE__GEMM_NAME fuse__few_channels_6x8
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__few_channels_4x8
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
 #include "few_channels_tile.inc"
-#define FUSE__GEMM_NAME fuse__few_channels_6x4
-#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NAME fuse__few_channels_4x4
+#define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 1
 #include "few_channels_tile.inc"
 #endif

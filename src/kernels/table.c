@@ -34,8 +34,8 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
     {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
     {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 6, 8, 100, fuse__igemm_6x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 6, 4, 80, fuse__igemm_6x4_neon, NULL},
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
 #endif
     {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
     {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
@@ -63,8 +63,8 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
     {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
     {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 6, 8, 2, fuse__few_channels_6x8_neon},
-    {FUSE_ISA_NEON, 6, 4, 1, fuse__few_channels_6x4_neon},
+    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
+    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
 #endif
     {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
     {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
