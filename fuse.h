@@ -7828,8 +7828,8 @@ static unsigned long long fuse__xgetbv(void) {
 /* ARM: the NEON kernels are compiled in on aarch64 (where every CPU has NEON) and on armv7
    built for NEON with fused multiply-add (-mfpu=neon-vfpv4 or neon-fp-armv8): such a binary
    needs the unit anyway, so its presence is the build's, not a run-time question. */
-#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__ARM_BIG_ENDIAN) &&                                                                  \
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
     (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
 #define FUSE__NEON 1
 #endif
@@ -14406,8 +14406,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
    and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
-   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
-   builder, which the few-channel NCHW kernel shares). */
+   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW
+   band buffer's row builder, which the few-channel NCHW kernel shares). */
 
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
@@ -23394,12 +23394,12 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 }
 
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
-   conversions. Each GEMM costs
-   its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
-   an image's pixels, the NHWC one's all output pixels), and each element converted about 25
-   multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
-   multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
-   AVX-512; NEON: 6, its 4-float multiply-adds scaled as AVX2's, not measured), constants fitted to 1x1 and stem layers on both ISAs (bench/layers): the NCHW
+   conversions. Each GEMM costs its multiply-adds over its tile's efficiency (fuse__igemm_eff:
+   the NCHW GEMM's tiles span an image's pixels, the NHWC one's all output pixels), and each
+   element converted about 25 multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the
+   same time on both, a multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times
+   as long as on AVX-512; NEON: 6, its 4-float multiply-adds scaled from AVX2's, not
+   measured), constants fitted to 1x1 and stem layers on both x86 ISAs (bench/layers): the NCHW
    GEMM wins on large images (resnet50's and mobilenet_v2's 1x1 layers at 28 pixels and more,
    the 3-channel stems), the NHWC kernels at 14 and 7 pixels, whose short rows fill the NCHW
    GEMM's tiles poorly. */

@@ -27,8 +27,8 @@ static unsigned long long fuse__xgetbv(void) {
 /* ARM: the NEON kernels are compiled in on aarch64 (where every CPU has NEON) and on armv7
    built for NEON with fused multiply-add (-mfpu=neon-vfpv4 or neon-fp-armv8): such a binary
    needs the unit anyway, so its presence is the build's, not a run-time question. */
-#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__ARM_BIG_ENDIAN) &&                                                                  \
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
     (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
 #define FUSE__NEON 1
 #endif

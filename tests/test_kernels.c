@@ -6,8 +6,8 @@
    Every case is built once, run through fuse_optimize, compiled with
    fuse_compile_options.reference_kernels = 1 (the oracle) and once per ISA with
    fuse_compile_options.isa = FUSE_ISA_SCALAR (the scalar twins) / FUSE_ISA_AVX2 /
-   FUSE_ISA_AVX512 / FUSE_ISA_NEON, and run on the same inputs. An ISA the CPU lacks (fuse_cpu_isa) is
-   skipped, and the skip is printed. kernel_table (0.) calls each table row directly.
+   FUSE_ISA_AVX512 / FUSE_ISA_NEON, and run on the same inputs. An ISA the CPU lacks
+   (fuse_cpu_isa) is skipped, and the skip is printed. kernel_table (0.) calls each table row directly.
 
    1. random_shapes: 300 conv2d shapes from a fixed-seed RNG - batch 1-3, C and K 1-70 (K < 4,
       which stays on the scalar path, and K that is no multiple of 12 or 6), groups 1, 2-4,
@@ -62,8 +62,8 @@
 #define TEST_SIMD 1
 #define TEST_X86 1
 #endif
-#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__ARM_BIG_ENDIAN) &&                                                                  \
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
     (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
 #define TEST_SIMD 1
 #define TEST_NEON 1

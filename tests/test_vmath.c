@@ -47,8 +47,8 @@
 #endif
 #endif
 /* its NEON instance (FUSE__NEON: aarch64, armv7 with NEON and FMA) */
-#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__ARM_BIG_ENDIAN) &&                                                                  \
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
     (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
 #define TEST_NEON 1
 #endif

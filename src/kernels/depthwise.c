@@ -2,8 +2,8 @@
 /* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
    and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
-   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
-   builder, which the few-channel NCHW kernel shares). */
+   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW
+   band buffer's row builder, which the few-channel NCHW kernel shares). */
 
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
