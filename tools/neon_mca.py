@@ -162,14 +162,21 @@ def main():
     version = subprocess.run([llvm_mca, "--version"], capture_output=True,
                              text=True).stdout.split("\n")
     version = next((l.strip() for l in version if "version" in l), "")
-    if a.markdown:
-        print("| kernel | FMAs / loop | instructions / FMA | core (llvm-mca model): FMAs / cycle,"
-              " % of the core's peak |")
-        print("|---|---:|---:|---|")
+    if a.markdown:  # README's table: one column per ARM core, the AVX-512 rows after it
+        arm_rows = [r for r in rows if r[0].endswith("_neon")]
+        cores = ["%s (%s model)" % (c, m) for c, m, _, _ in arm_rows[0][3]]
+        print("| kernel | FMAs / loop | instructions / FMA | " + " | ".join(cores) + " |")
+        print("|---|--:|--:|" + "--:|" * len(cores))
+        for k, count, n, cells in arm_rows:
+            print("| `%s` | %d | %.2f | %s |" % (k.replace("fuse__", ""), count, n / float(count),
+                                                " | ".join("%.2f, %.0f %%" % (f, 100 * f / p)
+                                                           for _, _, f, p in cells)))
         for k, count, n, cells in rows:
-            cores = "; ".join("%s (%s): %.2f, %.0f %%" % (c, m, f, 100 * f / p)
-                              for c, m, f, p in cells)
-            print("| `%s` | %d | %.2f | %s |" % (k, count, n / float(count), cores))
+            if not k.endswith("_neon"):
+                print("\n`%s`: %d FMAs a loop, %.2f instructions per FMA, %s" %
+                      (k.replace("fuse__", ""), count, n / float(count),
+                       "; ".join("%s (%s model) %.2f FMAs a cycle, %.0f %%" % (c, m, f, 100 * f / p)
+                                 for c, m, f, p in cells)))
         print("\n(%s; clang -O2; estimates, not measurements)" % version)
     else:
         for k, count, n, cells in rows:
