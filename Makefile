@@ -10,6 +10,8 @@
 #                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
 #   make test-m7            examples/embedded.c for a bare-metal Cortex-M7: -Werror, links,
 #                           size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
+#   make neon-mca           the NEON GEMM micro-kernels' inner loops through llvm-mca
+#                           (FMAs per cycle on Cortex-A76, Neoverse-N1, Apple M1): estimates
 #   make test-cmake         tests/cmake: a consumer project built against CMakeLists.txt with
 #                           add_subdirectory, FetchContent, find_package, pkg-config (build-cmake/)
 #   make test-tsan          the multi-threaded tests under ThreadSanitizer (build-tsan/)
@@ -457,6 +459,9 @@ CROSS_CC_armhf ?= arm-linux-gnueabihf-gcc
 CROSS_CC_i386 ?= i686-linux-gnu-gcc
 CROSS_CC_s390x ?= s390x-linux-gnu-gcc
 CROSS_CC_ppc ?= powerpc-linux-gnu-gcc
+# per-arch flags: armhf with NEON and fused multiply-add, so that its NEON kernels are built
+# (Debian's armhf default is VFPv3-D16 without NEON, where only the scalar kernels exist)
+CROSS_ARCH_CFLAGS_armhf ?= -mfpu=neon-vfpv4 -mfloat-abi=hard
 CROSS_QEMU_aarch64 ?= qemu-aarch64
 CROSS_QEMU_armhf ?= qemu-arm
 CROSS_QEMU_i386 ?= qemu-i386
@@ -475,16 +480,16 @@ build-cross/$(1):
 	@mkdir -p $$@
 
 build-cross/$(1)/fuse.o: tests/header/impl.c fuse.h | build-cross/$(1)
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) -c $$< -o $$@
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -c $$< -o $$@
 
 # the same split as `make test`: public-API tests link the arch's implementation object
 $(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h
 	@rm -f $$@
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
 
 build-cross/$(1)/test_%.elf: tests/test_%.c fuse.h tests/runner.h | build-cross/$(1)
 	@rm -f $$@
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_CFLAGS) -static $$< -o $$@ $$(LDLIBS)
+	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -static $$< -o $$@ $$(LDLIBS)
 
 .PHONY: test-cross-programs-$(1)
 test-cross-programs-$(1): $(addprefix build-cross/$(1)/,$(addsuffix .elf,$(CROSS_TEST_NAMES)))
@@ -520,6 +525,14 @@ test-cross:
 	printf "$$summary"; \
 	echo "total: $$sum_p passed, $$sum_f failed"; \
 	test $$sum_f -eq 0
+
+# make neon-mca: the NEON GEMM micro-kernels' inner loops through llvm-mca for Cortex-A76,
+# Neoverse-N1 and Apple M1 (and the AVX-512 tiles for comparison): FMAs per cycle against each
+# core's peak, instructions per FMA, as README's table (tools/neon_mca.py; needs clang and
+# llvm-mca, Debian: clang llvm-19). Estimates from LLVM's scheduling models, not measurements.
+.PHONY: neon-mca
+neon-mca:
+	@python3 tools/neon_mca.py --markdown
 
 # -------------------------------------------------------------------- Cortex-M7 --
 # make test-m7: examples/embedded.c (builds a conv -> reshape(bias) -> add -> relu graph,

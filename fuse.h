@@ -60,8 +60,10 @@
      FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_explain, fuse_write_dot,
                            fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
-     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX-512 / AVX2 kernels out
-                           (the x86 paths are chosen at run time from cpuid)
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512, FUSE_NO_NEON   compile the AVX-512 / AVX2
+                           / NEON kernels out (the x86 paths are chosen at run time from
+                           cpuid; NEON is built in on aarch64, and on armv7 with
+                           -mfpu=neon-vfpv4)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -520,7 +522,8 @@ typedef enum fuse_isa {
   FUSE_ISA_AUTO = 0,
   FUSE_ISA_SCALAR,
   FUSE_ISA_AVX2,
-  FUSE_ISA_AVX512
+  FUSE_ISA_AVX512,
+  FUSE_ISA_NEON /* aarch64, and armv7 built with -mfpu=neon-vfpv4 */
 } fuse_isa;
 typedef struct fuse_backend fuse_backend; /* fuse_dnnl.h provides one */
 
@@ -7914,6 +7917,15 @@ static unsigned long long fuse__xgetbv(void) {
 #endif
 #endif
 
+/* ARM: the NEON kernels are compiled in on aarch64 (where every CPU has NEON) and on armv7
+   built for NEON with fused multiply-add (-mfpu=neon-vfpv4 or neon-fp-armv8): such a binary
+   needs the unit anyway, so its presence is the build's, not a run-time question. */
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
+    (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
+#define FUSE__NEON 1
+#endif
+
 FUSE_API fuse_isa fuse_cpu_isa(void) {
 #ifdef FUSE__X86
   unsigned r[4], max_leaf, ebx7;
@@ -7939,7 +7951,23 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
 #endif
   (void)ebx7; /* FUSE_NO_AVX2 with FUSE_NO_AVX512: -Wunused-but-set-variable */
 #endif
+#ifdef FUSE__NEON
+  return FUSE_ISA_NEON;
+#else
   return FUSE_ISA_SCALAR;
+#endif
+}
+
+/* "avx512", "avx2", "neon", "scalar"; "reference" for FUSE_ISA_AUTO in a plan (its op-by-op
+   reference kernels) */
+static const char *fuse__isa_name(fuse_isa isa) {
+  switch (isa) {
+  case FUSE_ISA_SCALAR: return "scalar";
+  case FUSE_ISA_AVX2: return "avx2";
+  case FUSE_ISA_AVX512: return "avx512";
+  case FUSE_ISA_NEON: return "neon";
+  default: return "reference";
+  }
 }
 
 
@@ -7976,6 +8004,9 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
     (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
 #define FUSE__SIMD 1
 #include <immintrin.h>
+#endif
+#ifdef FUSE__NEON /* cpu.c: aarch64, or armv7 with NEON and FMA */
+#include <arm_neon.h>
 #endif
 
 /* The templates' register tiles are small arrays in loops of constant trip count under
@@ -8101,6 +8132,105 @@ static int fuse__post_in_registers(fuse_post_kind kind) {
          kind == FUSE_POST_SCALE || kind == FUSE_POST_SHIFT || kind == FUSE_POST_PRELU ||
          kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
+
+#ifdef FUSE__NEON
+/* The NEON layer's operations of more than one instruction (vec_neon.h). */
+/* lanes a <= l < b on (a, b clamped to 0 .. 4 by the comparisons) */
+static inline uint32x4_t fuse__mask_range_neon(int64_t a, int64_t b) {
+  static const int32_t lanes[4] = {0, 1, 2, 3};
+  int32x4_t l = vld1q_s32(lanes);
+  int32_t lo = a < 0 ? 0 : a > 4 ? 4 : (int32_t)a, hi = b < 0 ? 0 : b > 4 ? 4 : (int32_t)b;
+  return vandq_u32(vcgeq_s32(l, vdupq_n_s32(lo)), vcltq_s32(l, vdupq_n_s32(hi)));
+}
+/* whether every lane of m is on */
+static inline int fuse__mask_all_neon(uint32x4_t m) {
+#if defined(__aarch64__)
+  return vminvq_u32(m) != 0;
+#else
+  uint32x2_t t = vpmin_u32(vget_low_u32(m), vget_high_u32(m));
+  return vget_lane_u32(vpmin_u32(t, t), 0) != 0;
+#endif
+}
+static inline float32x4_t fuse__load_mask_neon(const float *p, uint32x4_t m) {
+  float32x4_t v = vdupq_n_f32(0.0f);
+  if (fuse__mask_all_neon(m)) return vld1q_f32(p);
+  if (vgetq_lane_u32(m, 0)) v = vld1q_lane_f32(p, v, 0);
+  if (vgetq_lane_u32(m, 1)) v = vld1q_lane_f32(p + 1, v, 1);
+  if (vgetq_lane_u32(m, 2)) v = vld1q_lane_f32(p + 2, v, 2);
+  if (vgetq_lane_u32(m, 3)) v = vld1q_lane_f32(p + 3, v, 3);
+  return v;
+}
+static inline void fuse__store_mask_neon(float *p, uint32x4_t m, float32x4_t v) {
+  if (fuse__mask_all_neon(m)) {
+    vst1q_f32(p, v);
+    return;
+  }
+  if (vgetq_lane_u32(m, 0)) vst1q_lane_f32(p, v, 0);
+  if (vgetq_lane_u32(m, 1)) vst1q_lane_f32(p + 1, v, 1);
+  if (vgetq_lane_u32(m, 2)) vst1q_lane_f32(p + 2, v, 2);
+  if (vgetq_lane_u32(m, 3)) vst1q_lane_f32(p + 3, v, 3);
+}
+/* p > q ? a : b (b where either is NaN) */
+static inline float32x4_t fuse__select_gt_neon(float32x4_t p, float32x4_t q, float32x4_t a,
+                                               float32x4_t b) {
+  return vbslq_f32(vcgtq_f32(p, q), a, b);
+}
+/* x in the lanes of m and where x is NaN, else y */
+static inline float32x4_t fuse__keep_nan_neon(uint32x4_t m, float32x4_t x, float32x4_t y) {
+  return vbslq_f32(vornq_u32(m, vceqq_f32(x, x)), x, y);
+}
+/* 2^n for integral n (the conversion truncates; n is integral) */
+static inline float32x4_t fuse__pow2_neon(float32x4_t n) {
+  int32x4_t k = vcvtq_s32_f32(n);
+  return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(127)), 23));
+}
+/* x * 2^floor(n/2) * 2^(n - floor(n/2)): both factors normal, the first product exact */
+static inline float32x4_t fuse__ldexp_neon(float32x4_t x, float32x4_t n) {
+  int32x4_t k = vcvtq_s32_f32(n), half = vshrq_n_s32(k, 1), bias = vdupq_n_s32(127);
+  float32x4_t first = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(half, bias), 23));
+  float32x4_t second = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vsubq_s32(k, half), bias), 23));
+  return vmulq_f32(vmulq_f32(x, first), second);
+}
+/* The exponent split on the bits alone (armv7's NEON would read a denormal x as zero): a
+   denormal's significand is shifted up to a normal one's (by s = its leading zeros - 8) and s
+   taken off the exponent after; the special values as vec_scalar.h says. */
+static inline float32x4_t fuse__frexp_neon(float32x4_t x, float32x4_t *e) {
+  uint32x4_t bits = vreinterpretq_u32_f32(x);
+  uint32x4_t denormal = vcltq_u32(bits, vdupq_n_u32(0x00800000u)); /* +0 too: shifted by 24 */
+  int32x4_t shift = vandq_s32(vreinterpretq_s32_u32(denormal),
+                              vsubq_s32(vreinterpretq_s32_u32(vclzq_u32(bits)), vdupq_n_s32(8)));
+  int32x4_t scaled = vreinterpretq_s32_u32(vshlq_u32(bits, shift));
+  int32x4_t k = vshrq_n_s32(vsubq_s32(scaled, vdupq_n_s32(0x3f400000)), 23);
+  float32x4_t m = vreinterpretq_f32_s32(vsubq_s32(scaled, vshlq_n_s32(k, 23)));
+  float32x4_t exponent = vcvtq_f32_s32(vsubq_s32(k, shift));
+  exponent = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0)), vdupq_n_f32(-INFINITY), exponent);
+  exponent = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0x80000000u)), vdupq_n_f32(-INFINITY), exponent);
+  *e = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0x7f800000u)), vdupq_n_f32(INFINITY), exponent);
+  /* NaN where x is NaN or negative (-0 is not): the bits above +inf's but -0's */
+  return vbslq_f32(vandq_u32(vcgtq_u32(bits, vdupq_n_u32(0x7f800000u)),
+                             vmvnq_u32(vceqq_u32(bits, vdupq_n_u32(0x80000000u)))),
+                   vdupq_n_f32(NAN), m);
+}
+#if !defined(__aarch64__)
+/* armv7: the operations NEON lacks, lane by lane on the VFP (IEEE, as the scalar layer) */
+static inline float32x4_t fuse__div_neon(float32x4_t a, float32x4_t b) {
+  float x[4], y[4];
+  int i;
+  vst1q_f32(x, a);
+  vst1q_f32(y, b);
+  for (i = 0; i < 4; i++) x[i] /= y[i];
+  return vld1q_f32(x);
+}
+/* what: 0 sqrt, 1 floor, 2 ceil */
+static inline float32x4_t fuse__lanes_neon(float32x4_t a, int what) {
+  float x[4];
+  int i;
+  vst1q_f32(x, a);
+  for (i = 0; i < 4; i++) x[i] = what == 0 ? sqrtf(x[i]) : what == 1 ? floorf(x[i]) : ceilf(x[i]);
+  return vld1q_f32(x);
+}
+#endif
+#endif
 
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
    once per vector layer: every kernel family uses them. */
@@ -8560,6 +8690,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -8997,6 +9130,469 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#ifdef FUSE__NEON
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+/* ==== begin src/kernels/vmath.inc ==== */
+/* The math functions of one vector layer (instantiated with each vec_*.h, before post.inc,
+   whose post-op kinds call them): exp, expm1, log, log1p, tanh, sigmoid and erf of each lane,
+   written once, so the scalar instance computes the same polynomials as the SIMD ones (their
+   results differ only where FMA contraction rounds differently: the scalar layer's FUSE__V_FMA
+   is a * b + c, two roundings). No libm: range reduction and minimax polynomials, whose
+   coefficients tools/vmath_coeffs.py computes (a Remez exchange in mpmath; each polynomial's
+   interval and weight are given there).
+
+   Accuracy, checked over all 2^32 inputs by `make test-vmath` (tests/test_vmath.c) against
+   libm in double: see the bounds in README.md (Math functions). Special values are libm's:
+   NaN gives NaN; the infinities, +-0 and saturation give what libm gives; results in the
+   denormal range are computed, not flushed. */
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1), Horner's rule; always inlined, so the loop unrolls
+   into n - 1 FMAs with the coefficients as constants */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__vpoly)(FUSE__VEC x,
+                                                                           const float *c,
+                                                                           int n) {
+  FUSE__VEC p = FUSE__V_SET1(c[n - 1]);
+  int i;
+  FUSE__UNROLL
+  for (i = n - 2; i >= 0; i--) p = FUSE__V_FMA(p, x, FUSE__V_SET1(c[i]));
+  return p;
+}
+
+/* ln 2 in two parts (Cody and Waite): the high part has 12 significant bits, so n * high is
+   exact for the |n| <= 150 of exp and log (no FMA needed), and the low part is positive, so
+   that log's e * low never meets e * high as inf - inf */
+#define FUSE__LN2_HIGH 0.693115234375f
+#define FUSE__LN2_LOW 3.19461833e-5f
+#define FUSE__LOG2E 1.44269502f
+
+/* exp(x) = 2^n e^r, n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2]; e^r by a degree-6
+   polynomial, 2^n by FUSE__V_LDEXP, which rounds once into the denormals or to +inf. x is
+   clamped first to [-104, 89] (NaN passes): e^-104 rounds to 0 and e^89 to +inf. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexp)(FUSE__VEC x) {
+  static const float c[7] = {1.0f,          1.0f,           0.499999911f, 0.166664198f,
+                             0.0416682251f, 0.00837481581f, 0.00138368504f};
+  FUSE__VEC n, r;
+  x = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-104.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(x, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), x);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  return FUSE__V_LDEXP(FUSE__VEC_FN(fuse__vpoly)(r, c, 7), n);
+}
+
+/* expm1(x) = e^x - 1 = 2 (2^(n-1) (e^r - 1) + 2^(n-1) - 1/2), with n and r as in exp and
+   e^r - 1 = r + r^2 P(r): for |x| < ln2 / 2 (n = 0) that is r + r^2 P(r) itself, accurate
+   relative to the result, and 2^(n-1) stays normal for x up to 89 (the factor 2 at the end
+   overflows to +inf). Below -25 the result rounds to -1: x is clamped to [-25, 89]. expm1 has
+   the sign of x; so has the result (expm1(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vexpm1)(FUSE__VEC x) {
+  static const float c[6] = {0.5f,          0.166666657f,  0.041666355f,
+                             0.00833340269f, 0.00139410049f, 0.000198412527f};
+  FUSE__VEC n, r, em1, half_scale, y;
+  y = FUSE__V_MIN(FUSE__V_SET1(89.0f), FUSE__V_MAX(FUSE__V_SET1(-25.0f), x));
+  n = FUSE__V_ROUND(FUSE__V_MUL(y, FUSE__V_SET1(FUSE__LOG2E)));
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_HIGH), y);
+  r = FUSE__V_FMA(n, FUSE__V_SET1(-FUSE__LN2_LOW), r);
+  em1 = FUSE__V_FMA(FUSE__V_MUL(r, r), FUSE__VEC_FN(fuse__vpoly)(r, c, 6), r);
+  half_scale = FUSE__V_POW2(FUSE__V_SUB(n, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(half_scale, em1, FUSE__V_SUB(half_scale, FUSE__V_SET1(0.5f)));
+  return FUSE__V_COPYSIGN(FUSE__V_ADD(y, y), x);
+}
+
+/* log(1 + f) for f in [-0.25, 0.5): f + f^2 P(f), P of degree 8 */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__VEC f) {
+  static const float c[8] = {-0.500000656f, 0.333335936f,  -0.249932185f, 0.199759126f,
+                             -0.16824311f,  0.149944946f,  -0.120767191f, 0.054111775f};
+  return FUSE__V_FMA(FUSE__V_MUL(f, f), FUSE__VEC_FN(fuse__vpoly)(f, c, 8), f);
+}
+
+/* log(x) = e ln2 + log(m), x = m 2^e, m in [0.75, 1.5) (FUSE__V_FREXP, denormals included).
+   The special values come out of the split: e = -inf for +-0, +inf for +inf, m = NaN for
+   x < 0 and NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog)(FUSE__VEC x) {
+  FUSE__VEC m, e, y;
+  FUSE__V_FREXP(x, m, e);
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_SUB(m, FUSE__V_SET1(1.0f)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  return FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+}
+
+/* log1p(x) = log(u), u = 1 + x rounded, with the rounding error c = (1 - u) + x (exact) put
+   back: u = m 2^e, and f = m - 1 + c 2^-e is (1 + x) 2^-e - 1 to within its own rounding; for
+   x in [-0.25, 0.5) (e = 0) f is x itself. +inf is the one input where c is inf - inf;
+   log1p has the sign of x, so has the result (log1p(-0) = -0). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC u = FUSE__V_ADD(one, x), m, e, c, scale, y;
+  FUSE__V_FREXP(u, m, e);
+  c = FUSE__V_ADD(FUSE__V_SUB(one, u), x);
+  /* 2^-e, e clamped into POW2's range (e = -inf at x = -1, where c is 0) */
+  scale = FUSE__V_POW2(FUSE__V_MAX(FUSE__V_SET1(-126.0f),
+                                   FUSE__V_MIN(FUSE__V_SET1(126.0f), FUSE__V_NEG(e))));
+  y = FUSE__VEC_FN(fuse__vlog1p_reduced)(FUSE__V_FMA(c, scale, FUSE__V_SUB(m, one)));
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_LOW), y);
+  y = FUSE__V_FMA(e, FUSE__V_SET1(FUSE__LN2_HIGH), y);
+  y = FUSE__V_SELECT(FUSE__V_EQ(x, FUSE__V_SET1(INFINITY)), x, y);
+  return FUSE__V_COPYSIGN(y, x);
+}
+
+/* tanh(x): x + x^3 P(x^2) for |x| < 0.625; beyond, 1 - 2 / (e^(2|x|) + 1) with the sign of x
+   (e^(2|x|) overflows to +inf for |x| > 44: the result is then 1). Both are computed, and each
+   lane takes one; the sign of x is put back last, as x + x^3 P(x^2) is +0 for x = -0. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC x) {
+  static const float c[5] = {-0.333332598f, 0.133311272f, -0.0537210666f, 0.0205909871f,
+                             -0.00565998862f};
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC ax = FUSE__V_ABS(x), x2 = FUSE__V_MUL(x, x), small, large;
+  small = FUSE__V_FMA(FUSE__V_MUL(x, x2), FUSE__VEC_FN(fuse__vpoly)(x2, c, 5), x);
+  large = FUSE__VEC_FN(fuse__vexp)(FUSE__V_ADD(ax, ax));
+  large = FUSE__V_SUB(one, FUSE__V_DIV(FUSE__V_SET1(2.0f), FUSE__V_ADD(large, one)));
+  return FUSE__V_COPYSIGN(FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.625f)), small, large), x);
+}
+
+/* sigmoid(x) = 1 / (1 + e^-x), from e = e^-|x| in (0, 1], which never overflows: 1 / (1 + e)
+   for x >= 0, e / (1 + e) for x < 0 (exact to the denormals as e is, where 1 - 1 / (1 + e)
+   would cancel) */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__vsigmoid)(FUSE__VEC x) {
+  const FUSE__VEC one = FUSE__V_SET1(1.0f);
+  FUSE__VEC e = FUSE__VEC_FN(fuse__vexp)(FUSE__V_COPYSIGN(x, FUSE__V_SET1(-1.0f))); /* -|x| */
+  return FUSE__V_DIV(FUSE__V_SELECT(FUSE__V_LT(x, FUSE__V_ZERO()), e, one), FUSE__V_ADD(one, e));
+}
+
+/* erf(x): x + x P(x^2) for |x| < 0.921875 (P(0) = 2/sqrt(pi) - 1: x P(x^2) is the small
+   part, rounded before it is added); beyond, 1 - e^(-x^2) G(|x|) with the sign of x, where
+   G(a) = erfc(a) e^(a^2) is smooth on [0.921875, 4], fitted as a polynomial in a - 2.5 for the
+   absolute error of erfc (erf rounds to +-1 beyond 3.92: |x| is clamped to 4). x^2 rounded
+   costs little: e^(-x^2) has the relative error x^2 * 2^-24 where erfc is smaller still. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__verf)(FUSE__VEC x) {
+  static const float small_c[6] = {0.128379107f,  -0.376124948f, 0.112818159f,
+                                   -0.0267666169f, 0.00499318028f, -0.000599085528f};
+  static const float large_c[11] = {0.21080628f,     -0.0743472204f,  0.0249400325f,
+                                    -0.00800196826f, 0.00245864224f,  -0.000734265719f,
+                                    0.000223047347f, -5.66608978e-05f, 8.81476899e-06f,
+                                    -5.73326633e-06f, 2.7218432e-06f};
+  FUSE__VEC ax = FUSE__V_ABS(x), a, small, large;
+  small = FUSE__V_FMA(x, FUSE__VEC_FN(fuse__vpoly)(FUSE__V_MUL(x, x), small_c, 6), x);
+  a = FUSE__V_MIN(FUSE__V_SET1(4.0f), ax);
+  large = FUSE__VEC_FN(fuse__vpoly)(FUSE__V_SUB(a, FUSE__V_SET1(2.5f)), large_c, 11);
+  large = FUSE__V_FMA(FUSE__V_NEG(FUSE__VEC_FN(fuse__vexp)(FUSE__V_NEG(FUSE__V_MUL(a, a)))), large,
+                      FUSE__V_SET1(1.0f));
+  return FUSE__V_SELECT(FUSE__V_LT(ax, FUSE__V_SET1(0.921875f)), small,
+                        FUSE__V_COPYSIGN(large, x));
+}
+
+#undef FUSE__LN2_HIGH
+#undef FUSE__LN2_LOW
+#undef FUSE__LOG2E
+/* ==== end src/kernels/vmath.inc ==== */
+/* ==== begin src/kernels/post.inc ==== */
+/* The epilogue routine of one vector layer (instantiated with each vec_*.h): post-op `op` of a
+   fused step on v, one vector of the finished output, before its store. A residual (ADD) is
+   read at r under the lanes m. Every kernel, the reference included (through the scalar
+   instance), applies its post-ops through this one function, once per output element after
+   the whole reduction, so a post-op kind is written here once for every instruction set.
+   The transcendental kinds use the vector math of vmath.inc (the scalar instance too, so a
+   SIMD kernel and its scalar twin compute the same polynomials). NaN in v stays NaN. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_hardsigmoid)(FUSE__VEC v,
+                                                                           float a, float b) {
+  FUSE__VEC t = FUSE__V_FMA(v, FUSE__V_SET1(a), FUSE__V_SET1(b));
+  return FUSE__V_MIN(FUSE__V_SET1(1.0f), FUSE__V_MAX(FUSE__V_ZERO(), t));
+}
+
+/* log(1 + exp(v)) = max(v, 0) + log1p(exp(-|v|)): no overflow for large v */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE__VEC v) {
+  FUSE__VEC neg_abs = FUSE__V_MIN(v, FUSE__V_SUB(FUSE__V_ZERO(), v));
+  return FUSE__V_ADD(FUSE__V_MAX(v, FUSE__V_ZERO()),
+                     FUSE__VEC_FN(fuse__vlog1p)(FUSE__VEC_FN(fuse__vexp)(neg_abs)));
+}
+
+/* The kinds that call the vector math (and the other element-wise functions): inlined into
+   fuse__post_block's loops; out of line (fuse__post_activation) where a kernel applies them
+   one vector at a time, so that the clamps, residual adds and scales (most post-ops) stay a
+   few inlined instructions in every kernel's epilogue. */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
+                                                                     const fuse_post_op *op) {
+  FUSE__VEC half = FUSE__V_SET1(0.5f), t;
+  switch (op->kind) {
+  case FUSE_POST_SIGMOID:
+    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  case FUSE_POST_TANH:
+    return FUSE__VEC_FN(fuse__vtanh)(v);
+  case FUSE_POST_SILU:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_LEAKY_RELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+  case FUSE_POST_ELU:
+  case FUSE_POST_SELU:
+    t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
+    return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
+  case FUSE_POST_SOFTPLUS:
+    return FUSE__VEC_FN(fuse__post_softplus)(v);
+  case FUSE_POST_MISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+  case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    t = FUSE__V_MUL(v, v);
+    t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
+    t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
+    return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
+  case FUSE_POST_EXP:
+  default:
+    return FUSE__VEC_FN(fuse__vexp)(v);
+  }
+}
+
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
+                                                                   const fuse_post_op *op) {
+  return FUSE__VEC_FN(fuse__post_math)(v, op);
+}
+
+/* c: the per-channel kinds' values for v's lanes (the kernel loads them as it loads the
+   bias: a vector along channels, or one value broadcast along pixels). */
+FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VEC v,
+                                                                     const fuse_post_op *op,
+                                                                     const float *r,
+                                                                     FUSE__VEC_MASK m,
+                                                                     FUSE__VEC c) {
+  switch (op->kind) {
+  case FUSE_POST_ADD:
+    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+  case FUSE_POST_SCALE:
+    return FUSE__V_MUL(v, c);
+  case FUSE_POST_SHIFT:
+    return FUSE__V_ADD(v, c);
+  case FUSE_POST_PRELU:
+    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+  case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
+    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+  case FUSE_POST_LINEAR:
+    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+  case FUSE_POST_HARDSWISH:
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+  case FUSE_POST_HARDSIGMOID:
+    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+  default:
+    return FUSE__VEC_FN(fuse__post_activation)(v, op);
+  }
+}
+
+/* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
+   nv vectors (masks m), ldy floats apart. res[q]: ADD's residual at the block's first element
+   (same strides); chan[q]: the per-channel values at its first channel: a vector along the
+   columns (chan_rows 0, NHWC), one per row (1, the NCHW GEMM) or one for the block (2, an
+   NCHW depthwise tile, all in one plane). A micro-kernel stores its tile after the
+   bias and the kinds fuse__post_in_registers takes, then hands the rest here: each post-op is
+   one loop with its function inlined, so the vectors of the block overlap in the pipeline,
+   and no accumulator is live across a call. The functions and their order are those of
+   fuse__post_apply: the result is the same to the bit. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ldy, int rows, int nv,
+                                                          const FUSE__VEC_MASK *m,
+                                                          const fuse_post_op *post, int q0, int q1,
+                                                          const float *const *res,
+                                                          const float *const *chan,
+                                                          int chan_rows) {
+  int q, r, j;
+  for (q = q0; q < q1; q++) {
+    const fuse_post_op *op = &post[q];
+    const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
+#define FUSE__POST_BLOCK(expr)                                                                 \
+  for (r = 0; r < rows; r++)                                                                   \
+    for (j = 0; j < nv; j++) {                                                                 \
+      float *at = y + r * ldy + j * FUSE__VEC_WIDTH;                                           \
+      FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
+      FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
+    }
+    switch (op->kind) {
+    case FUSE_POST_SIGMOID:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      break;
+    case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (op->alpha == 1.0f) {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
+      } else {
+        FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, alpha))));
+      }
+      break;
+    case FUSE_POST_TANH:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      break;
+    case FUSE_POST_HARDSWISH:
+      FUSE__POST_BLOCK(
+          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
+      break;
+    case FUSE_POST_GELU:
+    case FUSE_POST_GELU_TANH:
+    case FUSE_POST_HARDSIGMOID:
+    case FUSE_POST_LEAKY_RELU:
+    case FUSE_POST_ELU:
+    case FUSE_POST_SELU:
+    case FUSE_POST_SOFTPLUS:
+    case FUSE_POST_MISH:
+    case FUSE_POST_EXP:
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      break;
+    default: /* the kinds with an operand */
+      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
+          v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
+          !chan[q]         ? FUSE__V_ZERO()
+          : chan_rows == 1 ? FUSE__V_SET1(chan[q][r])
+          : chan_rows == 2 ? FUSE__V_SET1(chan[q][0])
+                           : FUSE__V_LOAD_MASK(chan[q] + j * FUSE__VEC_WIDTH, m[j])));
+      break;
+    }
+#undef FUSE__POST_BLOCK
+  }
+}
+/* ==== end src/kernels/post.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -9433,6 +10029,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/common.c ==== */
 /* ==== begin src/kernels/gemm.c ==== */
@@ -9457,7 +10056,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
    weight packing in layouts.c.
 
    The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
-   vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h) and tile:
+   vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h) and tile:
    - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
      channel, then the bias, the post-ops (fuse__post_apply) and one store;
@@ -9633,7 +10232,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -9773,7 +10396,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -9913,7 +10560,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -10053,7 +10724,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -10193,7 +10888,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -10333,7 +11052,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -10851,6 +11594,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -10951,7 +11697,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -11091,7 +11861,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -11609,6 +12403,1607 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+/* NEON. aarch64 has 32 vector registers and multiply-adds by lane: a tile's accumulators, its
+   MR pixels' inputs (one register of four steps each) and NR / 4 weight vectors must fit.
+   8x8: 16 accumulators + 8 inputs + 2 weights = 26; 4x16: 16 + 4 + 4 = 24; 8x4 is 8x8's
+   narrow last column block. 16 accumulators cover the FMA latency of a core with four FMA
+   pipes (4 cycles x 4). armv7 has 16 registers, only 4 of them kept across a call (q4-q7),
+   and no multiply-add by lane (each input is loaded broadcast): 4x8 holds 8 accumulators + 2
+   weights + the inputs; 6x8 (12 + 2 + 1) left gcc 12 three accumulators on the stack in the
+   loop (the few-channel 4x8 keeps one there with gcc, none with clang). The epilogue calls
+   no function while the accumulators are live (the vector math runs over the stored tile).
+   4x4 is 4x8's narrow block. */
+#ifdef FUSE__NEON
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+#if defined(__aarch64__)
+#define FUSE__GEMM_NAME fuse__igemm_8x8
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x16
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x4
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_8x8
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_8x4
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#else
+#define FUSE__GEMM_NAME fuse__igemm_4x8
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_4x8
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__few_channels_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+/* ==== begin src/kernels/few_channels_tile.inc ==== */
+/* The few-channel NCHW kernel (the 3-channel stems on NCHW in and out; instantiated by gemm.c
+   per vector layer and tile): a tile is MR output channels (rows, their weights broadcast) by
+   FUSE__GEMM_NV vectors of consecutive pixels of one output row, read in place from rows of
+   the input copied with their padding and split into sw column phases
+   (fuse__conv_few_channels). The reduction runs in segments of one channel, kernel row and
+   phase each (kernel columns q, q + sw, ...), whose input moves one float a step: x + off[g]
+   is the tile's first input at segment g, wk the weights as [step][MR]. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const int64_t *off,
+                                                             const int *len, const float *x,
+                                                             const float *wk, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             const fuse__tile_epi *e) {
+  const int flags = FUSE__FINISH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV];
+  int g, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ZERO();
+  }
+  for (g = 0; g < nseg; g++) {
+    const float *xs = x + off[g];
+    for (k = len[g]; k > 0; k--, xs++, wk += FUSE__GEMM_MR) {
+      FUSE__VEC xv[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) xv[j] = FUSE__V_LOAD(xs + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC wr = FUSE__V_SET1(wk[r]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(wr, xv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* the post-ops before the first one fuse__post_in_registers does not take run on the
+     accumulators; from there on, over the stored tile (none before the last block) */
+  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    if (r >= rows) continue;
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/few_channels_tile.inc ==== */
+#endif
+/* ==== begin src/kernels/nchw_pack.inc ==== */
+/* The NCHW GEMM's input panel packer (instantiated by gemm.c per vector layer): fills the
+   panel of the output pixels p0 .. p0 + ncols - 1 (fuse__nchw_pack_args). Runs of pixels
+   along an output row are vector copies when the stride is 1, two loads and their even
+   floats when it is 2, and a float at a time otherwise. */
+
+/* dst[0 .. n) = 0 */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_zero)(float *dst, int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH)
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(n - i), FUSE__V_ZERO());
+}
+
+/* dst[0 .. n) = src[0 .. n) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_copy)(float *dst,
+                                                                     const float *src,
+                                                                     int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__V_STORE_MASK(dst + i, m, FUSE__V_LOAD_MASK(src + i, m));
+  }
+}
+
+/* dst[i] = src[2 i] for i < n: the even floats of two masked loads (none read past
+   src[2 n - 2]) */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__nchw_pack_evens)(float *dst,
+                                                                      const float *src,
+                                                                      int64_t n) {
+  int64_t i;
+  for (i = 0; i < n; i += FUSE__VEC_WIDTH) {
+    int64_t left = n - i < FUSE__VEC_WIDTH ? n - i : FUSE__VEC_WIDTH, read = 2 * left - 1;
+    FUSE__VEC lo = FUSE__V_LOAD_MASK(src + 2 * i, FUSE__V_MASK_FIRST(read));
+    FUSE__VEC hi = FUSE__V_LOAD_MASK(src + 2 * i + FUSE__VEC_WIDTH,
+                                     FUSE__V_MASK_FIRST(read - FUSE__VEC_WIDTH));
+    FUSE__V_STORE_MASK(dst + i, FUSE__V_MASK_FIRST(left), FUSE__V_EVENS(lo, hi));
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack_args *g,
+                                                          int64_t p0, int ncols, float *panel) {
+  int64_t nr = g->nr, HW = g->H * g->W, c, kh, kw, p = p0, jj = 0;
+  int64_t run_at[FUSE__NCHW_PACK_RUNS], run_len[FUSE__NCHW_PACK_RUNS];
+  int64_t run_ih[FUSE__NCHW_PACK_RUNS], run_iw[FUSE__NCHW_PACK_RUNS];
+  int64_t run_e0[FUSE__NCHW_PACK_RUNS], run_e1[FUSE__NCHW_PACK_RUNS];
+  int runs = 0, k;
+  if (g->pointwise) { /* input pixel = output pixel */
+    for (c = 0; c < g->Cg; c++) {
+      FUSE__VEC_FN(fuse__nchw_pack_copy)(panel + c * nr, g->xg + c * HW + p0, ncols);
+      FUSE__VEC_FN(fuse__nchw_pack_zero)(panel + c * nr + ncols, nr - ncols);
+    }
+    return;
+  }
+  while (jj < ncols && runs < FUSE__NCHW_PACK_RUNS) { /* the runs, once per block */
+    int64_t oh = p / g->OW, ow = p % g->OW, seg = g->OW - ow;
+    if (seg > ncols - jj) seg = ncols - jj;
+    run_at[runs] = jj, run_len[runs] = seg;
+    run_ih[runs] = oh * g->sh - g->pt, run_iw[runs] = ow * g->sw - g->pl;
+    runs++, jj += seg, p += seg;
+  }
+  for (kw = 0; kw < g->KW; kw++) {
+    for (k = 0; k < runs; k++) { /* e0 .. e1: the pixels whose input column is in [0, W) */
+      int64_t iw0 = run_iw[k] + kw * g->dw;
+      run_e0[k] = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+      run_e1[k] = iw0 <= g->W - 1 ? (g->W - 1 - iw0) / g->sw + 1 : 0;
+      if (run_e1[k] > run_len[k]) run_e1[k] = run_len[k];
+      if (run_e0[k] > run_e1[k]) run_e0[k] = run_e1[k];
+    }
+    for (c = 0; c < g->Cg; c++)
+      for (kh = 0; kh < g->KH; kh++) {
+        float *dst = panel + ((c * g->KH + kh) * g->KW + kw) * nr;
+        for (k = 0; k < runs; k++) {
+          int64_t seg = run_len[k], ih = run_ih[k] + kh * g->dh;
+          int64_t e0 = run_e0[k], e1 = run_e1[k], e;
+          float *d = dst + run_at[k];
+          if (ih < 0 || ih >= g->H) e0 = e1 = 0;
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d, e0);
+          if (e1 > e0) {
+            const float *xr = g->xg + c * HW + ih * g->W + run_iw[k] + kw * g->dw;
+            if (g->sw == 1)
+              FUSE__VEC_FN(fuse__nchw_pack_copy)(d + e0, xr + e0, e1 - e0);
+            else if (g->sw == 2)
+              FUSE__VEC_FN(fuse__nchw_pack_evens)(d + e0, xr + 2 * e0, e1 - e0);
+            else
+              for (e = e0; e < e1; e++) d[e] = xr[e * g->sw];
+          }
+          FUSE__VEC_FN(fuse__nchw_pack_zero)(d + e1, seg - e1);
+        }
+        FUSE__VEC_FN(fuse__nchw_pack_zero)(dst + ncols, nr - ncols);
+      }
+  }
+}
+/* ==== end src/kernels/nchw_pack.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -11715,7 +14110,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -11855,7 +14274,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -11995,7 +14438,31 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
     FUSE__UNROLL
     for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    for (k = 0; k < L; k++, w += ldw) {
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
       if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
       FUSE__UNROLL
@@ -12513,6 +14980,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #undef FUSE__KERNEL_FN
 /* ==== end src/kernels/gemm.c ==== */
@@ -12521,8 +14991,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
    and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
-   fuse__dw_avx2 / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
-   builder, which the few-channel NCHW kernel shares). */
+   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW
+   band buffer's row builder, which the few-channel NCHW kernel shares). */
 
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
@@ -12567,14 +15037,18 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
   g->rows = (band - 1) * sh + span;
 }
 
-/* Bytes of an NCHW depthwise step's scratch, the most any vector width needs (16, 8 and the
-   scalar twin's 1): the tap offsets, then the band buffer. */
+/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
+   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
 static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                 int64_t sw, int64_t dh, int64_t dw) {
-  static const int64_t widths[3] = {1, 8, 16};
+#ifdef FUSE__NEON
+  static const int64_t widths[] = {1, 4};
+#else
+  static const int64_t widths[] = {1, 8, 16};
+#endif
   int64_t most = 0, f;
   int i;
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
     fuse__dwc_geom g;
     fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
     f = g.rows * g.rs;
@@ -13996,6 +16470,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -15390,6 +17867,1426 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#ifdef FUSE__NEON
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+/* ==== begin src/kernels/depthwise_nhwc.inc ==== */
+/* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
+   the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   anything else: inside the row four pixels share each weight load, at the edges a pixel
+   runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
+   register before the one store (masked on the last vector of channels); the post-ops from
+   the first that calls the vector math on, over each finished output row (fuse__post_block,
+   while the row is in L1). */
+
+/* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
+                                                               FUSE__VEC v, int64_t at,
+                                                               FUSE__VEC_MASK m) {
+  int q;
+  for (q = 0; q < d->split; q++)
+    v = FUSE__VEC_FN(fuse__post_apply)(v, &d->post[q], d->residual[q] ? d->residual[q] + at : d->y,
+                                       m, d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + at % d->C, m)
+                                                     : FUSE__V_ZERO());
+  FUSE__V_STORE_MASK(d->y + at, m, v);
+}
+
+/* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 3
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 1
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+#define FUSE__DW_K 5
+#define FUSE__DW_STRIDE 2
+#define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+/* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
+/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
+   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
+   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
+   row's weights sit in registers and each input pixel is loaded once per kernel row for every
+   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
+   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
+   pixels outside the row and stores only the pixels that exist. K and the stride are
+   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
+   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
+   row's first output pixel. */
+#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1, FUSE__VEC b,
+                                               FUSE__VEC_MASK m) {
+  const int64_t C = d->C, y0 = pix0 * C + c0;
+  int64_t ow;
+  int kh, kw, j, p, q;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
+    FUSE__VEC acc[8];
+    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
+      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
+      FUSE__VEC wv[FUSE__DW_K];
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
+      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+      if (ow >= in0 && ow + 8 <= in1) {
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      } else { /* the row's ends: zeros for the pixels outside */
+        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
+                                                        : FUSE__V_ZERO();
+          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+            int o = (j - kw) / FUSE__DW_STRIDE;
+            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
+          }
+        }
+      }
+    }
+    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
+      if (npix == 8) {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      } else {
+        FUSE__UNROLL for (p = 0; p < 8; p++)
+          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+      }
+    }
+    if (npix == 8) {
+      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    } else {
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+    }
+  }
+}
+#undef FUSE__DW_SPAN
+#undef FUSE__DW_K
+#undef FUSE__DW_STRIDE
+#undef FUSE__DW_BLOCK_FN
+/* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
+
+/* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void *buf, int64_t r0,
+                                                  int64_t r1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, c0, ow, C = d->C, sw = d->sw, xs = d->dw * C;
+  int kh, kw, p;
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
+                  ? d->KH * 10 + (int)sw : 0;
+  /* output columns whose taps all fall inside the input: [in0, in1) */
+  int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
+  int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
+                    ? 0 : (d->W - 1 - (d->KW - 1) * d->dw + d->pl) / sw + 1;
+  (void)buf;
+  if (in1 > d->OW) in1 = d->OW;
+  if (in0 > in1) in0 = in1;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, ih0 = oh * d->sh - d->pt;
+    int64_t pix0 = row * d->OW;
+    int kh0 = 0, kh1 = d->KH;
+    const float *xn = d->x + n * d->H * d->W * C;
+    while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
+    for (c0 = 0; c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
+      switch (shape) {
+      case 31:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 32:
+        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 51:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      case 52:
+        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
+        continue;
+      default: break;
+      }
+      for (ow = 0; ow < d->OW;) {
+        int64_t iw0 = ow * sw - d->pl;
+        if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
+          FUSE__VEC acc[4];
+          FUSE__UNROLL for (p = 0; p < 4; p++) acc[p] = b;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C + c0;
+            const float *wr = d->w + (int64_t)kh * d->KW * d->Cp + c0;
+            for (kw = 0; kw < d->KW; kw++) {
+              FUSE__VEC wv = FUSE__V_LOAD(wr + kw * d->Cp);
+              const float *xp = xr + kw * xs;
+              FUSE__UNROLL for (p = 0; p < 4; p++)
+                acc[p] = FUSE__V_FMA(FUSE__V_LOAD_MASK(xp + p * sw * C, m), wv, acc[p]);
+            }
+          }
+          FUSE__UNROLL for (p = 0; p < 4; p++)
+            FUSE__VEC_FN(fuse__dw_store)(d, acc[p], (pix0 + ow + p) * C + c0, m);
+          ow += 4;
+        } else { /* one pixel, its taps inside the input */
+          FUSE__VEC acc = b;
+          int kw0 = 0, kw1 = d->KW;
+          while (kw0 < kw1 && iw0 + kw0 * d->dw < 0) kw0++;
+          while (kw1 > kw0 && iw0 + (kw1 - 1) * d->dw >= d->W) kw1--;
+          for (kh = kh0; kh < kh1; kh++) {
+            const float *xr = xn + ((ih0 + kh * d->dh) * d->W + iw0 + kw0 * d->dw) * C + c0;
+            const float *wr = d->w + ((int64_t)kh * d->KW + kw0) * d->Cp + c0;
+            for (kw = 0; kw < kw1 - kw0; kw++)
+              acc = FUSE__V_FMA(FUSE__V_LOAD_MASK(xr + kw * xs, m), FUSE__V_LOAD(wr + kw * d->Cp),
+                                acc);
+          }
+          FUSE__VEC_FN(fuse__dw_store)(d, acc, (pix0 + ow) * C + c0, m);
+          ow++;
+        }
+      }
+    }
+    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+      const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+      int q;
+      for (q = d->split; q < d->num_post; q++) {
+        res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
+        chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
+      }
+      FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
+                                     d->split, d->num_post, res, chan, 0);
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nhwc.inc ==== */
+/* ==== begin src/kernels/depthwise_nchw.inc ==== */
+/* Depthwise conv on NCHW (when its input comes NCHW: the graph's input, an NCHW-only op),
+   vectorized along output rows; a template of the vector layer (depthwise.c instantiates it).
+   Units are (image, channel) planes. Three kernels:
+   - 3x3 / 5x5, row dilation 1, row stride 1 or 2, column stride 1 (MobileNet's): straight
+     from the input, tiles of 4 rows (8 with 16-float vectors) x 1 vector with the weights in
+     registers (depthwise_nchw_taps.inc); the vectors that cross the row's ends load under
+     masks, rows above or below the plane read a zero row.
+   - the same kernels with another column stride: from a band buffer (next), 4-row tiles.
+   - anything else: a plane is cut into bands of output rows; a band's input rows are copied
+     into a buffer (in L1), zero-padded and split into sw column phases (phase p holds padded
+     columns p, p + sw, ...), so that for any stride, dilation or padding the VW outputs from
+     column ow need, for each tap, one contiguous load at a fixed offset from the tile. A
+     tile is 8 output vectors (rows x vectors = 1x8, 2x4, 4x2 or 8x1, as the row is wide),
+     each tap one broadcast weight and 8 FMAs (depthwise_nchw_tiles.inc).
+   Each runs the epilogue on the registers before the one store (masked at the plane's
+   edges). The loop order (row tiles outer, vectors inner) matters most: the tile's input and
+   output rows stay in L1. */
+
+/* One buffer row: input row x (NULL: a padding row) as padded columns in sw phases. A row
+   writes its input columns (and zeros past them) and nothing else: the padding, zeroed once,
+   stays zero. Only the phase columns below fill matter. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_row)(float *dst, const float *x,
+                                                       const fuse__dw_args *d, int64_t wq,
+                                                       int64_t fill) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i, p, sw = d->sw, pl = d->pl, W = sw * fill - pl, n;
+  if (W > d->W) W = d->W; /* the input columns that land below fill */
+  if (!x) {
+    for (p = 0; p < sw; p++)
+      for (i = 0; i < fill; i += vw) FUSE__V_STORE_ALIGNED(dst + p * wq + i, FUSE__V_ZERO());
+  } else if (sw == 1) {
+    for (i = 0; i + vw <= W; i += vw) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD(x + i));
+    if (i < W) FUSE__V_STORE(dst + pl + i, FUSE__V_LOAD_MASK(x + i, FUSE__V_MASK_FIRST(W - i)));
+  } else if (sw == 2) { /* x[2k] to padded column 2k + pl, x[2k + 1] to 2k + 1 + pl */
+    float *ev = dst + (pl & 1) * wq + pl / 2, *od = dst + ((pl + 1) & 1) * wq + (pl + 1) / 2;
+    for (i = 0; 2 * i < W; i += vw) {
+      FUSE__VEC v0, v1;
+      if (2 * i + 2 * vw <= W) {
+        v0 = FUSE__V_LOAD(x + 2 * i), v1 = FUSE__V_LOAD(x + 2 * i + vw);
+      } else {
+        n = W - 2 * i;
+        v0 = FUSE__V_LOAD_MASK(x + 2 * i, FUSE__V_MASK_FIRST(n));
+        v1 = n > vw ? FUSE__V_LOAD_MASK(x + 2 * i + vw, FUSE__V_MASK_FIRST(n - vw))
+                    : FUSE__V_ZERO();
+      }
+      FUSE__V_STORE(ev + i, FUSE__V_EVENS(v0, v1));
+      FUSE__V_STORE(od + i, FUSE__V_ODDS(v0, v1));
+    }
+  } else {
+    for (i = 0; i < W; i++) dst[(i + pl) % sw * wq + (i + pl) / sw] = x[i];
+  }
+}
+
+/* The epilogue of a tile of rows x vecs output vectors, acc[r * vecs + v] at output
+   tile + r * OW + v * VW of the plane: each post-op over the whole tile in turn, then the
+   stores. At the plane's edge (!whole) only rows below rows_left exist and vector v stores
+   under cm[v]. */
+/* the post-ops from d->split on over a stored tile (fuse__post_block), all in one plane */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc_post_block)(const fuse__dw_args *d,
+                                                              int64_t tile, int rows, int vecs,
+                                                              const FUSE__VEC_MASK *m) {
+  const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+  int q;
+  for (q = d->split; q < d->num_post; q++) {
+    res[q] = d->residual[q] ? d->residual[q] + tile : NULL;
+    chan[q] = d->chan[q] ? d->chan[q] + tile / (d->OH * d->OW) % d->C : NULL;
+  }
+  FUSE__VEC_FN(fuse__post_block)(d->y + tile, d->OW, rows, vecs, m, d->post, d->split,
+                                 d->num_post, res, chan, 2);
+}
+
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__dwc_finish)(
+    FUSE__VEC *acc, int rows, int vecs, const fuse__dw_args *d, int64_t tile, int whole,
+    int64_t rows_left, const FUSE__VEC_MASK *cm) {
+  float *yp = d->y + tile;
+  const int64_t OW = d->OW; /* a local: the stores could change d->OW for all the compiler knows */
+  int q, r, v;
+  if (whole) {
+    const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(FUSE__VEC_WIDTH);
+    for (q = 0; q < d->split; q++) {
+      const fuse_post_op *op = &d->post[q];
+      const float *rp = d->residual[q] ? d->residual[q] + tile : yp; /* read by ADD only */
+      FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
+      FUSE__UNROLL for (r = 0; r < rows; r++)
+        FUSE__UNROLL for (v = 0; v < vecs; v++)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, all, cv);
+    }
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        FUSE__V_STORE(yp + r * OW + v * FUSE__VEC_WIDTH, acc[r * vecs + v]);
+    if (d->split < d->num_post) {
+      FUSE__VEC_MASK ms[8];
+      FUSE__UNROLL for (v = 0; v < vecs; v++) ms[v] = all;
+      FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows, vecs, ms);
+    }
+    return;
+  }
+  for (q = 0; q < d->split; q++) {
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + tile : yp;
+    FUSE__VEC cv = d->chan[q] ? FUSE__V_SET1(d->chan[q][tile / (d->OH * OW) % d->C]) : FUSE__V_ZERO();
+    FUSE__UNROLL for (r = 0; r < rows; r++)
+      FUSE__UNROLL for (v = 0; v < vecs; v++)
+        if (r < rows_left)
+          acc[r * vecs + v] = FUSE__VEC_FN(fuse__post_apply)(
+              acc[r * vecs + v], op, rp + r * OW + v * FUSE__VEC_WIDTH, cm[v], cv);
+  }
+  FUSE__UNROLL for (r = 0; r < rows; r++)
+    FUSE__UNROLL for (v = 0; v < vecs; v++)
+      if (r < rows_left)
+        FUSE__V_STORE_MASK(yp + r * OW + v * FUSE__VEC_WIDTH, cm[v], acc[r * vecs + v]);
+  if (d->split < d->num_post)
+    FUSE__VEC_FN(fuse__dwc_post_block)(d, tile, rows < rows_left ? rows : (int)rows_left, vecs, cm);
+}
+
+/* The load masks of the vector from output column o, per tap column (k of them): the lanes
+   whose input is inside the row. */
+FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dwc_masks)(FUSE__VEC_MASK *m, int k,
+                                                                int64_t o,
+                                                                const fuse__dw_args *d) {
+  int i;
+  for (i = 0; i < k; i++) {
+    int64_t a = o - d->pl + i * d->dw, lo = a < 0 ? -a : 0, hi = d->W - a;
+    lo = lo > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : lo;
+    hi = hi < lo ? lo : hi > FUSE__VEC_WIDTH ? FUSE__VEC_WIDTH : hi;
+    m[i] = FUSE__V_MASK_RANGE(lo, hi);
+  }
+}
+
+/* the band tiles of 8, 4, 2 and 1 vectors per row */
+#define FUSE__DWC_VECS 8
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_8)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 4
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_4)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 2
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_2)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+#define FUSE__DWC_VECS 1
+#define FUSE__DWC_TILES_FN FUSE__VEC_FN(fuse__dwc_tiles_1)
+/* ==== begin src/kernels/depthwise_nchw_tiles.inc ==== */
+/* The band tiles of the NCHW depthwise kernel (depthwise_nchw.inc), FUSE__DWC_VECS vectors
+   per row x 8 / FUSE__DWC_VECS rows, named FUSE__DWC_TILES_FN: every tile of band b0 of a
+   plane, each tap one broadcast weight (wc[t * Cp]) and 8 FMAs on loads at the tap's offset
+   off[t] in the band buffer. */
+FUSE__VEC_TARGET static void FUSE__DWC_TILES_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                                const float *buf, const int64_t *off,
+                                                const float *wc, FUSE__VEC bias, int64_t plane,
+                                                int64_t b0) {
+  const int vecs = FUSE__DWC_VECS, rows = 8 / FUSE__DWC_VECS;
+  const int64_t vw = FUSE__VEC_WIDTH, rstep = d->sh * g->rs, taps = (int64_t)d->KH * d->KW;
+  int64_t ow0, r0, t;
+  int s, v;
+  for (ow0 = 0; ow0 < d->OW; ow0 += vecs * vw) {
+    FUSE__VEC_MASK cm[FUSE__DWC_VECS]; /* the valid lanes of the tile's vectors */
+    for (v = 0; v < vecs; v++) cm[v] = FUSE__V_MASK_FIRST(d->OW - ow0 - v * vw);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += rows) {
+      const float *bp = buf + r0 * rstep + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[8];
+      FUSE__UNROLL for (s = 0; s < 8; s++) acc[s] = bias;
+      for (t = 0; t < taps; t++) {
+        const float *tp = bp + off[t]; /* the tap's first input vector */
+        FUSE__VEC wv = FUSE__V_SET1(wc[t * d->Cp]);
+        FUSE__UNROLL for (s = 0; s < 8; s++)
+          acc[s] = FUSE__V_FMA(FUSE__V_LOAD(tp + (s / vecs) * rstep + (s % vecs) * vw), wv, acc[s]);
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, rows, vecs, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + rows <= d->OH && ow0 + vecs * vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+#undef FUSE__DWC_VECS
+#undef FUSE__DWC_TILES_FN
+/* ==== end src/kernels/depthwise_nchw_tiles.inc ==== */
+
+/* the register kernels: 3x3 and 5x5, row stride 1 and 2 */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 3
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_3x3_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 1
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s1)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+#define FUSE__DWC_K 5
+#define FUSE__DWC_STRIDE 2
+#define FUSE__DWC_BAND_FN FUSE__VEC_FN(fuse__dwc_band_5x5_s2)
+#define FUSE__DWC_DIRECT_FN FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)
+/* ==== begin src/kernels/depthwise_nchw_taps.inc ==== */
+/* The register kernels of the NCHW depthwise conv (depthwise_nchw.inc) for a FUSE__DWC_K x
+   FUSE__DWC_K kernel with row dilation 1 and row stride FUSE__DWC_STRIDE: a tile is R output
+   rows x 1 vector with the kernel's weights held in registers; each input row the tile reads
+   is loaded once per tap column and feeds every output row that uses it (3x3 stride 1 on 4
+   rows: 18 loads for 36 FMAs, where an 8-slot tile needs 9 loads per 8 FMAs). K, the stride
+   and R are constants: the unrolled loops keep only the taps that exist.
+   FUSE__DWC_BAND_FN: 4-row tiles of band b0 from the band buffer (any column stride).
+   FUSE__DWC_DIRECT_FN: column stride 1, planes u0 .. u1 straight from the input, tiles of 8
+   rows on 16-float vectors (4 otherwise). */
+#define FUSE__DWC_BAND_ROWS 4 /* 8 rows measured slower here */
+#define FUSE__DWC_DIRECT_ROWS (FUSE__VEC_WIDTH == 16 ? 8 : 4)
+/* input rows of a tile of R rows */
+#define FUSE__DWC_SPAN(R) (((R) - 1) * FUSE__DWC_STRIDE + FUSE__DWC_K)
+
+FUSE__VEC_TARGET static void FUSE__DWC_BAND_FN(const fuse__dw_args *d, const fuse__dwc_geom *g,
+                                               const float *buf, const int64_t *off,
+                                               const float *wc, FUSE__VEC bias, int64_t plane,
+                                               int64_t b0) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  int64_t co[FUSE__DWC_K], ow0, r0; /* co: tap column kw's offset in the buffer */
+  int j, r, kh, kw;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+      w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+  for (kw = 0; kw < FUSE__DWC_K; kw++) co[kw] = off[kw];
+  for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+    FUSE__VEC_MASK cm[1]; /* the output lanes of the vector */
+    cm[0] = FUSE__V_MASK_FIRST(d->OW - ow0);
+    for (r0 = 0; r0 < g->band && b0 + r0 < d->OH; r0 += FUSE__DWC_BAND_ROWS) {
+      const float *p = buf + r0 * FUSE__DWC_STRIDE * g->rs + ow0;
+      int64_t oh0 = b0 + r0;
+      FUSE__VEC acc[FUSE__DWC_BAND_ROWS];
+      FUSE__UNROLL for (r = 0; r < FUSE__DWC_BAND_ROWS; r++) acc[r] = bias;
+      /* input row j, tap column kw, kernel row kh: output row (j - kh) / stride */
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_BAND_ROWS); j++) {
+        FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+          FUSE__VEC xv = FUSE__V_LOAD(p + j * g->rs + co[kw]);
+          FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+            int o = (j - kh) / FUSE__DWC_STRIDE;
+            if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_BAND_ROWS)
+              acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+          }
+        }
+      }
+      FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_BAND_ROWS, 1, d, plane + oh0 * d->OW + ow0,
+                                     oh0 + FUSE__DWC_BAND_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                     d->OH - oh0, cm);
+    }
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DWC_DIRECT_FN(const fuse__dw_args *d, int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH, last = (d->OW - 1) / vw * vw;
+  const float *zrow = d->zeros + 32; /* a zero input row, with room on both sides */
+  /* input row j of the tile (a zero row outside the plane) at the vector's first column */
+  const float *rw[FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS)];
+  FUSE__VEC w[FUSE__DWC_K][FUSE__DWC_K];
+  FUSE__VEC_MASK mk[3][FUSE__DWC_K]; /* per tap column: the first vector, the last, another */
+  FUSE__VEC_MASK cm[2]; /* the output lanes of the last vector of a row, of the others */
+  int64_t u, r0, ow0;
+  int j, r, kh, kw;
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[0], FUSE__DWC_K, 0, d);
+  FUSE__VEC_FN(fuse__dwc_masks)(mk[1], FUSE__DWC_K, last, d);
+  cm[0] = FUSE__V_MASK_FIRST(d->OW - last), cm[1] = FUSE__V_MASK_FIRST(vw);
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++)
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++)
+        w[kh][kw] = FUSE__V_SET1(wc[(kh * FUSE__DWC_K + kw) * d->Cp]);
+    for (r0 = 0; r0 < d->OH; r0 += FUSE__DWC_DIRECT_ROWS) {
+      int64_t ihb = r0 * FUSE__DWC_STRIDE - d->pt;
+      FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++)
+        rw[j] = (ihb + j >= 0 && ihb + j < d->H ? xp + (ihb + j) * d->W : zrow) - d->pl;
+      for (ow0 = 0; ow0 < d->OW; ow0 += vw) {
+        int64_t c0 = ow0 - d->pl;
+        FUSE__VEC acc[FUSE__DWC_DIRECT_ROWS];
+        FUSE__UNROLL for (r = 0; r < FUSE__DWC_DIRECT_ROWS; r++) acc[r] = bias;
+        if (c0 < 0 || c0 + (FUSE__DWC_K - 1) * d->dw + vw > d->W) { /* crosses a row's end */
+          const FUSE__VEC_MASK *mp = mk[ow0 == 0 ? 0 : ow0 == last ? 1 : 2];
+          if (ow0 != 0 && ow0 != last) FUSE__VEC_FN(fuse__dwc_masks)(mk[2], FUSE__DWC_K, ow0, d);
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD_MASK(rw[j] + kw * d->dw, mp[kw]);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        } else {
+          FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) {
+            FUSE__UNROLL for (kw = 0; kw < FUSE__DWC_K; kw++) {
+              FUSE__VEC xv = FUSE__V_LOAD(rw[j] + kw * d->dw);
+              FUSE__UNROLL for (kh = 0; kh < FUSE__DWC_K; kh++) {
+                int o = (j - kh) / FUSE__DWC_STRIDE;
+                if (j >= kh && (j - kh) % FUSE__DWC_STRIDE == 0 && o < FUSE__DWC_DIRECT_ROWS)
+                  acc[o] = FUSE__V_FMA(xv, w[kh][kw], acc[o]);
+              }
+            }
+          }
+        }
+        FUSE__VEC_FN(fuse__dwc_finish)(acc, FUSE__DWC_DIRECT_ROWS, 1, d,
+                                       plane + r0 * d->OW + ow0,
+                                       r0 + FUSE__DWC_DIRECT_ROWS <= d->OH && ow0 + vw <= d->OW,
+                                       d->OH - r0, ow0 == last ? &cm[0] : &cm[1]);
+        FUSE__UNROLL for (j = 0; j < FUSE__DWC_SPAN(FUSE__DWC_DIRECT_ROWS); j++) rw[j] += vw;
+      }
+    }
+  }
+}
+#undef FUSE__DWC_BAND_ROWS
+#undef FUSE__DWC_DIRECT_ROWS
+#undef FUSE__DWC_SPAN
+#undef FUSE__DWC_K
+#undef FUSE__DWC_STRIDE
+#undef FUSE__DWC_BAND_FN
+#undef FUSE__DWC_DIRECT_FN
+/* ==== end src/kernels/depthwise_nchw_taps.inc ==== */
+
+/* planes u0 .. u1 of an NCHW depthwise step; scratch: the chunk's tap offsets and band buffer */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, void *scratch,
+                                                   int64_t u0, int64_t u1) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  fuse__dwc_geom g;
+  int64_t u, b0, j, t, taps = (int64_t)d->KH * d->KW, fill;
+  int64_t *off = (int64_t *)scratch;
+  float *buf = /* after the tap offsets, 64-byte aligned */
+      (float *)((unsigned char *)scratch + (taps * (int64_t)sizeof(int64_t) + 63) / 64 * 64);
+  /* the register kernels: 3x3 or 5x5, row dilation 1, row stride 1 or 2 */
+  int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dh == 1 && d->sh <= 2
+                  ? d->KH * 10 + (int)d->sh : 0;
+  if (shape && d->sw == 1) { /* every plane straight from the input */
+    switch (shape) {
+    case 31: FUSE__VEC_FN(fuse__dwc_direct_3x3_s1)(d, u0, u1); break;
+    case 32: FUSE__VEC_FN(fuse__dwc_direct_3x3_s2)(d, u0, u1); break;
+    case 51: FUSE__VEC_FN(fuse__dwc_direct_5x5_s1)(d, u0, u1); break;
+    default: FUSE__VEC_FN(fuse__dwc_direct_5x5_s2)(d, u0, u1); break;
+    }
+    return;
+  }
+  fuse__dwc_geometry(vw, d->OH, d->OW, d->KH, d->KW, d->sh, d->sw, d->dh, d->dw, &g);
+  /* valid outputs read phase columns below fill; the rest stays zero from here */
+  fill = (d->OW + (d->KW - 1) * d->dw / d->sw + vw - 1) / vw * vw;
+  if (fill > g.wq) fill = g.wq;
+  for (j = 0; j < g.rows * g.rs; j += vw) FUSE__V_STORE_ALIGNED(buf + j, FUSE__V_ZERO());
+  for (t = 0; t < taps; t++) { /* tap kh, kw: buffer row kh * dh, padded column kw * dw */
+    int64_t cw = (t % d->KW) * d->dw;
+    off[t] = (t / d->KW) * d->dh * g.rs + (cw % d->sw) * g.wq + cw / d->sw;
+  }
+  for (u = u0; u < u1; u++) {
+    int64_t c = u % d->C, plane = u * d->OH * d->OW;
+    const float *xp = d->x + u * d->H * d->W, *wc = d->w + c;
+    FUSE__VEC bias = FUSE__V_SET1(d->bias ? d->bias[c] : 0.0f);
+    for (b0 = 0; b0 < d->OH; b0 += g.band) {
+      for (j = 0; j < g.rows; j++) {
+        int64_t ih = b0 * d->sh - d->pt + j;
+        FUSE__VEC_FN(fuse__dwc_row)(buf + j * g.rs, ih >= 0 && ih < d->H ? xp + ih * d->W : NULL,
+                                    d, g.wq, fill);
+      }
+      switch (shape ? shape : (int)g.nb) {
+      case 31: FUSE__VEC_FN(fuse__dwc_band_3x3_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 32: FUSE__VEC_FN(fuse__dwc_band_3x3_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 51: FUSE__VEC_FN(fuse__dwc_band_5x5_s1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 52: FUSE__VEC_FN(fuse__dwc_band_5x5_s2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 8: FUSE__VEC_FN(fuse__dwc_tiles_8)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 4: FUSE__VEC_FN(fuse__dwc_tiles_4)(d, &g, buf, off, wc, bias, plane, b0); break;
+      case 2: FUSE__VEC_FN(fuse__dwc_tiles_2)(d, &g, buf, off, wc, bias, plane, b0); break;
+      default: FUSE__VEC_FN(fuse__dwc_tiles_1)(d, &g, buf, off, wc, bias, plane, b0); break;
+      }
+    }
+  }
+}
+/* ==== end src/kernels/depthwise_nchw.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -16783,12 +20680,15 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/depthwise.c ==== */
 /* ==== begin src/kernels/pool_eltwise.c ==== */
 /* ------------------------------------------- pool, element-wise, transpose kernels -- */
 /* Plain-C templates instantiated once per vector layer: fuse__pool_* (pool.inc),
-   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _scalar (transpose.inc: the AVX-512
+   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _neon / _scalar (transpose.inc: the AVX-512
    CPUs take the AVX2 one, whose 8 x 8 blocks are as fast as the conversions need). */
 struct fuse__pool_args {
   const float *x;
@@ -17022,6 +20922,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -17276,6 +21179,269 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+#ifdef FUSE__NEON
+/* The NEON layer's in-register transpose of the 4 x 4 floats at x into y: pairs of rows
+   interleaved (vtrn), then their halves combined. */
+static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float *y, int64_t ldy) {
+  float32x4x2_t t01 = vtrnq_f32(vld1q_f32(x), vld1q_f32(x + ldx)); /* a0 b0 a2 b2, a1 b1 a3 b3 */
+  float32x4x2_t t23 = vtrnq_f32(vld1q_f32(x + 2 * ldx), vld1q_f32(x + 3 * ldx));
+  vst1q_f32(y, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+  vst1q_f32(y + ldy, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+  vst1q_f32(y + 2 * ldy, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+  vst1q_f32(y + 3 * ldy, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+}
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_neon(x, ldx, y, ldy)
+/* ==== begin src/kernels/pool.inc ==== */
+/* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
+   a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
+   x unordered takes x), as the reference does; average divides by the window as the
+   reference clips it. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
+                                                    int64_t r1) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t row, ow, c0, C = d->C, ih, iw;
+  for (row = r0; row < r1; row++) {
+    int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
+    const float *xn = d->x + n * d->H * d->W * C;
+    for (ow = 0; ow < d->OW; ow++) {
+      int64_t w0 = ow * a->strides[1] - a->padding[1];
+      float *yp = d->y + (row * d->OW + ow) * C;
+      if (d->is_max) {
+        int kh, kw, kh0, kh1, kw0, kw1;
+        fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
+        fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
+          for (kh = kh0; kh < kh1; kh++) {
+            ih = h0 + (int64_t)kh * a->dilation[0];
+            for (kw = kw0; kw < kw1; kw++) {
+              iw = w0 + (int64_t)kw * a->dilation[1];
+              v = FUSE__V_MAX_NAN(FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m), v);
+            }
+          }
+          FUSE__V_STORE_MASK(yp + c0, m, v);
+        }
+      } else {
+        int64_t h1 = h0 + a->kernel[0], w1 = w0 + a->kernel[1], hs = h0, ws = w0, area;
+        FUSE__VEC inv;
+        if (h1 > d->H + a->padding[2]) h1 = d->H + a->padding[2];
+        if (w1 > d->W + a->padding[3]) w1 = d->W + a->padding[3];
+        area = (h1 - hs) * (w1 - ws);
+        if (hs < 0) hs = 0;
+        if (ws < 0) ws = 0;
+        if (h1 > d->H) h1 = d->H;
+        if (w1 > d->W) w1 = d->W;
+        if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
+        inv = FUSE__V_SET1((float)(1.0 / (double)area));
+        for (c0 = 0; c0 < C; c0 += vw) {
+          FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
+          FUSE__VEC sum = FUSE__V_ZERO();
+          for (ih = hs; ih < h1; ih++)
+            for (iw = ws; iw < w1; iw++)
+              sum = FUSE__V_ADD(sum, FUSE__V_LOAD_MASK(xn + (ih * d->W + iw) * C + c0, m));
+          FUSE__V_STORE_MASK(yp + c0, m, FUSE__V_MUL(sum, inv));
+        }
+      }
+    }
+  }
+}
+/* ==== end src/kernels/pool.inc ==== */
+/* ==== begin src/kernels/eltwise.inc ==== */
+/* Element-wise rows, a template of the vector layer (pool_eltwise.c instantiates it):
+   y[i] = op(a[i * sa], b[i * sb]) with sa, sb 0 or 1 (add, sub, mul, maximum, minimum: a NaN
+   in a is kept, as in the reference), relu and clip of a. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const float *a, int sa,
+                                                   const float *b, int sb, int64_t n, float lo,
+                                                   float hi) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC x = sa ? FUSE__V_LOAD_MASK(a + i, m) : FUSE__V_SET1(a[0]), v, z;
+    z = op == FUSE__OP_RELU || op == FUSE__OP_CLIP ? x
+        : sb ? FUSE__V_LOAD_MASK(b + i, m) : FUSE__V_SET1(b[0]);
+    switch (op) {
+    case FUSE__OP_ADD: v = FUSE__V_ADD(x, z); break;
+    case FUSE__OP_SUB: v = FUSE__V_SUB(x, z); break;
+    case FUSE__OP_MUL: v = FUSE__V_MUL(x, z); break;
+    case FUSE__OP_MAXIMUM: v = FUSE__V_MAX_NAN(x, z); break;
+    case FUSE__OP_MINIMUM: v = FUSE__V_MIN_NAN(x, z); break;
+    case FUSE__OP_RELU: v = FUSE__V_BELOW(x, FUSE__V_ZERO()); break; /* x < 0 ? 0 : x */
+    default: v = FUSE__V_ABOVE(FUSE__V_BELOW(x, FUSE__V_SET1(lo)), FUSE__V_SET1(hi)); break;
+    }
+    FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+/* ==== end src/kernels/eltwise.inc ==== */
+/* ==== begin src/kernels/transpose.inc ==== */
+/* y[j][i] = x[i][j] for a rows x cols matrix (ldx floats between rows of x, ldy between rows
+   of y), for the layout conversions; a template of the vector layer (pool_eltwise.c
+   instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
+   a square block of VW x VW floats, and for the scalar layer, whose block is one float).
+   Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
+   rows at a time, each in one run; the ragged edges one float at a time. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
+                                                         int64_t ldy, int64_t rows,
+                                                         int64_t cols) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  for (i0 = 0; i0 < rb; i0 += 256)
+    for (j0 = 0; j0 < cb; j0 += vw)
+      for (h = i0; h < i0 + 256 && h < rb; h += vw)
+        FUSE__V_TRANSPOSE_BLOCK(x + h * ldx + j0, ldx, y + j0 * ldy + h, ldy);
+  for (i = 0; i < rows; i++) /* the right edge of the whole blocks' rows, then the bottom rows */
+    for (j = i < rb ? cb : 0; j < cols; j++) y[j * ldy + i] = x[i * ldx + j];
+}
+/* ==== end src/kernels/transpose.inc ==== */
+#undef FUSE__V_TRANSPOSE_BLOCK
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 
@@ -17502,6 +21668,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 /* ==== end src/kernels/pool_eltwise.c ==== */
 /* ==== begin src/kernels/chain.c ==== */
@@ -18034,6 +22203,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -18492,6 +22664,490 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+#ifdef FUSE__NEON
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+/* ==== begin src/kernels/chain.inc ==== */
+/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
+   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
+   loaded once per vector, the ops applied in registers, the result stored once. The row
+   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+   reductions along a contiguous axis. */
+
+/* pow lane by lane through libm (no cheap vector form of a general exponent) */
+FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__chain_pow)(FUSE__VEC a, FUSE__VEC b) {
+  float ta[16], tb[16];
+  int i;
+  FUSE__V_STORE(ta, a);
+  FUSE__V_STORE(tb, b);
+  for (i = 0; i < FUSE__VEC_WIDTH; i++) ta[i] = powf(ta[i], tb[i]);
+  return FUSE__V_LOAD(ta);
+}
+
+/* One op of a chain on v; o is its second operand (binary kinds). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_apply)(FUSE__VEC v,
+                                                                      const fuse__chain_op *op,
+                                                                      FUSE__VEC o) {
+  FUSE__VEC a = op->swap ? o : v, b = op->swap ? v : o;
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: return FUSE__V_ADD(a, b);
+  case FUSE__CHAIN_SUB: return FUSE__V_SUB(a, b);
+  case FUSE__CHAIN_MUL: return FUSE__V_MUL(a, b);
+  case FUSE__CHAIN_DIV: return FUSE__V_DIV(a, b);
+  case FUSE__CHAIN_MAX: return FUSE__V_MAX_NAN(a, b);
+  case FUSE__CHAIN_MIN: return FUSE__V_MIN_NAN(a, b);
+  case FUSE__CHAIN_POW: return FUSE__VEC_FN(fuse__chain_pow)(a, b);
+  case FUSE__CHAIN_PRELU: /* v < 0 ? slope * v : v (NaN stays) */
+    return FUSE__V_IF_POSITIVE(FUSE__V_NEG(v), FUSE__V_MUL(v, o), v);
+  case FUSE__CHAIN_SQRT: return FUSE__V_SQRT(v);
+  case FUSE__CHAIN_RECIPROCAL: return FUSE__V_DIV(FUSE__V_SET1(1.0f), v);
+  case FUSE__CHAIN_SQUARE: return FUSE__V_MUL(v, v);
+  case FUSE__CHAIN_CUBE: return FUSE__V_MUL(FUSE__V_MUL(v, v), v);
+  case FUSE__CHAIN_NEG: return FUSE__V_NEG(v);
+  case FUSE__CHAIN_ABS: return FUSE__V_ABS(v);
+  case FUSE__CHAIN_FLOOR: return FUSE__V_FLOOR(v);
+  case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
+  case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
+  case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
+    return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
+  }
+}
+
+/* One op of a chain on a tile of FUSE__CHAIN_TILE vectors at element i of the row: the op's
+   kind is read once per tile, not once per vector (two: a squeeze-excite row of 32 channels
+   is one tile on AVX-512) (a row in L2 runs at the speed of its
+   arithmetic, where a switch per vector would cost more than the op). */
+#ifndef FUSE__CHAIN_TILE
+#define FUSE__CHAIN_TILE 2
+#define FUSE__CHAIN_EACH(expr) \
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = (expr); \
+  return
+#endif
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
+    FUSE__VEC *v, const fuse__chain_op *op, const float *const *src, const int64_t *inc, int64_t i) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC o[FUSE__CHAIN_TILE], a[FUSE__CHAIN_TILE], b[FUSE__CHAIN_TILE];
+  int t, q = op->operand;
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) {
+    o[t] = q == FUSE__CHAIN_SELF ? v[t]
+           : q < 0               ? FUSE__V_SET1(op->imm)
+           : inc[q]              ? FUSE__V_LOAD(src[q] + i + t * vw)
+                                 : FUSE__V_SET1(src[q][0]);
+    a[t] = op->swap ? o[t] : v[t];
+    b[t] = op->swap ? v[t] : o[t];
+  }
+  switch (op->kind) {
+  case FUSE__CHAIN_ADD: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ADD(a[t], b[t]));
+  case FUSE__CHAIN_SUB: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SUB(a[t], b[t]));
+  case FUSE__CHAIN_MUL: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(a[t], b[t]));
+  case FUSE__CHAIN_DIV: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_DIV(a[t], b[t]));
+  case FUSE__CHAIN_MAX: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MAX_NAN(a[t], b[t]));
+  case FUSE__CHAIN_MIN: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN_NAN(a[t], b[t]));
+  case FUSE__CHAIN_SQUARE: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MUL(v[t], v[t]));
+  case FUSE__CHAIN_SQRT: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_SQRT(v[t]));
+  case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
+  case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
+  case FUSE__CHAIN_POST:
+    if (op->post.kind == FUSE_POST_CLAMP) {
+      FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
+      FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
+    }
+    break;
+  default: break;
+  }
+  FUSE__UNROLL
+  for (t = 0; t < FUSE__CHAIN_TILE; t++) v[t] = FUSE__VEC_FN(fuse__chain_apply)(v[t], op, o[t]);
+}
+
+/* y[i] = chain(src[0][i * inc[0]], ...) for i < n; operand k advances by inc[k] (0 or 1):
+   tiles of FUSE__CHAIN_TILE vectors, then vector by vector, the last one masked. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_row)(
+    const fuse__chain_op *ops, int num_ops, float *y, const float *const *src, const int64_t *inc,
+    int64_t n) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t i;
+  int k, t;
+  for (i = 0; i + FUSE__CHAIN_TILE * vw <= n; i += FUSE__CHAIN_TILE * vw) {
+    FUSE__VEC v[FUSE__CHAIN_TILE];
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++)
+      v[t] = inc[0] ? FUSE__V_LOAD(src[0] + i + t * vw) : FUSE__V_SET1(src[0][0]);
+    for (k = 0; k < num_ops; k++) FUSE__VEC_FN(fuse__chain_tile)(v, &ops[k], src, inc, i);
+    FUSE__UNROLL
+    for (t = 0; t < FUSE__CHAIN_TILE; t++) FUSE__V_STORE(y + i + t * vw, v[t]);
+  }
+  for (; i < n; i += vw) {
+    int full = n - i >= vw;
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = !inc[0] ? FUSE__V_SET1(src[0][0])
+                  : full  ? FUSE__V_LOAD(src[0] + i)
+                          : FUSE__V_LOAD_MASK(src[0] + i, m);
+    for (k = 0; k < num_ops; k++) {
+      const fuse__chain_op *op = &ops[k];
+      int q = op->operand;
+      FUSE__VEC o = q == FUSE__CHAIN_SELF ? v
+                    : q < 0               ? FUSE__V_SET1(op->imm)
+                    : !inc[q]             ? FUSE__V_SET1(src[q][0])
+                    : full                ? FUSE__V_LOAD(src[q] + i)
+                                          : FUSE__V_LOAD_MASK(src[q] + i, m);
+      v = FUSE__VEC_FN(fuse__chain_apply)(v, op, o);
+    }
+    if (full)
+      FUSE__V_STORE(y + i, v);
+    else
+      FUSE__V_STORE_MASK(y + i, m, v);
+  }
+}
+
+/* `rows` rows of n, one after another in y; operand k's row r at src[k] + r * row_stride[k] */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__chain_rows)(const fuse__chain_op *ops, int num_ops,
+                                                          float *y, const float *const *src,
+                                                          const int64_t *inc,
+                                                          const int64_t *row_stride, int64_t rows,
+                                                          int64_t n) {
+  const float *at[FUSE__CHAIN_OPERANDS];
+  int64_t r;
+  int k;
+  for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] = src[k];
+  for (r = 0; r < rows; r++) {
+    FUSE__VEC_FN(fuse__chain_row)(ops, num_ops, y + r * n, at, inc, n);
+    for (k = 0; k < FUSE__CHAIN_OPERANDS; k++) at[k] += row_stride[k];
+  }
+}
+
+/* The lanes of v added in a fixed pairwise order (the same on every layer for a given width). */
+FUSE__VEC_TARGET static inline float FUSE__VEC_FN(fuse__lanes_sum)(FUSE__VEC v) {
+  float t[16];
+  int w;
+  FUSE__V_STORE(t, v);
+  for (w = FUSE__VEC_WIDTH / 2; w > 0; w /= 2) {
+    int i;
+    for (i = 0; i < w; i++) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+/* sum of x[i] (square: of x[i]^2; center: of (x[i] - c)^2) for i < n: four vector
+   accumulators over blocks of 1024 floats, each block's sum added into a double, so the
+   error is that of a 64-term float sum per block (about 1e-7 relative), not of n terms. */
+FUSE__VEC_TARGET static double FUSE__VEC_FN(fuse__row_sum)(const float *x, int64_t n, int mode,
+                                                         float c) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  double total = 0;
+  float tail;
+  int64_t b, i;
+  FUSE__VEC cv = FUSE__V_SET1(c);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s0 = FUSE__V_ZERO(), s1 = FUSE__V_ZERO(), s2 = FUSE__V_ZERO(), s3 = FUSE__V_ZERO();
+    for (i = b; i + 4 * vw <= e; i += 4 * vw) {
+      FUSE__VEC a0 = FUSE__V_LOAD(x + i), a1 = FUSE__V_LOAD(x + i + vw);
+      FUSE__VEC a2 = FUSE__V_LOAD(x + i + 2 * vw), a3 = FUSE__V_LOAD(x + i + 3 * vw);
+      if (mode == 0) {
+        s0 = FUSE__V_ADD(s0, a0), s1 = FUSE__V_ADD(s1, a1);
+        s2 = FUSE__V_ADD(s2, a2), s3 = FUSE__V_ADD(s3, a3);
+        continue;
+      }
+      if (mode == 2) {
+        a0 = FUSE__V_SUB(a0, cv), a1 = FUSE__V_SUB(a1, cv);
+        a2 = FUSE__V_SUB(a2, cv), a3 = FUSE__V_SUB(a3, cv);
+      }
+      s0 = FUSE__V_FMA(a0, a0, s0), s1 = FUSE__V_FMA(a1, a1, s1);
+      s2 = FUSE__V_FMA(a2, a2, s2), s3 = FUSE__V_FMA(a3, a3, s3);
+    }
+    for (; i + vw <= e; i += vw) {
+      FUSE__VEC a = FUSE__V_LOAD(x + i);
+      if (mode == 2) a = FUSE__V_SUB(a, cv);
+      s0 = mode == 0 ? FUSE__V_ADD(s0, a) : FUSE__V_FMA(a, a, s0);
+    }
+    for (tail = 0; i < e; i++) {
+      float d = mode == 2 ? x[i] - c : x[i];
+      tail += mode == 0 ? d : d * d;
+    }
+    total += tail;
+    total += (double)FUSE__VEC_FN(fuse__lanes_sum)(FUSE__V_ADD(FUSE__V_ADD(s0, s1), FUSE__V_ADD(s2, s3)));
+  }
+  return total;
+}
+
+/* y[c] = scale * sum of x[p * ld + c] over p < rows, for c < n: the column sums of a
+   row-major block, such as one image's channels in NHWC (the global average pool). Eight
+   vectors of columns at a time sit in accumulators over blocks of 128 rows, each block's
+   sums added into doubles, as fuse__row_sum does along a row. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__col_sum)(float *y, const float *x, int64_t rows,
+                                                       int64_t ld, int64_t n, double scale) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t c0;
+  for (c0 = 0; c0 < n; c0 += 8 * vw) {
+    const int64_t width = n - c0 < 8 * vw ? n - c0 : 8 * vw, nv = (width + vw - 1) / vw;
+    double total[8 * FUSE__VEC_WIDTH];
+    float part[8 * FUSE__VEC_WIDTH];
+    FUSE__VEC_MASK m[8];
+    int64_t b, p, c;
+    int j;
+    FUSE__UNROLL
+    for (j = 0; j < 8; j++) m[j] = FUSE__V_MASK_FIRST(width - j * vw);
+    for (c = 0; c < width; c++) total[c] = 0;
+    for (b = 0; b < rows; b += 128) {
+      int64_t e = rows - b < 128 ? rows : b + 128;
+      FUSE__VEC s[8];
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++) s[j] = FUSE__V_ZERO();
+      for (p = b; p < e; p++) {
+        const float *xp = x + p * ld + c0;
+        FUSE__UNROLL
+        for (j = 0; j < 8; j++)
+          if (j < nv) s[j] = FUSE__V_ADD(s[j], FUSE__V_LOAD_MASK(xp + j * vw, m[j]));
+      }
+      FUSE__UNROLL
+      for (j = 0; j < 8; j++)
+        if (j < nv) FUSE__V_STORE(part + j * vw, s[j]);
+      for (c = 0; c < width; c++) total[c] += part[c];
+    }
+    for (c = 0; c < width; c++) y[c0 + c] = (float)(total[c] * scale);
+  }
+}
+
+/* max (is_min: min) of x[0..n), a NaN winning as in the reference (n >= 1) */
+FUSE__VEC_TARGET static float FUSE__VEC_FN(fuse__row_max)(const float *x, int64_t n, int is_min) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float t[16], best;
+  int64_t i;
+  int k;
+  FUSE__VEC acc = FUSE__V_SET1(x[0]);
+  for (i = 0; i + vw <= n; i += vw) {
+    FUSE__VEC a = FUSE__V_LOAD(x + i);
+    acc = is_min ? FUSE__V_MIN_NAN(a, acc) : FUSE__V_MAX_NAN(a, acc);
+  }
+  FUSE__V_STORE(t, acc);
+  best = t[0];
+  for (k = 1; k < FUSE__VEC_WIDTH; k++)
+    best = is_min ? (t[k] < best || t[k] != t[k] ? t[k] : best)
+                  : (t[k] > best || t[k] != t[k] ? t[k] : best);
+  for (; i < n && best == best; i++)
+    best = is_min ? (x[i] < best || x[i] != x[i] ? x[i] : best)
+                  : (x[i] > best || x[i] != x[i] ? x[i] : best);
+  return best;
+}
+
+/* softmax (log: log-softmax) of one contiguous row of n >= 1: the max, then exp(x - max) and
+   its sum (vector accumulators per 1024-float block, blocks in double), then the scale. A row
+   with a NaN, or with +inf, comes out NaN as in the reference. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__softmax_row)(float *y, const float *x, int64_t n,
+                                                           int is_log) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  float mx = x[0], t[16];
+  double sum = 0;
+  int64_t i, b;
+  int k;
+  FUSE__VEC vmx;
+  /* a NaN anywhere makes the whole row NaN whichever max is found (as in the reference) */
+  if (n >= vw) {
+    FUSE__VEC acc = FUSE__V_SET1(mx);
+    for (i = 0; i + vw <= n; i += vw) acc = FUSE__V_MAX(acc, FUSE__V_LOAD(x + i));
+    FUSE__V_STORE(t, acc);
+    for (k = 0; k < FUSE__VEC_WIDTH; k++) mx = t[k] > mx ? t[k] : mx;
+  } else {
+    i = 1;
+  }
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  vmx = FUSE__V_SET1(mx);
+  for (b = 0; b < n; b += 1024) {
+    int64_t e = n - b < 1024 ? n : b + 1024;
+    FUSE__VEC s = FUSE__V_ZERO();
+    for (i = b; i + vw <= e; i += vw) {
+      FUSE__VEC v = FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD(x + i), vmx));
+      s = FUSE__V_ADD(s, v);
+      if (!is_log) FUSE__V_STORE(y + i, v);
+    }
+    if (i < e) { /* the lanes past the row must add nothing */
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(e - i);
+      FUSE__V_STORE(t, FUSE__VEC_FN(fuse__vexp)(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx)));
+      for (k = (int)(e - i); k < FUSE__VEC_WIDTH; k++) t[k] = 0;
+      s = FUSE__V_ADD(s, FUSE__V_LOAD(t));
+      if (!is_log) FUSE__V_STORE_MASK(y + i, m, FUSE__V_LOAD(t));
+    }
+    sum += (double)FUSE__VEC_FN(fuse__lanes_sum)(s);
+  }
+  if (is_log) {
+    /* (x - max) - log(sum): x - max is exact near the max, where a shift of max + log(sum)
+       rounded to float would lose the digits of log(sum) */
+    FUSE__VEC ls = FUSE__V_SET1((float)log(sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_SUB(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vmx), ls));
+    }
+  } else {
+    FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / sum));
+    for (i = 0; i < n; i += vw) {
+      FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+      FUSE__V_STORE_MASK(y + i, m, FUSE__V_MUL(FUSE__V_LOAD_MASK(y + i, m), inv));
+    }
+  }
+}
+
+/* y[i] = (x[i] - mean) * inv * scale[i * ss] + bias[i * sb] (bias may be NULL) for i < n:
+   layer norm's affine (ss = sb = 1) and the group norms' per-channel one (ss = sb = 0). */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float *x, int64_t n,
+                                                        float mean, float inv, const float *scale,
+                                                        int ss, const float *bias, int sb) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  FUSE__VEC vm = FUSE__V_SET1(mean), vi = FUSE__V_SET1(inv);
+  int64_t i;
+  for (i = 0; i < n; i += vw) {
+    FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(n - i);
+    FUSE__VEC v = FUSE__V_MUL(FUSE__V_SUB(FUSE__V_LOAD_MASK(x + i, m), vm), vi);
+    FUSE__VEC sc = ss ? FUSE__V_LOAD_MASK(scale + i, m) : FUSE__V_SET1(scale[0]);
+    FUSE__VEC bi = !bias ? FUSE__V_ZERO() : sb ? FUSE__V_LOAD_MASK(bias + i, m) : FUSE__V_SET1(bias[0]);
+    FUSE__V_STORE_MASK(y + i, m, FUSE__V_FMA(v, sc, bi));
+  }
+}
+/* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 #endif
 /* ==== begin src/kernels/vec_scalar.h ==== */
@@ -18949,6 +23605,9 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
 /* ==== end src/kernels/vec_end.h ==== */
 
 static const fuse__row_ops fuse__row_ops_table[] = {
@@ -18959,6 +23618,10 @@ static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
      fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
+     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon},
 #endif
     {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
      fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar},
@@ -18979,8 +23642,8 @@ static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
    picks below read these tables, and test_kernels runs each row against the reference. A row
-   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, no SIMD: the
-   scalar rows only). */
+   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON,
+   no SIMD: the scalar rows only). */
 
 /* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
    columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
@@ -19007,6 +23670,14 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
     {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
     {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
 #endif
+#if defined(FUSE__NEON) && defined(__aarch64__)
+    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
+#elif defined(FUSE__NEON)
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
+#endif
     {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
     {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
     {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
@@ -19028,6 +23699,13 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
     {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#endif
+#if defined(FUSE__NEON) && defined(__aarch64__)
+    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
+    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
+#elif defined(FUSE__NEON)
+    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
+    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
 #endif
     {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
     {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
@@ -19125,6 +23803,10 @@ static const fuse__isa_ops fuse__isa_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
      fuse__elt_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,
+     fuse__elt_neon},
 #endif
     {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
      fuse__elt_scalar},
@@ -19630,12 +24312,12 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 }
 
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
-   conversions. Each GEMM costs
-   its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
-   an image's pixels, the NHWC one's all output pixels), and each element converted about 25
-   multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
-   multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
-   AVX-512), constants fitted to 1x1 and stem layers on both ISAs (bench/layers): the NCHW
+   conversions. Each GEMM costs its multiply-adds over its tile's efficiency (fuse__igemm_eff:
+   the NCHW GEMM's tiles span an image's pixels, the NHWC one's all output pixels), and each
+   element converted about 25 multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the
+   same time on both, a multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times
+   as long as on AVX-512; NEON: 6, its 4-float multiply-adds scaled from AVX2's, not
+   measured), constants fitted to 1x1 and stem layers on both x86 ISAs (bench/layers): the NCHW
    GEMM wins on large images (resnet50's and mobilenet_v2's 1x1 layers at 28 pixels and more,
    the 3-channel stems), the NHWC kernels at 14 and 7 pixels, whose short rows fill the NCHW
    GEMM's tiles poorly. */
@@ -19645,7 +24327,8 @@ static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
   double macs = (double)macs_per_pixel * (double)npix;
-  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0 : 2.0;
+  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0
+                       : isa == FUSE_ISA_NEON ? 6.0 : 2.0;
   int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
   return macs / fuse__igemm_eff(cg, P, Kg, 0) <
@@ -19885,9 +24568,12 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
+/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", and
+   for a step on a micro-kernel of the kernel table, its instruction set and tile:
+   " [neon igemm 8x8]" (NHWC GEMM), "[avx2 nchw gemm 6x16]", "[avx512 few-channel 8x32]",
+   "[neon depthwise]" */
 static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
-                           fuse_value v, const int *number) {
+                           fuse_value v, const int *number, fuse_isa isa) {
   char line[512];
   fuse__out o;
   int k;
@@ -19918,6 +24604,14 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
     fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,
                  (int64_t)s->backend_layout);
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
+  if (s->kernel == FUSE__KERNEL_IGEMM || s->kernel == FUSE__KERNEL_NCHW_GEMM)
+    fuse__format(&o, g, " [%s %s %dx%d]", fuse__isa_name(isa),
+                 s->kernel == FUSE__KERNEL_IGEMM ? "igemm" : "nchw gemm", s->mr, s->nr);
+  else if (s->kernel == FUSE__KERNEL_FEW_CHANNELS)
+    fuse__format(&o, g, " [%s few-channel %dx%d]", fuse__isa_name(isa), s->mr,
+                 fuse__few_channels_pick(isa, 2)->nr);
+  else if (s->kernel == FUSE__KERNEL_DW)
+    fuse__format(&o, g, " [%s depthwise]", fuse__isa_name(isa));
   if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */
   fuse__puts(&o, "\n");
   fuse__listing_write(t, line, o.len);
@@ -20436,14 +25130,15 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
     fuse__compile_error(opt, g, "compile: the graph has no outputs (call fuse_output)");
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
-  if ((unsigned)isa > (unsigned)FUSE_ISA_AVX512) { /* enums may be unsigned chars */
+  if ((unsigned)isa > (unsigned)FUSE_ISA_NEON) { /* enums may be unsigned chars */
     fuse__compile_error(opt, g, "compile: isa %d is not a fuse_isa", (int)isa);
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
-  if (isa != FUSE_ISA_AUTO && isa > cpu) {
+  /* scalar runs anywhere; AVX2 where AVX-512 does; NEON only on ARM */
+  if (isa != FUSE_ISA_AUTO && isa != FUSE_ISA_SCALAR && isa != cpu &&
+      !(isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512)) {
     fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
-                        isa == FUSE_ISA_AVX512 ? "avx512" : "avx2",
-                        cpu == FUSE_ISA_AVX2 ? "avx2" : "scalar");
+                        fuse__isa_name(isa), fuse__isa_name(cpu));
     return FUSE_ERROR_UNSUPPORTED;
   }
   return FUSE_OK;
@@ -20724,7 +25419,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
     if (c->first[st->out] < 0) c->first[st->out] = i;
-    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number);
+    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
 }
@@ -21663,6 +26358,12 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     if (j->r->p->isa >= FUSE_ISA_AVX2) {
       fuse__transpose_avx2(xb, ldx, yb, ldy, rows, cols);
+      continue;
+    }
+#endif
+#ifdef FUSE__NEON
+    if (j->r->p->isa == FUSE_ISA_NEON) {
+      fuse__transpose_neon(xb, ldx, yb, ldy, rows, cols);
       continue;
     }
 #endif
@@ -27084,6 +31785,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__MAX_PARSE_ATTRS
 #ifdef FUSE__X86
 #undef FUSE__X86
+#endif
+#ifdef FUSE__NEON
+#undef FUSE__NEON
 #endif
 /* ==== end src/undefs.h ==== */
 #endif /* FUSE_IMPLEMENTATION */

@@ -1,6 +1,6 @@
 /* fuse_run.c - run an ONNX model on fuse.h from the command line.
 
-       fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|scalar]
+       fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|neon|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
                            [--expect want.bin]... [--tolerance T] [--no-optimize]
                            [--explain] [--dot FILE [--dot-only TEXT]]
@@ -87,7 +87,7 @@ static const char *usage_text =
     "  --print             print the graph before and after fuse_optimize\n"
     "  --runs N            timed runs after one warm-up run (default 10)\n"
     "  --threads N         threads for the plan (default 0 = as many as available)\n"
-    "  --isa ISA           auto (default), avx512, avx2 or scalar\n"
+    "  --isa ISA           auto (default), avx512, avx2, neon or scalar\n"
     "  --backend B         builtin (default) or dnnl (oneDNN, when this build has it)\n"
     "  --input FILE        raw float32 data for the next model input, exactly its size;\n"
     "                      repeat once per input, in order (default: random, fixed seed,\n"
@@ -614,9 +614,10 @@ static int parse_args(int argc, char **argv, options *o) {
         if (strcmp(value, "auto") == 0) o->isa = FUSE_ISA_AUTO;
         else if (strcmp(value, "avx512") == 0) o->isa = FUSE_ISA_AVX512;
         else if (strcmp(value, "avx2") == 0) o->isa = FUSE_ISA_AVX2;
+        else if (strcmp(value, "neon") == 0) o->isa = FUSE_ISA_NEON;
         else if (strcmp(value, "scalar") == 0) o->isa = FUSE_ISA_SCALAR;
         else {
-          fail_usage("--isa expects auto, avx512, avx2 or scalar, got '%s'", value);
+          fail_usage("--isa expects auto, avx512, avx2, neon or scalar, got '%s'", value);
           return 2;
         }
       } else if (strcmp(a, "--backend") == 0) {
@@ -1028,7 +1029,8 @@ int main(int argc, char **argv) {
   {
     fuse_isa best = fuse_cpu_isa();
     printf("isa: %s (this cpu: %s), backend: %s, threads: ", o.isa_name,
-           best == FUSE_ISA_AVX512 ? "avx512" : best == FUSE_ISA_AVX2 ? "avx2" : "scalar",
+           best == FUSE_ISA_AVX512 ? "avx512" : best == FUSE_ISA_AVX2 ? "avx2"
+           : best == FUSE_ISA_NEON ? "neon" : "scalar",
            o.dnnl ? "dnnl" : "builtin");
     if (o.threads) printf("%ld\n", o.threads);
     else printf("default\n");

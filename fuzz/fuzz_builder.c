@@ -729,8 +729,10 @@ static int fuzz_builder(const unsigned char *data, size_t size) {
   memset(&scalar, 0, sizeof scalar);
   scalar.isa = FUSE_ISA_SCALAR;
   memset(&opt, 0, sizeof opt);
-  opt.isa = (fuse_isa)((head >> 1) & 3);
-  if (opt.isa > fuse_cpu_isa()) opt.isa = fuse_cpu_isa();
+  opt.isa = (fuse_isa)((head >> 1) & 3); /* auto, scalar, avx2, avx512: one the CPU lacks is */
+  if (opt.isa > FUSE_ISA_SCALAR && opt.isa != fuse_cpu_isa() && /* its best (NEON on ARM) */
+      !(opt.isa == FUSE_ISA_AVX2 && fuse_cpu_isa() == FUSE_ISA_AVX512))
+    opt.isa = fuse_cpu_isa();
   if (head & 8) {
     opt.parallel_for = fb_parallel_for;
     opt.num_threads = 1 + (int)((head >> 4) & 3);

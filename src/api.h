@@ -452,7 +452,8 @@ typedef enum fuse_isa {
   FUSE_ISA_AUTO = 0,
   FUSE_ISA_SCALAR,
   FUSE_ISA_AVX2,
-  FUSE_ISA_AVX512
+  FUSE_ISA_AVX512,
+  FUSE_ISA_NEON /* aarch64, and armv7 built with -mfpu=neon-vfpv4 */
 } fuse_isa;
 typedef struct fuse_backend fuse_backend; /* fuse_dnnl.h provides one */
 

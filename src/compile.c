@@ -46,14 +46,15 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
     fuse__compile_error(opt, g, "compile: the graph has no outputs (call fuse_output)");
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
-  if ((unsigned)isa > (unsigned)FUSE_ISA_AVX512) { /* enums may be unsigned chars */
+  if ((unsigned)isa > (unsigned)FUSE_ISA_NEON) { /* enums may be unsigned chars */
     fuse__compile_error(opt, g, "compile: isa %d is not a fuse_isa", (int)isa);
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
-  if (isa != FUSE_ISA_AUTO && isa > cpu) {
+  /* scalar runs anywhere; AVX2 where AVX-512 does; NEON only on ARM */
+  if (isa != FUSE_ISA_AUTO && isa != FUSE_ISA_SCALAR && isa != cpu &&
+      !(isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512)) {
     fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
-                        isa == FUSE_ISA_AVX512 ? "avx512" : "avx2",
-                        cpu == FUSE_ISA_AVX2 ? "avx2" : "scalar");
+                        fuse__isa_name(isa), fuse__isa_name(cpu));
     return FUSE_ERROR_UNSUPPORTED;
   }
   return FUSE_OK;
@@ -334,7 +335,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
     if (c->first[st->out] < 0) c->first[st->out] = i;
-    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number);
+    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
 }

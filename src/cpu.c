@@ -24,6 +24,15 @@ static unsigned long long fuse__xgetbv(void) {
 #endif
 #endif
 
+/* ARM: the NEON kernels are compiled in on aarch64 (where every CPU has NEON) and on armv7
+   built for NEON with fused multiply-add (-mfpu=neon-vfpv4 or neon-fp-armv8): such a binary
+   needs the unit anyway, so its presence is the build's, not a run-time question. */
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
+    (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
+#define FUSE__NEON 1
+#endif
+
 FUSE_API fuse_isa fuse_cpu_isa(void) {
 #ifdef FUSE__X86
   unsigned r[4], max_leaf, ebx7;
@@ -49,7 +58,23 @@ FUSE_API fuse_isa fuse_cpu_isa(void) {
 #endif
   (void)ebx7; /* FUSE_NO_AVX2 with FUSE_NO_AVX512: -Wunused-but-set-variable */
 #endif
+#ifdef FUSE__NEON
+  return FUSE_ISA_NEON;
+#else
   return FUSE_ISA_SCALAR;
+#endif
+}
+
+/* "avx512", "avx2", "neon", "scalar"; "reference" for FUSE_ISA_AUTO in a plan (its op-by-op
+   reference kernels) */
+static const char *fuse__isa_name(fuse_isa isa) {
+  switch (isa) {
+  case FUSE_ISA_SCALAR: return "scalar";
+  case FUSE_ISA_AVX2: return "avx2";
+  case FUSE_ISA_AVX512: return "avx512";
+  case FUSE_ISA_NEON: return "neon";
+  default: return "reference";
+  }
 }
 
 

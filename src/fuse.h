@@ -60,8 +60,10 @@
      FUSE_NO_STDIO         no FILE* functions (fuse_graph_print, fuse_explain, fuse_write_dot,
                            fuse_onnx_load_file)
      FUSE_NO_ONNX          leave the ONNX reader out
-     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512   compile the AVX-512 / AVX2 kernels out
-                           (the x86 paths are chosen at run time from cpuid)
+     FUSE_NO_SIMD, FUSE_NO_AVX2, FUSE_NO_AVX512, FUSE_NO_NEON   compile the AVX-512 / AVX2
+                           / NEON kernels out (the x86 paths are chosen at run time from
+                           cpuid; NEON is built in on aarch64, and on armv7 with
+                           -mfpu=neon-vfpv4)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */

@@ -282,12 +282,12 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
 }
 
 /* Whether the NCHW GEMM (on micro-kernel cg) beats the NHWC kernels with their two
-   conversions. Each GEMM costs
-   its multiply-adds over its tile's efficiency (fuse__igemm_eff: the NCHW GEMM's tiles span
-   an image's pixels, the NHWC one's all output pixels), and each element converted about 25
-   multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the same time on both, a
-   multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times as long as on
-   AVX-512), constants fitted to 1x1 and stem layers on both ISAs (bench/layers): the NCHW
+   conversions. Each GEMM costs its multiply-adds over its tile's efficiency (fuse__igemm_eff:
+   the NCHW GEMM's tiles span an image's pixels, the NHWC one's all output pixels), and each
+   element converted about 25 multiply-adds on AVX-512, 12 on AVX2 (a conversion takes the
+   same time on both, a multiply-add twice as long on AVX2; scalar: 2, a multiply-add 16 times
+   as long as on AVX-512; NEON: 6, its 4-float multiply-adds scaled from AVX2's, not
+   measured), constants fitted to 1x1 and stem layers on both x86 ISAs (bench/layers): the NCHW
    GEMM wins on large images (resnet50's and mobilenet_v2's 1x1 layers at 28 pixels and more,
    the 3-channel stems), the NHWC kernels at 14 and 7 pixels, whose short rows fill the NCHW
    GEMM's tiles poorly. */
@@ -297,7 +297,8 @@ static int fuse__nchw_gemm_pays(fuse_isa isa, const fuse__tensor *tx, const fuse
   double converted =
       (double)fuse__numel(tx->rank, tx->shape) + (double)fuse__numel(ty->rank, ty->shape);
   double macs = (double)macs_per_pixel * (double)npix;
-  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0 : 2.0;
+  double per_element = isa == FUSE_ISA_AVX512 ? 25.0 : isa == FUSE_ISA_AVX2 ? 12.0
+                       : isa == FUSE_ISA_NEON ? 6.0 : 2.0;
   int ig;
   if (!fuse__igemm_pick(isa, Kg, npix, 0, &ig)) return 1;
   return macs / fuse__igemm_eff(cg, P, Kg, 0) <

@@ -28,9 +28,12 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)" */
+/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", and
+   for a step on a micro-kernel of the kernel table, its instruction set and tile:
+   " [neon igemm 8x8]" (NHWC GEMM), "[avx2 nchw gemm 6x16]", "[avx512 few-channel 8x32]",
+   "[neon depthwise]" */
 static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
-                           fuse_value v, const int *number) {
+                           fuse_value v, const int *number, fuse_isa isa) {
   char line[512];
   fuse__out o;
   int k;
@@ -61,6 +64,14 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
     fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,
                  (int64_t)s->backend_layout);
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
+  if (s->kernel == FUSE__KERNEL_IGEMM || s->kernel == FUSE__KERNEL_NCHW_GEMM)
+    fuse__format(&o, g, " [%s %s %dx%d]", fuse__isa_name(isa),
+                 s->kernel == FUSE__KERNEL_IGEMM ? "igemm" : "nchw gemm", s->mr, s->nr);
+  else if (s->kernel == FUSE__KERNEL_FEW_CHANNELS)
+    fuse__format(&o, g, " [%s few-channel %dx%d]", fuse__isa_name(isa), s->mr,
+                 fuse__few_channels_pick(isa, 2)->nr);
+  else if (s->kernel == FUSE__KERNEL_DW)
+    fuse__format(&o, g, " [%s depthwise]", fuse__isa_name(isa));
   if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */
   fuse__puts(&o, "\n");
   fuse__listing_write(t, line, o.len);

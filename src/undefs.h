@@ -39,3 +39,6 @@
 #ifdef FUSE__X86
 #undef FUSE__X86
 #endif
+#ifdef FUSE__NEON
+#undef FUSE__NEON
+#endif

@@ -1,12 +1,13 @@
 /* test_kernels.c - the kernel table's micro-kernels (the indirect GEMM's tiles, AVX-512 6x64 ..
-   12x16, AVX2 6x16 / 12x8, their scalar twins 4x4 / 4x2 / 8x2; the few-channel kernel; the
-   NCHW GEMM's packer; depthwise) against the plain reference kernels.
+   12x16, AVX2 6x16 / 12x8, NEON 8x8 / 4x16 / 8x4 (aarch64) or 4x8 / 4x4 (armv7), their scalar
+   twins 4x4 / 4x2 / 8x2; the few-channel kernel; the NCHW GEMM's packer; depthwise) against
+   the plain reference kernels.
 
    Every case is built once, run through fuse_optimize, compiled with
    fuse_compile_options.reference_kernels = 1 (the oracle) and once per ISA with
    fuse_compile_options.isa = FUSE_ISA_SCALAR (the scalar twins) / FUSE_ISA_AVX2 /
-   FUSE_ISA_AVX512, and run on the same inputs. An ISA the CPU lacks (fuse_cpu_isa) is
-   skipped, and the skip is printed. kernel_table (0.) calls each table row directly.
+   FUSE_ISA_AVX512 / FUSE_ISA_NEON, and run on the same inputs. An ISA the CPU lacks
+   (fuse_cpu_isa) is skipped, and the skip is printed. kernel_table (0.) calls each table row directly.
 
    1. random_shapes: 300 conv2d shapes from a fixed-seed RNG - batch 1-3, C and K 1-70 (K < 4,
       which stays on the scalar path, and K that is no multiple of 12 or 6), groups 1, 2-4,
@@ -54,12 +55,20 @@
 #include "../fuse.h"
 #include "runner.h"
 
-/* The header's SIMD kernels exist (its FUSE__SIMD, undefined at the header's end): the tests
-   that look into the plan's steps and the kernel table need them. */
+/* The header's SIMD kernels exist (its FUSE__SIMD / FUSE__NEON, undefined at the header's
+   end): the tests that look into the plan's steps and the kernel table need them. */
 #if !defined(FUSE_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && \
     (defined(__GNUC__) || defined(__clang__)) && (!defined(FUSE_NO_AVX2) || !defined(FUSE_NO_AVX512))
 #define TEST_SIMD 1
+#define TEST_X86 1
 #endif
+#if !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(__ARM_BIG_ENDIAN) && \
+    (defined(__aarch64__) || (defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)))
+#define TEST_SIMD 1
+#define TEST_NEON 1
+#endif
+#define LAST_ISA FUSE_ISA_NEON /* the per-ISA arrays and loops run to it */
 
 #define TOL 1e-5
 #define RANDOM_CASES 300
@@ -75,16 +84,17 @@ static const float INF = HUGE_VALF;
 #define REFERENCE FUSE_ISA_AUTO
 static const char *isa_name(fuse_isa isa) {
   return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2"
-         : isa == FUSE_ISA_SCALAR ? "scalar" : "reference";
+         : isa == FUSE_ISA_NEON ? "neon" : isa == FUSE_ISA_SCALAR ? "scalar" : "reference";
 }
 static void set_isa(fuse_compile_options *o, int isa) {
   o->isa = isa == REFERENCE ? FUSE_ISA_SCALAR : (fuse_isa)isa;
   o->reference_kernels = isa == REFERENCE;
 }
-static int isa_have[4];          /* indexed by fuse_isa */
-static double worst_err[4];      /* worst normwise error against scalar, per ISA */
-static long n_compared[4];       /* comparisons against scalar, per ISA */
-static long n_gemm[4], n_exact[4]; /* cases on the GEMM path (by workspace) / required bit-exact */
+static int isa_have[LAST_ISA + 1];          /* indexed by fuse_isa */
+static double worst_err[LAST_ISA + 1];      /* worst normwise error against scalar, per ISA */
+static long n_compared[LAST_ISA + 1];       /* comparisons against scalar, per ISA */
+static long n_gemm[LAST_ISA + 1], n_exact[LAST_ISA + 1]; /* cases on the GEMM path (by
+                                                              workspace) / required bit-exact */
 
 /* The case RNG (shapes and epilogues). */
 static uint64_t shape_rng = 0x243f6a8885a308d3ull;
@@ -352,12 +362,20 @@ static int check_plan(const ccase *c, const cdata *d, fuse_plan *p, const char *
     fprintf(stderr, "  FAIL %s: the plan does not fuse the epilogue as built (%s):\n%s", runner_current,
             what, b.s);
   }
+  { /* a step on the kernel table's micro-kernels names their ISA: "[neon igemm 8x8]" */
+    int s, table = 0;
+    char tag[32];
+    for (s = 0; s < p->num_steps; s++)
+      table |= p->steps[s].kernel != FUSE__KERNEL_REF && p->steps[s].kernel != FUSE__KERNEL_BACKEND;
+    snprintf(tag, sizeof tag, "[%s ", isa_name(p->isa));
+    if (table) CHECK_STR_CONTAINS(b.s, tag);
+  }
   return strstr(b.s, "to_nhwc") != NULL || strstr(b.s, "to_nchw") != NULL;
 }
 
 /* GEMM cases (constant weights, >= 4 outputs per group, not depthwise) with a tensor that has
    two layouts, per ISA: run on NHWC (with conversions) or on NCHW in and out. */
-static long n_nhwc_plans[4], n_nchw_plans[4];
+static long n_nhwc_plans[LAST_ISA + 1], n_nchw_plans[LAST_ISA + 1];
 
 /* Compiles g for one ISA, checks the plan, runs it. 1 = ran. *ws gets the workspace size. */
 static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa isa, float *y,
@@ -478,7 +496,7 @@ static int run_case(const ccase *c, const cdata *d, int exact, int with_oracle, 
               runner_current, err, bad, what);
     }
   }
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++) {
     if (!isa_have[isa]) continue;
     memset(got, 0xff, d->ny * sizeof(float));
     if (!run_isa(c, d, g, (fuse_isa)isa, got, &ws, what)) continue;
@@ -643,7 +661,7 @@ TEST(random_shapes) {
   printf("random_shapes: %d cases: %d with < 4 outputs per group (scalar path), %d on a SIMD "
          "kernel (indirect GEMM or depthwise), %d other; epilogues with bias %d, residual %d, clamp %d\n",
          RANDOM_CASES, by_kind[0], by_kind[1], by_kind[2], fused_bias, fused_add, fused_clamp);
-  for (i = FUSE_ISA_SCALAR; i <= FUSE_ISA_AVX512; i++)
+  for (i = FUSE_ISA_SCALAR; i <= LAST_ISA; i++)
     if (isa_have[i]) {
       printf("random_shapes: %s: %ld GEMM cases on NHWC kernels, %ld on the NCHW GEMM\n",
              isa_name((fuse_isa)i), n_nhwc_plans[i], n_nchw_plans[i]);
@@ -680,7 +698,7 @@ static int run_simple(ccase *c, uint32_t seed) {
    built to exercise it. */
 static void expect_gemm(int gemm, const ccase *c) {
   int isa;
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++)
     if (isa_have[isa] && !(gemm & (1 << isa))) {
       char what[512];
       describe(c, what, sizeof what);
@@ -875,7 +893,14 @@ TEST(tile_kinds) {
               {FUSE_ISA_AVX512, 48, 7, 7, 48},  {FUSE_ISA_AVX512, 96, 7, 7, 48},
               {FUSE_ISA_AVX512, 32, 12, 12, 32}, {FUSE_ISA_AVX512, 32, 7, 7, 32},
               {FUSE_ISA_AVX512, 16, 12, 12, 16}, {FUSE_ISA_AVX2, 16, 12, 6, 16},
-              {FUSE_ISA_AVX2, 8, 12, 12, 8}};
+              {FUSE_ISA_AVX2, 8, 12, 12, 8},
+#if defined(__aarch64__)
+              {FUSE_ISA_NEON, 16, 12, 8, 8},    {FUSE_ISA_NEON, 8, 12, 8, 8},
+              {FUSE_ISA_NEON, 16, 7, 4, 16},    {FUSE_ISA_NEON, 4, 12, 8, 4},
+#else
+              {FUSE_ISA_NEON, 16, 12, 4, 8},    {FUSE_ISA_NEON, 4, 12, 4, 4},
+#endif
+  };
   int i;
   for (i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
 #ifdef TEST_SIMD
@@ -953,7 +978,7 @@ TEST(dead_taps) {
       c.lo = -0.25f, c.hi = 0.5f;
       expect_gemm(run_simple(&c, 70u + (uint32_t)(i * 3 + w)), &c);
       if (w == 3)
-        for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+        for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++) /* sized for their tiles */
           if (isa_have[isa] && (i == 3 || i == 4) && (isa == FUSE_ISA_AVX512) == (i == 3))
             CHECK_EQ_INT(channel_blocked(&c, (fuse_isa)isa), 1);
     }
@@ -1000,9 +1025,9 @@ static void specials_case(ccase *c, uint32_t seed, int in_residual, int need_inf
    scalar kernels and the double oracle. */
 TEST(nchw_gemm) {
   ccase c;
-  long before[4];
+  long before[LAST_ISA + 1];
   int isa, cases = 0;
-  for (isa = 0; isa < 4; isa++) before[isa] = n_nchw_plans[isa];
+  for (isa = 0; isa <= LAST_ISA; isa++) before[isa] = n_nchw_plans[isa];
   /* 1x1 stride 3 with >= 128 outputs: the float-by-float gather; batch 2, bias, residual,
      relu */
   c = plain_case(2, 32, 128, 10, 10, 1, 1, 1);
@@ -1042,7 +1067,7 @@ TEST(nchw_gemm) {
   c = plain_case(2, 300, 256, 13, 16, 1, 1, 1);
   c.bias = BIAS_RESHAPE, c.residual = RES_BEFORE, c.clamp = CL_CLIP;
   expect_gemm(run_simple(&c, 66), &c), cases++;
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_AVX2; isa <= LAST_ISA; isa++)
     if (isa_have[isa]) CHECK_EQ_INT((int)(n_nchw_plans[isa] - before[isa]), cases);
 }
 
@@ -1076,7 +1101,7 @@ TEST(few_channels_nchw) {
     c.residual = i % 3 == 0 ? RES_NONE : i % 3 == 1 ? RES_AFTER : RES_BEFORE;
     c.clamp = i % 4 == 0 ? CL_RELU : i % 4 == 1 ? CL_CLIP : i % 4 == 2 ? CL_RELU6_MIN : CL_NONE;
     expect_gemm(run_simple(&c, 300u + (uint32_t)i), &c);
-    for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++) {
+    for (isa = FUSE_ISA_AVX2; isa <= LAST_ISA; isa++) {
       int blocked;
       if (!isa_have[isa]) continue;
 #ifdef TEST_SIMD
@@ -1302,7 +1327,7 @@ static void follow_case(int variant, int optimize) {
   fill(mw, sizeof mw / sizeof *mw, 8200 + variant, -0.2f, 0.2f);
   fill(x, sizeof x / sizeof *x, 8300 + variant, -1, 1);
   fill(r, sizeof r / sizeof *r, 8400 + variant, -1, 1);
-  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= LAST_ISA; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
@@ -1426,7 +1451,7 @@ static void dw_nhwc_case(const dwcase *k, int epi, uint32_t seed) {
   if (epi == 1 || epi == 3) y = fuse_minimum(g, fuse_relu(g, y), fuse_scalar(g, 6.0f));
   fuse_output(g, y);
   CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= LAST_ISA; isa++) {
     fuse_compile_options opt;
     fuse_plan *p = NULL;
     const float *ins[2];
@@ -1487,13 +1512,17 @@ typedef struct kernel_instances {
 static const kernel_instances instances[] = {
     {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__pool_scalar, fuse__elt_scalar,
      fuse__transpose_scalar},
-#if defined(TEST_SIMD) && !defined(FUSE_NO_AVX2)
+#if defined(TEST_X86) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__pool_avx2, fuse__elt_avx2,
      fuse__transpose_avx2},
 #endif
-#if defined(TEST_SIMD) && !defined(FUSE_NO_AVX512)
+#if defined(TEST_X86) && !defined(FUSE_NO_AVX512)
     {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__pool_avx512, fuse__elt_avx512,
      NULL},
+#endif
+#ifdef TEST_NEON
+    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__pool_neon, fuse__elt_neon,
+     fuse__transpose_neon},
 #endif
 };
 #define NUM_INSTANCES ((int)(sizeof instances / sizeof instances[0]))
@@ -1749,7 +1778,7 @@ TEST(elementwise_nan) {
   x[1] = -0.0f;
   l[3] = NAN;
   for (o = 0; o < 6; o++) want[o] = falloc(sizeof x / sizeof *x), got[o] = falloc(sizeof x / sizeof *x);
-  for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
+  for (isa = REFERENCE; isa <= LAST_ISA; isa++) {
     fuse_graph *g;
     fuse_plan *p = NULL;
     fuse_compile_options opt;
@@ -1799,7 +1828,7 @@ TEST(matmul_shapes) {
         fill(x, (size_t)M * K, 9000u + (uint32_t)(mi * 100 + ni * 10 + ki), -1, 1);
         fill(w, (size_t)K * N, 9500u + (uint32_t)(mi * 100 + ni * 10 + ki), -0.5f, 0.5f);
         fill(b, (size_t)N, 9900u, -0.5f, 0.5f);
-        for (isa = REFERENCE; isa <= FUSE_ISA_AVX512; isa++) {
+        for (isa = REFERENCE; isa <= LAST_ISA; isa++) {
           fuse_graph *g;
           fuse_plan *p = NULL;
           fuse_compile_options opt;
@@ -1876,6 +1905,7 @@ TEST(concurrent_runs) {
      relu -> conv 3x3 K=24 + residual r + clip: two GEMM steps and a workspace tensor */
   fuse_isa isa = isa_have[FUSE_ISA_AVX512] ? FUSE_ISA_AVX512
                  : isa_have[FUSE_ISA_AVX2] ? FUSE_ISA_AVX2
+                 : isa_have[FUSE_ISA_NEON] ? FUSE_ISA_NEON
                                            : FUSE_ISA_SCALAR;
   int64_t xs[4] = {1, 32, 40, 40}, w1s[4] = {24, 32, 3, 3}, w2s[4] = {24, 24, 3, 3}, bs[4] = {1, 24, 1, 1};
   int64_t ys[4] = {1, 24, 40, 40};
@@ -2387,19 +2417,61 @@ TEST(kernel_table) {
   CHECK(ran >= 5); /* the scalar twins at least */
 }
 
+/* On ARM with NEON compiled in (aarch64; armv7 with -mfpu=neon-vfpv4), fuse_cpu_isa reports it
+   and a plan compiled with the defaults runs the NEON micro-kernels: its listing names them
+   ("[neon igemm 8x8]", "[neon nchw gemm 8x8]"); FUSE_ISA_SCALAR still gives the scalar twins. */
+TEST(neon_taken) {
+#ifdef TEST_NEON
+  static const fuse_isa isas[2] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR};
+  int k;
+  CHECK_EQ_INT(fuse_cpu_isa(), FUSE_ISA_NEON);
+  for (k = 0; k < 2; k++) {
+    ccase c = plain_case(1, 16, 32, 12, 12, 3, 3, 1);
+    cdata d;
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options opt;
+    sbuf b;
+    c.staged = 1;
+    c.bias = BIAS_1K11, c.clamp = CL_RELU;
+    data_alloc(&c, &d);
+    g = case_graph(&c, &d);
+    memset(&opt, 0, sizeof opt);
+    opt.isa = isas[k];
+    b.len = 0;
+    b.s[0] = 0;
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+    if (p) {
+      CHECK_EQ_INT(p->isa, k ? FUSE_ISA_SCALAR : FUSE_ISA_NEON);
+      fuse_plan_write(p, sbuf_write, &b);
+      CHECK_STR_CONTAINS(b.s, k ? "[scalar igemm 4x4]" : "[neon igemm ");
+      printf("neon_taken: %s plan:\n%s", k ? "scalar" : "default", b.s);
+    }
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    data_free(&d);
+  }
+#else
+  printf("neon_taken: not an ARM build with NEON: nothing to check\n");
+#endif
+}
+
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
   isa_have[REFERENCE] = 1;
   isa_have[FUSE_ISA_SCALAR] = 1;
-  isa_have[FUSE_ISA_AVX2] = cpu >= FUSE_ISA_AVX2;
-  isa_have[FUSE_ISA_AVX512] = cpu >= FUSE_ISA_AVX512;
+  isa_have[FUSE_ISA_AVX2] = cpu == FUSE_ISA_AVX2 || cpu == FUSE_ISA_AVX512;
+  isa_have[FUSE_ISA_AVX512] = cpu == FUSE_ISA_AVX512;
+  isa_have[FUSE_ISA_NEON] = cpu == FUSE_ISA_NEON;
 #ifdef FUSE_NO_AVX2 /* an AVX-512 CPU, but the build has no AVX2 kernels to compare */
   isa_have[FUSE_ISA_AVX2] = 0;
 #endif
   printf("kernels: this CPU: %s\n", isa_name(cpu));
-  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_AVX2; isa <= LAST_ISA; isa++)
     if (!isa_have[isa]) printf("kernels: skipping %s: this CPU (or this build) lacks it\n", isa_name((fuse_isa)isa));
+  RUN(neon_taken);
   RUN(kernel_table);
   RUN(random_shapes);
   RUN(k_blocks_epilogue_once);
@@ -2423,7 +2495,7 @@ int main(void) {
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
   RUN(host_threads_whole_tiles);
-  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
+  for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++)
     if (isa_have[isa])
       printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "
              "worst normwise relative error %.3g (tolerance %g)\n",

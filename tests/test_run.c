@@ -1636,14 +1636,21 @@ TEST(isa_selection) {
   float x[NET_IN], y[NET_OUT0], h[NET_OUT1], wy[NET_OUT0], wh[NET_OUT1];
   const float *in[1];
   float *out[2];
-  static const char *names[] = {"auto", "scalar", "avx2", "avx512"};
-  CHECK(best == FUSE_ISA_SCALAR || best == FUSE_ISA_AVX2 || best == FUSE_ISA_AVX512);
+  static const char *names[] = {"auto", "scalar", "avx2", "avx512", "neon"};
+  CHECK(best == FUSE_ISA_SCALAR || best == FUSE_ISA_AVX2 || best == FUSE_ISA_AVX512 ||
+        best == FUSE_ISA_NEON);
   CHECK(fuse_cpu_isa() == best); /* stable */
-  printf("  fuse_cpu_isa: %s\n", best >= 0 && best <= 3 ? names[best] : "?");
+  printf("  fuse_cpu_isa: %s\n", best >= 0 && best <= 4 ? names[best] : "?");
+#if defined(__aarch64__) && !defined(FUSE_NO_SIMD) && !defined(FUSE_NO_NEON)
+  CHECK_EQ_INT(best, FUSE_ISA_NEON); /* every aarch64 CPU has NEON */
+#endif
   fill(x, NET_IN, 7000);
   in[0] = x; out[0] = y; out[1] = h;
-  for (isa = FUSE_ISA_AUTO; isa <= best && isa <= FUSE_ISA_AVX512; isa = (fuse_isa)(isa + 1)) {
+  for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_NEON; isa = (fuse_isa)(isa + 1)) {
     fuse_compile_options o;
+    /* auto, scalar, and each ISA the CPU runs (AVX2 where AVX-512 is) */
+    if (isa > FUSE_ISA_SCALAR && isa != best && !(isa == FUSE_ISA_AVX2 && best == FUSE_ISA_AVX512))
+      continue;
     fuse_plan *p = NULL;
     fuse_graph *g = net_build(&n, NULL);
     memset(&o, 0, sizeof o);
@@ -1752,8 +1759,10 @@ int main(void) {
   test_default_free(test_default_malloc(1)); /* keeps the counters balanced and used */
   memset(&g_opt, 0, sizeof g_opt);
   run_op_tests(""); /* default options: the best ISA */
-  for (isa = FUSE_ISA_SCALAR; isa <= best && isa <= FUSE_ISA_AVX512; isa = (fuse_isa)(isa + 1)) {
-    static const char *sfx[] = {"", "[scalar]", "[avx2]", "[avx512]"};
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa = (fuse_isa)(isa + 1)) {
+    static const char *sfx[] = {"", "[scalar]", "[avx2]", "[avx512]", "[neon]"};
+    if (isa > FUSE_ISA_SCALAR && isa != best && !(isa == FUSE_ISA_AVX2 && best == FUSE_ISA_AVX512))
+      continue;
     g_opt.isa = isa;
     run_op_tests(sfx[isa]);
   }

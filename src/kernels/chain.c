@@ -60,6 +60,11 @@ typedef struct fuse__row_ops {
 #include "chain.inc"
 #include "vec_end.h"
 #endif
+#ifdef FUSE__NEON
+#include "vec_neon.h"
+#include "chain.inc"
+#include "vec_end.h"
+#endif
 #include "vec_scalar.h"
 #include "chain.inc"
 #include "vec_end.h"
@@ -72,6 +77,10 @@ static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
      fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
+     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon},
 #endif
     {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
      fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar},

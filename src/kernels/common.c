@@ -20,6 +20,9 @@
 #define FUSE__SIMD 1
 #include <immintrin.h>
 #endif
+#ifdef FUSE__NEON /* cpu.c: aarch64, or armv7 with NEON and FMA */
+#include <arm_neon.h>
+#endif
 
 /* The templates' register tiles are small arrays in loops of constant trip count under
    FUSE__UNROLL, which the compiler unrolls fully so that the arrays live in registers: the
@@ -145,6 +148,105 @@ static int fuse__post_in_registers(fuse_post_kind kind) {
          kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
 
+#ifdef FUSE__NEON
+/* The NEON layer's operations of more than one instruction (vec_neon.h). */
+/* lanes a <= l < b on (a, b clamped to 0 .. 4 by the comparisons) */
+static inline uint32x4_t fuse__mask_range_neon(int64_t a, int64_t b) {
+  static const int32_t lanes[4] = {0, 1, 2, 3};
+  int32x4_t l = vld1q_s32(lanes);
+  int32_t lo = a < 0 ? 0 : a > 4 ? 4 : (int32_t)a, hi = b < 0 ? 0 : b > 4 ? 4 : (int32_t)b;
+  return vandq_u32(vcgeq_s32(l, vdupq_n_s32(lo)), vcltq_s32(l, vdupq_n_s32(hi)));
+}
+/* whether every lane of m is on */
+static inline int fuse__mask_all_neon(uint32x4_t m) {
+#if defined(__aarch64__)
+  return vminvq_u32(m) != 0;
+#else
+  uint32x2_t t = vpmin_u32(vget_low_u32(m), vget_high_u32(m));
+  return vget_lane_u32(vpmin_u32(t, t), 0) != 0;
+#endif
+}
+static inline float32x4_t fuse__load_mask_neon(const float *p, uint32x4_t m) {
+  float32x4_t v = vdupq_n_f32(0.0f);
+  if (fuse__mask_all_neon(m)) return vld1q_f32(p);
+  if (vgetq_lane_u32(m, 0)) v = vld1q_lane_f32(p, v, 0);
+  if (vgetq_lane_u32(m, 1)) v = vld1q_lane_f32(p + 1, v, 1);
+  if (vgetq_lane_u32(m, 2)) v = vld1q_lane_f32(p + 2, v, 2);
+  if (vgetq_lane_u32(m, 3)) v = vld1q_lane_f32(p + 3, v, 3);
+  return v;
+}
+static inline void fuse__store_mask_neon(float *p, uint32x4_t m, float32x4_t v) {
+  if (fuse__mask_all_neon(m)) {
+    vst1q_f32(p, v);
+    return;
+  }
+  if (vgetq_lane_u32(m, 0)) vst1q_lane_f32(p, v, 0);
+  if (vgetq_lane_u32(m, 1)) vst1q_lane_f32(p + 1, v, 1);
+  if (vgetq_lane_u32(m, 2)) vst1q_lane_f32(p + 2, v, 2);
+  if (vgetq_lane_u32(m, 3)) vst1q_lane_f32(p + 3, v, 3);
+}
+/* p > q ? a : b (b where either is NaN) */
+static inline float32x4_t fuse__select_gt_neon(float32x4_t p, float32x4_t q, float32x4_t a,
+                                               float32x4_t b) {
+  return vbslq_f32(vcgtq_f32(p, q), a, b);
+}
+/* x in the lanes of m and where x is NaN, else y */
+static inline float32x4_t fuse__keep_nan_neon(uint32x4_t m, float32x4_t x, float32x4_t y) {
+  return vbslq_f32(vornq_u32(m, vceqq_f32(x, x)), x, y);
+}
+/* 2^n for integral n (the conversion truncates; n is integral) */
+static inline float32x4_t fuse__pow2_neon(float32x4_t n) {
+  int32x4_t k = vcvtq_s32_f32(n);
+  return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(127)), 23));
+}
+/* x * 2^floor(n/2) * 2^(n - floor(n/2)): both factors normal, the first product exact */
+static inline float32x4_t fuse__ldexp_neon(float32x4_t x, float32x4_t n) {
+  int32x4_t k = vcvtq_s32_f32(n), half = vshrq_n_s32(k, 1), bias = vdupq_n_s32(127);
+  float32x4_t first = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(half, bias), 23));
+  float32x4_t second = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vsubq_s32(k, half), bias), 23));
+  return vmulq_f32(vmulq_f32(x, first), second);
+}
+/* The exponent split on the bits alone (armv7's NEON would read a denormal x as zero): a
+   denormal's significand is shifted up to a normal one's (by s = its leading zeros - 8) and s
+   taken off the exponent after; the special values as vec_scalar.h says. */
+static inline float32x4_t fuse__frexp_neon(float32x4_t x, float32x4_t *e) {
+  uint32x4_t bits = vreinterpretq_u32_f32(x);
+  uint32x4_t denormal = vcltq_u32(bits, vdupq_n_u32(0x00800000u)); /* +0 too: shifted by 24 */
+  int32x4_t shift = vandq_s32(vreinterpretq_s32_u32(denormal),
+                              vsubq_s32(vreinterpretq_s32_u32(vclzq_u32(bits)), vdupq_n_s32(8)));
+  int32x4_t scaled = vreinterpretq_s32_u32(vshlq_u32(bits, shift));
+  int32x4_t k = vshrq_n_s32(vsubq_s32(scaled, vdupq_n_s32(0x3f400000)), 23);
+  float32x4_t m = vreinterpretq_f32_s32(vsubq_s32(scaled, vshlq_n_s32(k, 23)));
+  float32x4_t exponent = vcvtq_f32_s32(vsubq_s32(k, shift));
+  exponent = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0)), vdupq_n_f32(-INFINITY), exponent);
+  exponent = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0x80000000u)), vdupq_n_f32(-INFINITY), exponent);
+  *e = vbslq_f32(vceqq_u32(bits, vdupq_n_u32(0x7f800000u)), vdupq_n_f32(INFINITY), exponent);
+  /* NaN where x is NaN or negative (-0 is not): the bits above +inf's but -0's */
+  return vbslq_f32(vandq_u32(vcgtq_u32(bits, vdupq_n_u32(0x7f800000u)),
+                             vmvnq_u32(vceqq_u32(bits, vdupq_n_u32(0x80000000u)))),
+                   vdupq_n_f32(NAN), m);
+}
+#if !defined(__aarch64__)
+/* armv7: the operations NEON lacks, lane by lane on the VFP (IEEE, as the scalar layer) */
+static inline float32x4_t fuse__div_neon(float32x4_t a, float32x4_t b) {
+  float x[4], y[4];
+  int i;
+  vst1q_f32(x, a);
+  vst1q_f32(y, b);
+  for (i = 0; i < 4; i++) x[i] /= y[i];
+  return vld1q_f32(x);
+}
+/* what: 0 sqrt, 1 floor, 2 ceil */
+static inline float32x4_t fuse__lanes_neon(float32x4_t a, int what) {
+  float x[4];
+  int i;
+  vst1q_f32(x, a);
+  for (i = 0; i < 4; i++) x[i] = what == 0 ? sqrtf(x[i]) : what == 1 ? floorf(x[i]) : ceilf(x[i]);
+  return vld1q_f32(x);
+}
+#endif
+#endif
+
 /* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
    once per vector layer: every kernel family uses them. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
@@ -155,6 +257,12 @@ static int fuse__post_in_registers(fuse_post_kind kind) {
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
+#include "vmath.inc"
+#include "post.inc"
+#include "vec_end.h"
+#endif
+#ifdef FUSE__NEON
+#include "vec_neon.h"
 #include "vmath.inc"
 #include "post.inc"
 #include "vec_end.h"

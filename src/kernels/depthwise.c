@@ -2,8 +2,8 @@
 /* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
    and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
    against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
-   fuse__dw_avx2 / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row
-   builder, which the few-channel NCHW kernel shares). */
+   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW
+   band buffer's row builder, which the few-channel NCHW kernel shares). */
 
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
@@ -48,14 +48,18 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
   g->rows = (band - 1) * sh + span;
 }
 
-/* Bytes of an NCHW depthwise step's scratch, the most any vector width needs (16, 8 and the
-   scalar twin's 1): the tap offsets, then the band buffer. */
+/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
+   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
 static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                 int64_t sw, int64_t dh, int64_t dw) {
-  static const int64_t widths[3] = {1, 8, 16};
+#ifdef FUSE__NEON
+  static const int64_t widths[] = {1, 4};
+#else
+  static const int64_t widths[] = {1, 8, 16};
+#endif
   int64_t most = 0, f;
   int i;
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
     fuse__dwc_geom g;
     fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
     f = g.rows * g.rs;
@@ -72,6 +76,12 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
+#include "depthwise_nhwc.inc"
+#include "depthwise_nchw.inc"
+#include "vec_end.h"
+#endif
+#ifdef FUSE__NEON
+#include "vec_neon.h"
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"
 #include "vec_end.h"

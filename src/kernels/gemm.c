@@ -19,7 +19,7 @@
    weight packing in layouts.c.
 
    The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
-   vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h) and tile:
+   vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h) and tile:
    - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
      channel, then the bias, the post-ops (fuse__post_apply) and one store;
@@ -133,6 +133,61 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 1
 #include "few_channels_tile.inc"
+#include "nchw_pack.inc"
+#include "vec_end.h"
+#endif
+
+/* NEON. aarch64 has 32 vector registers and multiply-adds by lane: a tile's accumulators, its
+   MR pixels' inputs (one register of four steps each) and NR / 4 weight vectors must fit.
+   8x8: 16 accumulators + 8 inputs + 2 weights = 26; 4x16: 16 + 4 + 4 = 24; 8x4 is 8x8's
+   narrow last column block. 16 accumulators cover the FMA latency of a core with four FMA
+   pipes (4 cycles x 4). armv7 has 16 registers, only 4 of them kept across a call (q4-q7),
+   and no multiply-add by lane (each input is loaded broadcast): 4x8 holds 8 accumulators + 2
+   weights + the inputs; 6x8 (12 + 2 + 1) left gcc 12 three accumulators on the stack in the
+   loop (the few-channel 4x8 keeps one there with gcc, none with clang). The epilogue calls
+   no function while the accumulators are live (the vector math runs over the stored tile).
+   4x4 is 4x8's narrow block. */
+#ifdef FUSE__NEON
+#include "vec_neon.h"
+#if defined(__aarch64__)
+#define FUSE__GEMM_NAME fuse__igemm_8x8
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x16
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x4
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_8x8
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_8x4
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#else
+#define FUSE__GEMM_NAME fuse__igemm_4x8
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x8
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#endif
 #include "nchw_pack.inc"
 #include "vec_end.h"
 #endif

@@ -28,6 +28,12 @@ static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
       continue;
     }
 #endif
+#ifdef FUSE__NEON
+    if (j->r->p->isa == FUSE_ISA_NEON) {
+      fuse__transpose_neon(xb, ldx, yb, ldy, rows, cols);
+      continue;
+    }
+#endif
     fuse__transpose_scalar(xb, ldx, yb, ldy, rows, cols);
   }
 }

@@ -1,6 +1,6 @@
 /* ------------------------------------------- pool, element-wise, transpose kernels -- */
 /* Plain-C templates instantiated once per vector layer: fuse__pool_* (pool.inc),
-   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _scalar (transpose.inc: the AVX-512
+   fuse__elt_* (eltwise.inc), fuse__transpose_avx2 / _neon / _scalar (transpose.inc: the AVX-512
    CPUs take the AVX2 one, whose 8 x 8 blocks are as fast as the conversions need). */
 struct fuse__pool_args {
   const float *x;
@@ -48,6 +48,26 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 }
 #include "vec_avx2.h"
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
+#include "pool.inc"
+#include "eltwise.inc"
+#include "transpose.inc"
+#undef FUSE__V_TRANSPOSE_BLOCK
+#include "vec_end.h"
+#endif
+
+#ifdef FUSE__NEON
+/* The NEON layer's in-register transpose of the 4 x 4 floats at x into y: pairs of rows
+   interleaved (vtrn), then their halves combined. */
+static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float *y, int64_t ldy) {
+  float32x4x2_t t01 = vtrnq_f32(vld1q_f32(x), vld1q_f32(x + ldx)); /* a0 b0 a2 b2, a1 b1 a3 b3 */
+  float32x4x2_t t23 = vtrnq_f32(vld1q_f32(x + 2 * ldx), vld1q_f32(x + 3 * ldx));
+  vst1q_f32(y, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+  vst1q_f32(y + ldy, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+  vst1q_f32(y + 2 * ldy, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+  vst1q_f32(y + 3 * ldy, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+}
+#include "vec_neon.h"
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_neon(x, ldx, y, ldy)
 #include "pool.inc"
 #include "eltwise.inc"
 #include "transpose.inc"

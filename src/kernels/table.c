@@ -1,8 +1,8 @@
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
    picks below read these tables, and test_kernels runs each row against the reference. A row
-   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, no SIMD: the
-   scalar rows only). */
+   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON,
+   no SIMD: the scalar rows only). */
 
 /* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
    columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
@@ -29,6 +29,14 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
     {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
     {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
 #endif
+#if defined(FUSE__NEON) && defined(__aarch64__)
+    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
+#elif defined(FUSE__NEON)
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
+#endif
     {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
     {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
     {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
@@ -50,6 +58,13 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
     {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#endif
+#if defined(FUSE__NEON) && defined(__aarch64__)
+    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
+    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
+#elif defined(FUSE__NEON)
+    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
+    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
 #endif
     {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
     {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
@@ -147,6 +162,10 @@ static const fuse__isa_ops fuse__isa_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
      fuse__elt_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,
+     fuse__elt_neon},
 #endif
     {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
      fuse__elt_scalar},

@@ -54,3 +54,6 @@
 #undef FUSE__V_ABS
 #undef FUSE__V_FLOOR
 #undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
