@@ -25193,7 +25193,13 @@ static int fuse__compile_start(fuse__compiler *c) {
   p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap * sizeof(fuse__tensor), 16);
   c->fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion),
                                       16);
-  c->ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
+  { /* a step reads a node's inputs (any count, the same value maybe many times) or a fused
+       root's x, w, bias and post-op operands */
+    int i, most = 3 + FUSE_MAX_POST_OPS;
+    for (i = 0; i < g->num_nodes; i++)
+      if (g->nodes[i].num_in > most) most = g->nodes[i].num_in;
+    c->ins = (fuse_value *)fuse__alloc(a, (size_t)most * sizeof(fuse_value), 16);
+  }
   c->text.a = a;
   return c->needed && c->root && c->alt && c->first && c->last && c->order && c->input_pos &&
          c->ranges && p->tensors && c->fz && c->ins && fuse__users_build(g, &c->users) &&
@@ -29281,16 +29287,22 @@ static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
          FUSE_NONE;
 }
 
-/* Concat of all its inputs along `axis`. */
+/* Concat of all its inputs along `axis`, however many (densenet: up to 49). */
 static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
-  fuse_value ins[16];
+  fuse_value few[16], *ins = few, y = FUSE_NONE;
   fuse__oattr a;
   int k;
   if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+  if (n->num_in > 16) {
+    ins = (fuse_value *)fuse__alloc(&ld->g->alloc, (size_t)n->num_in * sizeof(fuse_value), 16);
+    if (!ins) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  }
   for (k = 0; k < n->num_in; k++)
-    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-  return fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) break;
+  if (k == n->num_in) y = fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+  if (ins != few) fuse__free(&ld->g->alloc, ins);
+  return y;
 }
 
 /* BatchNormalization in inference mode (x, scale, bias, mean, var). */

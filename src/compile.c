@@ -109,7 +109,13 @@ static int fuse__compile_start(fuse__compiler *c) {
   p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)cap * sizeof(fuse__tensor), 16);
   c->fz = (fuse__fusion *)fuse__alloc(a, (size_t)(g->num_composites + 1) * sizeof(fuse__fusion),
                                       16);
-  c->ins = (fuse_value *)fuse__alloc(a, (size_t)(n + 8) * sizeof(fuse_value), 16);
+  { /* a step reads a node's inputs (any count, the same value maybe many times) or a fused
+       root's x, w, bias and post-op operands */
+    int i, most = 3 + FUSE_MAX_POST_OPS;
+    for (i = 0; i < g->num_nodes; i++)
+      if (g->nodes[i].num_in > most) most = g->nodes[i].num_in;
+    c->ins = (fuse_value *)fuse__alloc(a, (size_t)most * sizeof(fuse_value), 16);
+  }
   c->text.a = a;
   return c->needed && c->root && c->alt && c->first && c->last && c->order && c->input_pos &&
          c->ranges && p->tensors && c->fz && c->ins && fuse__users_build(g, &c->users) &&

@@ -520,16 +520,22 @@ static fuse_value fuse__onnx_constant(fuse__onnx *ld, const fuse__onode *n) {
          FUSE_NONE;
 }
 
-/* Concat of all its inputs along `axis`. */
+/* Concat of all its inputs along `axis`, however many (densenet: up to 49). */
 static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
-  fuse_value ins[16];
+  fuse_value few[16], *ins = few, y = FUSE_NONE;
   fuse__oattr a;
   int k;
   if (!fuse__onnx_attr(n, "axis", &a) || !a.has_i)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "Concat needs axis"), FUSE_NONE;
+  if (n->num_in > 16) {
+    ins = (fuse_value *)fuse__alloc(&ld->g->alloc, (size_t)n->num_in * sizeof(fuse_value), 16);
+    if (!ins) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  }
   for (k = 0; k < n->num_in; k++)
-    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-  return fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+    if ((ins[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) break;
+  if (k == n->num_in) y = fuse_concat(ld->g, n->num_in, ins, (int)a.i);
+  if (ins != few) fuse__free(&ld->g->alloc, ins);
+  return y;
 }
 
 /* BatchNormalization in inference mode (x, scale, bias, mean, var). */

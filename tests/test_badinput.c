@@ -1810,6 +1810,57 @@ TEST(onnx_bit_flips) {
 }
 #endif
 
+/* A Concat of 40 inputs (densenet's reach 49): it loads and runs; its inputs once went into a
+   16-slot array on the stack (AddressSanitizer: stack-buffer-overflow) */
+TEST(onnx_concat_of_40_inputs) {
+  static pb g, node, attr, model, opset;
+  static const int64_t d12[2] = {1, 2};
+  const int64_t d80[2] = {1, 80};
+  char names[40][8];
+  float x[2] = {1.5f, -2.0f}, y[80];
+  fuse_graph *graph = NULL;
+  fuse_plan *plan = NULL;
+  const float *ins[1];
+  float *outs[1];
+  int i, ok = 1;
+  memset(&g, 0, sizeof g), memset(&node, 0, sizeof node), memset(&attr, 0, sizeof attr);
+  memset(&model, 0, sizeof model), memset(&opset, 0, sizeof opset);
+  pb_node(&g, "Relu", "x", NULL, NULL, "r", NULL);
+  for (i = 0; i < 40; i++) { /* r, then 39 negations alternating with r */
+    snprintf(names[i], sizeof names[i], "n%d", i);
+    if (i % 2) pb_node(&g, "Neg", "r", NULL, NULL, names[i], NULL);
+  }
+  for (i = 0; i < 40; i++) pb_str(&node, 1, i % 2 ? names[i] : "r");
+  pb_str(&node, 2, "y");
+  pb_str(&node, 4, "Concat");
+  pb_str(&attr, 1, "axis");
+  pb_int(&attr, 3, 1);
+  pb_int(&attr, 20, 2); /* type INT */
+  pb_sub(&node, 5, &attr);
+  pb_sub(&g, 1, &node);
+  pb_value_info(&g, 11, "x", 2, d12);
+  pb_value_info(&g, 12, "y", 2, d80);
+  pb_int(&model, 1, 7);
+  pb_str(&opset, 1, "");
+  pb_int(&opset, 2, 13);
+  pb_sub(&model, 8, &opset);
+  pb_sub(&model, 7, &g);
+  CHECK(model.n <= sizeof model.d);
+  CHECK_EQ_INT(fuse_onnx_load_memory(model.d, model.n, NULL, &graph), FUSE_OK);
+  if (graph && fuse_graph_status(graph) == FUSE_OK &&
+      fuse_compile(graph, NULL, &plan) == FUSE_OK) {
+    ins[0] = x, outs[0] = y;
+    CHECK_EQ_INT(fuse_run(plan, ins, outs, NULL), FUSE_OK);
+    for (i = 0; i < 40; i++) /* relu(x) = [1.5, 0]; Neg of it in the odd slots */
+      ok = ok && y[2 * i] == (i % 2 ? -1.5f : 1.5f) && y[2 * i + 1] == (i % 2 ? -0.0f : 0.0f);
+    CHECK(ok);
+  } else {
+    CHECK(!"the 40-input Concat did not load and compile");
+  }
+  fuse_plan_destroy(plan);
+  fuse_graph_destroy(graph);
+}
+
 int main(int argc, char **argv) {
   (void)runner_rel_error; /* runner.h's tensor comparison: not needed here */
   verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -1817,6 +1868,7 @@ int main(int argc, char **argv) {
 #ifndef FUSE_NO_ONNX
   RUN(onnx_truncated_every_length);
   RUN(onnx_bit_flips);
+  RUN(onnx_concat_of_40_inputs);
 #endif
   return runner_finish("badinput");
 }
