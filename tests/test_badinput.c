@@ -1816,7 +1816,7 @@ TEST(onnx_concat_of_40_inputs) {
   static pb g, node, attr, model, opset;
   static const int64_t d12[2] = {1, 2};
   const int64_t d80[2] = {1, 80};
-  char names[40][8];
+  char names[40][16];
   float x[2] = {1.5f, -2.0f}, y[80];
   fuse_graph *graph = NULL;
   fuse_plan *plan = NULL;
