@@ -1808,7 +1808,6 @@ TEST(onnx_bit_flips) {
   CHECK_EQ_INT(bad, 0);
   free(data);
 }
-#endif
 
 /* A Concat of 40 inputs (densenet's reach 49): it loads and runs; its inputs once went into a
    16-slot array on the stack (AddressSanitizer: stack-buffer-overflow) */
@@ -1860,6 +1859,7 @@ TEST(onnx_concat_of_40_inputs) {
   fuse_plan_destroy(plan);
   fuse_graph_destroy(graph);
 }
+#endif
 
 int main(int argc, char **argv) {
   (void)runner_rel_error; /* runner.h's tensor comparison: not needed here */
