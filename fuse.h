@@ -8133,6 +8133,14 @@ static int fuse__post_in_registers(fuse_post_kind kind) {
          kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
 
+/* How many of a step's post-ops, from the first, a kernel applies on its registers; the rest
+   run over the stored output (fuse__post_block). Found once per step by the drivers. */
+static int fuse__post_split(const fuse_post_op *post, int num_post) {
+  int split = 0;
+  while (split < num_post && fuse__post_in_registers(post[split].kind)) split++;
+  return split;
+}
+
 #ifdef FUSE__NEON
 /* The NEON layer's operations of more than one instruction (vec_neon.h). */
 /* lanes a <= l < b on (a, b clamped to 0 .. 4 by the comparisons) */
@@ -10075,6 +10083,7 @@ typedef struct fuse__tile_epi {
   const float *row_bias; /* NCHW GEMM and few-channel kernel: one per tile row, or NULL */
   const fuse_post_op *post; /* the step's post-ops, applied in order (fuse__post_apply) */
   int num_post;
+  int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
                                           strides as y); NULL for other kinds */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their values at the tile's
@@ -10293,12 +10302,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -10457,12 +10465,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -10621,12 +10628,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -10785,12 +10791,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -10949,12 +10954,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -11113,12 +11117,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -11245,12 +11248,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -11377,12 +11379,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -11758,12 +11759,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -11922,12 +11922,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -12054,12 +12053,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -12186,12 +12184,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -12598,12 +12595,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -12762,12 +12758,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -12926,12 +12921,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13058,12 +13052,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13190,12 +13183,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13355,12 +13347,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13519,12 +13510,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13651,12 +13641,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -13783,12 +13772,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -14171,12 +14159,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -14335,12 +14322,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -14499,12 +14485,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -14631,12 +14616,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -14763,12 +14747,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
   }
 {
-  /* the post-ops before the first one fuse__post_in_registers does not take run on the
-     accumulators; from there on, over the stored tile (none before the last block) */
-  int split = flags & FUSE__FINISH ? 0 : e->num_post;
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
   if (flags & FUSE__FINISH) {
     int q;
-    while (split < e->num_post && fuse__post_in_registers(e->post[split].kind)) split++;
     if (e->bias) {
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
@@ -25817,6 +25800,7 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
   e->post = s->post;
   e->num_post = s->num_post;
+  e->split = fuse__post_split(s->post, s->num_post);
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     e->res[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
@@ -26323,8 +26307,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
-  d.split = 0;
-  while (d.split < d.num_post && fuse__post_in_registers(s->post[d.split].kind)) d.split++;
+  d.split = fuse__post_split(s->post, s->num_post);
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;

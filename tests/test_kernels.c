@@ -2217,6 +2217,7 @@ static void table_igemm_case(int kind, int mode, uint32_t seed) {
   e.bias = bias_kind == 1 ? bias : NULL;
   e.row_bias = bias_kind == 2 ? bias : NULL; /* MR <= NR floats */
   e.post = post, e.num_post = num_post;
+  e.split = fuse__post_split(post, num_post); /* as the drivers set it */
   for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
   e.ldw = ldw == NR ? 0 : ldw;
   if (MR > NR) e.row_bias = NULL; /* the bias buffer holds NR floats */
@@ -2277,6 +2278,7 @@ static void table_few_channels_case(int kind, uint32_t seed) {
   memset(&e, 0, sizeof e);
   e.row_bias = rnd(2) ? rb : NULL;
   e.post = post, e.num_post = num_post;
+  e.split = fuse__post_split(post, num_post); /* as the drivers set it */
   for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
   for (k = 0; k < MR * ldy; k++) y[k] = want[k] = TILE_SENTINEL;
   for (r = 0; r < rows; r++)

@@ -148,6 +148,14 @@ static int fuse__post_in_registers(fuse_post_kind kind) {
          kind == FUSE_POST_HARDSWISH || kind == FUSE_POST_HARDSIGMOID;
 }
 
+/* How many of a step's post-ops, from the first, a kernel applies on its registers; the rest
+   run over the stored output (fuse__post_block). Found once per step by the drivers. */
+static int fuse__post_split(const fuse_post_op *post, int num_post) {
+  int split = 0;
+  while (split < num_post && fuse__post_in_registers(post[split].kind)) split++;
+  return split;
+}
+
 #ifdef FUSE__NEON
 /* The NEON layer's operations of more than one instruction (vec_neon.h). */
 /* lanes a <= l < b on (a, b clamped to 0 .. 4 by the comparisons) */

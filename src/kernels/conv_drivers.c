@@ -46,6 +46,7 @@ static void fuse__conv_operands(const fuse__run *r, const fuse__step *s, const f
   *bias = s->bias >= 0 ? fuse__in(r, s, s->bias) : NULL;
   e->post = s->post;
   e->num_post = s->num_post;
+  e->split = fuse__post_split(s->post, s->num_post);
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     e->res[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;
@@ -552,8 +553,7 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.slot = r->p->scratch_slot;
   d.post = s->post;
   d.num_post = s->num_post;
-  d.split = 0;
-  while (d.split < d.num_post && fuse__post_in_registers(s->post[d.split].kind)) d.split++;
+  d.split = fuse__post_split(s->post, s->num_post);
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;

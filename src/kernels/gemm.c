@@ -38,6 +38,7 @@ typedef struct fuse__tile_epi {
   const float *row_bias; /* NCHW GEMM and few-channel kernel: one per tile row, or NULL */
   const fuse_post_op *post; /* the step's post-ops, applied in order (fuse__post_apply) */
   int num_post;
+  int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
   const float *res[FUSE_MAX_POST_OPS]; /* ADD: its residual at the tile's first element (same
                                           strides as y); NULL for other kinds */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their values at the tile's
