@@ -8613,13 +8613,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_TANH:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
-    case FUSE_POST_HARDSWISH:
-      FUSE__POST_BLOCK(
-          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
-      break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
-    case FUSE_POST_HARDSIGMOID:
     case FUSE_POST_LEAKY_RELU:
     case FUSE_POST_ELU:
     case FUSE_POST_SELU:
@@ -8628,7 +8623,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_EXP:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
-    default: /* the kinds with an operand */
+    default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
           v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
           !chan[q]         ? FUSE__V_ZERO()
@@ -9053,13 +9048,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_TANH:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
-    case FUSE_POST_HARDSWISH:
-      FUSE__POST_BLOCK(
-          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
-      break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
-    case FUSE_POST_HARDSIGMOID:
     case FUSE_POST_LEAKY_RELU:
     case FUSE_POST_ELU:
     case FUSE_POST_SELU:
@@ -9068,7 +9058,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_EXP:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
-    default: /* the kinds with an operand */
+    default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
           v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
           !chan[q]         ? FUSE__V_ZERO()
@@ -9513,13 +9503,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_TANH:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
-    case FUSE_POST_HARDSWISH:
-      FUSE__POST_BLOCK(
-          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
-      break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
-    case FUSE_POST_HARDSIGMOID:
     case FUSE_POST_LEAKY_RELU:
     case FUSE_POST_ELU:
     case FUSE_POST_SELU:
@@ -9528,7 +9513,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_EXP:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
-    default: /* the kinds with an operand */
+    default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
           v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
           !chan[q]         ? FUSE__V_ZERO()
@@ -9952,13 +9937,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_TANH:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
-    case FUSE_POST_HARDSWISH:
-      FUSE__POST_BLOCK(
-          FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f)));
-      break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
-    case FUSE_POST_HARDSIGMOID:
     case FUSE_POST_LEAKY_RELU:
     case FUSE_POST_ELU:
     case FUSE_POST_SELU:
@@ -9967,7 +9947,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_EXP:
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
-    default: /* the kinds with an operand */
+    default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
           v, op, res[q] ? res[q] + r * ldy + j * FUSE__VEC_WIDTH : NULL, m[j],
           !chan[q]         ? FUSE__V_ZERO()
