@@ -164,11 +164,13 @@ static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root
   }
   fuse__free(&p->alloc, p->operands);
   p->operands = ops;
+  /* every operand counts, so a step reading t twice (once through a view: mul(flatten(t), t))
+     keeps t: merged, its second read would find nothing written */
   for (i = 0; i < p->num_tensors; i++) reads[i] = 0, reader[i] = -1;
   for (i = 0; i < p->num_steps; i++)
     for (k = 0; k < p->steps[i].num_in; k++) {
       int t = root[ops[p->steps[i].in_first + k]];
-      if (reader[t] != i) reads[t]++;
+      reads[t]++;
       reader[t] = i;
     }
   for (i = 0; i < p->num_steps; i++) {
