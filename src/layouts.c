@@ -199,14 +199,7 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
 #define FUSE__PACK_BAND 256
 static void fuse__pack_transpose(const fuse_plan *p, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, int64_t rows, int64_t cols) {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-  if (p->isa >= FUSE_ISA_AVX2) {
-    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
-    return;
-  }
-#endif
-  (void)p;
-  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+  fuse__transpose_isa(p->isa, x, ldx, y, ldy, rows, cols);
 }
 
 /* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column

@@ -2401,6 +2401,82 @@ TEST(host_threads_whole_tiles) {
     }
 }
 
+/* The Transpose op's plans on every ISA, serial and on 3 host threads, bit for bit against the
+   reference kernels: permutations that merge to runs copied whole (a channel shuffle), to 2-D
+   transposes (NCHW <-> NHWC, a matrix of more than 256 x 256 floats: several blocks), size-1
+   dims anywhere, and random shapes and permutations of rank 1 to 6. */
+static void transpose_case(int rank, const int64_t *shape, const int *perm) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  size_t n = 1, i;
+  float *x, *want, *got;
+  int isa, threads, k;
+  char what[160];
+  for (k = 0; k < rank; k++) n *= (size_t)shape[k];
+  x = falloc(n), want = falloc(n), got = falloc(n);
+  for (i = 0; i < n; i++) x[i] = (float)i * 0.5f - 7.0f; /* every element its own value */
+  fuse_output(g, fuse_transpose(g, fuse_input(g, "x", rank, shape), perm));
+  for (k = 0, what[0] = 0; k < rank; k++)
+    snprintf(what + strlen(what), sizeof what - strlen(what), "%s%lld/%d", k ? " " : "",
+             (long long)shape[k], perm[k]);
+  for (isa = REFERENCE; isa <= LAST_ISA; isa++)
+    for (threads = 1; threads <= 3; threads += 2) {
+      fuse_compile_options o;
+      fuse_plan *p = NULL;
+      const float *in[1];
+      float *out[1];
+      if (!isa_have[isa] || (isa == REFERENCE && threads > 1)) continue;
+      memset(&o, 0, sizeof o);
+      set_isa(&o, isa);
+      if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
+      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+      if (!p) continue;
+      in[0] = x;
+      out[0] = isa == REFERENCE ? want : got;
+      memset(got, 0, n * sizeof(float));
+      CHECK_EQ_INT(fuse_run(p, in, out, NULL), FUSE_OK);
+      if (isa != REFERENCE && memcmp(got, want, n * sizeof(float)) != 0) {
+        runner_test_failed = 1;
+        fprintf(stderr, "  FAIL %s: transpose (dim/perm) %s on %s, %d threads\n", runner_current,
+                what, isa_name((fuse_isa)isa), threads);
+      }
+      fuse_plan_destroy(p);
+    }
+  fuse_graph_destroy(g);
+  free(x), free(want), free(got);
+}
+
+TEST(transpose_plans) {
+  static const int64_t s0[5] = {1, 2, 58, 28, 28}, s1[4] = {1, 96, 56, 56}, s2[4] = {1, 56, 56, 96};
+  static const int64_t s3[2] = {300, 520}, s4[4] = {2, 3, 1, 5}, s5[1] = {7}, s6[3] = {3, 260, 270};
+  static const int p0[5] = {0, 2, 1, 3, 4}, p1[4] = {0, 2, 3, 1}, p2[4] = {0, 3, 1, 2};
+  static const int p3[2] = {1, 0}, p4[4] = {3, 2, 1, 0}, p5[1] = {0}, p6[3] = {2, 0, 1};
+  int t;
+  transpose_case(5, s0, p0);
+  transpose_case(4, s1, p1);
+  transpose_case(4, s2, p2);
+  transpose_case(2, s3, p3);
+  transpose_case(4, s4, p4);
+  transpose_case(1, s5, p5);
+  transpose_case(3, s6, p6);
+  shape_rng = 0x7a5u;
+  for (t = 0; t < 80; t++) {
+    int64_t shape[6];
+    int perm[6], rank = rnd_in(1, 6), k;
+    size_t n = 1;
+    for (k = 0; k < rank; k++) {
+      shape[k] = rnd(4) == 0 ? 1 : rnd_in(2, rnd(5) == 0 ? 40 : 9);
+      n *= (size_t)shape[k];
+      perm[k] = k;
+    }
+    if (n > 200000) continue;
+    for (k = rank - 1; k > 0; k--) { /* a random permutation */
+      int o = rnd(k + 1), tmp = perm[k];
+      perm[k] = perm[o], perm[o] = tmp;
+    }
+    transpose_case(rank, shape, perm);
+  }
+}
+
 TEST(kernel_table) {
   int i, n, rows = 0, ran = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++, rows++) {
@@ -2497,6 +2573,7 @@ int main(void) {
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
   RUN(host_threads_whole_tiles);
+  RUN(transpose_plans);
   for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++)
     if (isa_have[isa])
       printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "

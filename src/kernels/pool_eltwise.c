@@ -82,3 +82,22 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
 #include "pool.inc"
 #include "eltwise.inc"
 #include "vec_end.h"
+
+/* The plan's ISA's transpose (transpose.inc) of a rows x cols matrix: y[j][i] = x[i][j]. */
+static void fuse__transpose_isa(fuse_isa isa, const float *x, int64_t ldx, float *y, int64_t ldy,
+                                int64_t rows, int64_t cols) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) {
+    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+#ifdef FUSE__NEON
+  if (isa == FUSE_ISA_NEON) {
+    fuse__transpose_neon(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+  (void)isa;
+  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+}
