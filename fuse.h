@@ -21706,6 +21706,8 @@ typedef struct fuse__row_ops {
   void (*norm)(float *y, const float *x, int64_t n, float mean, float inv, const float *scale,
                int ss, const float *bias, int sb);
   void (*col_sum)(float *y, const float *x, int64_t rows, int64_t ld, int64_t n, double scale);
+  void (*matmul)(float *y, int64_t ldy, const float *a, int64_t lda, const float *b, int64_t ldb,
+                 int64_t M, int64_t K, int64_t N);
 } fuse__row_ops;
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
@@ -22128,6 +22130,77 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
   }
 }
 /* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/matmul_rows.inc ==== */
+/* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
+   its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
+   b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
+   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
+   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
+   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
+   instead of rounded products. */
+#define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
+#define FUSE__MM_STORE(p, n, msk, v)                                                         \
+  do {                                                                                       \
+    if ((n) >= vw)                                                                           \
+      FUSE__V_STORE(p, v);                                                                   \
+    else                                                                                     \
+      FUSE__V_STORE_MASK(p, msk, v);                                                         \
+  } while (0)
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t ldy, const float *a,
+                                                           int64_t lda, const float *b,
+                                                           int64_t ldb, int64_t M, int64_t K,
+                                                           int64_t N) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t m, j, k;
+  for (j = 0; j < N; j += 2 * vw) {
+    int64_t n0 = N - j, n1 = N - j - vw;
+    FUSE__VEC_MASK k0 = FUSE__V_MASK_FIRST(n0), k1 = FUSE__V_MASK_FIRST(n1);
+    const float *bj = b + j;
+    float *yj = y + j;
+    for (m = 0; m + 4 <= M; m += 4) {
+      const float *a0 = a + m * lda;
+      FUSE__VEC c00 = FUSE__V_ZERO(), c01 = FUSE__V_ZERO(), c10 = FUSE__V_ZERO();
+      FUSE__VEC c11 = FUSE__V_ZERO(), c20 = FUSE__V_ZERO(), c21 = FUSE__V_ZERO();
+      FUSE__VEC c30 = FUSE__V_ZERO(), c31 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC b0 = FUSE__MM_LOAD(bj + k * ldb, n0, k0);
+        FUSE__VEC b1 = n1 > 0 ? FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1) : FUSE__V_ZERO();
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c00 = FUSE__V_FMA(s, b0, c00), c01 = FUSE__V_FMA(s, b1, c01);
+        s = FUSE__V_SET1(a0[lda + k]);
+        c10 = FUSE__V_FMA(s, b0, c10), c11 = FUSE__V_FMA(s, b1, c11);
+        s = FUSE__V_SET1(a0[2 * lda + k]);
+        c20 = FUSE__V_FMA(s, b0, c20), c21 = FUSE__V_FMA(s, b1, c21);
+        s = FUSE__V_SET1(a0[3 * lda + k]);
+        c30 = FUSE__V_FMA(s, b0, c30), c31 = FUSE__V_FMA(s, b1, c31);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c00);
+      FUSE__MM_STORE(yj + (m + 1) * ldy, n0, k0, c10);
+      FUSE__MM_STORE(yj + (m + 2) * ldy, n0, k0, c20);
+      FUSE__MM_STORE(yj + (m + 3) * ldy, n0, k0, c30);
+      if (n1 > 0) {
+        FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c01);
+        FUSE__MM_STORE(yj + (m + 1) * ldy + vw, n1, k1, c11);
+        FUSE__MM_STORE(yj + (m + 2) * ldy + vw, n1, k1, c21);
+        FUSE__MM_STORE(yj + (m + 3) * ldy + vw, n1, k1, c31);
+      }
+    }
+    for (; m < M; m++) { /* the last rows, one at a time */
+      const float *a0 = a + m * lda;
+      FUSE__VEC c0 = FUSE__V_ZERO(), c1 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c0 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb, n0, k0), c0);
+        if (n1 > 0) c1 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1), c1);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c0);
+      if (n1 > 0) FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c1);
+    }
+  }
+}
+#undef FUSE__MM_LOAD
+#undef FUSE__MM_STORE
+/* ==== end src/kernels/matmul_rows.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -22589,6 +22662,77 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
   }
 }
 /* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/matmul_rows.inc ==== */
+/* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
+   its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
+   b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
+   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
+   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
+   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
+   instead of rounded products. */
+#define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
+#define FUSE__MM_STORE(p, n, msk, v)                                                         \
+  do {                                                                                       \
+    if ((n) >= vw)                                                                           \
+      FUSE__V_STORE(p, v);                                                                   \
+    else                                                                                     \
+      FUSE__V_STORE_MASK(p, msk, v);                                                         \
+  } while (0)
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t ldy, const float *a,
+                                                           int64_t lda, const float *b,
+                                                           int64_t ldb, int64_t M, int64_t K,
+                                                           int64_t N) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t m, j, k;
+  for (j = 0; j < N; j += 2 * vw) {
+    int64_t n0 = N - j, n1 = N - j - vw;
+    FUSE__VEC_MASK k0 = FUSE__V_MASK_FIRST(n0), k1 = FUSE__V_MASK_FIRST(n1);
+    const float *bj = b + j;
+    float *yj = y + j;
+    for (m = 0; m + 4 <= M; m += 4) {
+      const float *a0 = a + m * lda;
+      FUSE__VEC c00 = FUSE__V_ZERO(), c01 = FUSE__V_ZERO(), c10 = FUSE__V_ZERO();
+      FUSE__VEC c11 = FUSE__V_ZERO(), c20 = FUSE__V_ZERO(), c21 = FUSE__V_ZERO();
+      FUSE__VEC c30 = FUSE__V_ZERO(), c31 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC b0 = FUSE__MM_LOAD(bj + k * ldb, n0, k0);
+        FUSE__VEC b1 = n1 > 0 ? FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1) : FUSE__V_ZERO();
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c00 = FUSE__V_FMA(s, b0, c00), c01 = FUSE__V_FMA(s, b1, c01);
+        s = FUSE__V_SET1(a0[lda + k]);
+        c10 = FUSE__V_FMA(s, b0, c10), c11 = FUSE__V_FMA(s, b1, c11);
+        s = FUSE__V_SET1(a0[2 * lda + k]);
+        c20 = FUSE__V_FMA(s, b0, c20), c21 = FUSE__V_FMA(s, b1, c21);
+        s = FUSE__V_SET1(a0[3 * lda + k]);
+        c30 = FUSE__V_FMA(s, b0, c30), c31 = FUSE__V_FMA(s, b1, c31);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c00);
+      FUSE__MM_STORE(yj + (m + 1) * ldy, n0, k0, c10);
+      FUSE__MM_STORE(yj + (m + 2) * ldy, n0, k0, c20);
+      FUSE__MM_STORE(yj + (m + 3) * ldy, n0, k0, c30);
+      if (n1 > 0) {
+        FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c01);
+        FUSE__MM_STORE(yj + (m + 1) * ldy + vw, n1, k1, c11);
+        FUSE__MM_STORE(yj + (m + 2) * ldy + vw, n1, k1, c21);
+        FUSE__MM_STORE(yj + (m + 3) * ldy + vw, n1, k1, c31);
+      }
+    }
+    for (; m < M; m++) { /* the last rows, one at a time */
+      const float *a0 = a + m * lda;
+      FUSE__VEC c0 = FUSE__V_ZERO(), c1 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c0 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb, n0, k0), c0);
+        if (n1 > 0) c1 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1), c1);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c0);
+      if (n1 > 0) FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c1);
+    }
+  }
+}
+#undef FUSE__MM_LOAD
+#undef FUSE__MM_STORE
+/* ==== end src/kernels/matmul_rows.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -23070,6 +23214,77 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
   }
 }
 /* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/matmul_rows.inc ==== */
+/* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
+   its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
+   b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
+   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
+   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
+   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
+   instead of rounded products. */
+#define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
+#define FUSE__MM_STORE(p, n, msk, v)                                                         \
+  do {                                                                                       \
+    if ((n) >= vw)                                                                           \
+      FUSE__V_STORE(p, v);                                                                   \
+    else                                                                                     \
+      FUSE__V_STORE_MASK(p, msk, v);                                                         \
+  } while (0)
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t ldy, const float *a,
+                                                           int64_t lda, const float *b,
+                                                           int64_t ldb, int64_t M, int64_t K,
+                                                           int64_t N) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t m, j, k;
+  for (j = 0; j < N; j += 2 * vw) {
+    int64_t n0 = N - j, n1 = N - j - vw;
+    FUSE__VEC_MASK k0 = FUSE__V_MASK_FIRST(n0), k1 = FUSE__V_MASK_FIRST(n1);
+    const float *bj = b + j;
+    float *yj = y + j;
+    for (m = 0; m + 4 <= M; m += 4) {
+      const float *a0 = a + m * lda;
+      FUSE__VEC c00 = FUSE__V_ZERO(), c01 = FUSE__V_ZERO(), c10 = FUSE__V_ZERO();
+      FUSE__VEC c11 = FUSE__V_ZERO(), c20 = FUSE__V_ZERO(), c21 = FUSE__V_ZERO();
+      FUSE__VEC c30 = FUSE__V_ZERO(), c31 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC b0 = FUSE__MM_LOAD(bj + k * ldb, n0, k0);
+        FUSE__VEC b1 = n1 > 0 ? FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1) : FUSE__V_ZERO();
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c00 = FUSE__V_FMA(s, b0, c00), c01 = FUSE__V_FMA(s, b1, c01);
+        s = FUSE__V_SET1(a0[lda + k]);
+        c10 = FUSE__V_FMA(s, b0, c10), c11 = FUSE__V_FMA(s, b1, c11);
+        s = FUSE__V_SET1(a0[2 * lda + k]);
+        c20 = FUSE__V_FMA(s, b0, c20), c21 = FUSE__V_FMA(s, b1, c21);
+        s = FUSE__V_SET1(a0[3 * lda + k]);
+        c30 = FUSE__V_FMA(s, b0, c30), c31 = FUSE__V_FMA(s, b1, c31);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c00);
+      FUSE__MM_STORE(yj + (m + 1) * ldy, n0, k0, c10);
+      FUSE__MM_STORE(yj + (m + 2) * ldy, n0, k0, c20);
+      FUSE__MM_STORE(yj + (m + 3) * ldy, n0, k0, c30);
+      if (n1 > 0) {
+        FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c01);
+        FUSE__MM_STORE(yj + (m + 1) * ldy + vw, n1, k1, c11);
+        FUSE__MM_STORE(yj + (m + 2) * ldy + vw, n1, k1, c21);
+        FUSE__MM_STORE(yj + (m + 3) * ldy + vw, n1, k1, c31);
+      }
+    }
+    for (; m < M; m++) { /* the last rows, one at a time */
+      const float *a0 = a + m * lda;
+      FUSE__VEC c0 = FUSE__V_ZERO(), c1 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c0 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb, n0, k0), c0);
+        if (n1 > 0) c1 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1), c1);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c0);
+      if (n1 > 0) FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c1);
+    }
+  }
+}
+#undef FUSE__MM_LOAD
+#undef FUSE__MM_STORE
+/* ==== end src/kernels/matmul_rows.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -23530,6 +23745,77 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
   }
 }
 /* ==== end src/kernels/chain.inc ==== */
+/* ==== begin src/kernels/matmul_rows.inc ==== */
+/* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
+   its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
+   b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
+   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
+   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
+   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
+   instead of rounded products. */
+#define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
+#define FUSE__MM_STORE(p, n, msk, v)                                                         \
+  do {                                                                                       \
+    if ((n) >= vw)                                                                           \
+      FUSE__V_STORE(p, v);                                                                   \
+    else                                                                                     \
+      FUSE__V_STORE_MASK(p, msk, v);                                                         \
+  } while (0)
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t ldy, const float *a,
+                                                           int64_t lda, const float *b,
+                                                           int64_t ldb, int64_t M, int64_t K,
+                                                           int64_t N) {
+  const int64_t vw = FUSE__VEC_WIDTH;
+  int64_t m, j, k;
+  for (j = 0; j < N; j += 2 * vw) {
+    int64_t n0 = N - j, n1 = N - j - vw;
+    FUSE__VEC_MASK k0 = FUSE__V_MASK_FIRST(n0), k1 = FUSE__V_MASK_FIRST(n1);
+    const float *bj = b + j;
+    float *yj = y + j;
+    for (m = 0; m + 4 <= M; m += 4) {
+      const float *a0 = a + m * lda;
+      FUSE__VEC c00 = FUSE__V_ZERO(), c01 = FUSE__V_ZERO(), c10 = FUSE__V_ZERO();
+      FUSE__VEC c11 = FUSE__V_ZERO(), c20 = FUSE__V_ZERO(), c21 = FUSE__V_ZERO();
+      FUSE__VEC c30 = FUSE__V_ZERO(), c31 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC b0 = FUSE__MM_LOAD(bj + k * ldb, n0, k0);
+        FUSE__VEC b1 = n1 > 0 ? FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1) : FUSE__V_ZERO();
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c00 = FUSE__V_FMA(s, b0, c00), c01 = FUSE__V_FMA(s, b1, c01);
+        s = FUSE__V_SET1(a0[lda + k]);
+        c10 = FUSE__V_FMA(s, b0, c10), c11 = FUSE__V_FMA(s, b1, c11);
+        s = FUSE__V_SET1(a0[2 * lda + k]);
+        c20 = FUSE__V_FMA(s, b0, c20), c21 = FUSE__V_FMA(s, b1, c21);
+        s = FUSE__V_SET1(a0[3 * lda + k]);
+        c30 = FUSE__V_FMA(s, b0, c30), c31 = FUSE__V_FMA(s, b1, c31);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c00);
+      FUSE__MM_STORE(yj + (m + 1) * ldy, n0, k0, c10);
+      FUSE__MM_STORE(yj + (m + 2) * ldy, n0, k0, c20);
+      FUSE__MM_STORE(yj + (m + 3) * ldy, n0, k0, c30);
+      if (n1 > 0) {
+        FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c01);
+        FUSE__MM_STORE(yj + (m + 1) * ldy + vw, n1, k1, c11);
+        FUSE__MM_STORE(yj + (m + 2) * ldy + vw, n1, k1, c21);
+        FUSE__MM_STORE(yj + (m + 3) * ldy + vw, n1, k1, c31);
+      }
+    }
+    for (; m < M; m++) { /* the last rows, one at a time */
+      const float *a0 = a + m * lda;
+      FUSE__VEC c0 = FUSE__V_ZERO(), c1 = FUSE__V_ZERO();
+      for (k = 0; k < K; k++) {
+        FUSE__VEC s = FUSE__V_SET1(a0[k]);
+        c0 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb, n0, k0), c0);
+        if (n1 > 0) c1 = FUSE__V_FMA(s, FUSE__MM_LOAD(bj + k * ldb + vw, n1, k1), c1);
+      }
+      FUSE__MM_STORE(yj + m * ldy, n0, k0, c0);
+      if (n1 > 0) FUSE__MM_STORE(yj + m * ldy + vw, n1, k1, c1);
+    }
+  }
+}
+#undef FUSE__MM_LOAD
+#undef FUSE__MM_STORE
+/* ==== end src/kernels/matmul_rows.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -23595,19 +23881,23 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 static const fuse__row_ops fuse__row_ops_table[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
     {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512},
+     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,
+     fuse__matmul_rows_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2},
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2,
+     fuse__matmul_rows_avx2},
 #endif
 #ifdef FUSE__NEON
     {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon},
+     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon,
+     fuse__matmul_rows_neon},
 #endif
     {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar},
-    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL}};
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,
+     fuse__matmul_rows_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
    compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
@@ -26404,55 +26694,82 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     }
 }
 
+/* A matmul without packed weights (both operands computed at run time, as attention's q k^T):
+   batches, broadcast as numpy does, of M x K times K x N, in units of a batch's band of 64 rows
+   that the threads share. On a kernel table's ISA the row kernels' fuse__matmul_rows (vector
+   FMAs); the reference kernels one product at a time. */
+typedef struct fuse__matmul_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *a, *b;
+  float *y;
+  int64_t M, K, N, mparts;
+  int rank; /* batch dims */
+  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK];
+  void (*fn)(float *y, int64_t ldy, const float *a, int64_t lda, const float *b, int64_t ldb,
+             int64_t M, int64_t K, int64_t N); /* NULL: the reference loops */
+} fuse__matmul_job;
+
+static void fuse__matmul_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__matmul_job *j = (const fuse__matmul_job *)ctx;
+  int64_t u, M = j->M, K = j->K, N = j->N;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t bi = u / j->mparts, m0 = u % j->mparts * 64, m1 = m0 + 64 < M ? m0 + 64 : M;
+    int64_t rest = bi, oa = 0, ob = 0, m, k, c;
+    const float *am, *bm;
+    float *ym = j->y + bi * M * N;
+    int d;
+    for (d = j->rank - 1; d >= 0; d--) { /* batch bi's matrices in a and b */
+      int64_t i = rest % j->bshape[d];
+      rest /= j->bshape[d];
+      oa += i * j->sa[d], ob += i * j->sb[d];
+    }
+    am = j->a + oa * M * K;
+    bm = j->b + ob * K * N;
+    if (j->fn) {
+      j->fn(ym + m0 * N, N, am + m0 * K, K, bm, N, m1 - m0, K, N);
+    } else {
+      memset(ym + m0 * N, 0, (size_t)((m1 - m0) * N) * sizeof(float));
+      for (m = m0; m < m1; m++)
+        for (k = 0; k < K; k++) {
+          float av = am[m * K + k];
+          const float *br = bm + k * N;
+          float *yr = ym + m * N;
+          for (c = 0; c < N; c++) yr[c] += av * br[c];
+        }
+    }
+    if (j->s->bias >= 0 || j->s->num_post) /* these rows are complete; bias runs along N */
+      for (m = m0; m < m1; m++) fuse__epilogue(j->r, j->s, ym + m * N, N, bi * M * N + m * N, 0, 1);
+  }
+}
+
 static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
-  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
-  float *y = fuse__data(r, s->out);
-  int64_t M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], K = ta->shape[ta->rank - 1];
-  int64_t N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
   int ra = ta->rank > 2 ? ta->rank - 2 : 0, rb = tb->rank > 2 ? tb->rank - 2 : 0;
-  int rank = ra > rb ? ra : rb, d;
-  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
-  int64_t batches, bi, m, k, j;
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
+  fuse__matmul_job j;
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
   }
+  j.r = r, j.s = s;
+  j.a = fuse__in(r, s, 0), j.b = fuse__in(r, s, 1), j.y = fuse__data(r, s->out);
+  j.M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], j.K = ta->shape[ta->rank - 1];
+  j.N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
+  j.rank = ra > rb ? ra : rb;
   memset(&ba, 0, sizeof ba);
   memset(&bb, 0, sizeof bb);
   ba.rank = ra;
   bb.rank = rb;
   memcpy(ba.shape, ta->shape, (size_t)ra * sizeof(int64_t));
   memcpy(bb.shape, tb->shape, (size_t)rb * sizeof(int64_t));
-  fuse__broadcast(ra, ba.shape, rb, bb.shape, &rank, bshape);
-  fuse__broadcast_strides(&ba, rank, bshape, sa);
-  fuse__broadcast_strides(&bb, rank, bshape, sb);
-  batches = fuse__numel(rank, bshape);
-  memset(idx, 0, sizeof idx);
-  for (bi = 0; bi < batches; bi++) {
-    int64_t oa = 0, ob = 0;
-    const float *am, *bm;
-    float *ym = y + bi * M * N;
-    for (d = 0; d < rank; d++) {
-      oa += idx[d] * sa[d];
-      ob += idx[d] * sb[d];
-    }
-    am = a + oa * M * K;
-    bm = b + ob * K * N;
-    memset(ym, 0, (size_t)(M * N) * sizeof(float));
-    for (m = 0; m < M; m++)
-      for (k = 0; k < K; k++) {
-        float av = am[m * K + k];
-        const float *br = bm + k * N;
-        float *yr = ym + m * N;
-        for (j = 0; j < N; j++) yr[j] += av * br[j];
-      }
-    if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
-      for (m = 0; m < M; m++)
-        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N, 0, 1);
-    for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
-  }
+  fuse__broadcast(ra, ba.shape, rb, bb.shape, &j.rank, j.bshape);
+  fuse__broadcast_strides(&ba, j.rank, j.bshape, j.sa);
+  fuse__broadcast_strides(&bb, j.rank, j.bshape, j.sb);
+  j.fn = fuse__rows_of(r->p->isa)->matmul;
+  j.mparts = (j.M + 63) / 64;
+  fuse__parallel(r->p, fuse__numel(j.rank, j.bshape) * j.mparts, fuse__matmul_units, &j);
 }
 
 /* The reference: the output in order, the input by strides, one float at a time. */

@@ -2401,6 +2401,95 @@ TEST(host_threads_whole_tiles) {
     }
 }
 
+/* matmul of two run-time operands (attention's q k^T): no packed weights, the row kernels'
+   fuse__matmul_rows on every ISA, serial and on 3 host threads, against the reference kernels;
+   batches broadcast both ways, rank-1 operands, rows and columns around the 4-row and
+   2-vector tiles, and a bias + clip epilogue fused by fuse_optimize. */
+static void runtime_matmul_case(int ra, const int64_t *as, int rb, const int64_t *bs, int epi,
+                                uint32_t seed) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value y;
+  size_t na = 1, nb = 1, ny;
+  float *a, *b, *want = NULL, *got = NULL, bias[128];
+  int k, isa, threads;
+  int64_t N = rb == 1 ? 1 : bs[rb - 1], bsh[1];
+  for (k = 0; k < ra; k++) na *= (size_t)as[k];
+  for (k = 0; k < rb; k++) nb *= (size_t)bs[k];
+  a = falloc(na), b = falloc(nb);
+  fill(a, na, seed, -1, 1);
+  fill(b, nb, seed + 1, -1, 1);
+  fill(bias, 128, seed + 2, -0.5f, 0.5f);
+  y = fuse_input(g, "a", ra, as); /* input 0, then input 1 (not in one call: its argument */
+  y = fuse_matmul(g, y, fuse_input(g, "b", rb, bs)); /* order is the compiler's) */
+  if (epi) {
+    bsh[0] = N;
+    y = fuse_clip(g, fuse_add(g, y, fuse_constant(g, "bias", 1, bsh, bias)), -2.0f, 2.5f);
+  }
+  fuse_output(g, y);
+  CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+  if (epi) CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  ny = 1;
+  for (k = 0; k < fuse_value_rank(g, y); k++) ny *= (size_t)fuse_value_shape(g, y)[k];
+  want = falloc(ny), got = falloc(ny);
+  for (isa = REFERENCE; isa <= LAST_ISA; isa++)
+    for (threads = 1; threads <= 3; threads += 2) {
+      fuse_compile_options o;
+      fuse_plan *p = NULL;
+      const float *in[2];
+      float *out[1];
+      if (!isa_have[isa] || (isa == REFERENCE && threads > 1)) continue;
+      memset(&o, 0, sizeof o);
+      set_isa(&o, isa);
+      if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
+      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+      if (!p) continue;
+      in[0] = a, in[1] = b;
+      out[0] = isa == REFERENCE ? want : got;
+      memset(got, 0xff, ny * sizeof(float)); /* NaN: every element must be written */
+      CHECK_EQ_INT(fuse_run(p, in, out, NULL), FUSE_OK);
+      fuse_plan_destroy(p);
+      if (isa != REFERENCE) {
+        double err;
+        long bad;
+        int same = compare(got, want, ny, &err, &bad);
+        n_compared[isa]++;
+        if (err > worst_err[isa]) worst_err[isa] = err;
+        if (!same || !(err <= TOL)) {
+          runner_test_failed = 1;
+          fprintf(stderr, "  FAIL %s: run-time matmul (ranks %d, %d; M=%lld K=%lld N=%lld) on %s, "
+                  "%d threads: error %.3g\n", runner_current, ra, rb,
+                  (long long)(ra == 1 ? 1 : as[ra - 2]), (long long)as[ra - 1], (long long)N,
+                  isa_name((fuse_isa)isa), threads, err);
+          if (bad >= 0) fprintf(stderr, "    first bad %ld: %g, want %g\n", bad, got[bad], want[bad]);
+        }
+      }
+    }
+  fuse_graph_destroy(g);
+  free(a), free(b), free(want), free(got);
+}
+
+TEST(runtime_matmul) {
+  static const int Ms[] = {1, 3, 4, 5, 49, 70, 130}, Ns[] = {1, 7, 16, 31, 32, 33, 49, 100};
+  static const int Ks[] = {1, 7, 32, 49};
+  int mi, ni, ki;
+  uint32_t seed = 61000u;
+  for (mi = 0; mi < 7; mi++)
+    for (ni = 0; ni < 8; ni++)
+      for (ki = 0; ki < 4; ki++, seed += 10) {
+        int64_t as[4] = {2, 1, Ms[mi], Ks[ki]}, bs[3] = {3, Ks[ki], Ns[ni]};
+        if ((mi + ni + ki) % 3 == 0) { /* batches broadcast: [2, 1, M, K] x [3, K, N] */
+          runtime_matmul_case(4, as, 3, bs, (mi + ki) % 2, seed);
+        } else { /* plain 2-D */
+          runtime_matmul_case(2, as + 2, 2, bs + 1, (ni + ki) % 2, seed);
+        }
+      }
+  { /* rank-1 operands: [K] x [K, N] and [M, K] x [K] */
+    int64_t v[1] = {33}, m[2] = {33, 20}, m2[2] = {9, 33};
+    runtime_matmul_case(1, v, 2, m, 0, 62000u);
+    runtime_matmul_case(2, m2, 1, v, 0, 62010u);
+  }
+}
+
 /* The Transpose op's plans on every ISA, serial and on 3 host threads, bit for bit against the
    reference kernels: permutations that merge to runs copied whole (a channel shuffle), to 2-D
    transposes (NCHW <-> NHWC, a matrix of more than 256 x 256 floats: several blocks), size-1
@@ -2569,6 +2658,7 @@ int main(void) {
   RUN(elementwise_and_transpose_instances);
   RUN(nhwc_followers_and_matmul);
   RUN(matmul_shapes);
+  RUN(runtime_matmul);
   RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);

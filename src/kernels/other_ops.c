@@ -88,55 +88,82 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
     }
 }
 
+/* A matmul without packed weights (both operands computed at run time, as attention's q k^T):
+   batches, broadcast as numpy does, of M x K times K x N, in units of a batch's band of 64 rows
+   that the threads share. On a kernel table's ISA the row kernels' fuse__matmul_rows (vector
+   FMAs); the reference kernels one product at a time. */
+typedef struct fuse__matmul_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const float *a, *b;
+  float *y;
+  int64_t M, K, N, mparts;
+  int rank; /* batch dims */
+  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK];
+  void (*fn)(float *y, int64_t ldy, const float *a, int64_t lda, const float *b, int64_t ldb,
+             int64_t M, int64_t K, int64_t N); /* NULL: the reference loops */
+} fuse__matmul_job;
+
+static void fuse__matmul_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__matmul_job *j = (const fuse__matmul_job *)ctx;
+  int64_t u, M = j->M, K = j->K, N = j->N;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t bi = u / j->mparts, m0 = u % j->mparts * 64, m1 = m0 + 64 < M ? m0 + 64 : M;
+    int64_t rest = bi, oa = 0, ob = 0, m, k, c;
+    const float *am, *bm;
+    float *ym = j->y + bi * M * N;
+    int d;
+    for (d = j->rank - 1; d >= 0; d--) { /* batch bi's matrices in a and b */
+      int64_t i = rest % j->bshape[d];
+      rest /= j->bshape[d];
+      oa += i * j->sa[d], ob += i * j->sb[d];
+    }
+    am = j->a + oa * M * K;
+    bm = j->b + ob * K * N;
+    if (j->fn) {
+      j->fn(ym + m0 * N, N, am + m0 * K, K, bm, N, m1 - m0, K, N);
+    } else {
+      memset(ym + m0 * N, 0, (size_t)((m1 - m0) * N) * sizeof(float));
+      for (m = m0; m < m1; m++)
+        for (k = 0; k < K; k++) {
+          float av = am[m * K + k];
+          const float *br = bm + k * N;
+          float *yr = ym + m * N;
+          for (c = 0; c < N; c++) yr[c] += av * br[c];
+        }
+    }
+    if (j->s->bias >= 0 || j->s->num_post) /* these rows are complete; bias runs along N */
+      for (m = m0; m < m1; m++) fuse__epilogue(j->r, j->s, ym + m * N, N, bi * M * N + m * N, 0, 1);
+  }
+}
+
 static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1);
-  const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
-  float *y = fuse__data(r, s->out);
-  int64_t M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], K = ta->shape[ta->rank - 1];
-  int64_t N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
   int ra = ta->rank > 2 ? ta->rank - 2 : 0, rb = tb->rank > 2 ? tb->rank - 2 : 0;
-  int rank = ra > rb ? ra : rb, d;
-  int64_t bshape[FUSE_MAX_RANK], sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK];
-  int64_t batches, bi, m, k, j;
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
+  fuse__matmul_job j;
   if (s->kernel == FUSE__KERNEL_IGEMM) {
     fuse__conv_igemm(r, s);
     return;
   }
+  j.r = r, j.s = s;
+  j.a = fuse__in(r, s, 0), j.b = fuse__in(r, s, 1), j.y = fuse__data(r, s->out);
+  j.M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], j.K = ta->shape[ta->rank - 1];
+  j.N = tb->rank == 1 ? 1 : tb->shape[tb->rank - 1];
+  j.rank = ra > rb ? ra : rb;
   memset(&ba, 0, sizeof ba);
   memset(&bb, 0, sizeof bb);
   ba.rank = ra;
   bb.rank = rb;
   memcpy(ba.shape, ta->shape, (size_t)ra * sizeof(int64_t));
   memcpy(bb.shape, tb->shape, (size_t)rb * sizeof(int64_t));
-  fuse__broadcast(ra, ba.shape, rb, bb.shape, &rank, bshape);
-  fuse__broadcast_strides(&ba, rank, bshape, sa);
-  fuse__broadcast_strides(&bb, rank, bshape, sb);
-  batches = fuse__numel(rank, bshape);
-  memset(idx, 0, sizeof idx);
-  for (bi = 0; bi < batches; bi++) {
-    int64_t oa = 0, ob = 0;
-    const float *am, *bm;
-    float *ym = y + bi * M * N;
-    for (d = 0; d < rank; d++) {
-      oa += idx[d] * sa[d];
-      ob += idx[d] * sb[d];
-    }
-    am = a + oa * M * K;
-    bm = b + ob * K * N;
-    memset(ym, 0, (size_t)(M * N) * sizeof(float));
-    for (m = 0; m < M; m++)
-      for (k = 0; k < K; k++) {
-        float av = am[m * K + k];
-        const float *br = bm + k * N;
-        float *yr = ym + m * N;
-        for (j = 0; j < N; j++) yr[j] += av * br[j];
-      }
-    if (s->bias >= 0 || s->num_post) /* this batch's rows are complete; bias runs along N */
-      for (m = 0; m < M; m++)
-        fuse__epilogue(r, s, ym + m * N, N, bi * M * N + m * N, 0, 1);
-    for (d = rank - 1; d >= 0 && ++idx[d] == bshape[d]; d--) idx[d] = 0;
-  }
+  fuse__broadcast(ra, ba.shape, rb, bb.shape, &j.rank, j.bshape);
+  fuse__broadcast_strides(&ba, j.rank, j.bshape, j.sa);
+  fuse__broadcast_strides(&bb, j.rank, j.bshape, j.sb);
+  j.fn = fuse__rows_of(r->p->isa)->matmul;
+  j.mparts = (j.M + 63) / 64;
+  fuse__parallel(r->p, fuse__numel(j.rank, j.bshape) * j.mparts, fuse__matmul_units, &j);
 }
 
 /* The reference: the output in order, the input by strides, one float at a time. */
