@@ -2401,6 +2401,18 @@ TEST(host_threads_whole_tiles) {
     }
 }
 
+/* g compiled for isa (REFERENCE: the reference kernels), serial or on `threads` host threads
+   of the job system; NULL (counted as a failure) when it does not compile. */
+static fuse_plan *plan_for(fuse_graph *g, int isa, int threads) {
+  fuse_compile_options o;
+  fuse_plan *p = NULL;
+  memset(&o, 0, sizeof o);
+  set_isa(&o, isa);
+  if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
+  CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+  return p;
+}
+
 /* matmul of two run-time operands (attention's q k^T): no packed weights, the row kernels'
    fuse__matmul_rows on every ISA, serial and on 3 host threads, against the reference kernels;
    batches broadcast both ways, rank-1 operands, rows and columns around the 4-row and
@@ -2433,16 +2445,11 @@ static void runtime_matmul_case(int ra, const int64_t *as, int rb, const int64_t
   want = falloc(ny), got = falloc(ny);
   for (isa = REFERENCE; isa <= LAST_ISA; isa++)
     for (threads = 1; threads <= 3; threads += 2) {
-      fuse_compile_options o;
-      fuse_plan *p = NULL;
+      fuse_plan *p;
       const float *in[2];
       float *out[1];
       if (!isa_have[isa] || (isa == REFERENCE && threads > 1)) continue;
-      memset(&o, 0, sizeof o);
-      set_isa(&o, isa);
-      if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
-      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
-      if (!p) continue;
+      if (!(p = plan_for(g, isa, threads))) continue;
       in[0] = a, in[1] = b;
       out[0] = isa == REFERENCE ? want : got;
       memset(got, 0xff, ny * sizeof(float)); /* NaN: every element must be written */
@@ -2509,16 +2516,11 @@ static void transpose_case(int rank, const int64_t *shape, const int *perm) {
              (long long)shape[k], perm[k]);
   for (isa = REFERENCE; isa <= LAST_ISA; isa++)
     for (threads = 1; threads <= 3; threads += 2) {
-      fuse_compile_options o;
-      fuse_plan *p = NULL;
+      fuse_plan *p;
       const float *in[1];
       float *out[1];
       if (!isa_have[isa] || (isa == REFERENCE && threads > 1)) continue;
-      memset(&o, 0, sizeof o);
-      set_isa(&o, isa);
-      if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
-      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
-      if (!p) continue;
+      if (!(p = plan_for(g, isa, threads))) continue;
       in[0] = x;
       out[0] = isa == REFERENCE ? want : got;
       memset(got, 0, n * sizeof(float));
