@@ -191,16 +191,12 @@ static int fuse__conv_pointwise(const fuse__step *st, int64_t taps) {
          !a->padding[1] && !a->padding[2] && !a->padding[3];
 }
 
-/* y[c * ldy + r] = x[r * ldx + c] for a rows x cols x: the layout conversions' transpose, on
-   the plan's ISA. Packing transposes weights through it, a band at a time: FUSE__PACK_BAND
-   values of each of up to NR rows of the weights copied into a band buffer, then transposed
-   into the panel, whole vectors read and written (element by element, the copies and the
-   scattered stores took as long as zeroing and filling the plan's fresh pages). */
+/* Packing transposes weights a band at a time: FUSE__PACK_BAND values of each of up to NR rows
+   of the weights copied into a band buffer, then transposed into the panel by the plan's ISA's
+   vector transpose (fuse__transpose_isa), whole vectors read and written (element by element,
+   the copies and the scattered stores took as long as zeroing and filling the plan's fresh
+   pages). */
 #define FUSE__PACK_BAND 256
-static void fuse__pack_transpose(const fuse_plan *p, const float *x, int64_t ldx, float *y,
-                                 int64_t ldy, int64_t rows, int64_t cols) {
-  fuse__transpose_isa(p->isa, x, ldx, y, ldy, rows, cols);
-}
 
 /* Columns [j, j + cols) of the constant K x N weights wn as rows dst[k * w ...] of a column
    block's panel. A Gemm's transB weight still in the model file ([N][K], fuse__const_read) is
@@ -218,7 +214,7 @@ static void fuse__pack_matmul_block(const fuse_plan *p, const fuse__node *wn, in
     for (jj = 0; jj < cols; jj++)
       memcpy(band + jj * FUSE__PACK_BAND, wn->raw + (size_t)((j + jj) * K + k0) * sizeof(float),
              (size_t)nk * sizeof(float));
-    fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
+    fuse__transpose_isa(p->isa, band, FUSE__PACK_BAND, dst + k0 * w, w, cols, nk);
   }
 }
 
@@ -458,10 +454,10 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
           for (j = 0; j < cols; j++)
             fuse__const_read(c->wn, src + j * ld + c0, nc, band + j * FUSE__PACK_BAND);
           if (taps == 1) { /* rows in order: straight into the panel */
-            fuse__pack_transpose(p, band, FUSE__PACK_BAND, dst + c0 * wd, wd, cols, nc);
+            fuse__transpose_isa(p->isa, band, FUSE__PACK_BAND, dst + c0 * wd, wd, cols, nc);
             continue;
           }
-          fuse__pack_transpose(p, band, FUSE__PACK_BAND, rows, cols, cols, nc);
+          fuse__transpose_isa(p->isa, band, FUSE__PACK_BAND, rows, cols, cols, nc);
           for (m = 0; m < nc; m++) /* weight (channel, tap) is panel row tap * Cg + channel */
             memcpy(dst + ((c0 + m) % taps * c->Cg + (c0 + m) / taps) * wd, rows + m * cols,
                    (size_t)cols * sizeof(float));

@@ -1,41 +1,84 @@
 
-/* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back, cut into bands of
-   256 pixels that the threads share. */
-typedef struct fuse__layout_job {
-  const fuse__run *r;
+/* Transpose and the layout conversions on a kernel table's ISA. The permutation is first
+   brought to its fewest dims (fuse__merge_dims; a channel shuffle's (0, 2, 1, 3, 4) of
+   [1, 2, 58, 28, 28] is (1, 0, 2) of [2, 58, 784]). Then either the last output dim is
+   contiguous in x too, and the output is runs copied whole, or x's contiguous dim is output
+   dim q, and each index of the other dims is a 2-D transpose of dims q and last by the vector
+   transpose (transpose.inc), cut into blocks of 256 x 256 the threads share. */
+typedef struct fuse__transpose_job {
   const float *x;
   float *y;
-  int64_t C, P, bands;
-  int to_nhwc;
-} fuse__layout_job;
+  fuse_isa isa;
+  int rank, q;                     /* q: output dim with x stride 1; -1 when the last one is */
+  int64_t shape[FUSE_MAX_RANK];    /* output shape, fewest dims */
+  int64_t xs[FUSE_MAX_RANK];       /* x stride of each output dim */
+  int64_t ys[FUSE_MAX_RANK];       /* y stride of each output dim */
+  int outer[FUSE_MAX_RANK], nouter; /* the dims walked around the run or the 2-D transpose */
+  int64_t bands, cbands;           /* blocks per outer index; of them, along dim q */
+} fuse__transpose_job;
 
-static void fuse__layout_bands(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  const fuse__layout_job *j = (const fuse__layout_job *)ctx;
-  int64_t u, C = j->C, P = j->P;
+static void fuse__transpose_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__transpose_job *j = (const fuse__transpose_job *)ctx;
+  int last = j->rank - 1, k;
+  int64_t u, idx[FUSE_MAX_RANK], xo = 0, yo = 0, rest = u0 / j->bands;
   (void)chunk;
+  for (k = j->nouter - 1; k >= 0; k--) { /* the outer index of unit u0 */
+    int d = j->outer[k];
+    idx[k] = rest % j->shape[d], rest /= j->shape[d];
+    xo += idx[k] * j->xs[d], yo += idx[k] * j->ys[d];
+  }
   for (u = u0; u < u1; u++) {
-    int64_t n = u / j->bands, p0 = u % j->bands * 256, np = P - p0 < 256 ? P - p0 : 256;
-    const float *x = j->x + n * C * P;
-    float *y = j->y + n * C * P;
-    /* to NHWC: rows of x are channels (a band of columns); to NCHW: rows of x are pixels */
-    const float *xb = j->to_nhwc ? x + p0 : x + p0 * C;
-    float *yb = j->to_nhwc ? y + p0 * C : y + p0;
-    int64_t ldx = j->to_nhwc ? P : C, ldy = j->to_nhwc ? C : P;
-    int64_t rows = j->to_nhwc ? C : np, cols = j->to_nhwc ? np : C;
-    fuse__transpose_isa(j->r->p->isa, xb, ldx, yb, ldy, rows, cols);
+    int64_t band = u % j->bands;
+    if (j->q < 0) {
+      memcpy(j->y + yo, j->x + xo, (size_t)j->shape[last] * sizeof(float));
+    } else { /* rows of x: the last output dim; its columns: dim q; blocks of 256 x 256 */
+      int64_t a0 = band / j->cbands * 256, c0 = band % j->cbands * 256;
+      int64_t rows = j->shape[last] - a0 < 256 ? j->shape[last] - a0 : 256;
+      int64_t cols = j->shape[j->q] - c0 < 256 ? j->shape[j->q] - c0 : 256;
+      fuse__transpose_isa(j->isa, j->x + xo + a0 * j->xs[last] + c0, j->xs[last],
+                          j->y + yo + a0 + c0 * j->ys[j->q], j->ys[j->q], rows, cols);
+    }
+    if (band + 1 < j->bands) continue;
+    for (k = j->nouter - 1; k >= 0; k--) { /* the next outer index */
+      int d = j->outer[k];
+      xo += j->xs[d], yo += j->ys[d];
+      if (++idx[k] < j->shape[d]) break;
+      xo -= j->xs[d] * j->shape[d], yo -= j->ys[d] * j->shape[d];
+      idx[k] = 0;
+    }
   }
 }
 
+static void fuse__transpose_run(const fuse__run *r, const float *x, float *y, int rank,
+                                const int64_t *xshape, const int *perm) {
+  int64_t xs[FUSE_MAX_RANK], shape[FUSE_MAX_RANK], st[1][FUSE_MAX_RANK], i, units;
+  fuse__transpose_job j;
+  int d;
+  for (d = rank - 1, i = 1; d >= 0; d--) xs[d] = i, i *= xshape[d];
+  for (d = 0; d < rank; d++) shape[d] = xshape[perm[d]], st[0][d] = xs[perm[d]];
+  if (fuse__numel(rank, shape) == 0) return;
+  j.x = x, j.y = y, j.isa = r->p->isa;
+  j.rank = fuse__merge_dims(rank, shape, 1, st, j.shape, &j.xs);
+  if (j.rank == 0) j.shape[0] = 1, j.xs[0] = 1, j.rank = 1; /* one element */
+  for (d = j.rank - 1, i = 1; d >= 0; d--) j.ys[d] = i, i *= j.shape[d];
+  for (j.q = -1, d = 0; d < j.rank - 1; d++)
+    if (j.xs[d] == 1) j.q = d;
+  for (j.nouter = 0, d = 0; d < j.rank - 1; d++)
+    if (d != j.q) j.outer[j.nouter++] = d;
+  j.cbands = j.q < 0 ? 1 : (j.shape[j.q] + 255) / 256;
+  j.bands = j.q < 0 ? 1 : (j.shape[j.rank - 1] + 255) / 256 * j.cbands;
+  for (units = j.bands, d = 0; d < j.nouter; d++) units *= j.shape[j.outer[d]];
+  fuse__parallel(r->p, units, fuse__transpose_units, &j);
+}
+
+/* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
+  static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  fuse__layout_job j;
-  j.r = r;
-  j.x = fuse__in(r, s, 0);
-  j.y = fuse__data(r, s->out);
-  j.C = ty->shape[1], j.P = ty->shape[2] * ty->shape[3];
-  j.bands = (j.P + 255) / 256;
-  j.to_nhwc = s->op == FUSE__OP_TO_NHWC;
-  fuse__parallel(r->p, ty->shape[0] * j.bands, fuse__layout_bands, &j);
+  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
+  int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  shape[0] = ty->shape[0], shape[1] = to_nhwc ? C : P, shape[2] = to_nhwc ? P : C;
+  fuse__transpose_run(r, fuse__in(r, s, 0), fuse__data(r, s->out), 3, shape, perm);
 }
 
 static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
@@ -189,87 +232,13 @@ static void fuse__transpose_ref(const fuse__tensor *tx, const fuse__tensor *ty, 
   }
 }
 
-/* Transpose on a kernel table's ISA. The permutation is first brought to its fewest dims:
-   size-1 dims dropped, output dims that are also neighbours in x merged (a channel shuffle's
-   (0, 2, 1, 3, 4) of [1, 2, 58, 28, 28] is (1, 0, 2) of [2, 58, 784]). Then either the last
-   output dim is contiguous in x too, and the output is runs copied whole, or x's contiguous
-   dim is output dim q, and each index of the other dims is a 2-D transpose of dims q and last
-   by the layout conversions' vector kernel, cut into blocks of 256 x 256 the threads share. */
-typedef struct fuse__transpose_job {
-  const float *x;
-  float *y;
-  fuse_isa isa;
-  int rank, q;                     /* q: output dim with x stride 1; -1 when the last one is */
-  int64_t shape[FUSE_MAX_RANK];    /* output shape, fewest dims */
-  int64_t xs[FUSE_MAX_RANK];       /* x stride of each output dim */
-  int64_t ys[FUSE_MAX_RANK];       /* y stride of each output dim */
-  int outer[FUSE_MAX_RANK], nouter; /* the dims walked around the run or the 2-D transpose */
-  int64_t bands, cbands;           /* blocks per outer index; of them, along dim q */
-} fuse__transpose_job;
-
-static void fuse__transpose_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  const fuse__transpose_job *j = (const fuse__transpose_job *)ctx;
-  int last = j->rank - 1, k;
-  int64_t u, idx[FUSE_MAX_RANK], xo = 0, yo = 0, rest = u0 / j->bands;
-  (void)chunk;
-  for (k = j->nouter - 1; k >= 0; k--) { /* the outer index of unit u0 */
-    int d = j->outer[k];
-    idx[k] = rest % j->shape[d], rest /= j->shape[d];
-    xo += idx[k] * j->xs[d], yo += idx[k] * j->ys[d];
-  }
-  for (u = u0; u < u1; u++) {
-    int64_t band = u % j->bands;
-    if (j->q < 0) {
-      memcpy(j->y + yo, j->x + xo, (size_t)j->shape[last] * sizeof(float));
-    } else { /* rows of x: the last output dim; its columns: dim q; blocks of 256 x 256 */
-      int64_t a0 = band / j->cbands * 256, c0 = band % j->cbands * 256;
-      int64_t rows = j->shape[last] - a0 < 256 ? j->shape[last] - a0 : 256;
-      int64_t cols = j->shape[j->q] - c0 < 256 ? j->shape[j->q] - c0 : 256;
-      fuse__transpose_isa(j->isa, j->x + xo + a0 * j->xs[last] + c0, j->xs[last],
-                          j->y + yo + a0 + c0 * j->ys[j->q], j->ys[j->q], rows, cols);
-    }
-    if (band + 1 < j->bands) continue;
-    for (k = j->nouter - 1; k >= 0; k--) { /* the next outer index */
-      int d = j->outer[k];
-      xo += j->xs[d], yo += j->ys[d];
-      if (++idx[k] < j->shape[d]) break;
-      xo -= j->xs[d] * j->shape[d], yo -= j->ys[d] * j->shape[d];
-      idx[k] = 0;
-    }
-  }
-}
-
 static void fuse__kernel_transpose(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  int64_t xs[FUSE_MAX_RANK], i, units;
-  fuse__transpose_job j;
-  int d;
-  if (r->p->isa == FUSE_ISA_AUTO) { /* the reference kernels */
+  if (r->p->isa == FUSE_ISA_AUTO) /* the reference kernels */
     fuse__transpose_ref(tx, ty, s->a.perm, fuse__in(r, s, 0), fuse__data(r, s->out));
-    return;
-  }
-  if (fuse__numel(ty->rank, ty->shape) == 0) return;
-  j.x = fuse__in(r, s, 0), j.y = fuse__data(r, s->out), j.isa = r->p->isa;
-  for (d = tx->rank - 1, i = 1; d >= 0; d--) xs[d] = i, i *= tx->shape[d];
-  for (j.rank = 0, d = 0; d < ty->rank; d++) {
-    int64_t n = ty->shape[d], st = xs[s->a.perm[d]];
-    if (n == 1) continue;
-    if (j.rank > 0 && j.xs[j.rank - 1] == st * n) { /* the previous dim goes on in x here */
-      j.shape[j.rank - 1] *= n, j.xs[j.rank - 1] = st;
-      continue;
-    }
-    j.shape[j.rank] = n, j.xs[j.rank++] = st;
-  }
-  if (j.rank == 0) j.shape[0] = 1, j.xs[0] = 1, j.rank = 1; /* one element */
-  for (d = j.rank - 1, i = 1; d >= 0; d--) j.ys[d] = i, i *= j.shape[d];
-  for (j.q = -1, d = 0; d < j.rank - 1; d++)
-    if (j.xs[d] == 1) j.q = d;
-  for (j.nouter = 0, d = 0; d < j.rank - 1; d++)
-    if (d != j.q) j.outer[j.nouter++] = d;
-  j.cbands = j.q < 0 ? 1 : (j.shape[j.q] + 255) / 256;
-  j.bands = j.q < 0 ? 1 : (j.shape[j.rank - 1] + 255) / 256 * j.cbands;
-  for (units = j.bands, d = 0; d < j.nouter; d++) units *= j.shape[j.outer[d]];
-  fuse__parallel(r->p, units, fuse__transpose_units, &j);
+  else
+    fuse__transpose_run(r, fuse__in(r, s, 0), fuse__data(r, s->out), tx->rank, tx->shape,
+                        s->a.perm);
 }
 
 static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {

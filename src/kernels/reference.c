@@ -42,6 +42,24 @@ static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64
   }
 }
 
+/* Output dims shape[0 .. rank) walked by num operands, operand k stepping st[k][d] floats
+   along dim d: size-1 dims dropped, and a dim merged into the one before it where every
+   operand steps across the pair as across one dim (the outer stride is the inner's times the
+   inner size). The merged shape and strides go to mshape and mst; returns their count (0: one
+   element). Element-wise chains and transposes walk the fewest dims this way. */
+static int fuse__merge_dims(int rank, const int64_t *shape, int num, int64_t (*st)[FUSE_MAX_RANK],
+                            int64_t *mshape, int64_t (*mst)[FUSE_MAX_RANK]) {
+  int n = 0, d, k, merge;
+  for (d = 0; d < rank; d++) {
+    if (shape[d] == 1) continue; /* nothing to walk */
+    for (merge = n > 0, k = 0; k < num; k++) merge = merge && mst[k][n - 1] == st[k][d] * shape[d];
+    if (!merge) mshape[n++] = 1;
+    mshape[n - 1] *= shape[d];
+    for (k = 0; k < num; k++) mst[k][n - 1] = st[k][d];
+  }
+  return n;
+}
+
 /* The shape of t's bytes when it is NHWC (or broadcasts against an NHWC tensor): aligned to
    rank 4, then [N, H, W, C]. */
 static void fuse__nhwc_shape(const fuse__tensor *t, fuse__tensor *v) {

@@ -58,27 +58,19 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
   fuse__tensor vy, vx;
   int64_t st[FUSE__CHAIN_OPERANDS][FUSE_MAX_RANK];
   fuse__chain_job j;
-  int k, d, merge;
+  int k;
   if (ty->nhwc) fuse__nhwc_shape(ty, &vy), ty = &vy;
   j.s = s;
   j.fn = fuse__rows_of(r->p->isa)->chain;
   j.y = fuse__data(r, s->out);
   j.num = s->num_in;
-  j.rank = 0;
   for (k = 0; k < j.num; k++) {
     const fuse__tensor *tx = fuse__in_t(r, s, k);
     if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
     j.in[k] = fuse__in(r, s, k);
     fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
   }
-  for (d = 0; d < ty->rank; d++) {
-    if (ty->shape[d] == 1) continue; /* nothing to walk */
-    for (merge = j.rank > 0, k = 0; k < j.num; k++)
-      merge = merge && j.stride[k][j.rank - 1] == st[k][d] * ty->shape[d];
-    if (!merge) j.shape[j.rank++] = 1;
-    j.shape[j.rank - 1] *= ty->shape[d];
-    for (k = 0; k < j.num; k++) j.stride[k][j.rank - 1] = st[k][d];
-  }
+  j.rank = fuse__merge_dims(ty->rank, ty->shape, j.num, st, j.shape, j.stride);
   if (j.rank == 0) { /* one element */
     j.shape[0] = 1;
     for (k = 0; k < j.num; k++) j.stride[k][0] = 0;
