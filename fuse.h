@@ -28228,6 +28228,10 @@ static int fuse__slice_is(fuse__slice s, const char *str) {
   return s.n == n && (n == 0 || memcmp(s.p, str, n) == 0);
 }
 
+static int fuse__slice_eq(fuse__slice a, fuse__slice b) { /* an empty slice's p may be NULL */
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
 /* ---- TensorProto */
 
 enum {
@@ -28537,7 +28541,7 @@ static int fuse__onnx_find(const fuse__onnx *ld, fuse__slice name) {
   for (i = fuse__slice_hash(name) & (uint32_t)(ld->table_cap - 1); ld->table[i] >= 0;
        i = (i + 1) & (uint32_t)(ld->table_cap - 1)) {
     const fuse__oval *o = &ld->vals[ld->table[i]];
-    if (o->name.n == name.n && (name.n == 0 || memcmp(o->name.p, name.p, name.n) == 0))
+    if (fuse__slice_eq(o->name, name))
       return ld->table[i];
   }
   return -1;
@@ -31781,9 +31785,7 @@ static int fuse__onnx_check_ops(fuse__onnx *ld, fuse__slice graph) {
       continue;
     }
     for (i = 0; i < n_names; i++)
-      if (names[i].n == op.n && !memcmp(names[i].p, op.p, op.n) && domains[i].n == domain.n &&
-          (!domain.n || !memcmp(domains[i].p, domain.p, domain.n)))
-        break;
+      if (fuse__slice_eq(names[i], op) && fuse__slice_eq(domains[i], domain)) break;
     if (i < n_names) counts[i]++;
     else if (n_names < MAX_NAMES) names[n_names] = op, domains[n_names] = domain, counts[n_names++] = 1;
     else more++;

@@ -409,9 +409,7 @@ static int fuse__onnx_check_ops(fuse__onnx *ld, fuse__slice graph) {
       continue;
     }
     for (i = 0; i < n_names; i++)
-      if (names[i].n == op.n && !memcmp(names[i].p, op.p, op.n) && domains[i].n == domain.n &&
-          (!domain.n || !memcmp(domains[i].p, domain.p, domain.n)))
-        break;
+      if (fuse__slice_eq(names[i], op) && fuse__slice_eq(domains[i], domain)) break;
     if (i < n_names) counts[i]++;
     else if (n_names < MAX_NAMES) names[n_names] = op, domains[n_names] = domain, counts[n_names++] = 1;
     else more++;

@@ -125,6 +125,10 @@ static int fuse__slice_is(fuse__slice s, const char *str) {
   return s.n == n && (n == 0 || memcmp(s.p, str, n) == 0);
 }
 
+static int fuse__slice_eq(fuse__slice a, fuse__slice b) { /* an empty slice's p may be NULL */
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
 /* ---- TensorProto */
 
 enum {
@@ -434,7 +438,7 @@ static int fuse__onnx_find(const fuse__onnx *ld, fuse__slice name) {
   for (i = fuse__slice_hash(name) & (uint32_t)(ld->table_cap - 1); ld->table[i] >= 0;
        i = (i + 1) & (uint32_t)(ld->table_cap - 1)) {
     const fuse__oval *o = &ld->vals[ld->table[i]];
-    if (o->name.n == name.n && (name.n == 0 || memcmp(o->name.p, name.p, name.n) == 0))
+    if (fuse__slice_eq(o->name, name))
       return ld->table[i];
   }
   return -1;
