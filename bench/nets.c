@@ -6,7 +6,7 @@
    a file stem, so `--dir build/zoo resnet18.op13` takes tools/export_zoo.py's files too:
 
      fuse.h    fuse_onnx_load_file, fuse_optimize, then for each thread count (--threads, 1,2 by
-               default) fuse_compile with isa auto and num_threads = N (for N > 1 with the
+               default) fuse_compile with isa auto (or --isa) and num_threads = N (for N > 1 with the
                pthread parallel_for of bench/pool.h); fuse_run with the NCHW input and output
                and the plan's own workspace: --warmup runs (default 3), then --runs single runs
                (default 20) timed; the median and the fastest are reported. The output of the
@@ -42,15 +42,18 @@
    layout conversions (to_nhwc / to_nchw), and load + optimize + compile time against ORT's
    session creation.
 
-   Output: a markdown table on stdout (also <out>/nets.md) and <out>/nets.csv (default
-   bench/results). The machine is shared: compare ratios from one run, not absolute times
+   Output: a markdown table on stdout (also <out>/nets.md), <out>/nets.csv (default
+   bench/results) and, when ORT ran and gnuplot is installed, <out>/nets.png: fuse.h time / ORT
+   time per network and thread count with their geometric mean (data: <out>/nets_chart.dat). The machine is shared: compare ratios from one run, not absolute times
    across runs; the load average before and after is in the header.
 
    Build: cc -O2 -I. bench/nets.c -o build/nets -lm -lpthread     (make bench-nets)
           cc -O2 -I. -DBENCH_DNNL=1 bench/nets.c -o build/nets -ldnnl -ldl -lm -lpthread
    Run:   ./build/nets [--dir DIR] [--out DIR] [--runs N] [--warmup N] [--threads 1,2]
                        [--python PATH|none] [--node PATH|none] [--ort DIR] [--no-dnnl]
-                       [name ...]   (from the repository root) */
+                       [--isa auto|avx512|avx2|neon|scalar] [name ...]   (from the repository root)
+   --isa avx2 on an AVX-512 machine runs fuse.h's AVX2 path (ORT and PyTorch still take what
+   the CPU has: their columns are then no like-for-like comparison). */
 #define _GNU_SOURCE
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
@@ -285,6 +288,9 @@ static int count_text(const char *s, const char *what) {
   return n;
 }
 
+/* --isa for compile_for (a bench program's one setting, read by every compile) */
+static fuse_isa bench_isa = FUSE_ISA_AUTO;
+
 /* Compiles g for `threads` threads and the backends (NULL: fuse.h's kernels only); with more
    than one thread the plan runs on a pool started into *workers (*worker_mem: pool_stop it
    after fuse_plan_destroy). Dies with fuse_compile's message on failure. */
@@ -295,6 +301,7 @@ static fuse_plan *compile_for(const fuse_graph *g, int threads, const fuse_backe
   char err[512];
   memset(&o, 0, sizeof o);
   o.backends = backends;
+  o.isa = bench_isa;
   *worker_mem = threads > 1 ? pool_start(workers, threads) : NULL;
   plan = pool_compile(g, &o, threads, workers, err, sizeof err);
   if (!plan)
@@ -554,7 +561,9 @@ typedef struct options {
   const char *torch_script, *ort_script, *thread_list;
   const char *names[MAX_NETS];
   int n_names, runs, warmup, threads[MAX_THREADS], n_threads, with_dnnl;
+  fuse_isa isa; /* --isa: fuse.h's plans on this instruction set (auto: the best the CPU has) */
 } options;
+
 
 /* what the tables say about the run */
 typedef struct run_info {
@@ -566,7 +575,7 @@ typedef struct run_info {
 static void usage(void) {
   fprintf(stderr, "usage: nets [--dir DIR] [--out DIR] [--runs N] [--warmup N] [--threads 1,2]\n"
                   "            [--python PATH|none] [--node PATH|none] [--ort DIR] [--no-dnnl]\n"
-                  "            [name ...]   (names: file stems in DIR, e.g. resnet18.op13)\n");
+                  "            [--isa auto|avx512|avx2|neon|scalar] [name ...]   (names: file stems in DIR, e.g. resnet18.op13)\n");
   exit(2);
 }
 
@@ -623,7 +632,15 @@ static void parse_options(int argc, char **argv, options *o) {
       o->node = v;
     else if (!strcmp(a, "--ort"))
       o->ort_dir = v;
-    else
+    else if (!strcmp(a, "--isa")) {
+      static const char *isas[] = {"auto", "scalar", "avx2", "avx512", "neon"};
+      static const fuse_isa ids[] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR, FUSE_ISA_AVX2,
+                                     FUSE_ISA_AVX512, FUSE_ISA_NEON};
+      int k = 0;
+      while (k < 5 && strcmp(v, isas[k])) k++;
+      if (k == 5) usage();
+      o->isa = ids[k];
+    } else
       usage();
   }
   if (o->runs < 1)
@@ -631,6 +648,7 @@ static void parse_options(int argc, char **argv, options *o) {
   if (o->warmup < 1)
     o->warmup = 1;
   parse_thread_list(o);
+  bench_isa = o->isa;
   if (!o->n_names)
     for (i = 0; i < 3; i++)
       o->names[o->n_names++] = default_names[i];
@@ -675,9 +693,9 @@ static void write_header(FILE *f, const options *o, const run_info *ri) {
   fprintf(f, "- machine: %s, %ld logical CPUs; %s; load %s before, %s after (shared machine)\n",
           ri->cpu, sysconf(_SC_NPROCESSORS_ONLN), ri->date, ri->load0, ri->load1);
   fprintf(f,
-          "- fuse.h %s, isa %s (fuse_cpu_isa), fuse_optimize, pthread parallel_for for 2+ "
+          "- fuse.h %s, isa %s (--isa; fuse_cpu_isa: %s), fuse_optimize, pthread parallel_for for 2+ "
           "threads; %s%s\n",
-          FUSE_VERSION_STRING, isa_name(fuse_cpu_isa()),
+          FUSE_VERSION_STRING, o->isa ? isa_name(o->isa) : "auto", isa_name(fuse_cpu_isa()),
           o->python ? ri->torch_version : "PyTorch: left out (--python none)",
           ri->have_torch ? ", torch.set_num_threads(N)" : "");
   fprintf(f, "- %s%s\n", o->node ? ri->ort_version : "ONNX Runtime: left out (--node none)",
@@ -837,7 +855,7 @@ static void write_csv_row(FILE *csv, const options *o, const net_result *R, int 
             R->info.compute_steps, R->info.conversions, R->setup_ms);
   else
     fprintf(csv, ",,,,,,");
-  fprintf(csv, "%s,", isa_name(fuse_cpu_isa()));
+  fprintf(csv, "%s,", isa_name(bench_isa ? bench_isa : fuse_cpu_isa()));
   if (td->ms > 0)
     fprintf(csv, "%.4f,%.4f,%d,", td->ms, td->best_ms, td->runs);
   else
@@ -910,6 +928,57 @@ static void run_net(net_result *R, const options *o, run_info *ri) {
             R->torch_err);
 }
 
+/* nets.png: fuse.h time / ORT time per network, a bar per thread count (below 1: fuse.h is
+   faster), from nets_chart.dat (written here: a row per network, a column per thread count,
+   and a last row with the geometric mean). Needs gnuplot; returns 0 when the chart was made. */
+static int write_chart(const options *o, const run_info *ri, const net_result *res) {
+  char dat[1100], png[1100];
+  double logsum[MAX_THREADS] = {0};
+  int counted[MAX_THREADS] = {0}, ni, ti, st;
+  FILE *f, *gp;
+  snprintf(dat, sizeof dat, "%s/nets_chart.dat", o->outdir);
+  snprintf(png, sizeof png, "%s/nets.png", o->outdir);
+  if (!ri->have_ort || !(f = fopen(dat, "w")))
+    return -1;
+  for (ni = 0; ni < o->n_names; ni++) {
+    const net_result *R = &res[ni];
+    fprintf(f, "%s", R->name);
+    for (ti = 0; ti < o->n_threads; ti++) {
+      double a = R->fuse[ti].ms, b = R->ort[ti].ms;
+      if (a > 0 && b > 0) {
+        fprintf(f, " %.4f", a / b);
+        logsum[ti] += log(a / b), counted[ti]++;
+      } else {
+        fprintf(f, " NaN");
+      }
+    }
+    fprintf(f, "\n");
+  }
+  fprintf(f, "geomean");
+  for (ti = 0; ti < o->n_threads; ti++)
+    fprintf(f, " %.4f", counted[ti] ? exp(logsum[ti] / counted[ti]) : NAN);
+  fprintf(f, "\n");
+  fclose(f);
+  if (!(gp = popen("gnuplot 2>&1", "w")))
+    return -1;
+  fprintf(gp, "set terminal pngcairo noenhanced size 1200,600 font 'sans,10'\n");
+  fprintf(gp, "set output '%s'\n", png);
+  fprintf(gp, "set title 'fuse.h time / ONNX Runtime time, batch 1, FP32 (below 1: fuse.h faster); "
+              "%s, fuse.h isa %s'\n",
+          ri->cpu, o->isa ? isa_name(o->isa) : isa_name(fuse_cpu_isa()));
+  fprintf(gp, "set yrange [0:*]\nset grid ytics\nset key above horizontal\n");
+  fprintf(gp, "set style data histograms\nset style histogram clustered gap 1\n");
+  fprintf(gp, "set style fill solid 0.85 border -1\nset boxwidth 0.9\n");
+  fprintf(gp, "set xtics rotate by -35 left font ',9'\nset bmargin 8\n");
+  fprintf(gp, "plot");
+  for (ti = 0; ti < o->n_threads; ti++)
+    fprintf(gp, "%s '%s' using %d:xtic(1) title '%d thread%s'", ti ? "," : "", dat, ti + 2,
+            o->threads[ti], o->threads[ti] == 1 ? "" : "s");
+  fprintf(gp, ", 1 with lines lw 2 dt 2 lc rgb '#d62728' title 'ORT'\n");
+  st = pclose(gp);
+  return st;
+}
+
 int main(int argc, char **argv) {
   options o;
   run_info ri;
@@ -969,6 +1038,8 @@ int main(int argc, char **argv) {
     die("cannot write", path);
   write_csv(csv, &o, res);
   fclose(csv);
+  if (write_chart(&o, &ri, res) == 0)
+    fprintf(stderr, "nets: wrote %s/nets.png\n", o.outdir);
   fprintf(stderr, "nets: %d network%s in %.1f s; wrote %s/nets.md, %s/nets.csv\n", o.n_names,
           o.n_names == 1 ? "" : "s", now_s() - t_start, o.outdir, o.outdir);
   free(res);
