@@ -2413,6 +2413,56 @@ static fuse_plan *plan_for(fuse_graph *g, int isa, int threads) {
   return p;
 }
 
+/* Few input channels on the NHWC indirect GEMM (a tap per kernel row, the stems inside a
+   network): several column blocks per tile (one set of row pointers for all of them), tiles
+   inside one output row read in place and tiles crossing rows and the padding; every ISA
+   against the reference and the double oracle, and on 3 host threads bit for bit as serial. */
+TEST(row_taps_column_blocks) {
+  static const int cfg[6][8] = {/* C, K, KH, KW, stride, pad, H, W */
+                                {3, 64, 7, 7, 2, 3, 37, 41}, {3, 40, 3, 3, 2, 1, 29, 33},
+                                {1, 70, 5, 5, 1, 2, 17, 23}, {4, 20, 3, 3, 1, 1, 19, 27},
+                                {8, 36, 3, 5, 2, 0, 21, 25}, {3, 17, 7, 7, 2, 3, 15, 15}};
+  int i, isa;
+  for (i = 0; i < 6; i++) {
+    ccase c = plain_case(i & 1 ? 2 : 1, cfg[i][0], cfg[i][1], cfg[i][6], cfg[i][7], cfg[i][2],
+                         cfg[i][3], 1);
+    cdata d;
+    fuse_graph *g;
+    c.a.strides[0] = c.a.strides[1] = cfg[i][4];
+    c.a.padding[0] = c.a.padding[1] = c.a.padding[2] = c.a.padding[3] = cfg[i][5];
+    if (i == 4) c.a.dilation[0] = 2; /* rows apart, a kernel row still contiguous */
+    c.staged = 1;
+    c.bias = BIAS_RESHAPE, c.residual = i & 1 ? RES_AFTER : RES_NONE;
+    c.clamp = i & 2 ? CL_RELU6_MIN : CL_RELU;
+    expect_gemm(run_simple(&c, 300u + (uint32_t)i), &c);
+    data_alloc(&c, &d);
+    g = case_graph(&c, &d);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++) {
+      fuse_plan *p1, *p3;
+      float *y1, *y3;
+      const float *in[2];
+      float *out[1];
+      if (!isa_have[isa]) continue;
+      p1 = plan_for(g, isa, 1), p3 = plan_for(g, isa, 3);
+      y1 = falloc(d.ny), y3 = falloc(d.ny);
+      memset(y1, 0xff, d.ny * sizeof(float)), memset(y3, 0xff, d.ny * sizeof(float));
+      in[0] = d.x, in[1] = d.r;
+      if (p1 && p3) {
+        out[0] = y1;
+        CHECK_EQ_INT(fuse_run(p1, in, out, NULL), FUSE_OK);
+        out[0] = y3;
+        CHECK_EQ_INT(fuse_run(p3, in, out, NULL), FUSE_OK);
+        CHECK(memcmp(y1, y3, d.ny * sizeof(float)) == 0);
+      }
+      fuse_plan_destroy(p1), fuse_plan_destroy(p3);
+      free(y1), free(y3);
+    }
+    fuse_graph_destroy(g);
+    data_free(&d);
+  }
+}
+
 /* matmul of two run-time operands (attention's q k^T): no packed weights, the row kernels'
    fuse__matmul_rows on every ISA, serial and on 3 host threads, against the reference kernels;
    batches broadcast both ways, rank-1 operands, rows and columns around the 4-row and
@@ -2664,6 +2714,7 @@ int main(void) {
   RUN(elementwise_nan);
   RUN(concurrent_runs);
   RUN(host_job_system_threads);
+  RUN(row_taps_column_blocks);
   RUN(host_threads_whole_tiles);
   RUN(transpose_plans);
   for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++)
