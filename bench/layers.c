@@ -56,13 +56,16 @@
    Build: cc -O2 -I. bench/layers.c -lm -lpthread                        (no oneDNN column)
           cc -O2 -I. -DBENCH_DNNL=1 bench/layers.c -ldnnl -ldl -lm -lpthread
    Run:   ./layers [--threads N] [--budget S] [--quick] [--filter TEXT] [--isa avx2]
-                   [--out DIR] [--no-png] [--verbose]
+                   [--out DIR] [--no-png] [--verbose] [--in-network]
    --isa avx2 compares fuse.h's AVX2 plans with oneDNN limited to AVX2 (dnnl_set_max_cpu_isa,
-   as DNNL_MAX_CPU_ISA=AVX2 does) and writes layers_avx2.{md,csv,png}. */
+   as DNNL_MAX_CPU_ISA=AVX2 does) and writes layers_avx2.{md,csv,png}. --in-network puts a clip
+   before the conv, so fuse.h's plan runs it as inside a network (NHWC kernels, conversions
+   around it; compare the conv step column) and writes layers[_avx2]_net.{md,csv,png}. */
 #define _GNU_SOURCE
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -263,6 +266,11 @@ static void run_fuse_step(void *ctx) {
     die("fuse_run_steps", fuse_result_string(r));
 }
 
+/* --in-network: the conv reads another op's output (clip to +-FLT_MAX), as every conv but a
+   network's first does, so the plan runs it on the NHWC kernels a network uses; alone on the
+   graph input a plan may take the NCHW kernels (the few-channel stem kernel, the NCHW GEMM) */
+static int in_network = 0;
+
 /* conv2d -> add(reshape(bias)) -> relu or clip(0, 6) */
 static fuse_graph *build_graph(const layer *L, const float *w, const float *b) {
   int64_t xs[4], ws[4], bs[1], rs[4];
@@ -280,6 +288,8 @@ static fuse_graph *build_graph(const layer *L, const float *w, const float *b) {
   a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = L->pad;
   a.groups = L->groups;
   x = fuse_input(g, "x", 4, xs);
+  if (in_network)
+    x = fuse_clip(g, x, -FLT_MAX, FLT_MAX);
   y = fuse_conv2d(g, x, fuse_constant(g, "w", 4, ws, w), &a);
   y = fuse_add(g, y, fuse_reshape(g, fuse_constant(g, "b", 1, bs, b), 4, rs));
   switch (L->post) {
@@ -598,7 +608,7 @@ static int write_chart(const char *csv, const char *png, double peak_main, const
 static void usage(void) {
   fprintf(stderr,
           "usage: layers [--threads N] [--budget S] [--quick] [--filter TEXT] [--isa avx2]\n"
-          "              [--out DIR] [--no-png] [--verbose]\n");
+          "              [--out DIR] [--no-png] [--verbose] [--in-network]\n");
   exit(2);
 }
 
@@ -635,6 +645,8 @@ int main(int argc, char **argv) {
       outdir = argv[++i];
     else if (!strcmp(argv[i], "--no-png"))
       png = 0;
+    else if (!strcmp(argv[i], "--in-network"))
+      in_network = 1;
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
     else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
@@ -662,9 +674,12 @@ int main(int argc, char **argv) {
   cpu_model(cpu, sizeof cpu);
   load_avg(load0, sizeof load0);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
-  snprintf(path_csv, sizeof path_csv, "%s/layers%s.csv", outdir, avx2_mode ? "_avx2" : "");
-  snprintf(path_md, sizeof path_md, "%s/layers%s.md", outdir, avx2_mode ? "_avx2" : "");
-  snprintf(path_png, sizeof path_png, "%s/layers%s.png", outdir, avx2_mode ? "_avx2" : "");
+  snprintf(path_csv, sizeof path_csv, "%s/layers%s%s.csv", outdir, avx2_mode ? "_avx2" : "",
+           in_network ? "_net" : "");
+  snprintf(path_md, sizeof path_md, "%s/layers%s%s.md", outdir, avx2_mode ? "_avx2" : "",
+           in_network ? "_net" : "");
+  snprintf(path_png, sizeof path_png, "%s/layers%s%s.png", outdir, avx2_mode ? "_avx2" : "",
+           in_network ? "_net" : "");
 
   /* the peak first, while nothing else of ours runs */
   peak512 = peak_gflops(PEAK_AVX512, quick ? 0.1 : 0.3, &best512);
