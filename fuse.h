@@ -10263,7 +10263,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10329,12 +10329,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -10426,7 +10437,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10492,12 +10503,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -10589,7 +10611,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10655,12 +10677,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -10752,7 +10785,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10818,12 +10851,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -10915,7 +10959,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10981,12 +11025,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -11078,7 +11133,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11144,12 +11199,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -11209,7 +11275,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11275,12 +11341,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -11340,7 +11417,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11406,12 +11483,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -11720,7 +11808,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11786,12 +11874,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -11883,7 +11982,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11949,12 +12048,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -12014,7 +12124,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12080,12 +12190,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -12145,7 +12266,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12211,12 +12332,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -12556,7 +12688,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12622,12 +12754,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -12719,7 +12862,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12785,12 +12928,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -12882,7 +13036,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12948,12 +13102,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13013,7 +13178,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13079,12 +13244,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13144,7 +13320,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13210,12 +13386,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13308,7 +13495,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13374,12 +13561,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13471,7 +13669,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13537,12 +13735,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13602,7 +13811,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13668,12 +13877,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -13733,7 +13953,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13799,12 +14019,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -14120,7 +14351,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14186,12 +14417,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -14283,7 +14525,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14349,12 +14591,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -14446,7 +14699,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14512,12 +14765,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -14577,7 +14841,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14643,12 +14907,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
@@ -14708,7 +14983,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14774,12 +15049,23 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
-    if (r >= rows) continue;
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
   }
   if (split < e->num_post)
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
