@@ -538,6 +538,43 @@ static fuse_value fuse__onnx_concat(fuse__onnx *ld, const fuse__onode *n) {
   return y;
 }
 
+/* A batch norm with constant statistics whose input no conv2d produces (densenet's and the
+   pre-activation nets' BN -> ReLU -> conv, after a concat or a pool): fuse_fold_batch_norm
+   cannot fold it into weights, so it becomes x * s + t with s = scale / sqrt(var + eps) and
+   t = bias - mean * s per channel (in double, as the fold), shaped [C, 1, ...] to broadcast:
+   a multiply and an add, element-wise ops that run in the plan's NHWC layout and merge with
+   the ReLU after them into one chain pass (a batch_norm step runs on NCHW, so the plan had
+   converted around every one of them). Otherwise the batch_norm node. */
+static fuse_value fuse__onnx_affine_batch_norm(fuse__onnx *ld, const fuse_value *in, float eps) {
+  fuse_graph *g = ld->g;
+  const fuse__node *nx = fuse__node_of(g, in[0]);
+  int64_t shape[FUSE_MAX_RANK], C, i;
+  fuse_value sv, tv;
+  float *sd, *td;
+  int k, rank = nx->rank;
+  if (rank < 2 || rank > FUSE_MAX_RANK || nx->op == FUSE__OP_CONV2D || !(eps >= 0))
+    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
+  C = nx->shape[1];
+  for (k = 1; k < 5; k++) {
+    const fuse__node *pk = fuse__node_of(g, in[k]);
+    if (pk->op != FUSE__OP_CONST || pk->rank != 1 || pk->shape[0] != C || !(pk->data || pk->raw))
+      return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
+  }
+  shape[0] = C;
+  for (k = 1; k < rank - 1; k++) shape[k] = 1;
+  sv = fuse_constant(g, NULL, rank - 1, shape, NULL);
+  tv = fuse_constant(g, NULL, rank - 1, shape, NULL);
+  if (sv == FUSE_NONE || tv == FUSE_NONE) return FUSE_NONE;
+  sd = g->nodes[sv].data, td = g->nodes[tv].data;
+  for (i = 0; i < C; i++) {
+    double s = fuse__const_at(&g->nodes[in[1]], i) /
+               sqrt((double)fuse__const_at(&g->nodes[in[4]], i) + (double)eps);
+    sd[i] = (float)s;
+    td[i] = (float)(fuse__const_at(&g->nodes[in[2]], i) - fuse__const_at(&g->nodes[in[3]], i) * s);
+  }
+  return fuse_add(g, fuse_mul(g, in[0], sv), tv);
+}
+
 /* BatchNormalization in inference mode (x, scale, bias, mean, var). */
 static fuse_value fuse__onnx_batch_norm(fuse__onnx *ld, const fuse__onode *n) {
   fuse_value in[5];
@@ -547,8 +584,7 @@ static fuse_value fuse__onnx_batch_norm(fuse__onnx *ld, const fuse__onode *n) {
     return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "training mode (running statistics outputs) is not supported"), FUSE_NONE;
   for (k = 0; k < 5; k++)
     if ((in[k] = fuse__onnx_value(ld, n->in[k])) == FUSE_NONE) return FUSE_NONE;
-  return fuse_batch_norm(ld->g, in[0], in[1], in[2], in[3], in[4],
-                         fuse__onnx_attr_float(n, "epsilon", 1e-5f));
+  return fuse__onnx_affine_batch_norm(ld, in, fuse__onnx_attr_float(n, "epsilon", 1e-5f));
 }
 
 /* Transpose of x by `perm` (none: the axes reversed). */

@@ -461,12 +461,43 @@ TEST(weights_borrowed_from_the_file) {
   }
 }
 
+/* A batch norm that no conv2d can absorb (after a concat, on the graph input: densenet's
+   pre-activations) is a per-channel multiply-add: no batch_norm step in the plan, the ReLU
+   after it merged into its chain, and no layout conversion around it (the conv after it reads
+   NHWC: one to_nhwc before the conv, one to_nchw after it). The model's output is checked
+   against numpy by tests/test_zoo.c. */
+TEST(batch_norm_after_concat_runs_nhwc) {
+  fuse_graph *g = NULL;
+  fuse_plan *p = NULL;
+  text_buf t;
+  memset(&t, 0, sizeof t);
+  CHECK_EQ_INT(fuse_onnx_load_file("tests/data/zoo/fold_batch_norm_preact.onnx", NULL, &g),
+               FUSE_OK);
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+  if (p && fuse_plan_write(p, text_append, &t) == FUSE_OK && t.buf) {
+    const char *c = t.buf;
+    int to_nhwc = 0, to_nchw = 0;
+    CHECK(strstr(t.buf, "batch_norm") == NULL);
+    CHECK(strstr(t.buf, "chain(mul, add, relu)") != NULL);
+    while ((c = strstr(c, "to_nhwc")) != NULL) to_nhwc++, c++;
+    for (c = t.buf; (c = strstr(c, "to_nchw")) != NULL; c++) to_nchw++;
+    CHECK(to_nhwc <= 1 && to_nchw <= 1);
+  } else {
+    CHECK(0);
+  }
+  free(t.buf);
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+}
+
 int main(int argc, char **argv) {
   const char *committed = argc > 1 ? argv[1] : "tests/data/onnx";
   const char *models = argc > 2 ? argv[2] : "build/models";
   int n = run_dir(committed, 1);
   committed_count = n;
   RUN(weights_borrowed_from_the_file);
+  RUN(batch_norm_after_concat_runs_nhwc);
   if (n <= 0) {
     printf("%s: %s - there must be at least one committed network\n", committed,
            n < 0 ? "cannot open the directory" : "no .onnx file");

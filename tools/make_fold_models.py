@@ -147,6 +147,37 @@ def cases():
     yield "fold_class_token", model("fold_class_token", nodes, x.shape, y.shape,
                                     inits=[("cls", cls)]), x, y
 
+    # densenet's pre-activation: Concat -> BatchNormalization (constant statistics) -> Relu ->
+    # 1x1 Conv, and a batch norm on the graph input itself; neither can fold into a conv's
+    # weights, so the loader makes them per-channel multiply-adds (x * s + t)
+    x = rng.randn(2, 6, 5, 7).astype(np.float32)
+    bn = {}
+    for tag, c in (("a", 6), ("b", 12)):
+        bn[tag] = [rng.uniform(0.5, 1.5, c).astype(np.float32), rng.randn(c).astype(np.float32),
+                   rng.randn(c).astype(np.float32), rng.uniform(0.2, 2.0, c).astype(np.float32)]
+    w = (rng.randn(8, 12, 1, 1) * 0.3).astype(np.float32)
+    nodes = [helper.make_node("BatchNormalization", ["x", "as", "ab", "am", "av"], ["xa"],
+                              epsilon=1e-3),
+             helper.make_node("Relu", ["x"], ["xr"]),
+             helper.make_node("Concat", ["xa", "xr"], ["cat"], axis=1),
+             helper.make_node("BatchNormalization", ["cat", "bs", "bb", "bm", "bv"], ["cn"]),
+             helper.make_node("Relu", ["cn"], ["cr"]),
+             helper.make_node("Conv", ["cr", "w"], ["y"])]
+    inits = [("w", w)]
+    for tag in "ab":
+        inits += [(tag + k, v) for k, v in zip("sbmv", bn[tag])]
+
+    def batch_norm(v, p, eps):
+        sh = (1, -1, 1, 1)
+        return ((v - p[2].reshape(sh)) / np.sqrt(p[3].reshape(sh).astype(np.float64) + eps) *
+                p[0].reshape(sh) + p[1].reshape(sh))
+    xd = x.astype(np.float64)
+    cat = np.concatenate([batch_norm(xd, bn["a"], 1e-3), np.maximum(xd, 0)], axis=1)
+    cr = np.maximum(batch_norm(cat, bn["b"], 1e-5), 0)
+    y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), cr).astype(np.float32)
+    yield "fold_batch_norm_preact", model("fold_batch_norm_preact", nodes, x.shape, y.shape,
+                                          inits=inits), x, y
+
 
 def external_case():
     """A model whose every initializer (float weights, an int64 shape) is in an external file
