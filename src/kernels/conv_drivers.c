@@ -82,6 +82,7 @@ typedef struct fuse__conv_job {
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
+  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
   int tile_outer; /* units (tile, group, column block): see fuse__conv_igemm */
 } fuse__conv_job;
 
@@ -205,7 +206,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
   fuse__tile_epi e = j->e;
   fuse__tile_channels(&e, &j->e, j->bias, b->oc, 0);
   for (tt = tile; tt < t1; tt++) {
-    int64_t p0 = tt * mr, at = p0 * j->K + b->oc, from = (tt - tile) * steps;
+    int64_t p0 = tt * mr, at = p0 * j->ldy + b->oc, from = (tt - tile) * steps;
     int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
     fuse__tile_residuals(&e, &j->e, at);
     fuse__tile_prefetch(&e, s->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
@@ -217,7 +218,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
       tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
       if (tn == ntaps) flags |= FUSE__FINISH;
       b->fn(te - ta, L, ptr + ta * mr, 0, b->w + (size_t)((int64_t)ta * L * b->bnr), j->y + at,
-            j->K, rows, b->cols, flags, &e);
+            j->ldy, rows, b->cols, flags, &e);
       if (tn == ntaps) break;
       if (e.npf) { /* past the lines that call brought in */
         int64_t done = (int64_t)(te - ta) * L < e.npf ? (int64_t)(te - ta) * L : e.npf;
@@ -257,7 +258,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
         int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
         if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
         for (tt = tr; tt < tb; tt++) {
-          int64_t p0 = tt * mr, at = p0 * j->K + b->oc;
+          int64_t p0 = tt * mr, at = p0 * j->ldy + b->oc;
           int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr), n = 1;
           const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
           int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
@@ -271,7 +272,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
           else
             continue; /* a dead tap */
           fuse__tile_residuals(&e, &j->e, at);
-          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->K, rows,
+          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->ldy, rows,
                 b->cols, flags, &e);
         }
       }
@@ -328,6 +329,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     j.Cg = j.C / j.G, j.Kg = j.K / j.G;
     j.npix = ty->shape[0] * j.OH * j.OW;
   }
+  j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
