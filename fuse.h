@@ -24401,6 +24401,10 @@ typedef struct fuse__tensor {
   int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
   int value;     /* the graph value it holds, for the plan's description */
   size_t bytes;  /* > 0: held in a backend's own layout of this size (fuse_backend_layout) */
+  int64_t stride; /* > 0: a slice of a concat's output (in_place.c), its rows this many floats
+                     apart (NHWC: pixels, NCHW: images); 0: rows packed */
+  size_t view_at; /* a view (root[] is another tensor): bytes into its root's where it starts
+                     (a channel slice of one image, a concat's slice); else 0 */
 } fuse__tensor;
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
@@ -25412,6 +25416,137 @@ static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root
   return 1;
 }
 /* ==== end src/chains.c ==== */
+/* ==== begin src/in_place.c ==== */
+/* --------------------------------------------------------- concat in place -- */
+/* A concat along channels is a pass over memory that only moves bytes. Instead, the step that
+   produces an input may write it straight into its slice of the concat's output: the input
+   becomes a view of the concat's bytes (its root), at the slice's first float, its rows
+   fuse__tensor.stride floats apart. In NHWC a row is a pixel's channels (stride: the concat's
+   channel count); in NCHW a row is an image's planes (stride: the concat's channels x pixels).
+   When every input is written so, the concat step disappears; else it copies the others.
+
+   An input qualifies when: it is a workspace tensor (not a graph input, constant or output, not
+   in a backend's layout), with no view of it; one step writes it, and that step can write rows
+   with a stride (fuse__writes_strided); it appears once in the concat; and every step that
+   reads it is a concat (which reads strided inputs): nothing else has to read strided rows.
+   Its bytes are the concat's from its write to its last read, and the liveness planner sees
+   them so (fuse__find_lifetimes: the root's lifetime spans its views' writes and reads). A
+   value in several concats (densenet's features) is written into the first; the others copy
+   it from there. The reference kernels (reference_kernels = 1) keep the copies: the oracle. */
+
+/* The concat's view of a rank-4 tensor in the bytes' order: rows of `row` floats, each row of
+   the concat `ct` floats apart once the inputs' rows are laid side by side (NHWC: a pixel's
+   channels; NCHW: an image's planes). */
+static int64_t fuse__concat_row(const fuse__tensor *t, int nhwc) {
+  return nhwc ? t->shape[1] : t->shape[1] * t->shape[2] * t->shape[3];
+}
+
+/* Whether step st can write its output's rows `stride` floats apart: in NHWC a conv2d on the
+   NHWC GEMM (its tiles store rows ldy apart) or a conversion to NHWC (fuse__to_nhwc_strided);
+   in NCHW the reference conv2d (a plane at a time); a conv2d not with a residual, which the
+   kernels read with the output's own row stride. */
+static int fuse__writes_strided(const fuse__step *st, int nhwc) {
+  int q;
+  if (nhwc && st->op == FUSE__OP_TO_NHWC) return 1;
+  if (st->op != FUSE__OP_CONV2D) return 0;
+  for (q = 0; q < st->num_post; q++)
+    if (st->post[q].kind == FUSE_POST_ADD) return 0;
+  return nhwc ? st->kernel == FUSE__KERNEL_IGEMM : st->kernel == FUSE__KERNEL_REF;
+}
+
+/* Appends `text` to a step's note (the description prints it). 0: out of memory. */
+static int fuse__note_append(fuse_plan *p, fuse__step *st, const char *text) {
+  size_t had = st->note ? strlen(st->note) : 0, len = strlen(text);
+  char *note = (char *)fuse__alloc(&p->alloc, had + len + 3, 16);
+  if (!note) return 0;
+  if (had) memcpy(note, st->note, had), memcpy(note + had, "; ", 2), had += 2;
+  memcpy(note + had, text, len + 1);
+  fuse__free(&p->alloc, st->note);
+  st->note = note;
+  return 1;
+}
+
+/* Whether operand k of concat step st may be written in place (see above); writer[t]: the step
+   that writes t (-1 none, -2 several), reads[t] / concat_reads[t]: how often steps / concat
+   steps read it. */
+static int fuse__in_place_ok(const fuse_plan *p, const int *root, const fuse__step *st, int k,
+                             int nhwc, const int *writer, const int *reads,
+                             const int *concat_reads) {
+  const int *ops = p->operands + st->in_first;
+  int x = ops[k], i;
+  const fuse__tensor *t = &p->tensors[x];
+  if (root[x] != x || t->kind != FUSE__LOC_WORK || t->bytes || t->stride || t->rank != 4 ||
+      x == st->out || writer[x] < 0 || reads[x] != concat_reads[x] ||
+      (fuse__two_layouts(t) && t->nhwc != nhwc) ||
+      !fuse__writes_strided(&p->steps[writer[x]], nhwc))
+    return 0;
+  for (i = 0; i < st->num_in; i++)
+    if (i != k && ops[i] == x) return 0; /* the same value twice: two slices, one write */
+  for (i = 0; i < p->num_tensors; i++)
+    if (i != x && root[i] == x) return 0; /* a view reads it as a whole tensor */
+  return 1;
+}
+
+/* Places the inputs of each channel concat that qualify inside its output and drops the concat
+   steps left with nothing to copy. writer, reads, concat_reads: scratch of p->num_tensors ints.
+   0: out of memory. */
+static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, const int *number,
+                                 int *writer, int *reads, int *concat_reads) {
+  int i, k, kept = 0;
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels */
+  for (i = 0; i < p->num_tensors; i++) writer[i] = -1, reads[i] = concat_reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    writer[st->out] = writer[st->out] == -1 ? i : -2;
+    for (k = 0; k < st->num_in; k++) {
+      reads[p->operands[st->in_first + k]]++;
+      if (st->op == FUSE__OP_CONCAT) concat_reads[p->operands[st->in_first + k]]++;
+    }
+  }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    const fuse__tensor *ty = &p->tensors[st->out];
+    int nhwc = fuse__two_layouts(ty) && ty->nhwc, placed = 0;
+    int64_t at = 0, ct;
+    if (st->op != FUSE__OP_CONCAT || st->a.axis != 1 || ty->rank != 4 ||
+        ty->kind != FUSE__LOC_WORK || ty->bytes || root[st->out] != st->out)
+      continue;
+    ct = fuse__concat_row(ty, nhwc);
+    for (k = 0; k < st->num_in; k++) {
+      int x = p->operands[st->in_first + k];
+      fuse__tensor *tx = &p->tensors[x];
+      if (fuse__in_place_ok(p, root, st, k, nhwc, writer, reads, concat_reads)) {
+        char line[256];
+        fuse__out o;
+        root[x] = st->out;
+        tx->stride = ct;
+        tx->view_at = (size_t)at * sizeof(float);
+        o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+        fuse__puts(&o, "written in place into ");
+        fuse__put_label(&o, g, ty->value, number);
+        if (!fuse__note_append(p, &p->steps[writer[x]], line)) return 0;
+        placed++;
+      }
+      at += nhwc ? tx->shape[1] : fuse__concat_row(tx, 0);
+    }
+    if (placed && placed < st->num_in) {
+      char line[96];
+      fuse__out o;
+      o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+      fuse__format(&o, g, "copies %d of %d inputs, the others written in place",
+                   st->num_in - placed, st->num_in);
+      if (!fuse__note_append(p, st, line)) return 0;
+    } else if (placed) {
+      st->op = -1; /* nothing left to copy: dropped below */
+    }
+  }
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0) p->steps[kept++] = p->steps[i];
+    else fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = kept;
+  return 1;
+}
+/* ==== end src/in_place.c ==== */
 /* ==== begin src/backends.c ==== */
 /* What fuse__offer_backends shares between its pieces: the per-tensor layout bookkeeping of
    one round of offers. */
@@ -25782,6 +25917,29 @@ static int fuse__find_needed(fuse__compiler *c) {
   return 1;
 }
 
+/* Whether node nd is a slice whose elements are one contiguous run of its operand's bytes (a
+   range of the first axis it cuts, step 1, every axis before it of size 1, every one after it
+   whole: a split along channels of one image), of a workspace tensor: then it is a view, at
+   *at bytes into its operand, and needs no step. */
+static int fuse__slice_view(const fuse_graph *g, const fuse__node *nd, const fuse__tensor *src,
+                            size_t *at) {
+  const fuse__node *x;
+  int d, cut = -1;
+  if (nd->op != FUSE__OP_SLICE || src->kind != FUSE__LOC_WORK) return 0;
+  x = &g->nodes[nd->in[0]];
+  for (d = 0; d < nd->rank; d++) {
+    if (nd->a.slice.step[d] != 1) return 0;
+    if (cut < 0 && nd->shape[d] != x->shape[d]) cut = d;
+    else if (cut >= 0 && nd->shape[d] != x->shape[d]) return 0;
+  }
+  if (cut < 0) cut = 0;
+  for (d = 0; d < cut; d++)
+    if (x->shape[d] != 1) return 0;
+  *at = (size_t)(nd->a.slice.start[cut] * fuse__numel(nd->rank - cut - 1, nd->shape + cut + 1)) *
+        sizeof(float);
+  return 1;
+}
+
 /* Where a needed node's tensor lives: the caller's input or output, the constants (at a
    provisional offset), the workspace, or a view's operand. Counts the steps it needs. */
 static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
@@ -25789,6 +25947,7 @@ static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
   const fuse__node *nd = &g->nodes[i];
   fuse__tensor *t = &c->p->tensors[i];
   int k, out_pos = -1;
+  size_t at = 0;
   if (nd->op == FUSE__OP_INPUT) {
     t->kind = FUSE__LOC_INPUT;
     t->index = c->input_pos[i];
@@ -25802,11 +25961,16 @@ static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
   }
   for (k = 0; k < g->num_outputs && out_pos < 0; k++)
     if (g->outputs[k] == i) out_pos = k;
-  if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
+  /* a slice is a view only off the reference kernels: they keep its copy, as the oracle */
+  if ((fuse__is_view(nd->op) ||
+       (!(c->opt && c->opt->reference_kernels) &&
+        fuse__slice_view(g, nd, &c->p->tensors[nd->in[0]], &at))) &&
+      out_pos < 0) { /* same bytes as its operand (a slice: from `at` on) */
     const fuse__tensor *src = &c->p->tensors[nd->in[0]];
     t->kind = src->kind;
     t->index = src->index;
     t->offset = src->offset;
+    t->view_at = src->view_at + at;
     c->root[i] = c->root[nd->in[0]];
     return;
   }
@@ -25965,7 +26129,14 @@ static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
-/* lifetimes in steps: written first, read last; and the description, step by step */
+/* concat inputs written in place into the concat's output (in_place.c); first, last and order
+   are free for scratch until the lifetimes are found */
+static int fuse__concats_in_place(fuse__compiler *c) {
+  return fuse__concat_in_place(c->p, c->g, c->root, c->number, c->first, c->last, c->order);
+}
+
+/* lifetimes in steps: written first, read last (a root's, through its views too); and the
+   description, step by step */
 static int fuse__find_lifetimes(fuse__compiler *c) {
   fuse_plan *p = c->p;
   int i, k;
@@ -25973,7 +26144,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
-    if (c->first[st->out] < 0) c->first[st->out] = i;
+    if (c->first[c->root[st->out]] < 0) c->first[c->root[st->out]] = i;
     fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
@@ -26011,10 +26182,11 @@ static int fuse__plan_memory(fuse__compiler *c) {
     p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
   }
-  for (i = 0; i < c->n; i++) /* views follow their root */
+  for (i = 0; i < p->num_tensors; i++) /* views follow their root; a concat's slice sits at its
+                                           offset into it */
     if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_WORK) {
       p->tensors[i].kind = FUSE__LOC_WORK;
-      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset + p->tensors[i].view_at;
     }
   return 1;
 }
@@ -26042,7 +26214,7 @@ static int fuse__copy_constants(fuse__compiler *c) {
     }
   for (i = 0; i < n; i++) /* views of constants follow them */
     if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_CONST)
-      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset + p->tensors[i].view_at;
   p->consts = (float *)fuse__alloc(c->a, const_bytes, FUSE__ALIGN);
   if (!p->consts) return 0;
   p->weights_size += const_bytes;
@@ -26115,6 +26287,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */
        fuse__chain_steps(&c) &&
+       /* once the steps are final but for the concats it drops; before the lifetimes */
+       fuse__concats_in_place(&c) &&
        /* once the steps are final, conversions included */
        fuse__find_lifetimes(&c) &&
        /* every size is known now: tensors, backend layouts, the kernels' scratch */
@@ -26420,6 +26594,7 @@ typedef struct fuse__conv_job {
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
+  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
   int tile_outer; /* units (tile, group, column block): see fuse__conv_igemm */
   int whole_tiles; /* units tiles, each over all its column blocks (one group) */
 } fuse__conv_job;
@@ -26567,7 +26742,7 @@ static void fuse__igemm_tile(const fuse__conv_job *j, const fuse__igemm_block *b
   const float *zeros = j->r->p->zeros;
   int mr = s->mr, ntaps = s->rowmode ? (int)j->KH : (int)(j->KH * j->KW), ta, flags = 0;
   int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
-  int64_t at = p0 * j->K + b->oc;
+  int64_t at = p0 * j->ldy + b->oc;
   fuse__tile_residuals(e, &j->e, at);
   ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps);
   for (;;) {
@@ -26576,7 +26751,7 @@ static void fuse__igemm_tile(const fuse__conv_job *j, const fuse__igemm_block *b
     tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
     if (tn == ntaps) flags |= FUSE__FINISH;
     b->fn(te - ta, L, ptr + ta * mr, 0, b->w + (size_t)((int64_t)ta * L * b->bnr), j->y + at,
-          j->K, rows, b->cols, flags, e);
+          j->ldy, rows, b->cols, flags, e);
     if (tn == ntaps) break;
     if (e->npf) { /* past the lines that call brought in */
       int64_t done = (int64_t)(te - ta) * L < e->npf ? (int64_t)(te - ta) * L : e->npf;
@@ -26615,7 +26790,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
         int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
         if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
         for (tt = tr; tt < tb; tt++) {
-          int64_t p0 = tt * mr, at = p0 * j->K + b->oc;
+          int64_t p0 = tt * mr, at = p0 * j->ldy + b->oc;
           int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr), n = 1;
           const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
           int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
@@ -26629,7 +26804,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
           else
             continue; /* a dead tap */
           fuse__tile_residuals(&e, &j->e, at);
-          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->K, rows,
+          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->ldy, rows,
                 b->cols, flags, &e);
         }
       }
@@ -26710,6 +26885,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     j.Cg = j.C / j.G, j.Kg = j.K / j.G;
     j.npix = ty->shape[0] * j.OH * j.OW;
   }
+  j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
@@ -27027,12 +27203,33 @@ static void fuse__transpose_run(const fuse__run *r, const float *x, float *y, in
   fuse__parallel(r->p, units, fuse__transpose_units, &j);
 }
 
+/* NCHW -> NHWC with the pixels' rows ldy floats apart (the output a slice of a concat's,
+   written in place: in_place.c): the transpose job's units with the output strides set. */
+static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, int64_t N,
+                                  int64_t C, int64_t P, int64_t ldy) {
+  fuse__transpose_job j;
+  memset(&j, 0, sizeof j);
+  j.x = x, j.y = y, j.isa = r->p->isa, j.rank = 3, j.q = 1; /* output dims (n, pixel, channel) */
+  j.shape[0] = N, j.shape[1] = P, j.shape[2] = C;
+  j.xs[0] = C * P, j.xs[1] = 1, j.xs[2] = P;
+  j.ys[0] = P * ldy, j.ys[1] = ldy, j.ys[2] = 1;
+  j.outer[0] = 0, j.nouter = 1;
+  j.cbands = (P + 255) / 256;
+  j.bands = (C + 255) / 256 * j.cbands;
+  fuse__parallel(r->p, N * j.bands, fuse__transpose_units, &j);
+}
+
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  if (ty->stride) {
+    fuse__to_nhwc_strided(r, fuse__in(r, s, 0), fuse__data(r, s->out), ty->shape[0], C, P,
+                          ty->stride);
+    return;
+  }
   shape[0] = ty->shape[0], shape[1] = to_nhwc ? C : P, shape[2] = to_nhwc ? P : C;
   fuse__transpose_run(r, fuse__in(r, s, 0), fuse__data(r, s->out), 3, shape, perm);
 }
@@ -27056,8 +27253,8 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   default: break;
   }
   for (n = 0; n < N; n++)
-    for (k = 0; k < K; k++) {
-      float *yp = y + (n * K + k) * OH * OW;
+    for (k = 0; k < K; k++) { /* images ty->stride apart when written into a concat in place */
+      float *yp = y + n * (ty->stride ? ty->stride : K * OH * OW) + k * OH * OW;
       int64_t grp = k / Kg;
       memset(yp, 0, (size_t)(OH * OW) * sizeof(float));
       for (c = 0; c < Cg; c++) {
@@ -27212,12 +27409,13 @@ static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   int64_t row = ty->shape[axis] * inner;
   for (i = 0; i < s->num_in; i++) {
     const fuse__tensor *tx = fuse__in_t(r, s, i);
-    int64_t chunk;
+    const float *x = fuse__in(r, s, i);
+    int64_t chunk, ldx = tx->stride; /* a slice of another concat's output: rows ldx apart */
     if (nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
     chunk = tx->shape[axis] * inner;
-    const float *x = fuse__in(r, s, i);
-    for (o = 0; o < outer; o++)
-      memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
+    if (x != y + at) /* else its producer wrote it in place (in_place.c) */
+      for (o = 0; o < outer; o++)
+        memcpy(y + o * row + at, x + o * (ldx ? ldx : chunk), (size_t)chunk * sizeof(float));
     at += chunk;
   }
 }

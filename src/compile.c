@@ -149,6 +149,29 @@ static int fuse__find_needed(fuse__compiler *c) {
   return 1;
 }
 
+/* Whether node nd is a slice whose elements are one contiguous run of its operand's bytes (a
+   range of the first axis it cuts, step 1, every axis before it of size 1, every one after it
+   whole: a split along channels of one image), of a workspace tensor: then it is a view, at
+   *at bytes into its operand, and needs no step. */
+static int fuse__slice_view(const fuse_graph *g, const fuse__node *nd, const fuse__tensor *src,
+                            size_t *at) {
+  const fuse__node *x;
+  int d, cut = -1;
+  if (nd->op != FUSE__OP_SLICE || src->kind != FUSE__LOC_WORK) return 0;
+  x = &g->nodes[nd->in[0]];
+  for (d = 0; d < nd->rank; d++) {
+    if (nd->a.slice.step[d] != 1) return 0;
+    if (cut < 0 && nd->shape[d] != x->shape[d]) cut = d;
+    else if (cut >= 0 && nd->shape[d] != x->shape[d]) return 0;
+  }
+  if (cut < 0) cut = 0;
+  for (d = 0; d < cut; d++)
+    if (x->shape[d] != 1) return 0;
+  *at = (size_t)(nd->a.slice.start[cut] * fuse__numel(nd->rank - cut - 1, nd->shape + cut + 1)) *
+        sizeof(float);
+  return 1;
+}
+
 /* Where a needed node's tensor lives: the caller's input or output, the constants (at a
    provisional offset), the workspace, or a view's operand. Counts the steps it needs. */
 static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
@@ -156,6 +179,7 @@ static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
   const fuse__node *nd = &g->nodes[i];
   fuse__tensor *t = &c->p->tensors[i];
   int k, out_pos = -1;
+  size_t at = 0;
   if (nd->op == FUSE__OP_INPUT) {
     t->kind = FUSE__LOC_INPUT;
     t->index = c->input_pos[i];
@@ -169,11 +193,16 @@ static void fuse__place_node(fuse__compiler *c, int i, size_t *const_bytes) {
   }
   for (k = 0; k < g->num_outputs && out_pos < 0; k++)
     if (g->outputs[k] == i) out_pos = k;
-  if (fuse__is_view(nd->op) && out_pos < 0) { /* same bytes as its operand */
+  /* a slice is a view only off the reference kernels: they keep its copy, as the oracle */
+  if ((fuse__is_view(nd->op) ||
+       (!(c->opt && c->opt->reference_kernels) &&
+        fuse__slice_view(g, nd, &c->p->tensors[nd->in[0]], &at))) &&
+      out_pos < 0) { /* same bytes as its operand (a slice: from `at` on) */
     const fuse__tensor *src = &c->p->tensors[nd->in[0]];
     t->kind = src->kind;
     t->index = src->index;
     t->offset = src->offset;
+    t->view_at = src->view_at + at;
     c->root[i] = c->root[nd->in[0]];
     return;
   }
@@ -332,7 +361,14 @@ static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
-/* lifetimes in steps: written first, read last; and the description, step by step */
+/* concat inputs written in place into the concat's output (in_place.c); first, last and order
+   are free for scratch until the lifetimes are found */
+static int fuse__concats_in_place(fuse__compiler *c) {
+  return fuse__concat_in_place(c->p, c->g, c->root, c->number, c->first, c->last, c->order);
+}
+
+/* lifetimes in steps: written first, read last (a root's, through its views too); and the
+   description, step by step */
 static int fuse__find_lifetimes(fuse__compiler *c) {
   fuse_plan *p = c->p;
   int i, k;
@@ -340,7 +376,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
-    if (c->first[st->out] < 0) c->first[st->out] = i;
+    if (c->first[c->root[st->out]] < 0) c->first[c->root[st->out]] = i;
     fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
@@ -378,10 +414,11 @@ static int fuse__plan_memory(fuse__compiler *c) {
     p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
   }
-  for (i = 0; i < c->n; i++) /* views follow their root */
+  for (i = 0; i < p->num_tensors; i++) /* views follow their root; a concat's slice sits at its
+                                           offset into it */
     if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_WORK) {
       p->tensors[i].kind = FUSE__LOC_WORK;
-      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset + p->tensors[i].view_at;
     }
   return 1;
 }
@@ -409,7 +446,7 @@ static int fuse__copy_constants(fuse__compiler *c) {
     }
   for (i = 0; i < n; i++) /* views of constants follow them */
     if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_CONST)
-      p->tensors[i].offset = p->tensors[c->root[i]].offset;
+      p->tensors[i].offset = p->tensors[c->root[i]].offset + p->tensors[i].view_at;
   p->consts = (float *)fuse__alloc(c->a, const_bytes, FUSE__ALIGN);
   if (!p->consts) return 0;
   p->weights_size += const_bytes;
@@ -482,6 +519,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */
        fuse__chain_steps(&c) &&
+       /* once the steps are final but for the concats it drops; before the lifetimes */
+       fuse__concats_in_place(&c) &&
        /* once the steps are final, conversions included */
        fuse__find_lifetimes(&c) &&
        /* every size is known now: tensors, backend layouts, the kernels' scratch */

@@ -103,6 +103,7 @@
 #include "layouts.c"
 #include "plan_describe.c"
 #include "chains.c"
+#include "in_place.c"
 #include "backends.c"
 #include "compile.c"
 #include "kernels/reference.c"

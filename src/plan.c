@@ -14,6 +14,10 @@ typedef struct fuse__tensor {
   int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
   int value;     /* the graph value it holds, for the plan's description */
   size_t bytes;  /* > 0: held in a backend's own layout of this size (fuse_backend_layout) */
+  int64_t stride; /* > 0: a slice of a concat's output (in_place.c), its rows this many floats
+                     apart (NHWC: pixels, NCHW: images); 0: rows packed */
+  size_t view_at; /* a view (root[] is another tensor): bytes into its root's where it starts
+                     (a channel slice of one image, a concat's slice); else 0 */
 } fuse__tensor;
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,

@@ -82,6 +82,7 @@ typedef struct fuse__conv_job {
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
+  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
   int tile_outer; /* units (tile, group, column block): see fuse__conv_igemm */
   int whole_tiles; /* units tiles, each over all its column blocks (one group) */
 } fuse__conv_job;
@@ -229,7 +230,7 @@ static void fuse__igemm_tile(const fuse__conv_job *j, const fuse__igemm_block *b
   const float *zeros = j->r->p->zeros;
   int mr = s->mr, ntaps = s->rowmode ? (int)j->KH : (int)(j->KH * j->KW), ta, flags = 0;
   int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
-  int64_t at = p0 * j->K + b->oc;
+  int64_t at = p0 * j->ldy + b->oc;
   fuse__tile_residuals(e, &j->e, at);
   ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps);
   for (;;) {
@@ -238,7 +239,7 @@ static void fuse__igemm_tile(const fuse__conv_job *j, const fuse__igemm_block *b
     tn = fuse__next_live(ptr, mr, zeros, te, 1, ntaps);
     if (tn == ntaps) flags |= FUSE__FINISH;
     b->fn(te - ta, L, ptr + ta * mr, 0, b->w + (size_t)((int64_t)ta * L * b->bnr), j->y + at,
-          j->K, rows, b->cols, flags, e);
+          j->ldy, rows, b->cols, flags, e);
     if (tn == ntaps) break;
     if (e->npf) { /* past the lines that call brought in */
       int64_t done = (int64_t)(te - ta) * L < e->npf ? (int64_t)(te - ta) * L : e->npf;
@@ -277,7 +278,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
         int64_t lines = next < total ? (int64_t)((total - next) / 16) : 0;
         if (lines > s->cblock * nr / 16) lines = s->cblock * nr / 16;
         for (tt = tr; tt < tb; tt++) {
-          int64_t p0 = tt * mr, at = p0 * j->K + b->oc;
+          int64_t p0 = tt * mr, at = p0 * j->ldy + b->oc;
           int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr), n = 1;
           const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
           int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
@@ -291,7 +292,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
           else
             continue; /* a dead tap */
           fuse__tile_residuals(&e, &j->e, at);
-          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->K, rows,
+          b->fn(n, cb, tp + t * mr, c0, b->w + (t * j->Cg + c0) * b->bnr, j->y + at, j->ldy, rows,
                 b->cols, flags, &e);
         }
       }
@@ -372,6 +373,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     j.Cg = j.C / j.G, j.Kg = j.K / j.G;
     j.npix = ty->shape[0] * j.OH * j.OW;
   }
+  j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
   j.obs = (j.Kg + s->nr - 1) / s->nr;

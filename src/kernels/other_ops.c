@@ -71,12 +71,33 @@ static void fuse__transpose_run(const fuse__run *r, const float *x, float *y, in
   fuse__parallel(r->p, units, fuse__transpose_units, &j);
 }
 
+/* NCHW -> NHWC with the pixels' rows ldy floats apart (the output a slice of a concat's,
+   written in place: in_place.c): the transpose job's units with the output strides set. */
+static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, int64_t N,
+                                  int64_t C, int64_t P, int64_t ldy) {
+  fuse__transpose_job j;
+  memset(&j, 0, sizeof j);
+  j.x = x, j.y = y, j.isa = r->p->isa, j.rank = 3, j.q = 1; /* output dims (n, pixel, channel) */
+  j.shape[0] = N, j.shape[1] = P, j.shape[2] = C;
+  j.xs[0] = C * P, j.xs[1] = 1, j.xs[2] = P;
+  j.ys[0] = P * ldy, j.ys[1] = ldy, j.ys[2] = 1;
+  j.outer[0] = 0, j.nouter = 1;
+  j.cbands = (P + 255) / 256;
+  j.bands = (C + 255) / 256 * j.cbands;
+  fuse__parallel(r->p, N * j.bands, fuse__transpose_units, &j);
+}
+
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  if (ty->stride) {
+    fuse__to_nhwc_strided(r, fuse__in(r, s, 0), fuse__data(r, s->out), ty->shape[0], C, P,
+                          ty->stride);
+    return;
+  }
   shape[0] = ty->shape[0], shape[1] = to_nhwc ? C : P, shape[2] = to_nhwc ? P : C;
   fuse__transpose_run(r, fuse__in(r, s, 0), fuse__data(r, s->out), 3, shape, perm);
 }
@@ -100,8 +121,8 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   default: break;
   }
   for (n = 0; n < N; n++)
-    for (k = 0; k < K; k++) {
-      float *yp = y + (n * K + k) * OH * OW;
+    for (k = 0; k < K; k++) { /* images ty->stride apart when written into a concat in place */
+      float *yp = y + n * (ty->stride ? ty->stride : K * OH * OW) + k * OH * OW;
       int64_t grp = k / Kg;
       memset(yp, 0, (size_t)(OH * OW) * sizeof(float));
       for (c = 0; c < Cg; c++) {
@@ -256,12 +277,13 @@ static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   int64_t row = ty->shape[axis] * inner;
   for (i = 0; i < s->num_in; i++) {
     const fuse__tensor *tx = fuse__in_t(r, s, i);
-    int64_t chunk;
+    const float *x = fuse__in(r, s, i);
+    int64_t chunk, ldx = tx->stride; /* a slice of another concat's output: rows ldx apart */
     if (nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
     chunk = tx->shape[axis] * inner;
-    const float *x = fuse__in(r, s, i);
-    for (o = 0; o < outer; o++)
-      memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
+    if (x != y + at) /* else its producer wrote it in place (in_place.c) */
+      for (o = 0; o < outer; o++)
+        memcpy(y + o * row + at, x + o * (ldx ? ldx : chunk), (size_t)chunk * sizeof(float));
     at += chunk;
   }
 }

@@ -1,0 +1,129 @@
+/* --------------------------------------------------------- concat in place -- */
+/* A concat along channels is a pass over memory that only moves bytes. Instead, the step that
+   produces an input may write it straight into its slice of the concat's output: the input
+   becomes a view of the concat's bytes (its root), at the slice's first float, its rows
+   fuse__tensor.stride floats apart. In NHWC a row is a pixel's channels (stride: the concat's
+   channel count); in NCHW a row is an image's planes (stride: the concat's channels x pixels).
+   When every input is written so, the concat step disappears; else it copies the others.
+
+   An input qualifies when: it is a workspace tensor (not a graph input, constant or output, not
+   in a backend's layout), with no view of it; one step writes it, and that step can write rows
+   with a stride (fuse__writes_strided); it appears once in the concat; and every step that
+   reads it is a concat (which reads strided inputs): nothing else has to read strided rows.
+   Its bytes are the concat's from its write to its last read, and the liveness planner sees
+   them so (fuse__find_lifetimes: the root's lifetime spans its views' writes and reads). A
+   value in several concats (densenet's features) is written into the first; the others copy
+   it from there. The reference kernels (reference_kernels = 1) keep the copies: the oracle. */
+
+/* The concat's view of a rank-4 tensor in the bytes' order: rows of `row` floats, each row of
+   the concat `ct` floats apart once the inputs' rows are laid side by side (NHWC: a pixel's
+   channels; NCHW: an image's planes). */
+static int64_t fuse__concat_row(const fuse__tensor *t, int nhwc) {
+  return nhwc ? t->shape[1] : t->shape[1] * t->shape[2] * t->shape[3];
+}
+
+/* Whether step st can write its output's rows `stride` floats apart: in NHWC a conv2d on the
+   NHWC GEMM (its tiles store rows ldy apart) or a conversion to NHWC (fuse__to_nhwc_strided);
+   in NCHW the reference conv2d (a plane at a time); a conv2d not with a residual, which the
+   kernels read with the output's own row stride. */
+static int fuse__writes_strided(const fuse__step *st, int nhwc) {
+  int q;
+  if (nhwc && st->op == FUSE__OP_TO_NHWC) return 1;
+  if (st->op != FUSE__OP_CONV2D) return 0;
+  for (q = 0; q < st->num_post; q++)
+    if (st->post[q].kind == FUSE_POST_ADD) return 0;
+  return nhwc ? st->kernel == FUSE__KERNEL_IGEMM : st->kernel == FUSE__KERNEL_REF;
+}
+
+/* Appends `text` to a step's note (the description prints it). 0: out of memory. */
+static int fuse__note_append(fuse_plan *p, fuse__step *st, const char *text) {
+  size_t had = st->note ? strlen(st->note) : 0, len = strlen(text);
+  char *note = (char *)fuse__alloc(&p->alloc, had + len + 3, 16);
+  if (!note) return 0;
+  if (had) memcpy(note, st->note, had), memcpy(note + had, "; ", 2), had += 2;
+  memcpy(note + had, text, len + 1);
+  fuse__free(&p->alloc, st->note);
+  st->note = note;
+  return 1;
+}
+
+/* Whether operand k of concat step st may be written in place (see above); writer[t]: the step
+   that writes t (-1 none, -2 several), reads[t] / concat_reads[t]: how often steps / concat
+   steps read it. */
+static int fuse__in_place_ok(const fuse_plan *p, const int *root, const fuse__step *st, int k,
+                             int nhwc, const int *writer, const int *reads,
+                             const int *concat_reads) {
+  const int *ops = p->operands + st->in_first;
+  int x = ops[k], i;
+  const fuse__tensor *t = &p->tensors[x];
+  if (root[x] != x || t->kind != FUSE__LOC_WORK || t->bytes || t->stride || t->rank != 4 ||
+      x == st->out || writer[x] < 0 || reads[x] != concat_reads[x] ||
+      (fuse__two_layouts(t) && t->nhwc != nhwc) ||
+      !fuse__writes_strided(&p->steps[writer[x]], nhwc))
+    return 0;
+  for (i = 0; i < st->num_in; i++)
+    if (i != k && ops[i] == x) return 0; /* the same value twice: two slices, one write */
+  for (i = 0; i < p->num_tensors; i++)
+    if (i != x && root[i] == x) return 0; /* a view reads it as a whole tensor */
+  return 1;
+}
+
+/* Places the inputs of each channel concat that qualify inside its output and drops the concat
+   steps left with nothing to copy. writer, reads, concat_reads: scratch of p->num_tensors ints.
+   0: out of memory. */
+static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, const int *number,
+                                 int *writer, int *reads, int *concat_reads) {
+  int i, k, kept = 0;
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels */
+  for (i = 0; i < p->num_tensors; i++) writer[i] = -1, reads[i] = concat_reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    writer[st->out] = writer[st->out] == -1 ? i : -2;
+    for (k = 0; k < st->num_in; k++) {
+      reads[p->operands[st->in_first + k]]++;
+      if (st->op == FUSE__OP_CONCAT) concat_reads[p->operands[st->in_first + k]]++;
+    }
+  }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    const fuse__tensor *ty = &p->tensors[st->out];
+    int nhwc = fuse__two_layouts(ty) && ty->nhwc, placed = 0;
+    int64_t at = 0, ct;
+    if (st->op != FUSE__OP_CONCAT || st->a.axis != 1 || ty->rank != 4 ||
+        ty->kind != FUSE__LOC_WORK || ty->bytes || root[st->out] != st->out)
+      continue;
+    ct = fuse__concat_row(ty, nhwc);
+    for (k = 0; k < st->num_in; k++) {
+      int x = p->operands[st->in_first + k];
+      fuse__tensor *tx = &p->tensors[x];
+      if (fuse__in_place_ok(p, root, st, k, nhwc, writer, reads, concat_reads)) {
+        char line[256];
+        fuse__out o;
+        root[x] = st->out;
+        tx->stride = ct;
+        tx->view_at = (size_t)at * sizeof(float);
+        o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+        fuse__puts(&o, "written in place into ");
+        fuse__put_label(&o, g, ty->value, number);
+        if (!fuse__note_append(p, &p->steps[writer[x]], line)) return 0;
+        placed++;
+      }
+      at += nhwc ? tx->shape[1] : fuse__concat_row(tx, 0);
+    }
+    if (placed && placed < st->num_in) {
+      char line[96];
+      fuse__out o;
+      o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+      fuse__format(&o, g, "copies %d of %d inputs, the others written in place",
+                   st->num_in - placed, st->num_in);
+      if (!fuse__note_append(p, st, line)) return 0;
+    } else if (placed) {
+      st->op = -1; /* nothing left to copy: dropped below */
+    }
+  }
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0) p->steps[kept++] = p->steps[i];
+    else fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = kept;
+  return 1;
+}

@@ -1,0 +1,349 @@
+/* test_in_place.c - concat inputs written in place by their producers (src/in_place.c) and
+   splits read in place (slice views, compile.c): every
+   ISA the CPU has, the scalar twin included, serial and on 3 host threads, bit for bit against
+   the reference kernels (reference_kernels = 1), which keep the copies. The data are small
+   integers, so every sum is exact in any order and the kernels agree to the bit; the outputs
+   are filled with NaN before each run, so a slice nobody wrote shows. Each case also checks
+   the plan: which producers write in place, which concat steps are left. */
+#include "fuse.h"
+#include "runner.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static uint32_t rng = 77;
+static int irand(int lo, int hi) { /* [lo, hi] */
+  rng = rng * 1664525u + 1013904223u;
+  return lo + (int)((rng >> 8) % (uint32_t)(hi - lo + 1));
+}
+
+#define MAX_IO 4
+typedef struct case_data {
+  fuse_graph *g;
+  int n_in, n_out;
+  float *in[MAX_IO];
+  fuse_value out[MAX_IO];
+} case_data;
+
+static size_t numel_of(const fuse_graph *g, fuse_value v) {
+  size_t n = 1;
+  int i;
+  for (i = 0; i < fuse_value_rank(g, v); i++) n *= (size_t)fuse_value_shape(g, v)[i];
+  return n;
+}
+
+static fuse_value input(case_data *d, int64_t n, int64_t c, int64_t h, int64_t w) {
+  int64_t shape[4];
+  size_t i, count;
+  fuse_value v;
+  shape[0] = n, shape[1] = c, shape[2] = h, shape[3] = w;
+  v = fuse_input(d->g, NULL, 4, shape);
+  count = numel_of(d->g, v);
+  d->in[d->n_in] = (float *)malloc(count * sizeof(float));
+  for (i = 0; i < count; i++) d->in[d->n_in][i] = (float)irand(-3, 3);
+  d->n_in++;
+  return v;
+}
+
+/* conv2d (k x k, padding k / 2) with integer weights and bias, then relu unless `linear` */
+static fuse_value conv(case_data *d, fuse_value x, int64_t K, int k, int linear) {
+  float w[64 * 64 * 9], b[64];
+  int64_t C = fuse_value_shape(d->g, x)[1], shape[4], bshape[4] = {1, 0, 1, 1};
+  fuse_conv2d_attrs a;
+  fuse_value y;
+  int64_t i;
+  memset(&a, 0, sizeof a);
+  a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = k / 2;
+  shape[0] = K, shape[1] = C, shape[2] = shape[3] = k;
+  for (i = 0; i < K * C * k * k; i++) w[i] = (float)irand(-2, 2);
+  for (i = 0; i < K; i++) b[i] = (float)irand(-4, 4);
+  bshape[1] = K;
+  y = fuse_conv2d(d->g, x, fuse_constant(d->g, NULL, 4, shape, w), &a);
+  y = fuse_add(d->g, y, fuse_constant(d->g, NULL, 4, bshape, b));
+  return linear ? y : fuse_relu(d->g, y);
+}
+
+static void output(case_data *d, fuse_value v) {
+  d->out[d->n_out++] = v;
+  fuse_output(d->g, v);
+}
+
+static void free_case(case_data *d) {
+  int i;
+  for (i = 0; i < d->n_in; i++) free(d->in[i]);
+  fuse_graph_destroy(d->g);
+}
+
+static char listing[1 << 15];
+static size_t listing_len;
+static void to_listing(void *user, const char *s, size_t n) {
+  (void)user;
+  if (listing_len + n + 1 > sizeof listing) return;
+  memcpy(listing + listing_len, s, n);
+  listing_len += n;
+  listing[listing_len] = 0;
+}
+
+static int count_of(const char *text, const char *what) {
+  int n = 0;
+  for (text = strstr(text, what); text; text = strstr(text + 1, what)) n++;
+  return n;
+}
+
+typedef struct job {
+  fuse_task_fn task;
+  void *ctx;
+  int i;
+} job;
+
+static void *job_main(void *arg) {
+  job *j = (job *)arg;
+  j->task(j->ctx, j->i, j->i + 1);
+  return NULL;
+}
+
+/* the host's job system: one pthread per chunk, joined before returning */
+static void pthread_for(void *user, fuse_task_fn task, void *ctx, int n) {
+  pthread_t th[16];
+  job jobs[16];
+  int i, made[16];
+  (void)user;
+  for (i = 0; i < n && i < 16; i++) {
+    jobs[i].task = task, jobs[i].ctx = ctx, jobs[i].i = i;
+    made[i] = pthread_create(&th[i], NULL, job_main, &jobs[i]) == 0;
+    if (!made[i]) job_main(&jobs[i]);
+  }
+  for (i = 0; i < n && i < 16; i++)
+    if (made[i]) pthread_join(th[i], NULL);
+}
+
+/* Runs the case's graph on isa (reference: the reference kernels; threads: on pthread_for);
+   the outputs, NaN-filled first, one after another in a new array; the listing in `listing`. */
+static float *run(const case_data *d, fuse_isa isa, int reference, int threads) {
+  fuse_compile_options o;
+  fuse_plan *p = NULL;
+  float *y, *outs[MAX_IO];
+  size_t total = 0, i;
+  int k;
+  memset(&o, 0, sizeof o);
+  o.isa = isa;
+  o.reference_kernels = reference;
+  if (threads) o.parallel_for = pthread_for, o.num_threads = threads;
+  if (fuse_compile(d->g, &o, &p) != FUSE_OK) return NULL;
+  for (k = 0; k < d->n_out; k++) total += numel_of(d->g, d->out[k]);
+  y = (float *)malloc(total * sizeof(float));
+  for (i = 0; i < total; i++) y[i] = NAN;
+  for (k = 0, total = 0; k < d->n_out; k++) outs[k] = y + total, total += numel_of(d->g, d->out[k]);
+  if (fuse_run(p, (const float *const *)d->in, outs, NULL) != FUSE_OK) free(y), y = NULL;
+  listing_len = 0;
+  listing[0] = 0;
+  fuse_plan_write(p, to_listing, NULL);
+  fuse_plan_destroy(p);
+  return y;
+}
+
+static int isa_runs(int isa) {
+  int cpu = (int)fuse_cpu_isa();
+  return isa == FUSE_ISA_SCALAR || isa == cpu || (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
+}
+
+/* Every ISA, serial and on 3 threads, bit for bit against the reference; each plan has
+   `in_place` producers writing in place and `concats` concat steps left. */
+static void check_case(case_data *d, int in_place, int concats, const char *what) {
+  float *want, *got;
+  size_t total = 0;
+  int isa, threads, k;
+  CHECK(fuse_graph_status(d->g) == FUSE_OK);
+  if (fuse_graph_status(d->g) != FUSE_OK) {
+    fprintf(stderr, "    %s: %s\n", what, fuse_graph_error(d->g));
+    return;
+  }
+  CHECK(fuse_optimize(d->g, "fuse") == FUSE_OK);
+  for (k = 0; k < d->n_out; k++) total += numel_of(d->g, d->out[k]);
+  want = run(d, FUSE_ISA_SCALAR, 1, 0);
+  CHECK(want != NULL);
+  if (!want) return;
+  CHECK_EQ_INT(count_of(listing, "written in place into"), 0); /* the oracle keeps its copies */
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++)
+    for (threads = 0; threads <= 3; threads += 3) {
+      if (!isa_runs(isa)) continue;
+      got = run(d, (fuse_isa)isa, 0, threads);
+      CHECK(got != NULL);
+      if (!got) continue;
+      if (memcmp(got, want, total * sizeof(float)) != 0 ||
+          count_of(listing, "written in place into") != in_place ||
+          count_of(listing, ": concat ->") != concats) {
+        size_t i = 0;
+        while (i < total && memcmp(got + i, want + i, sizeof(float)) == 0) i++;
+        fprintf(stderr, "    %s, isa %d, %d threads: %s (error %.3g, first difference at %d of %d: "
+                "%g, want %g); %d written in place (want %d), %d concat steps (want %d)\n%s",
+                what, isa, threads, i < total ? "differs" : "same values",
+                runner_rel_error(got, want, total), (int)i, (int)total,
+                i < total ? got[i] : 0.0, i < total ? want[i] : 0.0,
+                count_of(listing, "written in place into"), in_place, count_of(listing, ": concat ->"),
+                concats, listing);
+        CHECK(0);
+      }
+      free(got);
+    }
+  free(want);
+}
+
+static const int64_t widths[4] = {4, 7, 13, 20}; /* uneven channel counts */
+
+/* 2-4 conv outputs (1x1 and 3x3, bias, relu) concatenated along channels, read by a 1x1 conv:
+   NHWC plans, every input written in place by the NHWC GEMM, no concat step left */
+TEST(concat_of_conv_outputs_nhwc) {
+  int batch, n, i;
+  for (batch = 1; batch <= 2; batch++)
+    for (n = 2; n <= 4; n++) {
+      case_data d;
+      fuse_value x, parts[4];
+      char what[64];
+      memset(&d, 0, sizeof d);
+      d.g = fuse_graph_create(NULL);
+      x = input(&d, batch, 6, 7, 5);
+      for (i = 0; i < n; i++) parts[i] = conv(&d, x, widths[i], i % 2 ? 3 : 1, 0);
+      output(&d, conv(&d, fuse_concat(d.g, n, parts, 1), 8, 1, 0));
+      sprintf(what, "batch %d, %d inputs", batch, n);
+      check_case(&d, n, 0, what);
+      free_case(&d);
+    }
+}
+
+/* convs with 2 or 3 outputs run on the reference loops, in NCHW: the concat stays NCHW and each
+   conv writes its planes into the concat's, an image's worth of the concat apart */
+TEST(concat_of_conv_outputs_nchw) {
+  int batch, n, i;
+  for (batch = 1; batch <= 2; batch++)
+    for (n = 2; n <= 3; n++) {
+      case_data d;
+      fuse_value x, parts[3];
+      char what[64];
+      memset(&d, 0, sizeof d);
+      d.g = fuse_graph_create(NULL);
+      x = input(&d, batch, 3, 6, 5);
+      for (i = 0; i < n; i++) parts[i] = conv(&d, x, 2 + i % 2, i % 2 ? 3 : 1, 0);
+      output(&d, fuse_sigmoid(d.g, fuse_concat(d.g, n, parts, 1)));
+      sprintf(what, "nchw, batch %d, %d inputs", batch, n);
+      check_case(&d, n, 0, what);
+      free_case(&d);
+    }
+}
+
+/* an input that is also a graph output, one that appears twice, one read again after the concat
+   by another op, a graph input (its NHWC form the convs read too), one with a residual add: each
+   stays a copy, the others are written in place (a constant's conversion to NHWC too) */
+TEST(concat_inputs_that_stay_copies) {
+  int batch;
+  for (batch = 1; batch <= 2; batch++) {
+    case_data d;
+    fuse_value x, a, b, c, e, parts[7];
+    int64_t cshape[4] = {0, 2, 6, 6}, i;
+    float cdata[2 * 2 * 6 * 6];
+    cshape[0] = batch;
+    for (i = 0; i < 2 * 2 * 6 * 6; i++) cdata[i] = (float)irand(-3, 3);
+    memset(&d, 0, sizeof d);
+    d.g = fuse_graph_create(NULL);
+    x = input(&d, batch, 5, 6, 6);
+    a = conv(&d, x, 4, 1, 0);
+    b = conv(&d, x, 7, 3, 0); /* a graph output too */
+    c = conv(&d, x, 5, 1, 0); /* twice in the concat */
+    e = conv(&d, x, 6, 3, 0); /* read again after the concat */
+    parts[0] = a, parts[1] = b, parts[2] = c, parts[3] = c, parts[4] = e;
+    parts[5] = x; /* a graph input (in NHWC: its conversion) */
+    parts[6] = fuse_constant(d.g, NULL, 4, cshape, cdata); /* its conversion: in place */
+    output(&d, conv(&d, fuse_concat(d.g, 7, parts, 1), 4, 1, 0));
+    output(&d, b);
+    output(&d, fuse_sigmoid(d.g, e));
+    check_case(&d, 2, 1, batch == 1 ? "stay copies, batch 1" : "stay copies, batch 2");
+    free_case(&d);
+  }
+  for (batch = 1; batch <= 2; batch++) { /* a residual add: the kernel reads it ldy apart */
+    case_data d;
+    fuse_value x, a, b, parts[2];
+    memset(&d, 0, sizeof d);
+    d.g = fuse_graph_create(NULL);
+    x = input(&d, batch, 5, 4, 6);
+    a = conv(&d, x, 5, 1, 0);
+    b = fuse_relu(d.g, fuse_add(d.g, conv(&d, x, 5, 3, 1), x));
+    parts[0] = a, parts[1] = b;
+    output(&d, conv(&d, fuse_concat(d.g, 2, parts, 1), 4, 1, 0));
+    check_case(&d, 1, 1, batch == 1 ? "residual, batch 1" : "residual, batch 2");
+    free_case(&d);
+  }
+}
+
+/* one value in two concats: written into the first, copied from its slice (rows a concat's
+   channels apart) into the second */
+TEST(value_in_two_concats) {
+  int batch;
+  for (batch = 1; batch <= 2; batch++) {
+    case_data d;
+    fuse_value x, a, b, c, p1[2], p2[2];
+    memset(&d, 0, sizeof d);
+    d.g = fuse_graph_create(NULL);
+    x = input(&d, batch, 6, 5, 7);
+    a = conv(&d, x, 4, 1, 0);
+    b = conv(&d, x, 9, 3, 0);
+    c = conv(&d, x, 5, 1, 0);
+    p1[0] = a, p1[1] = b;
+    p2[0] = b, p2[1] = c;
+    output(&d, conv(&d, fuse_concat(d.g, 2, p1, 1), 4, 1, 0));
+    output(&d, conv(&d, fuse_concat(d.g, 2, p2, 1), 6, 3, 0));
+    check_case(&d, 3, 1, batch == 1 ? "two concats, batch 1" : "two concats, batch 2");
+    free_case(&d);
+  }
+}
+
+/* a conv on the reference loops (2 outputs: NCHW) beside NHWC GEMM convs: its conversion to
+   NHWC writes into the concat's slice */
+TEST(conversion_written_in_place) {
+  int batch;
+  for (batch = 1; batch <= 2; batch++) {
+    case_data d;
+    fuse_value x, parts[3];
+    memset(&d, 0, sizeof d);
+    d.g = fuse_graph_create(NULL);
+    x = input(&d, batch, 4, 6, 5);
+    parts[0] = conv(&d, x, 6, 3, 0);
+    parts[1] = conv(&d, x, 2, 1, 0);
+    parts[2] = conv(&d, x, 5, 1, 0);
+    output(&d, conv(&d, fuse_concat(d.g, 3, parts, 1), 4, 3, 0));
+    check_case(&d, 3, 0, batch == 1 ? "conversion, batch 1" : "conversion, batch 2");
+    CHECK_STR_CONTAINS(listing, "to_nhwc -> %10 (written in place into");
+    free_case(&d);
+  }
+}
+
+/* a split along channels of one image is a view of its operand's bytes: the convs read their
+   pieces in place (through their conversions to NHWC) and no slice step is left; of two images
+   each piece is two runs, and stays a step */
+TEST(split_into_convs) {
+  static const int64_t sizes[3] = {2, 3, 4};
+  int batch;
+  for (batch = 1; batch <= 2; batch++) {
+    case_data d;
+    fuse_value x, parts[3];
+    int i;
+    memset(&d, 0, sizeof d);
+    d.g = fuse_graph_create(NULL);
+    x = fuse_relu(d.g, input(&d, batch, 9, 6, 5));
+    CHECK(fuse_split(d.g, x, 1, 3, sizes, parts) == FUSE_OK);
+    for (i = 0; i < 3; i++) output(&d, conv(&d, parts[i], 5, i == 1 ? 3 : 1, 0));
+    check_case(&d, 0, 0, batch == 1 ? "split, batch 1" : "split, batch 2");
+    CHECK_EQ_INT(count_of(listing, ": slice ->"), batch == 1 ? 0 : 3);
+    free_case(&d);
+  }
+}
+
+int main(void) {
+  RUN(concat_of_conv_outputs_nhwc);
+  RUN(concat_of_conv_outputs_nchw);
+  RUN(concat_inputs_that_stay_copies);
+  RUN(value_in_two_concats);
+  RUN(conversion_written_in_place);
+  RUN(split_into_convs);
+  return runner_finish("in_place");
+}
