@@ -24111,7 +24111,10 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
    m x m outputs (Y = AT M A), where the bias and the post-ops are applied before the one
    store. A tile's 9 m^2 multiply-adds per channel pair become (m+2)^2: 2.25x fewer for
    F(2,3), 4x for F(4,3), 5.06x for F(6,3), for the price of the transforms and of rounding
-   error that grows with m (tests/test_winograd.c measures it against float64).
+   error that grows with m (tests/test_winograd.c measures it against float64). A NaN or an
+   infinity in the input reaches every output of the tiles whose window holds it (inf - inf
+   in the transforms is NaN), not only the outputs whose 3x3 window reads it, as in every
+   Winograd convolution; no_winograd = 1 keeps the direct kernels' propagation.
 
    The position GEMMs run on the indirect GEMM's micro-kernels (gemm_tile.inc) and its packed
    weight format: the transformed weights are packed as a conv with (m+2)^2 taps,
@@ -27278,14 +27281,18 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
 static double fuse__wino_stream_rate(double bytes) { return bytes <= 16e6 ? 100e9 : 20e9; }
 
 static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m, int64_t merge,
-                                  int64_t block, int kind) {
+                                  int mr, int kind) {
   double P = isa == FUSE_ISA_AVX512 ? 200e9 : isa == FUSE_ISA_AVX2 ? 100e9
              : isa == FUSE_ISA_NEON ? 25e9 : 4e9;
   double alpha2 = (double)(m + 2) * (m + 2);
   double images = (double)(c->npix / (c->OH * c->OW));
   double tiles = images * (double)((c->OH + m - 1) / m) * (double)((c->OW + m - 1) / m);
   double G = (double)(c->G / merge), Cg = (double)(c->Cg * merge), Kg = (double)(c->Kg * merge);
-  double blocks = ceil(tiles / (double)block);
+  /* blocks as one chunk would cut them (the choice must not depend on the thread count: a
+     plan's results are the same on any number of threads) */
+  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t block = FUSE__WINO_BLOCK_BYTES / per_tile / mr * mr;
+  double blocks = ceil(tiles / (double)(block > mr ? block : mr));
   double eff = fuse__igemm_eff(kind, (int64_t)Kg, (int64_t)tiles, 1);
   double gemm = 2.0 * alpha2 * tiles * Cg * Kg * G / (P * (eff > 0.05 ? eff : 0.05));
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
@@ -27349,7 +27356,7 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
     for (cand = 2; cand <= 4; cand += 2) {
       int64_t b;
       if (!fuse__wino_block(p, st, c, cand, merge, &b)) continue;
-      t = fuse__wino_estimate(p->isa, c, cand, merge, b, st->igemm);
+      t = fuse__wino_estimate(p->isa, c, cand, merge, st->mr, st->igemm);
       if (t < best) best = t, m = cand;
     }
     if (!m || !fuse__wino_block(p, st, c, m, merge, &block)) return 0;

@@ -30,14 +30,18 @@
 static double fuse__wino_stream_rate(double bytes) { return bytes <= 16e6 ? 100e9 : 20e9; }
 
 static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m, int64_t merge,
-                                  int64_t block, int kind) {
+                                  int mr, int kind) {
   double P = isa == FUSE_ISA_AVX512 ? 200e9 : isa == FUSE_ISA_AVX2 ? 100e9
              : isa == FUSE_ISA_NEON ? 25e9 : 4e9;
   double alpha2 = (double)(m + 2) * (m + 2);
   double images = (double)(c->npix / (c->OH * c->OW));
   double tiles = images * (double)((c->OH + m - 1) / m) * (double)((c->OW + m - 1) / m);
   double G = (double)(c->G / merge), Cg = (double)(c->Cg * merge), Kg = (double)(c->Kg * merge);
-  double blocks = ceil(tiles / (double)block);
+  /* blocks as one chunk would cut them (the choice must not depend on the thread count: a
+     plan's results are the same on any number of threads) */
+  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t block = FUSE__WINO_BLOCK_BYTES / per_tile / mr * mr;
+  double blocks = ceil(tiles / (double)(block > mr ? block : mr));
   double eff = fuse__igemm_eff(kind, (int64_t)Kg, (int64_t)tiles, 1);
   double gemm = 2.0 * alpha2 * tiles * Cg * Kg * G / (P * (eff > 0.05 ? eff : 0.05));
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
@@ -101,7 +105,7 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
     for (cand = 2; cand <= 4; cand += 2) {
       int64_t b;
       if (!fuse__wino_block(p, st, c, cand, merge, &b)) continue;
-      t = fuse__wino_estimate(p->isa, c, cand, merge, b, st->igemm);
+      t = fuse__wino_estimate(p->isa, c, cand, merge, st->mr, st->igemm);
       if (t < best) best = t, m = cand;
     }
     if (!m || !fuse__wino_block(p, st, c, m, merge, &block)) return 0;

@@ -377,6 +377,45 @@ TEST(error_against_float64) {
   }
 }
 
+/* ------------------------------------------------------------------ NaN, inf -- */
+
+/* A NaN in the input reaches every output of the tiles whose (m+2) x (m+2) window holds it
+   (the transforms mix a tile's pixels), and no other: an output whose 3x3 window reads it is
+   NaN, one whose tile's window does not is finite. (The direct kernels keep NaN to the 3x3
+   windows; test_kernels' nan_inf_propagation checks them.) */
+TEST(nan_stays_in_its_tiles) {
+  wcase c = {1, 8, 16, 12, 12, 1, {1, 1, 1, 1}, E_BIAS};
+  size_t nx = (size_t)8 * 12 * 12, ny = (size_t)16 * 12 * 12;
+  float *x = filled(nx, 1), *w = filled((size_t)16 * 8 * 9, 0.1f), *b = filled(16, 0.5f);
+  float *y = (float *)malloc(ny * sizeof(float));
+  const float *in[1];
+  fuse_graph *g;
+  plan_text text;
+  int i, m, k, oh, ow, ih = 5, iw = 6; /* the NaN's pixel */
+  x[(3 * 12 + ih) * 12 + iw] = NAN;
+  g = case_graph(&c, w, b);
+  in[0] = x;
+  fuse_optimize(g, "fuse");
+  for (i = 0; i < n_isas; i++)
+    for (m = 2; m <= 6; m += 2) {
+      int bad = 0;
+      CHECK(run_plan(g, (fuse_isa)isas[i], -m, 1, in, y, ny, &text));
+      for (k = 0; k < 16; k++)
+        for (oh = 0; oh < 12; oh++)
+          for (ow = 0; ow < 12; ow++) {
+            float v = y[(k * 12 + oh) * 12 + ow];
+            int reads = oh - 1 <= ih && ih <= oh + 1 && ow - 1 <= iw && iw <= ow + 1;
+            int th0 = oh / m * m - 1, tw0 = ow / m * m - 1; /* the tile's window, padding 1 */
+            int in_tile = th0 <= ih && ih < th0 + m + 2 && tw0 <= iw && iw < tw0 + m + 2;
+            if ((reads && v == v) || (!in_tile && v != v)) bad++;
+          }
+      if (bad) fprintf(stderr, "  %s F(%d,3): %d outputs with NaN out of place\n", isa_str(isas[i]), m, bad);
+      CHECK(bad == 0);
+    }
+  fuse_graph_destroy(g);
+  free(x), free(w), free(b), free(y);
+}
+
 /* ------------------------------------------------------------ the cost rule -- */
 
 static int winograd_steps(const wcase *c, int nw) {
@@ -414,6 +453,7 @@ int main(void) {
   RUN(odd_shapes_on_every_isa_and_m);
   RUN(every_post_op_kind);
   RUN(error_against_float64);
+  RUN(nan_stays_in_its_tiles);
   RUN(cost_rule_and_the_switch);
   return runner_finish("winograd");
 }

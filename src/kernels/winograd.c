@@ -7,7 +7,10 @@
    m x m outputs (Y = AT M A), where the bias and the post-ops are applied before the one
    store. A tile's 9 m^2 multiply-adds per channel pair become (m+2)^2: 2.25x fewer for
    F(2,3), 4x for F(4,3), 5.06x for F(6,3), for the price of the transforms and of rounding
-   error that grows with m (tests/test_winograd.c measures it against float64).
+   error that grows with m (tests/test_winograd.c measures it against float64). A NaN or an
+   infinity in the input reaches every output of the tiles whose window holds it (inf - inf
+   in the transforms is NaN), not only the outputs whose 3x3 window reads it, as in every
+   Winograd convolution; no_winograd = 1 keeps the direct kernels' propagation.
 
    The position GEMMs run on the indirect GEMM's micro-kernels (gemm_tile.inc) and its packed
    weight format: the transformed weights are packed as a conv with (m+2)^2 taps,
