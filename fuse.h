@@ -538,6 +538,9 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   int reference_kernels; /* 1: every op on the plain reference kernels (the oracle the others are
                             tested against); isa is then only checked. 0: the kernel table's
                             micro-kernels for isa (FUSE_ISA_SCALAR: their scalar twins) */
+  int no_winograd; /* 0: 3x3 stride-1 convs run as Winograd F(m,3) where the cost rule picks it;
+                      1: never (the direct kernels); -2, -4, -6: F(2,3), F(4,3), F(6,3) on
+                      every conv it can run (for tests and benchmarks) */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;
@@ -24384,6 +24387,2441 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
 }
 /* ==== end src/kernels/table.c ==== */
+/* ==== begin src/kernels/winograd.c ==== */
+/* --------------------------------------------------------- Winograd kernels -- */
+/* 3x3 stride-1 convolutions (dilation 1, any groups, any padding) as Winograd F(m,3), m = 2,
+   4 or 6 (Lavin and Gray 2016, on NHWC): the output is cut into m x m tiles; each tile's
+   (m+2) x (m+2) input pixels are transformed (V = BT d B) into (m+2)^2 positions; at each
+   position the tiles by their input channels multiply the transformed weights (U = G g GT,
+   made at compile) as a GEMM [tiles x Cg] x [Cg x Kg] per group; the products go back to
+   m x m outputs (Y = AT M A), where the bias and the post-ops are applied before the one
+   store. A tile's 9 m^2 multiply-adds per channel pair become (m+2)^2: 2.25x fewer for
+   F(2,3), 4x for F(4,3), 5.06x for F(6,3), for the price of the transforms and of rounding
+   error that grows with m (tests/test_winograd.c measures it against float64). A NaN or an
+   infinity in the input reaches every output of the tiles whose window holds it (inf - inf
+   in the transforms is NaN), not only the outputs whose 3x3 window reads it, as in every
+   Winograd convolution; no_winograd = 1 keeps the direct kernels' propagation.
+
+   The position GEMMs run on the indirect GEMM's micro-kernels (gemm_tile.inc) and its packed
+   weight format: the transformed weights are packed as a conv with (m+2)^2 taps,
+   [group][column block][position][channel][NR], and a micro-kernel call takes MR row
+   pointers into the transformed input. The driver (winograd_driver.c) works through blocks
+   of tiles: the block's input transformed into the chunk's scratch, the GEMMs position by
+   position into a second buffer, then the output transform.
+
+   Transform matrices from the interpolation points (Toom-Cook): AT[i][j] = p_j^i,
+   G[j][k] = p_j^k / prod_{l != j}(p_j - p_l), BT row j = the coefficients of
+   prod_{l != j}(x - p_l) (monic), and the point at infinity last (AT: 1 in the last row,
+   G: [0 0 1], BT: prod_l (x - p_l)). Points: F(2,3) 0, 1, -1; F(4,3) 0, 1, -1, -2, 1/2;
+   F(6,3) 0, +-1, +-2, +-1/2. For F(4,3) the usual 0, +-1, +-2 gave 6x the direct kernel's
+   error against float64 on 64 channels and 0, 1, -1, -2, 1/2 1.5-2.5x (a float32 simulation
+   of every pair of extra points from +-{2, 1/2, 3/2, 2/3, 3, 1/3, 3/4, 4/3, 1/4, 4}, then
+   tests/test_winograd.c on the kernels); for F(6,3) no four extra points from that set did
+   clearly better than +-2, +-1/2, which stay at about 10x. Every coefficient is exact in
+   float but G's, which are applied in double at compile. */
+static const float fuse__wino_bt2[4][4] = {
+    {-1, 0, 1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, -1, 0, 1}};
+static const float fuse__wino_at2[2][4] = {{1, 1, 1, 0}, {0, 1, -1, 1}};
+static const double fuse__wino_g2[4][3] = {
+    {-1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+
+static const float fuse__wino_bt4[6][6] = {
+    {1, -1.5f, -2, 1.5f, 1, 0},  {0, -1, 0.5f, 2.5f, 1, 0}, {0, 1, -2.5f, 0.5f, 1, 0},
+    {0, 0.5f, -1, -0.5f, 1, 0}, {0, -2, -1, 2, 1, 0},       {0, 1, -1.5f, -2, 1.5f, 1}};
+static const float fuse__wino_at4[4][6] = {
+    {1, 1, 1, 1, 1, 0}, {0, 1, -1, -2, 0.5f, 0}, {0, 1, 1, 4, 0.25f, 0}, {0, 1, -1, -8, 0.125f, 1}};
+static const double fuse__wino_g4[6][3] = {
+    {1, 0, 0},
+    {1.0 / 3, 1.0 / 3, 1.0 / 3},
+    {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+    {1.0 / 15, -2.0 / 15, 4.0 / 15},
+    {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+    {0, 0, 1}};
+
+static const float fuse__wino_bt6[8][8] = {
+    {-1, 0, 5.25f, 0, -5.25f, 0, 1, 0},      {0, 1, 1, -4.25f, -4.25f, 1, 1, 0},
+    {0, -1, 1, 4.25f, -4.25f, -1, 1, 0},     {0, 0.5f, 0.25f, -2.5f, -1.25f, 2, 1, 0},
+    {0, -0.5f, 0.25f, 2.5f, -1.25f, -2, 1, 0}, {0, 2, 4, -2.5f, -5, 0.5f, 1, 0},
+    {0, -2, 4, 2.5f, -5, -0.5f, 1, 0},       {0, -1, 0, 5.25f, 0, -5.25f, 0, 1}};
+static const float fuse__wino_at6[6][8] = {
+    {1, 1, 1, 1, 1, 1, 1, 0},
+    {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},
+    {0, 1, -1, 8, -8, 0.125f, -0.125f, 0},
+    {0, 1, 1, 16, 16, 0.0625f, 0.0625f, 0},
+    {0, 1, -1, 32, -32, 0.03125f, -0.03125f, 1}};
+static const double fuse__wino_g6[8][3] = {
+    {-1, 0, 0},
+    {-2.0 / 9, -2.0 / 9, -2.0 / 9},
+    {-2.0 / 9, 2.0 / 9, -2.0 / 9},
+    {1.0 / 90, 1.0 / 45, 2.0 / 45},
+    {1.0 / 90, -1.0 / 45, 2.0 / 45},
+    {32.0 / 45, 16.0 / 45, 8.0 / 45},
+    {32.0 / 45, -16.0 / 45, 8.0 / 45},
+    {0, 0, 1}};
+
+/* What a transform reads besides its block: the NHWC input and output and their shapes, the
+   tile grid, the strides of the transformed buffers, and the epilogue (as the GEMM kernels'
+   fuse__tile_epi holds it, at the step's first element and channel). */
+typedef struct fuse__wino_args {
+  const float *x;
+  float *y;
+  int64_t C, H, W, K, OH, OW, pt, pl;
+  int64_t th, tw;   /* tiles down and across an image */
+  int64_t ldv, ldm; /* floats from one position to the next in the transformed input / output */
+  const float *bias;
+  const fuse_post_op *post;
+  int num_post;
+  const float *res[FUSE_MAX_POST_OPS];  /* ADD: the residual (NHWC, as y) */
+  const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their K values */
+} fuse__wino_args;
+
+typedef void (*fuse__wino_input_fn)(const fuse__wino_args *a, int64_t t0, int nt, float *v);
+typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int nt,
+                                     const float *m);
+
+/* A term cf * x of a transform's sum acc (cf a constant the compiler sees): none for a zero,
+   an addition or subtraction for +-1, the first term without an addition (any counts them). */
+#define FUSE__WINO_MADD(cf, x, acc)                                                          \
+  ((cf) == 1.0f ? FUSE__V_ADD(acc, x) : (cf) == -1.0f ? FUSE__V_SUB(acc, x) : FUSE__V_FMA(FUSE__V_SET1(cf), x, acc))
+#define FUSE__WINO_SCALE(cf, x) ((cf) == 1.0f ? (x) : FUSE__V_MUL(FUSE__V_SET1(cf), x))
+#define FUSE__WINO_TERM(cf, x, acc, any)                                                     \
+  ((cf) == 0.0f ? (acc) : (any)++ ? FUSE__WINO_MADD(cf, x, acc) : FUSE__WINO_SCALE(cf, x))
+
+/* A transform's instance name: name_avx512, ... (the argument expanded first). The three
+   transforms of each vector layer follow. */
+#define FUSE__WINO_FN(name) FUSE__VEC_FN(name)
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* ==== begin src/kernels/vec_avx512.h ==== */
+/* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
+   (the .inc files in src/kernels) is written against the FUSE__VEC / FUSE__V_* names below and compiled
+   once per layer (vec_scalar.h is the reference semantics of each operation); vec_end.h
+   undefines them. The functions carry the target attribute, so a unit built with plain -O2
+   still has this instance, taken when fuse_cpu_isa() finds AVX-512 at run time. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX512
+#define FUSE__VEC_FN(name) name##_avx512 /* the instance's name */
+#define FUSE__VEC_TARGET __attribute__((target("avx512f")))
+#define FUSE__VEC __m512
+#define FUSE__VEC_MASK __mmask16
+#define FUSE__VEC_WIDTH 16
+#define FUSE__V_ZERO() _mm512_setzero_ps()
+#define FUSE__V_SET1(x) _mm512_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm512_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm512_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm512_store_ps(p, v) /* p 64-byte aligned */
+/* lanes [0, n) (n may be anything: clamped to 0 .. 16) and [a, b) (0 <= a <= b <= 16) */
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  ((__mmask16)((n) >= 16 ? 0xffffu : (n) <= 0 ? 0u : (1u << (unsigned)(n)) - 1u))
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  ((__mmask16)(((1u << (unsigned)(b)) - 1u) & ~((1u << (unsigned)(a)) - 1u)))
+#define FUSE__V_LOAD_MASK(p, m) _mm512_maskz_loadu_ps(m, p) /* zeros outside m */
+#define FUSE__V_STORE_MASK(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c) /* a * b + c */
+#define FUSE__V_ADD(a, b) _mm512_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm512_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm512_mul_ps(a, b)
+/* a > b ? a : b and a < b ? a : b (b where either is NaN); maskz: gcc 12 warns on max_ps */
+#define FUSE__V_MAX(a, b) _mm512_maskz_max_ps((__mmask16)-1, a, b)
+#define FUSE__V_MIN(a, b) _mm512_maskz_min_ps((__mmask16)-1, a, b)
+/* x < t ? t : x and x > t ? t : x (x where either is NaN) */
+#define FUSE__V_BELOW(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_LT_OQ), x, t)
+#define FUSE__V_ABOVE(x, t) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, t, _CMP_GT_OQ), x, t)
+/* x where x > m (x < m) or x is NaN, else m: max / min that keep a NaN of x */
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m, _CMP_LT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x)
+/* the even (odd) floats of the 32 in a, b: a0 a2 .. a14 b0 .. b14 */
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b)
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
+/* the math layer's operations (vmath.inc); see vec_scalar.h for what each means. AVX-512F only:
+   the float and / or / xor need AVX-512DQ, so the bit operations are on integers. The maskz
+   forms with every lane on: gcc 12 warns under C++ of the unmasked ones' undefined source. */
+#define FUSE__V_DIV(a, b) _mm512_div_ps(a, b)
+#define FUSE__V_BITS(x) _mm512_castps_si512(x)
+#define FUSE__V_NEG(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_xor_si512(FUSE__V_BITS(x), _mm512_set1_epi32((int)0x80000000u)))
+#define FUSE__V_ABS(x)                                                                       \
+  _mm512_castsi512_ps(_mm512_and_si512(FUSE__V_BITS(x), _mm512_set1_epi32(0x7fffffff)))
+/* bitwise (mask ? x : s) with mask = all but the sign bit: one vpternlogd */
+#define FUSE__V_COPYSIGN(x, s)                                                               \
+  _mm512_castsi512_ps(_mm512_ternarylogic_epi32(FUSE__V_BITS(x), FUSE__V_BITS(s), _mm512_set1_epi32(0x7fffffff), 0xe4))
+#define FUSE__V_ROUND(x)                                                                     \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* vscalefps: x * 2^floor(n), rounded once, whatever n */
+#define FUSE__V_POW2(n) _mm512_maskz_scalef_ps((__mmask16)-1, _mm512_set1_ps(1.0f), n)
+#define FUSE__V_LDEXP(x, n) _mm512_maskz_scalef_ps((__mmask16)-1, x, n)
+/* vgetmantps with the interval [0.75, 1.5) (negative x: NaN), vgetexpps the exponent of
+   [1, 2), one more where the mantissa came out below 1 */
+#define FUSE__V_FREXP(x, m, e)                                                               \
+  ((m) = _mm512_maskz_getmant_ps((__mmask16)-1, x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_nan), \
+   (e) = _mm512_maskz_getexp_ps((__mmask16)-1, x),                                            \
+   (e) = _mm512_mask_add_ps(e, _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e, _mm512_set1_ps(1.0f)))
+#define FUSE__V_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define FUSE__V_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define FUSE__V_SELECT(m, a, b) _mm512_mask_blend_ps(m, b, a)
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm512_maskz_sqrt_ps((__mmask16)-1, x) /* maskz: see FUSE__V_MAX */
+#define FUSE__V_FLOOR(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define FUSE__V_CEIL(x) \
+  _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+/* ==== end src/kernels/vec_avx512.h ==== */
+#define FUSE__WINO_M 2
+#define FUSE__WINO_BT fuse__wino_bt2
+#define FUSE__WINO_AT fuse__wino_at2
+#define FUSE__WINO_INPUT fuse__wino_input2
+#define FUSE__WINO_OUTPUT fuse__wino_output2
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 4
+#define FUSE__WINO_BT fuse__wino_bt4
+#define FUSE__WINO_AT fuse__wino_at4
+#define FUSE__WINO_INPUT fuse__wino_input4
+#define FUSE__WINO_OUTPUT fuse__wino_output4
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 6
+#define FUSE__WINO_BT fuse__wino_bt6
+#define FUSE__WINO_AT fuse__wino_at6
+#define FUSE__WINO_INPUT fuse__wino_input6
+#define FUSE__WINO_OUTPUT fuse__wino_output6
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* ==== begin src/kernels/vec_avx2.h ==== */
+/* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
+   operations as vec_avx512.h; see there. */
+#define FUSE__VEC_ISA FUSE_ISA_AVX2
+#define FUSE__VEC_FN(name) name##_avx2
+#define FUSE__VEC_TARGET __attribute__((target("avx2,fma")))
+#define FUSE__VEC __m256
+#define FUSE__VEC_MASK __m256i
+#define FUSE__VEC_WIDTH 8
+#define FUSE__V_ZERO() _mm256_setzero_ps()
+#define FUSE__V_SET1(x) _mm256_set1_ps(x)
+#define FUSE__V_LOAD(p) _mm256_loadu_ps(p)
+#define FUSE__V_STORE(p, v) _mm256_storeu_ps(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) _mm256_store_ps(p, v)
+#define FUSE__V_LANES _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define FUSE__V_MASK_FIRST(n)                                                                \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((n) >= 8 ? 8 : (n) <= 0 ? 0 : (n))), FUSE__V_LANES)
+#define FUSE__V_MASK_RANGE(a, b)                                                             \
+  _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(a)), FUSE__V_LANES),        \
+                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b)), FUSE__V_LANES))
+#define FUSE__V_LOAD_MASK(p, m) _mm256_maskload_ps(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define FUSE__V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define FUSE__V_ADD(a, b) _mm256_add_ps(a, b)
+#define FUSE__V_SUB(a, b) _mm256_sub_ps(a, b)
+#define FUSE__V_MUL(a, b) _mm256_mul_ps(a, b)
+#define FUSE__V_MAX(a, b) _mm256_max_ps(a, b)
+#define FUSE__V_MIN(a, b) _mm256_min_ps(a, b)
+#define FUSE__V_BELOW(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_LT_OQ))
+#define FUSE__V_ABOVE(x, t) _mm256_blendv_ps(x, t, _mm256_cmp_ps(x, t, _CMP_GT_OQ))
+#define FUSE__V_MAX_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_MIN_NAN(x, m)                                                                \
+  _mm256_blendv_ps(m, x, _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+#define FUSE__V_EVENS(a, b)                                                                  \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8))
+#define FUSE__V_ODDS(a, b)                                                                   \
+  _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) \
+  _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ))
+#define FUSE__V_DIV(a, b) _mm256_div_ps(a, b)
+#define FUSE__V_SIGN_BIT _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))
+#define FUSE__V_NEG(x) _mm256_xor_ps(x, FUSE__V_SIGN_BIT)
+#define FUSE__V_ABS(x) _mm256_andnot_ps(FUSE__V_SIGN_BIT, x)
+#define FUSE__V_COPYSIGN(x, s) _mm256_or_ps(FUSE__V_ABS(x), _mm256_and_ps(FUSE__V_SIGN_BIT, s))
+#define FUSE__V_ROUND(x) _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FUSE__V_POW2(n)                                                                      \
+  _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_avx2(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_avx2(x, &(e)))
+#define FUSE__V_LT(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define FUSE__V_EQ(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define FUSE__V_SELECT(m, a, b) _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m))
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) _mm256_sqrt_ps(x)
+#define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
+#define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
+/* ==== end src/kernels/vec_avx2.h ==== */
+#define FUSE__WINO_M 2
+#define FUSE__WINO_BT fuse__wino_bt2
+#define FUSE__WINO_AT fuse__wino_at2
+#define FUSE__WINO_INPUT fuse__wino_input2
+#define FUSE__WINO_OUTPUT fuse__wino_output2
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 4
+#define FUSE__WINO_BT fuse__wino_bt4
+#define FUSE__WINO_AT fuse__wino_at4
+#define FUSE__WINO_INPUT fuse__wino_input4
+#define FUSE__WINO_OUTPUT fuse__wino_output4
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 6
+#define FUSE__WINO_BT fuse__wino_bt6
+#define FUSE__WINO_AT fuse__wino_at6
+#define FUSE__WINO_INPUT fuse__wino_input6
+#define FUSE__WINO_OUTPUT fuse__wino_output6
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+#ifdef FUSE__NEON
+/* ==== begin src/kernels/vec_neon.h ==== */
+/* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
+   The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
+   operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   NEON there, so the functions need no target attribute.
+
+   aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
+   and rounding (frint*): those are computed lane by lane with the VFP's IEEE instructions, or
+   by the add-and-subtract of 1.5 * 2^23 (round, as the scalar layer does). armv7's NEON also
+   flushes denormal inputs and results to zero whatever the FPSCR says, where the scalar twin
+   on its VFP does not: results that are denormal (below 1.2e-38) come out as zero there.
+   Lane-indexed multiply-add (fmla by element) exists on aarch64 only: there the GEMM template
+   takes FUSE__V_LANE. */
+#define FUSE__VEC_ISA FUSE_ISA_NEON
+#define FUSE__VEC_FN(name) name##_neon
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float32x4_t
+#define FUSE__VEC_MASK uint32x4_t
+#define FUSE__VEC_WIDTH 4
+#define FUSE__V_ZERO() vdupq_n_f32(0.0f)
+#define FUSE__V_SET1(x) vdupq_n_f32(x)
+#define FUSE__V_LOAD(p) vld1q_f32(p)
+#define FUSE__V_STORE(p, v) vst1q_f32(p, v)
+#define FUSE__V_STORE_ALIGNED(p, v) vst1q_f32(p, v)
+#define FUSE__V_MASK_FIRST(n) fuse__mask_range_neon(0, (int64_t)(n))
+#define FUSE__V_MASK_RANGE(a, b) fuse__mask_range_neon((int64_t)(a), (int64_t)(b))
+/* lane by lane where the mask is not whole: nothing outside it is read or written */
+#define FUSE__V_LOAD_MASK(p, m) fuse__load_mask_neon(p, m)
+#define FUSE__V_STORE_MASK(p, m, v) fuse__store_mask_neon(p, m, v)
+#define FUSE__V_FMA(a, b, c) vfmaq_f32(c, a, b) /* a * b + c, rounded once */
+#define FUSE__V_ADD(a, b) vaddq_f32(a, b)
+#define FUSE__V_SUB(a, b) vsubq_f32(a, b)
+#define FUSE__V_MUL(a, b) vmulq_f32(a, b)
+/* vmaxq / vminq give NaN where either is NaN and +0 for max(-0, +0): selects, as the scalar
+   layer's comparisons */
+#define FUSE__V_MAX(a, b) fuse__select_gt_neon(a, b, a, b)
+#define FUSE__V_MIN(a, b) fuse__select_gt_neon(b, a, a, b)
+#define FUSE__V_BELOW(x, t) fuse__select_gt_neon(t, x, t, x)
+#define FUSE__V_ABOVE(x, t) fuse__select_gt_neon(x, t, t, x)
+#define FUSE__V_MAX_NAN(x, m) fuse__keep_nan_neon(vcgtq_f32(x, m), x, m)
+#define FUSE__V_MIN_NAN(x, m) fuse__keep_nan_neon(vcltq_f32(x, m), x, m)
+#if defined(__aarch64__)
+#define FUSE__V_EVENS(a, b) vuzp1q_f32(a, b)
+#define FUSE__V_ODDS(a, b) vuzp2q_f32(a, b)
+#else
+#define FUSE__V_EVENS(a, b) vuzpq_f32(a, b).val[0]
+#define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
+#endif
+#define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
+/* the math layer's operations (vmath.inc) */
+#define FUSE__V_NEG(x) vnegq_f32(x) /* the sign bit flipped, NaN included */
+#define FUSE__V_ABS(x) vabsq_f32(x)
+#define FUSE__V_COPYSIGN(x, s) vbslq_f32(vdupq_n_u32(0x80000000u), s, x)
+#define FUSE__V_POW2(n) fuse__pow2_neon(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_neon(x, n)
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_neon(x, &(e)))
+#define FUSE__V_LT(a, b) vcltq_f32(a, b)
+#define FUSE__V_EQ(a, b) vceqq_f32(a, b)
+#define FUSE__V_SELECT(m, a, b) vbslq_f32(m, a, b)
+#if defined(__aarch64__)
+#define FUSE__V_DIV(a, b) vdivq_f32(a, b)
+#define FUSE__V_ROUND(x) vrndnq_f32(x) /* ties to even */
+#define FUSE__V_SQRT(x) vsqrtq_f32(x)
+#define FUSE__V_FLOOR(x) vrndmq_f32(x)
+#define FUSE__V_CEIL(x) vrndpq_f32(x)
+/* lane l (a constant once the loop over lanes is unrolled) of v, broadcast: the GEMM
+   micro-kernel's multiply-adds take their input from a lane (fmla by element) */
+#define FUSE__V_LANE(v, l) vdupq_n_f32((v)[l])
+#else
+#define FUSE__V_DIV(a, b) fuse__div_neon(a, b)
+#define FUSE__V_ROUND(x)                                                                     \
+  vsubq_f32(vaddq_f32(x, vdupq_n_f32(12582912.0f)), vdupq_n_f32(12582912.0f))
+#define FUSE__V_SQRT(x) fuse__lanes_neon(x, 0)
+#define FUSE__V_FLOOR(x) fuse__lanes_neon(x, 1)
+#define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
+#endif
+/* ==== end src/kernels/vec_neon.h ==== */
+#define FUSE__WINO_M 2
+#define FUSE__WINO_BT fuse__wino_bt2
+#define FUSE__WINO_AT fuse__wino_at2
+#define FUSE__WINO_INPUT fuse__wino_input2
+#define FUSE__WINO_OUTPUT fuse__wino_output2
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 4
+#define FUSE__WINO_BT fuse__wino_bt4
+#define FUSE__WINO_AT fuse__wino_at4
+#define FUSE__WINO_INPUT fuse__wino_input4
+#define FUSE__WINO_OUTPUT fuse__wino_output4
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 6
+#define FUSE__WINO_BT fuse__wino_bt6
+#define FUSE__WINO_AT fuse__wino_at6
+#define FUSE__WINO_INPUT fuse__wino_input6
+#define FUSE__WINO_OUTPUT fuse__wino_output6
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#endif
+
+/* the scalar twins */
+/* ==== begin src/kernels/vec_scalar.h ==== */
+/* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
+   plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
+   ones: the fallback where no SIMD is compiled in (ARM today, FUSE_NO_SIMD), the oracle the
+   SIMD instances are tested against, and the definition of what each operation means
+   (NaN handling included; the SIMD layers match it lane by lane). */
+#define FUSE__VEC_ISA FUSE_ISA_SCALAR
+#define FUSE__VEC_FN(name) name##_scalar
+#define FUSE__VEC_TARGET
+#define FUSE__VEC float
+#define FUSE__VEC_MASK int
+#define FUSE__VEC_WIDTH 1
+#define FUSE__V_ZERO() 0.0f
+#define FUSE__V_SET1(x) ((float)(x))
+#define FUSE__V_LOAD(p) (*(p))
+#define FUSE__V_STORE(p, v) (*(p) = (v))
+#define FUSE__V_STORE_ALIGNED(p, v) (*(p) = (v))
+#define FUSE__V_MASK_FIRST(n) ((n) > 0)
+#define FUSE__V_MASK_RANGE(a, b) ((a) <= 0 && (b) > 0)
+#define FUSE__V_LOAD_MASK(p, m) ((m) ? *(p) : 0.0f)
+#define FUSE__V_STORE_MASK(p, m, v) ((m) ? (void)(*(p) = (v)) : (void)0)
+#define FUSE__V_FMA(a, b, c) ((a) * (b) + (c))
+#define FUSE__V_ADD(a, b) ((a) + (b))
+#define FUSE__V_SUB(a, b) ((a) - (b))
+#define FUSE__V_MUL(a, b) ((a) * (b))
+#define FUSE__V_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FUSE__V_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FUSE__V_BELOW(x, t) ((x) < (t) ? (t) : (x))
+#define FUSE__V_ABOVE(x, t) ((x) > (t) ? (t) : (x))
+#define FUSE__V_MAX_NAN(x, m) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_MIN_NAN(x, m) ((x) < (m) || (x) != (x) ? (x) : (m))
+#define FUSE__V_EVENS(a, b) ((void)(b), (a))
+#define FUSE__V_ODDS(a, b) ((void)(a), (b))
+#define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* x > 0 ? a : b, lane by lane (b where x is NaN) */
+#define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
+/* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
+   scaling by powers of two, the exponent split, comparisons and selection. Masks are 0 or 1. */
+#define FUSE__V_DIV(a, b) ((a) / (b))
+#define FUSE__V_NEG(x) (-(x))                                         /* the sign bit flipped */
+#define FUSE__V_ABS(x) fuse__bits_float(fuse__float_bits(x) & 0x7fffffffu) /* sign bit cleared */
+#define FUSE__V_COPYSIGN(x, s)                                         /* |x| with the sign of s */ \
+  fuse__bits_float((fuse__float_bits(x) & 0x7fffffffu) | (fuse__float_bits(s) & 0x80000000u))
+#define FUSE__V_ROUND(x) fuse__round_scalar(x) /* nearest integer, ties to even; |x| < 2^22 */
+/* 2^n for integral n in [-126, 127]; x * 2^n for integral n in [-252, 254], rounded once (to a
+   denormal, or to inf) when x * 2^floor(n/2) is a normal float; NaN where n is NaN */
+#define FUSE__V_POW2(n) fuse__pow2_scalar(n)
+#define FUSE__V_LDEXP(x, n) fuse__ldexp_scalar(x, n)
+/* x = m * 2^e, m in [0.75, 1.5), e integral, for positive x (denormals included); x = +inf:
+   e = +inf; x = +-0: e = -inf; x < 0 or NaN: m = NaN. m is finite in each case but the last,
+   so e * ln2 + log(m) is log(x) whatever x is. Assigns m and e. */
+#define FUSE__V_FREXP(x, m, e) ((m) = fuse__frexp_scalar(x, &(e)))
+#define FUSE__V_LT(a, b) ((a) < (b)) /* the masks of comparisons: false where either is NaN */
+#define FUSE__V_EQ(a, b) ((a) == (b))
+#define FUSE__V_SELECT(m, a, b) ((m) ? (a) : (b)) /* a in the lanes of m, b elsewhere */
+/* sqrt, floor, ceil (the element-wise chains' unary ops) */
+#define FUSE__V_SQRT(x) sqrtf(x)
+#define FUSE__V_FLOOR(x) floorf(x)
+#define FUSE__V_CEIL(x) ceilf(x)
+/* ==== end src/kernels/vec_scalar.h ==== */
+#define FUSE__WINO_M 2
+#define FUSE__WINO_BT fuse__wino_bt2
+#define FUSE__WINO_AT fuse__wino_at2
+#define FUSE__WINO_INPUT fuse__wino_input2
+#define FUSE__WINO_OUTPUT fuse__wino_output2
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 4
+#define FUSE__WINO_BT fuse__wino_bt4
+#define FUSE__WINO_AT fuse__wino_at4
+#define FUSE__WINO_INPUT fuse__wino_input4
+#define FUSE__WINO_OUTPUT fuse__wino_output4
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+#define FUSE__WINO_M 6
+#define FUSE__WINO_BT fuse__wino_bt6
+#define FUSE__WINO_AT fuse__wino_at6
+#define FUSE__WINO_INPUT fuse__wino_input6
+#define FUSE__WINO_OUTPUT fuse__wino_output6
+/* ==== begin src/kernels/winograd_tile.inc ==== */
+/* The Winograd F(m,3) transforms of one vector layer (instantiated by winograd.c per vector
+   layer and m): the input transform of a block of tiles into the transformed buffer, and the
+   output transform that applies the whole epilogue before its single store. Parameters:
+   FUSE__WINO_M (m), FUSE__WINO_BT (alpha x alpha), FUSE__WINO_AT (m x alpha), the names
+   FUSE__WINO_INPUT and FUSE__WINO_OUTPUT. The matrices are static const tables read at
+   constant indices in fully unrolled loops: the compiler folds each coefficient into the
+   code, drops the zeros and turns the ones into additions (FUSE__WINO_TERM). */
+#define FUSE__WINO_ALPHA (FUSE__WINO_M + 2)
+
+/* Tiles t0 .. t0 + nt - 1 (image, tile row, tile column, in that order) of the NHWC input,
+   their (alpha)^2 positions transformed (V = BT d B, d the tile's alpha x alpha pixels, zeros
+   outside the image) into v: position p of block tile b, channel c at
+   v[p * a->ldv + b * a->C + c]. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_INPUT)(const fuse__wino_args *a, int64_t t0,
+                                                              int nt, float *v) {
+  FUSE__VEC t[FUSE__WINO_ALPHA][FUSE__WINO_ALPHA]; /* the tile's rows, each transformed */
+  int64_t C = a->C, c, tiles_per_image = a->th * a->tw;
+  int b, i, j, k;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t ih0 = tile / a->tw % a->th * FUSE__WINO_M - a->pt;
+    int64_t iw0 = tile % a->tw * FUSE__WINO_M - a->pl;
+    const float *xn = a->x + n * a->H * a->W * C;
+    int inside = ih0 >= 0 && ih0 + FUSE__WINO_ALPHA <= a->H && iw0 >= 0 &&
+                 iw0 + FUSE__WINO_ALPHA <= a->W;
+    float *vb = v + b * C;
+    for (c = 0; c < C; c += FUSE__VEC_WIDTH) {
+      int full = c + FUSE__VEC_WIDTH <= C;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(C - c);
+      for (i = 0; i < FUSE__WINO_ALPHA; i++) {
+        FUSE__VEC d[FUSE__WINO_ALPHA];
+        int64_t ih = ih0 + i;
+        int64_t row = (ih * a->W + iw0) * C + c; /* pixel j of the row: xn + (row + j * C) */
+        if (inside && full) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) d[j] = FUSE__V_LOAD(xn + (row + j * C));
+        } else {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+            int64_t iw = iw0 + j;
+            d[j] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                       ? FUSE__V_LOAD_MASK(xn + (row + j * C), mk)
+                       : FUSE__V_ZERO();
+          }
+        }
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_ALPHA; j++) { /* t[i][j] = sum_k d[k] BT[j][k] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[j][k], d[k], acc, any);
+          t[i][j] = acc;
+        }
+      }
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_ALPHA; i++) { /* V[i][j] = sum_k BT[i][k] t[k][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          float *at = vb + (i * FUSE__WINO_ALPHA + j) * a->ldv + c;
+          int any = 0;
+          FUSE__UNROLL
+          for (k = 0; k < FUSE__WINO_ALPHA; k++) acc = FUSE__WINO_TERM(FUSE__WINO_BT[i][k], t[k][j], acc, any);
+          if (full) FUSE__V_STORE(at, acc);
+          else FUSE__V_STORE_MASK(at, mk, acc);
+        }
+      }
+    }
+  }
+}
+
+/* The products of the same tiles, m[p * a->ldm + b * a->K + k] (position p, block tile b,
+   output channel k), back to outputs (Y = AT M A), each output pixel inside the image with
+   the bias and the post-ops (fuse__post_apply, in order) applied, then stored once. */
+FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_args *a, int64_t t0,
+                                                               int nt, const float *m) {
+  FUSE__VEC s[FUSE__WINO_M][FUSE__WINO_ALPHA]; /* the columns combined into m rows */
+  int64_t K = a->K, k, tiles_per_image = a->th * a->tw;
+  int b, i, j, l, q;
+  for (b = 0; b < nt; b++) {
+    int64_t tile = t0 + b, n = tile / tiles_per_image;
+    int64_t oh0 = tile / a->tw % a->th * FUSE__WINO_M, ow0 = tile % a->tw * FUSE__WINO_M;
+    int rows = (int)(a->OH - oh0 < FUSE__WINO_M ? a->OH - oh0 : FUSE__WINO_M);
+    int cols = (int)(a->OW - ow0 < FUSE__WINO_M ? a->OW - ow0 : FUSE__WINO_M);
+    int64_t pix0 = (n * a->OH + oh0) * a->OW + ow0; /* the tile's first output pixel */
+    const float *mb = m + b * K;
+    for (k = 0; k < K; k += FUSE__VEC_WIDTH) {
+      int full = k + FUSE__VEC_WIDTH <= K;
+      FUSE__VEC_MASK mk = FUSE__V_MASK_FIRST(K - k);
+      FUSE__VEC bias = a->bias ? FUSE__V_LOAD_MASK(a->bias + k, mk) : FUSE__V_ZERO();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__WINO_ALPHA; j++) {
+        FUSE__VEC col[FUSE__WINO_ALPHA];
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__WINO_ALPHA; l++) {
+          const float *at = mb + (l * FUSE__WINO_ALPHA + j) * a->ldm + k;
+          col[l] = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, mk);
+        }
+        FUSE__UNROLL
+        for (i = 0; i < FUSE__WINO_M; i++) { /* s[i][j] = sum_l AT[i][l] M[l][j] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[i][l], col[l], acc, any);
+          s[i][j] = acc;
+        }
+      }
+      for (i = 0; i < rows; i++) {
+        FUSE__VEC o[FUSE__WINO_M];
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__WINO_M; j++) { /* Y[i][j] = sum_l s[i][l] AT[j][l] */
+          FUSE__VEC acc = FUSE__V_ZERO();
+          int any = 0;
+          FUSE__UNROLL
+          for (l = 0; l < FUSE__WINO_ALPHA; l++) acc = FUSE__WINO_TERM(FUSE__WINO_AT[j][l], s[i][l], acc, any);
+          o[j] = acc;
+        }
+        for (j = 0; j < cols; j++) {
+          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
+          for (q = 0; q < a->num_post; q++)
+            y = FUSE__VEC_FN(fuse__post_apply)(
+                y, &a->post[q], a->res[q] ? a->res[q] + at : NULL, mk,
+                a->chan[q] ? FUSE__V_LOAD_MASK(a->chan[q] + k, mk) : FUSE__V_ZERO());
+          if (full) FUSE__V_STORE(a->y + at, y);
+          else FUSE__V_STORE_MASK(a->y + at, mk, y);
+        }
+      }
+    }
+  }
+}
+#undef FUSE__WINO_ALPHA
+#undef FUSE__WINO_M
+#undef FUSE__WINO_BT
+#undef FUSE__WINO_AT
+#undef FUSE__WINO_INPUT
+#undef FUSE__WINO_OUTPUT
+/* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== begin src/kernels/vec_end.h ==== */
+/* Ends an instance of the kernel templates: the names of the vector layer go away. */
+#undef FUSE__VEC_ISA
+#undef FUSE__VEC_FN
+#undef FUSE__VEC_TARGET
+#undef FUSE__VEC
+#undef FUSE__VEC_MASK
+#undef FUSE__VEC_WIDTH
+#undef FUSE__V_ZERO
+#undef FUSE__V_SET1
+#undef FUSE__V_LOAD
+#undef FUSE__V_STORE
+#undef FUSE__V_STORE_ALIGNED
+#undef FUSE__V_MASK_FIRST
+#undef FUSE__V_MASK_RANGE
+#undef FUSE__V_LOAD_MASK
+#undef FUSE__V_STORE_MASK
+#undef FUSE__V_FMA
+#undef FUSE__V_ADD
+#undef FUSE__V_SUB
+#undef FUSE__V_MUL
+#undef FUSE__V_MAX
+#undef FUSE__V_MIN
+#undef FUSE__V_BELOW
+#undef FUSE__V_ABOVE
+#undef FUSE__V_MAX_NAN
+#undef FUSE__V_MIN_NAN
+#undef FUSE__V_EVENS
+#undef FUSE__V_ODDS
+#undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_IF_POSITIVE
+#undef FUSE__V_DIV
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_COPYSIGN
+#undef FUSE__V_ROUND
+#undef FUSE__V_POW2
+#undef FUSE__V_LDEXP
+#undef FUSE__V_FREXP
+#undef FUSE__V_LT
+#undef FUSE__V_EQ
+#undef FUSE__V_SELECT
+#ifdef FUSE__V_SIGN_BIT
+#undef FUSE__V_SIGN_BIT
+#endif
+#ifdef FUSE__V_BITS
+#undef FUSE__V_BITS
+#endif
+#ifdef FUSE__V_LANES
+#undef FUSE__V_LANES
+#endif
+#undef FUSE__V_DIV
+#undef FUSE__V_SQRT
+#undef FUSE__V_NEG
+#undef FUSE__V_ABS
+#undef FUSE__V_FLOOR
+#undef FUSE__V_CEIL
+#ifdef FUSE__V_LANE
+#undef FUSE__V_LANE
+#endif
+/* ==== end src/kernels/vec_end.h ==== */
+#undef FUSE__WINO_MADD
+#undef FUSE__WINO_SCALE
+#undef FUSE__WINO_TERM
+#undef FUSE__WINO_FN
+
+/* The transforms of each ISA and m, as the kernel table lists the micro-kernels. */
+typedef struct fuse__wino_kind {
+  fuse_isa isa;
+  int m;
+  fuse__wino_input_fn input;
+  fuse__wino_output_fn output;
+} fuse__wino_kind;
+
+static const fuse__wino_kind fuse__wino_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},
+    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},
+    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},
+    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},
+    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},
+    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},
+    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
+#endif
+    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},
+    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},
+    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    {FUSE_ISA_AUTO, 0, NULL, NULL}};
+
+/* The transforms of F(m,3) on an ISA, or NULL. */
+static const fuse__wino_kind *fuse__wino_pick(fuse_isa isa, int m) {
+  int i;
+  for (i = 0; fuse__wino_kinds[i].input; i++)
+    if (fuse__wino_kinds[i].isa == isa && fuse__wino_kinds[i].m == m) return &fuse__wino_kinds[i];
+  return NULL;
+}
+
+/* One 3x3 filter g (row-major) transformed for F(m,3): u[p] = (G g GT)[p / alpha][p % alpha],
+   in double, rounded once. */
+static void fuse__wino_filter(int m, const float *g, float *u) {
+  const double *G = m == 2 ? &fuse__wino_g2[0][0] : m == 4 ? &fuse__wino_g4[0][0] : &fuse__wino_g6[0][0];
+  int alpha = m + 2, i, j, k;
+  double t[8][3]; /* G g */
+  for (i = 0; i < alpha; i++)
+    for (j = 0; j < 3; j++) {
+      double s = 0;
+      for (k = 0; k < 3; k++) s += G[i * 3 + k] * g[k * 3 + j];
+      t[i][j] = s;
+    }
+  for (i = 0; i < alpha; i++)
+    for (j = 0; j < alpha; j++) {
+      double s = 0;
+      for (k = 0; k < 3; k++) s += t[i][k] * G[j * 3 + k];
+      u[i * alpha + j] = (float)s;
+    }
+}
+
+/* Bytes of a chunk's scratch for a block of `block` tiles: the row pointers, V and M. */
+static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int mr) {
+  size_t ptrs = ((size_t)mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  return ptrs + (size_t)((m + 2) * (m + 2) * block * (C + K)) * sizeof(float) + FUSE__ALIGN;
+}
+/* ==== end src/kernels/winograd.c ==== */
 /* ==== begin src/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
@@ -24430,6 +26868,10 @@ typedef struct fuse__step {
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
   int band;                /* NCHW GEMM: pixel blocks gathered together (>= 1) */
+  int winograd;            /* m > 0: an IGEMM conv run as Winograd F(m,3) (winograd.c) */
+  int wino_block;          /* its tiles per block */
+  int wino_merge;          /* groups run as one (block-diagonal weights): 1, or more for few
+                              channels per group */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -24466,6 +26908,7 @@ struct fuse_plan {
   size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
   size_t scratch_slot;   /* bytes of one slot */
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
+  int no_winograd;       /* fuse_compile_options.no_winograd */
   size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
@@ -25061,6 +27504,11 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   return 1;
 }
 
+/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (winograd_choice.c) */
+static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                                 size_t *scratch);
+static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c);
+
 /* Picks the kernel of a conv2d or matmul step with constant weights (a row of the kernel
    table, none on the plan's reference kernels) and packs its weights for it: depthwise, the
    few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more outputs per group),
@@ -25080,6 +27528,8 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
   if (c.Cg == 1 && c.Kg == 1) {
     if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
+  } else if (fuse__choose_winograd(p, st, &c, scratch)) {
+    return fuse__pack_winograd(p, st, &c);
   } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||
                            fuse__choose_nchw_gemm(p, g, st, &c, scratch) ||
                            fuse__choose_igemm(p, st, &c, zeros, scratch))) {
@@ -25088,6 +27538,152 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   return fuse__pack_conv(p, st, &c);
 }
 /* ==== end src/layouts.c ==== */
+/* ==== begin src/winograd_choice.c ==== */
+/* ------------------------------------------------- Winograd: choice, packing -- */
+/* Which 3x3 stride-1 convs run as Winograd F(m,3) (src/kernels/winograd.c), with which m,
+   and their weights transformed and packed at compile. */
+
+/* The transformed input and products of a block of tiles, per chunk, at most: a position's
+   slice of both (1 / (m+2)^2 of it) stays in L2 while its GEMMs run. */
+#define FUSE__WINO_BLOCK_BYTES (2 * 1024 * 1024)
+#define FUSE__WINO_MERGED_COLUMNS 16 /* groups merged until their output channels are this many */
+
+/* The cost rule. Each candidate's time is estimated from what it does and the ISA's
+   FMA rate P (AVX-512 200 GFLOP/s, AVX2 100, NEON 25, scalar 4; only their ratio to the memory
+   rate matters): the direct kernel's multiply-adds at its tile's efficiency (fuse__igemm_eff),
+   plus its weights streamed once; F(m,3)'s position GEMMs ((m+2)^2 per tile over merged
+   groups) at their tile's efficiency, plus 12 operations per transformed element (input and
+   output) at 40 % of P, plus its transformed weights ((m+2)^2 / 9 times the direct kernel's)
+   streamed once per block. Weights stream at 100 GB/s while one pass over them fits in
+   16 MB (the last-level cache), at 20 GB/s (memory) past it.
+   Winograd must win by 10 %. F(6,3) is never picked: it measured 8-30x the direct kernel's
+   rounding error (tests/test_winograd.c), past the 4x this library allows its fast paths.
+   The constants were fitted to the conv step of 3x3 stride-1 layers (C = K from 16 to 512,
+   7 to 112 pixels, resnext's 32 groups) timed direct, F(2,3), F(4,3) and F(6,3) on AVX-512
+   and AVX2 (bench/layers' Winograd table has the resnet / vgg ones) on a shared, noisy
+   machine: what it decides there, F(4,3) down to 7 pixels up to 256 channels, the direct
+   kernels for 512 channels at 7 pixels (37 MB of transformed weights for 4 tiles) and for
+   tiny layers (16 channels at 7 pixels), is what was measured fastest; F(2,3) measured
+   between the two everywhere and is left to layers the estimate puts it first on. Grouped
+   convs of 4 channels per group (resnext) go to F(4,3) on AVX-512 and stay direct on AVX2,
+   where its 16-column tile runs the merged groups' zeros at the same cost. */
+/* bytes a second at which a pass over `bytes` of weights streams */
+static double fuse__wino_stream_rate(double bytes) { return bytes <= 16e6 ? 100e9 : 20e9; }
+
+static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m, int64_t merge,
+                                  int mr, int kind) {
+  double P = isa == FUSE_ISA_AVX512 ? 200e9 : isa == FUSE_ISA_AVX2 ? 100e9
+             : isa == FUSE_ISA_NEON ? 25e9 : 4e9;
+  double alpha2 = (double)(m + 2) * (m + 2);
+  double images = (double)(c->npix / (c->OH * c->OW));
+  double tiles = images * (double)((c->OH + m - 1) / m) * (double)((c->OW + m - 1) / m);
+  double G = (double)(c->G / merge), Cg = (double)(c->Cg * merge), Kg = (double)(c->Kg * merge);
+  /* blocks as one chunk would cut them (the choice must not depend on the thread count: a
+     plan's results are the same on any number of threads) */
+  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t block = FUSE__WINO_BLOCK_BYTES / per_tile / mr * mr;
+  double blocks = ceil(tiles / (double)(block > mr ? block : mr));
+  double eff = fuse__igemm_eff(kind, (int64_t)Kg, (int64_t)tiles, 1);
+  double gemm = 2.0 * alpha2 * tiles * Cg * Kg * G / (P * (eff > 0.05 ? eff : 0.05));
+  double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
+  double weights = alpha2 * Cg * Kg * G * 4.0;
+  return gemm + transforms + weights * blocks / fuse__wino_stream_rate(weights);
+}
+
+static double fuse__direct_estimate(fuse_isa isa, const fuse__conv_shape *c) {
+  double P = isa == FUSE_ISA_AVX512 ? 200e9 : isa == FUSE_ISA_AVX2 ? 100e9
+             : isa == FUSE_ISA_NEON ? 25e9 : 4e9;
+  double macs = 9.0 * (double)c->npix * (double)c->Cg * (double)c->K, eff, weights;
+  int kind;
+  if (!fuse__igemm_pick(isa, c->Kg, c->npix, 0, &kind)) return 1e30;
+  eff = fuse__igemm_eff(kind, c->Kg, c->npix, 1);
+  weights = 9.0 * (double)c->Cg * (double)c->K * 4.0;
+  return 2.0 * macs / (P * (eff > 0.05 ? eff : 0.05)) + weights / fuse__wino_stream_rate(weights);
+}
+
+/* F(m,3)'s position-GEMM micro-kernel (into st) and its block of tiles: as many as keep the
+   block's transformed input and products within FUSE__WINO_BLOCK_BYTES, whole micro-kernel
+   tiles, no more than a chunk's share. 0: the ISA has no transforms or micro-kernel. */
+static int fuse__wino_block(const fuse_plan *p, fuse__step *st, const fuse__conv_shape *c, int m,
+                            int64_t merge, int64_t *block) {
+  int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
+  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t share = (tiles + p->chunks - 1) / p->chunks; /* every chunk a block */
+  if (!fuse__wino_pick(p->isa, m) || !fuse__igemm_choose(p->isa, c->Kg * merge, tiles, 0, st))
+    return 0;
+  *block = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
+  if (*block < st->mr) *block = st->mr;
+  share = (share + st->mr - 1) / st->mr * st->mr;
+  if (*block > share) *block = share;
+  return 1;
+}
+
+/* Whether a conv2d step runs as Winograd: 3x3, stride 1, dilation 1, the ISA's transforms and
+   a micro-kernel for its position GEMMs; then the cost rule's m (or the one the options force:
+   no_winograd = -m). Sets the step's tile, block and scratch; the weights are packed by
+   fuse__pack_winograd. */
+static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                                 size_t *scratch) {
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t block, merge = 1;
+  int m;
+  size_t need;
+  if (p->no_winograd == 1 || c->KH != 3 || c->KW != 3 || a->strides[0] != 1 ||
+      a->strides[1] != 1 || a->dilation[0] != 1 || a->dilation[1] != 1 || c->OH < 1 ||
+      c->OW < 1)
+    return 0;
+  /* few channels per group: groups merged until a GEMM has 16 columns, their weights
+     block-diagonal (the zeros cost multiply-adds, but a micro-kernel of 4 columns costs more) */
+  while (c->Kg * merge < FUSE__WINO_MERGED_COLUMNS && c->G % (2 * merge) == 0) merge *= 2;
+  if (c->Kg * merge < 4) return 0; /* as the direct kernels: 4 outputs per group at least */
+  if (p->no_winograd == -2 || p->no_winograd == -4 || p->no_winograd == -6) {
+    m = -p->no_winograd;
+    if (!fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+  } else { /* the cost rule: F(2,3) or F(4,3), or none */
+    double best = fuse__direct_estimate(p->isa, c) / 1.1, t;
+    int cand;
+    m = 0;
+    for (cand = 2; cand <= 4; cand += 2) {
+      int64_t b;
+      if (!fuse__wino_block(p, st, c, cand, merge, &b)) continue;
+      t = fuse__wino_estimate(p->isa, c, cand, merge, st->mr, st->igemm);
+      if (t < best) best = t, m = cand;
+    }
+    if (!m || !fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+  }
+  st->kernel = FUSE__KERNEL_IGEMM;
+  st->winograd = m;
+  st->wino_block = (int)block;
+  st->wino_merge = (int)merge;
+  st->pointwise = st->rowmode = st->cblock = 0;
+  need = fuse__wino_scratch(m, block, c->G * c->Cg, c->K, st->mr);
+  if (need > *scratch) *scratch = need;
+  return 1;
+}
+
+/* The transformed weights of a Winograd step, packed as the NHWC GEMM's with (m+2)^2 taps:
+   [group][column block][position][channel][NR], zeros in a narrow last block's padding and,
+   for merged groups, off the diagonal blocks. 0: out of memory. */
+static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
+  int m = st->winograd, positions = (m + 2) * (m + 2), q;
+  int64_t merge = st->wino_merge, Cm = c->Cg * merge, Km = c->Kg * merge; /* a merged group's */
+  int64_t nr = st->nr, obs = (Km + nr - 1) / nr, panel = obs * positions * Cm * nr;
+  int64_t grp, k, ch;
+  float g[9], u[64];
+  if (!fuse__packed_alloc(p, st, (size_t)(c->G / merge * panel), 1)) return 0;
+  for (grp = 0; grp < c->G; grp++) /* each group's filters into its merged group's diagonal */
+    for (k = 0; k < c->Kg; k++)
+      for (ch = 0; ch < c->Cg; ch++) {
+        float *dst = st->packed + grp / merge * panel;
+        int64_t km = grp % merge * c->Kg + k, cm = grp % merge * c->Cg + ch;
+        fuse__const_read(c->wn, ((grp * c->Kg + k) * c->Cg + ch) * 9, 9, g);
+        fuse__wino_filter(m, g, u);
+        for (q = 0; q < positions; q++)
+          dst[fuse__igemm_at(st, Km, positions * Cm, km, q * Cm + cm)] = u[q];
+      }
+  return 1;
+}
+/* ==== end src/winograd_choice.c ==== */
 /* ==== begin src/plan_describe.c ==== */
 /* A growable text buffer for the plan's description. */
 typedef struct fuse__listing {
@@ -25155,7 +27751,10 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
     fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,
                  (int64_t)s->backend_layout);
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
-  if (s->kernel == FUSE__KERNEL_IGEMM || s->kernel == FUSE__KERNEL_NCHW_GEMM)
+  if (s->kernel == FUSE__KERNEL_IGEMM && s->winograd)
+    fuse__format(&o, g, " [%s winograd F(%d,3) %dx%d]", fuse__isa_name(isa), s->winograd, s->mr,
+                 s->nr);
+  else if (s->kernel == FUSE__KERNEL_IGEMM || s->kernel == FUSE__KERNEL_NCHW_GEMM)
     fuse__format(&o, g, " [%s %s %dx%d]", fuse__isa_name(isa),
                  s->kernel == FUSE__KERNEL_IGEMM ? "igemm" : "nchw gemm", s->mr, s->nr);
   else if (s->kernel == FUSE__KERNEL_FEW_CHANNELS)
@@ -25861,6 +28460,7 @@ static int fuse__compile_start(fuse__compiler *c) {
            : isa == FUSE_ISA_AUTO                ? fuse_cpu_isa()
                                                  : isa;
   fuse__plan_threads(p, c->opt);
+  p->no_winograd = c->opt ? c->opt->no_winograd : 0;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */
@@ -27129,6 +29729,93 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
 /* ==== end src/kernels/conv_drivers.c ==== */
+/* ==== begin src/kernels/winograd_driver.c ==== */
+/* A Winograd conv step at run time (winograd.c): NHWC x [N, H, W, C] -> y [N, OH, OW, K].
+   Units are blocks of s->wino_block tiles (tiles numbered over the images, rows and columns).
+   A chunk's scratch holds MR row pointers, the block's transformed input V [position][tile]
+   [C] and its products M [position][tile][K]. Per block: the input transform into V; per
+   group and position, each column block of the weights' panel runs over the block's tiles
+   MR at a time (the panel and V's position stay in L2 across them); then the output
+   transform applies the epilogue and stores. Groups merged at compile (s->wino_merge) are
+   one group here, with block-diagonal weights. */
+typedef struct fuse__wino_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  fuse__wino_args a;
+  const fuse__wino_kind *kind;
+  fuse__igemm_fn fn, fn_last;
+  int64_t G, Cg, Kg, obs, tiles, positions;
+} fuse__wino_job;
+
+static void fuse__wino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__wino_job *j = (const fuse__wino_job *)ctx;
+  const fuse__step *s = j->s;
+  const fuse_plan *p = j->r->p;
+  unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  const float **ptr = (const float **)(void *)scratch;
+  size_t ptrs = ((size_t)s->mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  int64_t B = s->wino_block, u, grp, pos, ob, r0;
+  float *v = (float *)(void *)(scratch + ptrs), *m = v + j->positions * B * j->a.C;
+  size_t panel = (size_t)(j->obs * j->positions * j->Cg * s->nr); /* a group's weights */
+  fuse__tile_epi e; /* no epilogue: the products are stored as they are */
+  fuse__wino_args a = j->a;
+  int i;
+  memset(&e, 0, sizeof e);
+  a.ldv = B * a.C, a.ldm = B * a.K;
+  for (u = u0; u < u1; u++) {
+    int64_t t0 = u * B;
+    int nt = (int)(j->tiles - t0 < B ? j->tiles - t0 : B);
+    j->kind->input(&a, t0, nt, v);
+    for (grp = 0; grp < j->G; grp++)
+      for (pos = 0; pos < j->positions; pos++)
+        for (ob = 0; ob < j->obs; ob++) {
+          int last = ob == j->obs - 1;
+          int cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
+          const float *w = s->packed + grp * panel +
+                           fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
+          float *mo = m + pos * a.ldm + grp * j->Kg + ob * s->nr;
+          for (r0 = 0; r0 < nt; r0 += s->mr) {
+            int rows = (int)(nt - r0 < s->mr ? nt - r0 : s->mr);
+            for (i = 0; i < s->mr; i++)
+              ptr[i] = v + pos * a.ldv + (r0 + (i < rows ? i : rows - 1)) * a.C + grp * j->Cg;
+            (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a.K, a.K, rows, cols,
+                                        0, &e);
+          }
+        }
+    j->kind->output(&a, t0, nt, m);
+  }
+}
+
+static void fuse__conv_winograd(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  fuse__wino_job j;
+  fuse__tile_epi e;
+  const float *x, *bias;
+  float *y;
+  int q;
+  memset(&j, 0, sizeof j);
+  memset(&e, 0, sizeof e);
+  j.r = r;
+  j.s = s;
+  fuse__conv_operands(r, s, &x, &y, &bias, &e);
+  j.kind = fuse__wino_pick(r->p->isa, s->winograd);
+  j.fn = fuse__igemm_kinds[s->igemm].fn;
+  j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.a.x = x, j.a.y = y, j.a.bias = bias;
+  j.a.post = s->post, j.a.num_post = s->num_post;
+  for (q = 0; q < s->num_post; q++) j.a.res[q] = e.res[q], j.a.chan[q] = e.chan[q];
+  j.a.C = tx->shape[1], j.a.H = tx->shape[2], j.a.W = tx->shape[3];
+  j.a.K = ty->shape[1], j.a.OH = ty->shape[2], j.a.OW = ty->shape[3];
+  j.a.pt = s->a.conv.padding[0], j.a.pl = s->a.conv.padding[1];
+  j.a.th = (j.a.OH + s->winograd - 1) / s->winograd, j.a.tw = (j.a.OW + s->winograd - 1) / s->winograd;
+  j.G = s->a.conv.groups / s->wino_merge, j.Cg = j.a.C / j.G, j.Kg = j.a.K / j.G;
+  j.obs = (j.Kg + s->nr - 1) / s->nr;
+  j.positions = (s->winograd + 2) * (s->winograd + 2);
+  j.tiles = ty->shape[0] * j.a.th * j.a.tw;
+  if (!j.kind) return;
+  fuse__parallel(r->p, (j.tiles + s->wino_block - 1) / s->wino_block, fuse__wino_units, &j);
+}
+/* ==== end src/kernels/winograd_driver.c ==== */
 /* ==== begin src/kernels/other_ops.c ==== */
 
 /* Transpose and the layout conversions on a kernel table's ISA. The permutation is first
@@ -27246,7 +29933,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
   switch (s->kernel) { /* a kernel of the table; else the reference loops below */
-  case FUSE__KERNEL_IGEMM: fuse__conv_igemm(r, s); return;
+  case FUSE__KERNEL_IGEMM: s->winograd ? fuse__conv_winograd(r, s) : fuse__conv_igemm(r, s); return;
   case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
   case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
   case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;

@@ -56,7 +56,10 @@
    Build: cc -O2 -I. bench/layers.c -lm -lpthread                        (no oneDNN column)
           cc -O2 -I. -DBENCH_DNNL=1 bench/layers.c -ldnnl -ldl -lm -lpthread
    Run:   ./layers [--threads N] [--budget S] [--quick] [--filter TEXT] [--isa avx2]
-                   [--out DIR] [--no-png] [--verbose] [--in-network]
+                   [--out DIR] [--no-png] [--verbose] [--no-winograd] [--in-network]
+   --no-winograd compiles every plan with fuse_compile_options.no_winograd = 1 (3x3 stride-1
+   convs on the direct kernels). Whatever it says, each 3x3 stride-1 layer's conv step is also
+   timed on the direct kernels and as Winograd, in a table of its own.
    --isa avx2 compares fuse.h's AVX2 plans with oneDNN limited to AVX2 (dnnl_set_max_cpu_isa,
    as DNNL_MAX_CPU_ISA=AVX2 does) and writes layers_avx2.{md,csv,png}. --in-network puts a clip
    before the conv, so fuse.h's plan runs it as inside a network (NHWC kernels, conversions
@@ -130,6 +133,12 @@ static const layer LAYERS[] = {
     {"odd 3x3 24>40 @56",            24,  56,   40, 3, 1, 1, 1, 0},
     {"odd 3x3s2 40>72 @57",          40,  57,   72, 3, 2, 1, 1, 0},
     {"odd 1x1 100>36 @30",          100,  30,   36, 1, 1, 0, 1, 0},
+    /* the 3x3 stride-1 layers Winograd takes (resnet50's are resnet18's four shapes above) */
+    {"vgg16 3x3 64>64 @224",         64, 224,   64, 3, 1, 1, 1, 0},
+    {"vgg16 3x3 128>128 @112",      128, 112,  128, 3, 1, 1, 1, 0},
+    {"vgg16 3x3 256>256 @56",       256,  56,  256, 3, 1, 1, 1, 0},
+    {"vgg16 3x3 512>512 @28",       512,  28,  512, 3, 1, 1, 1, 0},
+    {"rx50 3x3 128>128 g32 @56",    128,  56,  128, 3, 1, 1, 32, 0},
 };
 /* clang-format on */
 #define NUM_LAYERS ((int)(sizeof LAYERS / sizeof LAYERS[0]))
@@ -309,12 +318,26 @@ static void write_stdout(void *user, const char *text, size_t len) {
   fwrite(text, 1, len, stdout);
 }
 
-static fuse_plan *compile_plan(const fuse_graph *g, fuse_isa isa, int threads, pool *workers,
-                               char *err, size_t err_size) {
+/* --no-winograd: every plan on the direct kernels (fuse_compile_options.no_winograd = 1) */
+static int no_winograd;
+
+static fuse_plan *compile_plan_nw(const fuse_graph *g, fuse_isa isa, int threads, pool *workers,
+                                  int nw, char *err, size_t err_size) {
   fuse_compile_options o;
   memset(&o, 0, sizeof o);
   o.isa = isa;
+  o.no_winograd = nw;
   return pool_compile(g, &o, threads, workers, err, err_size);
+}
+
+static fuse_plan *compile_plan(const fuse_graph *g, fuse_isa isa, int threads, pool *workers,
+                               char *err, size_t err_size) {
+  return compile_plan_nw(g, isa, threads, workers, no_winograd, err, err_size);
+}
+
+/* A 3x3 stride-1 conv (not depthwise): the layers Winograd can take. */
+static int winograd_layer(const layer *L) {
+  return L->ksize == 3 && L->stride == 1 && L->groups < L->c;
 }
 
 /* ------------------------------------------------------------------- oneDNN -- */
@@ -493,10 +516,14 @@ static const char *bd_isa_name(dnnl_cpu_isa_t isa) {
 /* ------------------------------------------------------------------- result -- */
 
 /* V_STEP: the conv step of the V_AUTO plan alone (fuse_run_steps), no layout conversions;
-   V_ROUTED: fuse.h routed to oneDNN (fuse_dnnl.h), NCHW in and out */
-enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, V_STEP, V_ROUTED, NUM_V };
+   V_ROUTED: fuse.h routed to oneDNN (fuse_dnnl.h), NCHW in and out; on 3x3 stride-1 layers,
+   V_DIRECT and V_WINO: the conv step of the main ISA's plan on the direct kernels
+   (no_winograd = 1) and as Winograd (the cost rule's F(m,3), or F(4,3) forced where the rule
+   keeps the direct kernels) */
+enum { V_AUTO, V_AVX2, V_SCALAR, V_UNFUSED, V_DNNL, V_STEP, V_ROUTED, V_DIRECT, V_WINO, NUM_V };
 static const char *const V_NAMES[NUM_V] = {"fuse",   "fuse_avx2",      "fuse_scalar",  "fuse_unfused",
-                                           "onednn", "fuse_conv_step", "fuse_via_dnnl"};
+                                           "onednn", "fuse_conv_step", "fuse_via_dnnl",
+                                           "fuse_direct_step", "fuse_winograd_step"};
 
 typedef struct result {
   double sec[NUM_V];  /* median; 0 = not measured */
@@ -509,6 +536,8 @@ typedef struct result {
   int conv_step;     /* index of the conv step in the fused auto plan; -1 = none */
   char impl[64];     /* oneDNN's implementation */
   int mismatch;
+  int wino_m;        /* V_WINO's F(m,3); 0 = not a Winograd layer */
+  int wino_default;  /* 1: the cost rule picks it (else forced) */
 } result;
 
 static double gflops(const layer *L, double sec) { return sec > 0 ? layer_gflop(L) / sec : 0; }
@@ -516,10 +545,10 @@ static double gflops(const layer *L, double sec) { return sec > 0 ? layer_gflop(
 /* The conv step of the fused plan alone: one full fuse_run first (the plan's workspace then
    holds the converted input), then fuse_run_steps(plan, ..., conv_step, 1) timed like the rest.
    Afterwards the steps behind it run once and the output is checked against the reference. */
-static void measure_conv_step(result *R, fuse_plan *plan, const float *x, float *y,
-                              const float *ref, size_t nout, double budget) {
+static void measure_step(result *R, int v, int k, fuse_plan *plan, const float *x, float *y,
+                         const float *ref, size_t nout, double budget) {
   fuse_case c;
-  int k = R->conv_step, n = fuse_plan_step_count(plan);
+  int n = fuse_plan_step_count(plan);
   const float *ins[1];
   float *outs[1];
   if (k < 0)
@@ -527,13 +556,62 @@ static void measure_conv_step(result *R, fuse_plan *plan, const float *x, float 
   c.plan = plan, c.in = x, c.out = y, c.step = k;
   run_fuse(&c);
   memset(y, 0, nout * sizeof *y);
-  R->sec[V_STEP] = measure(run_fuse_step, &c, budget, &R->runs[V_STEP], &R->best[V_STEP]);
+  R->sec[v] = measure(run_fuse_step, &c, budget, &R->runs[v], &R->best[v]);
   ins[0] = x, outs[0] = y;
   if (fuse_run_steps(plan, ins, outs, NULL, k + 1, n - k - 1) != FUSE_OK)
     die("fuse_run_steps", "the steps after the conv step");
-  R->err[V_STEP] = rel_error(y, ref, nout);
-  if (!(R->err[V_STEP] <= TOLERANCE))
+  R->err[v] = rel_error(y, ref, nout);
+  if (!(R->err[v] <= TOLERANCE))
     R->mismatch = 1;
+}
+
+static void measure_conv_step(result *R, fuse_plan *plan, const float *x, float *y,
+                              const float *ref, size_t nout, double budget) {
+  measure_step(R, V_STEP, R->conv_step, plan, x, y, ref, nout, budget);
+}
+
+/* The F(m,3) a plan's listing names, 0 if none. */
+static int plan_winograd(const fuse_plan *p) {
+  plan_text t;
+  const char *at;
+  int m = 0;
+  memset(&t, 0, sizeof t);
+  fuse_plan_write(p, plan_text_write, &t);
+  at = t.buf && !t.failed ? strstr(t.buf, "winograd F(") : NULL;
+  if (at)
+    m = atoi(at + 11);
+  free(t.buf);
+  return m;
+}
+
+/* A 3x3 stride-1 layer's conv step on the direct kernels and as Winograd (V_DIRECT, V_WINO). */
+static void measure_winograd(result *R, const layer *L, const fuse_graph *g, fuse_isa isa,
+                             int threads, pool *workers, const float *x, float *y,
+                             const float *ref, size_t nout, double budget) {
+  char err[256];
+  fuse_plan *direct = compile_plan_nw(g, isa, threads, workers, 1, err, sizeof err), *wino;
+  plan_info info;
+  if (!direct)
+    die("fuse_compile", err);
+  plan_steps(direct, &info);
+  measure_step(R, V_DIRECT, info.first_conv, direct, x, y, ref, nout, budget);
+  fuse_plan_destroy(direct);
+  wino = compile_plan_nw(g, isa, threads, workers, 0, err, sizeof err);
+  if (!wino)
+    die("fuse_compile", err);
+  R->wino_default = plan_winograd(wino) > 0;
+  if (!R->wino_default) {
+    fuse_plan_destroy(wino);
+    wino = compile_plan_nw(g, isa, threads, workers, -4, err, sizeof err);
+    if (!wino)
+      die("fuse_compile", err);
+  }
+  R->wino_m = plan_winograd(wino);
+  if (!R->wino_m)
+    fprintf(stderr, "layers: %s: no Winograd plan\n", L->name);
+  plan_steps(wino, &info);
+  measure_step(R, V_WINO, info.first_conv, wino, x, y, ref, nout, budget);
+  fuse_plan_destroy(wino);
 }
 
 /* base / sec (how fast sec runs against base) as text, "n/a" when either was not measured;
@@ -608,7 +686,7 @@ static int write_chart(const char *csv, const char *png, double peak_main, const
 static void usage(void) {
   fprintf(stderr,
           "usage: layers [--threads N] [--budget S] [--quick] [--filter TEXT] [--isa avx2]\n"
-          "              [--out DIR] [--no-png] [--verbose] [--in-network]\n");
+          "              [--out DIR] [--no-png] [--verbose] [--no-winograd] [--in-network]\n");
   exit(2);
 }
 
@@ -649,6 +727,8 @@ int main(int argc, char **argv) {
       in_network = 1;
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
+    else if (!strcmp(argv[i], "--no-winograd"))
+      no_winograd = 1;
     else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
       i++;
       if (!strcmp(argv[i], "avx2"))
@@ -864,12 +944,20 @@ int main(int argc, char **argv) {
     }
     measure_conv_step(R, plans[V_AUTO], x, y, ref, nout, budget);
 #endif
+    if (winograd_layer(L))
+      measure_winograd(R, L, g_fused, main_isa, threads, &workers, x, y, ref, nout, budget);
     if (R->mismatch)
       any_mismatch = 1;
     fprintf(stderr, "  %-28s fuse.h %7.1f  conv step %7.1f  oneDNN %7.1f  via dnnl %7.1f GFLOP/s%s\n",
             L->name, gflops(L, R->sec[V_AUTO]), gflops(L, R->sec[V_STEP]),
             gflops(L, R->sec[V_DNNL]), gflops(L, R->sec[V_ROUTED]),
             R->mismatch ? "  MISMATCH" : "");
+    if (R->wino_m)
+      fprintf(stderr, "  %-28s direct %7.1f  winograd F(%d,3)%s %7.1f  (x oneDNN: %.2f, %.2f)\n", "",
+              gflops(L, R->sec[V_DIRECT]), R->wino_m, R->wino_default ? "" : " forced",
+              gflops(L, R->sec[V_WINO]),
+              R->sec[V_DNNL] > 0 ? R->sec[V_DNNL] / R->sec[V_DIRECT] : 0.0,
+              R->sec[V_DNNL] > 0 ? R->sec[V_DNNL] / R->sec[V_WINO] : 0.0);
     for (v = 0; v < V_DNNL; v++)
       fuse_plan_destroy(plans[v]);
     fuse_graph_destroy(g_fused);
@@ -972,6 +1060,28 @@ int main(int argc, char **argv) {
               "Geometric mean fuse.h via dnnl / oneDNN: %.3f over %d layers (the cost of "
               "routing: NCHW reorders in and out, fuse_run).\n",
               exp(sum_routed_log / n_routed), n_routed);
+    fprintf(f,
+            "\n3x3 stride-1 layers: the conv step on the direct kernels (no_winograd = 1) and as "
+            "Winograd (the cost rule's F(m,3); \"forced\": F(4,3) where the rule keeps the direct "
+            "kernels), effective GFLOP/s (the direct convolution's FLOPs / time), against oneDNN.\n\n"
+            "| layer | direct GFLOP/s | Winograd GFLOP/s | F(m,3) | oneDNN GFLOP/s | direct / oneDNN "
+            "| Winograd / oneDNN |\n|---|--:|--:|---|--:|--:|--:|\n");
+    for (li = 0; li < NUM_LAYERS; li++) {
+      const layer *L = &LAYERS[li];
+      const result *R = &res[li];
+      char dr[32], wr[32], dd[32], r1[32], r2[32];
+      double unused_log = 0;
+      int unused_n = 0;
+      if (R->steps < 0 || !R->wino_m)
+        continue;
+      fmt_rate(dr, sizeof dr, L, R->sec[V_DIRECT]);
+      fmt_rate(wr, sizeof wr, L, R->sec[V_WINO]);
+      fmt_rate(dd, sizeof dd, L, R->sec[V_DNNL]);
+      fmt_ratio(r1, sizeof r1, R->sec[V_DNNL], R->sec[V_DIRECT], &unused_log, &unused_n);
+      fmt_ratio(r2, sizeof r2, R->sec[V_DNNL], R->sec[V_WINO], &unused_log, &unused_n);
+      fprintf(f, "| %s | %s | %s | F(%d,3)%s | %s | %s | %s |\n", L->name, dr, wr, R->wino_m,
+              R->wino_default ? "" : " forced", dd, r1, r2);
+    }
     if (any_mismatch) {
       fprintf(f,
               "\nMISMATCH: relative errors (fuse.h plans against the scalar fused plan, oneDNN "

@@ -3,7 +3,7 @@
        fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|neon|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
                            [--expect want.bin]... [--tolerance T] [--no-optimize]
-                           [--explain] [--dot FILE [--dot-only TEXT]]
+                           [--no-winograd] [--explain] [--dot FILE [--dot-only TEXT]]
 
    Loads the model with fuse_onnx_load_file, optimizes it with fuse_optimize (unless
    --no-optimize), compiles it and runs it in a workspace of its own (64-byte aligned,
@@ -97,6 +97,8 @@ static const char *usage_text =
     "                      Prints max|got - want| / max|want|; above the tolerance: exit 1\n"
     "  --tolerance T       the largest relative error --expect accepts (default 1e-3)\n"
     "  --no-optimize       run the graph as loaded, op by op\n"
+    "  --no-winograd       3x3 stride-1 convs on the direct kernels, never as Winograd\n"
+    "                      (fuse_compile_options.no_winograd = 1)\n"
     "  --explain           print what fused and why the rest did not (fuse_explain), for\n"
     "                      the graph that is compiled\n"
     "  --dot FILE          write that graph as Graphviz DOT (dot -Tsvg FILE -o graph.svg)\n"
@@ -551,7 +553,7 @@ static int write_output_file(const char *path, const float *data, size_t n) {
 
 typedef struct options {
   const char *model;
-  int print, optimize, dnnl, explain;
+  int print, optimize, dnnl, explain, no_winograd;
   const char *dot, *dot_only; /* --dot FILE, --dot-only TEXT */
   long runs, threads;
   fuse_isa isa;
@@ -580,6 +582,8 @@ static int parse_args(int argc, char **argv, options *o) {
       o->print = 1;
     } else if (strcmp(a, "--no-optimize") == 0) {
       o->optimize = 0;
+    } else if (strcmp(a, "--no-winograd") == 0) {
+      o->no_winograd = 1;
     } else if (strcmp(a, "--explain") == 0) {
       o->explain = 1;
     } else if (strcmp(a, "--dot") == 0 || strcmp(a, "--dot-only") == 0) {
@@ -902,6 +906,7 @@ int main(int argc, char **argv) {
   memset(&copt, 0, sizeof copt);
   copt.isa = o.isa;
   copt.num_threads = (int)o.threads;
+  copt.no_winograd = o.no_winograd;
   copt.backends = o.dnnl ? backends : NULL;
   copt.error = compile_error;
   copt.error_size = sizeof compile_error;

@@ -468,6 +468,9 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   int reference_kernels; /* 1: every op on the plain reference kernels (the oracle the others are
                             tested against); isa is then only checked. 0: the kernel table's
                             micro-kernels for isa (FUSE_ISA_SCALAR: their scalar twins) */
+  int no_winograd; /* 0: 3x3 stride-1 convs run as Winograd F(m,3) where the cost rule picks it;
+                      1: never (the direct kernels); -2, -4, -6: F(2,3), F(4,3), F(6,3) on
+                      every conv it can run (for tests and benchmarks) */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;

@@ -93,6 +93,7 @@ static int fuse__compile_start(fuse__compiler *c) {
            : isa == FUSE_ISA_AUTO                ? fuse_cpu_isa()
                                                  : isa;
   fuse__plan_threads(p, c->opt);
+  p->no_winograd = c->opt ? c->opt->no_winograd : 0;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
   p->num_tensors = n + g->num_outputs; /* one extra per output, for copies into it */

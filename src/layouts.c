@@ -469,6 +469,11 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   return 1;
 }
 
+/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (winograd_choice.c) */
+static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
+                                 size_t *scratch);
+static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c);
+
 /* Picks the kernel of a conv2d or matmul step with constant weights (a row of the kernel
    table, none on the plan's reference kernels) and packs its weights for it: depthwise, the
    few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more outputs per group),
@@ -488,6 +493,8 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
   if (c.Cg == 1 && c.Kg == 1) {
     if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
+  } else if (fuse__choose_winograd(p, st, &c, scratch)) {
+    return fuse__pack_winograd(p, st, &c);
   } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||
                            fuse__choose_nchw_gemm(p, g, st, &c, scratch) ||
                            fuse__choose_igemm(p, st, &c, zeros, scratch))) {

@@ -43,6 +43,10 @@ typedef struct fuse__step {
   int pointwise;           /* 1x1, stride 1, no padding, or a matmul: a pixel's row is x + pixel*C */
   int cblock;              /* > 0: taps one by one in blocks of this many channels */
   int band;                /* NCHW GEMM: pixel blocks gathered together (>= 1) */
+  int winograd;            /* m > 0: an IGEMM conv run as Winograd F(m,3) (winograd.c) */
+  int wino_block;          /* its tiles per block */
+  int wino_merge;          /* groups run as one (block-diagonal weights): 1, or more for few
+                              channels per group */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -79,6 +83,7 @@ struct fuse_plan {
   size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
   size_t scratch_slot;   /* bytes of one slot */
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
+  int no_winograd;       /* fuse_compile_options.no_winograd */
   size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;

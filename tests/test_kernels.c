@@ -378,6 +378,13 @@ static int check_plan(const ccase *c, const cdata *d, fuse_plan *p, const char *
 static long n_nhwc_plans[LAST_ISA + 1], n_nchw_plans[LAST_ISA + 1];
 
 /* Compiles g for one ISA, checks the plan, runs it. 1 = ran. *ws gets the workspace size. */
+/* 1: plans compiled with no_winograd = 1, for the tests of the direct kernels' own behaviour:
+   nan_inf_propagation (Winograd spreads a NaN or inf to every output of its tile,
+   test_winograd.c checks how far), dead_taps (taps in the padding skipped; 1830 channels at
+   F(4,3) are past this file's 1e-5), host_job_system_threads (the igemm's split among
+   threads; test_winograd.c runs Winograd on 3 host threads) */
+static int direct_only;
+
 static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa isa, float *y,
                    size_t *ws, const char *what) {
   fuse_compile_options opt;
@@ -391,6 +398,7 @@ static int run_isa(const ccase *c, const cdata *d, const fuse_graph *g, fuse_isa
   set_isa(&opt, isa);
   opt.error = err;
   opt.error_size = sizeof err;
+  opt.no_winograd = direct_only;
   err[0] = 0;
   rc = fuse_compile(g, &opt, &p);
   if (rc != FUSE_OK) {
@@ -968,6 +976,7 @@ static int channel_blocked(const ccase *c, fuse_isa isa) {
 TEST(dead_taps) {
   static const int Cs[5] = {8, 3, 130, 460, 1830};
   int i, w, isa;
+  direct_only = 1;
   for (i = 0; i < 5; i++)
     for (w = 3; w <= 5; w++) {
       ccase c = plain_case(2, Cs[i], i == 1 || i == 4 ? 16 : 64, 5, w, 3, 3, 1);
@@ -982,6 +991,7 @@ TEST(dead_taps) {
           if (isa_have[isa] && (i == 3 || i == 4) && (isa == FUSE_ISA_AVX512) == (i == 3))
             CHECK_EQ_INT(channel_blocked(&c, (fuse_isa)isa), 1);
     }
+  direct_only = 0;
 }
 
 /* ------------------------------------------------------------------ NaN / inf -- */
@@ -1154,8 +1164,10 @@ TEST(mixed_column_blocks) {
   }
 }
 
+/* on the direct kernels: a NaN or inf reaches exactly the outputs whose window reads it */
 TEST(nan_inf_propagation) {
   int e;
+  direct_only = 1;
   for (e = 0; e < 5; e++) {
     ccase c;
     int clamp = e == 0 ? CL_RELU : e == 1 ? CL_CLIP : e == 2 ? CL_RELU6_MIN : e == 3 ? CL_NONE : CL_MAX_LO;
@@ -1179,6 +1191,7 @@ TEST(nan_inf_propagation) {
     c.clamp = clamp, c.bias = BIAS_1K11;
     specials_case(&c, 90u + (uint32_t)e, 0, need_inf);
   }
+  direct_only = 0;
 }
 
 /* ---------------------------------------------------------- weights as input -- */
@@ -2062,6 +2075,7 @@ static void optimize_and_compile_pair(fuse_graph *g, int threads, fuse_plan **p1
   memset(&par, 0, sizeof par);
   par.parallel_for = job_parallel_for;
   par.num_threads = threads;
+  serial.no_winograd = par.no_winograd = direct_only;
   CHECK_EQ_INT(fuse_compile(g, &serial, p1), FUSE_OK);
   CHECK_EQ_INT(fuse_compile(g, &par, p2), FUSE_OK);
 }
@@ -2071,6 +2085,7 @@ TEST(host_job_system_threads) {
      output of 48x48 = 2304 columns (three column blocks) with bias, residual and relu */
   static const int shapes[3][6] = {{2, 8, 24, 9, 9, 2}, {1, 64, 200, 7, 7, 1}, {1, 16, 40, 48, 48, 1}};
   int si, threads;
+  direct_only = 1;
   for (si = 0; si < 3; si++)
     for (threads = 2; threads <= 5; threads += 3) {
       int N = shapes[si][0], C = shapes[si][1], K = shapes[si][2], H = shapes[si][3];
@@ -2118,6 +2133,7 @@ TEST(host_job_system_threads) {
       fuse_graph_destroy(g);
       free(x), free(w), free(b), free(res), free(y1), free(y2);
     }
+  direct_only = 0;
 }
 
 /* ------------------------------------------------------------ kernel table -- */

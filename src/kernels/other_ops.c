@@ -114,7 +114,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
   switch (s->kernel) { /* a kernel of the table; else the reference loops below */
-  case FUSE__KERNEL_IGEMM: fuse__conv_igemm(r, s); return;
+  case FUSE__KERNEL_IGEMM: s->winograd ? fuse__conv_winograd(r, s) : fuse__conv_igemm(r, s); return;
   case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
   case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
   case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;
