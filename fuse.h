@@ -15128,314 +15128,390 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -15460,24 +15536,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -16525,314 +16593,390 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -16857,24 +17001,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -17942,314 +18078,390 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -18274,24 +18486,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -19338,314 +19542,390 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels: xp[kh][j] is input pixel j of the block in kernel row kh0 + kh, w the weights
+   of kernel row kh0, y0 the block's first output element (channel 0). */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full) {
+  const int64_t C = d->C, Cp = d->Cp;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  for (kh = 0; kh < nkh; kh++) {
+    const float *const *xr = xp[kh];
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      FUSE__VEC xv = full ? FUSE__V_LOAD(xr[j] + c0) : FUSE__V_LOAD_MASK(xr[j] + c0, m);
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    for (kh = kh0; kh < kh1; kh++) {
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C; /* the input row, pixel 0 */
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, all, 1);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, kh1 - kh0, w, y0, npix,
+                           c0, tail, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -19670,24 +19950,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -24603,7 +24875,8 @@ typedef struct fuse__conv_shape {
 } fuse__conv_shape;
 
 /* Depthwise (one input and one output channel per group), on the depthwise kernels of the
-   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
+   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and the zero row
+   both layouts read (NCHW: a row, NHWC: a pixel). */
 static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                            size_t *zeros, size_t *scratch) {
   const fuse_conv2d_attrs *ca = &st->a.conv;
@@ -24614,6 +24887,8 @@ static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
                            ca->dilation[0], ca->dilation[1]);
   if (need > *scratch) *scratch = need;
   row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+  if (row > *zeros) *zeros = row;
+  row = (size_t)(c->K + 15) / 16 * 16; /* NHWC: a pixel of the padding, whole vectors */
   if (row > *zeros) *zeros = row;
   return 1;
 }
