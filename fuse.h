@@ -15252,6 +15252,7 @@ struct fuse__dw_args {
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
   int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
+  int split_math; /* the NHWC blocks: 0 .. split_math - 1 on the registers, SiLU and sigmoid too */
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;
@@ -15262,6 +15263,12 @@ struct fuse__dw_args {
   /* NHWC: output rows r0 .. r1; NCHW: planes, buf the chunk's scratch */
   void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
 };
+
+/* The vector math the NHWC depthwise blocks may apply on their registers (fuse__dw_post):
+   SiLU and sigmoid, EfficientNet's, whose divisions then overlap the next block's FMAs. */
+static int fuse__dw_math_in_registers(fuse_post_kind kind) {
+  return kind == FUSE_POST_SILU || kind == FUSE_POST_SIGMOID;
+}
 
 /* The NCHW kernel's band buffer (see depthwise_nchw.inc): its tile shape and sizes for a
    vector of vw floats. */
@@ -15309,6 +15316,10 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
 }
 
+/* FUSE__DW_MATH_IN_REGISTERS: whether the NHWC blocks run SiLU and sigmoid on their
+   registers (split_math) or leave them to the finished row (split). With 32 vector registers
+   the math's temporaries fit beside the eight accumulators (AVX-512: faster on the registers);
+   with AVX2's 16 they spill, and the row pass was measured faster (bench/layers --isa avx2). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
@@ -15391,15 +15402,17 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__V_CEIL(x) \
   _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
+#define FUSE__DW_MATH_IN_REGISTERS 1
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
-   register before the one store (masked on the last vector of channels); the post-ops from
-   the first that calls the vector math on, over each finished output row (fuse__post_block,
-   while the row is in L1). */
+   register before the one store (masked on the last vector of channels), in the blocks also
+   SiLU and sigmoid where FUSE__DW_MATH_IN_REGISTERS (depthwise.c); the post-ops from the
+   first other one on, over each finished output row (fuse__post_block, while the row is in
+   L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
@@ -15413,318 +15426,480 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
+/* a post-op on a register of the eight-pixel blocks: fuse__post_apply, with SiLU and sigmoid
+   inlined (fuse__post_math's code, the same bits) */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
+    FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
+  if (op->kind == FUSE_POST_SILU)
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
+}
+
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -15735,6 +15910,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
   int kh, kw, p;
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
                   ? d->KH * 10 + (int)sw : 0;
+  /* the post-ops from `split` on run over the finished row */
+  int split = shape && FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
   /* output columns whose taps all fall inside the input: [in0, in1) */
   int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
   int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
@@ -15749,24 +15926,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -15802,16 +15971,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
-    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+    for (c0 = 0; split < d->num_post && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
       int q;
-      for (q = d->split; q < d->num_post; q++) {
+      for (q = split; q < d->num_post; q++) {
         res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
         chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
       }
       FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
-                                     d->split, d->num_post, res, chan, 0);
+                                     split, d->num_post, res, chan, 0);
     }
   }
 }
@@ -16665,6 +16834,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   }
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
+#undef FUSE__DW_MATH_IN_REGISTERS
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -16788,15 +16958,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
 #define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
+#define FUSE__DW_MATH_IN_REGISTERS 0
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
-   register before the one store (masked on the last vector of channels); the post-ops from
-   the first that calls the vector math on, over each finished output row (fuse__post_block,
-   while the row is in L1). */
+   register before the one store (masked on the last vector of channels), in the blocks also
+   SiLU and sigmoid where FUSE__DW_MATH_IN_REGISTERS (depthwise.c); the post-ops from the
+   first other one on, over each finished output row (fuse__post_block, while the row is in
+   L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
@@ -16810,318 +16982,480 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
+/* a post-op on a register of the eight-pixel blocks: fuse__post_apply, with SiLU and sigmoid
+   inlined (fuse__post_math's code, the same bits) */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
+    FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
+  if (op->kind == FUSE_POST_SILU)
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
+}
+
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -17132,6 +17466,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
   int kh, kw, p;
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
                   ? d->KH * 10 + (int)sw : 0;
+  /* the post-ops from `split` on run over the finished row */
+  int split = shape && FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
   /* output columns whose taps all fall inside the input: [in0, in1) */
   int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
   int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
@@ -17146,24 +17482,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -17199,16 +17527,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
-    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+    for (c0 = 0; split < d->num_post && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
       int q;
-      for (q = d->split; q < d->num_post; q++) {
+      for (q = split; q < d->num_post; q++) {
         res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
         chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
       }
       FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
-                                     d->split, d->num_post, res, chan, 0);
+                                     split, d->num_post, res, chan, 0);
     }
   }
 }
@@ -18062,6 +18390,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   }
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
+#undef FUSE__DW_MATH_IN_REGISTERS
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -18205,15 +18534,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
 #endif
 /* ==== end src/kernels/vec_neon.h ==== */
+#define FUSE__DW_MATH_IN_REGISTERS 1 /* 32 registers, as AVX-512 */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
-   register before the one store (masked on the last vector of channels); the post-ops from
-   the first that calls the vector math on, over each finished output row (fuse__post_block,
-   while the row is in L1). */
+   register before the one store (masked on the last vector of channels), in the blocks also
+   SiLU and sigmoid where FUSE__DW_MATH_IN_REGISTERS (depthwise.c); the post-ops from the
+   first other one on, over each finished output row (fuse__post_block, while the row is in
+   L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
@@ -18227,318 +18558,480 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
+/* a post-op on a register of the eight-pixel blocks: fuse__post_apply, with SiLU and sigmoid
+   inlined (fuse__post_math's code, the same bits) */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
+    FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
+  if (op->kind == FUSE_POST_SILU)
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
+}
+
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -18549,6 +19042,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
   int kh, kw, p;
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
                   ? d->KH * 10 + (int)sw : 0;
+  /* the post-ops from `split` on run over the finished row */
+  int split = shape && FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
   /* output columns whose taps all fall inside the input: [in0, in1) */
   int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
   int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
@@ -18563,24 +19058,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -18616,16 +19103,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
-    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+    for (c0 = 0; split < d->num_post && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
       int q;
-      for (q = d->split; q < d->num_post; q++) {
+      for (q = split; q < d->num_post; q++) {
         res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
         chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
       }
       FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
-                                     d->split, d->num_post, res, chan, 0);
+                                     split, d->num_post, res, chan, 0);
     }
   }
 }
@@ -19479,6 +19966,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   }
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
+#undef FUSE__DW_MATH_IN_REGISTERS
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -19601,15 +20089,17 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_FLOOR(x) floorf(x)
 #define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
+#define FUSE__DW_MATH_IN_REGISTERS 1
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
    column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
-   register before the one store (masked on the last vector of channels); the post-ops from
-   the first that calls the vector math on, over each finished output row (fuse__post_block,
-   while the row is in L1). */
+   register before the one store (masked on the last vector of channels), in the blocks also
+   SiLU and sigmoid where FUSE__DW_MATH_IN_REGISTERS (depthwise.c); the post-ops from the
+   first other one on, over each finished output row (fuse__post_block, while the row is in
+   L1). */
 
 /* pixel at `at` (its first channel c0 of the vector): post-ops, then the store under m */
 FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_args *d,
@@ -19623,318 +20113,480 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
   FUSE__V_STORE_MASK(d->y + at, m, v);
 }
 
+/* a post-op on a register of the eight-pixel blocks: fuse__post_apply, with SiLU and sigmoid
+   inlined (fuse__post_math's code, the same bits) */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
+    FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
+  if (op->kind == FUSE_POST_SILU)
+    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
+}
+
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
+#define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
 /* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
    FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN: one vector of channels (c0, lanes m) along a whole output row. A kernel
-   row's weights sit in registers and each input pixel is loaded once per kernel row for every
-   output pixel that uses it (10 loads for 24 FMAs on 3x3 stride 1, where four-pixel blocks
-   need 15 for 12). A block at the row's ends (outside [in0, in1)) reads zeros for the
-   pixels outside the row and stores only the pixels that exist. K and the stride are
-   constants: the unrolled loops keep only the taps that exist. xn: the image's input; ih0:
-   the first kernel row's input row, of which kernel rows kh0 .. kh1 are inside; pix0: the
-   row's first output pixel. */
+   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
+   blocks of eight pixels, each block over all its channels before the next (its input, a few
+   pixels by C channels per kernel row, and its output stay in L1 and are read and written in
+   order, whole cache lines). For one vector of channels a kernel row's weights sit in
+   registers and each input pixel is loaded once per kernel row for every output pixel that
+   uses it (10 loads for 24 FMAs on 3x3 stride 1). The block's input pixels are addressed
+   through a table of pointers made once per block, where a pixel left or right of the row
+   is the plan's row of zeros: the row's ends and a short last block run the same code as
+   the inside. K and the stride are constants: the unrolled loops keep only the taps that
+   exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
+   kh0 .. kh1 are inside; pix0: the row's first output pixel. */
 #define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
-FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn, int64_t c0,
-                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
-                                               int64_t in0, int64_t in1, FUSE__VEC b,
-                                               FUSE__VEC_MASK m) {
-  const int64_t C = d->C, y0 = pix0 * C + c0;
-  int64_t ow;
+
+/* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
+   npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
+   block's first output element, channel 0). Inside the row (inside: a constant) input pixel
+   j of kernel row kh is xp[kh][0] + j * C; at its ends, xp[kh][j]. */
+FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
+    const fuse__dw_args *d, const float *const (*xp)[FUSE__DW_SPAN], int nkh, const float *w,
+    int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
+  const int64_t C = d->C, Cp = d->Cp;
+  const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
+  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
-  for (ow = 0; ow < d->OW; ow += 8) {
-    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, npix = d->OW - ow < 8 ? d->OW - ow : 8;
-    FUSE__VEC acc[8];
-    FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
-    for (kh = kh0; kh < kh1; kh++) {
-      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C + c0; /* the input row, pixel 0 */
-      const float *wr = d->w + (int64_t)kh * FUSE__DW_K * d->Cp + c0;
-      FUSE__VEC wv[FUSE__DW_K];
-      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * d->Cp);
-      /* input pixel j, tap column kw: output pixel (j - kw) / stride */
-      if (ow >= in0 && ow + 8 <= in1) {
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m);
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
-      } else { /* the row's ends: zeros for the pixels outside */
-        FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-          FUSE__VEC xv = iw0 + j >= 0 && iw0 + j < d->W ? FUSE__V_LOAD_MASK(xr + (iw0 + j) * C, m)
-                                                        : FUSE__V_ZERO();
-          FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
-            int o = (j - kw) / FUSE__DW_STRIDE;
-            if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
-              acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
-          }
-        }
+  b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
+  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
+    const float *xq = xp[kh][0] + c0;
+    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
+    if (kh >= nkh) break;
+    FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
+    /* input pixel j, tap column kw: output pixel (j - kw) / stride */
+    FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
+      const float *at = inside ? xq : xp[kh][j] + c0;
+      FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
+      xq += C;
+      FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
+        int o = (j - kw) / FUSE__DW_STRIDE;
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+          acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
-    for (q = 0; q < d->split; q++) { /* each post-op over the block, then the stores */
-      const fuse_post_op *op = &d->post[q];
-      const float *rp = d->residual[q] ? d->residual[q] + y0 + ow * C : d->y; /* ADD only */
-      FUSE__VEC cv = d->chan[q] ? FUSE__V_LOAD_MASK(d->chan[q] + y0 % C, m) : FUSE__V_ZERO();
-      if (npix == 8) {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      } else {
-        FUSE__UNROLL for (p = 0; p < 8; p++)
-          if (p < npix) acc[p] = FUSE__VEC_FN(fuse__post_apply)(acc[p], op, rp + p * C, m, cv);
-      }
-    }
+  }
+  for (q = 0; q < split; q++) { /* each post-op over the block, then the stores */
+    const fuse_post_op *op = &d->post[q];
+    const float *rp = d->residual[q] ? d->residual[q] + y0 + c0 : d->y; /* ADD only */
+    FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
+                   : full      ? FUSE__V_LOAD(d->chan[q] + c0)
+                               : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
     if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
-    } else {
       FUSE__UNROLL for (p = 0; p < 8; p++)
-        if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + (ow + p) * C, m, acc[p]);
+        acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
+    } else { /* a residual has no pixels past the row */
+      FUSE__UNROLL for (p = 0; p < 8; p++)
+        if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
+  }
+  if (npix == 8 && full) {
+    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  } else {
+    FUSE__UNROLL for (p = 0; p < 8; p++)
+      if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
+  }
+}
+
+/* in0 .. in1: the output columns whose taps are all inside the row */
+FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const float *xn,
+                                               int64_t ih0, int kh0, int kh1, int64_t pix0,
+                                               int64_t in0, int64_t in1) {
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, full_end = C / vw * vw;
+  const FUSE__VEC_MASK all = FUSE__V_MASK_FIRST(vw), tail = FUSE__V_MASK_FIRST(C - full_end);
+  const float *xp[FUSE__DW_K][FUSE__DW_SPAN];
+  const float *w = d->w + (int64_t)kh0 * FUSE__DW_K * d->Cp;
+  const int nkh = kh1 - kh0;
+  int64_t ow, c0;
+  int kh, j;
+  for (ow = 0; ow < d->OW; ow += 8) {
+    int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
+    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
+    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+      for (kh = kh0; kh < kh1; kh++)
+        xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
+      for (c0 = 0; c0 < full_end; c0 += vw)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             all, 1, 1);
+      if (c0 < C)
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
+                             tail, 0, 1);
+      continue;
+    }
+    for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
+      const float *xr = xn + (ih0 + kh * d->dh) * d->W * C;
+      for (j = 0; j < FUSE__DW_SPAN; j++)
+        xp[kh - kh0][j] = iw0 + j >= 0 && iw0 + j < d->W ? xr + (iw0 + j) * C : d->zeros;
+    }
+    for (c0 = 0; c0 < full_end; c0 += vw)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           all, 1, 0);
+    if (c0 < C)
+      FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, npix, c0,
+                           tail, 0, 0);
   }
 }
 #undef FUSE__DW_SPAN
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
+#undef FUSE__DW_CHANNELS_FN
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 
 /* output rows r0 .. r1 (image-major) of an NHWC depthwise step */
@@ -19945,6 +20597,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
   int kh, kw, p;
   int shape = d->KH == d->KW && (d->KH == 3 || d->KH == 5) && d->dw == 1 && sw <= 2
                   ? d->KH * 10 + (int)sw : 0;
+  /* the post-ops from `split` on run over the finished row */
+  int split = shape && FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
   /* output columns whose taps all fall inside the input: [in0, in1) */
   int64_t in0 = d->pl <= 0 ? 0 : (d->pl + sw - 1) / sw;
   int64_t in1 = d->W - 1 - (d->KW - 1) * d->dw + d->pl < 0
@@ -19959,24 +20613,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
     const float *xn = d->x + n * d->H * d->W * C;
     while (kh0 < kh1 && ih0 + kh0 * d->dh < 0) kh0++;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * d->dh >= d->H) kh1--;
-    for (c0 = 0; c0 < C; c0 += vw) {
+    switch (shape) { /* the eight-pixel blocks, over all channels */
+    case 31: FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 32: FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 51: FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    case 52: FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, ih0, kh0, kh1, pix0, in0, in1); break;
+    default: break;
+    }
+    for (c0 = 0; !shape && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       FUSE__VEC b = d->bias ? FUSE__V_LOAD_MASK(d->bias + c0, m) : FUSE__V_ZERO();
-      switch (shape) {
-      case 31:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 32:
-        FUSE__VEC_FN(fuse__dw_block_3x3_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 51:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s1)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      case 52:
-        FUSE__VEC_FN(fuse__dw_block_5x5_s2)(d, xn, c0, ih0, kh0, kh1, pix0, in0, in1, b, m);
-        continue;
-      default: break;
-      }
       for (ow = 0; ow < d->OW;) {
         int64_t iw0 = ow * sw - d->pl;
         if (ow >= in0 && ow + 4 <= in1) { /* four pixels, every tap inside */
@@ -20012,16 +20658,16 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dw)(const fuse__dw_args *d, void
         }
       }
     }
-    for (c0 = 0; d->split < d->num_post && c0 < C; c0 += vw) {
+    for (c0 = 0; split < d->num_post && c0 < C; c0 += vw) {
       FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
       const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
       int q;
-      for (q = d->split; q < d->num_post; q++) {
+      for (q = split; q < d->num_post; q++) {
         res[q] = d->residual[q] ? d->residual[q] + pix0 * C + c0 : NULL;
         chan[q] = d->chan[q] ? d->chan[q] + c0 : NULL;
       }
       FUSE__VEC_FN(fuse__post_block)(d->y + pix0 * C + c0, C, (int)d->OW, 1, &m, d->post,
-                                     d->split, d->num_post, res, chan, 0);
+                                     split, d->num_post, res, chan, 0);
     }
   }
 }
@@ -20875,6 +21521,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
   }
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
+#undef FUSE__DW_MATH_IN_REGISTERS
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -27336,7 +27983,8 @@ typedef struct fuse__conv_shape {
 } fuse__conv_shape;
 
 /* Depthwise (one input and one output channel per group), on the depthwise kernels of the
-   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
+   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and the zero row
+   both layouts read (NCHW: a row, NHWC: a pixel). */
 static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                            size_t *zeros, size_t *scratch) {
   const fuse_conv2d_attrs *ca = &st->a.conv;
@@ -27347,6 +27995,8 @@ static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
                            ca->dilation[0], ca->dilation[1]);
   if (need > *scratch) *scratch = need;
   row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+  if (row > *zeros) *zeros = row;
+  row = (size_t)(c->K + 15) / 16 * 16; /* NHWC: a pixel of the padding, whole vectors */
   if (row > *zeros) *zeros = row;
   return 1;
 }
@@ -29718,6 +30368,10 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.post = s->post;
   d.num_post = s->num_post;
   d.split = fuse__post_split(s->post, s->num_post);
+  d.split_math = d.split;
+  while (d.split_math < s->num_post && (fuse__post_in_registers(s->post[d.split_math].kind) ||
+                                        fuse__dw_math_in_registers(s->post[d.split_math].kind)))
+    d.split_math++;
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;

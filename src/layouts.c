@@ -301,7 +301,8 @@ typedef struct fuse__conv_shape {
 } fuse__conv_shape;
 
 /* Depthwise (one input and one output channel per group), on the depthwise kernels of the
-   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and its zero row. */
+   ISA: room for the NCHW kernel's band buffer (the layout is chosen later) and the zero row
+   both layouts read (NCHW: a row, NHWC: a pixel). */
 static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                            size_t *zeros, size_t *scratch) {
   const fuse_conv2d_attrs *ca = &st->a.conv;
@@ -312,6 +313,8 @@ static int fuse__choose_dw(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
                            ca->dilation[0], ca->dilation[1]);
   if (need > *scratch) *scratch = need;
   row = (size_t)p->tensors[p->operands[st->in_first]].shape[3] + 64;
+  if (row > *zeros) *zeros = row;
+  row = (size_t)(c->K + 15) / 16 * 16; /* NHWC: a pixel of the padding, whole vectors */
   if (row > *zeros) *zeros = row;
   return 1;
 }

@@ -606,6 +606,10 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   d.post = s->post;
   d.num_post = s->num_post;
   d.split = fuse__post_split(s->post, s->num_post);
+  d.split_math = d.split;
+  while (d.split_math < s->num_post && (fuse__post_in_registers(s->post[d.split_math].kind) ||
+                                        fuse__dw_math_in_registers(s->post[d.split_math].kind)))
+    d.split_math++;
   for (q = 0; q < s->num_post; q++) {
     const float *o = fuse__post_operand(r, s, q);
     d.residual[q] = s->post[q].kind == FUSE_POST_ADD ? o : NULL;

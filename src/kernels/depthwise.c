@@ -11,6 +11,7 @@ struct fuse__dw_args {
   const fuse_post_op *post; /* the step's post-ops, in order */
   int num_post;
   int split; /* post-ops 0 .. split - 1 on the registers, the rest by fuse__post_block */
+  int split_math; /* the NHWC blocks: 0 .. split_math - 1 on the registers, SiLU and sigmoid too */
   const float *residual[FUSE_MAX_POST_OPS]; /* ADD: its operand (laid out as y); else NULL */
   const float *chan[FUSE_MAX_POST_OPS]; /* SCALE, SHIFT, PRELU: their C values; else NULL */
   int KH, KW;
@@ -21,6 +22,12 @@ struct fuse__dw_args {
   /* NHWC: output rows r0 .. r1; NCHW: planes, buf the chunk's scratch */
   void (*fn)(const fuse__dw_args *d, void *buf, int64_t r0, int64_t r1);
 };
+
+/* The vector math the NHWC depthwise blocks may apply on their registers (fuse__dw_post):
+   SiLU and sigmoid, EfficientNet's, whose divisions then overlap the next block's FMAs. */
+static int fuse__dw_math_in_registers(fuse_post_kind kind) {
+  return kind == FUSE_POST_SILU || kind == FUSE_POST_SIGMOID;
+}
 
 /* The NCHW kernel's band buffer (see depthwise_nchw.inc): its tile shape and sizes for a
    vector of vw floats. */
@@ -68,25 +75,37 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
 }
 
+/* FUSE__DW_MATH_IN_REGISTERS: whether the NHWC blocks run SiLU and sigmoid on their
+   registers (split_math) or leave them to the finished row (split). With 32 vector registers
+   the math's temporaries fit beside the eight accumulators (AVX-512: faster on the registers);
+   with AVX2's 16 they spill, and the row pass was measured faster (bench/layers --isa avx2). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
+#define FUSE__DW_MATH_IN_REGISTERS 1
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"
+#undef FUSE__DW_MATH_IN_REGISTERS
 #include "vec_end.h"
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
+#define FUSE__DW_MATH_IN_REGISTERS 0
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"
+#undef FUSE__DW_MATH_IN_REGISTERS
 #include "vec_end.h"
 #endif
 #ifdef FUSE__NEON
 #include "vec_neon.h"
+#define FUSE__DW_MATH_IN_REGISTERS 1 /* 32 registers, as AVX-512 */
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"
+#undef FUSE__DW_MATH_IN_REGISTERS
 #include "vec_end.h"
 #endif
 #include "vec_scalar.h"
+#define FUSE__DW_MATH_IN_REGISTERS 1
 #include "depthwise_nhwc.inc"
 #include "depthwise_nchw.inc"
+#undef FUSE__DW_MATH_IN_REGISTERS
 #include "vec_end.h"
