@@ -92,11 +92,11 @@ $(BUILD) $(HB):
 # examples that use only the public API link it, compiled with -DFUSE_IMPLEMENTATION_DONE
 # (fuse.h's implementation guard: their own `#define FUSE_IMPLEMENTATION` then compiles
 # nothing, and each source still builds alone as users would build it). Self-contained, with
-# the implementation in their own unit: test_kernels and test_winograd (internal tables), test_run and
-# test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's implementation), and the
-# embedded example (its own allocator and configuration).
+# the implementation in their own unit: test_kernels, test_winograd and test_grouped (internal
+# tables), test_run and test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's
+# implementation), and the embedded example (its own allocator and configuration).
 IMPL := $(BUILD)/fuse.o
-SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress dnnl vmath winograd)
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels grouped run fuzz_regress dnnl vmath winograd)
 LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
 LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 

@@ -99,7 +99,8 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   for (s = 0; s < n_old; s++) {
     fuse__step st = old[s];
     const int *ops = old_ops + st.in_first;
-    int nhwc = (st.op == FUSE__OP_CONV2D && st.kernel == FUSE__KERNEL_IGEMM) ||
+    int nhwc = (st.op == FUSE__OP_CONV2D &&
+                (st.kernel == FUSE__KERNEL_IGEMM || st.kernel == FUSE__KERNEL_GROUPED)) ||
                (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
                 fuse__two_layouts(&p->tensors[ops[0]])) ||
                fuse__follows_nhwc(p, &st, ops);
@@ -379,6 +380,31 @@ static int fuse__choose_nchw_gemm(fuse_plan *p, const fuse_graph *g, fuse__step 
   return 1;
 }
 
+/* Grouped conv with narrow groups on its own kernel (grouped.c) rather than a GEMM per group:
+   - with fewer than 4 outputs per group, whatever the shape (the GEMMs take none: the
+     reference loops ran them);
+   - a 3x3 kernel with column stride 1 or 2 and column dilation 1 (the kernel's blocks) whose
+     groups have fewer outputs than two vectors (Kg < 2 VW): measured ahead of the per-group
+     GEMM on resnext50's and regnet_y's layers with 4, 8 and 16 channels per group on AVX-512
+     (Kg = 4: 4x, Kg = 16: 1.6x) and 4 and 8 on AVX2, behind it with 32 per group on AVX-512
+     and 16 or 32 on AVX2, where the GEMM's tiles fill (bench/layers). NEON: the same rule for
+     its 4 lanes, not measured; the scalar twin takes AVX-512's, so that it runs the kernel on
+     the layers AVX-512 does.
+   Groups of up to FUSE__GROUPED_MAX_CG input channels. */
+static int fuse__choose_grouped(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c) {
+  const fuse__grouped_kind *k = fuse__grouped_pick(p->isa);
+  const fuse_conv2d_attrs *a = &st->a.conv;
+  int64_t vw;
+  if (!k || c->G < 2 || c->Cg > FUSE__GROUPED_MAX_CG) return 0;
+  vw = p->isa == FUSE_ISA_SCALAR ? 16 : k->width;
+  if (c->Kg >= 4 && !(c->KH == 3 && c->KW == 3 && a->strides[1] <= 2 && a->dilation[1] == 1 &&
+                      c->Kg < 2 * vw))
+    return 0;
+  st->kernel = FUSE__KERNEL_GROUPED;
+  st->mr = 8, st->nr = k->width; /* blocks of eight pixels by a vector of output channels */
+  return 1;
+}
+
 /* The NHWC indirect GEMM: row pointers per tile (a kernel row per tap with few input
    channels), channel blocks when a column block's panel passes FUSE__PANEL_BYTES. */
 static int fuse__choose_igemm(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
@@ -411,7 +437,8 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   const float *w = c->wn->data;
   float *copy = NULL;
   int64_t taps = c->taps, t, k, ch, kh, m, ph;
-  if (!w && (st->kernel == FUSE__KERNEL_DW || st->kernel == FUSE__KERNEL_FEW_CHANNELS)) {
+  if (!w && (st->kernel == FUSE__KERNEL_DW || st->kernel == FUSE__KERNEL_FEW_CHANNELS ||
+             st->kernel == FUSE__KERNEL_GROUPED)) {
     int64_t count = fuse__numel(c->wn->rank, c->wn->shape);
     if (!(copy = (float *)fuse__alloc(&p->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
       return 0;
@@ -433,6 +460,19 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
           for (ph = 0; ph < sw; ph++)
             for (m = ph; m < c->KW; m += sw, dst += mr)
               *dst = w[((k * c->Cg + ch) * c->KH + kh) * c->KW + m];
+    }
+  } else if (st->kernel == FUSE__KERNEL_GROUPED) { /* per vector [tap][i][VW] (grouped.c) */
+    int64_t vw = st->nr, gv = fuse__grouped_per_vector(vw, c->Cg, c->Kg), v, i, l;
+    int64_t nvec = fuse__grouped_vectors(vw, c->G, c->Cg, c->Kg);
+    float *dst;
+    if (!fuse__packed_alloc(p, st, (size_t)(nvec * taps * c->Cg * vw), 1))
+      return fuse__free(&p->alloc, copy), 0;
+    for (v = 0, dst = st->packed; v < nvec; v++) {
+      fuse__grouped_vec gvec;
+      fuse__grouped_vector(vw, c->G, c->Cg, c->Kg, gv, taps, NULL, v, &gvec);
+      for (t = 0; t < taps; t++)
+        for (i = 0; i < c->Cg; i++, dst += vw)
+          for (l = 0; l < gvec.lanes; l++) dst[l] = w[((gvec.oc0 + l) * c->Cg + i) * taps + t];
     }
   } else if (st->kernel == FUSE__KERNEL_NCHW_GEMM) {
     if (!fuse__packed_alloc(p, st, (size_t)(c->K * c->Cg * taps), 0)) return 0;
@@ -479,8 +519,8 @@ static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_sh
 
 /* Picks the kernel of a conv2d or matmul step with constant weights (a row of the kernel
    table, none on the plan's reference kernels) and packs its weights for it: depthwise, the
-   few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more outputs per group),
-   in that order of preference. Grows the zero row and the per-chunk scratch it needs.
+   grouped kernel, the few-channel kernel, the NCHW GEMM or the NHWC indirect GEMM (4 or more
+   outputs per group), in that order of preference. Grows the zero row and the per-chunk scratch it needs.
    0: out of memory. */
 static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st, size_t *zeros,
                                size_t *scratch) {
@@ -496,6 +536,9 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
   if (c.Cg == 1 && c.Kg == 1) {
     if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
+  } else if (fuse__choose_grouped(p, st, &c)) {
+    /* narrow groups: the grouped kernel before Winograd, whose merged block-diagonal GEMM
+       measured 0.47x oneDNN on resnext's groups of 4 where this kernel ran 2.3x */
   } else if (fuse__choose_winograd(p, st, &c, scratch)) {
     return fuse__pack_winograd(p, st, &c);
   } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||

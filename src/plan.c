@@ -57,14 +57,15 @@ typedef struct fuse__step {
 /* BACKEND: a fuse_backend runs the step; its operands and output are NCHW, as for REF.
    NCHW_GEMM: conv2d on NCHW in and out (the GEMM with output channels as tile rows).
    FEW_CHANNELS: the same with few input channels, read in place from padded rows
-   (fuse__conv_few_channels). */
+   (fuse__conv_few_channels). GROUPED: conv2d with narrow groups on NHWC (fuse__conv_grouped). */
 enum {
   FUSE__KERNEL_REF,
   FUSE__KERNEL_IGEMM,
   FUSE__KERNEL_DW,
   FUSE__KERNEL_BACKEND,
   FUSE__KERNEL_NCHW_GEMM,
-  FUSE__KERNEL_FEW_CHANNELS
+  FUSE__KERNEL_FEW_CHANNELS,
+  FUSE__KERNEL_GROUPED
 };
 
 struct fuse_plan {

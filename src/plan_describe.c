@@ -31,7 +31,7 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
 /* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", and
    for a step on a micro-kernel of the kernel table, its instruction set and tile:
    " [neon igemm 8x8]" (NHWC GEMM), "[avx2 nchw gemm 6x16]", "[avx512 few-channel 8x32]",
-   "[neon depthwise]" */
+   "[neon depthwise]", "[avx2 grouped 8x8]" */
 static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
                            fuse_value v, const int *number, fuse_isa isa) {
   char line[512];
@@ -73,6 +73,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   else if (s->kernel == FUSE__KERNEL_FEW_CHANNELS)
     fuse__format(&o, g, " [%s few-channel %dx%d]", fuse__isa_name(isa), s->mr,
                  fuse__few_channels_pick(isa, 2)->nr);
+  else if (s->kernel == FUSE__KERNEL_GROUPED)
+    fuse__format(&o, g, " [%s grouped %dx%d]", fuse__isa_name(isa), s->mr, s->nr);
   else if (s->kernel == FUSE__KERNEL_DW)
     fuse__format(&o, g, " [%s depthwise]", fuse__isa_name(isa));
   if (o.len == sizeof line - 1) o.len--; /* truncated: keep room for the newline */

@@ -234,6 +234,24 @@ static inline float32x4_t fuse__frexp_neon(float32x4_t x, float32x4_t *e) {
                              vmvnq_u32(vceqq_u32(bits, vdupq_n_u32(0x80000000u)))),
                    vdupq_n_f32(NAN), m);
 }
+/* The lane permute (FUSE__V_PERMUTE) as a byte table lookup: lane numbers n (int32) become
+   the byte numbers 4n .. 4n + 3; armv7 looks up each half of the result in the two halves
+   of v. */
+static inline uint8x16_t fuse__index_neon(const int32_t *p) {
+  uint32x4_t n = vreinterpretq_u32_s32(vld1q_s32(p));
+  return vreinterpretq_u8_u32(vmlaq_n_u32(vdupq_n_u32(0x03020100u), n, 0x04040404u));
+}
+static inline float32x4_t fuse__permute_neon(float32x4_t v, uint8x16_t idx) {
+#if defined(__aarch64__)
+  return vreinterpretq_f32_u8(vqtbl1q_u8(vreinterpretq_u8_f32(v), idx));
+#else
+  uint8x16_t b = vreinterpretq_u8_f32(v);
+  uint8x8x2_t t;
+  t.val[0] = vget_low_u8(b);
+  t.val[1] = vget_high_u8(b);
+  return vreinterpretq_f32_u8(vcombine_u8(vtbl2_u8(t, vget_low_u8(idx)), vtbl2_u8(t, vget_high_u8(idx))));
+#endif
+}
 #if !defined(__aarch64__)
 /* armv7: the operations NEON lacks, lane by lane on the VFP (IEEE, as the scalar layer) */
 static inline float32x4_t fuse__div_neon(float32x4_t a, float32x4_t b) {

@@ -118,6 +118,7 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
   case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
   case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;
+  case FUSE__KERNEL_GROUPED: fuse__conv_grouped(r, s); return;
   default: break;
   }
   for (n = 0; n < N; n++)

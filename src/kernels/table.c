@@ -138,6 +138,36 @@ static int64_t fuse__few_channels_wq(int64_t OW, int64_t KW, int64_t sw, int64_t
   return (*fill + 15) / 16 * 16 + 32;
 }
 
+/* The grouped conv kernels (grouped.c), one per ISA: the vector width its weights are packed
+   for. */
+typedef void (*fuse__grouped_fn)(const fuse__grouped_args *d, int64_t r0, int64_t r1);
+typedef struct fuse__grouped_kind {
+  fuse_isa isa;
+  int width;
+  fuse__grouped_fn fn;
+} fuse__grouped_kind;
+
+static const fuse__grouped_kind fuse__grouped_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
+#endif
+    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+    {FUSE_ISA_AUTO, 0, NULL}};
+
+/* The grouped conv kernel of an ISA, or NULL. */
+static const fuse__grouped_kind *fuse__grouped_pick(fuse_isa isa) {
+  int i;
+  for (i = 0; fuse__grouped_kinds[i].fn; i++)
+    if (fuse__grouped_kinds[i].isa == isa) return &fuse__grouped_kinds[i];
+  return NULL;
+}
+
 /* The depthwise, pool and element-wise kernels of each ISA (depthwise.c, pool_eltwise.c), the
    scalar twins on every target. */
 typedef void (*fuse__dw_fn)(const fuse__dw_args *d, void *buf, int64_t p0, int64_t p1);

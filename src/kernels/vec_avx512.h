@@ -42,6 +42,11 @@
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
+   FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
+#define FUSE__VEC_INDEX __m512i
+#define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
+#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)

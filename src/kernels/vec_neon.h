@@ -47,6 +47,11 @@
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+/* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
+   (fuse__index_neon, fuse__permute_neon in common.c) */
+#define FUSE__VEC_INDEX uint8x16_t
+#define FUSE__V_INDEX_LOAD(p) fuse__index_neon(p)
+#define FUSE__V_PERMUTE(v, idx) fuse__permute_neon(v, idx)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) vbslq_f32(vcgtq_f32(x, vdupq_n_f32(0.0f)), a, b)
 /* the math layer's operations (vmath.inc) */

@@ -31,6 +31,11 @@
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+/* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
+   the index is 0) */
+#define FUSE__VEC_INDEX int32_t
+#define FUSE__V_INDEX_LOAD(p) (*(p))
+#define FUSE__V_PERMUTE(v, idx) ((void)(idx), (v))
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) ((x) > 0 ? (a) : (b))
 /* The math layer's operations (vmath.inc): division, bit operations on the sign, rounding,
