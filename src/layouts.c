@@ -536,9 +536,10 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   c.OH = ty->shape[2], c.OW = ty->shape[3], c.npix = ty->shape[0] * c.OH * c.OW;
   if (c.Cg == 1 && c.Kg == 1) {
     if (!fuse__choose_dw(p, st, &c, zeros, scratch)) return 1;
-  } else if (fuse__choose_grouped(p, st, &c)) {
-    /* narrow groups: the grouped kernel before Winograd, whose merged block-diagonal GEMM
-       measured 0.47x oneDNN on resnext's groups of 4 where this kernel ran 2.3x */
+  } else if (p->no_winograd >= 0 && fuse__choose_grouped(p, st, &c)) {
+    /* narrow groups: the grouped kernel before Winograd (unless Winograd is forced, as the
+       tests do), whose merged block-diagonal GEMM measured 0.47x oneDNN on resnext's groups
+       of 4 where this kernel ran 2.3x */
   } else if (fuse__choose_winograd(p, st, &c, scratch)) {
     return fuse__pack_winograd(p, st, &c);
   } else if (c.Kg < 4 || !(fuse__choose_few_channels(p, g, st, &c, scratch) ||
