@@ -8313,7 +8313,8 @@ static inline float32x4_t fuse__lanes_neon(float32x4_t a, int what) {
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -10204,7 +10205,8 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -15448,7 +15450,8 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -21835,7 +21838,8 @@ static void fuse__grouped_vector(int64_t vw, int64_t G, int64_t Cg, int64_t Kg, 
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -25135,7 +25139,8 @@ struct fuse__pool_args {
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -26213,7 +26218,8 @@ typedef struct fuse__row_ops {
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
@@ -28765,7 +28771,8 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)

@@ -46,7 +46,8 @@
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
 #define FUSE__V_INDEX_LOAD(p) _mm512_loadu_si512((const void *)(p))
-#define FUSE__V_PERMUTE(v, idx) _mm512_permutexvar_ps(idx, v)
+/* the masked form: g++ 12 warns (maybe-uninitialized) on _mm512_permutexvar_ps's undefined source */
+#define FUSE__V_PERMUTE(v, idx) _mm512_mask_permutexvar_ps(v, (__mmask16)0xFFFF, idx, v)
 /* x > 0 ? a : b, lane by lane (b where x is NaN) */
 #define FUSE__V_IF_POSITIVE(x, a, b) \
   _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), b, a)
