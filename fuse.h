@@ -15557,15 +15557,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -15673,15 +15673,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -15789,15 +15789,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -15905,15 +15905,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -17119,15 +17119,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -17235,15 +17235,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -17351,15 +17351,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -17467,15 +17467,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -18703,15 +18703,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -18819,15 +18819,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -18935,15 +18935,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -19051,15 +19051,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -20266,15 +20266,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -20382,15 +20382,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -20498,15 +20498,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
@@ -20614,15 +20614,15 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
   FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
-    const float *xq = xp[kh][0] + c0;
-    const float *wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
-    if (kh >= nkh) break;
+    const float *xq, *wr;
+    if (kh >= nkh) break; /* xp's rows past nkh are not set */
+    xq = xp[kh][0] + c0;
+    wr = w + (int64_t)kh * FUSE__DW_K * Cp + c0; /* Cp: whole vectors, no mask */
     FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) wv[kw] = FUSE__V_LOAD(wr + kw * Cp);
     /* input pixel j, tap column kw: output pixel (j - kw) / stride */
     FUSE__UNROLL for (j = 0; j < FUSE__DW_SPAN; j++) {
-      const float *at = inside ? xq : xp[kh][j] + c0;
+      const float *at = inside ? xq + j * C : xp[kh][j] + c0;
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
-      xq += C;
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
         if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
