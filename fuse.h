@@ -4980,6 +4980,82 @@ static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *s
   }
   fuse__puts(o, "]");
 }
+
+/* ------------------------------------------------------- squeeze-excite gates -- */
+/* A squeeze-excite gate, x * g with g of [N, C, 1, 1] (one value per image and channel,
+   computed from x itself, so the step that makes x cannot apply it), feeding a conv2d: the
+   conv is linear in each input channel, so conv(x * g) = conv'(x) with the weights of input
+   channel c times g[n, c]. fuse_compile scales the packed weights per image into the
+   workspace (a K x C x taps pass) and runs the conv on x: the gated tensor is never
+   written. That pass costs less than the multiply it replaces (reading x and writing x * g,
+   H x W x C) while K < H x W, which is where it is done. */
+
+/* Is v a mul of a tensor [N, C, H, W] by a gate [N or 1, C, 1, 1] (not a constant)? The
+   operand index of the tensor in *xk. */
+static int fuse__is_gate_mul(const fuse_graph *g, fuse_value v, int *xk) {
+  const fuse__node *n = &g->nodes[v];
+  int k;
+  if (n->op != FUSE__OP_MUL || n->num_in != 2 || n->rank != 4) return 0;
+  for (k = 0; k < 2; k++) {
+    const fuse__node *x = &g->nodes[n->in[k]], *s = &g->nodes[n->in[1 - k]];
+    if (x->rank == 4 && s->rank == 4 && s->op != FUSE__OP_CONST &&
+        memcmp(x->shape, n->shape, 4 * sizeof(int64_t)) == 0 && s->shape[1] == x->shape[1] &&
+        (s->shape[0] == x->shape[0] || s->shape[0] == 1) && s->shape[2] == 1 &&
+        s->shape[3] == 1 && x->shape[2] * x->shape[3] > 1) {
+      *xk = k;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The conv2d that gate multiply v (fuse__is_gate_mul) can be a prologue of, or FUSE_NONE with
+   why (why_size bytes) saying why not. users: who reads each node. */
+static fuse_value fuse__gate_conv(const fuse_graph *g, const fuse__users *users, fuse_value v,
+                                  char *why, size_t why_size) {
+  const fuse__node *n = &g->nodes[v], *c;
+  fuse__out o;
+  int k, xk, count = 0;
+  fuse_value u = FUSE_NONE;
+  o.buf = why;
+  o.len = 0;
+  o.cap = why_size;
+  o.write = NULL;
+  o.user = NULL;
+  if (why_size) why[0] = 0;
+  if (!fuse__is_gate_mul(g, v, &xk)) {
+    fuse__format(&o, g, "mul %V is not a gate of [N, C, 1, 1] over [N, C, H, W]", v);
+    return FUSE_NONE;
+  }
+  for (k = users->first[v]; k < users->first[v + 1]; k++)
+    if (users->list[k] != u) u = users->list[k], count++;
+  if (fuse__is_output(g, v) || count != 1) {
+    fuse__format(&o, g, "the gated tensor %V is %s", v,
+                 fuse__is_output(g, v) ? "a graph output" : "read by more than one op");
+    return FUSE_NONE;
+  }
+  c = &g->nodes[u];
+  if (c->op != FUSE__OP_CONV2D || c->in[0] != v || c->in[1] == v) {
+    fuse__format(&o, g, "the gated tensor %V is read by %s %V, not as a conv2d's input", v,
+                 fuse__op_names[c->op], u);
+    return FUSE_NONE;
+  }
+  if (c->a.conv.groups > 1) {
+    fuse__format(&o, g, "conv2d %V has %d groups (a prologue scales one weight panel)", u,
+                 c->a.conv.groups);
+    return FUSE_NONE;
+  }
+  if (g->nodes[c->in[1]].op != FUSE__OP_CONST) {
+    fuse__format(&o, g, "conv2d %V's weights are not constant", u);
+    return FUSE_NONE;
+  }
+  if (c->shape[1] >= n->shape[2] * n->shape[3]) {
+    fuse__format(&o, g, "scaling conv2d %V's weights per image (%D output channels) costs more "
+                 "than the multiply over %D pixels", u, c->shape[1], n->shape[2] * n->shape[3]);
+    return FUSE_NONE;
+  }
+  return u;
+}
 /* ==== end src/epilogue.c ==== */
 /* ==== begin src/merge.c ==== */
 /* ---------------------------------------------------------------- merge -- */
@@ -7383,6 +7459,20 @@ static void fuse__explain_composite(fuse__out *o, const fuse__explainer *x, int 
   }
 }
 
+/* The squeeze-excite gate conv2d r's input is (a mul fuse__gate_conv makes r's prologue):
+   ", prologue: input times the gate %g (mul %m, on weights scaled per image)". */
+static void fuse__explain_gate(fuse__out *o, const fuse__explainer *x, fuse_value r) {
+  const fuse_graph *g = x->g;
+  fuse_value m = g->nodes[r].in[0];
+  char why[8];
+  int xk;
+  if (g->nodes[r].op != FUSE__OP_CONV2D || g->nodes[m].composite >= 0 ||
+      !fuse__is_gate_mul(g, m, &xk) || fuse__gate_conv(g, &x->users, m, why, sizeof why) != r)
+    return;
+  fuse__format(o, g, ", prologue: input times the gate %V (mul %V, on weights scaled per image)",
+               g->nodes[m].in[1 - xk], m);
+}
+
 /* One conv2d / matmul: its composite and fused epilogue. Returns 1 when it has a fused
    epilogue (a bias or a post-op). */
 static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_value r) {
@@ -7395,6 +7485,7 @@ static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_
     return 0;
   }
   fuse__format(o, g, "composite %s", g->composites[c].name);
+  fuse__explain_gate(o, x, r);
   if (x->fused[c] && x->epi[c].reduction == r) {
     const fuse_epilogue *e = &x->epi[c];
     fuse__puts(o, ", fused: ");
@@ -7495,7 +7586,8 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
   char buf[1024];
   fuse__out o;
   fuse__explainer x;
-  int v, reductions = 0, with_epilogue = 0, fused = 0, standalone = 0;
+  char why[200];
+  int v, reductions = 0, with_epilogue = 0, fused = 0, standalone = 0, xk;
   if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
   if (!fuse__explainer_init(&x, g)) return FUSE_ERROR_OUT_OF_MEMORY;
   o.buf = buf;
@@ -7518,6 +7610,11 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
       fused++;
       continue;
     }
+    if (n->composite < 0 && fuse__is_gate_mul(g, v, &xk) &&
+        fuse__gate_conv(g, &x.users, v, why, sizeof why) != FUSE_NONE) {
+      fused++; /* a prologue of the conv2d that reads it (its line says so) */
+      continue;
+    }
     standalone++;
     fuse__format(&o, g, "  %s %V", fuse__op_names[n->op], v);
     if (n->composite >= 0) {
@@ -7528,6 +7625,8 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
     } else {
       fuse__explain_chain(&o, &x, v, x.up[v]);
     }
+    if (n->composite < 0 && fuse__is_gate_mul(g, v, &xk)) /* and as a gate: why not a prologue */
+      fuse__format(&o, g, "\n    a squeeze-excite gate, not a conv2d's prologue: %s", why);
     fuse__puts(&o, "\n");
   }
   if (!standalone) fuse__puts(&o, "  none\n");
@@ -31133,6 +31232,9 @@ typedef struct fuse__step {
   int wino_block;          /* its tiles per block */
   int wino_merge;          /* groups run as one (block-diagonal weights): 1, or more for few
                               channels per group */
+  int gate;                /* > 0: the operand index of a squeeze-excite gate [N or 1, C, 1, 1]
+                              the conv's input is multiplied by, applied to its weights per
+                              image (fuse__gate_conv); 0: none */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -31172,6 +31274,7 @@ struct fuse_plan {
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
   int no_winograd;       /* fuse_compile_options.no_winograd */
   size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
+  size_t gate_offset;    /* a gated conv's weights scaled for one image (one step at a time) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
 };
@@ -32024,12 +32127,14 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", and
+/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", a
+   gated conv's " (prologue: input times the gate %5, on weights scaled per image)", and
    for a step on a micro-kernel of the kernel table, its instruction set and tile:
    " [neon igemm 8x8]" (NHWC GEMM), "[avx2 nchw gemm 6x16]", "[avx512 few-channel 8x32]",
    "[neon depthwise]", "[avx2 grouped 8x8]" */
-static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
-                           fuse_value v, const int *number, fuse_isa isa) {
+static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_plan *p,
+                           const fuse__step *s, int i, fuse_value v, const int *number,
+                           fuse_isa isa) {
   char line[512];
   fuse__out o;
   int k;
@@ -32055,6 +32160,11 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   fuse__put_label(&o, g, v, number);
   if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
+  if (s->gate) { /* the squeeze-excite gate its input is multiplied by: a prologue */
+    fuse__puts(&o, " (prologue: input times the gate ");
+    fuse__put_label(&o, g, p->tensors[p->operands[s->in_first + s->gate]].value, number);
+    fuse__puts(&o, ", on weights scaled per image)");
+  }
   if (s->backend) fuse__format(&o, g, " (%s)", s->backend->name);
   if (s->backend_layout)
     fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,
@@ -32316,6 +32426,66 @@ static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root
       a->op = -1; /* merged away */
       needed[t] = 0;
     }
+  }
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+  return 1;
+}
+
+/* Floats of an NHWC GEMM conv step's packed weights: its column blocks, each of taps x C rows
+   NR wide (the last one's rows narrower, at the same place). */
+static size_t fuse__igemm_packed_floats(const fuse_plan *p, const fuse__step *st) {
+  const fuse__tensor *w = &p->tensors[p->operands[st->in_first + 1]];
+  int64_t obs = (w->shape[0] + st->nr - 1) / st->nr;
+  return (size_t)(obs * st->nr * w->shape[1] * w->shape[2] * w->shape[3]);
+}
+
+/* The phase after the chains: a squeeze-excite gate multiply (a one-op chain step x * g, g of
+   [N or 1, C, 1, 1]) whose output only an NHWC GEMM conv2d reads, as its input, becomes that
+   conv's prologue (fuse__gate_conv says when): the conv reads x and scales its packed weights
+   by g per image into the workspace (*gate_bytes: the most any such conv needs). */
+static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__users *users,
+                                const int *root, int *needed, int *reads, size_t *gate_bytes) {
+  int i, k, s, *ops = p->operands;
+  char why[8];
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) reads[root[ops[p->steps[i].in_first + k]]]++;
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b = NULL;
+    int t = a->out, x, gate, xk, j;
+    size_t bytes;
+    if (a->op != FUSE__OP_CHAIN || a->num_chain != 1 || a->chain[0].kind != FUSE__CHAIN_MUL ||
+        a->chain[0].operand != 1 || t >= g->num_nodes || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK || !fuse__is_gate_mul(g, t, &xk) ||
+        fuse__gate_conv(g, users, t, why, sizeof why) == FUSE_NONE)
+      continue;
+    for (j = i + 1; j < p->num_steps && !b; j++)
+      if (p->steps[j].num_in && ops[p->steps[j].in_first] == t) b = &p->steps[j];
+    if (!b || b->op != FUSE__OP_CONV2D || b->kernel != FUSE__KERNEL_IGEMM || b->rowmode ||
+        b->winograd ||
+        b->gate || b->num_in >= FUSE__CHAIN_OPERANDS || ops[b->in_first + 1] == t)
+      continue;
+    /* the chain walks its first operand: x, or the gate with x second */
+    x = ops[a->in_first + (p->tensors[ops[a->in_first]].rank == 4 &&
+                                   p->tensors[ops[a->in_first]].shape[2] == p->tensors[t].shape[2] &&
+                                   p->tensors[ops[a->in_first]].shape[3] == p->tensors[t].shape[3]
+                               ? 0
+                               : 1)];
+    gate = ops[a->in_first] == x ? ops[a->in_first + 1] : ops[a->in_first];
+    if (p->tensors[x].nhwc != p->tensors[t].nhwc) continue;
+    ops[b->in_first] = x;
+    b->gate = b->num_in++;
+    ops[b->in_first + b->gate] = gate;
+    bytes = fuse__igemm_packed_floats(p, b) * sizeof(float);
+    if (bytes > *gate_bytes) *gate_bytes = bytes;
+    a->op = -1; /* runs inside b now */
+    needed[t] = 0;
   }
   for (i = 0, s = 0; i < p->num_steps; i++)
     if (p->steps[i].op >= 0)
@@ -32703,6 +32873,7 @@ typedef struct fuse__compiler {
   size_t zeros;         /* floats in the SIMD kernels' row of zeros */
   size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
   size_t backend_scratch;
+  size_t gate_bytes;    /* the gated convs' scaled weights (chains.c: fuse__gate_prologues) */
   fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
   int *number;
   fuse__listing text;   /* the plan's description */
@@ -33041,6 +33212,11 @@ static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
+/* squeeze-excite gates become their conv's prologue (chains.c) */
+static int fuse__gate_steps(fuse__compiler *c) {
+  return fuse__gate_prologues(c->g, c->p, &c->users, c->root, c->needed, c->first, &c->gate_bytes);
+}
+
 /* concat inputs written in place into the concat's output (in_place.c); first, last and order
    are free for scratch until the lifetimes are found */
 static int fuse__concats_in_place(fuse__compiler *c) {
@@ -33057,7 +33233,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
     if (c->first[c->root[st->out]] < 0) c->first[c->root[st->out]] = i;
-    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
+    fuse__describe(&c->text, c->g, p, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
 }
@@ -33093,6 +33269,10 @@ static int fuse__plan_memory(fuse__compiler *c) {
     p->backend_offset = fuse__workspace_align(p->workspace_size);
     p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
+  }
+  if (c->gate_bytes) { /* one block: the gated convs run one after another */
+    p->gate_offset = fuse__workspace_align(p->workspace_size);
+    p->workspace_size = p->gate_offset + fuse__workspace_align(c->gate_bytes);
   }
   for (i = 0; i < p->num_tensors; i++) /* views follow their root; a concat's slice sits at its
                                            offset into it */
@@ -33199,6 +33379,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */
        fuse__chain_steps(&c) &&
+       /* after the chains: a gate multiply is a one-op chain step */
+       fuse__gate_steps(&c) &&
        /* once the steps are final but for the concats it drops; before the lifetimes */
        fuse__concats_in_place(&c) &&
        /* once the steps are final, conversions included */
@@ -33504,6 +33686,8 @@ typedef struct fuse__conv_job {
   const float *x, *bias;
   float *y;
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
+  const float *packed;        /* the step's packed weights, or (gated) one image's scaled copy */
+  const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
   int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
@@ -33639,7 +33823,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
   for (tt = tile; tt < t1; tt++) {
     int64_t p0 = tt * mr, from = (tt - tile) * steps;
     int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
-    fuse__tile_prefetch(&e, s->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
+    fuse__tile_prefetch(&e, j->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
     fuse__igemm_ptrs(j, b->grp, p0, rows, ptr, rowbuf);
     fuse__igemm_tile(j, b, p0, rows, ptr, &e);
   }
@@ -33707,7 +33891,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
           const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
           int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
           int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-          fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
+          fuse__tile_prefetch(&e, j->packed + next, lines, (tt - tr) * cb, cb);
           if (fuse__tap_live(tp + t * mr, mr, zeros))
             flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
                     (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
@@ -33729,7 +33913,7 @@ static void fuse__igemm_block_at(const fuse__conv_job *j, int64_t go, fuse__igem
   int64_t ob = go % j->obs;
   b->go = go, b->grp = go / j->obs, b->oc = b->grp * j->Kg + ob * s->nr;
   b->cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
-  b->w = s->packed + (size_t)(go * j->KH * j->KW * j->Cg * s->nr);
+  b->w = j->packed + (size_t)(go * j->KH * j->KW * j->Cg * s->nr);
   b->bnr = ob == j->obs - 1 ? s->nr_last : s->nr;
   b->fn = ob == j->obs - 1 ? j->fn_last : j->fn;
 }
@@ -33777,6 +33961,53 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
+/* Units: column blocks of the packed weights, each scaled row by row (a row is one tap of one
+   input channel, its block's width wide) by the image's gate into j->packed. */
+static void fuse__gate_scale(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__conv_job *j = (const fuse__conv_job *)ctx;
+  const fuse__step *s = j->s;
+  int64_t taps = j->KH * j->KW, ob, t, c, i;
+  (void)chunk;
+  for (ob = u0; ob < u1; ob++) {
+    int64_t wd = ob == j->obs - 1 ? s->nr_last : s->nr, at = ob * taps * j->C * s->nr;
+    const float *w = s->packed + at;
+    float *sw = (float *)j->packed + at;
+    for (t = 0; t < taps; t++)
+      for (c = 0; c < j->C; c++, w += wd, sw += wd) {
+        float gc = j->gate[c];
+        for (i = 0; i < wd; i++) sw[i] = w[i] * gc;
+      }
+  }
+}
+
+/* A gated NHWC GEMM conv (s->gate): conv(x * g) with g one value per image and input channel
+   is conv(x) on the weights of channel c times g[n, c]; per image the packed weights are
+   scaled into the workspace (a pass of K x C x taps, cheaper than the multiply over the
+   image's pixels where fuse__gate_conv allows it), then the image's tiles run on them. */
+static void fuse__conv_igemm_gated(const fuse__run *r, const fuse__step *s, fuse__conv_job *j) {
+  const fuse__tensor *tg = fuse__in_t(r, s, s->gate);
+  const float *gate = fuse__in(r, s, s->gate), *x = j->x;
+  float *y = j->y, *scaled = (float *)(void *)(r->work + r->p->gate_offset);
+  const float *res[FUSE_MAX_POST_OPS];
+  int64_t images = j->npix / (j->OH * j->OW), n, in_image = j->H * j->W * j->C;
+  int64_t out_image = j->OH * j->OW * j->ldy; /* residuals are laid out as y */
+  int q;
+  for (q = 0; q < s->num_post; q++) res[q] = j->e.res[q];
+  j->npix = j->OH * j->OW;
+  j->tiles = (j->npix + s->mr - 1) / s->mr;
+  j->tile_outer = j->whole_tiles = 0;
+  j->packed = scaled;
+  for (n = 0; n < images; n++) {
+    j->x = x + n * in_image;
+    j->y = y + n * out_image;
+    for (q = 0; q < s->num_post; q++)
+      if (res[q]) j->e.res[q] = res[q] + n * out_image;
+    j->gate = gate + (tg->shape[0] == 1 ? 0 : n * j->C);
+    fuse__parallel(r->p, j->obs, fuse__gate_scale, j);
+    fuse__parallel(r->p, j->G * j->obs * j->tiles, fuse__igemm_units, j);
+  }
+}
+
 static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
@@ -33800,7 +34031,12 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.packed = s->packed;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
+  if (s->gate) { /* a squeeze-excite gate: image by image, on weights scaled by its gate */
+    fuse__conv_igemm_gated(r, s, &j);
+    return;
+  }
   j.tiles = (j.npix + s->mr - 1) / s->mr;
   /* Cut among threads, column blocks outermost hand a thread the narrow last block's tiles
      (16 or 32 columns against 48 or 32 elsewhere: 7-20 % more work for the other thread on

@@ -198,3 +198,63 @@ static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root
   p->num_steps = s;
   return 1;
 }
+
+/* Floats of an NHWC GEMM conv step's packed weights: its column blocks, each of taps x C rows
+   NR wide (the last one's rows narrower, at the same place). */
+static size_t fuse__igemm_packed_floats(const fuse_plan *p, const fuse__step *st) {
+  const fuse__tensor *w = &p->tensors[p->operands[st->in_first + 1]];
+  int64_t obs = (w->shape[0] + st->nr - 1) / st->nr;
+  return (size_t)(obs * st->nr * w->shape[1] * w->shape[2] * w->shape[3]);
+}
+
+/* The phase after the chains: a squeeze-excite gate multiply (a one-op chain step x * g, g of
+   [N or 1, C, 1, 1]) whose output only an NHWC GEMM conv2d reads, as its input, becomes that
+   conv's prologue (fuse__gate_conv says when): the conv reads x and scales its packed weights
+   by g per image into the workspace (*gate_bytes: the most any such conv needs). */
+static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__users *users,
+                                const int *root, int *needed, int *reads, size_t *gate_bytes) {
+  int i, k, s, *ops = p->operands;
+  char why[8];
+  if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) reads[root[ops[p->steps[i].in_first + k]]]++;
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b = NULL;
+    int t = a->out, x, gate, xk, j;
+    size_t bytes;
+    if (a->op != FUSE__OP_CHAIN || a->num_chain != 1 || a->chain[0].kind != FUSE__CHAIN_MUL ||
+        a->chain[0].operand != 1 || t >= g->num_nodes || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK || !fuse__is_gate_mul(g, t, &xk) ||
+        fuse__gate_conv(g, users, t, why, sizeof why) == FUSE_NONE)
+      continue;
+    for (j = i + 1; j < p->num_steps && !b; j++)
+      if (p->steps[j].num_in && ops[p->steps[j].in_first] == t) b = &p->steps[j];
+    if (!b || b->op != FUSE__OP_CONV2D || b->kernel != FUSE__KERNEL_IGEMM || b->rowmode ||
+        b->winograd ||
+        b->gate || b->num_in >= FUSE__CHAIN_OPERANDS || ops[b->in_first + 1] == t)
+      continue;
+    /* the chain walks its first operand: x, or the gate with x second */
+    x = ops[a->in_first + (p->tensors[ops[a->in_first]].rank == 4 &&
+                                   p->tensors[ops[a->in_first]].shape[2] == p->tensors[t].shape[2] &&
+                                   p->tensors[ops[a->in_first]].shape[3] == p->tensors[t].shape[3]
+                               ? 0
+                               : 1)];
+    gate = ops[a->in_first] == x ? ops[a->in_first + 1] : ops[a->in_first];
+    if (p->tensors[x].nhwc != p->tensors[t].nhwc) continue;
+    ops[b->in_first] = x;
+    b->gate = b->num_in++;
+    ops[b->in_first + b->gate] = gate;
+    bytes = fuse__igemm_packed_floats(p, b) * sizeof(float);
+    if (bytes > *gate_bytes) *gate_bytes = bytes;
+    a->op = -1; /* runs inside b now */
+    needed[t] = 0;
+  }
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+  return 1;
+}

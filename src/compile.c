@@ -25,6 +25,7 @@ typedef struct fuse__compiler {
   size_t zeros;         /* floats in the SIMD kernels' row of zeros */
   size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
   size_t backend_scratch;
+  size_t gate_bytes;    /* the gated convs' scaled weights (chains.c: fuse__gate_prologues) */
   fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
   int *number;
   fuse__listing text;   /* the plan's description */
@@ -363,6 +364,11 @@ static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
+/* squeeze-excite gates become their conv's prologue (chains.c) */
+static int fuse__gate_steps(fuse__compiler *c) {
+  return fuse__gate_prologues(c->g, c->p, &c->users, c->root, c->needed, c->first, &c->gate_bytes);
+}
+
 /* concat inputs written in place into the concat's output (in_place.c); first, last and order
    are free for scratch until the lifetimes are found */
 static int fuse__concats_in_place(fuse__compiler *c) {
@@ -379,7 +385,7 @@ static int fuse__find_lifetimes(fuse__compiler *c) {
     const fuse__step *st = &p->steps[i];
     for (k = 0; k < st->num_in; k++) c->last[c->root[p->operands[st->in_first + k]]] = i;
     if (c->first[c->root[st->out]] < 0) c->first[c->root[st->out]] = i;
-    fuse__describe(&c->text, c->g, st, i, p->tensors[st->out].value, c->number, p->isa);
+    fuse__describe(&c->text, c->g, p, st, i, p->tensors[st->out].value, c->number, p->isa);
   }
   return 1;
 }
@@ -415,6 +421,10 @@ static int fuse__plan_memory(fuse__compiler *c) {
     p->backend_offset = fuse__workspace_align(p->workspace_size);
     p->backend_scratch = fuse__workspace_align(c->backend_scratch);
     p->workspace_size = p->backend_offset + p->backend_scratch;
+  }
+  if (c->gate_bytes) { /* one block: the gated convs run one after another */
+    p->gate_offset = fuse__workspace_align(p->workspace_size);
+    p->workspace_size = p->gate_offset + fuse__workspace_align(c->gate_bytes);
   }
   for (i = 0; i < p->num_tensors; i++) /* views follow their root; a concat's slice sits at its
                                            offset into it */
@@ -521,6 +531,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */
        fuse__chain_steps(&c) &&
+       /* after the chains: a gate multiply is a one-op chain step */
+       fuse__gate_steps(&c) &&
        /* once the steps are final but for the concats it drops; before the lifetimes */
        fuse__concats_in_place(&c) &&
        /* once the steps are final, conversions included */

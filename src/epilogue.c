@@ -590,3 +590,79 @@ static void fuse__post_write(fuse__out *o, const fuse_post_op *op, const char *s
   }
   fuse__puts(o, "]");
 }
+
+/* ------------------------------------------------------- squeeze-excite gates -- */
+/* A squeeze-excite gate, x * g with g of [N, C, 1, 1] (one value per image and channel,
+   computed from x itself, so the step that makes x cannot apply it), feeding a conv2d: the
+   conv is linear in each input channel, so conv(x * g) = conv'(x) with the weights of input
+   channel c times g[n, c]. fuse_compile scales the packed weights per image into the
+   workspace (a K x C x taps pass) and runs the conv on x: the gated tensor is never
+   written. That pass costs less than the multiply it replaces (reading x and writing x * g,
+   H x W x C) while K < H x W, which is where it is done. */
+
+/* Is v a mul of a tensor [N, C, H, W] by a gate [N or 1, C, 1, 1] (not a constant)? The
+   operand index of the tensor in *xk. */
+static int fuse__is_gate_mul(const fuse_graph *g, fuse_value v, int *xk) {
+  const fuse__node *n = &g->nodes[v];
+  int k;
+  if (n->op != FUSE__OP_MUL || n->num_in != 2 || n->rank != 4) return 0;
+  for (k = 0; k < 2; k++) {
+    const fuse__node *x = &g->nodes[n->in[k]], *s = &g->nodes[n->in[1 - k]];
+    if (x->rank == 4 && s->rank == 4 && s->op != FUSE__OP_CONST &&
+        memcmp(x->shape, n->shape, 4 * sizeof(int64_t)) == 0 && s->shape[1] == x->shape[1] &&
+        (s->shape[0] == x->shape[0] || s->shape[0] == 1) && s->shape[2] == 1 &&
+        s->shape[3] == 1 && x->shape[2] * x->shape[3] > 1) {
+      *xk = k;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The conv2d that gate multiply v (fuse__is_gate_mul) can be a prologue of, or FUSE_NONE with
+   why (why_size bytes) saying why not. users: who reads each node. */
+static fuse_value fuse__gate_conv(const fuse_graph *g, const fuse__users *users, fuse_value v,
+                                  char *why, size_t why_size) {
+  const fuse__node *n = &g->nodes[v], *c;
+  fuse__out o;
+  int k, xk, count = 0;
+  fuse_value u = FUSE_NONE;
+  o.buf = why;
+  o.len = 0;
+  o.cap = why_size;
+  o.write = NULL;
+  o.user = NULL;
+  if (why_size) why[0] = 0;
+  if (!fuse__is_gate_mul(g, v, &xk)) {
+    fuse__format(&o, g, "mul %V is not a gate of [N, C, 1, 1] over [N, C, H, W]", v);
+    return FUSE_NONE;
+  }
+  for (k = users->first[v]; k < users->first[v + 1]; k++)
+    if (users->list[k] != u) u = users->list[k], count++;
+  if (fuse__is_output(g, v) || count != 1) {
+    fuse__format(&o, g, "the gated tensor %V is %s", v,
+                 fuse__is_output(g, v) ? "a graph output" : "read by more than one op");
+    return FUSE_NONE;
+  }
+  c = &g->nodes[u];
+  if (c->op != FUSE__OP_CONV2D || c->in[0] != v || c->in[1] == v) {
+    fuse__format(&o, g, "the gated tensor %V is read by %s %V, not as a conv2d's input", v,
+                 fuse__op_names[c->op], u);
+    return FUSE_NONE;
+  }
+  if (c->a.conv.groups > 1) {
+    fuse__format(&o, g, "conv2d %V has %d groups (a prologue scales one weight panel)", u,
+                 c->a.conv.groups);
+    return FUSE_NONE;
+  }
+  if (g->nodes[c->in[1]].op != FUSE__OP_CONST) {
+    fuse__format(&o, g, "conv2d %V's weights are not constant", u);
+    return FUSE_NONE;
+  }
+  if (c->shape[1] >= n->shape[2] * n->shape[3]) {
+    fuse__format(&o, g, "scaling conv2d %V's weights per image (%D output channels) costs more "
+                 "than the multiply over %D pixels", u, c->shape[1], n->shape[2] * n->shape[3]);
+    return FUSE_NONE;
+  }
+  return u;
+}

@@ -251,6 +251,20 @@ static void fuse__explain_composite(fuse__out *o, const fuse__explainer *x, int 
   }
 }
 
+/* The squeeze-excite gate conv2d r's input is (a mul fuse__gate_conv makes r's prologue):
+   ", prologue: input times the gate %g (mul %m, on weights scaled per image)". */
+static void fuse__explain_gate(fuse__out *o, const fuse__explainer *x, fuse_value r) {
+  const fuse_graph *g = x->g;
+  fuse_value m = g->nodes[r].in[0];
+  char why[8];
+  int xk;
+  if (g->nodes[r].op != FUSE__OP_CONV2D || g->nodes[m].composite >= 0 ||
+      !fuse__is_gate_mul(g, m, &xk) || fuse__gate_conv(g, &x->users, m, why, sizeof why) != r)
+    return;
+  fuse__format(o, g, ", prologue: input times the gate %V (mul %V, on weights scaled per image)",
+               g->nodes[m].in[1 - xk], m);
+}
+
 /* One conv2d / matmul: its composite and fused epilogue. Returns 1 when it has a fused
    epilogue (a bias or a post-op). */
 static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_value r) {
@@ -263,6 +277,7 @@ static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_
     return 0;
   }
   fuse__format(o, g, "composite %s", g->composites[c].name);
+  fuse__explain_gate(o, x, r);
   if (x->fused[c] && x->epi[c].reduction == r) {
     const fuse_epilogue *e = &x->epi[c];
     fuse__puts(o, ", fused: ");
@@ -363,7 +378,8 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
   char buf[1024];
   fuse__out o;
   fuse__explainer x;
-  int v, reductions = 0, with_epilogue = 0, fused = 0, standalone = 0;
+  char why[200];
+  int v, reductions = 0, with_epilogue = 0, fused = 0, standalone = 0, xk;
   if (!g || !write) return FUSE_ERROR_INVALID_ARGUMENT;
   if (!fuse__explainer_init(&x, g)) return FUSE_ERROR_OUT_OF_MEMORY;
   o.buf = buf;
@@ -386,6 +402,11 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
       fused++;
       continue;
     }
+    if (n->composite < 0 && fuse__is_gate_mul(g, v, &xk) &&
+        fuse__gate_conv(g, &x.users, v, why, sizeof why) != FUSE_NONE) {
+      fused++; /* a prologue of the conv2d that reads it (its line says so) */
+      continue;
+    }
     standalone++;
     fuse__format(&o, g, "  %s %V", fuse__op_names[n->op], v);
     if (n->composite >= 0) {
@@ -396,6 +417,8 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
     } else {
       fuse__explain_chain(&o, &x, v, x.up[v]);
     }
+    if (n->composite < 0 && fuse__is_gate_mul(g, v, &xk)) /* and as a gate: why not a prologue */
+      fuse__format(&o, g, "\n    a squeeze-excite gate, not a conv2d's prologue: %s", why);
     fuse__puts(&o, "\n");
   }
   if (!standalone) fuse__puts(&o, "  none\n");

@@ -47,6 +47,9 @@ typedef struct fuse__step {
   int wino_block;          /* its tiles per block */
   int wino_merge;          /* groups run as one (block-diagonal weights): 1, or more for few
                               channels per group */
+  int gate;                /* > 0: the operand index of a squeeze-excite gate [N or 1, C, 1, 1]
+                              the conv's input is multiplied by, applied to its weights per
+                              image (fuse__gate_conv); 0: none */
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -86,6 +89,7 @@ struct fuse_plan {
   int chunks;            /* how many pieces a parallel step is cut into (1 = serial) */
   int no_winograd;       /* fuse_compile_options.no_winograd */
   size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
+  size_t gate_offset;    /* a gated conv's weights scaled for one image (one step at a time) */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
 };

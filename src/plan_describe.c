@@ -28,12 +28,14 @@ static void fuse__listing_write(void *user, const char *s, size_t n) {
   t->buf[t->len] = 0;
 }
 
-/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", and
+/* "step 3: conv2d + bias + add + clamp[0, 6] -> %7 (composite dnnl.conv2d_bias_add_relu)", a
+   gated conv's " (prologue: input times the gate %5, on weights scaled per image)", and
    for a step on a micro-kernel of the kernel table, its instruction set and tile:
    " [neon igemm 8x8]" (NHWC GEMM), "[avx2 nchw gemm 6x16]", "[avx512 few-channel 8x32]",
    "[neon depthwise]", "[avx2 grouped 8x8]" */
-static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__step *s, int i,
-                           fuse_value v, const int *number, fuse_isa isa) {
+static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_plan *p,
+                           const fuse__step *s, int i, fuse_value v, const int *number,
+                           fuse_isa isa) {
   char line[512];
   fuse__out o;
   int k;
@@ -59,6 +61,11 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse__st
   fuse__put_label(&o, g, v, number);
   if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
+  if (s->gate) { /* the squeeze-excite gate its input is multiplied by: a prologue */
+    fuse__puts(&o, " (prologue: input times the gate ");
+    fuse__put_label(&o, g, p->tensors[p->operands[s->in_first + s->gate]].value, number);
+    fuse__puts(&o, ", on weights scaled per image)");
+  }
   if (s->backend) fuse__format(&o, g, " (%s)", s->backend->name);
   if (s->backend_layout)
     fuse__format(&o, g, " (output in %s's layout, %D bytes)", s->backend->name,

@@ -80,6 +80,8 @@ typedef struct fuse__conv_job {
   const float *x, *bias;
   float *y;
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
+  const float *packed;        /* the step's packed weights, or (gated) one image's scaled copy */
+  const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
   int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
@@ -215,7 +217,7 @@ static void fuse__igemm_tiles(const fuse__conv_job *j, const fuse__igemm_block *
   for (tt = tile; tt < t1; tt++) {
     int64_t p0 = tt * mr, from = (tt - tile) * steps;
     int rows = (int)(j->npix - p0 < mr ? j->npix - p0 : mr);
-    fuse__tile_prefetch(&e, s->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
+    fuse__tile_prefetch(&e, j->packed + (size_t)(b->go + 1) * panel, lines, from, steps);
     fuse__igemm_ptrs(j, b->grp, p0, rows, ptr, rowbuf);
     fuse__igemm_tile(j, b, p0, rows, ptr, &e);
   }
@@ -283,7 +285,7 @@ static void fuse__igemm_tiles_blocked(const fuse__conv_job *j, const fuse__igemm
           const float **tp = ptr + (tt - tr) * taps * mr; /* the tile's taps */
           int first = fuse__next_live(tp, mr, zeros, 0, 1, (int)taps);
           int last = fuse__next_live(tp, mr, zeros, (int)taps - 1, -1, (int)taps);
-          fuse__tile_prefetch(&e, s->packed + next, lines, (tt - tr) * cb, cb);
+          fuse__tile_prefetch(&e, j->packed + next, lines, (tt - tr) * cb, cb);
           if (fuse__tap_live(tp + t * mr, mr, zeros))
             flags = (t > first || c0 ? FUSE__ACCUMULATE : 0) |
                     (t == last && c0 + cb >= j->Cg ? FUSE__FINISH : 0);
@@ -305,7 +307,7 @@ static void fuse__igemm_block_at(const fuse__conv_job *j, int64_t go, fuse__igem
   int64_t ob = go % j->obs;
   b->go = go, b->grp = go / j->obs, b->oc = b->grp * j->Kg + ob * s->nr;
   b->cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
-  b->w = s->packed + (size_t)(go * j->KH * j->KW * j->Cg * s->nr);
+  b->w = j->packed + (size_t)(go * j->KH * j->KW * j->Cg * s->nr);
   b->bnr = ob == j->obs - 1 ? s->nr_last : s->nr;
   b->fn = ob == j->obs - 1 ? j->fn_last : j->fn;
 }
@@ -353,6 +355,53 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
+/* Units: column blocks of the packed weights, each scaled row by row (a row is one tap of one
+   input channel, its block's width wide) by the image's gate into j->packed. */
+static void fuse__gate_scale(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__conv_job *j = (const fuse__conv_job *)ctx;
+  const fuse__step *s = j->s;
+  int64_t taps = j->KH * j->KW, ob, t, c, i;
+  (void)chunk;
+  for (ob = u0; ob < u1; ob++) {
+    int64_t wd = ob == j->obs - 1 ? s->nr_last : s->nr, at = ob * taps * j->C * s->nr;
+    const float *w = s->packed + at;
+    float *sw = (float *)j->packed + at;
+    for (t = 0; t < taps; t++)
+      for (c = 0; c < j->C; c++, w += wd, sw += wd) {
+        float gc = j->gate[c];
+        for (i = 0; i < wd; i++) sw[i] = w[i] * gc;
+      }
+  }
+}
+
+/* A gated NHWC GEMM conv (s->gate): conv(x * g) with g one value per image and input channel
+   is conv(x) on the weights of channel c times g[n, c]; per image the packed weights are
+   scaled into the workspace (a pass of K x C x taps, cheaper than the multiply over the
+   image's pixels where fuse__gate_conv allows it), then the image's tiles run on them. */
+static void fuse__conv_igemm_gated(const fuse__run *r, const fuse__step *s, fuse__conv_job *j) {
+  const fuse__tensor *tg = fuse__in_t(r, s, s->gate);
+  const float *gate = fuse__in(r, s, s->gate), *x = j->x;
+  float *y = j->y, *scaled = (float *)(void *)(r->work + r->p->gate_offset);
+  const float *res[FUSE_MAX_POST_OPS];
+  int64_t images = j->npix / (j->OH * j->OW), n, in_image = j->H * j->W * j->C;
+  int64_t out_image = j->OH * j->OW * j->ldy; /* residuals are laid out as y */
+  int q;
+  for (q = 0; q < s->num_post; q++) res[q] = j->e.res[q];
+  j->npix = j->OH * j->OW;
+  j->tiles = (j->npix + s->mr - 1) / s->mr;
+  j->tile_outer = j->whole_tiles = 0;
+  j->packed = scaled;
+  for (n = 0; n < images; n++) {
+    j->x = x + n * in_image;
+    j->y = y + n * out_image;
+    for (q = 0; q < s->num_post; q++)
+      if (res[q]) j->e.res[q] = res[q] + n * out_image;
+    j->gate = gate + (tg->shape[0] == 1 ? 0 : n * j->C);
+    fuse__parallel(r->p, j->obs, fuse__gate_scale, j);
+    fuse__parallel(r->p, j->G * j->obs * j->tiles, fuse__igemm_units, j);
+  }
+}
+
 static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *tw = fuse__in_t(r, s, 1);
   const fuse__tensor *ty = &r->p->tensors[s->out];
@@ -376,7 +425,12 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.packed = s->packed;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
+  if (s->gate) { /* a squeeze-excite gate: image by image, on weights scaled by its gate */
+    fuse__conv_igemm_gated(r, s, &j);
+    return;
+  }
   j.tiles = (j.npix + s->mr - 1) / s->mr;
   /* Cut among threads, column blocks outermost hand a thread the narrow last block's tiles
      (16 or 32 columns against 48 or 32 elsewhere: 7-20 % more work for the other thread on
