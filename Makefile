@@ -383,11 +383,11 @@ build-tsan/fuse.o: tests/header/impl.c fuse.h | build-tsan
 	$(CC) $(TSAN_FLAGS) -c $< -o $@
 
 # (test_threads links the implementation object, as in `make test`; the others build their own)
-build-tsan/test_threads: tests/test_threads.c build-tsan/fuse.o tests/runner.h | build-tsan
+build-tsan/test_threads: tests/test_threads.c build-tsan/fuse.o tests/runner.h tests/host_threads.h | build-tsan
 	@rm -f $@
 	$(CC) $(TSAN_FLAGS) $(LINK_FLAGS) $< build-tsan/fuse.o -o $@ $(LDLIBS)
 
-build-tsan/test_%: tests/test_%.c fuse.h tests/runner.h | build-tsan
+build-tsan/test_%: tests/test_%.c fuse.h tests/runner.h tests/host_threads.h | build-tsan
 	@rm -f $@
 	$(CC) $(TSAN_FLAGS) $< -o $@ $(LDLIBS)
 
@@ -483,11 +483,11 @@ build-cross/$(1)/fuse.o: tests/header/impl.c fuse.h | build-cross/$(1)
 	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -c $$< -o $$@
 
 # the same split as `make test`: public-API tests link the arch's implementation object
-$(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h
+$(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h tests/host_threads.h
 	@rm -f $$@
 	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) $$(LINK_FLAGS) -static $$< build-cross/$(1)/fuse.o -o $$@ $$(LDLIBS)
 
-build-cross/$(1)/test_%.elf: tests/test_%.c fuse.h tests/runner.h | build-cross/$(1)
+build-cross/$(1)/test_%.elf: tests/test_%.c fuse.h tests/runner.h tests/host_threads.h | build-cross/$(1)
 	@rm -f $$@
 	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -static $$< -o $$@ $$(LDLIBS)
 

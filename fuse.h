@@ -28817,8 +28817,8 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
 #define FUSE__WINO_TERM(cf, x, acc, any)                                                     \
   ((cf) == 0.0f ? (acc) : (any)++ ? FUSE__WINO_MADD(cf, x, acc) : FUSE__WINO_SCALE(cf, x))
 
-/* A transform's instance name: name_avx512, ... (the argument expanded first). The three
-   transforms of each vector layer follow. */
+/* A transform's instance name: name_avx512, ... (the argument expanded first). The transforms
+   of each vector layer follow, F(2,3), F(4,3) and F(6,3) each (winograd_sizes.inc). */
 #define FUSE__WINO_FN(name) FUSE__VEC_FN(name)
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
@@ -28908,6 +28908,10 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
 #define FUSE__V_CEIL(x) \
   _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
+/* ==== begin src/kernels/winograd_sizes.inc ==== */
+/* winograd_sizes.inc - the Winograd transforms of one vector layer (included between its
+   vec_*.h and vec_end.h by winograd.c): winograd_tile.inc once per output tile size m, F(2,3),
+   F(4,3) and F(6,3), each under its own names (fuse__wino_input4_avx2, ...). */
 #define FUSE__WINO_M 2
 #define FUSE__WINO_BT fuse__wino_bt2
 #define FUSE__WINO_AT fuse__wino_at2
@@ -29340,6 +29344,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__WINO_INPUT
 #undef FUSE__WINO_OUTPUT
 /* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== end src/kernels/winograd_sizes.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -29470,6 +29475,10 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_FLOOR(x) _mm256_floor_ps(x)
 #define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
+/* ==== begin src/kernels/winograd_sizes.inc ==== */
+/* winograd_sizes.inc - the Winograd transforms of one vector layer (included between its
+   vec_*.h and vec_end.h by winograd.c): winograd_tile.inc once per output tile size m, F(2,3),
+   F(4,3) and F(6,3), each under its own names (fuse__wino_input4_avx2, ...). */
 #define FUSE__WINO_M 2
 #define FUSE__WINO_BT fuse__wino_bt2
 #define FUSE__WINO_AT fuse__wino_at2
@@ -29902,6 +29911,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__WINO_INPUT
 #undef FUSE__WINO_OUTPUT
 /* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== end src/kernels/winograd_sizes.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -30054,6 +30064,10 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_CEIL(x) fuse__lanes_neon(x, 2)
 #endif
 /* ==== end src/kernels/vec_neon.h ==== */
+/* ==== begin src/kernels/winograd_sizes.inc ==== */
+/* winograd_sizes.inc - the Winograd transforms of one vector layer (included between its
+   vec_*.h and vec_end.h by winograd.c): winograd_tile.inc once per output tile size m, F(2,3),
+   F(4,3) and F(6,3), each under its own names (fuse__wino_input4_avx2, ...). */
 #define FUSE__WINO_M 2
 #define FUSE__WINO_BT fuse__wino_bt2
 #define FUSE__WINO_AT fuse__wino_at2
@@ -30486,6 +30500,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__WINO_INPUT
 #undef FUSE__WINO_OUTPUT
 /* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== end src/kernels/winograd_sizes.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -30618,6 +30633,10 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_FLOOR(x) floorf(x)
 #define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
+/* ==== begin src/kernels/winograd_sizes.inc ==== */
+/* winograd_sizes.inc - the Winograd transforms of one vector layer (included between its
+   vec_*.h and vec_end.h by winograd.c): winograd_tile.inc once per output tile size m, F(2,3),
+   F(4,3) and F(6,3), each under its own names (fuse__wino_input4_avx2, ...). */
 #define FUSE__WINO_M 2
 #define FUSE__WINO_BT fuse__wino_bt2
 #define FUSE__WINO_AT fuse__wino_at2
@@ -31050,6 +31069,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__WINO_INPUT
 #undef FUSE__WINO_OUTPUT
 /* ==== end src/kernels/winograd_tile.inc ==== */
+/* ==== end src/kernels/winograd_sizes.inc ==== */
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA

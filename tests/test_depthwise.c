@@ -15,7 +15,6 @@
    of pthreads) and must equal the serial plan bit for bit: rows are split, never a sum. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
 #define TOL 1e-5
 
@@ -65,30 +65,6 @@ static float *falloc(size_t n) {
   return p;
 }
 
-/* A tiny job system: each index of a parallel_for on its own pthread, then joined. */
-typedef struct job {
-  fuse_task_fn task;
-  void *ctx;
-  int i;
-} job;
-static void *job_thread(void *p) {
-  job *j = (job *)p;
-  j->task(j->ctx, j->i, j->i + 1);
-  return NULL;
-}
-static void job_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t t[8];
-  job j[8];
-  int i, started[8];
-  (void)user;
-  for (i = 0; i < n && i < 8; i++) {
-    j[i].task = task, j[i].ctx = ctx, j[i].i = i;
-    started[i] = pthread_create(&t[i], NULL, job_thread, &j[i]) == 0;
-    if (!started[i]) job_thread(&j[i]);
-  }
-  for (i = 0; i < n && i < 8; i++)
-    if (started[i]) pthread_join(t[i], NULL);
-}
 
 static const char *isa_name(fuse_isa isa) {
   return isa == FUSE_ISA_AVX512 ? "avx512" : isa == FUSE_ISA_AVX2 ? "avx2"
@@ -109,7 +85,7 @@ static int run_plan(const fuse_graph *g, fuse_isa isa, int reference, int thread
   int ok;
   memset(&o, 0, sizeof o);
   o.isa = isa, o.reference_kernels = reference, o.num_threads = threads;
-  if (threads > 1) o.parallel_for = job_parallel_for;
+  if (threads > 1) o.parallel_for = host_parallel_for;
   if (fuse_compile(g, &o, &p) != FUSE_OK) return 0;
   ins[0] = x, ins[1] = r, outs[0] = out;
   memset(out, 0xff, ny * sizeof(float)); /* NaN: an element never written shows */

@@ -5,8 +5,8 @@
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 static uint32_t rng = 4242;
@@ -15,32 +15,6 @@ static float urand(void) { /* [-1, 1) */
   return (float)((rng >> 8) & 0xffffff) / 8388608.0f - 1.0f;
 }
 
-/* A host job system of 3 threads: each call runs task over n chunks, one thread per chunk
-   range, and joins them. */
-typedef struct host_job {
-  fuse_task_fn task;
-  void *ctx;
-  int begin, end;
-} host_job;
-static void *host_main(void *arg) {
-  host_job *j = (host_job *)arg;
-  j->task(j->ctx, j->begin, j->end);
-  return NULL;
-}
-static void host_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t tid[3];
-  host_job jobs[3];
-  int t, started[3];
-  (void)user;
-  for (t = 0; t < 3; t++) {
-    jobs[t].task = task, jobs[t].ctx = ctx;
-    jobs[t].begin = n * t / 3, jobs[t].end = n * (t + 1) / 3;
-    started[t] = pthread_create(&tid[t], NULL, host_main, &jobs[t]) == 0;
-    if (!started[t]) host_main(&jobs[t]);
-  }
-  for (t = 0; t < 3; t++)
-    if (started[t]) pthread_join(tid[t], NULL);
-}
 
 static size_t numel_of(const fuse_graph *g, fuse_value v) {
   size_t n = 1;
@@ -84,7 +58,7 @@ static float *run(fuse_graph *g, const float *x, fuse_isa isa, int reference, in
   o.isa = isa;
   o.reference_kernels = reference;
   o.num_threads = threaded ? 3 : 1;
-  if (threaded) o.parallel_for = host_for;
+  if (threaded) o.parallel_for = host_parallel_for;
   if (fuse_compile(g, &o, &p) != FUSE_OK) return NULL;
   for (k = 0; k < 2 && k < fuse_graph_output_count(g); k++) /* the tests have 1 or 2 */
     outs[k] = (float *)calloc(numel_of(g, fuse_graph_output(g, k)), sizeof(float));

@@ -21,7 +21,6 @@
    Build: cc -std=c99 -O2 -I. tests/test_grouped.c -o /tmp/tg -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
 #define TOL 1e-5
 #define RANDOM_CASES 150
@@ -57,29 +57,6 @@ static int out_dim(int in, int pa, int pb, int d, int k, int s) {
 }
 
 /* the 3 host threads: each task on a thread of its own */
-typedef struct job_arg {
-  fuse_task_fn task;
-  void *ctx;
-  int i;
-} job_arg;
-static void *job_thread(void *p) {
-  job_arg *a = (job_arg *)p;
-  a->task(a->ctx, a->i, a->i + 1);
-  return NULL;
-}
-static void host_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t t[8];
-  job_arg a[8];
-  int i, started[8];
-  (void)user;
-  for (i = 0; i < n && i < 8; i++) {
-    a[i].task = task, a[i].ctx = ctx, a[i].i = i;
-    started[i] = pthread_create(&t[i], NULL, job_thread, &a[i]) == 0;
-    if (!started[i]) job_thread(&a[i]);
-  }
-  for (i = 0; i < n && i < 8; i++)
-    if (started[i]) pthread_join(t[i], NULL);
-}
 
 static void describe(const gcase *c, char *buf, size_t cap) {
   snprintf(buf, cap,

@@ -7,9 +7,9 @@
    the plan: which producers write in place, which concat steps are left. */
 #include "fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 static uint32_t rng = 77;
@@ -91,34 +91,8 @@ static int count_of(const char *text, const char *what) {
   return n;
 }
 
-typedef struct job {
-  fuse_task_fn task;
-  void *ctx;
-  int i;
-} job;
 
-static void *job_main(void *arg) {
-  job *j = (job *)arg;
-  j->task(j->ctx, j->i, j->i + 1);
-  return NULL;
-}
-
-/* the host's job system: one pthread per chunk, joined before returning */
-static void pthread_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t th[16];
-  job jobs[16];
-  int i, made[16];
-  (void)user;
-  for (i = 0; i < n && i < 16; i++) {
-    jobs[i].task = task, jobs[i].ctx = ctx, jobs[i].i = i;
-    made[i] = pthread_create(&th[i], NULL, job_main, &jobs[i]) == 0;
-    if (!made[i]) job_main(&jobs[i]);
-  }
-  for (i = 0; i < n && i < 16; i++)
-    if (made[i]) pthread_join(th[i], NULL);
-}
-
-/* Runs the case's graph on isa (reference: the reference kernels; threads: on pthread_for);
+/* Runs the case's graph on isa (reference: the reference kernels; threads: on host threads);
    the outputs, NaN-filled first, one after another in a new array; the listing in `listing`. */
 static float *run(const case_data *d, fuse_isa isa, int reference, int threads) {
   fuse_compile_options o;
@@ -129,7 +103,7 @@ static float *run(const case_data *d, fuse_isa isa, int reference, int threads) 
   memset(&o, 0, sizeof o);
   o.isa = isa;
   o.reference_kernels = reference;
-  if (threads) o.parallel_for = pthread_for, o.num_threads = threads;
+  if (threads) o.parallel_for = host_parallel_for, o.num_threads = threads;
   if (fuse_compile(d->g, &o, &p) != FUSE_OK) return NULL;
   for (k = 0; k < d->n_out; k++) total += numel_of(d->g, d->out[k]);
   y = (float *)malloc(total * sizeof(float));

@@ -54,6 +54,7 @@
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
 /* The header's SIMD kernels exist (its FUSE__SIMD / FUSE__NEON, undefined at the header's
    end): the tests that look into the plan's steps and the kernel table need them. */
@@ -2035,36 +2036,13 @@ done:
 }
 
 /* ------------------------------------------------------------ host threads -- */
-/* A tiny job system: parallel_for runs every index on its own pthread and joins them. The
+/* A job system (host_threads.h) that counts its calls: every index on its own pthread. The
    plan cuts a GEMM conv into exactly num_threads chunks, each with its own packing buffer, so
    the results must equal a serial plan's bit for bit, whatever runs where. */
-typedef struct job_arg {
-  fuse_task_fn task;
-  void *ctx;
-  int i;
-} job_arg;
-
-static void *job_thread(void *p) {
-  job_arg *a = (job_arg *)p;
-  a->task(a->ctx, a->i, a->i + 1);
-  return NULL;
-}
-
 static int job_calls;
 static void job_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t t[16];
-  job_arg a[16];
-  int i;
-  (void)user;
   job_calls++;
-  for (i = 0; i < n && i < 16; i++) {
-    a[i].task = task, a[i].ctx = ctx, a[i].i = i;
-    if (pthread_create(&t[i], NULL, job_thread, &a[i]) != 0) job_thread(&a[i]);
-    else continue;
-    t[i] = pthread_self(); /* ran inline: nothing to join */
-  }
-  for (i = 0; i < n && i < 16; i++)
-    if (!pthread_equal(t[i], pthread_self())) pthread_join(t[i], NULL);
+  host_parallel_for(user, task, ctx, n);
 }
 
 /* g optimized, then compiled serial (*p1) and for `threads` host threads (*p2) */

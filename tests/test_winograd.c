@@ -18,7 +18,6 @@
    Build: cc -std=c99 -O2 -I. tests/test_winograd.c -o /tmp/tw -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
+#include "host_threads.h"
 
 /* Normwise error against the reference kernels, per m: the reference itself is float32 with
    its own summation order, so this bounds the sum of both errors (measured: F(2,3) about
@@ -157,30 +157,6 @@ static fuse_graph *case_graph(const wcase *c, const float *w, const float *b) {
   return g;
 }
 
-/* A tiny job system (as test_kernels.c's): every index on its own pthread. */
-typedef struct job_arg {
-  fuse_task_fn task;
-  void *ctx;
-  int i;
-} job_arg;
-static void *job_thread(void *p) {
-  job_arg *a = (job_arg *)p;
-  a->task(a->ctx, a->i, a->i + 1);
-  return NULL;
-}
-static void job_parallel_for(void *user, fuse_task_fn task, void *ctx, int n) {
-  pthread_t t[16];
-  job_arg a[16];
-  int i, started[16];
-  (void)user;
-  for (i = 0; i < n && i < 16; i++) {
-    a[i].task = task, a[i].ctx = ctx, a[i].i = i;
-    started[i] = pthread_create(&t[i], NULL, job_thread, &a[i]) == 0;
-    if (!started[i]) job_thread(&a[i]);
-  }
-  for (i = 0; i < n && i < 16; i++)
-    if (started[i]) pthread_join(t[i], NULL);
-}
 
 typedef struct plan_text {
   char s[8192];
@@ -206,7 +182,7 @@ static int run_plan(fuse_graph *g, fuse_isa isa, int nw, int threads, const floa
   o.isa = isa == FUSE_ISA_AUTO ? FUSE_ISA_SCALAR : isa;
   o.reference_kernels = isa == FUSE_ISA_AUTO;
   o.no_winograd = nw;
-  if (threads > 1) o.parallel_for = job_parallel_for, o.num_threads = threads;
+  if (threads > 1) o.parallel_for = host_parallel_for, o.num_threads = threads;
   if (fuse_compile(g, &o, &p) != FUSE_OK) return 0;
   for (i = 0; i < ny; i++) y[i] = NAN;
   text->len = 0;

@@ -98,98 +98,30 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
 #define FUSE__WINO_TERM(cf, x, acc, any)                                                     \
   ((cf) == 0.0f ? (acc) : (any)++ ? FUSE__WINO_MADD(cf, x, acc) : FUSE__WINO_SCALE(cf, x))
 
-/* A transform's instance name: name_avx512, ... (the argument expanded first). The three
-   transforms of each vector layer follow. */
+/* A transform's instance name: name_avx512, ... (the argument expanded first). The transforms
+   of each vector layer follow, F(2,3), F(4,3) and F(6,3) each (winograd_sizes.inc). */
 #define FUSE__WINO_FN(name) FUSE__VEC_FN(name)
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #include "vec_avx512.h"
-#define FUSE__WINO_M 2
-#define FUSE__WINO_BT fuse__wino_bt2
-#define FUSE__WINO_AT fuse__wino_at2
-#define FUSE__WINO_INPUT fuse__wino_input2
-#define FUSE__WINO_OUTPUT fuse__wino_output2
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 4
-#define FUSE__WINO_BT fuse__wino_bt4
-#define FUSE__WINO_AT fuse__wino_at4
-#define FUSE__WINO_INPUT fuse__wino_input4
-#define FUSE__WINO_OUTPUT fuse__wino_output4
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 6
-#define FUSE__WINO_BT fuse__wino_bt6
-#define FUSE__WINO_AT fuse__wino_at6
-#define FUSE__WINO_INPUT fuse__wino_input6
-#define FUSE__WINO_OUTPUT fuse__wino_output6
-#include "winograd_tile.inc"
+#include "winograd_sizes.inc"
 #include "vec_end.h"
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #include "vec_avx2.h"
-#define FUSE__WINO_M 2
-#define FUSE__WINO_BT fuse__wino_bt2
-#define FUSE__WINO_AT fuse__wino_at2
-#define FUSE__WINO_INPUT fuse__wino_input2
-#define FUSE__WINO_OUTPUT fuse__wino_output2
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 4
-#define FUSE__WINO_BT fuse__wino_bt4
-#define FUSE__WINO_AT fuse__wino_at4
-#define FUSE__WINO_INPUT fuse__wino_input4
-#define FUSE__WINO_OUTPUT fuse__wino_output4
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 6
-#define FUSE__WINO_BT fuse__wino_bt6
-#define FUSE__WINO_AT fuse__wino_at6
-#define FUSE__WINO_INPUT fuse__wino_input6
-#define FUSE__WINO_OUTPUT fuse__wino_output6
-#include "winograd_tile.inc"
+#include "winograd_sizes.inc"
 #include "vec_end.h"
 #endif
 
 #ifdef FUSE__NEON
 #include "vec_neon.h"
-#define FUSE__WINO_M 2
-#define FUSE__WINO_BT fuse__wino_bt2
-#define FUSE__WINO_AT fuse__wino_at2
-#define FUSE__WINO_INPUT fuse__wino_input2
-#define FUSE__WINO_OUTPUT fuse__wino_output2
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 4
-#define FUSE__WINO_BT fuse__wino_bt4
-#define FUSE__WINO_AT fuse__wino_at4
-#define FUSE__WINO_INPUT fuse__wino_input4
-#define FUSE__WINO_OUTPUT fuse__wino_output4
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 6
-#define FUSE__WINO_BT fuse__wino_bt6
-#define FUSE__WINO_AT fuse__wino_at6
-#define FUSE__WINO_INPUT fuse__wino_input6
-#define FUSE__WINO_OUTPUT fuse__wino_output6
-#include "winograd_tile.inc"
+#include "winograd_sizes.inc"
 #include "vec_end.h"
 #endif
 
 /* the scalar twins */
 #include "vec_scalar.h"
-#define FUSE__WINO_M 2
-#define FUSE__WINO_BT fuse__wino_bt2
-#define FUSE__WINO_AT fuse__wino_at2
-#define FUSE__WINO_INPUT fuse__wino_input2
-#define FUSE__WINO_OUTPUT fuse__wino_output2
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 4
-#define FUSE__WINO_BT fuse__wino_bt4
-#define FUSE__WINO_AT fuse__wino_at4
-#define FUSE__WINO_INPUT fuse__wino_input4
-#define FUSE__WINO_OUTPUT fuse__wino_output4
-#include "winograd_tile.inc"
-#define FUSE__WINO_M 6
-#define FUSE__WINO_BT fuse__wino_bt6
-#define FUSE__WINO_AT fuse__wino_at6
-#define FUSE__WINO_INPUT fuse__wino_input6
-#define FUSE__WINO_OUTPUT fuse__wino_output6
-#include "winograd_tile.inc"
+#include "winograd_sizes.inc"
 #include "vec_end.h"
 #undef FUSE__WINO_MADD
 #undef FUSE__WINO_SCALE
