@@ -11,7 +11,8 @@
 # leak report, say). The last line printed is "total: N passed, N failed"; the exit status is
 # 1 when anything failed.
 #
-# Environment: MAKE (default make), FUSE_TEST_TIMEOUT seconds per program (default 600).
+# Environment: MAKE (default make), FUSE_TEST_TIMEOUT seconds per program (default 600),
+# FUSE_TEST_JOBS header checks and programs at once (default: the CPUs).
 set -u
 
 make_cmd=${MAKE:-make}
@@ -90,20 +91,49 @@ timeout_cmd=()
 if command -v timeout >/dev/null 2>&1; then
   timeout_cmd=(timeout -k 10 "$limit")
 fi
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# FUSE_TEST_JOBS programs at once (default: the CPUs; the programs are mostly serial, and under
+# the sanitizers or qemu they take most of the time); each one's output is shown when it ends,
+# in the order given, with its time.
+pdir=$(mktemp -d)
+trap 'rm -rf "$pdir"' EXIT
+pjobs=${FUSE_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+n=${#programs[@]}
+next=0
 
-for prog in "${programs[@]}"; do
+launch() { # index
+  local prog=${programs[$1]} start=$SECONDS
+  (
+    if [ -x "$prog" ]; then
+      "${timeout_cmd[@]}" "$prog" >"$pdir/$1.log" 2>&1 </dev/null
+      echo $? >"$pdir/$1.rc.tmp"
+    else
+      echo missing >"$pdir/$1.rc.tmp"
+    fi
+    echo $((SECONDS - start)) >"$pdir/$1.time"
+    mv "$pdir/$1.rc.tmp" "$pdir/$1.rc"
+  ) &
+}
+
+for ((i = 0; i < n; i++)); do
+  prog=${programs[$i]}
   name=$(basename "$prog")
-  if [ ! -x "$prog" ]; then
+  while [ ! -f "$pdir/$i.rc" ]; do
+    while [ "$next" -lt "$n" ] && [ "$(jobs -rp | wc -l)" -lt "$pjobs" ]; do
+      launch "$next"
+      next=$((next + 1))
+    done
+    wait -n 2>/dev/null || sleep 0.2
+  done
+  rc=$(cat "$pdir/$i.rc")
+  if [ "$rc" = missing ]; then
     echo "FAIL $name: did not build"
     failures+=("$name: did not build")
     failed=$((failed + 1))
     continue
   fi
-  "${timeout_cmd[@]}" "$prog" 2>&1 </dev/null | tee "$log"
-  rc=${PIPESTATUS[0]}
-  closing=$(grep -E "$closing_re" "$log" | tail -n 1)
+  cat "$pdir/$i.log"
+  echo "($name: $(cat "$pdir/$i.time") s)"
+  closing=$(grep -E "$closing_re" "$pdir/$i.log" | tail -n 1)
   if [ -z "$closing" ]; then
     echo "FAIL $name: $(describe_status "$rc"), no closing line"
     failures+=("$name: $(describe_status "$rc"), no closing line")
