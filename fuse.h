@@ -32400,12 +32400,23 @@ static int fuse__chain_merge(fuse_plan *p, fuse__step *a, fuse__step *b, int *op
   return 1;
 }
 
+/* Removes the steps a phase marked with op -1 (merged into another), keeping the order. */
+static void fuse__drop_steps(fuse_plan *p) {
+  int i, s;
+  for (i = 0, s = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0)
+      p->steps[s++] = p->steps[i];
+    else
+      fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = s;
+}
+
 /* The phase: the element-wise steps become chain steps, then each chain step whose output
    only the next link reads is merged into it (steps in order, so a run merges front to back).
    Uses the compiler's first / last arrays as scratch (lifetimes are found afterwards). */
 static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root, int *needed,
                               int *reads, int *reader) {
-  int i, k, s, slot, total = 0, *ops;
+  int i, k, slot, total = 0, *ops;
   if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
   for (i = 0; i < p->num_steps; i++)
     total += p->steps[i].num_in > FUSE__CHAIN_OPERANDS ? p->steps[i].num_in : FUSE__CHAIN_OPERANDS;
@@ -32447,12 +32458,7 @@ static int fuse__group_chains(const fuse_graph *g, fuse_plan *p, const int *root
       needed[t] = 0;
     }
   }
-  for (i = 0, s = 0; i < p->num_steps; i++)
-    if (p->steps[i].op >= 0)
-      p->steps[s++] = p->steps[i];
-    else
-      fuse__free(&p->alloc, p->steps[i].note);
-  p->num_steps = s;
+  fuse__drop_steps(p);
   return 1;
 }
 
@@ -32470,7 +32476,7 @@ static size_t fuse__igemm_packed_floats(const fuse_plan *p, const fuse__step *st
    by g per image into the workspace (*gate_bytes: the most any such conv needs). */
 static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__users *users,
                                 const int *root, int *needed, int *reads, size_t *gate_bytes) {
-  int i, k, s, *ops = p->operands;
+  int i, k, *ops = p->operands;
   char why[8];
   if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels, op by op */
   for (i = 0; i < p->num_tensors; i++) reads[i] = 0;
@@ -32507,12 +32513,7 @@ static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__u
     a->op = -1; /* runs inside b now */
     needed[t] = 0;
   }
-  for (i = 0, s = 0; i < p->num_steps; i++)
-    if (p->steps[i].op >= 0)
-      p->steps[s++] = p->steps[i];
-    else
-      fuse__free(&p->alloc, p->steps[i].note);
-  p->num_steps = s;
+  fuse__drop_steps(p);
   return 1;
 }
 /* ==== end src/chains.c ==== */

@@ -77,6 +77,24 @@ static double runner_rel_error(const float *got, const float *want, size_t n) {
   return max_diff / (max_ref > 1e-30 ? max_ref : 1e-30);
 }
 
+/* Text a fuse_*_write callback hands over (a plan listing, fuse_explain's), kept whole up to
+   its size: fuse_plan_write(p, runner_text_write, &t), then t.s. */
+typedef struct runner_text {
+  char s[1 << 16];
+  size_t len;
+} runner_text;
+static void runner_text_clear(runner_text *t) {
+  t->len = 0;
+  t->s[0] = 0;
+}
+static void runner_text_write(void *user, const char *s, size_t n) {
+  runner_text *t = (runner_text *)user;
+  if (t->len + n + 1 > sizeof t->s) return;
+  memcpy(t->s + t->len, s, n);
+  t->len += n;
+  t->s[t->len] = 0;
+}
+
 static void runner_run(const char *name, void (*fn)(void)) {
   runner_current = name;
   runner_test_failed = 0;

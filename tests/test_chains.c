@@ -66,18 +66,10 @@ static void free_case(case_data *d) {
   d->n_in = 0;
 }
 
-static char listing[1 << 16];
-static size_t listing_len;
-static void to_listing(void *user, const char *s, size_t n) {
-  (void)user;
-  if (listing_len + n + 1 > sizeof listing) return;
-  memcpy(listing + listing_len, s, n);
-  listing_len += n;
-  listing[listing_len] = 0;
-}
+static runner_text listing;
 
 /* Runs g (one output) on isa (reference: the reference kernels); the plan's step count in
-   *steps and its listing in `listing`. */
+   *steps and its listing in `listing.s`. */
 static float *run(fuse_graph *g, const case_data *d, fuse_isa isa, int reference, int *steps) {
   fuse_compile_options o;
   fuse_plan *p = NULL;
@@ -95,9 +87,8 @@ static float *run(fuse_graph *g, const case_data *d, fuse_isa isa, int reference
     y = NULL;
   }
   if (steps) *steps = fuse_plan_step_count(p);
-  listing_len = 0;
-  listing[0] = 0;
-  fuse_plan_write(p, to_listing, NULL);
+  runner_text_clear(&listing);
+  fuse_plan_write(p, runner_text_write, &listing);
   fuse_plan_destroy(p);
   return y;
 }
@@ -135,12 +126,12 @@ static int check_all_isas(fuse_graph *g, const case_data *d, int steps, double t
     }
     e = runner_rel_error(got, want, ny);
     if (!(e <= tol)) {
-      fprintf(stderr, "    %s, isa %d: error %.3g > %g\n%s", what, isa, e, tol, listing);
+      fprintf(stderr, "    %s, isa %d: error %.3g > %g\n%s", what, isa, e, tol, listing.s);
       ok = 0;
     }
     if (steps && got_steps != steps) {
       fprintf(stderr, "    %s, isa %d: %d steps, want %d\n%s", what, isa, got_steps, steps,
-              listing);
+              listing.s);
       ok = 0;
     }
     free(got);
@@ -209,7 +200,7 @@ TEST(chain_after_pool_is_one_step) {
   v = fuse_div(g, v, constant(g, 3, cs, 0.5f, 2.0f));
   finish(g, &d, v);
   check_all_isas(g, &d, 2, 1e-5, "pool + chain");
-  CHECK_STR_CONTAINS(listing, "chain(sigmoid, mul, add, sub, tanh, div)");
+  CHECK_STR_CONTAINS(listing.s, "chain(sigmoid, mul, add, sub, tanh, div)");
   free_case(&d);
   fuse_graph_destroy(g);
 }
@@ -434,7 +425,7 @@ TEST(decomposed_layer_norm_is_one_op) {
     CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
     free(run(g, &d, FUSE_ISA_SCALAR, 1, &steps));
     CHECK_EQ_INT(steps, 2); /* layer_norm, relu */
-    CHECK_STR_CONTAINS(listing, "layer_norm");
+    CHECK_STR_CONTAINS(listing.s, "layer_norm");
     for (isa = FUSE_ISA_SCALAR; want && isa <= FUSE_ISA_NEON; isa++) {
       if (!isa_runs(isa)) continue;
       got = run(g, &d, (fuse_isa)isa, 0, NULL);
@@ -463,7 +454,7 @@ TEST(layer_norm_lookalike_is_kept) {
   finish(g, &d, y);
   CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
   free(run(g, &d, FUSE_ISA_SCALAR, 1, &steps));
-  CHECK(strstr(listing, "layer_norm") == NULL);
+  CHECK(strstr(listing.s, "layer_norm") == NULL);
   check_all_isas(g, &d, 0, 1e-5, "lookalike");
   free_case(&d);
   fuse_graph_destroy(g);

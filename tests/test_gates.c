@@ -1,7 +1,7 @@
 /* test_gates.c - squeeze-excite gates run as the prologue of the conv that reads them: every
-   ISA the CPU has and the scalar twins, serial and on 3 host threads, batch 1 and 2, against the op-by-op reference kernels (reference_kernels = 1);
-   the plan listing and fuse_explain say what fused, and a gate with another reader is left
-   alone. */
+   ISA the CPU has and the scalar twins, serial and on 3 host threads, batch 1 and 2, against
+   the op-by-op reference kernels (reference_kernels = 1); the plan listing and fuse_explain
+   say what fused, and a gate with another reader is left alone. */
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "runner.h"
@@ -36,18 +36,10 @@ static fuse_value constant(fuse_graph *g, int rank, const int64_t *shape, float 
   return v;
 }
 
-static char listing[1 << 16];
-static size_t listing_len;
-static void to_listing(void *user, const char *s, size_t n) {
-  (void)user;
-  if (listing_len + n + 1 > sizeof listing) return;
-  memcpy(listing + listing_len, s, n);
-  listing_len += n;
-  listing[listing_len] = 0;
-}
+static runner_text listing;
 
 /* g's one output for input x on isa (reference: the reference kernels), on 3 host threads or
-   serial; the plan's listing in `listing`. */
+   serial; the plan's listing in `listing.s`. */
 static float *run(fuse_graph *g, const float *x, fuse_isa isa, int reference, int threaded) {
   fuse_compile_options o;
   fuse_plan *p = NULL;
@@ -69,9 +61,8 @@ static float *run(fuse_graph *g, const float *x, fuse_isa isa, int reference, in
     y = NULL;
   }
   free(outs[1]);
-  listing_len = 0;
-  listing[0] = 0;
-  fuse_plan_write(p, to_listing, NULL);
+  runner_text_clear(&listing);
+  fuse_plan_write(p, runner_text_write, &listing);
   fuse_plan_destroy(p);
   return y;
 }
@@ -107,12 +98,12 @@ static void check_all(fuse_graph *g, double tol, const char *listed, int absent,
       e = runner_rel_error(got, want, ny);
       if (!(e <= tol)) {
         fprintf(stderr, "    %s, isa %d, threaded %d: error %.3g > %g\n%s", what, isa, threaded,
-                e, tol, listing);
+                e, tol, listing.s);
         CHECK(e <= tol);
       }
-      if (listed && (strstr(listing, listed) != NULL) == absent) {
+      if (listed && (strstr(listing.s, listed) != NULL) == absent) {
         fprintf(stderr, "    %s, isa %d: the listing %s \"%s\"\n%s", what, isa,
-                absent ? "has" : "lacks", listed, listing);
+                absent ? "has" : "lacks", listed, listing.s);
         CHECK(0);
       }
       free(got);
@@ -121,20 +112,11 @@ static void check_all(fuse_graph *g, double tol, const char *listed, int absent,
   free(x);
 }
 
-static char explained[1 << 16];
-static size_t explained_len;
-static void to_explained(void *user, const char *s, size_t n) {
-  (void)user;
-  if (explained_len + n + 1 > sizeof explained) return;
-  memcpy(explained + explained_len, s, n);
-  explained_len += n;
-  explained[explained_len] = 0;
-}
+static runner_text explained;
 static const char *explain(const fuse_graph *g) {
-  explained_len = 0;
-  explained[0] = 0;
-  CHECK(fuse_explain_write(g, to_explained, NULL) == FUSE_OK);
-  return explained;
+  runner_text_clear(&explained);
+  CHECK(fuse_explain_write(g, runner_text_write, &explained) == FUSE_OK);
+  return explained.s;
 }
 
 /* ------------------------------------------------------------------- gates -- */
@@ -185,7 +167,7 @@ TEST(gate_is_a_prologue) {
       /* 1e-5: the gate scales the weights, not x (the products round differently) */
       check_all(g, 1e-5, "(prologue: input times the gate", 0, what);
       CHECK_STR_CONTAINS(explain(g), "prologue: input times the gate");
-      CHECK_STR_CONTAINS(explained, "0 standalone");
+      CHECK_STR_CONTAINS(explained.s, "0 standalone");
       fuse_graph_destroy(g);
     }
 }
@@ -196,7 +178,7 @@ TEST(gate_with_other_readers_not_fused) {
   check_all(g, 1e-5, "prologue", 1, "gate read twice");
   CHECK_STR_CONTAINS(explain(g), "a squeeze-excite gate, not a conv2d's prologue: the gated "
                                  "tensor");
-  CHECK_STR_CONTAINS(explained, "is a graph output");
+  CHECK_STR_CONTAINS(explained.s, "is a graph output");
   fuse_graph_destroy(g);
 }
 

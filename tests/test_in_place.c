@@ -75,15 +75,7 @@ static void free_case(case_data *d) {
   fuse_graph_destroy(d->g);
 }
 
-static char listing[1 << 15];
-static size_t listing_len;
-static void to_listing(void *user, const char *s, size_t n) {
-  (void)user;
-  if (listing_len + n + 1 > sizeof listing) return;
-  memcpy(listing + listing_len, s, n);
-  listing_len += n;
-  listing[listing_len] = 0;
-}
+static runner_text listing;
 
 static int count_of(const char *text, const char *what) {
   int n = 0;
@@ -93,7 +85,7 @@ static int count_of(const char *text, const char *what) {
 
 
 /* Runs the case's graph on isa (reference: the reference kernels; threads: on host threads);
-   the outputs, NaN-filled first, one after another in a new array; the listing in `listing`. */
+   the outputs, NaN-filled first, one after another in a new array; the listing in `listing.s`. */
 static float *run(const case_data *d, fuse_isa isa, int reference, int threads) {
   fuse_compile_options o;
   fuse_plan *p = NULL;
@@ -110,9 +102,8 @@ static float *run(const case_data *d, fuse_isa isa, int reference, int threads) 
   for (i = 0; i < total; i++) y[i] = NAN;
   for (k = 0, total = 0; k < d->n_out; k++) outs[k] = y + total, total += numel_of(d->g, d->out[k]);
   if (fuse_run(p, (const float *const *)d->in, outs, NULL) != FUSE_OK) free(y), y = NULL;
-  listing_len = 0;
-  listing[0] = 0;
-  fuse_plan_write(p, to_listing, NULL);
+  runner_text_clear(&listing);
+  fuse_plan_write(p, runner_text_write, &listing);
   fuse_plan_destroy(p);
   return y;
 }
@@ -138,7 +129,7 @@ static void check_case(case_data *d, int in_place, int concats, const char *what
   want = run(d, FUSE_ISA_SCALAR, 1, 0);
   CHECK(want != NULL);
   if (!want) return;
-  CHECK_EQ_INT(count_of(listing, "written in place into"), 0); /* the oracle keeps its copies */
+  CHECK_EQ_INT(count_of(listing.s, "written in place into"), 0); /* the oracle keeps its copies */
   for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++)
     for (threads = 0; threads <= 3; threads += 3) {
       if (!isa_runs(isa)) continue;
@@ -146,8 +137,8 @@ static void check_case(case_data *d, int in_place, int concats, const char *what
       CHECK(got != NULL);
       if (!got) continue;
       if (memcmp(got, want, total * sizeof(float)) != 0 ||
-          count_of(listing, "written in place into") != in_place ||
-          count_of(listing, ": concat ->") != concats) {
+          count_of(listing.s, "written in place into") != in_place ||
+          count_of(listing.s, ": concat ->") != concats) {
         size_t i = 0;
         while (i < total && memcmp(got + i, want + i, sizeof(float)) == 0) i++;
         fprintf(stderr, "    %s, isa %d, %d threads: %s (error %.3g, first difference at %d of %d: "
@@ -155,8 +146,8 @@ static void check_case(case_data *d, int in_place, int concats, const char *what
                 what, isa, threads, i < total ? "differs" : "same values",
                 runner_rel_error(got, want, total), (int)i, (int)total,
                 i < total ? got[i] : 0.0, i < total ? want[i] : 0.0,
-                count_of(listing, "written in place into"), in_place, count_of(listing, ": concat ->"),
-                concats, listing);
+                count_of(listing.s, "written in place into"), in_place,
+                count_of(listing.s, ": concat ->"), concats, listing.s);
         CHECK(0);
       }
       free(got);
@@ -286,7 +277,7 @@ TEST(conversion_written_in_place) {
     parts[2] = conv(&d, x, 5, 1, 0);
     output(&d, conv(&d, fuse_concat(d.g, 3, parts, 1), 4, 3, 0));
     check_case(&d, 3, 0, batch == 1 ? "conversion, batch 1" : "conversion, batch 2");
-    CHECK_STR_CONTAINS(listing, "to_nhwc -> %10 (written in place into");
+    CHECK_STR_CONTAINS(listing.s, "to_nhwc -> %10 (written in place into");
     free_case(&d);
   }
 }
@@ -307,7 +298,7 @@ TEST(split_into_convs) {
     CHECK(fuse_split(d.g, x, 1, 3, sizes, parts) == FUSE_OK);
     for (i = 0; i < 3; i++) output(&d, conv(&d, parts[i], 5, i == 1 ? 3 : 1, 0));
     check_case(&d, 0, 0, batch == 1 ? "split, batch 1" : "split, batch 2");
-    CHECK_EQ_INT(count_of(listing, ": slice ->"), batch == 1 ? 0 : 3);
+    CHECK_EQ_INT(count_of(listing.s, ": slice ->"), batch == 1 ? 0 : 3);
     free_case(&d);
   }
 }
