@@ -62,8 +62,15 @@ EXAMPLE_PROGRAMS := $(patsubst examples/%.c,$(BUILD)/%,$(EXAMPLE_SOURCES))
 # the examples that walk through the seed scenarios; `make demo` runs them after the demo
 SEED_EXAMPLES := conv2d_reshape_add_relu fuse_by_pattern clip_epilogue
 
-# Each check counts as one test in the total; see the check-* targets below.
+# Each check counts as one test in the total; see the check-* targets below. Under the
+# sanitizers (SANITIZE=1) only those that run something of their own: the header checks are
+# compile-time checks of configurations, each a build of the whole implementation (about a
+# minute), which `make test` and `make test-matrix` have made already.
+ifeq ($(SANITIZE),1)
+HEADER_CHECKS := twice two-units quickstart examples
+else
 HEADER_CHECKS := generated twice cxx static two-units symbols quickstart dnnl examples
+endif
 # the clang build of the header: with the sanitizers (SANITIZE=1) it is left to the fuzz
 # targets, which build the whole header with clang, ASan and UBSan anyway (clang takes minutes
 # per unit there)
@@ -92,11 +99,13 @@ $(BUILD) $(HB):
 # examples that use only the public API link it, compiled with -DFUSE_IMPLEMENTATION_DONE
 # (fuse.h's implementation guard: their own `#define FUSE_IMPLEMENTATION` then compiles
 # nothing, and each source still builds alone as users would build it). Self-contained, with
-# the implementation in their own unit: test_kernels, test_winograd and test_grouped (internal
-# tables), test_run and test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's
-# implementation), and the embedded example (its own allocator and configuration).
+# the implementation in their own unit: test_kernels and test_vmath (internal tables and
+# functions), test_run and test_fuzz_regress (their own FUSE_MALLOC), test_dnnl (fuse_dnnl.h's
+# implementation), and the embedded example (its own allocator and configuration). Each is a
+# build of the whole implementation (about a minute at -O2): a test that can use the public
+# API alone links $(IMPL).
 IMPL := $(BUILD)/fuse.o
-SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels grouped run fuzz_regress dnnl vmath winograd)
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress dnnl vmath)
 LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
 LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 

@@ -2670,6 +2670,44 @@ TEST(neon_taken) {
 #endif
 }
 
+/* --------------------------------------------------------- Winograd matrices -- */
+/* AT ((G g) . (BT d)) is the correlation of d with g, in double, for F(2,3), F(4,3), F(6,3)
+   (winograd.c's tables; test_winograd.c runs the layers). */
+
+static double dot_row(const float *row, const double *v, int n) {
+  double s = 0;
+  int i;
+  for (i = 0; i < n; i++) s += (double)row[i] * v[i];
+  return s;
+}
+
+static void check_matrices(int m, const float *bt, const float *at, const double *g) {
+  int alpha = m + 2, trial, i, j, k;
+  for (trial = 0; trial < 20; trial++) {
+    double d[8], w[3], gg[8], bd[8], y, want, worst = 0;
+    for (i = 0; i < alpha; i++) d[i] = 2 * rnd_unit() - 1;
+    for (k = 0; k < 3; k++) w[k] = 2 * rnd_unit() - 1;
+    for (j = 0; j < alpha; j++) {
+      gg[j] = g[j * 3] * w[0] + g[j * 3 + 1] * w[1] + g[j * 3 + 2] * w[2];
+      bd[j] = dot_row(bt + j * alpha, d, alpha);
+    }
+    for (i = 0; i < m; i++) {
+      double prod[8];
+      for (j = 0; j < alpha; j++) prod[j] = gg[j] * bd[j];
+      y = dot_row(at + i * alpha, prod, alpha);
+      want = w[0] * d[i] + w[1] * d[i + 1] + w[2] * d[i + 2];
+      if (fabs(y - want) > worst) worst = fabs(y - want);
+    }
+    CHECK(worst < 1e-12);
+  }
+}
+
+TEST(transform_matrices_compute_the_correlation) {
+  check_matrices(2, &fuse__wino_bt2[0][0], &fuse__wino_at2[0][0], &fuse__wino_g2[0][0]);
+  check_matrices(4, &fuse__wino_bt4[0][0], &fuse__wino_at4[0][0], &fuse__wino_g4[0][0]);
+  check_matrices(6, &fuse__wino_bt6[0][0], &fuse__wino_at6[0][0], &fuse__wino_g6[0][0]);
+}
+
 int main(void) {
   fuse_isa cpu = fuse_cpu_isa();
   int isa;
@@ -2711,6 +2749,7 @@ int main(void) {
   RUN(row_taps_column_blocks);
   RUN(host_threads_whole_tiles);
   RUN(transpose_plans);
+  RUN(transform_matrices_compute_the_correlation);
   for (isa = FUSE_ISA_SCALAR; isa <= LAST_ISA; isa++)
     if (isa_have[isa])
       printf("kernels: %s vs the reference kernels: %ld comparisons (%ld on the GEMM path, %ld required bit-exact), "

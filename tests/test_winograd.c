@@ -1,6 +1,5 @@
 /* test_winograd.c - Winograd F(2,3), F(4,3), F(6,3) for 3x3 stride-1 convs (kernels/winograd.c).
 
-   - The transform matrices: AT ((G g) . (BT d)) is the correlation of d with g, in double.
    - Layers of odd shapes (H, W not multiples of m, 1x1 and 1-wide images, W < m), padding
      0 / 1 / asymmetric, C and K not multiples of the vector width, groups, batch 2, bias and
      every post-op kind and a residual add, forced onto each F(m,3) (no_winograd = -m) on every
@@ -15,6 +14,7 @@
    - The cost rule: the default picks Winograd on a large layer, never on a tiny one;
      no_winograd = 1 turns it off.
 
+   (The transform matrices themselves, internal tables, are checked in test_kernels.c.)
    Build: cc -std=c99 -O2 -I. tests/test_winograd.c -o /tmp/tw -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -47,42 +47,6 @@ static float *filled(size_t n, float scale) {
   if (!p) exit(2);
   for (i = 0; i < n; i++) p[i] = urand() * scale;
   return p;
-}
-
-/* ------------------------------------------------------------- the matrices -- */
-
-static double dot_row(const float *row, const double *v, int n) {
-  double s = 0;
-  int i;
-  for (i = 0; i < n; i++) s += (double)row[i] * v[i];
-  return s;
-}
-
-static void check_matrices(int m, const float *bt, const float *at, const double *g) {
-  int alpha = m + 2, trial, i, j, k;
-  for (trial = 0; trial < 20; trial++) {
-    double d[8], w[3], gg[8], bd[8], y, want, worst = 0;
-    for (i = 0; i < alpha; i++) d[i] = urand();
-    for (k = 0; k < 3; k++) w[k] = urand();
-    for (j = 0; j < alpha; j++) {
-      gg[j] = g[j * 3] * w[0] + g[j * 3 + 1] * w[1] + g[j * 3 + 2] * w[2];
-      bd[j] = dot_row(bt + j * alpha, d, alpha);
-    }
-    for (i = 0; i < m; i++) {
-      double prod[8];
-      for (j = 0; j < alpha; j++) prod[j] = gg[j] * bd[j];
-      y = dot_row(at + i * alpha, prod, alpha);
-      want = w[0] * d[i] + w[1] * d[i + 1] + w[2] * d[i + 2];
-      if (fabs(y - want) > worst) worst = fabs(y - want);
-    }
-    CHECK(worst < 1e-12);
-  }
-}
-
-TEST(transform_matrices_compute_the_correlation) {
-  check_matrices(2, &fuse__wino_bt2[0][0], &fuse__wino_at2[0][0], &fuse__wino_g2[0][0]);
-  check_matrices(4, &fuse__wino_bt4[0][0], &fuse__wino_at4[0][0], &fuse__wino_g4[0][0]);
-  check_matrices(6, &fuse__wino_bt6[0][0], &fuse__wino_at6[0][0], &fuse__wino_g6[0][0]);
 }
 
 /* ------------------------------------------------------------------ layers -- */
@@ -425,7 +389,6 @@ TEST(cost_rule_and_the_switch) {
 
 int main(void) {
   find_isas();
-  RUN(transform_matrices_compute_the_correlation);
   RUN(odd_shapes_on_every_isa_and_m);
   RUN(every_post_op_kind);
   RUN(error_against_float64);
