@@ -321,6 +321,7 @@ $(BUILD)/nets: bench/nets.c bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
 #   make fuzz FUZZ_SECONDS=600            make fuzz FUZZ_TARGETS=builder
 # FUZZ_SEED=N fixes libFuzzer's seed (CI does: a run there replays the mutations a developer
 # can replay here with the same seed; new ground is for long runs with random seeds).
+# FUZZ_JOBS targets run at once (default: the CPUs; fuzz/run.sh).
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?=
 FUZZ_TARGETS ?= $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
@@ -328,30 +329,7 @@ ONNX_DATA ?= /usr/share/libonnx-testdata/data
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
-	@mkdir -p $(BUILD)/fuzz-crashes; n=0; \
-	for t in $(FUZZ_TARGETS); do \
-	  c=$(BUILD)/corpus-$$t; mkdir -p $$c; \
-	  for d in fuzz/corpus/$$t tests/data/fuzz-regress/$$t; do \
-	    if [ -d $$d ]; then find $$d -maxdepth 1 -type f ! -name README.md -exec cp -n {} $$c/ \; ; fi; done; \
-	  if [ $$t = text ]; then \
-	    for f in tests/data/*.golden; do \
-	      LC_ALL=C awk '/^%%$$/ {exit} {print}' $$f > $$c/golden-$$(basename $$f .golden).txt; done; fi; \
-	  if [ $$t = onnx ]; then \
-	    if [ -d $(ONNX_DATA)/node ]; then \
-	      for m in $(ONNX_DATA)/node/*/model.onnx $(ONNX_DATA)/pytorch-converted/*/model.onnx; do \
-	        cp -n $$m $$c/$$(basename $$(dirname $$m)).onnx 2>/dev/null || true; done; fi; \
-	    cp -n tests/data/onnx/*.onnx $$c/ 2>/dev/null || true; fi; \
-	  echo "fuzz: $$t for $(FUZZ_SECONDS) s ($$(ls $$c | wc -l) corpus inputs)"; \
-	  ./$(BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
-	    -artifact_prefix=$(BUILD)/fuzz-crashes/$$t- -print_final_stats=1 $$c > $(BUILD)/fuzz-$$t.log 2>&1; \
-	  rc=$$?; grep -E 'stat::number_of_executed_units|stat::new_units_added|^Done' $(BUILD)/fuzz-$$t.log; \
-	  if [ $$rc -ne 0 ]; then \
-	    grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)' $(BUILD)/fuzz-$$t.log | tail -n 60; \
-	    echo "fuzz: $$t FOUND A PROBLEM (exit status $$rc); the input: $$(ls $(BUILD)/fuzz-crashes/$$t-* 2>/dev/null | tr '\n' ' ')"; \
-	    echo "total: $$n passed, 1 failed"; exit 1; fi; \
-	  n=$$((n + 1)); \
-	done; \
-	echo "total: $$n passed, 0 failed"
+	@bash fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) "$(FUZZ_SEED)" $(ONNX_DATA) $(FUZZ_TARGETS)
 
 $(BUILD)/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz_common.h fuse.h | $(BUILD)
 	clang $(FUZZ_FLAGS) -I. $< -o $@ -lm
