@@ -28798,6 +28798,8 @@ typedef struct fuse__wino_args {
   int64_t C, H, W, K, OH, OW, pt, pl;
   int64_t th, tw;   /* tiles down and across an image */
   int64_t ldv, ldm; /* floats from one position to the next in the transformed input / output */
+  int64_t ldy;      /* floats from one output pixel to the next: K, or a concat's channels when
+                       the output is a slice of it (in_place.c); a residual is laid out as y */
   const float *bias;
   const fuse_post_op *post;
   int num_post;
@@ -29036,7 +29038,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -29180,7 +29182,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -29324,7 +29326,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -29603,7 +29605,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -29747,7 +29749,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -29891,7 +29893,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -30192,7 +30194,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -30336,7 +30338,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -30480,7 +30482,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -30761,7 +30763,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -30905,7 +30907,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -31049,7 +31051,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
           o[j] = acc;
         }
         for (j = 0; j < cols; j++) {
-          int64_t at = (pix0 + i * a->OW + j) * K + k;
+          int64_t at = (pix0 + i * a->OW + j) * a->ldy + k;
           FUSE__VEC y = a->bias ? FUSE__V_ADD(o[j], bias) : o[j];
           for (q = 0; q < a->num_post; q++)
             y = FUSE__VEC_FN(fuse__post_apply)(
@@ -34379,6 +34381,7 @@ static void fuse__conv_winograd(const fuse__run *r, const fuse__step *s) {
   for (q = 0; q < s->num_post; q++) j.a.res[q] = e.res[q], j.a.chan[q] = e.chan[q];
   j.a.C = tx->shape[1], j.a.H = tx->shape[2], j.a.W = tx->shape[3];
   j.a.K = ty->shape[1], j.a.OH = ty->shape[2], j.a.OW = ty->shape[3];
+  j.a.ldy = ty->stride ? ty->stride : j.a.K;
   j.a.pt = s->a.conv.padding[0], j.a.pl = s->a.conv.padding[1];
   j.a.th = (j.a.OH + s->winograd - 1) / s->winograd, j.a.tw = (j.a.OW + s->winograd - 1) / s->winograd;
   j.G = s->a.conv.groups / s->wino_merge, j.Cg = j.a.C / j.G, j.Kg = j.a.K / j.G;

@@ -84,6 +84,9 @@ static int count_of(const char *text, const char *what) {
 }
 
 
+/* fuse_compile_options.no_winograd for the runs (-2: every 3x3 stride-1 conv as F(2,3)) */
+static int no_winograd;
+
 /* Runs the case's graph on isa (reference: the reference kernels; threads: on host threads);
    the outputs, NaN-filled first, one after another in a new array; the listing in `listing.s`. */
 static float *run(const case_data *d, fuse_isa isa, int reference, int threads) {
@@ -95,6 +98,7 @@ static float *run(const case_data *d, fuse_isa isa, int reference, int threads) 
   memset(&o, 0, sizeof o);
   o.isa = isa;
   o.reference_kernels = reference;
+  o.no_winograd = no_winograd;
   if (threads) o.parallel_for = host_parallel_for, o.num_threads = threads;
   if (fuse_compile(d->g, &o, &p) != FUSE_OK) return NULL;
   for (k = 0; k < d->n_out; k++) total += numel_of(d->g, d->out[k]);
@@ -179,6 +183,31 @@ TEST(concat_of_conv_outputs_nhwc) {
 
 /* convs with 2 or 3 outputs run on the reference loops, in NCHW: the concat stays NCHW and each
    conv writes its planes into the concat's, an image's worth of the concat apart */
+/* The same with the 3x3 convs on Winograd F(2,3) (its transforms are exact on these small
+   integers): the output transform stores each pixel's channels at the concat's row stride.
+   (squeezenet1_1's and googlenet's 3x3 convs feed concats, and the cost rule puts them on
+   Winograd.) */
+TEST(concat_of_winograd_outputs) {
+  int batch, n, i;
+  no_winograd = -2;
+  for (batch = 1; batch <= 2; batch++)
+    for (n = 2; n <= 4; n++) {
+      case_data d;
+      fuse_value x, parts[4];
+      char what[64];
+      memset(&d, 0, sizeof d);
+      d.g = fuse_graph_create(NULL);
+      x = input(&d, batch, 6, 7, 5);
+      for (i = 0; i < n; i++) parts[i] = conv(&d, x, widths[i], i % 2 ? 3 : 1, 0);
+      output(&d, conv(&d, fuse_concat(d.g, n, parts, 1), 8, 1, 0));
+      sprintf(what, "Winograd, batch %d, %d inputs", batch, n);
+      check_case(&d, n, 0, what);
+      CHECK_STR_CONTAINS(listing.s, "winograd F(2,3)");
+      free_case(&d);
+    }
+  no_winograd = 0;
+}
+
 TEST(concat_of_conv_outputs_nchw) {
   int batch, n, i;
   for (batch = 1; batch <= 2; batch++)
@@ -305,6 +334,7 @@ TEST(split_into_convs) {
 
 int main(void) {
   RUN(concat_of_conv_outputs_nhwc);
+  RUN(concat_of_winograd_outputs);
   RUN(concat_of_conv_outputs_nchw);
   RUN(concat_inputs_that_stay_copies);
   RUN(value_in_two_concats);

@@ -79,6 +79,8 @@ typedef struct fuse__wino_args {
   int64_t C, H, W, K, OH, OW, pt, pl;
   int64_t th, tw;   /* tiles down and across an image */
   int64_t ldv, ldm; /* floats from one position to the next in the transformed input / output */
+  int64_t ldy;      /* floats from one output pixel to the next: K, or a concat's channels when
+                       the output is a slice of it (in_place.c); a residual is laid out as y */
   const float *bias;
   const fuse_post_op *post;
   int num_post;

@@ -74,6 +74,7 @@ static void fuse__conv_winograd(const fuse__run *r, const fuse__step *s) {
   for (q = 0; q < s->num_post; q++) j.a.res[q] = e.res[q], j.a.chan[q] = e.chan[q];
   j.a.C = tx->shape[1], j.a.H = tx->shape[2], j.a.W = tx->shape[3];
   j.a.K = ty->shape[1], j.a.OH = ty->shape[2], j.a.OW = ty->shape[3];
+  j.a.ldy = ty->stride ? ty->stride : j.a.K;
   j.a.pt = s->a.conv.padding[0], j.a.pl = s->a.conv.padding[1];
   j.a.th = (j.a.OH + s->winograd - 1) / s->winograd, j.a.tw = (j.a.OW + s->winograd - 1) / s->winograd;
   j.G = s->a.conv.groups / s->wino_merge, j.Cg = j.a.C / j.G, j.Kg = j.a.K / j.G;
