@@ -17,6 +17,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define RUNNER_UNUSED __attribute__((unused)) /* a helper not every test program calls */
+#else
+#define RUNNER_UNUSED
+#endif
+
 static int runner_passed, runner_failed, runner_test_failed;
 static const char *runner_current;
 
@@ -83,11 +89,11 @@ typedef struct runner_text {
   char s[1 << 16];
   size_t len;
 } runner_text;
-static void runner_text_clear(runner_text *t) {
+static RUNNER_UNUSED void runner_text_clear(runner_text *t) {
   t->len = 0;
   t->s[0] = 0;
 }
-static void runner_text_write(void *user, const char *s, size_t n) {
+static RUNNER_UNUSED void runner_text_write(void *user, const char *s, size_t n) {
   runner_text *t = (runner_text *)user;
   if (t->len + n + 1 > sizeof t->s) return;
   memcpy(t->s + t->len, s, n);
