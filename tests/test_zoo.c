@@ -19,7 +19,10 @@
    (tools/export_zoo.py), so the error is fuse.h's own. Where PyTorch's own float32 output is
    further than 5e-5 from that reference (deep networks with random weights: fcn_resnet50
    9.9e-5), <name>.ref.txt says so ("pytorch_float32_error E") and the bound is 2 E: as
-   accurate as PyTorch's float32, within a factor of 2. The line of figures prints both.
+   accurate as PyTorch's float32, within a factor of 2. The line of figures prints both. A plan
+   with a Winograd step (its listing says "winograd F(") has the bound 4 E, at least 4e-4, as
+   the issue "ahead" states it (F(4,3) measures 2.4-3.4x the direct conv's error per layer);
+   FUSE_ZOO_NO_WINOGRAD=1 compiles with no_winograd = 1 and checks the direct kernels' bound.
 
    Refusals: every <name>.onnx in tests/data/onnx_bad/ (tools/make_fold_models.py) must be
    refused by fuse_onnx_load_file with the result code and the message text its <name>.expect
@@ -146,6 +149,7 @@ static void zoo_model(void) {
   memset(&opt, 0, sizeof opt);
   opt.num_threads = 1;
   opt.reference_kernels = getenv("FUSE_ZOO_REFERENCE") != NULL; /* the op-by-op oracle */
+  opt.no_winograd = getenv("FUSE_ZOO_NO_WINOGRAD") != NULL;
   opt.error = err;
   opt.error_size = sizeof err;
   t0 = now_ms();
@@ -193,6 +197,9 @@ static void zoo_model(void) {
     }
   }
   tol = 2 * torch_err > ZOO_TOL ? 2 * torch_err : ZOO_TOL;
+  fuse_plan_write(p, text_append, &listing);
+  if (listing.buf && strstr(listing.buf, "winograd F(")) /* the Winograd bound */
+    tol = 4 * torch_err > 4 * ZOO_TOL ? 4 * torch_err : 4 * ZOO_TOL;
   CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK); /* warm */
   t0 = now_ms();
   CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
@@ -209,7 +216,6 @@ static void zoo_model(void) {
     at += n;
   }
   /* the slowest operator: each step timed once, totals by op */
-  fuse_plan_write(p, text_append, &listing);
   steps = fuse_plan_step_count(p);
   op_ms = (double *)calloc((size_t)steps + 1, sizeof *op_ms);
   if (op_ms) {
@@ -234,6 +240,7 @@ static void zoo_model(void) {
   printf("  %-44s load %8.1f ms  compile %8.1f ms  run %9.2f ms  %4d steps  err %.1e",
          zoo_file, t_load, t_compile, t_run, steps, worst);
   if (torch_err > 0) printf(" (PyTorch float32 %.1e)", torch_err);
+  if (listing.buf && strstr(listing.buf, "winograd F(")) printf(" (Winograd, bound %.1e)", tol);
   printf("  slowest %s %.0f%%\n", slow_op, all_ms > 0 ? 100.0 * slow_ms / all_ms : 0.0);
 done:
   if (runner_test_failed) zoo_failed_models++;
