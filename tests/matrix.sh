@@ -46,7 +46,8 @@ configs=(
   "no-simd|$cc_gcc|-std=c99 $cwarn -DFUSE_NO_SIMD|golden badinput networks threads"
   "no-avx2|$cc_gcc|-std=c99 $cwarn -DFUSE_NO_AVX2|golden networks"
   "no-avx2-avx512-clang|$cc_clang|-std=c99 $cwarn -DFUSE_NO_AVX2 -DFUSE_NO_AVX512|golden networks"
-  "no-stdio-no-onnx|$cc_clang|-std=c99 $cwarn -DFUSE_NO_STDIO -DFUSE_NO_ONNX|golden badinput threads"
+  "no-stdio|$cc_gcc|-std=c99 $cwarn -DFUSE_NO_STDIO|golden badinput threads"
+  "no-stdio-no-onnx|$cc_clang|-std=c99 $cwarn -DFUSE_NO_STDIO -DFUSE_NO_ONNX|golden badinput"
   "openmp|$cc_gcc|-std=c99 $cwarn -fopenmp|golden networks threads|OMP_WAIT_POLICY=passive"
   "two-units-c++|$cxx_gcc|-std=c++11 $cxxwarn|golden two-units cxx"
 )
