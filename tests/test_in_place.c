@@ -161,9 +161,10 @@ static void check_case(case_data *d, int in_place, int concats, const char *what
 
 static const int64_t widths[4] = {4, 7, 13, 20}; /* uneven channel counts */
 
-/* 2-4 conv outputs (1x1 and 3x3, bias, relu) concatenated along channels, read by a 1x1 conv:
-   NHWC plans, every input written in place by the NHWC GEMM, no concat step left */
-TEST(concat_of_conv_outputs_nhwc) {
+/* 2-4 conv outputs (1x1 and 3x3, bias, relu) concatenated along channels, read by a 1x1 conv,
+   batch 1 and 2: NHWC plans, every input written in place, no concat step left; with
+   no_winograd set, each plan's listing must contain `listed` (NULL: anything). */
+static void concat_of_convs(const char *label, const char *listed) {
   int batch, n, i;
   for (batch = 1; batch <= 2; batch++)
     for (n = 2; n <= 4; n++) {
@@ -175,39 +176,27 @@ TEST(concat_of_conv_outputs_nhwc) {
       x = input(&d, batch, 6, 7, 5);
       for (i = 0; i < n; i++) parts[i] = conv(&d, x, widths[i], i % 2 ? 3 : 1, 0);
       output(&d, conv(&d, fuse_concat(d.g, n, parts, 1), 8, 1, 0));
-      sprintf(what, "batch %d, %d inputs", batch, n);
+      sprintf(what, "%sbatch %d, %d inputs", label, batch, n);
       check_case(&d, n, 0, what);
+      if (listed) CHECK_STR_CONTAINS(listing.s, listed);
       free_case(&d);
     }
+}
+
+/* on the NHWC GEMM */
+TEST(concat_of_conv_outputs_nhwc) { concat_of_convs("", NULL); }
+
+/* The 3x3 convs on Winograd F(2,3) (its transforms are exact on these small integers): the
+   output transform stores each pixel's channels at the concat's row stride. (squeezenet1_1's
+   and googlenet's 3x3 convs feed concats, and the cost rule puts them on Winograd.) */
+TEST(concat_of_winograd_outputs) {
+  no_winograd = -2;
+  concat_of_convs("Winograd, ", "winograd F(2,3)");
+  no_winograd = 0;
 }
 
 /* convs with 2 or 3 outputs run on the reference loops, in NCHW: the concat stays NCHW and each
    conv writes its planes into the concat's, an image's worth of the concat apart */
-/* The same with the 3x3 convs on Winograd F(2,3) (its transforms are exact on these small
-   integers): the output transform stores each pixel's channels at the concat's row stride.
-   (squeezenet1_1's and googlenet's 3x3 convs feed concats, and the cost rule puts them on
-   Winograd.) */
-TEST(concat_of_winograd_outputs) {
-  int batch, n, i;
-  no_winograd = -2;
-  for (batch = 1; batch <= 2; batch++)
-    for (n = 2; n <= 4; n++) {
-      case_data d;
-      fuse_value x, parts[4];
-      char what[64];
-      memset(&d, 0, sizeof d);
-      d.g = fuse_graph_create(NULL);
-      x = input(&d, batch, 6, 7, 5);
-      for (i = 0; i < n; i++) parts[i] = conv(&d, x, widths[i], i % 2 ? 3 : 1, 0);
-      output(&d, conv(&d, fuse_concat(d.g, n, parts, 1), 8, 1, 0));
-      sprintf(what, "Winograd, batch %d, %d inputs", batch, n);
-      check_case(&d, n, 0, what);
-      CHECK_STR_CONTAINS(listing.s, "winograd F(2,3)");
-      free_case(&d);
-    }
-  no_winograd = 0;
-}
-
 TEST(concat_of_conv_outputs_nchw) {
   int batch, n, i;
   for (batch = 1; batch <= 2; batch++)
