@@ -236,6 +236,8 @@ $(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) $< $(IMPL) -o $@ $(LDLIBS)
 
+$(BUILD)/fuse_run: examples/job_pool.h # its job pool for --threads
+
 $(BUILD)/embedded: examples/embedded.c fuse.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
@@ -275,7 +277,7 @@ bench-load: $(BUILD)/bench_load
 $(BUILD)/bench_load: bench/load.c fuse.h | $(BUILD)
 	$(CC) $(WARN) -O2 -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
+$(BUILD)/layers: bench/layers.c bench/peak.h bench/pool.h examples/job_pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 
@@ -306,7 +308,7 @@ bench-ort-setup:
 	npm install --prefix build/ort --ignore-scripts --no-audit --no-fund onnxruntime-node@$(ORT_VERSION)
 	node -e "console.log('onnxruntime-node', require('./build/ort/node_modules/onnxruntime-node').env.versions.node)"
 
-$(BUILD)/nets: bench/nets.c bench/pool.h fuse.h fuse_dnnl.h | $(BUILD)
+$(BUILD)/nets: bench/nets.c bench/pool.h examples/job_pool.h fuse.h fuse_dnnl.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(WARN) -O2 -I. -DBENCH_DNNL=$(BENCH_DNNL) $< -o $@ $(BENCH_DNNL_LIBS) $(LDLIBS)
 

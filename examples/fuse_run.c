@@ -46,6 +46,7 @@
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "fuse_dnnl.h"
+#include "job_pool.h"
 
 #include <errno.h>
 #include <float.h>
@@ -56,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_FILES 64 /* --input / --output files */
 #define SHOW_VALUES 8
@@ -86,7 +88,8 @@ static const char *usage_text =
     "options:\n"
     "  --print             print the graph before and after fuse_optimize\n"
     "  --runs N            timed runs after one warm-up run (default 10)\n"
-    "  --threads N         threads for the plan (default 0 = as many as available)\n"
+    "  --threads N         threads for the plan, run by a job pool of fuse_run's (default 0 =\n"
+    "                      as many as are online)\n"
     "  --isa ISA           auto (default), avx512, avx2, neon or scalar\n"
     "  --backend B         builtin (default) or dnnl (oneDNN, when this build has it)\n"
     "  --input FILE        raw float32 data for the next model input, exactly its size;\n"
@@ -764,6 +767,8 @@ int main(int argc, char **argv) {
   fuse_plan *plan = NULL;
   fuse_result r;
   fuse_compile_options copt;
+  pool jobs;
+  pool_worker *workers = NULL;
   const fuse_backend *backends[2] = {NULL, NULL};
   char compile_error[512];
   text_buffer text, compiled_text, plan_text;
@@ -911,9 +916,19 @@ int main(int argc, char **argv) {
   copt.error = compile_error;
   copt.error_size = sizeof compile_error;
   compile_error[0] = 0;
-  if (o.threads > 1)
-    fprintf(stderr, "fuse_run: note: fuse.h %s runs plans single-threaded; --threads %ld has no "
-                    "effect yet\n", FUSE_VERSION_STRING, o.threads);
+  {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (o.threads == 0) o.threads = online < 1 ? 1 : online > 64 ? 64 : online;
+    else if (online >= 1 && o.threads > online)
+      fprintf(stderr, "fuse_run: note: --threads %ld is more than the %ld CPUs online: the job "
+                      "pool's workers wait by spinning, so its steps take far longer\n",
+              o.threads, online);
+  }
+  if (o.threads > 1 && !o.dnnl) { /* the library runs no threads: the host's job pool does */
+    workers = pool_start(&jobs, (int)o.threads);
+    copt.parallel_for = pool_parallel_for;
+    copt.parallel_user = &jobs;
+  }
   r = fuse_compile(g, &copt, &plan);
   if (r != FUSE_OK) {
     fprintf(stderr, "fuse_run: cannot compile '%s': %s: %s\n", o.model, fuse_result_string(r),
@@ -1037,8 +1052,7 @@ int main(int argc, char **argv) {
            best == FUSE_ISA_AVX512 ? "avx512" : best == FUSE_ISA_AVX2 ? "avx2"
            : best == FUSE_ISA_NEON ? "neon" : "scalar",
            o.dnnl ? "dnnl" : "builtin");
-    if (o.threads) printf("%ld\n", o.threads);
-    else printf("default\n");
+    printf("%ld\n", o.threads);
   }
 
   printf("\nplan: %d step%s, each timed alone with fuse_run_steps; median of %ld run%s after "
@@ -1119,5 +1133,6 @@ done:
   free_scan(&scan);
   fuse_plan_destroy(plan);
   fuse_graph_destroy(g);
+  if (workers) pool_stop(&jobs, workers);
   return exit_code;
 }
