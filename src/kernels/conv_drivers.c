@@ -234,6 +234,10 @@ static void fuse__igemm_tile(const fuse__conv_job *j, const fuse__igemm_block *b
   int L = s->rowmode ? (int)(j->KW * j->Cg) : (int)j->Cg;
   int64_t at = p0 * j->ldy + b->oc;
   fuse__tile_residuals(e, &j->e, at);
+  if (s->pointwise) { /* one tap, never the padding */
+    b->fn(1, L, ptr, 0, b->w, j->y + at, j->ldy, rows, b->cols, FUSE__FINISH, e);
+    return;
+  }
   ta = fuse__next_live(ptr, mr, zeros, 0, 1, ntaps);
   for (;;) {
     int te = ta, tn;
