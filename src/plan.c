@@ -45,6 +45,7 @@ typedef struct fuse__step {
   int band;                /* NCHW GEMM: pixel blocks gathered together (>= 1) */
   int winograd;            /* m > 0: an IGEMM conv run as Winograd F(m,3) (winograd.c) */
   int wino_block;          /* its tiles per block */
+  int wino_shared;         /* 1: one block at a time, each phase cut among the chunks */
   int wino_merge;          /* groups run as one (block-diagonal weights): 1, or more for few
                               channels per group */
   int gate;                /* > 0: the operand index of a squeeze-excite gate [N or 1, C, 1, 1]

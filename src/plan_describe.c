@@ -72,8 +72,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_pla
                  (int64_t)s->backend_layout);
   if (s->note) fuse__format(&o, g, " (%s)", s->note);
   if (s->kernel == FUSE__KERNEL_IGEMM && s->winograd)
-    fuse__format(&o, g, " [%s winograd F(%d,3) %dx%d]", fuse__isa_name(isa), s->winograd, s->mr,
-                 s->nr);
+    fuse__format(&o, g, " [%s winograd F(%d,3) %dx%d%s]", fuse__isa_name(isa), s->winograd,
+                 s->mr, s->nr, s->wino_shared ? " shared" : "");
   else if (s->kernel == FUSE__KERNEL_IGEMM || s->kernel == FUSE__KERNEL_NCHW_GEMM)
     fuse__format(&o, g, " [%s %s %dx%d]", fuse__isa_name(isa),
                  s->kernel == FUSE__KERNEL_IGEMM ? "igemm" : "nchw gemm", s->mr, s->nr);

@@ -77,6 +77,27 @@ static int fuse__wino_block(const fuse_plan *p, fuse__step *st, const fuse__conv
   return 1;
 }
 
+/* Whether the chunks share one block of tiles (every chunk's scratch together holding its
+   V and M), its input transform, GEMMs and output transform each cut among them, rather than
+   each chunk running blocks of its own: where the transformed weights outweigh a chunk's
+   block, which each chunk would stream on its own (resnet50's 14x14 layers: 9.4 MB of weights
+   for 16 tiles, once per chunk, and 12 tiles against 4: no faster on two threads than on
+   one). Then the block is as large as FUSE__WINO_BLOCK_BYTES allows, not a chunk's share. */
+static int fuse__wino_share(const fuse_plan *p, const fuse__step *st, const fuse__conv_shape *c,
+                            int m, int64_t *block) {
+  int64_t alpha2 = (int64_t)(m + 2) * (m + 2);
+  int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
+  int64_t per_tile = alpha2 * (c->G * c->Cg + c->K) * (int64_t)sizeof(float), full;
+  int64_t merge = st->wino_merge, Cm = c->Cg * merge, Km = c->Kg * merge;
+  int64_t weights = alpha2 * Cm * ((Km + st->nr - 1) / st->nr * st->nr) * (c->G / merge) *
+                    (int64_t)sizeof(float);
+  if (p->chunks < 2 || weights <= *block * per_tile) return 0;
+  full = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
+  if (full < st->mr) full = st->mr;
+  *block = full < tiles ? full : tiles;
+  return 1;
+}
+
 /* Whether a conv2d step runs as Winograd: 3x3, stride 1, dilation 1, the ISA's transforms and
    a micro-kernel for its position GEMMs; then the cost rule's m (or the one the options force:
    no_winograd = -m). Sets the step's tile, block and scratch; the weights are packed by
@@ -112,10 +133,12 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
   }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->winograd = m;
-  st->wino_block = (int)block;
   st->wino_merge = (int)merge;
   st->pointwise = st->rowmode = st->cblock = 0;
+  st->wino_shared = fuse__wino_share(p, st, c, m, &block);
+  st->wino_block = (int)block;
   need = fuse__wino_scratch(m, block, c->G * c->Cg, c->K, st->mr);
+  if (st->wino_shared) need = (need + (size_t)p->chunks - 1) / (size_t)p->chunks;
   if (need > *scratch) *scratch = need;
   return 1;
 }

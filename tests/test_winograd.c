@@ -158,6 +158,7 @@ static int run_plan(fuse_graph *g, fuse_isa isa, int nw, int threads, const floa
 }
 
 static int isas[4], n_isas;
+static int shared_seen; /* plans whose listing says their threads share blocks */
 
 static void find_isas(void) {
   fuse_isa best = fuse_cpu_isa();
@@ -181,6 +182,7 @@ static void check_case(const wcase *c) {
   float *x = filled(nx, 1), *w = filled(nw, (float)(1.7 / sqrt(9.0 * c->C / c->groups)));
   float *b = filled((size_t)c->K, 0.5f), *r = filled(ny, 1);
   float *want = (float *)malloc(ny * sizeof(float)), *y = (float *)malloc(ny * sizeof(float));
+  float *y1 = (float *)malloc(ny * sizeof(float)); /* the same ISA and m on one thread */
   const float *in[2];
   fuse_graph *g = case_graph(c, w, b);
   plan_text text;
@@ -204,9 +206,14 @@ static void check_case(const wcase *c) {
                   c->N, c->C, c->K, c->H, c->W, c->groups, c->pad[0], c->pad[1], c->pad[2],
                   c->pad[3], epi_names[c->epi], isa_str(isas[i]), m, threads, err, TOL_M[m]);
         CHECK(err <= TOL_M[m]);
+        /* more threads (blocks of their own, or shared: the same arithmetic) or not, the
+           same bits */
+        if (threads == 1) memcpy(y1, y, ny * sizeof(float));
+        else CHECK(memcmp(y1, y, ny * sizeof(float)) == 0);
+        if (strstr(text.s, "shared]")) shared_seen++;
       }
   fuse_graph_destroy(g);
-  free(x), free(w), free(b), free(r), free(want), free(y);
+  free(x), free(w), free(b), free(r), free(want), free(y), free(y1);
 }
 
 TEST(odd_shapes_on_every_isa_and_m) {
@@ -225,7 +232,9 @@ TEST(odd_shapes_on_every_isa_and_m) {
       {1, 70, 36, 14, 14, 1, {1, 1, 1, 1}, E_SCALE_SHIFT},
   };
   size_t i;
+  shared_seen = 0;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+  CHECK(shared_seen > 0); /* the cases run both ways of cutting among threads */
 }
 
 TEST(every_post_op_kind) {

@@ -1,5 +1,6 @@
 /* A Winograd conv step at run time (winograd.c): NHWC x [N, H, W, C] -> y [N, OH, OW, K].
-   Units are blocks of s->wino_block tiles (tiles numbered over the images, rows and columns).
+   Units are blocks of s->wino_block tiles (tiles numbered over the images, rows and columns);
+   or, s->wino_shared, the chunks share one block at a time (fuse__wino_run_shared).
    A chunk's scratch holds MR row pointers, the block's transformed input V [position][tile]
    [C] and its products M [position][tile][K]. Per block: the input transform into V; per
    group and position, each column block of the weights' panel runs over the block's tiles
@@ -15,6 +16,29 @@ typedef struct fuse__wino_job {
   int64_t G, Cg, Kg, obs, tiles, positions;
 } fuse__wino_job;
 
+/* The GEMMs of one block's position pos, column block ob, group grp (V in v, products into m,
+   lda / ldm of a.ldv / a.ldm): the block's nt tiles MR at a time through ptr. */
+static void fuse__wino_gemm(const fuse__wino_job *j, const fuse__wino_args *a, const float *v,
+                            float *m, int nt, int64_t grp, int64_t pos, int64_t ob,
+                            const float **ptr) {
+  const fuse__step *s = j->s;
+  size_t panel = (size_t)(j->obs * j->positions * j->Cg * s->nr); /* a group's weights */
+  int last = ob == j->obs - 1, i, r0;
+  int cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
+  const float *w = s->packed + grp * panel +
+                   fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
+  float *mo = m + pos * a->ldm + grp * j->Kg + ob * s->nr;
+  fuse__tile_epi e; /* no epilogue: the products are stored as they are */
+  memset(&e, 0, sizeof e);
+  for (r0 = 0; r0 < nt; r0 += s->mr) {
+    int rows = nt - r0 < s->mr ? nt - r0 : s->mr;
+    for (i = 0; i < s->mr; i++)
+      ptr[i] = v + pos * a->ldv + (r0 + (i < rows ? i : rows - 1)) * a->C + grp * j->Cg;
+    (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a->K, a->K, rows, cols, 0,
+                                &e);
+  }
+}
+
 static void fuse__wino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__wino_job *j = (const fuse__wino_job *)ctx;
   const fuse__step *s = j->s;
@@ -22,13 +46,9 @@ static void fuse__wino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *scratch = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   const float **ptr = (const float **)(void *)scratch;
   size_t ptrs = ((size_t)s->mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-  int64_t B = s->wino_block, u, grp, pos, ob, r0;
+  int64_t B = s->wino_block, u, grp, pos, ob;
   float *v = (float *)(void *)(scratch + ptrs), *m = v + j->positions * B * j->a.C;
-  size_t panel = (size_t)(j->obs * j->positions * j->Cg * s->nr); /* a group's weights */
-  fuse__tile_epi e; /* no epilogue: the products are stored as they are */
   fuse__wino_args a = j->a;
-  int i;
-  memset(&e, 0, sizeof e);
   a.ldv = B * a.C, a.ldm = B * a.K;
   for (u = u0; u < u1; u++) {
     int64_t t0 = u * B;
@@ -36,21 +56,60 @@ static void fuse__wino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     j->kind->input(&a, t0, nt, v);
     for (grp = 0; grp < j->G; grp++)
       for (pos = 0; pos < j->positions; pos++)
-        for (ob = 0; ob < j->obs; ob++) {
-          int last = ob == j->obs - 1;
-          int cols = (int)(j->Kg - ob * s->nr < s->nr ? j->Kg - ob * s->nr : s->nr);
-          const float *w = s->packed + grp * panel +
-                           fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
-          float *mo = m + pos * a.ldm + grp * j->Kg + ob * s->nr;
-          for (r0 = 0; r0 < nt; r0 += s->mr) {
-            int rows = (int)(nt - r0 < s->mr ? nt - r0 : s->mr);
-            for (i = 0; i < s->mr; i++)
-              ptr[i] = v + pos * a.ldv + (r0 + (i < rows ? i : rows - 1)) * a.C + grp * j->Cg;
-            (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a.K, a.K, rows, cols,
-                                        0, &e);
-          }
-        }
+        for (ob = 0; ob < j->obs; ob++) fuse__wino_gemm(j, &a, v, m, nt, grp, pos, ob, ptr);
     j->kind->output(&a, t0, nt, m);
+  }
+}
+
+/* Shared blocks (s->wino_shared): the block of tiles t0 .. t0 + nt - 1 in the chunks' scratch
+   together (V at v, M at m); units are its tiles (the transforms) or its (group, position,
+   column block) GEMMs. */
+typedef struct fuse__wino_shared {
+  const fuse__wino_job *j;
+  fuse__wino_args a;
+  float *v, *m;
+  int64_t t0;
+  int nt;
+} fuse__wino_shared;
+
+static void fuse__wino_shared_input(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__wino_shared *b = (const fuse__wino_shared *)ctx;
+  (void)chunk;
+  b->j->kind->input(&b->a, b->t0 + u0, (int)(u1 - u0), b->v + u0 * b->a.C);
+}
+
+static void fuse__wino_shared_gemm(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__wino_shared *b = (const fuse__wino_shared *)ctx;
+  const fuse__wino_job *j = b->j;
+  const float *ptr[16]; /* MR row pointers: no micro-kernel has more than 12 rows */
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) /* group, position, column block */
+    fuse__wino_gemm(j, &b->a, b->v, b->m, b->nt, u / (j->positions * j->obs),
+                    u / j->obs % j->positions, u % j->obs, ptr);
+}
+
+static void fuse__wino_shared_output(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__wino_shared *b = (const fuse__wino_shared *)ctx;
+  (void)chunk;
+  b->j->kind->output(&b->a, b->t0 + u0, (int)(u1 - u0), b->m + u0 * b->a.K);
+}
+
+static void fuse__wino_run_shared(const fuse__wino_job *j) {
+  const fuse_plan *p = j->r->p;
+  const fuse__step *s = j->s;
+  fuse__wino_shared b;
+  int64_t B = s->wino_block;
+  b.j = j;
+  b.a = j->a;
+  b.a.ldv = B * b.a.C, b.a.ldm = B * b.a.K;
+  b.v = (float *)(void *)(j->r->work + p->scratch_offset);
+  b.m = b.v + j->positions * B * b.a.C;
+  for (b.t0 = 0; b.t0 < j->tiles; b.t0 += B) {
+    b.nt = (int)(j->tiles - b.t0 < B ? j->tiles - b.t0 : B);
+    fuse__parallel(p, b.nt, fuse__wino_shared_input, &b);
+    fuse__parallel(p, j->G * j->positions * j->obs, fuse__wino_shared_gemm, &b);
+    fuse__parallel(p, b.nt, fuse__wino_shared_output, &b);
   }
 }
 
@@ -82,5 +141,9 @@ static void fuse__conv_winograd(const fuse__run *r, const fuse__step *s) {
   j.positions = (s->winograd + 2) * (s->winograd + 2);
   j.tiles = ty->shape[0] * j.a.th * j.a.tw;
   if (!j.kind) return;
+  if (s->wino_shared) {
+    fuse__wino_run_shared(&j);
+    return;
+  }
   fuse__parallel(r->p, (j.tiles + s->wino_block - 1) / s->wino_block, fuse__wino_units, &j);
 }
