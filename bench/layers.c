@@ -287,8 +287,13 @@ static void run_fuse_step(void *ctx) {
 
 /* --in-network: the conv reads another op's output (clip to +-FLT_MAX), as every conv but a
    network's first does, so the plan runs it on the NHWC kernels a network uses; alone on the
-   graph input a plan may take the NCHW kernels (the few-channel stem kernel, the NCHW GEMM) */
+   graph input a plan may take the NCHW kernels (the few-channel stem kernel, the NCHW GEMM).
+   A depthwise conv takes the layout of its input, NHWC in a network between 1x1 convs: there
+   it reads the output of a 1x1 conv of identity weights (x exactly), and its conv step is the
+   plan's last conv2d step (the whole-plan columns then hold the 1x1 conv as well). */
 static int in_network = 0;
+
+static int is_depthwise(const layer *L) { return L->groups > 1 && L->groups == L->c && L->c == L->k; }
 
 /* conv2d -> add(reshape(bias)) -> relu or clip(0, 6) */
 static fuse_graph *build_graph(const layer *L, const float *w, const float *b) {
@@ -307,7 +312,20 @@ static fuse_graph *build_graph(const layer *L, const float *w, const float *b) {
   a.padding[0] = a.padding[1] = a.padding[2] = a.padding[3] = L->pad;
   a.groups = L->groups;
   x = fuse_input(g, "x", 4, xs);
-  if (in_network)
+  if (in_network && is_depthwise(L)) {
+    int64_t is[4], c;
+    float *eye = (float *)calloc((size_t)(L->c * L->c), sizeof(float));
+    fuse_conv2d_attrs one;
+    if (!eye)
+      die("build", "out of memory");
+    for (c = 0; c < L->c; c++)
+      eye[c * L->c + c] = 1.0f;
+    is[0] = is[1] = L->c, is[2] = is[3] = 1;
+    memset(&one, 0, sizeof one);
+    one.strides[0] = one.strides[1] = one.groups = 1;
+    x = fuse_conv2d(g, x, fuse_constant(g, "eye", 4, is, eye), &one);
+    free(eye);
+  } else if (in_network)
     x = fuse_clip(g, x, -FLT_MAX, FLT_MAX);
   y = fuse_conv2d(g, x, fuse_constant(g, "w", 4, ws, w), &a);
   y = fuse_add(g, y, fuse_reshape(g, fuse_constant(g, "b", 1, bs, b), 4, rs));
@@ -850,7 +868,7 @@ int main(int argc, char **argv) {
       plan_steps(plans[V_UNFUSED], &plain_info);
       R->steps = fused_info.compute_steps;
       R->unfused_steps = plain_info.compute_steps;
-      R->conv_step = fused_info.first_conv;
+      R->conv_step = in_network && is_depthwise(L) ? fused_info.last_conv : fused_info.first_conv;
     }
     if (verbose) {
       printf("== %s (%.3f GFLOP)\n", L->name, layer_gflop(L));

@@ -28,6 +28,7 @@ typedef struct plan_info {
   int compute_steps; /* steps that are not to_nhwc / to_nchw */
   int conversions;   /* to_nhwc / to_nchw steps */
   int first_conv;    /* index of the first step whose op is conv2d; -1 = none */
+  int last_conv;     /* and of the last one */
 } plan_info;
 
 typedef struct plan_text {
@@ -73,7 +74,7 @@ static BENCH_UNUSED int plan_steps(const fuse_plan *plan, plan_info *info) {
   info->steps = fuse_plan_step_count(plan);
   info->compute_steps = info->steps;
   info->conversions = 0;
-  info->first_conv = -1;
+  info->first_conv = info->last_conv = -1;
   if (fuse_plan_write(plan, plan_text_write, &t) != FUSE_OK || t.failed || !t.buf) {
     free(t.buf);
     return 0;
@@ -92,9 +93,10 @@ static BENCH_UNUSED int plan_steps(const fuse_plan *plan, plan_info *info) {
         info->conversions++;
       else {
         info->compute_steps++;
-        if (info->first_conv < 0 && !strncmp(op, "conv2d", 6) &&
-            (op[6] == ' ' || op[6] == '\n' || op[6] == 0))
-          info->first_conv = (int)index;
+        if (!strncmp(op, "conv2d", 6) && (op[6] == ' ' || op[6] == '\n' || op[6] == 0)) {
+          if (info->first_conv < 0) info->first_conv = (int)index;
+          info->last_conv = (int)index;
+        }
       }
     }
     line = *end ? end + 1 : end;
