@@ -34797,30 +34797,51 @@ static void fuse__kernel_transpose(const fuse__run *r, const fuse__step *s) {
                         s->a.perm);
 }
 
+/* A concat at run time: its output as `outer` rows of `row` floats (NHWC: a pixel's channels),
+   input i a piece of each row; units are rows, each chunk copying every input's pieces of its
+   rows (densenet's concats copy up to 31 inputs of 32 to 128 floats per pixel: one thread
+   alone ran them slower on two threads than on one, reading what the other core wrote). */
+typedef struct fuse__concat_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  float *y;
+  int axis, nhwc;
+  int64_t inner, row;
+} fuse__concat_job;
+
+static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
+  const fuse__concat_job *j = (const fuse__concat_job *)ctx;
+  int64_t at = 0, o;
+  int i;
+  (void)chunk;
+  for (i = 0; i < j->s->num_in; i++) {
+    const fuse__tensor *tx = fuse__in_t(j->r, j->s, i);
+    const float *x = fuse__in(j->r, j->s, i);
+    int64_t piece, ldx = tx->stride; /* a slice of another concat's output: rows ldx apart */
+    fuse__tensor vx;
+    if (j->nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
+    piece = tx->shape[j->axis] * j->inner;
+    if (x != j->y + at) /* else its producer wrote it in place (in_place.c) */
+      for (o = o0; o < o1; o++)
+        memcpy(j->y + o * j->row + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
+    at += piece;
+  }
+}
+
 static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  float *y = fuse__data(r, s->out);
-  int axis = s->a.axis, i, nhwc = ty->nhwc;
-  fuse__tensor vy, vx;
-  if (nhwc) { /* channels are the last axis of the bytes */
+  fuse__concat_job j;
+  fuse__tensor vy;
+  j.r = r, j.s = s, j.y = fuse__data(r, s->out);
+  j.axis = s->a.axis, j.nhwc = ty->nhwc;
+  if (j.nhwc) { /* channels are the last axis of the bytes */
     fuse__nhwc_shape(ty, &vy);
     ty = &vy;
-    axis = 3;
+    j.axis = 3;
   }
-  int64_t outer = fuse__numel(axis, ty->shape), o, at = 0;
-  int64_t inner = fuse__numel(ty->rank - axis - 1, ty->shape + axis + 1);
-  int64_t row = ty->shape[axis] * inner;
-  for (i = 0; i < s->num_in; i++) {
-    const fuse__tensor *tx = fuse__in_t(r, s, i);
-    const float *x = fuse__in(r, s, i);
-    int64_t chunk, ldx = tx->stride; /* a slice of another concat's output: rows ldx apart */
-    if (nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
-    chunk = tx->shape[axis] * inner;
-    if (x != y + at) /* else its producer wrote it in place (in_place.c) */
-      for (o = 0; o < outer; o++)
-        memcpy(y + o * row + at, x + o * (ldx ? ldx : chunk), (size_t)chunk * sizeof(float));
-    at += chunk;
-  }
+  j.inner = fuse__numel(ty->rank - j.axis - 1, ty->shape + j.axis + 1);
+  j.row = ty->shape[j.axis] * j.inner;
+  fuse__parallel(r->p, fuse__numel(j.axis, ty->shape), fuse__concat_rows, &j);
 }
 
 static void fuse__kernel_softmax(const fuse__run *r, const fuse__step *s) {
