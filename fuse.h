@@ -25281,22 +25281,66 @@ struct fuse__pool_args {
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
+
+/* One output pixel whose window lies inside the input (its first tap at xw), channels
+   [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
+   compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
+   as the general loop below: the same bits. Returns the channels done. */
+FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                              const float *xw, float *yp) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t row = dh * d->W * C, col = dw * C;
+  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  int64_t c0;
+  int kh, kw, q;
+  for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
+    FUSE__VEC v[4];
+    const float *xr = xw + c0;
+    FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = d->is_max ? FUSE__V_SET1(-HUGE_VALF) : FUSE__V_ZERO();
+    for (kh = 0; kh < a->kernel[0]; kh++, xr += row) {
+      const float *xp = xr;
+      if (d->is_max) {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_MAX_NAN(FUSE__V_LOAD(xp + q * vw), v[q]);
+        }
+      } else {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_ADD(v[q], FUSE__V_LOAD(xp + q * vw));
+        }
+      }
+    }
+    FUSE__UNROLL for (q = 0; q < 4; q++)
+      FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
+  }
+  return c_end;
+}
+
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
                                                     int64_t r1) {
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
+  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
+  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
+    int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
+      int64_t done = 0;
+      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
+        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
         fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
         fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
           for (kh = kh0; kh < kh1; kh++) {
@@ -25320,7 +25364,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
         if (w1 > d->W) w1 = d->W;
         if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
         inv = FUSE__V_SET1((float)(1.0 / (double)area));
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC sum = FUSE__V_ZERO();
           for (ih = hs; ih < h1; ih++)
@@ -25523,22 +25567,66 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
+
+/* One output pixel whose window lies inside the input (its first tap at xw), channels
+   [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
+   compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
+   as the general loop below: the same bits. Returns the channels done. */
+FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                              const float *xw, float *yp) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t row = dh * d->W * C, col = dw * C;
+  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  int64_t c0;
+  int kh, kw, q;
+  for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
+    FUSE__VEC v[4];
+    const float *xr = xw + c0;
+    FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = d->is_max ? FUSE__V_SET1(-HUGE_VALF) : FUSE__V_ZERO();
+    for (kh = 0; kh < a->kernel[0]; kh++, xr += row) {
+      const float *xp = xr;
+      if (d->is_max) {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_MAX_NAN(FUSE__V_LOAD(xp + q * vw), v[q]);
+        }
+      } else {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_ADD(v[q], FUSE__V_LOAD(xp + q * vw));
+        }
+      }
+    }
+    FUSE__UNROLL for (q = 0; q < 4; q++)
+      FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
+  }
+  return c_end;
+}
+
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
                                                     int64_t r1) {
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
+  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
+  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
+    int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
+      int64_t done = 0;
+      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
+        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
         fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
         fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
           for (kh = kh0; kh < kh1; kh++) {
@@ -25562,7 +25650,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
         if (w1 > d->W) w1 = d->W;
         if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
         inv = FUSE__V_SET1((float)(1.0 / (double)area));
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC sum = FUSE__V_ZERO();
           for (ih = hs; ih < h1; ih++)
@@ -25791,22 +25879,66 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
+
+/* One output pixel whose window lies inside the input (its first tap at xw), channels
+   [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
+   compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
+   as the general loop below: the same bits. Returns the channels done. */
+FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                              const float *xw, float *yp) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t row = dh * d->W * C, col = dw * C;
+  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  int64_t c0;
+  int kh, kw, q;
+  for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
+    FUSE__VEC v[4];
+    const float *xr = xw + c0;
+    FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = d->is_max ? FUSE__V_SET1(-HUGE_VALF) : FUSE__V_ZERO();
+    for (kh = 0; kh < a->kernel[0]; kh++, xr += row) {
+      const float *xp = xr;
+      if (d->is_max) {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_MAX_NAN(FUSE__V_LOAD(xp + q * vw), v[q]);
+        }
+      } else {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_ADD(v[q], FUSE__V_LOAD(xp + q * vw));
+        }
+      }
+    }
+    FUSE__UNROLL for (q = 0; q < 4; q++)
+      FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
+  }
+  return c_end;
+}
+
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
                                                     int64_t r1) {
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
+  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
+  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
+    int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
+      int64_t done = 0;
+      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
+        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
         fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
         fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
           for (kh = kh0; kh < kh1; kh++) {
@@ -25830,7 +25962,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
         if (w1 > d->W) w1 = d->W;
         if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
         inv = FUSE__V_SET1((float)(1.0 / (double)area));
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC sum = FUSE__V_ZERO();
           for (ih = hs; ih < h1; ih++)
@@ -26049,22 +26181,66 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
+
+/* One output pixel whose window lies inside the input (its first tap at xw), channels
+   [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
+   compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
+   as the general loop below: the same bits. Returns the channels done. */
+FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                              const float *xw, float *yp) {
+  const fuse_pool2d_attrs *a = d->a;
+  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t row = dh * d->W * C, col = dw * C;
+  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  int64_t c0;
+  int kh, kw, q;
+  for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
+    FUSE__VEC v[4];
+    const float *xr = xw + c0;
+    FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = d->is_max ? FUSE__V_SET1(-HUGE_VALF) : FUSE__V_ZERO();
+    for (kh = 0; kh < a->kernel[0]; kh++, xr += row) {
+      const float *xp = xr;
+      if (d->is_max) {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_MAX_NAN(FUSE__V_LOAD(xp + q * vw), v[q]);
+        }
+      } else {
+        for (kw = 0; kw < a->kernel[1]; kw++, xp += col) {
+          FUSE__UNROLL for (q = 0; q < 4; q++) v[q] = FUSE__V_ADD(v[q], FUSE__V_LOAD(xp + q * vw));
+        }
+      }
+    }
+    FUSE__UNROLL for (q = 0; q < 4; q++)
+      FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
+  }
+  return c_end;
+}
+
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
                                                     int64_t r1) {
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
+  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
+  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
+    int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
+      int64_t done = 0;
+      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
+        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
         fuse__taps(h0, a->dilation[0], a->kernel[0], d->H, &kh0, &kh1);
         fuse__taps(w0, a->dilation[1], a->kernel[1], d->W, &kw0, &kw1);
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC v = FUSE__V_SET1(-HUGE_VALF);
           for (kh = kh0; kh < kh1; kh++) {
@@ -26088,7 +26264,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
         if (w1 > d->W) w1 = d->W;
         if (!a->count_include_pad) area = (h1 - hs) * (w1 - ws);
         inv = FUSE__V_SET1((float)(1.0 / (double)area));
-        for (c0 = 0; c0 < C; c0 += vw) {
+        for (c0 = done; c0 < C; c0 += vw) {
           FUSE__VEC_MASK m = FUSE__V_MASK_FIRST(C - c0);
           FUSE__VEC sum = FUSE__V_ZERO();
           for (ih = hs; ih < h1; ih++)
