@@ -38821,6 +38821,10 @@ static fuse_value fuse__onnx_pad(fuse__onnx *ld, const fuse__onode *n, fuse_valu
     pads[ax] = given[i];
     pads[ax + rank] = given[i + num_axes];
   }
+  for (i = 0; i < 2 * rank && !pads[i]; i++) {
+  }
+  if (i == 2 * rank) return x; /* no padding (densenet's exports before each average pool): a
+                                  copy step that held the pool on the NCHW reference kernel */
   return fuse_pad(ld->g, x, pads, mode, value);
 }
 

@@ -9,7 +9,8 @@ Usage (from the repository root; needs numpy and Debian's python3-onnx):
 Each fold_<case>.onnx computes a float32 result from a float32 input through the shape
 arithmetic PyTorch's exporter writes (Shape, Gather, Unsqueeze, Concat, Div on int64, Range,
 Cast, ConstantOfShape, Equal / Where, If on a known condition, Slice to INT64_MAX,
-ReduceProd, Mod, Tile, Expand of a parameter), which the loader must fold away. Next to it,
+ReduceProd, Mod, Tile, Expand of a parameter, a Pad of zeros), which the loader must fold
+away. Next to it,
 as tests/test_zoo.c reads them: <case>.input.bin and <case>.output.bin (raw float32 LE),
 the output computed here with numpy.
 
@@ -177,6 +178,15 @@ def cases():
     y = np.einsum("kc,nchw->nkhw", w[:, :, 0, 0].astype(np.float64), cr).astype(np.float32)
     yield "fold_batch_norm_preact", model("fold_batch_norm_preact", nodes, x.shape, y.shape,
                                           inits=inits), x, y
+
+    # densenet's transitions as torch.onnx.export writes them: a Pad of zeros before the
+    # average pool, no padding at all (loaded as nothing: tests/test_zoo.c checks the plan)
+    x = rng.randn(1, 4, 6, 6).astype(np.float32)
+    y = x.reshape(1, 4, 3, 2, 3, 2).mean(axis=(3, 5), dtype=np.float64).astype(np.float32)
+    yield "fold_pad_zero", model("fold_pad_zero", [
+        helper.make_node("Pad", ["x", "pads"], ["xp"], mode="constant"),
+        helper.make_node("AveragePool", ["xp"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+        x.shape, y.shape, inits=[("pads", np.zeros(8, np.int64))]), x, y
 
 
 def external_case():
