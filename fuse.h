@@ -12067,6 +12067,180 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
 /* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x24
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 3
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j;
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post)
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   e->res, e->chan, e->chan_rows);
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+/* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
@@ -28704,6 +28878,7 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL},
     {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
 #endif
 #if defined(FUSE__NEON) && defined(__aarch64__)

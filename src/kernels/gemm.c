@@ -122,6 +122,10 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x24
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 3
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1

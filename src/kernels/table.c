@@ -27,6 +27,7 @@ static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
     {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL},
     {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
 #endif
 #if defined(FUSE__NEON) && defined(__aarch64__)
