@@ -210,11 +210,15 @@ check-dnnl: | $(HB)
 	$(HB)/static_dnnl
 
 # every example builds warning-free, and the seed examples run: each exits non-zero when its
-# fused and unfused results differ (their output is shown only then)
+# fused and unfused results differ (their output is shown only then); fuse_run runs the
+# committed network on two threads of its job pool against PyTorch's output
 check-examples: $(EXAMPLE_PROGRAMS)
 	@for e in $(SEED_EXAMPLES); do \
 	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
 	done
+	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --threads 2 --runs 2 \
+	  --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin 2>&1) || \
+	  { printf '%s\n' "$$out"; echo "fuse_run --threads 2 failed"; exit 1; }
 
 # ------------------------------------------------------------- demo, examples --
 
