@@ -25456,17 +25456,18 @@ struct fuse__pool_args {
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
 
-/* One output pixel whose window lies inside the input (its first tap at xw), channels
+/* One output pixel whose window lies inside the input (its first tap at xw; kernel rows `row`
+   floats apart, taps in a row `col`; inv_area: 1 / the window's area for average), channels
    [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
    compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
-   as the general loop below: the same bits. Returns the channels done. */
-FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
-                                                              const float *xw, float *yp) {
+   as the general loop below: the same bits. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                           const float *xw, float *yp,
+                                                           int64_t c_end, int64_t row,
+                                                           int64_t col, float inv_area) {
   const fuse_pool2d_attrs *a = d->a;
-  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
-  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
-  const int64_t row = dh * d->W * C, col = dw * C;
-  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  const int64_t vw = FUSE__VEC_WIDTH;
+  const FUSE__VEC inv = FUSE__V_SET1(inv_area);
   int64_t c0;
   int kh, kw, q;
   for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
@@ -25488,7 +25489,6 @@ FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool
     FUSE__UNROLL for (q = 0; q < 4; q++)
       FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
   }
-  return c_end;
 }
 
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
@@ -25496,9 +25496,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
-  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
-  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
-  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns); average
+     ignores dilation. Inside, channels [0, c_end) go four vectors at a time. */
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t span_h = (a->kernel[0] - 1) * dh + 1, span_w = (a->kernel[1] - 1) * dw + 1;
+  const int64_t c_end = C / (4 * vw) * (4 * vw);
+  const float inside_inv = (float)(1.0 / (double)(a->kernel[0] * a->kernel[1]));
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
@@ -25507,8 +25510,11 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
       int64_t done = 0;
-      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
-        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
+        FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
+                                        dw * C, inside_inv);
+        done = c_end;
+      }
       if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
@@ -25742,17 +25748,18 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
 
-/* One output pixel whose window lies inside the input (its first tap at xw), channels
+/* One output pixel whose window lies inside the input (its first tap at xw; kernel rows `row`
+   floats apart, taps in a row `col`; inv_area: 1 / the window's area for average), channels
    [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
    compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
-   as the general loop below: the same bits. Returns the channels done. */
-FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
-                                                              const float *xw, float *yp) {
+   as the general loop below: the same bits. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                           const float *xw, float *yp,
+                                                           int64_t c_end, int64_t row,
+                                                           int64_t col, float inv_area) {
   const fuse_pool2d_attrs *a = d->a;
-  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
-  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
-  const int64_t row = dh * d->W * C, col = dw * C;
-  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  const int64_t vw = FUSE__VEC_WIDTH;
+  const FUSE__VEC inv = FUSE__V_SET1(inv_area);
   int64_t c0;
   int kh, kw, q;
   for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
@@ -25774,7 +25781,6 @@ FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool
     FUSE__UNROLL for (q = 0; q < 4; q++)
       FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
   }
-  return c_end;
 }
 
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
@@ -25782,9 +25788,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
-  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
-  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
-  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns); average
+     ignores dilation. Inside, channels [0, c_end) go four vectors at a time. */
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t span_h = (a->kernel[0] - 1) * dh + 1, span_w = (a->kernel[1] - 1) * dw + 1;
+  const int64_t c_end = C / (4 * vw) * (4 * vw);
+  const float inside_inv = (float)(1.0 / (double)(a->kernel[0] * a->kernel[1]));
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
@@ -25793,8 +25802,11 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
       int64_t done = 0;
-      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
-        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
+        FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
+                                        dw * C, inside_inv);
+        done = c_end;
+      }
       if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
@@ -26054,17 +26066,18 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
 
-/* One output pixel whose window lies inside the input (its first tap at xw), channels
+/* One output pixel whose window lies inside the input (its first tap at xw; kernel rows `row`
+   floats apart, taps in a row `col`; inv_area: 1 / the window's area for average), channels
    [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
    compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
-   as the general loop below: the same bits. Returns the channels done. */
-FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
-                                                              const float *xw, float *yp) {
+   as the general loop below: the same bits. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                           const float *xw, float *yp,
+                                                           int64_t c_end, int64_t row,
+                                                           int64_t col, float inv_area) {
   const fuse_pool2d_attrs *a = d->a;
-  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
-  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
-  const int64_t row = dh * d->W * C, col = dw * C;
-  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  const int64_t vw = FUSE__VEC_WIDTH;
+  const FUSE__VEC inv = FUSE__V_SET1(inv_area);
   int64_t c0;
   int kh, kw, q;
   for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
@@ -26086,7 +26099,6 @@ FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool
     FUSE__UNROLL for (q = 0; q < 4; q++)
       FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
   }
-  return c_end;
 }
 
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
@@ -26094,9 +26106,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
-  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
-  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
-  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns); average
+     ignores dilation. Inside, channels [0, c_end) go four vectors at a time. */
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t span_h = (a->kernel[0] - 1) * dh + 1, span_w = (a->kernel[1] - 1) * dw + 1;
+  const int64_t c_end = C / (4 * vw) * (4 * vw);
+  const float inside_inv = (float)(1.0 / (double)(a->kernel[0] * a->kernel[1]));
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
@@ -26105,8 +26120,11 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
       int64_t done = 0;
-      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
-        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
+        FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
+                                        dw * C, inside_inv);
+        done = c_end;
+      }
       if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
@@ -26356,17 +26374,18 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
    x unordered takes x), as the reference does; average divides by the window as the
    reference clips it. */
 
-/* One output pixel whose window lies inside the input (its first tap at xw), channels
+/* One output pixel whose window lies inside the input (its first tap at xw; kernel rows `row`
+   floats apart, taps in a row `col`; inv_area: 1 / the window's area for average), channels
    [0, c_end) in groups of four whole vectors: four chains at once, where one chain's
    compare-and-select (or add) waited on the last. Each channel sees its taps in the same order
-   as the general loop below: the same bits. Returns the channels done. */
-FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
-                                                              const float *xw, float *yp) {
+   as the general loop below: the same bits. */
+FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool_args *d,
+                                                           const float *xw, float *yp,
+                                                           int64_t c_end, int64_t row,
+                                                           int64_t col, float inv_area) {
   const fuse_pool2d_attrs *a = d->a;
-  const int64_t vw = FUSE__VEC_WIDTH, C = d->C, c_end = C / (4 * vw) * (4 * vw);
-  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
-  const int64_t row = dh * d->W * C, col = dw * C;
-  const FUSE__VEC inv = FUSE__V_SET1((float)(1.0 / (double)(a->kernel[0] * a->kernel[1])));
+  const int64_t vw = FUSE__VEC_WIDTH;
+  const FUSE__VEC inv = FUSE__V_SET1(inv_area);
   int64_t c0;
   int kh, kw, q;
   for (c0 = 0; c0 < c_end; c0 += 4 * vw) {
@@ -26388,7 +26407,6 @@ FUSE__VEC_TARGET static int64_t FUSE__VEC_FN(fuse__pool_inside)(const fuse__pool
     FUSE__UNROLL for (q = 0; q < 4; q++)
       FUSE__V_STORE(yp + c0 + q * vw, d->is_max ? v[q] : FUSE__V_MUL(v[q], inv));
   }
-  return c_end;
 }
 
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, int64_t r0,
@@ -26396,9 +26414,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
   const fuse_pool2d_attrs *a = d->a;
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t row, ow, c0, C = d->C, ih, iw;
-  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns) */
-  const int64_t span_h = d->is_max ? (a->kernel[0] - 1) * a->dilation[0] + 1 : a->kernel[0];
-  const int64_t span_w = d->is_max ? (a->kernel[1] - 1) * a->dilation[1] + 1 : a->kernel[1];
+  /* a window inside the input: rows h0 .. h0 + span_h - 1 (likewise columns); average
+     ignores dilation. Inside, channels [0, c_end) go four vectors at a time. */
+  const int64_t dh = d->is_max ? a->dilation[0] : 1, dw = d->is_max ? a->dilation[1] : 1;
+  const int64_t span_h = (a->kernel[0] - 1) * dh + 1, span_w = (a->kernel[1] - 1) * dw + 1;
+  const int64_t c_end = C / (4 * vw) * (4 * vw);
+  const float inside_inv = (float)(1.0 / (double)(a->kernel[0] * a->kernel[1]));
   for (row = r0; row < r1; row++) {
     int64_t n = row / d->OH, oh = row % d->OH, h0 = oh * a->strides[0] - a->padding[0];
     const float *xn = d->x + n * d->H * d->W * C;
@@ -26407,8 +26428,11 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
       int64_t w0 = ow * a->strides[1] - a->padding[1];
       float *yp = d->y + (row * d->OW + ow) * C;
       int64_t done = 0;
-      if (rows_inside && w0 >= 0 && w0 + span_w <= d->W)
-        done = FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp);
+      if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
+        FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
+                                        dw * C, inside_inv);
+        done = c_end;
+      }
       if (done == C) continue;
       if (d->is_max) {
         int kh, kw, kh0, kh1, kw0, kw1;
@@ -32389,39 +32413,29 @@ static double fuse__direct_estimate(fuse_isa isa, const fuse__conv_shape *c) {
 
 /* F(m,3)'s position-GEMM micro-kernel (into st) and its block of tiles: as many as keep the
    block's transformed input and products within FUSE__WINO_BLOCK_BYTES, whole micro-kernel
-   tiles, no more than a chunk's share. 0: the ISA has no transforms or micro-kernel. */
+   tiles, no more than a chunk's share. Or, *shared, the chunks share one block at a time
+   (every chunk's scratch together holding its V and M), its input transform, GEMMs and output
+   transform each cut among them, the block as large as FUSE__WINO_BLOCK_BYTES allows: where
+   the transformed weights outweigh a chunk's block, which each chunk would stream on its own
+   (resnet50's 14x14 layers: 9.4 MB of weights for 16 tiles, once per chunk, and 12 tiles
+   against 4: no faster on two threads than on one). 0: the ISA has no transforms or
+   micro-kernel. */
 static int fuse__wino_block(const fuse_plan *p, fuse__step *st, const fuse__conv_shape *c, int m,
-                            int64_t merge, int64_t *block) {
+                            int64_t merge, int64_t *block, int *shared) {
+  int64_t alpha2 = (int64_t)(m + 2) * (m + 2), weights;
   int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
-  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t per_tile = alpha2 * (c->G * c->Cg + c->K) * (int64_t)sizeof(float), full;
   int64_t share = (tiles + p->chunks - 1) / p->chunks; /* every chunk a block */
   if (!fuse__wino_pick(p->isa, m) || !fuse__igemm_choose(p->isa, c->Kg * merge, tiles, 0, st))
     return 0;
-  *block = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
-  if (*block < st->mr) *block = st->mr;
-  share = (share + st->mr - 1) / st->mr * st->mr;
-  if (*block > share) *block = share;
-  return 1;
-}
-
-/* Whether the chunks share one block of tiles (every chunk's scratch together holding its
-   V and M), its input transform, GEMMs and output transform each cut among them, rather than
-   each chunk running blocks of its own: where the transformed weights outweigh a chunk's
-   block, which each chunk would stream on its own (resnet50's 14x14 layers: 9.4 MB of weights
-   for 16 tiles, once per chunk, and 12 tiles against 4: no faster on two threads than on
-   one). Then the block is as large as FUSE__WINO_BLOCK_BYTES allows, not a chunk's share. */
-static int fuse__wino_share(const fuse_plan *p, const fuse__step *st, const fuse__conv_shape *c,
-                            int m, int64_t *block) {
-  int64_t alpha2 = (int64_t)(m + 2) * (m + 2);
-  int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
-  int64_t per_tile = alpha2 * (c->G * c->Cg + c->K) * (int64_t)sizeof(float), full;
-  int64_t merge = st->wino_merge, Cm = c->Cg * merge, Km = c->Kg * merge;
-  int64_t weights = alpha2 * Cm * ((Km + st->nr - 1) / st->nr * st->nr) * (c->G / merge) *
-                    (int64_t)sizeof(float);
-  if (p->chunks < 2 || weights <= *block * per_tile) return 0;
   full = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
   if (full < st->mr) full = st->mr;
-  *block = full < tiles ? full : tiles;
+  share = (share + st->mr - 1) / st->mr * st->mr;
+  *block = full < share ? full : share;
+  weights = alpha2 * c->Cg * merge * ((c->Kg * merge + st->nr - 1) / st->nr * st->nr) *
+            (c->G / merge) * (int64_t)sizeof(float); /* as fuse__pack_winograd packs them */
+  *shared = p->chunks > 1 && weights > *block * per_tile;
+  if (*shared) *block = full < tiles ? full : tiles;
   return 1;
 }
 
@@ -32433,7 +32447,7 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
                                  size_t *scratch) {
   const fuse_conv2d_attrs *a = &st->a.conv;
   int64_t block, merge = 1;
-  int m;
+  int m, shared;
   size_t need;
   if (p->no_winograd == 1 || c->KH != 3 || c->KW != 3 || a->strides[0] != 1 ||
       a->strides[1] != 1 || a->dilation[0] != 1 || a->dilation[1] != 1 || c->OH < 1 ||
@@ -32445,24 +32459,24 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
   if (c->Kg * merge < 4) return 0; /* as the direct kernels: 4 outputs per group at least */
   if (p->no_winograd == -2 || p->no_winograd == -4 || p->no_winograd == -6) {
     m = -p->no_winograd;
-    if (!fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+    if (!fuse__wino_block(p, st, c, m, merge, &block, &shared)) return 0;
   } else { /* the cost rule: F(2,3) or F(4,3), or none */
     double best = fuse__direct_estimate(p->isa, c) / 1.1, t;
     int cand;
     m = 0;
     for (cand = 2; cand <= 4; cand += 2) {
       int64_t b;
-      if (!fuse__wino_block(p, st, c, cand, merge, &b)) continue;
+      if (!fuse__wino_block(p, st, c, cand, merge, &b, &shared)) continue;
       t = fuse__wino_estimate(p->isa, c, cand, merge, st->mr, st->igemm);
       if (t < best) best = t, m = cand;
     }
-    if (!m || !fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+    if (!m || !fuse__wino_block(p, st, c, m, merge, &block, &shared)) return 0;
   }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->winograd = m;
   st->wino_merge = (int)merge;
   st->pointwise = st->rowmode = st->cblock = 0;
-  st->wino_shared = fuse__wino_share(p, st, c, m, &block);
+  st->wino_shared = shared;
   st->wino_block = (int)block;
   need = fuse__wino_scratch(m, block, c->G * c->Cg, c->K, st->mr);
   if (st->wino_shared) need = (need + (size_t)p->chunks - 1) / (size_t)p->chunks;

@@ -62,39 +62,29 @@ static double fuse__direct_estimate(fuse_isa isa, const fuse__conv_shape *c) {
 
 /* F(m,3)'s position-GEMM micro-kernel (into st) and its block of tiles: as many as keep the
    block's transformed input and products within FUSE__WINO_BLOCK_BYTES, whole micro-kernel
-   tiles, no more than a chunk's share. 0: the ISA has no transforms or micro-kernel. */
+   tiles, no more than a chunk's share. Or, *shared, the chunks share one block at a time
+   (every chunk's scratch together holding its V and M), its input transform, GEMMs and output
+   transform each cut among them, the block as large as FUSE__WINO_BLOCK_BYTES allows: where
+   the transformed weights outweigh a chunk's block, which each chunk would stream on its own
+   (resnet50's 14x14 layers: 9.4 MB of weights for 16 tiles, once per chunk, and 12 tiles
+   against 4: no faster on two threads than on one). 0: the ISA has no transforms or
+   micro-kernel. */
 static int fuse__wino_block(const fuse_plan *p, fuse__step *st, const fuse__conv_shape *c, int m,
-                            int64_t merge, int64_t *block) {
+                            int64_t merge, int64_t *block, int *shared) {
+  int64_t alpha2 = (int64_t)(m + 2) * (m + 2), weights;
   int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
-  int64_t per_tile = (int64_t)(m + 2) * (m + 2) * (c->G * c->Cg + c->K) * (int64_t)sizeof(float);
+  int64_t per_tile = alpha2 * (c->G * c->Cg + c->K) * (int64_t)sizeof(float), full;
   int64_t share = (tiles + p->chunks - 1) / p->chunks; /* every chunk a block */
   if (!fuse__wino_pick(p->isa, m) || !fuse__igemm_choose(p->isa, c->Kg * merge, tiles, 0, st))
     return 0;
-  *block = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
-  if (*block < st->mr) *block = st->mr;
-  share = (share + st->mr - 1) / st->mr * st->mr;
-  if (*block > share) *block = share;
-  return 1;
-}
-
-/* Whether the chunks share one block of tiles (every chunk's scratch together holding its
-   V and M), its input transform, GEMMs and output transform each cut among them, rather than
-   each chunk running blocks of its own: where the transformed weights outweigh a chunk's
-   block, which each chunk would stream on its own (resnet50's 14x14 layers: 9.4 MB of weights
-   for 16 tiles, once per chunk, and 12 tiles against 4: no faster on two threads than on
-   one). Then the block is as large as FUSE__WINO_BLOCK_BYTES allows, not a chunk's share. */
-static int fuse__wino_share(const fuse_plan *p, const fuse__step *st, const fuse__conv_shape *c,
-                            int m, int64_t *block) {
-  int64_t alpha2 = (int64_t)(m + 2) * (m + 2);
-  int64_t tiles = c->npix / (c->OH * c->OW) * ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m);
-  int64_t per_tile = alpha2 * (c->G * c->Cg + c->K) * (int64_t)sizeof(float), full;
-  int64_t merge = st->wino_merge, Cm = c->Cg * merge, Km = c->Kg * merge;
-  int64_t weights = alpha2 * Cm * ((Km + st->nr - 1) / st->nr * st->nr) * (c->G / merge) *
-                    (int64_t)sizeof(float);
-  if (p->chunks < 2 || weights <= *block * per_tile) return 0;
   full = FUSE__WINO_BLOCK_BYTES / per_tile / st->mr * st->mr;
   if (full < st->mr) full = st->mr;
-  *block = full < tiles ? full : tiles;
+  share = (share + st->mr - 1) / st->mr * st->mr;
+  *block = full < share ? full : share;
+  weights = alpha2 * c->Cg * merge * ((c->Kg * merge + st->nr - 1) / st->nr * st->nr) *
+            (c->G / merge) * (int64_t)sizeof(float); /* as fuse__pack_winograd packs them */
+  *shared = p->chunks > 1 && weights > *block * per_tile;
+  if (*shared) *block = full < tiles ? full : tiles;
   return 1;
 }
 
@@ -106,7 +96,7 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
                                  size_t *scratch) {
   const fuse_conv2d_attrs *a = &st->a.conv;
   int64_t block, merge = 1;
-  int m;
+  int m, shared;
   size_t need;
   if (p->no_winograd == 1 || c->KH != 3 || c->KW != 3 || a->strides[0] != 1 ||
       a->strides[1] != 1 || a->dilation[0] != 1 || a->dilation[1] != 1 || c->OH < 1 ||
@@ -118,24 +108,24 @@ static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_
   if (c->Kg * merge < 4) return 0; /* as the direct kernels: 4 outputs per group at least */
   if (p->no_winograd == -2 || p->no_winograd == -4 || p->no_winograd == -6) {
     m = -p->no_winograd;
-    if (!fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+    if (!fuse__wino_block(p, st, c, m, merge, &block, &shared)) return 0;
   } else { /* the cost rule: F(2,3) or F(4,3), or none */
     double best = fuse__direct_estimate(p->isa, c) / 1.1, t;
     int cand;
     m = 0;
     for (cand = 2; cand <= 4; cand += 2) {
       int64_t b;
-      if (!fuse__wino_block(p, st, c, cand, merge, &b)) continue;
+      if (!fuse__wino_block(p, st, c, cand, merge, &b, &shared)) continue;
       t = fuse__wino_estimate(p->isa, c, cand, merge, st->mr, st->igemm);
       if (t < best) best = t, m = cand;
     }
-    if (!m || !fuse__wino_block(p, st, c, m, merge, &block)) return 0;
+    if (!m || !fuse__wino_block(p, st, c, m, merge, &block, &shared)) return 0;
   }
   st->kernel = FUSE__KERNEL_IGEMM;
   st->winograd = m;
   st->wino_merge = (int)merge;
   st->pointwise = st->rowmode = st->cblock = 0;
-  st->wino_shared = fuse__wino_share(p, st, c, m, &block);
+  st->wino_shared = shared;
   st->wino_block = (int)block;
   need = fuse__wino_scratch(m, block, c->G * c->Cg, c->K, st->mr);
   if (st->wino_shared) need = (need + (size_t)p->chunks - 1) / (size_t)p->chunks;
