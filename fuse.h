@@ -8408,6 +8408,7 @@ static inline float32x4_t fuse__lanes_neon(float32x4_t a, int what) {
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -8792,6 +8793,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -8867,6 +8869,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -9233,6 +9236,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -9319,6 +9323,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -9696,6 +9701,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -9765,6 +9771,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -10138,6 +10145,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -10221,7 +10229,8 @@ typedef struct fuse__tile_epi {
                                            first channel; NULL for other kinds */
   int chan_rows; /* 1: a tile row is one channel (NCHW kernels); 0: a column is (NHWC) */
   const float *pf; /* meanwhile: weights of a later block to bring into L2, */
-  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
+  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none); */
+  int pf2;         /* 1: two lines a step (a panel with more lines than the tiles' steps) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
 } fuse__tile_epi;
 
@@ -10300,6 +10309,7 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -10353,7 +10363,15 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -10366,6 +10384,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -10390,7 +10417,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -10404,7 +10431,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -10527,7 +10554,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -10540,6 +10575,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -10564,7 +10608,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -10578,7 +10622,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -10701,7 +10745,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -10714,6 +10766,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -10738,7 +10799,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -10752,7 +10813,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -10875,7 +10936,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -10888,6 +10957,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -10912,7 +10990,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -10926,7 +11004,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -11049,7 +11127,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -11062,6 +11148,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -11086,7 +11181,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -11100,7 +11195,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -11223,7 +11318,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -11236,6 +11339,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -11260,7 +11372,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -11274,7 +11386,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -11793,6 +11905,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -11869,6 +11982,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -11904,7 +12018,15 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -11917,6 +12039,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -11941,7 +12072,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -11955,7 +12086,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -12078,7 +12209,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -12091,6 +12230,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -12115,7 +12263,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -12129,7 +12277,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -12252,7 +12400,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -12265,6 +12421,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -12289,7 +12454,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -12303,7 +12468,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -12822,6 +12987,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -12919,6 +13085,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -12966,7 +13133,15 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -12979,6 +13154,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -13003,7 +13187,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -13017,7 +13201,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -13140,7 +13324,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -13153,6 +13345,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -13177,7 +13378,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -13191,7 +13392,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -13314,7 +13515,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -13327,6 +13536,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -13351,7 +13569,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -13365,7 +13583,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -13773,7 +13991,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -13786,6 +14012,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -13810,7 +14045,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -13824,7 +14059,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -13947,7 +14182,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -13960,6 +14203,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -13984,7 +14236,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -13998,7 +14250,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -14518,6 +14770,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -14595,6 +14848,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -14637,7 +14891,15 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -14650,6 +14912,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -14674,7 +14945,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -14688,7 +14959,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -14811,7 +15082,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -14824,6 +15103,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -14848,7 +15136,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -14862,7 +15150,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -14985,7 +15273,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
 FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *const *a, int64_t aoff,
                                                              const float *w, float *y,
@@ -14998,6 +15294,15 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   int t, k, r, j;
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+  }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
     FUSE__UNROLL
@@ -15022,7 +15327,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__UNROLL
       for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
-        if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
@@ -15036,7 +15341,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #endif
     for (; k < L; k++, w += ldw) {
       FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__V_PREFETCH_L2(pf), pf += 16, npf--;
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
       FUSE__UNROLL
@@ -15555,6 +15860,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -15719,6 +16025,7 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -17224,6 +17531,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -17299,6 +17607,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -18786,6 +19095,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -18872,6 +19182,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -20370,6 +20681,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -20439,6 +20751,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -21933,6 +22246,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -22107,6 +22421,7 @@ static void fuse__grouped_vector(int64_t vw, int64_t G, int64_t Cg, int64_t Kg, 
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -22860,6 +23175,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -22935,6 +23251,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -23670,6 +23987,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -23756,6 +24074,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -24502,6 +24821,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -24571,6 +24891,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -25313,6 +25634,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -25408,6 +25730,7 @@ struct fuse__pool_args {
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -25614,6 +25937,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -25717,6 +26041,7 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -25927,6 +26252,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -26024,6 +26350,7 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -26245,6 +26572,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -26315,6 +26643,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -26532,6 +26861,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -26687,6 +27017,7 @@ typedef struct fuse__row_ops {
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -27168,6 +27499,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -27243,6 +27575,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -27706,6 +28039,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -27792,6 +28126,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -28266,6 +28601,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -28335,6 +28671,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -28805,6 +29142,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -29243,6 +29581,7 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i
@@ -29752,6 +30091,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -29828,6 +30168,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)
@@ -30319,6 +30660,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -30406,6 +30748,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t
@@ -30908,6 +31251,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -30979,6 +31323,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
@@ -31477,6 +31822,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE
@@ -32363,18 +32709,23 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
    rate matters): the direct kernel's multiply-adds at its tile's efficiency (fuse__igemm_eff),
    plus its weights streamed once; F(m,3)'s position GEMMs ((m+2)^2 per tile over merged
    groups) at their tile's efficiency, plus 12 operations per transformed element (input and
-   output) at 40 % of P, plus its transformed weights ((m+2)^2 / 9 times the direct kernel's)
+   output) at 40 % of P, and its transformed weights ((m+2)^2 / 9 times the direct kernel's)
    streamed once per block. Weights stream at 100 GB/s while one pass over them fits in
-   16 MB (the last-level cache), at 20 GB/s (memory) past it.
+   16 MB (the last-level cache), at 20 GB/s (memory) past it; from memory the stream runs
+   beside the GEMMs (each brings the next one's panel into L2 while it runs), so the slower
+   of the two counts. (Counting the overlap from the cache too put small grouped and
+   googlenet layers on F(4,3) that ran 1.5-1.7x slower than direct: their GEMMs are short,
+   with a cost per call the estimate leaves out.)
    Winograd must win by 10 %. F(6,3) is never picked: it measured 8-30x the direct kernel's
    rounding error (tests/test_winograd.c), past the 4x this library allows its fast paths.
    The constants were fitted to the conv step of 3x3 stride-1 layers (C = K from 16 to 512,
    7 to 112 pixels, resnext's 32 groups) timed direct, F(2,3), F(4,3) and F(6,3) on AVX-512
    and AVX2 (bench/layers' Winograd table has the resnet / vgg ones) on a shared, noisy
-   machine: what it decides there, F(4,3) down to 7 pixels up to 256 channels, the direct
-   kernels for 512 channels at 7 pixels (37 MB of transformed weights for 4 tiles) and for
-   tiny layers (16 channels at 7 pixels), is what was measured fastest; F(2,3) measured
-   between the two everywhere and is left to layers the estimate puts it first on. Grouped
+   machine: what it decides there, F(4,3) down to 7 pixels up to 256 channels, F(2,3) for 512
+   channels at 7 pixels (F(4,3) would stream 37 MB of transformed weights for 4 tiles; F(2,3)
+   streams 17 MB under 16 tiles' GEMMs, 0.8x the direct kernel's time in resnet18 / resnet50
+   on both ISAs) and the direct kernels for tiny layers (16 channels at 7 pixels), is what
+   was measured fastest; elsewhere F(2,3) measured between the two. Grouped
    convs of 4 channels per group (resnext) go to F(4,3) on AVX-512 and stay direct on AVX2,
    where its 16-column tile runs the merged groups' zeros at the same cost. */
 /* bytes a second at which a pass over `bytes` of weights streams */
@@ -32396,8 +32747,10 @@ static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m
   double eff = fuse__igemm_eff(kind, (int64_t)Kg, (int64_t)tiles, 1);
   double gemm = 2.0 * alpha2 * tiles * Cg * Kg * G / (P * (eff > 0.05 ? eff : 0.05));
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
-  double weights = alpha2 * Cg * Kg * G * 4.0;
-  return gemm + transforms + weights * blocks / fuse__wino_stream_rate(weights);
+  double weights = alpha2 * Cg * Kg * G * 4.0, stream;
+  stream = weights * blocks / fuse__wino_stream_rate(weights);
+  if (weights > 16e6) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
+  return gemm + transforms + stream;
 }
 
 static double fuse__direct_estimate(fuse_isa isa, const fuse__conv_shape *c) {
@@ -34730,14 +35083,28 @@ static void fuse__wino_gemm(const fuse__wino_job *j, const fuse__wino_args *a, c
   const float *w = s->packed + grp * panel +
                    fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
   float *mo = m + pos * a->ldm + grp * j->Kg + ob * s->nr;
+  int64_t npos = ob + 1 < j->obs ? pos : pos + 1, nob = ob + 1 < j->obs ? ob + 1 : 0;
+  int64_t ngrp = npos < j->positions ? grp : grp + 1, lines = 0, steps = j->Cg;
   fuse__tile_epi e; /* no epilogue: the products are stored as they are */
   memset(&e, 0, sizeof e);
+  if (npos == j->positions) npos = 0;
+  if (ngrp < j->G) { /* the next GEMM's panel into L2 meanwhile, spread over this one's tiles
+                        (in a network it comes from memory: no prefetcher runs ahead across
+                        the panels, which lie a column block apart) */
+    e.pf = s->packed + ngrp * panel +
+           fuse__igemm_at(s, j->Kg, j->positions * j->Cg, nob * s->nr, npos * j->Cg);
+    lines = j->Cg * (nob == j->obs - 1 ? s->nr_last : s->nr) / 16;
+    e.pf2 = lines > (nt + s->mr - 1) / s->mr * steps;
+  }
   for (r0 = 0; r0 < nt; r0 += s->mr) {
     int rows = nt - r0 < s->mr ? nt - r0 : s->mr;
+    int64_t from = r0 / s->mr * steps * (e.pf2 ? 2 : 1);
+    e.npf = from < lines ? lines - from : 0;
     for (i = 0; i < s->mr; i++)
       ptr[i] = v + pos * a->ldv + (r0 + (i < rows ? i : rows - 1)) * a->C + grp * j->Cg;
     (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a->K, a->K, rows, cols, 0,
                                 &e);
+    if (e.npf) e.pf += steps * (e.pf2 ? 2 : 1) * 16;
   }
 }
 
@@ -40488,6 +40855,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__NCHW_PACK_RUNS
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
+#undef FUSE__GEMM_PREFETCH_STEP
 #undef FUSE__FEW_CHANNELS_SEGS
 #undef FUSE__FEW_CHANNELS_BUF
 #undef FUSE__DWC_BUF

@@ -3,7 +3,7 @@
        fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|neon|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
                            [--expect want.bin]... [--tolerance T] [--no-optimize]
-                           [--no-winograd] [--explain] [--dot FILE [--dot-only TEXT]]
+                           [--no-winograd | --winograd M] [--explain] [--dot FILE [--dot-only TEXT]]
 
    Loads the model with fuse_onnx_load_file, optimizes it with fuse_optimize (unless
    --no-optimize), compiles it and runs it in a workspace of its own (64-byte aligned,
@@ -102,6 +102,8 @@ static const char *usage_text =
     "  --no-optimize       run the graph as loaded, op by op\n"
     "  --no-winograd       3x3 stride-1 convs on the direct kernels, never as Winograd\n"
     "                      (fuse_compile_options.no_winograd = 1)\n"
+    "  --winograd M        every 3x3 stride-1 conv that can as Winograd F(M,3), M = 2, 4 or 6\n"
+    "                      (no_winograd = -M; to measure the cost rule's choices)\n"
     "  --explain           print what fused and why the rest did not (fuse_explain), for\n"
     "                      the graph that is compiled\n"
     "  --dot FILE          write that graph as Graphviz DOT (dot -Tsvg FILE -o graph.svg)\n"
@@ -587,6 +589,13 @@ static int parse_args(int argc, char **argv, options *o) {
       o->optimize = 0;
     } else if (strcmp(a, "--no-winograd") == 0) {
       o->no_winograd = 1;
+    } else if (strcmp(a, "--winograd") == 0) {
+      if (!value || (strcmp(value, "2") && strcmp(value, "4") && strcmp(value, "6"))) {
+        fail_usage("--winograd expects 2, 4 or 6, got '%s'", value ? value : "nothing");
+        return 2;
+      }
+      o->no_winograd = -atoi(value);
+      i++;
     } else if (strcmp(a, "--explain") == 0) {
       o->explain = 1;
     } else if (strcmp(a, "--dot") == 0 || strcmp(a, "--dot-only") == 0) {

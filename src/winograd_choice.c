@@ -12,18 +12,23 @@
    rate matters): the direct kernel's multiply-adds at its tile's efficiency (fuse__igemm_eff),
    plus its weights streamed once; F(m,3)'s position GEMMs ((m+2)^2 per tile over merged
    groups) at their tile's efficiency, plus 12 operations per transformed element (input and
-   output) at 40 % of P, plus its transformed weights ((m+2)^2 / 9 times the direct kernel's)
+   output) at 40 % of P, and its transformed weights ((m+2)^2 / 9 times the direct kernel's)
    streamed once per block. Weights stream at 100 GB/s while one pass over them fits in
-   16 MB (the last-level cache), at 20 GB/s (memory) past it.
+   16 MB (the last-level cache), at 20 GB/s (memory) past it; from memory the stream runs
+   beside the GEMMs (each brings the next one's panel into L2 while it runs), so the slower
+   of the two counts. (Counting the overlap from the cache too put small grouped and
+   googlenet layers on F(4,3) that ran 1.5-1.7x slower than direct: their GEMMs are short,
+   with a cost per call the estimate leaves out.)
    Winograd must win by 10 %. F(6,3) is never picked: it measured 8-30x the direct kernel's
    rounding error (tests/test_winograd.c), past the 4x this library allows its fast paths.
    The constants were fitted to the conv step of 3x3 stride-1 layers (C = K from 16 to 512,
    7 to 112 pixels, resnext's 32 groups) timed direct, F(2,3), F(4,3) and F(6,3) on AVX-512
    and AVX2 (bench/layers' Winograd table has the resnet / vgg ones) on a shared, noisy
-   machine: what it decides there, F(4,3) down to 7 pixels up to 256 channels, the direct
-   kernels for 512 channels at 7 pixels (37 MB of transformed weights for 4 tiles) and for
-   tiny layers (16 channels at 7 pixels), is what was measured fastest; F(2,3) measured
-   between the two everywhere and is left to layers the estimate puts it first on. Grouped
+   machine: what it decides there, F(4,3) down to 7 pixels up to 256 channels, F(2,3) for 512
+   channels at 7 pixels (F(4,3) would stream 37 MB of transformed weights for 4 tiles; F(2,3)
+   streams 17 MB under 16 tiles' GEMMs, 0.8x the direct kernel's time in resnet18 / resnet50
+   on both ISAs) and the direct kernels for tiny layers (16 channels at 7 pixels), is what
+   was measured fastest; elsewhere F(2,3) measured between the two. Grouped
    convs of 4 channels per group (resnext) go to F(4,3) on AVX-512 and stay direct on AVX2,
    where its 16-column tile runs the merged groups' zeros at the same cost. */
 /* bytes a second at which a pass over `bytes` of weights streams */
@@ -45,8 +50,10 @@ static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m
   double eff = fuse__igemm_eff(kind, (int64_t)Kg, (int64_t)tiles, 1);
   double gemm = 2.0 * alpha2 * tiles * Cg * Kg * G / (P * (eff > 0.05 ? eff : 0.05));
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
-  double weights = alpha2 * Cg * Kg * G * 4.0;
-  return gemm + transforms + weights * blocks / fuse__wino_stream_rate(weights);
+  double weights = alpha2 * Cg * Kg * G * 4.0, stream;
+  stream = weights * blocks / fuse__wino_stream_rate(weights);
+  if (weights > 16e6) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
+  return gemm + transforms + stream;
 }
 
 static double fuse__direct_estimate(fuse_isa isa, const fuse__conv_shape *c) {

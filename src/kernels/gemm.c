@@ -45,7 +45,8 @@ typedef struct fuse__tile_epi {
                                            first channel; NULL for other kinds */
   int chan_rows; /* 1: a tile row is one channel (NCHW kernels); 0: a column is (NHWC) */
   const float *pf; /* meanwhile: weights of a later block to bring into L2, */
-  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none) */
+  int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none); */
+  int pf2;         /* 1: two lines a step (a panel with more lines than the tiles' steps) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
 } fuse__tile_epi;
 

@@ -36,6 +36,7 @@
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8))
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 #define FUSE__VEC_INDEX __m256i
 #define FUSE__V_INDEX_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define FUSE__V_PERMUTE(v, idx) _mm256_permutevar8x32_ps(v, idx)

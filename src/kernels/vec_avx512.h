@@ -42,6 +42,7 @@
 #define FUSE__V_ODDS(a, b)                                                                   \
   _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b)
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* lane k of the result = lane idx[k] of v (the grouped conv's input of several groups);
    FUSE__VEC_INDEX holds the lane numbers, loaded from int32 */
 #define FUSE__VEC_INDEX __m512i

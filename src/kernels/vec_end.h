@@ -27,6 +27,7 @@
 #undef FUSE__V_EVENS
 #undef FUSE__V_ODDS
 #undef FUSE__V_PREFETCH_L2
+#undef FUSE__V_PREFETCH_L1
 #undef FUSE__VEC_INDEX
 #undef FUSE__V_INDEX_LOAD
 #undef FUSE__V_PERMUTE

@@ -47,6 +47,7 @@
 #define FUSE__V_ODDS(a, b) vuzpq_f32(a, b).val[1]
 #endif
 #define FUSE__V_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
+#define FUSE__V_PREFETCH_L1(p) __builtin_prefetch(p, 0, 3)
 /* a lane permute as a byte table lookup: lane number n becomes bytes 4n .. 4n + 3
    (fuse__index_neon, fuse__permute_neon in common.c) */
 #define FUSE__VEC_INDEX uint8x16_t

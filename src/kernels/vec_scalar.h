@@ -31,6 +31,7 @@
 #define FUSE__V_EVENS(a, b) ((void)(b), (a))
 #define FUSE__V_ODDS(a, b) ((void)(a), (b))
 #define FUSE__V_PREFETCH_L2(p) ((void)(p))
+#define FUSE__V_PREFETCH_L1(p) ((void)(p))
 /* lane k of the result = lane idx[k] of v, the lane numbers loaded from int32 (one lane here:
    the index is 0) */
 #define FUSE__VEC_INDEX int32_t
