@@ -32729,7 +32729,10 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
    convs of 4 channels per group (resnext) go to F(4,3) on AVX-512 and stay direct on AVX2,
    where its 16-column tile runs the merged groups' zeros at the same cost. */
 /* bytes a second at which a pass over `bytes` of weights streams */
-static double fuse__wino_stream_rate(double bytes) { return bytes <= 16e6 ? 100e9 : 20e9; }
+#define FUSE__WINO_CACHE_BYTES 16e6 /* the last-level cache the rule assumes */
+static double fuse__wino_stream_rate(double bytes) {
+  return bytes <= FUSE__WINO_CACHE_BYTES ? 100e9 : 20e9;
+}
 
 static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m, int64_t merge,
                                   int mr, int kind) {
@@ -32749,7 +32752,7 @@ static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
   double weights = alpha2 * Cg * Kg * G * 4.0, stream;
   stream = weights * blocks / fuse__wino_stream_rate(weights);
-  if (weights > 16e6) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
+  if (weights > FUSE__WINO_CACHE_BYTES) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
   return gemm + transforms + stream;
 }
 
@@ -35084,27 +35087,27 @@ static void fuse__wino_gemm(const fuse__wino_job *j, const fuse__wino_args *a, c
                    fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
   float *mo = m + pos * a->ldm + grp * j->Kg + ob * s->nr;
   int64_t npos = ob + 1 < j->obs ? pos : pos + 1, nob = ob + 1 < j->obs ? ob + 1 : 0;
-  int64_t ngrp = npos < j->positions ? grp : grp + 1, lines = 0, steps = j->Cg;
+  int64_t ngrp = npos < j->positions ? grp : grp + 1, lines = 0, span = j->Cg;
+  const float *next = NULL;
   fuse__tile_epi e; /* no epilogue: the products are stored as they are */
   memset(&e, 0, sizeof e);
   if (npos == j->positions) npos = 0;
   if (ngrp < j->G) { /* the next GEMM's panel into L2 meanwhile, spread over this one's tiles
                         (in a network it comes from memory: no prefetcher runs ahead across
                         the panels, which lie a column block apart) */
-    e.pf = s->packed + ngrp * panel +
+    next = s->packed + ngrp * panel +
            fuse__igemm_at(s, j->Kg, j->positions * j->Cg, nob * s->nr, npos * j->Cg);
     lines = j->Cg * (nob == j->obs - 1 ? s->nr_last : s->nr) / 16;
-    e.pf2 = lines > (nt + s->mr - 1) / s->mr * steps;
+    e.pf2 = lines > (nt + s->mr - 1) / s->mr * span;
+    if (e.pf2) span *= 2; /* lines a tile's call brings in */
   }
   for (r0 = 0; r0 < nt; r0 += s->mr) {
     int rows = nt - r0 < s->mr ? nt - r0 : s->mr;
-    int64_t from = r0 / s->mr * steps * (e.pf2 ? 2 : 1);
-    e.npf = from < lines ? lines - from : 0;
+    fuse__tile_prefetch(&e, next, lines, r0 / s->mr * span, span);
     for (i = 0; i < s->mr; i++)
       ptr[i] = v + pos * a->ldv + (r0 + (i < rows ? i : rows - 1)) * a->C + grp * j->Cg;
     (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a->K, a->K, rows, cols, 0,
                                 &e);
-    if (e.npf) e.pf += steps * (e.pf2 ? 2 : 1) * 16;
   }
 }
 
@@ -40856,6 +40859,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__ACCUMULATE
 #undef FUSE__FINISH
 #undef FUSE__GEMM_PREFETCH_STEP
+#undef FUSE__WINO_CACHE_BYTES
+#undef FUSE__WINO_BLOCK_BYTES
+#undef FUSE__WINO_MERGED_COLUMNS
 #undef FUSE__FEW_CHANNELS_SEGS
 #undef FUSE__FEW_CHANNELS_BUF
 #undef FUSE__DWC_BUF

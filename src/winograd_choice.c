@@ -32,7 +32,10 @@
    convs of 4 channels per group (resnext) go to F(4,3) on AVX-512 and stay direct on AVX2,
    where its 16-column tile runs the merged groups' zeros at the same cost. */
 /* bytes a second at which a pass over `bytes` of weights streams */
-static double fuse__wino_stream_rate(double bytes) { return bytes <= 16e6 ? 100e9 : 20e9; }
+#define FUSE__WINO_CACHE_BYTES 16e6 /* the last-level cache the rule assumes */
+static double fuse__wino_stream_rate(double bytes) {
+  return bytes <= FUSE__WINO_CACHE_BYTES ? 100e9 : 20e9;
+}
 
 static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m, int64_t merge,
                                   int mr, int kind) {
@@ -52,7 +55,7 @@ static double fuse__wino_estimate(fuse_isa isa, const fuse__conv_shape *c, int m
   double transforms = 12.0 * alpha2 * tiles * (double)(c->G * c->Cg + c->K) / (0.4 * P);
   double weights = alpha2 * Cg * Kg * G * 4.0, stream;
   stream = weights * blocks / fuse__wino_stream_rate(weights);
-  if (weights > 16e6) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
+  if (weights > FUSE__WINO_CACHE_BYTES) return (gemm > stream ? gemm : stream) + transforms; /* overlapped */
   return gemm + transforms + stream;
 }
 

@@ -29,27 +29,27 @@ static void fuse__wino_gemm(const fuse__wino_job *j, const fuse__wino_args *a, c
                    fuse__igemm_at(s, j->Kg, j->positions * j->Cg, ob * s->nr, pos * j->Cg);
   float *mo = m + pos * a->ldm + grp * j->Kg + ob * s->nr;
   int64_t npos = ob + 1 < j->obs ? pos : pos + 1, nob = ob + 1 < j->obs ? ob + 1 : 0;
-  int64_t ngrp = npos < j->positions ? grp : grp + 1, lines = 0, steps = j->Cg;
+  int64_t ngrp = npos < j->positions ? grp : grp + 1, lines = 0, span = j->Cg;
+  const float *next = NULL;
   fuse__tile_epi e; /* no epilogue: the products are stored as they are */
   memset(&e, 0, sizeof e);
   if (npos == j->positions) npos = 0;
   if (ngrp < j->G) { /* the next GEMM's panel into L2 meanwhile, spread over this one's tiles
                         (in a network it comes from memory: no prefetcher runs ahead across
                         the panels, which lie a column block apart) */
-    e.pf = s->packed + ngrp * panel +
+    next = s->packed + ngrp * panel +
            fuse__igemm_at(s, j->Kg, j->positions * j->Cg, nob * s->nr, npos * j->Cg);
     lines = j->Cg * (nob == j->obs - 1 ? s->nr_last : s->nr) / 16;
-    e.pf2 = lines > (nt + s->mr - 1) / s->mr * steps;
+    e.pf2 = lines > (nt + s->mr - 1) / s->mr * span;
+    if (e.pf2) span *= 2; /* lines a tile's call brings in */
   }
   for (r0 = 0; r0 < nt; r0 += s->mr) {
     int rows = nt - r0 < s->mr ? nt - r0 : s->mr;
-    int64_t from = r0 / s->mr * steps * (e.pf2 ? 2 : 1);
-    e.npf = from < lines ? lines - from : 0;
+    fuse__tile_prefetch(&e, next, lines, r0 / s->mr * span, span);
     for (i = 0; i < s->mr; i++)
       ptr[i] = v + pos * a->ldv + (r0 + (i < rows ? i : rows - 1)) * a->C + grp * j->Cg;
     (last ? j->fn_last : j->fn)(1, (int)j->Cg, ptr, 0, w, mo + r0 * a->K, a->K, rows, cols, 0,
                                 &e);
-    if (e.npf) e.pf += steps * (e.pf2 ? 2 : 1) * 16;
   }
 }
 
