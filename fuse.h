@@ -10232,6 +10232,8 @@ typedef struct fuse__tile_epi {
   int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none); */
   int pf2;         /* 1: two lines a step (a panel with more lines than the tiles' steps) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
+  int blocks;      /* gemm_tile.inc: column blocks of NR full columns the call computes (0, */
+  int64_t wblock;  /* 1: one), each wblock floats of w after the last (npf 0, no pf) */
 } fuse__tile_epi;
 
 /* flags of a micro-kernel call */
@@ -10377,11 +10379,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -10391,7 +10395,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10447,7 +10451,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10457,7 +10462,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -10475,7 +10480,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -10504,7 +10509,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -10531,17 +10536,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_6x64_blocks
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_8x48
 #define FUSE__GEMM_MR 8
@@ -10568,11 +10802,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -10582,7 +10818,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10638,7 +10874,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10648,7 +10885,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -10666,7 +10903,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -10695,7 +10932,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -10722,17 +10959,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x48_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_7x48
 #define FUSE__GEMM_MR 7
@@ -10759,11 +11225,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -10773,7 +11241,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -10829,7 +11297,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -10839,7 +11308,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -10857,7 +11326,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -10886,7 +11355,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -10913,17 +11382,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_7x48_blocks
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x32
 #define FUSE__GEMM_MR 12
@@ -10950,11 +11648,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -10964,7 +11664,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11020,7 +11720,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11030,7 +11731,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -11048,7 +11749,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -11077,7 +11778,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -11104,17 +11805,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x32_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_7x32
 #define FUSE__GEMM_MR 7
@@ -11141,11 +12071,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -11155,7 +12087,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11211,7 +12143,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11221,7 +12154,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -11239,7 +12172,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -11268,7 +12201,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -11295,17 +12228,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_7x32_blocks
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x16
 #define FUSE__GEMM_MR 12
@@ -11332,11 +12494,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -11346,7 +12510,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -11402,7 +12566,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11412,7 +12577,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -11430,7 +12595,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -11459,7 +12624,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -11486,17 +12651,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x16_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_8x32
 #define FUSE__GEMM_MR 8
@@ -11515,6 +12909,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -11544,7 +12939,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11554,7 +12950,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -11572,7 +12968,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -11601,7 +12997,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -11628,9 +13024,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -11657,6 +13060,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -11686,7 +13090,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -11696,7 +13101,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -11714,7 +13119,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -11743,7 +13148,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -11770,9 +13175,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -12032,11 +13444,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -12046,7 +13460,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -12102,7 +13516,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12112,7 +13527,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -12130,7 +13545,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -12159,7 +13574,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -12186,17 +13601,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_6x16_blocks
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x24
 #define FUSE__GEMM_MR 4
@@ -12223,11 +13867,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -12237,7 +13883,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -12293,7 +13939,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12303,7 +13950,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -12321,7 +13968,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -12350,7 +13997,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -12377,17 +14024,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x24_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
@@ -12414,11 +14290,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -12428,7 +14306,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -12484,7 +14362,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12494,7 +14373,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -12512,7 +14391,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -12541,7 +14420,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -12568,17 +14447,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_12x8_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_6x16
 #define FUSE__GEMM_MR 6
@@ -12597,6 +14705,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -12626,7 +14735,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12636,7 +14746,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -12654,7 +14764,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -12683,7 +14793,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -12710,9 +14820,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -12739,6 +14856,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -12768,7 +14886,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -12778,7 +14897,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -12796,7 +14915,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -12825,7 +14944,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -12852,9 +14971,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -13147,11 +15273,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -13161,7 +15289,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -13217,7 +15345,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13227,7 +15356,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -13245,7 +15374,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -13274,7 +15403,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -13301,17 +15430,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x8_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x16
 #define FUSE__GEMM_MR 4
@@ -13338,11 +15696,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -13352,7 +15712,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -13408,7 +15768,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13418,7 +15779,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -13436,7 +15797,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -13465,7 +15826,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -13492,17 +15853,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x16_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_8x4
 #define FUSE__GEMM_MR 8
@@ -13529,11 +16119,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -13543,7 +16135,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -13599,7 +16191,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13609,7 +16202,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -13627,7 +16220,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -13656,7 +16249,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -13683,17 +16276,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_8x4_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_8x8
 #define FUSE__GEMM_MR 8
@@ -13712,6 +16534,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -13741,7 +16564,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13751,7 +16575,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -13769,7 +16593,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -13798,7 +16622,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -13825,9 +16649,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -13854,6 +16685,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -13883,7 +16715,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -13893,7 +16726,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -13911,7 +16744,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -13940,7 +16773,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -13967,9 +16800,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -14005,11 +16845,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -14019,7 +16861,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -14075,7 +16917,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14085,7 +16928,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -14103,7 +16946,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -14132,7 +16975,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -14159,17 +17002,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x8_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
@@ -14196,11 +17268,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -14210,7 +17284,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -14266,7 +17340,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14276,7 +17351,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -14294,7 +17369,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -14323,7 +17398,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -14350,17 +17425,246 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
+/* ==== end src/kernels/gemm_tile.inc ==== */
+#define FUSE__GEMM_NAME fuse__igemm_4x4_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
+/* ==== begin src/kernels/gemm_tile.inc ==== */
+/* The indirect-GEMM micro-kernel (instantiated by gemm.c per vector layer and tile): an
+   MR x NR tile, NR = FUSE__GEMM_NV vectors, kept in registers over every tap and channel.
+   a: ntaps x MR row pointers (+ aoff floats) into the input or a zero row; w: ntaps * L rows
+   of NR weights, ldw floats apart (e->ldw, 0: a packed panel of NR); y: the tile's first
+   element, ldy floats between rows; rows / cols: the valid part of the tile. With
+   FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
+   epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+#ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
+#define FUSE__GEMM_PREFETCH_STEP()                                                           \
+  do {                                                                                       \
+    FUSE__V_PREFETCH_L2(pf);                                                                 \
+    if (e->pf2) FUSE__V_PREFETCH_L2(pf + 16), pf += 16, npf--;                               \
+    pf += 16, npf--;                                                                         \
+  } while (0)
+#endif
+FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
+                                                             const float *const *a, int64_t aoff,
+                                                             const float *w, float *y,
+                                                             int64_t ldy, int rows, int cols,
+                                                             int flags, const fuse__tile_epi *e) {
+  const float *pf = e->pf, *w0 = w;
+  int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
+  FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
+  FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
+  FUSE__UNROLL
+  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                 reduction runs (the epilogue's loads, issued after it,
+                                 stalled the store on a miss per row) */
+    int q;
+    for (q = 0; q < e->num_post; q++)
+      if (e->res[q])
+        for (r = 0; r < rows; r++)
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__GEMM_MR; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < FUSE__GEMM_NV; j++)
+      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                    : FUSE__V_ZERO();
+  }
+  for (t = 0; t < ntaps; t++) {
+    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+    k = 0;
+#ifdef FUSE__V_LANE
+    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+       VW inputs in one load, then VW steps on its lanes */
+    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+      FUSE__VEC av[FUSE__GEMM_MR];
+      int l;
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+      FUSE__UNROLL
+      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+        FUSE__VEC wv[FUSE__GEMM_NV];
+        if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+        }
+      }
+    }
+#endif
+    for (; k < L; k++, w += ldw) {
+      FUSE__VEC wv[FUSE__GEMM_NV];
+      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) {
+        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
+      }
+    }
+  }
+/* ==== begin src/kernels/tile_epilogue.inc ==== */
+/* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
+   few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
+   kernels) and the post-ops, then the one store of each valid row, then the post-ops that
+   call the vector math over the stored tile (fuse__post_block).
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
+   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
+   residual add costs what it computes. (Every step on one accumulator, then its store,
+   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
+   fuse__post_apply does, bit for bit. */
+/* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
+   along the columns (NHWC); zeros for the kinds without */
+#define FUSE__TILE_CHAN(q, r, j)                                                             \
+  (!e->chan[q] ? FUSE__V_ZERO()                                                              \
+   : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
+/* c[r][j] = expr for the whole tile */
+#define FUSE__TILE_EACH(expr)                                                                \
+  FUSE__UNROLL                                                                               \
+  for (r = 0; r < FUSE__GEMM_MR; r++) {                                                      \
+    FUSE__UNROLL                                                                             \
+    for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = (expr);                                    \
+  }
+{
+  /* post-ops 0 .. e->split - 1 on the accumulators; from there on, over the stored tile
+     (none before the last block) */
+  int split = flags & FUSE__FINISH ? e->split : e->num_post;
+  if (flags & FUSE__FINISH) {
+    int q;
+    if (e->bias) {
+      FUSE__VEC b[FUSE__GEMM_NV];
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
+      FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
+    } else if (e->row_bias) {
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) { /* rows past `rows` have no bias to read */
+        FUSE__VEC b = FUSE__V_SET1(e->row_bias[r < rows ? r : 0]);
+        FUSE__UNROLL
+        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_ADD(c[r][j], b);
+      }
+    }
+    for (q = 0; q < split; q++) {
+      const fuse_post_op *op = &e->post[q];
+      if (op->kind == FUSE_POST_CLAMP) {
+        FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
+        FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
+      } else if (op->kind == FUSE_POST_LINEAR) {
+        FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
+        FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
+      } else if (op->kind == FUSE_POST_HARDSWISH) {
+        FUSE__TILE_EACH(
+            FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
+      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
+      } else if (op->kind == FUSE_POST_ADD) {
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) {
+          if (r >= rows) continue; /* not stored; a residual has no row there to read */
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++)
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
+                                                                 j * FUSE__VEC_WIDTH, m[j]));
+        }
+      } else { /* the per-channel kinds */
+        FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_apply)(c[r][j], op, NULL, m[j],
+                                                      FUSE__TILE_CHAN(q, r, j)))
+      }
+    }
+  }
+  /* every column valid: plain stores (AVX2's masked store is microcoded on AMD before Zen 4) */
+  if (cols >= FUSE__GEMM_NV * FUSE__VEC_WIDTH) {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE(y + r * ldy + j * FUSE__VEC_WIDTH, c[r][j]);
+    }
+  } else {
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      if (r >= rows) continue;
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
+    }
+  }
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
+    FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
+                                   res, chan, e->chan_rows);
+  }
+}
+#undef FUSE__TILE_CHAN
+#undef FUSE__TILE_EACH
+/* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
+}
+#undef FUSE__GEMM_NAME
+#undef FUSE__GEMM_MR
+#undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_4x8
 #define FUSE__GEMM_MR 4
@@ -14379,6 +17683,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -14408,7 +17713,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14418,7 +17724,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -14436,7 +17742,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -14465,7 +17771,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -14492,9 +17798,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -14521,6 +17834,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -14550,7 +17864,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14560,7 +17875,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -14578,7 +17893,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -14607,7 +17922,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -14634,9 +17949,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -14905,11 +18227,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -14919,7 +18243,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -14975,7 +18299,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -14985,7 +18310,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -15003,7 +18328,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -15032,7 +18357,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -15059,17 +18384,34 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_4x2
 #define FUSE__GEMM_MR 4
@@ -15096,11 +18438,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -15110,7 +18454,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -15166,7 +18510,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -15176,7 +18521,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -15194,7 +18539,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -15223,7 +18568,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -15250,17 +18595,34 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__igemm_8x2
 #define FUSE__GEMM_MR 8
@@ -15287,11 +18649,13 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
                                                              const float *w, float *y,
                                                              int64_t ldy, int rows, int cols,
                                                              int flags, const fuse__tile_epi *e) {
-  const float *pf = e->pf;
+  const float *pf = e->pf, *w0 = w;
   int64_t npf = e->npf, ldw = e->ldw ? e->ldw : FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  int64_t col0 = 0; /* the column block's first column (e->blocks > 1: the call walks them) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
-  int t, k, r, j;
+  int t, k, r, j, blk = 0;
+  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
   FUSE__UNROLL
   for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
   if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
@@ -15301,7 +18665,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     for (q = 0; q < e->num_post; q++)
       if (e->res[q])
         for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + r * ldy + j);
+          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
   }
   FUSE__UNROLL
   for (r = 0; r < FUSE__GEMM_MR; r++) {
@@ -15357,7 +18721,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -15367,7 +18732,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -15385,7 +18750,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -15414,7 +18779,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -15441,17 +18806,34 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
+#ifdef FUSE__GEMM_BLOCKS
+  if (++blk >= e->blocks) break;
+#else
+  if (++blk >= 1) break;
+#endif
+  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  w = w0 + blk * e->wblock;
+  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+  }
 }
 #undef FUSE__GEMM_NAME
 #undef FUSE__GEMM_MR
 #undef FUSE__GEMM_NV
+#undef FUSE__GEMM_BLOCKS
 /* ==== end src/kernels/gemm_tile.inc ==== */
 #define FUSE__GEMM_NAME fuse__few_channels_4x2
 #define FUSE__GEMM_MR 4
@@ -15470,6 +18852,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -15499,7 +18882,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -15509,7 +18893,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -15527,7 +18911,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -15556,7 +18940,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -15583,9 +18967,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -15612,6 +19003,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
                                                              int64_t ldy, int rows, int cols,
                                                              const fuse__tile_epi *e) {
   const int flags = FUSE__FINISH;
+  const int64_t col0 = 0; /* one column block a call (tile_epilogue.inc) */
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV];
   int g, k, r, j;
@@ -15641,7 +19033,8 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
-   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy. Each step runs over the whole tile before
+   Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
+   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
    the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
    residual add costs what it computes. (Every step on one accumulator, then its store,
    measured slower on every kernel once the kind was chosen per tile.) The steps compute what
@@ -15651,7 +19044,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
   (!e->chan[q] ? FUSE__V_ZERO()                                                              \
    : e->chan_rows ? FUSE__V_SET1(e->chan[q][r < rows ? r : 0])                               \
-                  : FUSE__V_LOAD_MASK(e->chan[q] + (j) * FUSE__VEC_WIDTH, m[j]))
+                  : FUSE__V_LOAD_MASK(e->chan[q] + col0 + (j) * FUSE__VEC_WIDTH, m[j]))
 /* c[r][j] = expr for the whole tile */
 #define FUSE__TILE_EACH(expr)                                                                \
   FUSE__UNROLL                                                                               \
@@ -15669,7 +19062,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
       FUSE__VEC b[FUSE__GEMM_NV];
       FUSE__UNROLL
       for (j = 0; j < FUSE__GEMM_NV; j++)
-        b[j] = FUSE__V_LOAD_MASK(e->bias + j * FUSE__VEC_WIDTH, m[j]);
+        b[j] = FUSE__V_LOAD_MASK(e->bias + col0 + j * FUSE__VEC_WIDTH, m[j]);
       FUSE__TILE_EACH(FUSE__V_ADD(c[r][j], b[j]))
     } else if (e->row_bias) {
       FUSE__UNROLL
@@ -15698,7 +19091,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
           FUSE__UNROLL
           for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + r * ldy +
+            c[r][j] = FUSE__V_ADD(c[r][j], FUSE__V_LOAD_MASK(e->res[q] + col0 + r * ldy +
                                                                  j * FUSE__VEC_WIDTH, m[j]));
         }
       } else { /* the per-channel kinds */
@@ -15725,9 +19118,16 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post)
+  if (split < e->num_post) {
+    const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
+    int q;
+    for (q = 0; q < e->num_post; q++) {
+      res[q] = e->res[q] ? e->res[q] + col0 : NULL;
+      chan[q] = e->chan[q] && !e->chan_rows ? e->chan[q] + col0 : e->chan[q];
+    }
     FUSE__VEC_FN(fuse__post_block)(y, ldy, rows, FUSE__GEMM_NV, m, e->post, split, e->num_post,
-                                   e->res, e->chan, e->chan_rows);
+                                   res, chan, e->chan_rows);
+  }
 }
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
@@ -29227,34 +32627,43 @@ typedef struct fuse__igemm_kind {
   int mr, nr, weight;
   fuse__igemm_fn fn;
   fuse__nchw_pack_fn pack;
+  fuse__igemm_fn blocks; /* fn walking e->blocks column blocks in one call (SIMD layers; the
+                            scalar twins' drivers call fn per block) */
 } fuse__igemm_kind;
 
 static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL},
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL},
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL},
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_6x64_blocks_avx512},
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_8x48_blocks_avx512},
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_7x48_blocks_avx512},
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL, fuse__igemm_12x32_blocks_avx512},
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL, fuse__igemm_12x16_blocks_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL},
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,
+      fuse__igemm_6x16_blocks_avx2},
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
 #endif
 #if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
+    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,
+      fuse__igemm_8x8_blocks_neon},
+    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,
+      fuse__igemm_4x16_blocks_neon},
+    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,
+      fuse__igemm_4x8_blocks_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
 #endif
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
-    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL}};
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL, NULL}};
 
 /* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
    pixels); an ISA has a tile of two vectors and one of one (a row's end). */
@@ -34454,6 +37863,7 @@ typedef struct fuse__conv_job {
   const float *x, *bias;
   float *y;
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
+  fuse__igemm_fn fn_blocks;   /* fn over several full column blocks a call, or NULL */
   const float *packed;        /* the step's packed weights, or (gated) one image's scaled copy */
   const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
@@ -34706,14 +38116,21 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   if (j->whole_tiles) {
     for (; u < u1; u++) {
       int64_t p0 = u * s->mr, go;
+      fuse__igemm_block b;
+      fuse__tile_epi e;
       int rows = (int)(j->npix - p0 < s->mr ? j->npix - p0 : s->mr);
       fuse__igemm_ptrs(j, 0, p0, rows, ptr, rowbuf);
-      for (go = 0; go < j->obs; go++) {
-        fuse__igemm_block b;
-        fuse__tile_epi e = j->e;
+      for (go = 0; go < j->obs; go += e.blocks) {
+        e = j->e;
         fuse__igemm_block_at(j, go, &b);
         fuse__tile_channels(&e, &j->e, j->bias, b.oc, 0);
         e.npf = 0; /* the weights stay in L1 */
+        e.blocks = 1;
+        if (!go && j->fn_blocks && j->Kg / s->nr > 1) { /* the full blocks in one call */
+          b.fn = j->fn_blocks;
+          e.blocks = (int)(j->Kg / s->nr);
+          e.wblock = j->KH * j->KW * j->Cg * s->nr;
+        }
         fuse__igemm_tile(j, &b, p0, rows, ptr, &e);
       }
     }
@@ -34803,6 +38220,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.fn_blocks = fuse__igemm_kinds[s->igemm].blocks;
   j.packed = s->packed;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
   if (s->gate) { /* a squeeze-excite gate: image by image, on weights scaled by its gate */
@@ -34820,11 +38238,18 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.tile_outer = r->p->chunks > 1 && !s->cblock && j.obs * j.G > 1 &&
                  (size_t)(j.G * j.obs * j.KH * j.KW * j.Cg * s->nr) * sizeof(float) <=
                      FUSE__PANEL_BYTES / 2;
-  /* A tap per kernel row (the stems): finding a tile's row pointers (a kernel row each, copied
-     with its zeros where it crosses the padding) costs about what the tile computes with 16
-     columns, so they are found once per tile for all its column blocks (7x7 stem on AVX2:
-     2.2x faster; AVX-512 has one block there). For other convs this measured no different. */
-  j.whole_tiles = s->rowmode && j.G == 1 && j.obs > 1 && !s->cblock;
+  /* Whole tiles, each over all its column blocks (the full ones in one micro-kernel call
+     where the ISA has fn_blocks): for a tap per kernel row (the stems), finding a tile's row
+     pointers (a kernel row each, copied with its zeros where it crosses the padding) costs
+     about what the tile computes with 16 columns (7x7 stem on AVX2: 2.2x faster); for a 1x1
+     conv whose weights stay in L2, a call per block paid its setup and epilogue on a short
+     reduction (AVX2, 1 thread, five alternating runs: 16>96 at 28x28 0.033 -> 0.027 ms,
+     at 112x112 0.58 -> 0.48 ms; 64>256 at 56x56 1.14 -> 1.03 ms; 256>1024 at 14x14 1.06
+     -> 1.02 ms; AVX-512 within 2 %). Weights of 4 MB (512>2048) were 12 % slower so. */
+  j.whole_tiles = j.G == 1 && j.obs > 1 && !s->cblock &&
+                  (s->rowmode ||
+                   (s->pointwise && (size_t)(j.obs * j.Cg * s->nr) * sizeof(float) <=
+                                        FUSE__PANEL_BYTES / 2));
   if (j.whole_tiles) j.tile_outer = 0;
   fuse__parallel(r->p, j.whole_tiles ? j.tiles : j.G * j.obs * j.tiles, fuse__igemm_units, &j);
 }

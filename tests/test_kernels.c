@@ -641,6 +641,7 @@ static void random_case(ccase *c, uint32_t seed) {
 
 TEST(random_shapes) {
   int i, by_kind[3] = {0, 0, 0}, fused_bias = 0, fused_add = 0, fused_clamp = 0;
+  shape_rng = 0x243f6a8885a308d3ull; /* the same cases whichever tests ran before */
   for (i = 0; i < RANDOM_CASES; i++) {
     ccase c;
     cdata d;
@@ -2270,6 +2271,61 @@ static void table_igemm_case(int kind, int mode, uint32_t seed) {
   free(x), free(zeros), free(w), free(bias), free(res), free(y), free(want), free(scale);
 }
 
+/* One random problem on the column-block walker of kind `kind` (fuse__igemm_kind.blocks):
+   nb full blocks of NR columns in one call, their packed panels wblock floats apart, each
+   block against its own expected tile (its bias, residuals and output NR columns on); the
+   taps in one call, or split in two with the second accumulating (a stem's runs of taps). */
+static void table_igemm_blocks_case(int kind, uint32_t seed) {
+  const fuse__igemm_kind *kk = &fuse__igemm_kinds[kind];
+  int MR = kk->mr, NR = kk->nr, nb = rnd_in(2, 4), ntaps = rnd_in(1, 3), L = rnd_in(1, 40);
+  int rows = rnd(3) ? MR : rnd_in(1, MR), ldy = nb * NR + rnd_in(0, 9), split = rnd(2);
+  int num_post = rnd(3), has_bias = rnd(2), t, i, q, b;
+  int64_t panel = (int64_t)ntaps * L * NR, wblock = panel + 16 * rnd_in(0, 2);
+  float *x = falloc((size_t)ntaps * 64 * L), *w = falloc((size_t)(nb * wblock));
+  float *bias = falloc((size_t)(nb * NR)), *res = falloc((size_t)MR * ldy);
+  float *y = falloc((size_t)MR * ldy), *want = falloc((size_t)MR * ldy);
+  double *scale = (double *)calloc((size_t)MR * ldy, sizeof(double)), err = 0;
+  const float *ptr[3 * 64], *expect_ptr[3 * 64];
+  fuse_post_op post[2];
+  fuse__tile_epi e;
+  fill(x, (size_t)ntaps * 64 * L, seed, -1, 1);
+  fill(w, (size_t)(nb * wblock), seed + 1, -0.5f, 0.5f);
+  fill(bias, (size_t)(nb * NR), seed + 2, -0.5f, 0.5f);
+  fill(res, (size_t)MR * ldy, seed + 3, -1, 1);
+  for (t = 0; t < ntaps; t++)
+    for (i = 0; i < MR; i++)
+      ptr[t * MR + i] = expect_ptr[t * 64 + i] = x + ((size_t)t * 64 + (size_t)i) * L;
+  memset(post, 0, sizeof post);
+  for (q = 0; q < num_post; q++) {
+    post[q].kind = rnd(2) ? FUSE_POST_ADD : FUSE_POST_CLAMP;
+    post[q].lo = rnd(2) ? 0.0f : -0.3f, post[q].hi = rnd(2) ? INF : 0.6f, post[q].operand = -1;
+  }
+  memset(&e, 0, sizeof e);
+  e.bias = has_bias ? bias : NULL;
+  e.post = post, e.num_post = num_post;
+  e.split = fuse__post_split(post, num_post);
+  for (q = 0; q < num_post; q++) e.res[q] = post[q].kind == FUSE_POST_ADD ? res : NULL;
+  e.blocks = nb, e.wblock = wblock;
+  for (i = 0; i < MR * ldy; i++) y[i] = want[i] = TILE_SENTINEL;
+  for (b = 0; b < nb; b++)
+    tile_expect(expect_ptr, ntaps, L, w + b * wblock, NR, has_bias ? bias + b * NR : NULL, NULL,
+                post, num_post, res + b * NR, ldy, rows, NR, want + b * NR, scale + b * NR);
+  if (split && ntaps > 1) {
+    kk->blocks(1, L, ptr, 0, w, y, ldy, rows, NR, 0, &e);
+    kk->blocks(ntaps - 1, L, ptr + MR, 0, w + (size_t)L * NR, y, ldy, rows, NR,
+               TILE_ACCUMULATE | TILE_FINISH, &e);
+  } else {
+    kk->blocks(ntaps, L, ptr, 0, w, y, ldy, rows, NR, TILE_FINISH, &e);
+  }
+  if (!tile_check(y, want, scale, (size_t)MR * ldy, &err) || !(err <= TOL)) {
+    runner_test_failed = 1;
+    fprintf(stderr, "  FAIL %s: %s %dx%d blocks %d: taps %d L %d rows %d ldy %d bias %d posts %d: "
+            "error %.3g (or a write outside the tiles)\n", runner_current, isa_name(kk->isa), MR,
+            NR, nb, ntaps, L, rows, ldy, has_bias, num_post, err);
+  }
+  free(x), free(w), free(bias), free(res), free(y), free(want), free(scale);
+}
+
 /* One random problem on the few-channel kind `kind`: nseg segments of len[g] steps whose
    input moves a float a step from x + off[g]. */
 static void table_few_channels_case(int kind, uint32_t seed) {
@@ -2645,6 +2701,8 @@ TEST(kernel_table) {
     for (n = 0; n < 60; n++) table_igemm_case(i, n % 3, 20000u + (uint32_t)(i * 100 + n));
     if (fuse__igemm_kinds[i].pack)
       for (n = 0; n < 60; n++) table_pack_case(i, 30000u + (uint32_t)(i * 100 + n));
+    if (fuse__igemm_kinds[i].blocks)
+      for (n = 0; n < 40; n++) table_igemm_blocks_case(i, 50000u + (uint32_t)(i * 100 + n));
     ran++;
   }
   for (i = 0; fuse__few_channels_kinds[i].fn; i++, rows++) {

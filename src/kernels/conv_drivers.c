@@ -80,6 +80,7 @@ typedef struct fuse__conv_job {
   const float *x, *bias;
   float *y;
   fuse__igemm_fn fn, fn_last; /* the last column block's (fuse__igemm_last) */
+  fuse__igemm_fn fn_blocks;   /* fn over several full column blocks a call, or NULL */
   const float *packed;        /* the step's packed weights, or (gated) one image's scaled copy */
   const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
@@ -332,14 +333,21 @@ static void fuse__igemm_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   if (j->whole_tiles) {
     for (; u < u1; u++) {
       int64_t p0 = u * s->mr, go;
+      fuse__igemm_block b;
+      fuse__tile_epi e;
       int rows = (int)(j->npix - p0 < s->mr ? j->npix - p0 : s->mr);
       fuse__igemm_ptrs(j, 0, p0, rows, ptr, rowbuf);
-      for (go = 0; go < j->obs; go++) {
-        fuse__igemm_block b;
-        fuse__tile_epi e = j->e;
+      for (go = 0; go < j->obs; go += e.blocks) {
+        e = j->e;
         fuse__igemm_block_at(j, go, &b);
         fuse__tile_channels(&e, &j->e, j->bias, b.oc, 0);
         e.npf = 0; /* the weights stay in L1 */
+        e.blocks = 1;
+        if (!go && j->fn_blocks && j->Kg / s->nr > 1) { /* the full blocks in one call */
+          b.fn = j->fn_blocks;
+          e.blocks = (int)(j->Kg / s->nr);
+          e.wblock = j->KH * j->KW * j->Cg * s->nr;
+        }
         fuse__igemm_tile(j, &b, p0, rows, ptr, &e);
       }
     }
@@ -429,6 +437,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.ldy = ty->stride ? ty->stride : j.K;
   j.fn = fuse__igemm_kinds[s->igemm].fn;
   j.fn_last = fuse__igemm_kinds[s->igemm_last].fn;
+  j.fn_blocks = fuse__igemm_kinds[s->igemm].blocks;
   j.packed = s->packed;
   j.obs = (j.Kg + s->nr - 1) / s->nr;
   if (s->gate) { /* a squeeze-excite gate: image by image, on weights scaled by its gate */
@@ -446,11 +455,18 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
   j.tile_outer = r->p->chunks > 1 && !s->cblock && j.obs * j.G > 1 &&
                  (size_t)(j.G * j.obs * j.KH * j.KW * j.Cg * s->nr) * sizeof(float) <=
                      FUSE__PANEL_BYTES / 2;
-  /* A tap per kernel row (the stems): finding a tile's row pointers (a kernel row each, copied
-     with its zeros where it crosses the padding) costs about what the tile computes with 16
-     columns, so they are found once per tile for all its column blocks (7x7 stem on AVX2:
-     2.2x faster; AVX-512 has one block there). For other convs this measured no different. */
-  j.whole_tiles = s->rowmode && j.G == 1 && j.obs > 1 && !s->cblock;
+  /* Whole tiles, each over all its column blocks (the full ones in one micro-kernel call
+     where the ISA has fn_blocks): for a tap per kernel row (the stems), finding a tile's row
+     pointers (a kernel row each, copied with its zeros where it crosses the padding) costs
+     about what the tile computes with 16 columns (7x7 stem on AVX2: 2.2x faster); for a 1x1
+     conv whose weights stay in L2, a call per block paid its setup and epilogue on a short
+     reduction (AVX2, 1 thread, five alternating runs: 16>96 at 28x28 0.033 -> 0.027 ms,
+     at 112x112 0.58 -> 0.48 ms; 64>256 at 56x56 1.14 -> 1.03 ms; 256>1024 at 14x14 1.06
+     -> 1.02 ms; AVX-512 within 2 %). Weights of 4 MB (512>2048) were 12 % slower so. */
+  j.whole_tiles = j.G == 1 && j.obs > 1 && !s->cblock &&
+                  (s->rowmode ||
+                   (s->pointwise && (size_t)(j.obs * j.Cg * s->nr) * sizeof(float) <=
+                                        FUSE__PANEL_BYTES / 2));
   if (j.whole_tiles) j.tile_outer = 0;
   fuse__parallel(r->p, j.whole_tiles ? j.tiles : j.G * j.obs * j.tiles, fuse__igemm_units, &j);
 }

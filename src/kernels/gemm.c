@@ -48,6 +48,8 @@ typedef struct fuse__tile_epi {
   int64_t npf;     /* a cache line per multiply-add step, npf lines (0: none); */
   int pf2;         /* 1: two lines a step (a panel with more lines than the tiles' steps) */
   int64_t ldw;     /* floats from one row of w to the next; 0: NR (a packed panel) */
+  int blocks;      /* gemm_tile.inc: column blocks of NR full columns the call computes (0, */
+  int64_t wblock;  /* 1: one), each wblock floats of w after the last (npf 0, no pf) */
 } fuse__tile_epi;
 
 /* flags of a micro-kernel call */
@@ -85,25 +87,55 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 4
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_6x64_blocks
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_8x48
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 3
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x48_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_7x48
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 3
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_7x48_blocks
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x32
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 2
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x32_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_7x32
 #define FUSE__GEMM_MR 7
 #define FUSE__GEMM_NV 2
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_7x32_blocks
+#define FUSE__GEMM_MR 7
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x16
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x16_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_8x32
 #define FUSE__GEMM_MR 8
@@ -123,13 +155,28 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 6
 #define FUSE__GEMM_NV 2
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_6x16_blocks
+#define FUSE__GEMM_MR 6
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_4x24
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 3
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x24_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 3
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_12x8
 #define FUSE__GEMM_MR 12
 #define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_12x8_blocks
+#define FUSE__GEMM_MR 12
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_6x16
 #define FUSE__GEMM_MR 6
@@ -160,13 +207,28 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 2
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x8_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_4x16
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 4
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x16_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_8x4
 #define FUSE__GEMM_MR 8
 #define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x4_blocks
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_8x8
 #define FUSE__GEMM_MR 8
@@ -181,9 +243,19 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 2
 #include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x8_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#define FUSE__GEMM_BLOCKS
+#include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__igemm_4x4
 #define FUSE__GEMM_MR 4
 #define FUSE__GEMM_NV 1
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x4_blocks
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#define FUSE__GEMM_BLOCKS
 #include "gemm_tile.inc"
 #define FUSE__GEMM_NAME fuse__few_channels_4x8
 #define FUSE__GEMM_MR 4

@@ -14,34 +14,43 @@ typedef struct fuse__igemm_kind {
   int mr, nr, weight;
   fuse__igemm_fn fn;
   fuse__nchw_pack_fn pack;
+  fuse__igemm_fn blocks; /* fn walking e->blocks column blocks in one call (SIMD layers; the
+                            scalar twins' drivers call fn per block) */
 } fuse__igemm_kind;
 
 static const fuse__igemm_kind fuse__igemm_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512},
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL},
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL},
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL},
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_6x64_blocks_avx512},
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_8x48_blocks_avx512},
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,
+      fuse__igemm_7x48_blocks_avx512},
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL, fuse__igemm_12x32_blocks_avx512},
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL, fuse__igemm_12x16_blocks_avx512},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2},
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL},
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL},
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,
+      fuse__igemm_6x16_blocks_avx2},
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
 #endif
 #if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL},
+    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,
+      fuse__igemm_8x8_blocks_neon},
+    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,
+      fuse__igemm_4x16_blocks_neon},
+    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
 #elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon},
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL},
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,
+      fuse__igemm_4x8_blocks_neon},
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
 #endif
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar},
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL},
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL},
-    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL}};
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL, NULL}};
 
 /* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
    pixels); an ISA has a tile of two vectors and one of one (a row's end). */
