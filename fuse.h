@@ -19378,7 +19378,11 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
 /* FUSE__DW_MATH_IN_REGISTERS: whether the NHWC blocks run SiLU and sigmoid on their
    registers (split_math) or leave them to the finished row (split). With 32 vector registers
    the math's temporaries fit beside the eight accumulators (AVX-512: faster on the registers);
-   with AVX2's 16 they spill, and the row pass was measured faster (bench/layers --isa avx2). */
+   with AVX2's 16 they spill, and the row pass was measured faster (bench/layers --isa avx2).
+   FUSE__DW_PIX_S2: the output pixels of a stride-2 block (stride 1: eight). AVX2's blocks of
+   eight at stride 2 (17 input pixels a kernel row) left gcc 12 spilling accumulators and
+   the pixels' offsets in the loop; four: 96 channels at 112x112, 3x3, 1 thread, five
+   alternating runs 0.24 -> 0.21 ms (six: 0.31; at stride 1 four and six were 8 % slower). */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
@@ -19469,10 +19473,12 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 #define FUSE__DW_MATH_IN_REGISTERS 1
+#define FUSE__DW_PIX_S2 8
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
-   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc; at
+   stride 2 FUSE__DW_PIX_S2, depthwise.c);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
    register before the one store (masked on the last vector of channels), in the blocks also
@@ -19505,13 +19511,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -19521,7 +19528,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -19532,10 +19540,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -19548,7 +19556,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -19559,18 +19567,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -19586,18 +19595,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -19614,6 +19623,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -19621,13 +19631,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -19637,7 +19648,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -19648,10 +19660,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -19664,7 +19676,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -19675,18 +19687,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -19702,18 +19715,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -19730,6 +19743,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -19737,13 +19751,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -19753,7 +19768,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -19764,10 +19780,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -19780,7 +19796,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -19791,18 +19807,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -19818,18 +19835,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -19846,6 +19863,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -19853,13 +19871,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -19869,7 +19888,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -19880,10 +19900,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -19896,7 +19916,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -19907,18 +19927,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -19934,18 +19955,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -19962,6 +19983,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -20901,6 +20923,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
 #undef FUSE__DW_MATH_IN_REGISTERS
+#undef FUSE__DW_PIX_S2
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -21033,10 +21056,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__DW_MATH_IN_REGISTERS 0
+#define FUSE__DW_PIX_S2 4 /* see above */
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
-   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc; at
+   stride 2 FUSE__DW_PIX_S2, depthwise.c);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
    register before the one store (masked on the last vector of channels), in the blocks also
@@ -21069,13 +21094,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -21085,7 +21111,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -21096,10 +21123,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -21112,7 +21139,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -21123,18 +21150,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -21150,18 +21178,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -21178,6 +21206,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -21185,13 +21214,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -21201,7 +21231,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -21212,10 +21243,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -21228,7 +21259,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -21239,18 +21270,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -21266,18 +21298,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -21294,6 +21326,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -21301,13 +21334,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -21317,7 +21351,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -21328,10 +21363,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -21344,7 +21379,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -21355,18 +21390,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -21382,18 +21418,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -21410,6 +21446,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -21417,13 +21454,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -21433,7 +21471,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -21444,10 +21483,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -21460,7 +21499,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -21471,18 +21510,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -21498,18 +21538,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -21526,6 +21566,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -22465,6 +22506,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
 #undef FUSE__DW_MATH_IN_REGISTERS
+#undef FUSE__DW_PIX_S2
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -22619,10 +22661,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #endif
 /* ==== end src/kernels/vec_neon.h ==== */
 #define FUSE__DW_MATH_IN_REGISTERS 1 /* 32 registers, as AVX-512 */
+#define FUSE__DW_PIX_S2 8
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
-   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc; at
+   stride 2 FUSE__DW_PIX_S2, depthwise.c);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
    register before the one store (masked on the last vector of channels), in the blocks also
@@ -22655,13 +22699,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -22671,7 +22716,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -22682,10 +22728,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -22698,7 +22744,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -22709,18 +22755,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -22736,18 +22783,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -22764,6 +22811,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -22771,13 +22819,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -22787,7 +22836,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -22798,10 +22848,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -22814,7 +22864,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -22825,18 +22875,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -22852,18 +22903,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -22880,6 +22931,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -22887,13 +22939,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -22903,7 +22956,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -22914,10 +22968,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -22930,7 +22984,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -22941,18 +22995,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -22968,18 +23023,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -22996,6 +23051,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -23003,13 +23059,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -23019,7 +23076,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -23030,10 +23088,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -23046,7 +23104,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -23057,18 +23115,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -23084,18 +23143,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -23112,6 +23171,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -24051,6 +24111,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
 #undef FUSE__DW_MATH_IN_REGISTERS
+#undef FUSE__DW_PIX_S2
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -24184,10 +24245,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 #define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 #define FUSE__DW_MATH_IN_REGISTERS 1
+#define FUSE__DW_PIX_S2 8
 /* ==== begin src/kernels/depthwise_nhwc.inc ==== */
 /* Depthwise conv on NHWC, vectorized over channels, an output row at a time; a template of
    the vector layer (depthwise.c instantiates it). 3x3 and 5x5 with column dilation 1 and
-   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc);
+   column stride 1 or 2 run the row in blocks of eight pixels (depthwise_nhwc_block.inc; at
+   stride 2 FUSE__DW_PIX_S2, depthwise.c);
    anything else: inside the row four pixels share each weight load, at the edges a pixel
    runs only its taps inside the input. The epilogue's clamps, adds and scales run on the
    register before the one store (masked on the last vector of channels), in the blocks also
@@ -24220,13 +24283,14 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
 /* the eight-pixel blocks: 3x3 and 5x5, column stride 1 and 2, inside the row or at its ends */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -24236,7 +24300,8 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -24247,10 +24312,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -24263,7 +24328,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -24274,18 +24339,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -24301,18 +24367,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -24329,6 +24395,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -24336,13 +24403,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 3
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_3x3_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_3x3_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -24352,7 +24420,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -24363,10 +24432,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -24379,7 +24448,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -24390,18 +24459,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -24417,18 +24487,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -24445,6 +24515,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -24452,13 +24523,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 1
+#define FUSE__DW_PIX 8
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s1)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s1)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -24468,7 +24540,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -24479,10 +24552,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -24495,7 +24568,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -24506,18 +24579,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -24533,18 +24607,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -24561,6 +24635,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -24568,13 +24643,14 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
 /* ==== end src/kernels/depthwise_nhwc_block.inc ==== */
 #define FUSE__DW_K 5
 #define FUSE__DW_STRIDE 2
+#define FUSE__DW_PIX FUSE__DW_PIX_S2
 #define FUSE__DW_BLOCK_FN FUSE__VEC_FN(fuse__dw_block_5x5_s2)
 #define FUSE__DW_CHANNELS_FN FUSE__VEC_FN(fuse__dw_channels_5x5_s2)
 /* ==== begin src/kernels/depthwise_nhwc_block.inc ==== */
-/* The NHWC depthwise kernel's blocks of eight pixels (depthwise_nhwc.inc) for a FUSE__DW_K x
-   FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE, named
-   FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row in
-   blocks of eight pixels, each block over all its channels before the next (its input, a few
+/* The NHWC depthwise kernel's blocks of FUSE__DW_PIX pixels (eight; depthwise_nhwc.inc) for a
+   FUSE__DW_K x FUSE__DW_K kernel with column dilation 1 and column stride FUSE__DW_STRIDE,
+   named FUSE__DW_BLOCK_FN (with its channel loop's body FUSE__DW_CHANNELS_FN): an output row
+   in blocks of eight pixels, each block over all its channels before the next (its input, a few
    pixels by C channels per kernel row, and its output stay in L1 and are read and written in
    order, whole cache lines). For one vector of channels a kernel row's weights sit in
    registers and each input pixel is loaded once per kernel row for every output pixel that
@@ -24584,7 +24660,8 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
    the inside. K and the stride are constants: the unrolled loops keep only the taps that
    exist. xn: the image's input; ih0: the first kernel row's input row, of which kernel rows
    kh0 .. kh1 are inside; pix0: the row's first output pixel. */
-#define FUSE__DW_SPAN (7 * FUSE__DW_STRIDE + FUSE__DW_K) /* input pixels of a block */
+/* input pixels of a block of FUSE__DW_PIX output pixels */
+#define FUSE__DW_SPAN ((FUSE__DW_PIX - 1) * FUSE__DW_STRIDE + FUSE__DW_K)
 
 /* One vector of channels (c0, lanes m; full: all lanes, plain loads and stores) of a block of
    npix pixels, kernel rows kh0 .. kh0 + nkh - 1 (w: the weights of kernel row kh0; y0: the
@@ -24595,10 +24672,10 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     int64_t y0, int npix, int64_t c0, FUSE__VEC_MASK m, int full, int inside) {
   const int64_t C = d->C, Cp = d->Cp;
   const int split = FUSE__DW_MATH_IN_REGISTERS ? d->split_math : d->split;
-  FUSE__VEC acc[8], wv[FUSE__DW_K], b;
+  FUSE__VEC acc[FUSE__DW_PIX], wv[FUSE__DW_K], b;
   int kh, kw, j, p, q;
   b = !d->bias ? FUSE__V_ZERO() : full ? FUSE__V_LOAD(d->bias + c0) : FUSE__V_LOAD_MASK(d->bias + c0, m);
-  FUSE__UNROLL for (p = 0; p < 8; p++) acc[p] = b;
+  FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++) acc[p] = b;
   FUSE__UNROLL for (kh = 0; kh < FUSE__DW_K; kh++) { /* unrolled: no moves between rows */
     const float *xq, *wr;
     if (kh >= nkh) break; /* xp's rows past nkh are not set */
@@ -24611,7 +24688,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
       FUSE__VEC xv = full ? FUSE__V_LOAD(at) : FUSE__V_LOAD_MASK(at, m);
       FUSE__UNROLL for (kw = 0; kw < FUSE__DW_K; kw++) {
         int o = (j - kw) / FUSE__DW_STRIDE;
-        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < 8)
+        if (j >= kw && (j - kw) % FUSE__DW_STRIDE == 0 && o < FUSE__DW_PIX)
           acc[o] = FUSE__V_FMA(xv, wv[kw], acc[o]);
       }
     }
@@ -24622,18 +24699,19 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__DW_CHANNELS_FN(
     FUSE__VEC cv = !d->chan[q] ? FUSE__V_ZERO()
                    : full      ? FUSE__V_LOAD(d->chan[q] + c0)
                                : FUSE__V_LOAD_MASK(d->chan[q] + c0, m);
-    if (npix == 8) {
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+    if (npix == FUSE__DW_PIX) {
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     } else { /* a residual has no pixels past the row */
-      FUSE__UNROLL for (p = 0; p < 8; p++)
+      FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
         if (p < npix) acc[p] = FUSE__VEC_FN(fuse__dw_post)(acc[p], op, rp + p * C, m, cv);
     }
   }
-  if (npix == 8 && full) {
-    FUSE__UNROLL for (p = 0; p < 8; p++) FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
+  if (npix == FUSE__DW_PIX && full) {
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
+      FUSE__V_STORE(d->y + y0 + p * C + c0, acc[p]);
   } else {
-    FUSE__UNROLL for (p = 0; p < 8; p++)
+    FUSE__UNROLL for (p = 0; p < FUSE__DW_PIX; p++)
       if (p < npix) FUSE__V_STORE_MASK(d->y + y0 + p * C + c0, m, acc[p]);
   }
 }
@@ -24649,18 +24727,18 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   const int nkh = kh1 - kh0;
   int64_t ow, c0;
   int kh, j;
-  for (ow = 0; ow < d->OW; ow += 8) {
+  for (ow = 0; ow < d->OW; ow += FUSE__DW_PIX) {
     int64_t iw0 = ow * FUSE__DW_STRIDE - d->pl, y0 = (pix0 + ow) * C;
-    int npix = d->OW - ow < 8 ? (int)(d->OW - ow) : 8;
-    if (ow >= in0 && ow + 8 <= in1) { /* inside: the kernel rows' first pixels */
+    int npix = d->OW - ow < FUSE__DW_PIX ? (int)(d->OW - ow) : FUSE__DW_PIX;
+    if (ow >= in0 && ow + FUSE__DW_PIX <= in1) { /* inside: the kernel rows' first pixels */
       for (kh = kh0; kh < kh1; kh++)
         xp[kh - kh0][0] = xn + ((ih0 + kh * d->dh) * d->W + iw0) * C;
       for (c0 = 0; c0 < full_end; c0 += vw)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             all, 1, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, all, 1, 1);
       if (c0 < C)
-        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0, 8, c0,
-                             tail, 0, 1);
+        FUSE__DW_CHANNELS_FN(d, (const float *const(*)[FUSE__DW_SPAN])xp, nkh, w, y0,
+                             FUSE__DW_PIX, c0, tail, 0, 1);
       continue;
     }
     for (kh = kh0; kh < kh1; kh++) { /* the row's ends: every pixel, zeros outside */
@@ -24677,6 +24755,7 @@ FUSE__VEC_TARGET static void FUSE__DW_BLOCK_FN(const fuse__dw_args *d, const flo
   }
 }
 #undef FUSE__DW_SPAN
+#undef FUSE__DW_PIX
 #undef FUSE__DW_K
 #undef FUSE__DW_STRIDE
 #undef FUSE__DW_BLOCK_FN
@@ -25616,6 +25695,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 }
 /* ==== end src/kernels/depthwise_nchw.inc ==== */
 #undef FUSE__DW_MATH_IN_REGISTERS
+#undef FUSE__DW_PIX_S2
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
