@@ -10206,7 +10206,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
    vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h) and tile:
    - gemm_tile.inc: the indirect-GEMM micro-kernel (NHWC conv, matmul, and the NCHW GEMM with
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
-     channel, then the bias, the post-ops (fuse__post_apply) and one store;
+     channel, then the bias, the post-ops (fuse__post_apply) and one store; each SIMD tile
+     also as name_blocks (FUSE__GEMM_BLOCKS), which walks e->blocks column blocks in one call
+     (whole tiles of 1x1 convs and stems, conv_drivers.c; the scalar twins have none: their
+     drivers call per block, which keeps the Cortex-M text as it was);
    - few_channels_tile.inc: the few-input-channel NCHW stem kernel;
    - nchw_pack.inc: the NCHW GEMM's input panel packer.
    The drivers (conv_drivers.c) and the kernel table (table.c) use them on every target: the
