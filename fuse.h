@@ -10368,7 +10368,10 @@ typedef void (*fuse__nchw_pack_fn)(const fuse__nchw_pack_args *g, int64_t p0, in
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -10388,78 +10391,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -10553,14 +10561,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -10580,7 +10584,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -10600,78 +10607,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -10765,14 +10777,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -10791,7 +10799,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -10811,78 +10822,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -10976,14 +10992,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -11003,7 +11015,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -11023,78 +11038,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -11188,14 +11208,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -11214,7 +11230,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -11234,78 +11253,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -11399,14 +11423,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -11426,7 +11446,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -11446,78 +11469,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -11611,14 +11639,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -11637,7 +11661,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -11657,78 +11684,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -11822,14 +11854,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -11849,7 +11877,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -11869,78 +11900,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -12034,14 +12070,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -12060,7 +12092,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -12080,78 +12115,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -12245,14 +12285,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -12272,7 +12308,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -12292,78 +12331,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -12457,14 +12501,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -12483,7 +12523,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -12503,78 +12546,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -12668,14 +12716,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -12695,7 +12739,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -12715,78 +12762,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -12880,14 +12932,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -12943,11 +12991,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -13094,11 +13142,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -13433,7 +13481,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -13453,78 +13504,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -13618,14 +13674,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -13645,7 +13697,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -13665,78 +13720,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -13830,14 +13890,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -13856,7 +13912,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -13876,78 +13935,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -14041,14 +14105,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -14068,7 +14128,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -14088,78 +14151,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -14253,14 +14321,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -14279,7 +14343,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -14299,78 +14366,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -14464,14 +14536,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -14491,7 +14559,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -14511,78 +14582,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -14676,14 +14752,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -14739,11 +14811,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -14890,11 +14962,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -15262,7 +15334,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -15282,78 +15357,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -15447,14 +15527,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -15474,7 +15550,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -15494,78 +15573,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -15659,14 +15743,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -15685,7 +15765,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -15705,78 +15788,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -15870,14 +15958,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -15897,7 +15981,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -15917,78 +16004,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -16082,14 +16174,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -16108,7 +16196,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -16128,78 +16219,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -16293,14 +16389,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -16320,7 +16412,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -16340,78 +16435,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -16505,14 +16605,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -16568,11 +16664,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -16719,11 +16815,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -16834,7 +16930,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -16854,78 +16953,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -17019,14 +17123,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -17046,7 +17146,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -17066,78 +17169,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -17231,14 +17339,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -17257,7 +17361,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -17277,78 +17384,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -17442,14 +17554,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -17469,7 +17577,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -17489,78 +17600,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -17654,14 +17770,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -17717,11 +17829,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -17868,11 +17980,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -18216,7 +18328,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -18236,78 +18351,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -18401,14 +18521,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -18427,7 +18543,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -18447,78 +18566,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -18612,14 +18736,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -18638,7 +18758,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
    element, ldy floats between rows; rows / cols: the valid part of the tile. With
    FUSE__ACCUMULATE the tile starts from y (a later channel block); with FUSE__FINISH the
    epilogue (tile_epilogue.inc) runs before the one store. While it computes, the kernel
-   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. */
+   brings e->npf lines from e->pf into L2, one (e->pf2: two) per multiply-add step. With
+   FUSE__GEMM_BLOCKS the instance (name_blocks) computes e->blocks such tiles side by side,
+   NR columns apart in y, bias, per-channel values and residuals (col0), their panels
+   e->wblock floats apart in w; without, the loop runs once and compiles away. */
 #ifndef FUSE__GEMM_PREFETCH_STEP /* a step's lines of e->pf: one, or two with e->pf2 */
 #define FUSE__GEMM_PREFETCH_STEP()                                                           \
   do {                                                                                       \
@@ -18658,78 +18781,83 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
   FUSE__VEC c[FUSE__GEMM_MR][FUSE__GEMM_NV];
   FUSE__VEC_MASK m[FUSE__GEMM_NV]; /* the valid columns of each vector */
   int t, k, r, j, blk = 0;
-  for (;;) { /* once, or (FUSE__GEMM_BLOCKS) per column block */
-  FUSE__UNROLL
-  for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
-  if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
-                                 reduction runs (the epilogue's loads, issued after it,
-                                 stalled the store on a miss per row) */
-    int q;
-    for (q = 0; q < e->num_post; q++)
-      if (e->res[q])
-        for (r = 0; r < rows; r++)
-          for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
-  }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__GEMM_MR; r++) {
+#ifdef FUSE__GEMM_BLOCKS
+  const int nblk = e->blocks; /* the walker: e->blocks column blocks, wblock floats of w apart */
+#else
+  const int nblk = 1;
+#endif
+  for (;;) { /* each column block of the call */
     FUSE__UNROLL
-    for (j = 0; j < FUSE__GEMM_NV; j++)
-      c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
-                    ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
-                    : FUSE__V_ZERO();
-  }
-  for (t = 0; t < ntaps; t++) {
-    const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+    for (j = 0; j < FUSE__GEMM_NV; j++) m[j] = FUSE__V_MASK_FIRST(cols - j * FUSE__VEC_WIDTH);
+    if (flags & FUSE__FINISH) { /* the residuals the epilogue reads: into L1 while the
+                                   reduction runs (the epilogue's loads, issued after it,
+                                   stalled the store on a miss per row) */
+      int q;
+      for (q = 0; q < e->num_post; q++)
+        if (e->res[q])
+          for (r = 0; r < rows; r++)
+            for (j = 0; j < cols; j += 16) FUSE__V_PREFETCH_L1(e->res[q] + col0 + r * ldy + j);
+    }
     FUSE__UNROLL
-    for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
-    k = 0;
+    for (r = 0; r < FUSE__GEMM_MR; r++) {
+      FUSE__UNROLL
+      for (j = 0; j < FUSE__GEMM_NV; j++)
+        c[r][j] = (flags & FUSE__ACCUMULATE) && r < rows
+                      ? FUSE__V_LOAD_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j])
+                      : FUSE__V_ZERO();
+    }
+    for (t = 0; t < ntaps; t++) {
+      const float *p[FUSE__GEMM_MR]; /* the tap's input row of each pixel */
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__GEMM_MR; r++) p[r] = a[t * FUSE__GEMM_MR + r] + aoff;
+      k = 0;
 #ifdef FUSE__V_LANE
-    /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
-       VW inputs in one load, then VW steps on its lanes */
-    for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
-      FUSE__VEC av[FUSE__GEMM_MR];
-      int l;
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
-      FUSE__UNROLL
-      for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+      /* a layer whose multiply-add takes its input from a lane (aarch64): each pixel's next
+         VW inputs in one load, then VW steps on its lanes */
+      for (; k + FUSE__VEC_WIDTH <= L; k += FUSE__VEC_WIDTH) {
+        FUSE__VEC av[FUSE__GEMM_MR];
+        int l;
+        FUSE__UNROLL
+        for (r = 0; r < FUSE__GEMM_MR; r++) av[r] = FUSE__V_LOAD(p[r] + k);
+        FUSE__UNROLL
+        for (l = 0; l < FUSE__VEC_WIDTH; l++, w += ldw) {
+          FUSE__VEC wv[FUSE__GEMM_NV];
+          if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
+          FUSE__UNROLL
+          for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
+          FUSE__UNROLL
+          for (r = 0; r < FUSE__GEMM_MR; r++) {
+            FUSE__UNROLL
+            for (j = 0; j < FUSE__GEMM_NV; j++)
+              c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          }
+        }
+      }
+#endif
+      for (; k < L; k++, w += ldw) {
         FUSE__VEC wv[FUSE__GEMM_NV];
         if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
         FUSE__UNROLL
         for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
+          FUSE__VEC x = FUSE__V_SET1(p[r][k]);
           FUSE__UNROLL
-          for (j = 0; j < FUSE__GEMM_NV; j++)
-            c[r][j] = FUSE__V_FMA(FUSE__V_LANE(av[r], l), wv[j], c[r][j]);
+          for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
         }
       }
     }
-#endif
-    for (; k < L; k++, w += ldw) {
-      FUSE__VEC wv[FUSE__GEMM_NV];
-      if (npf > 0) FUSE__GEMM_PREFETCH_STEP();
-      FUSE__UNROLL
-      for (j = 0; j < FUSE__GEMM_NV; j++) wv[j] = FUSE__V_LOAD(w + j * FUSE__VEC_WIDTH);
-      FUSE__UNROLL
-      for (r = 0; r < FUSE__GEMM_MR; r++) {
-        FUSE__VEC x = FUSE__V_SET1(p[r][k]);
-        FUSE__UNROLL
-        for (j = 0; j < FUSE__GEMM_NV; j++) c[r][j] = FUSE__V_FMA(x, wv[j], c[r][j]);
-      }
-    }
-  }
 /* ==== begin src/kernels/tile_epilogue.inc ==== */
 /* The end of a GEMM-family micro-kernel (pasted into the body of gemm_tile.inc and
    few_channels_tile.inc): with FUSE__FINISH the bias (per column, or per row in the NCHW
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -18823,14 +18951,10 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
 #undef FUSE__TILE_CHAN
 #undef FUSE__TILE_EACH
 /* ==== end src/kernels/tile_epilogue.inc ==== */
-#ifdef FUSE__GEMM_BLOCKS
-  if (++blk >= e->blocks) break;
-#else
-  if (++blk >= 1) break;
-#endif
-  col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
-  w = w0 + blk * e->wblock;
-  y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    if (++blk >= nblk) break;
+    col0 = blk * FUSE__GEMM_NV * FUSE__VEC_WIDTH;
+    w = w0 + blk * e->wblock;
+    y += FUSE__GEMM_NV * FUSE__VEC_WIDTH;
   }
 }
 #undef FUSE__GEMM_NAME
@@ -18886,11 +19010,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
@@ -19037,11 +19161,11 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
    kernels) and the post-ops, then the one store of each valid row, then the post-ops that
    call the vector math over the stored tile (fuse__post_block).
    Reads c[MR][NV], m[NV], rows, cols, flags, e, y, ldy, col0 (y's column in the tile e
-   describes: its bias, per-channel values and residuals start there). Each step runs over the whole tile before
-   the next, its kind chosen once per tile and its bounds broadcast once: a clamp or a
-   residual add costs what it computes. (Every step on one accumulator, then its store,
-   measured slower on every kernel once the kind was chosen per tile.) The steps compute what
-   fuse__post_apply does, bit for bit. */
+   describes: its bias, per-channel values and residuals start there). Each step runs over
+   the whole tile before the next, its kind chosen once per tile and its bounds broadcast
+   once: a clamp or a residual add costs what it computes. (Every step on one accumulator,
+   then its store, measured slower on every kernel once the kind was chosen per tile.) The
+   steps compute what fuse__post_apply does, bit for bit. */
 /* post-op q's per-channel values at tile row r, vector j: one per row (NCHW), or a vector
    along the columns (NHWC); zeros for the kinds without */
 #define FUSE__TILE_CHAN(q, r, j)                                                             \
