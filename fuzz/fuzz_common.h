@@ -5,8 +5,9 @@
 
    Each target is one function `static int fn(const unsigned char *data, size_t size)`. Built
    alone (clang -fsanitize=fuzzer,...), FUZZ_TARGET defines LLVMFuzzerTestOneInput to call it.
-   With FUZZ_REPLAY defined, FUZZ_TARGET defines nothing: tests/test_fuzz_regress.c includes
-   every target into one program and replays the committed inputs through the functions. */
+   With FUZZ_REPLAY or FUZZ_MANY defined, FUZZ_TARGET defines nothing: tests/test_fuzz_regress.c
+   includes every target into one program and replays the committed inputs through the
+   functions; fuzz/all_targets.c includes them into the one libFuzzer program `make fuzz` runs. */
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
 
@@ -20,7 +21,7 @@ static void *fuzz_capped_malloc(size_t n) { return n > fuzz_cap ? NULL : malloc(
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 
-#ifdef FUZZ_REPLAY
+#if defined(FUZZ_REPLAY) || defined(FUZZ_MANY)
 #define FUZZ_TARGET(fn)
 #else
 #define FUZZ_TARGET(fn)                                                        \
