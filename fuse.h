@@ -37989,20 +37989,52 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
 /* ==== end src/kernels/reference.c ==== */
 /* ==== begin src/kernels/conv_drivers.c ==== */
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
-   parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1). */
+   parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1), chunk naming the scratch
+   slot of the thread that runs it.
+
+   Chunk c owns the units [units c / chunks, units (c + 1) / chunks) and takes them front to
+   back in grains of an eighth; one that is done takes the grains left in the others' ranges
+   (a counter per chunk, shared by atomic adds). Where cores run at different speeds (a
+   hybrid CPU; the two vCPUs of the test VM: one 1.4x slower than the other) or a worker wakes
+   late, the fast thread finishes the slow one's part; otherwise each thread keeps its own
+   range, the pixels it wrote in the step before. A unit's result does not depend on which
+   chunk runs it: the output is the same to the bit. Without atomics (a compiler other than
+   gcc, clang and MSVC) each chunk runs its own range. */
+#if defined(_MSC_VER) && !defined(__clang__)
+typedef long fuse__counter;
+#define FUSE__COUNTER_ADD(p, v) _InterlockedExchangeAdd((volatile long *)(p), (long)(v))
+#elif defined(__GNUC__) || defined(__clang__)
+typedef int fuse__counter;
+#define FUSE__COUNTER_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#endif
 typedef void (*fuse__range_fn)(void *ctx, int chunk, int64_t u0, int64_t u1);
 typedef struct fuse__par {
   const fuse_plan *p;
   int64_t units;
   fuse__range_fn fn;
   void *ctx;
+#ifdef FUSE__COUNTER_ADD
+  int64_t grain;                 /* units a grain */
+  fuse__counter taken[64];       /* grains taken of each chunk's range (chunks <= 64) */
+#endif
 } fuse__par;
 
 static void fuse__par_chunks(void *ctx, int begin, int end) {
-  const fuse__par *j = (const fuse__par *)ctx;
-  int c;
-  for (c = begin; c < end; c++)
-    j->fn(j->ctx, c, j->units * c / j->p->chunks, j->units * (c + 1) / j->p->chunks);
+  fuse__par *j = (fuse__par *)ctx;
+  int chunks = j->p->chunks, c;
+  for (c = begin; c < end; c++) {
+#ifdef FUSE__COUNTER_ADD
+    int k;
+    for (k = 0; k < chunks; k++) { /* its own range, then the others' */
+      int o = (c + k) % chunks;
+      int64_t u0 = j->units * o / chunks, u1 = j->units * (o + 1) / chunks, at;
+      while ((at = u0 + FUSE__COUNTER_ADD(&j->taken[o], 1) * j->grain) < u1)
+        j->fn(j->ctx, c, at, at + j->grain < u1 ? at + j->grain : u1);
+    }
+#else
+    j->fn(j->ctx, c, j->units * c / chunks, j->units * (c + 1) / chunks);
+#endif
+  }
 }
 
 static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn, void *ctx) {
@@ -38013,7 +38045,13 @@ static void fuse__parallel(const fuse_plan *p, int64_t units, fuse__range_fn fn,
   j.ctx = ctx;
   if (p->chunks == 1 || units < 2) {
     fn(ctx, 0, 0, units);
-  } else if (p->parallel_for) {
+    return;
+  }
+#ifdef FUSE__COUNTER_ADD
+  memset(j.taken, 0, sizeof j.taken);
+  j.grain = (units + 8 * (int64_t)p->chunks - 1) / (8 * (int64_t)p->chunks);
+#endif
+  if (p->parallel_for) {
     p->parallel_for(p->parallel_user, fuse__par_chunks, &j, p->chunks);
   } else {
 #ifdef _OPENMP
@@ -38376,6 +38414,33 @@ static void fuse__gate_scale(void *ctx, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
+/* How a conv job's units are cut among threads: j->tile_outer, j->whole_tiles (j->tiles set). */
+static void fuse__igemm_split(const fuse_plan *p, const fuse__step *s, fuse__conv_job *j) {
+  /* Cut among threads, column blocks outermost hand a thread the narrow last block's tiles
+     (16 or 32 columns against 48 or 32 elsewhere: 7-20 % more work for the other thread on
+     efficientnet's 1x1 convs), and each thread a part of every pixel's channels, which the
+     next step, cut by pixels (depthwise, pools, the next conv's tiles), then reads from the
+     other core. When the weights stay in L2 beside the tile (and are not walked in channel
+     blocks), each thread takes whole tiles instead: a run of whole pixels (mobilenet_v2 on
+     two threads: 0.73-0.86 of the time, six alternating rounds). */
+  j->tile_outer = p->chunks > 1 && !s->cblock && j->obs * j->G > 1 &&
+                  (size_t)(j->G * j->obs * j->KH * j->KW * j->Cg * s->nr) * sizeof(float) <=
+                      FUSE__PANEL_BYTES / 2;
+  /* Whole tiles, each over all its column blocks (the full ones in one micro-kernel call
+     where the ISA has fn_blocks): for a tap per kernel row (the stems), finding a tile's row
+     pointers (a kernel row each, copied with its zeros where it crosses the padding) costs
+     about what the tile computes with 16 columns (7x7 stem on AVX2: 2.2x faster); for a 1x1
+     conv whose weights stay in L2, a call per block paid its setup and epilogue on a short
+     reduction (AVX2, 1 thread, five alternating runs: 16>96 at 28x28 0.033 -> 0.027 ms,
+     at 112x112 0.58 -> 0.48 ms; 64>256 at 56x56 1.14 -> 1.03 ms; 256>1024 at 14x14 1.06
+     -> 1.02 ms; AVX-512 within 2 %). Weights of 4 MB (512>2048) were 12 % slower so. */
+  j->whole_tiles = j->G == 1 && j->obs > 1 && !s->cblock &&
+                   (s->rowmode ||
+                    (s->pointwise && (size_t)(j->obs * j->Cg * s->nr) * sizeof(float) <=
+                                         FUSE__PANEL_BYTES / 2));
+  if (j->whole_tiles) j->tile_outer = 0;
+}
+
 /* A gated NHWC GEMM conv (s->gate): conv(x * g) with g one value per image and input channel
    is conv(x) on the weights of channel c times g[n, c]; per image the packed weights are
    scaled into the workspace (a pass of K x C x taps, cheaper than the multiply over the
@@ -38391,7 +38456,7 @@ static void fuse__conv_igemm_gated(const fuse__run *r, const fuse__step *s, fuse
   for (q = 0; q < s->num_post; q++) res[q] = j->e.res[q];
   j->npix = j->OH * j->OW;
   j->tiles = (j->npix + s->mr - 1) / s->mr;
-  j->tile_outer = j->whole_tiles = 0;
+  fuse__igemm_split(r->p, s, j); /* whole pixels a thread, as ungated convs */
   j->packed = scaled;
   for (n = 0; n < images; n++) {
     j->x = x + n * in_image;
@@ -38400,7 +38465,8 @@ static void fuse__conv_igemm_gated(const fuse__run *r, const fuse__step *s, fuse
       if (res[q]) j->e.res[q] = res[q] + n * out_image;
     j->gate = gate + (tg->shape[0] == 1 ? 0 : n * j->C);
     fuse__parallel(r->p, j->obs, fuse__gate_scale, j);
-    fuse__parallel(r->p, j->G * j->obs * j->tiles, fuse__igemm_units, j);
+    fuse__parallel(r->p, j->whole_tiles ? j->tiles : j->G * j->obs * j->tiles, fuse__igemm_units,
+                   j);
   }
 }
 
@@ -38435,29 +38501,7 @@ static void fuse__conv_igemm(const fuse__run *r, const fuse__step *s) {
     return;
   }
   j.tiles = (j.npix + s->mr - 1) / s->mr;
-  /* Cut among threads, column blocks outermost hand a thread the narrow last block's tiles
-     (16 or 32 columns against 48 or 32 elsewhere: 7-20 % more work for the other thread on
-     efficientnet's 1x1 convs), and each thread a part of every pixel's channels, which the
-     next step, cut by pixels (depthwise, pools, the next conv's tiles), then reads from the
-     other core. When the weights stay in L2 beside the tile (and are not walked in channel
-     blocks), each thread takes whole tiles instead: a run of whole pixels (mobilenet_v2 on
-     two threads: 0.73-0.86 of the time, six alternating rounds). */
-  j.tile_outer = r->p->chunks > 1 && !s->cblock && j.obs * j.G > 1 &&
-                 (size_t)(j.G * j.obs * j.KH * j.KW * j.Cg * s->nr) * sizeof(float) <=
-                     FUSE__PANEL_BYTES / 2;
-  /* Whole tiles, each over all its column blocks (the full ones in one micro-kernel call
-     where the ISA has fn_blocks): for a tap per kernel row (the stems), finding a tile's row
-     pointers (a kernel row each, copied with its zeros where it crosses the padding) costs
-     about what the tile computes with 16 columns (7x7 stem on AVX2: 2.2x faster); for a 1x1
-     conv whose weights stay in L2, a call per block paid its setup and epilogue on a short
-     reduction (AVX2, 1 thread, five alternating runs: 16>96 at 28x28 0.033 -> 0.027 ms,
-     at 112x112 0.58 -> 0.48 ms; 64>256 at 56x56 1.14 -> 1.03 ms; 256>1024 at 14x14 1.06
-     -> 1.02 ms; AVX-512 within 2 %). Weights of 4 MB (512>2048) were 12 % slower so. */
-  j.whole_tiles = j.G == 1 && j.obs > 1 && !s->cblock &&
-                  (s->rowmode ||
-                   (s->pointwise && (size_t)(j.obs * j.Cg * s->nr) * sizeof(float) <=
-                                        FUSE__PANEL_BYTES / 2));
-  if (j.whole_tiles) j.tile_outer = 0;
+  fuse__igemm_split(r->p, s, &j);
   fuse__parallel(r->p, j.whole_tiles ? j.tiles : j.G * j.obs * j.tiles, fuse__igemm_units, &j);
 }
 
@@ -44483,6 +44527,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__SIMD
 #endif
 #undef FUSE__PANEL_BYTES
+#ifdef FUSE__COUNTER_ADD
+#undef FUSE__COUNTER_ADD
+#endif
 #undef FUSE__NCHW_GEMM_WEIGHTS
 #undef FUSE__NCHW_GEMM_PANEL
 #undef FUSE__L1_PANEL

@@ -16,6 +16,9 @@
 #undef FUSE__SIMD
 #endif
 #undef FUSE__PANEL_BYTES
+#ifdef FUSE__COUNTER_ADD
+#undef FUSE__COUNTER_ADD
+#endif
 #undef FUSE__NCHW_GEMM_WEIGHTS
 #undef FUSE__NCHW_GEMM_PANEL
 #undef FUSE__L1_PANEL
