@@ -29288,6 +29288,7 @@ struct fuse__pool_args {
   const fuse_pool2d_attrs *a;
   int is_max;
   int64_t C, H, W, OH, OW;
+  int64_t ldy; /* floats between output pixels: C, or a concat's channels (in_place.c) */
   void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
 };
 
@@ -29438,7 +29439,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
     int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
-      float *yp = d->y + (row * d->OW + ow) * C;
+      float *yp = d->y + (row * d->OW + ow) * d->ldy;
       int64_t done = 0;
       if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
         FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
@@ -29732,7 +29733,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
     int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
-      float *yp = d->y + (row * d->OW + ow) * C;
+      float *yp = d->y + (row * d->OW + ow) * d->ldy;
       int64_t done = 0;
       if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
         FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
@@ -30052,7 +30053,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
     int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
-      float *yp = d->y + (row * d->OW + ow) * C;
+      float *yp = d->y + (row * d->OW + ow) * d->ldy;
       int64_t done = 0;
       if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
         FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
@@ -30362,7 +30363,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__pool)(const fuse__pool_args *d, 
     int rows_inside = h0 >= 0 && h0 + span_h <= d->H;
     for (ow = 0; ow < d->OW; ow++) {
       int64_t w0 = ow * a->strides[1] - a->padding[1];
-      float *yp = d->y + (row * d->OW + ow) * C;
+      float *yp = d->y + (row * d->OW + ow) * d->ldy;
       int64_t done = 0;
       if (c_end && rows_inside && w0 >= 0 && w0 + span_w <= d->W) {
         FUSE__VEC_FN(fuse__pool_inside)(d, xn + (h0 * d->W + w0) * C, yp, c_end, dh * d->W * C,
@@ -36906,12 +36907,15 @@ static int64_t fuse__concat_row(const fuse__tensor *t, int nhwc) {
 }
 
 /* Whether step st can write its output's rows `stride` floats apart: in NHWC a conv2d on the
-   NHWC GEMM (its tiles store rows ldy apart) or a conversion to NHWC (fuse__to_nhwc_strided);
-   in NCHW the reference conv2d (a plane at a time); a conv2d not with a residual, which the
-   kernels read with the output's own row stride. */
-static int fuse__writes_strided(const fuse__step *st, int nhwc) {
+   NHWC GEMM (its tiles store rows ldy apart), a conversion to NHWC (fuse__to_nhwc_strided) or
+   a max / average pool on NHWC (a pixel's channels ldy apart); in NCHW the reference conv2d (a
+   plane at a time); a conv2d not with a residual, which the kernels read with the output's
+   own row stride. */
+static int fuse__writes_strided(const fuse_plan *p, const fuse__step *st, int nhwc) {
   int q;
   if (nhwc && st->op == FUSE__OP_TO_NHWC) return 1;
+  if (nhwc && (st->op == FUSE__OP_MAX_POOL2D || st->op == FUSE__OP_AVG_POOL2D))
+    return p->tensors[p->operands[st->in_first]].nhwc; /* fuse__kernel_pool_nhwc */
   if (st->op != FUSE__OP_CONV2D) return 0;
   for (q = 0; q < st->num_post; q++)
     if (st->post[q].kind == FUSE_POST_ADD) return 0;
@@ -36942,13 +36946,65 @@ static int fuse__in_place_ok(const fuse_plan *p, const int *root, const fuse__st
   if (root[x] != x || t->kind != FUSE__LOC_WORK || t->bytes || t->stride || t->rank != 4 ||
       x == st->out || writer[x] < 0 || reads[x] != concat_reads[x] ||
       (fuse__two_layouts(t) && t->nhwc != nhwc) ||
-      !fuse__writes_strided(&p->steps[writer[x]], nhwc))
+      !fuse__writes_strided(p, &p->steps[writer[x]], nhwc))
     return 0;
   for (i = 0; i < st->num_in; i++)
     if (i != k && ops[i] == x) return 0; /* the same value twice: two slices, one write */
   for (i = 0; i < p->num_tensors; i++)
     if (i != x && root[i] == x) return 0; /* a view reads it as a whole tensor */
   return 1;
+}
+
+/* A channel concat the passes below may place: rank 4, in the workspace, not a view. */
+static int fuse__concat_placeable(const fuse_plan *p, const int *root, const fuse__step *st) {
+  const fuse__tensor *t = &p->tensors[st->out];
+  return st->op == FUSE__OP_CONCAT && st->a.axis == 1 && t->rank == 4 &&
+         t->kind == FUSE__LOC_WORK && !t->bytes && !t->stride && root[st->out] == st->out;
+}
+
+/* Whether every step that reads t reads rows a stride apart: concats and chains. */
+static int fuse__read_strided(const fuse_plan *p, int t) {
+  int i, k;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++)
+      if (p->operands[p->steps[i].in_first + k] == t && p->steps[i].op != FUSE__OP_CONCAT &&
+          p->steps[i].op != FUSE__OP_CHAIN)
+        return 0;
+  return 1;
+}
+
+/* Concats nested in place: a concat whose inputs are the first inputs of a larger one
+   (densenet: each layer concats the block's features so far, all of them the first inputs of
+   the block's last concat) becomes the first channels of the largest such concat, a view with
+   its rows. The features are then written once, into the largest, and the smaller concats
+   have nothing left to copy (fuse__concat_in_place drops them). Taken where every step that
+   reads the smaller one reads strided rows (concats, chains) and nothing views it. */
+static void fuse__concat_nest(fuse_plan *p, int *root) {
+  int i, j, k;
+  for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *a = &p->steps[i];
+    fuse__tensor *ta = &p->tensors[a->out];
+    int nhwc = fuse__two_layouts(ta) && ta->nhwc, best = -1;
+    if (!fuse__concat_placeable(p, root, a)) continue;
+    for (j = 0; j < p->num_steps; j++) {
+      const fuse__step *b = &p->steps[j];
+      const fuse__tensor *tb = &p->tensors[b->out];
+      if (j == i || b->num_in <= (best >= 0 ? p->steps[best].num_in : a->num_in) ||
+          !fuse__concat_placeable(p, root, b) || (fuse__two_layouts(tb) && tb->nhwc) != nhwc ||
+          tb->shape[0] != ta->shape[0] || tb->shape[2] != ta->shape[2] ||
+          tb->shape[3] != ta->shape[3])
+        continue;
+      for (k = 0; k < a->num_in && p->operands[a->in_first + k] == p->operands[b->in_first + k];)
+        k++;
+      if (k == a->num_in) best = j;
+    }
+    if (best < 0 || !fuse__read_strided(p, a->out)) continue;
+    for (k = 0; k < p->num_tensors && (k == a->out || root[k] != a->out);) k++;
+    if (k < p->num_tensors) continue; /* a view reads it as a whole tensor */
+    root[a->out] = p->steps[best].out;
+    ta->stride = fuse__concat_row(&p->tensors[p->steps[best].out], nhwc);
+    ta->view_at = 0;
+  }
 }
 
 /* Places the inputs of each channel concat that qualify inside its output and drops the concat
@@ -36967,14 +37023,13 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
       if (st->op == FUSE__OP_CONCAT) concat_reads[p->operands[st->in_first + k]]++;
     }
   }
+  fuse__concat_nest(p, root);
   for (i = 0; i < p->num_steps; i++) {
     fuse__step *st = &p->steps[i];
     const fuse__tensor *ty = &p->tensors[st->out];
     int nhwc = fuse__two_layouts(ty) && ty->nhwc, placed = 0;
     int64_t at = 0, ct;
-    if (st->op != FUSE__OP_CONCAT || st->a.axis != 1 || ty->rank != 4 ||
-        ty->kind != FUSE__LOC_WORK || ty->bytes || root[st->out] != st->out)
-      continue;
+    if (!fuse__concat_placeable(p, root, st)) continue;
     ct = fuse__concat_row(ty, nhwc);
     for (k = 0; k < st->num_in; k++) {
       int x = p->operands[st->in_first + k];
@@ -37002,6 +37057,29 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
       if (!fuse__note_append(p, st, line)) return 0;
     } else if (placed) {
       st->op = -1; /* nothing left to copy: dropped below */
+    }
+  }
+  for (i = 0; i < p->num_steps; i++) { /* the nested concats: their inputs where they copy them */
+    fuse__step *st = &p->steps[i];
+    const fuse__tensor *ty = &p->tensors[st->out];
+    int nhwc = fuse__two_layouts(ty) && ty->nhwc, placed = 0;
+    size_t at = ty->view_at;
+    if (st->op != FUSE__OP_CONCAT || root[st->out] == st->out || !ty->stride) continue;
+    for (k = 0; k < st->num_in; k++) {
+      int x = p->operands[st->in_first + k];
+      const fuse__tensor *tx = &p->tensors[x];
+      placed += root[x] == root[st->out] && tx->view_at == at && tx->stride == ty->stride;
+      at += (size_t)(nhwc ? tx->shape[1] : fuse__concat_row(tx, 0)) * sizeof(float);
+    }
+    if (placed == st->num_in) {
+      st->op = -1;
+    } else if (placed) {
+      char line[96];
+      fuse__out o;
+      o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+      fuse__format(&o, g, "copies %d of %d inputs, the others written in place",
+                   st->num_in - placed, st->num_in);
+      if (!fuse__note_append(p, st, line)) return 0;
     }
   }
   for (i = 0; i < p->num_steps; i++)
@@ -39219,7 +39297,7 @@ typedef struct fuse__concat_job {
   const fuse__step *s;
   float *y;
   int axis, nhwc;
-  int64_t inner, row;
+  int64_t inner, row, ldy; /* ldy: floats between output rows (row, or a larger concat's) */
 } fuse__concat_job;
 
 static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
@@ -39236,7 +39314,7 @@ static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
     piece = tx->shape[j->axis] * j->inner;
     if (x != j->y + at) /* else its producer wrote it in place (in_place.c) */
       for (o = o0; o < o1; o++)
-        memcpy(j->y + o * j->row + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
+        memcpy(j->y + o * j->ldy + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
     at += piece;
   }
 }
@@ -39254,6 +39332,7 @@ static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   }
   j.inner = fuse__numel(ty->rank - j.axis - 1, ty->shape + j.axis + 1);
   j.row = ty->shape[j.axis] * j.inner;
+  j.ldy = r->p->tensors[s->out].stride ? r->p->tensors[s->out].stride : j.row; /* nested */
   fuse__parallel(r->p, fuse__numel(j.axis, ty->shape), fuse__concat_rows, &j);
 }
 
@@ -39307,12 +39386,13 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse_pool2d_attrs *a = &s->a.pool;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
+  int64_t ldy = ty->stride ? ty->stride : C; /* a slice of a concat: pixels ldy floats apart */
   int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
   fuse__pool_args d;
   d.fn = fuse__pool_pick(r->p->isa);
   if (d.fn) {
     d.x = x, d.y = y, d.a = a, d.is_max = is_max;
-    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW, d.ldy = ldy;
     fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
     return;
   }
@@ -39320,7 +39400,7 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
     for (oh = 0; oh < OH; oh++)
       for (ow = 0; ow < OW; ow++) {
         int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
-        float *yp = y + ((n * OH + oh) * OW + ow) * C;
+        float *yp = y + ((n * OH + oh) * OW + ow) * ldy;
         if (is_max) {
           int kh0, kh1, kw0, kw1;
           fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);
@@ -40161,6 +40241,14 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
     j.in[k] = fuse__in(r, s, k);
     fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
+    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (in_place.c): rows of `row` floats,
+                                          stride apart (NHWC: a pixel's channels) */
+      int64_t row = 1, d;
+      for (d = 1; d < tx->rank; d++) row *= tx->shape[d];
+      if (ty == &vy) row = tx->shape[3];
+      for (d = 0; d < ty->rank; d++)
+        if (st[k][d] >= row) st[k][d] = st[k][d] / row * fuse__in_t(r, s, k)->stride;
+    }
   }
   j.rank = fuse__merge_dims(ty->rank, ty->shape, j.num, st, j.shape, j.stride);
   if (j.rank == 0) { /* one element */

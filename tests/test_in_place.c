@@ -321,6 +321,50 @@ TEST(split_into_convs) {
   }
 }
 
+/* A dense block as densenet writes it: each layer concats the block's input and every feature
+   so far, then a per-channel multiply-add and relu (batch norm) before its convs; the last
+   concat holds them all. Each smaller concat is the first channels of the last (in_place.c,
+   nested concats): the block's input (a max pool on NHWC) and each feature are written once,
+   into the last concat, and no concat step is left; the chains read the smaller concats as
+   strided slices of it. */
+TEST(dense_block) {
+  int batch, layers;
+  for (batch = 1; batch <= 2; batch++)
+    for (layers = 1; layers <= 3; layers++) {
+      case_data d;
+      fuse_value x, feats[4];
+      fuse_pool2d_attrs pa;
+      char what[64];
+      int k, n = 1;
+      memset(&d, 0, sizeof d);
+      memset(&pa, 0, sizeof pa);
+      d.g = fuse_graph_create(NULL);
+      x = input(&d, batch, 3, 6, 5);
+      pa.kernel[0] = pa.kernel[1] = 3, pa.strides[0] = pa.strides[1] = 1;
+      pa.padding[0] = pa.padding[1] = pa.padding[2] = pa.padding[3] = 1;
+      pa.dilation[0] = pa.dilation[1] = 1;
+      feats[0] = fuse_max_pool2d(d.g, conv(&d, x, 6, 1, 0), &pa);
+      for (k = 0; k <= layers; k++) {
+        fuse_value cat = fuse_concat(d.g, n, feats, 1), scale, shift;
+        int64_t C = fuse_value_shape(d.g, cat)[1], cshape[4] = {1, 0, 1, 1}, c;
+        float sv[64], tv[64];
+        if (k == layers) { /* the block's output: the last concat, read by a 1x1 conv */
+          output(&d, conv(&d, cat, 5, 1, 0));
+          break;
+        }
+        cshape[1] = C;
+        for (c = 0; c < C; c++) sv[c] = (float)irand(-1, 2), tv[c] = (float)irand(-2, 2);
+        scale = fuse_constant(d.g, NULL, 4, cshape, sv);
+        shift = fuse_constant(d.g, NULL, 4, cshape, tv);
+        cat = fuse_relu(d.g, fuse_add(d.g, fuse_mul(d.g, cat, scale), shift));
+        feats[n++] = conv(&d, conv(&d, cat, 4, 1, 0), 3, 3, 1);
+      }
+      sprintf(what, "dense block, batch %d, %d layers", batch, layers);
+      check_case(&d, layers + 1, 0, what);
+      free_case(&d);
+    }
+}
+
 int main(void) {
   RUN(concat_of_conv_outputs_nhwc);
   RUN(concat_of_winograd_outputs);
@@ -329,5 +373,7 @@ int main(void) {
   RUN(value_in_two_concats);
   RUN(conversion_written_in_place);
   RUN(split_into_convs);
+  RUN(dense_block);
   return runner_finish("in_place");
 }
+

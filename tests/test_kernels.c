@@ -1725,9 +1725,30 @@ TEST(pool_instances) {
       if (!isa_have[instances[i].isa]) continue;
       memset(&d, 0, sizeof d);
       d.x = x, d.y = got, d.a = &a, d.is_max = t & 1;
-      d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+      d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW, d.ldy = C;
       memset(got, 0xff, ny * sizeof(float));
       instances[i].pool(&d, 0, N * OH);
+      { /* into a concat's slice: pixels C + 3 floats apart, the same bits, the gaps untouched */
+        size_t npix = ny / (size_t)C, q;
+        float *wide = falloc(npix * (size_t)(C + 3));
+        memset(wide, 0x5a, npix * (size_t)(C + 3) * sizeof(float));
+        d.y = wide, d.ldy = C + 3;
+        instances[i].pool(&d, 0, N * OH);
+        for (q = 0; q < npix; q++) {
+          unsigned char gap[3 * sizeof(float)];
+          memset(gap, 0x5a, sizeof gap);
+          if (memcmp(wide + q * (size_t)(C + 3), got + q * (size_t)C, (size_t)C * sizeof(float)) ||
+              memcmp(wide + q * (size_t)(C + 3) + C, gap, sizeof gap)) {
+            runner_test_failed = 1;
+            fprintf(stderr, "  FAIL %s: %s pool %s: C=%d %dx%d: pixel %zu differs written %d apart\n",
+                    runner_current, t & 1 ? "max" : "average", isa_name(instances[i].isa), C, H,
+                    W, q, C + 3);
+            break;
+          }
+        }
+        free(wide);
+        d.y = got, d.ldy = C;
+      }
       if (first < 0) {
         first = i;
         memcpy(first_got, got, ny * sizeof(float));

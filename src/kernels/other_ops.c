@@ -272,7 +272,7 @@ typedef struct fuse__concat_job {
   const fuse__step *s;
   float *y;
   int axis, nhwc;
-  int64_t inner, row;
+  int64_t inner, row, ldy; /* ldy: floats between output rows (row, or a larger concat's) */
 } fuse__concat_job;
 
 static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
@@ -289,7 +289,7 @@ static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
     piece = tx->shape[j->axis] * j->inner;
     if (x != j->y + at) /* else its producer wrote it in place (in_place.c) */
       for (o = o0; o < o1; o++)
-        memcpy(j->y + o * j->row + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
+        memcpy(j->y + o * j->ldy + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
     at += piece;
   }
 }
@@ -307,6 +307,7 @@ static void fuse__kernel_concat(const fuse__run *r, const fuse__step *s) {
   }
   j.inner = fuse__numel(ty->rank - j.axis - 1, ty->shape + j.axis + 1);
   j.row = ty->shape[j.axis] * j.inner;
+  j.ldy = r->p->tensors[s->out].stride ? r->p->tensors[s->out].stride : j.row; /* nested */
   fuse__parallel(r->p, fuse__numel(j.axis, ty->shape), fuse__concat_rows, &j);
 }
 
@@ -360,12 +361,13 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
   const fuse_pool2d_attrs *a = &s->a.pool;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], n, oh, ow, ih, iw, c;
+  int64_t ldy = ty->stride ? ty->stride : C; /* a slice of a concat: pixels ldy floats apart */
   int is_max = s->op == FUSE__OP_MAX_POOL2D, kh, kw;
   fuse__pool_args d;
   d.fn = fuse__pool_pick(r->p->isa);
   if (d.fn) {
     d.x = x, d.y = y, d.a = a, d.is_max = is_max;
-    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW;
+    d.C = C, d.H = H, d.W = W, d.OH = OH, d.OW = OW, d.ldy = ldy;
     fuse__parallel(r->p, N * OH, fuse__pool_rows, &d);
     return;
   }
@@ -373,7 +375,7 @@ static void fuse__kernel_pool_nhwc(const fuse__run *r, const fuse__step *s) {
     for (oh = 0; oh < OH; oh++)
       for (ow = 0; ow < OW; ow++) {
         int64_t h0 = oh * a->strides[0] - a->padding[0], w0 = ow * a->strides[1] - a->padding[1];
-        float *yp = y + ((n * OH + oh) * OW + ow) * C;
+        float *yp = y + ((n * OH + oh) * OW + ow) * ldy;
         if (is_max) {
           int kh0, kh1, kw0, kw1;
           fuse__taps(h0, a->dilation[0], a->kernel[0], H, &kh0, &kh1);

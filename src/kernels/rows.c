@@ -69,6 +69,14 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
     j.in[k] = fuse__in(r, s, k);
     fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
+    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (in_place.c): rows of `row` floats,
+                                          stride apart (NHWC: a pixel's channels) */
+      int64_t row = 1, d;
+      for (d = 1; d < tx->rank; d++) row *= tx->shape[d];
+      if (ty == &vy) row = tx->shape[3];
+      for (d = 0; d < ty->rank; d++)
+        if (st[k][d] >= row) st[k][d] = st[k][d] / row * fuse__in_t(r, s, k)->stride;
+    }
   }
   j.rank = fuse__merge_dims(ty->rank, ty->shape, j.num, st, j.shape, j.stride);
   if (j.rank == 0) { /* one element */
