@@ -36896,8 +36896,10 @@ static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__u
    reads it is a concat (which reads strided inputs): nothing else has to read strided rows.
    Its bytes are the concat's from its write to its last read, and the liveness planner sees
    them so (fuse__find_lifetimes: the root's lifetime spans its views' writes and reads). A
-   value in several concats (densenet's features) is written into the first; the others copy
-   it from there. The reference kernels (reference_kernels = 1) keep the copies: the oracle. */
+   value in several concats is written into the first; the others copy it from there, unless
+   they are nested (fuse__concat_nest: densenet's concats, each the first channels of the
+   block's last, where every feature then lands once). The reference kernels
+   (reference_kernels = 1) keep the copies: the oracle. */
 
 /* The concat's view of a rank-4 tensor in the bytes' order: rows of `row` floats, each row of
    the concat `ct` floats apart once the inputs' rows are laid side by side (NHWC: a pixel's
