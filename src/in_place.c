@@ -52,6 +52,16 @@ static int fuse__note_append(fuse_plan *p, fuse__step *st, const char *text) {
   return 1;
 }
 
+/* Notes on a concat step that copies the inputs not written in place. 0: out of memory. */
+static int fuse__note_copies(fuse_plan *p, const fuse_graph *g, fuse__step *st, int placed) {
+  char line[96];
+  fuse__out o;
+  o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+  fuse__format(&o, g, "copies %d of %d inputs, the others written in place", st->num_in - placed,
+               st->num_in);
+  return fuse__note_append(p, st, line);
+}
+
 /* Whether operand k of concat step st may be written in place (see above); writer[t]: the step
    that writes t (-1 none, -2 several), reads[t] / concat_reads[t]: how often steps / concat
    steps read it. */
@@ -167,12 +177,7 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
       at += nhwc ? tx->shape[1] : fuse__concat_row(tx, 0);
     }
     if (placed && placed < st->num_in) {
-      char line[96];
-      fuse__out o;
-      o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
-      fuse__format(&o, g, "copies %d of %d inputs, the others written in place",
-                   st->num_in - placed, st->num_in);
-      if (!fuse__note_append(p, st, line)) return 0;
+      if (!fuse__note_copies(p, g, st, placed)) return 0;
     } else if (placed) {
       st->op = -1; /* nothing left to copy: dropped below */
     }
@@ -191,13 +196,8 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
     }
     if (placed == st->num_in) {
       st->op = -1;
-    } else if (placed) {
-      char line[96];
-      fuse__out o;
-      o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
-      fuse__format(&o, g, "copies %d of %d inputs, the others written in place",
-                   st->num_in - placed, st->num_in);
-      if (!fuse__note_append(p, st, line)) return 0;
+    } else if (placed && !fuse__note_copies(p, g, st, placed)) {
+      return 0;
     }
   }
   for (i = 0; i < p->num_steps; i++)
