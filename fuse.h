@@ -30523,6 +30523,43 @@ static void fuse__transpose_isa(fuse_isa isa, const float *x, int64_t ldx, float
   (void)isa;
   fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
 }
+
+/* y[2 b] = u[b], y[2 b + 1] = v[b] for b < n: two channel runs of a pixel interleaved (a
+   channel shuffle of two groups, fuse__kernel_layout). AVX2 (the AVX-512 CPUs too, as for the
+   transposes) and NEON interleave whole vectors; the rest one float at a time. */
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static void fuse__zip2_avx2(const float *u, const float *v,
+                                                               float *y, int64_t n) {
+  int64_t b = 0;
+  for (; b + 8 <= n; b += 8) {
+    __m256 a = _mm256_loadu_ps(u + b), c = _mm256_loadu_ps(v + b);
+    __m256 lo = _mm256_unpacklo_ps(a, c), hi = _mm256_unpackhi_ps(a, c); /* a0 c0 a1 c1 a4 .. */
+    _mm256_storeu_ps(y + 2 * b, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(y + 2 * b + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+  for (; b < n; b++) y[2 * b] = u[b], y[2 * b + 1] = v[b];
+}
+#endif
+
+static void fuse__zip2_isa(fuse_isa isa, const float *u, const float *v, float *y, int64_t n) {
+  int64_t b = 0;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) {
+    fuse__zip2_avx2(u, v, y, n);
+    return;
+  }
+#endif
+#ifdef FUSE__NEON
+  if (isa == FUSE_ISA_NEON)
+    for (; b + 4 <= n; b += 4) {
+      float32x4x2_t t;
+      t.val[0] = vld1q_f32(u + b), t.val[1] = vld1q_f32(v + b);
+      vst2q_f32(y + 2 * b, t);
+    }
+#endif
+  (void)isa;
+  for (; b < n; b++) y[2 * b] = u[b], y[2 * b + 1] = v[b];
+}
 /* ==== end src/kernels/pool_eltwise.c ==== */
 /* ==== begin src/kernels/chain.c ==== */
 /* ------------------------------------------- element-wise chains, row kernels -- */
@@ -35596,6 +35633,11 @@ typedef struct fuse__step {
   int gate;                /* > 0: the operand index of a squeeze-excite gate [N or 1, C, 1, 1]
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
+  int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
+                              tensor's channel shuffle of this many groups (layouts.c,
+                              fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
+                              channel a * C / shuffle + shuffle_from + b */
+  int64_t shuffle_from;
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many
@@ -36946,6 +36988,104 @@ static int fuse__note_copies(fuse_plan *p, const fuse_graph *g, fuse__step *st, 
   return fuse__note_append(p, st, line);
 }
 
+/* ---------------------------------------------------- channel shuffles on NHWC -- */
+/* A channel shuffle (ShuffleNet: reshape [N, C, H, W] to [N, g, C/g, H, W], transpose
+   (0, 2, 1, 3, 4), reshape back; in v2 then split in halves) is all NCHW ops, so between NHWC
+   convs the plan converted the tensor to NCHW, transposed it and converted each half back:
+   three passes over it, four steps. Instead a conversion to NHWC of a channel slice of the
+   shuffle (or of all of it) gathers its channels straight from the NHWC tensor (a TO_NHWC step
+   with fuse__step.shuffle: per pixel a g x Cs/g transpose, fuse__kernel_layout), which the
+   concat pass below may then write in place; the transpose and the conversion to NCHW go when
+   nothing else reads them. ShuffleNet v2: per unit one pass over the tensor, a step per half.
+   Not for the reference kernels (the oracle keeps the ops as they are), and only for one
+   image (a channel slice of NCHW bytes is a view only then). */
+
+/* The step that writes tensor t, or -1. */
+static int fuse__writer_of(const fuse_plan *p, int t) {
+  int i;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0 && p->steps[i].out == t) return i;
+  return -1;
+}
+
+/* Whether t is a workspace tensor that no live step reads, itself or through a view (its
+   writer can go; a graph output stays). */
+static int fuse__unread_work(const fuse_plan *p, const int *root, int t) {
+  int i, k;
+  if (p->tensors[t].kind != FUSE__LOC_WORK) return 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in && p->steps[i].op >= 0; k++)
+      if (root[p->operands[p->steps[i].in_first + k]] == t) return 0;
+  return 1;
+}
+
+/* Conversion step c (TO_NHWC of a view): when it converts a channel slice of a shuffle's
+   transpose, the tensor it can gather from (an NHWC tensor the shuffle converted to NCHW), its
+   groups and first channel per group; else -1. */
+static int fuse__shuffle_source(const fuse_plan *p, const int *root, const fuse__step *c,
+                                int *groups, int64_t *from, int *transpose, int *to_nchw) {
+  static const int perm[5] = {0, 2, 1, 3, 4};
+  int s = p->operands[c->in_first], t = root[s], r1, xn, x, d;
+  const fuse__tensor *ts = &p->tensors[s], *tt = &p->tensors[t], *tr, *tx;
+  const fuse__step *b, *a;
+  int64_t N, C, H, W, g, plane;
+  if (c->op != FUSE__OP_TO_NHWC || t == s || tt->rank != 5 || ts->rank != 4 || ts->stride ||
+      (*transpose = fuse__writer_of(p, t)) < 0)
+    return -1;
+  b = &p->steps[*transpose];
+  for (d = 0; d < 5; d++)
+    if (b->op != FUSE__OP_TRANSPOSE || b->a.perm[d] != perm[d]) return -1;
+  r1 = p->operands[b->in_first], xn = root[r1], tr = &p->tensors[r1];
+  if (xn == r1 || tr->rank != 5 || tr->view_at || tr->stride ||
+      (*to_nchw = fuse__writer_of(p, xn)) < 0)
+    return -1;
+  a = &p->steps[*to_nchw];
+  x = p->operands[a->in_first], tx = &p->tensors[x];
+  if (a->op != FUSE__OP_TO_NCHW || !tx->nhwc || tx->rank != 4 || tx->bytes) return -1;
+  N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3], g = tr->shape[1];
+  plane = H * W * (int64_t)sizeof(float);
+  if (N != 1 || g < 2 || C % g || tr->shape[0] != N || tr->shape[2] != C / g ||
+      tr->shape[3] != H || tr->shape[4] != W || tt->shape[1] != C / g || tt->shape[2] != g ||
+      ts->shape[0] != N || ts->shape[2] != H || ts->shape[3] != W || ts->view_at % plane ||
+      ts->shape[1] % g || (int64_t)(ts->view_at / plane) % g ||
+      (int64_t)(ts->view_at / plane) + ts->shape[1] > C)
+    return -1;
+  *groups = (int)g;
+  *from = (int64_t)(ts->view_at / plane) / g;
+  return x;
+}
+
+/* The rewrite above over the plan's steps; drops what it leaves unread. 0: out of memory. */
+static int fuse__shuffle_in_nhwc(fuse_plan *p, const fuse_graph *g, int *root, const int *number) {
+  int i, kept = 0, changed = 0;
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *c = &p->steps[i];
+    int groups, transpose, to_nchw, x = fuse__shuffle_source(p, root, c, &groups, &c->shuffle_from,
+                                                              &transpose, &to_nchw);
+    char line[256];
+    fuse__out o;
+    if (x < 0) continue;
+    p->operands[c->in_first] = x;
+    c->shuffle = groups;
+    o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+    fuse__format(&o, g, "channels of a channel shuffle (%d groups) gathered from ", groups);
+    fuse__put_label(&o, g, p->tensors[x].value, number);
+    fuse__puts(&o, " in NHWC");
+    if (!fuse__note_append(p, c, line)) return 0;
+    if (fuse__unread_work(p, root, p->steps[transpose].out)) {
+      p->steps[transpose].op = -1;
+      if (fuse__unread_work(p, root, p->steps[to_nchw].out)) p->steps[to_nchw].op = -1;
+    }
+    changed = 1;
+  }
+  if (!changed) return 1;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0) p->steps[kept++] = p->steps[i];
+    else fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = kept;
+  return 1;
+}
+
 /* Whether operand k of concat step st may be written in place (see above); writer[t]: the step
    that writes t (-1 none, -2 several), reads[t] / concat_reads[t]: how often steps / concat
    steps read it. */
@@ -37026,6 +37166,7 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
                                  int *writer, int *reads, int *concat_reads) {
   int i, k, kept = 0;
   if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels */
+  if (!fuse__shuffle_in_nhwc(p, g, root, number)) return 0;
   for (i = 0; i < p->num_tensors; i++) writer[i] = -1, reads[i] = concat_reads[i] = 0;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];
@@ -39114,12 +39255,55 @@ static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, 
   fuse__parallel(r->p, N * j.bands, fuse__transpose_units, &j);
 }
 
+/* A channel shuffle of two groups gathered from NHWC (fuse__kernel_layout): each pixel's n
+   output channels zipped from its two runs of n / 2, `half` floats apart; units of 64 pixels. */
+typedef struct fuse__zip_job {
+  const float *x;
+  float *y;
+  fuse_isa isa;
+  int64_t n, half, ldx, ldy, pixels;
+} fuse__zip_job;
+
+static void fuse__zip_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__zip_job *z = (const fuse__zip_job *)ctx;
+  int64_t q, q1 = u1 * 64 < z->pixels ? u1 * 64 : z->pixels;
+  (void)chunk;
+  for (q = u0 * 64; q < q1; q++)
+    fuse__zip2_isa(z->isa, z->x + q * z->ldx, z->x + q * z->ldx + z->half, z->y + q * z->ldy, z->n);
+}
+
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (in_place.c): per
+                       pixel output channel b * g + a from input channel a * Cx / g + from + b,
+                       a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
+    const fuse__tensor *tx = fuse__in_t(r, s, 0);
+    int64_t g = s->shuffle, Cx = tx->shape[1], ldx = tx->stride ? tx->stride : Cx;
+    int64_t ldy = ty->stride ? ty->stride : C, N = ty->shape[0];
+    fuse__transpose_job j;
+    if (g == 2) {
+      fuse__zip_job z;
+      z.x = fuse__in(r, s, 0) + s->shuffle_from, z.y = fuse__data(r, s->out), z.isa = r->p->isa;
+      z.n = C / 2, z.half = Cx / 2, z.ldx = ldx, z.ldy = ldy, z.pixels = N * P;
+      fuse__parallel(r->p, (z.pixels + 63) / 64, fuse__zip_units, &z);
+      return;
+    }
+    memset(&j, 0, sizeof j);
+    j.x = fuse__in(r, s, 0) + s->shuffle_from, j.y = fuse__data(r, s->out), j.isa = r->p->isa;
+    j.rank = 4, j.q = 2; /* output dims (image, pixel, b, a) */
+    j.shape[0] = N, j.shape[1] = P, j.shape[2] = C / g, j.shape[3] = g;
+    j.xs[0] = P * ldx, j.xs[1] = ldx, j.xs[2] = 1, j.xs[3] = Cx / g;
+    j.ys[0] = P * ldy, j.ys[1] = ldy, j.ys[2] = g, j.ys[3] = 1;
+    j.outer[0] = 0, j.outer[1] = 1, j.nouter = 2;
+    j.cbands = (C / g + 255) / 256;
+    j.bands = (g + 255) / 256 * j.cbands;
+    fuse__parallel(r->p, N * P * j.bands, fuse__transpose_units, &j);
+    return;
+  }
   if (ty->stride) {
     fuse__to_nhwc_strided(r, fuse__in(r, s, 0), fuse__data(r, s->out), ty->shape[0], C, P,
                           ty->stride);

@@ -62,6 +62,104 @@ static int fuse__note_copies(fuse_plan *p, const fuse_graph *g, fuse__step *st, 
   return fuse__note_append(p, st, line);
 }
 
+/* ---------------------------------------------------- channel shuffles on NHWC -- */
+/* A channel shuffle (ShuffleNet: reshape [N, C, H, W] to [N, g, C/g, H, W], transpose
+   (0, 2, 1, 3, 4), reshape back; in v2 then split in halves) is all NCHW ops, so between NHWC
+   convs the plan converted the tensor to NCHW, transposed it and converted each half back:
+   three passes over it, four steps. Instead a conversion to NHWC of a channel slice of the
+   shuffle (or of all of it) gathers its channels straight from the NHWC tensor (a TO_NHWC step
+   with fuse__step.shuffle: per pixel a g x Cs/g transpose, fuse__kernel_layout), which the
+   concat pass below may then write in place; the transpose and the conversion to NCHW go when
+   nothing else reads them. ShuffleNet v2: per unit one pass over the tensor, a step per half.
+   Not for the reference kernels (the oracle keeps the ops as they are), and only for one
+   image (a channel slice of NCHW bytes is a view only then). */
+
+/* The step that writes tensor t, or -1. */
+static int fuse__writer_of(const fuse_plan *p, int t) {
+  int i;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0 && p->steps[i].out == t) return i;
+  return -1;
+}
+
+/* Whether t is a workspace tensor that no live step reads, itself or through a view (its
+   writer can go; a graph output stays). */
+static int fuse__unread_work(const fuse_plan *p, const int *root, int t) {
+  int i, k;
+  if (p->tensors[t].kind != FUSE__LOC_WORK) return 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in && p->steps[i].op >= 0; k++)
+      if (root[p->operands[p->steps[i].in_first + k]] == t) return 0;
+  return 1;
+}
+
+/* Conversion step c (TO_NHWC of a view): when it converts a channel slice of a shuffle's
+   transpose, the tensor it can gather from (an NHWC tensor the shuffle converted to NCHW), its
+   groups and first channel per group; else -1. */
+static int fuse__shuffle_source(const fuse_plan *p, const int *root, const fuse__step *c,
+                                int *groups, int64_t *from, int *transpose, int *to_nchw) {
+  static const int perm[5] = {0, 2, 1, 3, 4};
+  int s = p->operands[c->in_first], t = root[s], r1, xn, x, d;
+  const fuse__tensor *ts = &p->tensors[s], *tt = &p->tensors[t], *tr, *tx;
+  const fuse__step *b, *a;
+  int64_t N, C, H, W, g, plane;
+  if (c->op != FUSE__OP_TO_NHWC || t == s || tt->rank != 5 || ts->rank != 4 || ts->stride ||
+      (*transpose = fuse__writer_of(p, t)) < 0)
+    return -1;
+  b = &p->steps[*transpose];
+  for (d = 0; d < 5; d++)
+    if (b->op != FUSE__OP_TRANSPOSE || b->a.perm[d] != perm[d]) return -1;
+  r1 = p->operands[b->in_first], xn = root[r1], tr = &p->tensors[r1];
+  if (xn == r1 || tr->rank != 5 || tr->view_at || tr->stride ||
+      (*to_nchw = fuse__writer_of(p, xn)) < 0)
+    return -1;
+  a = &p->steps[*to_nchw];
+  x = p->operands[a->in_first], tx = &p->tensors[x];
+  if (a->op != FUSE__OP_TO_NCHW || !tx->nhwc || tx->rank != 4 || tx->bytes) return -1;
+  N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3], g = tr->shape[1];
+  plane = H * W * (int64_t)sizeof(float);
+  if (N != 1 || g < 2 || C % g || tr->shape[0] != N || tr->shape[2] != C / g ||
+      tr->shape[3] != H || tr->shape[4] != W || tt->shape[1] != C / g || tt->shape[2] != g ||
+      ts->shape[0] != N || ts->shape[2] != H || ts->shape[3] != W || ts->view_at % plane ||
+      ts->shape[1] % g || (int64_t)(ts->view_at / plane) % g ||
+      (int64_t)(ts->view_at / plane) + ts->shape[1] > C)
+    return -1;
+  *groups = (int)g;
+  *from = (int64_t)(ts->view_at / plane) / g;
+  return x;
+}
+
+/* The rewrite above over the plan's steps; drops what it leaves unread. 0: out of memory. */
+static int fuse__shuffle_in_nhwc(fuse_plan *p, const fuse_graph *g, int *root, const int *number) {
+  int i, kept = 0, changed = 0;
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *c = &p->steps[i];
+    int groups, transpose, to_nchw, x = fuse__shuffle_source(p, root, c, &groups, &c->shuffle_from,
+                                                              &transpose, &to_nchw);
+    char line[256];
+    fuse__out o;
+    if (x < 0) continue;
+    p->operands[c->in_first] = x;
+    c->shuffle = groups;
+    o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
+    fuse__format(&o, g, "channels of a channel shuffle (%d groups) gathered from ", groups);
+    fuse__put_label(&o, g, p->tensors[x].value, number);
+    fuse__puts(&o, " in NHWC");
+    if (!fuse__note_append(p, c, line)) return 0;
+    if (fuse__unread_work(p, root, p->steps[transpose].out)) {
+      p->steps[transpose].op = -1;
+      if (fuse__unread_work(p, root, p->steps[to_nchw].out)) p->steps[to_nchw].op = -1;
+    }
+    changed = 1;
+  }
+  if (!changed) return 1;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op >= 0) p->steps[kept++] = p->steps[i];
+    else fuse__free(&p->alloc, p->steps[i].note);
+  p->num_steps = kept;
+  return 1;
+}
+
 /* Whether operand k of concat step st may be written in place (see above); writer[t]: the step
    that writes t (-1 none, -2 several), reads[t] / concat_reads[t]: how often steps / concat
    steps read it. */
@@ -142,6 +240,7 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
                                  int *writer, int *reads, int *concat_reads) {
   int i, k, kept = 0;
   if (p->isa == FUSE_ISA_AUTO) return 1; /* the reference kernels */
+  if (!fuse__shuffle_in_nhwc(p, g, root, number)) return 0;
   for (i = 0; i < p->num_tensors; i++) writer[i] = -1, reads[i] = concat_reads[i] = 0;
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *st = &p->steps[i];

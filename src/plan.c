@@ -51,6 +51,11 @@ typedef struct fuse__step {
   int gate;                /* > 0: the operand index of a squeeze-excite gate [N or 1, C, 1, 1]
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
+  int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
+                              tensor's channel shuffle of this many groups (layouts.c,
+                              fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
+                              channel a * C / shuffle + shuffle_from + b */
+  int64_t shuffle_from;
   const fuse_backend *backend; /* FUSE__KERNEL_BACKEND: who runs it, with this state */
   void *backend_state;
   size_t backend_layout;   /* > 0: it writes its output in the backend's own layout, this many

@@ -87,12 +87,55 @@ static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, 
   fuse__parallel(r->p, N * j.bands, fuse__transpose_units, &j);
 }
 
+/* A channel shuffle of two groups gathered from NHWC (fuse__kernel_layout): each pixel's n
+   output channels zipped from its two runs of n / 2, `half` floats apart; units of 64 pixels. */
+typedef struct fuse__zip_job {
+  const float *x;
+  float *y;
+  fuse_isa isa;
+  int64_t n, half, ldx, ldy, pixels;
+} fuse__zip_job;
+
+static void fuse__zip_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__zip_job *z = (const fuse__zip_job *)ctx;
+  int64_t q, q1 = u1 * 64 < z->pixels ? u1 * 64 : z->pixels;
+  (void)chunk;
+  for (q = u0 * 64; q < q1; q++)
+    fuse__zip2_isa(z->isa, z->x + q * z->ldx, z->x + q * z->ldx + z->half, z->y + q * z->ldy, z->n);
+}
+
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (in_place.c): per
+                       pixel output channel b * g + a from input channel a * Cx / g + from + b,
+                       a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
+    const fuse__tensor *tx = fuse__in_t(r, s, 0);
+    int64_t g = s->shuffle, Cx = tx->shape[1], ldx = tx->stride ? tx->stride : Cx;
+    int64_t ldy = ty->stride ? ty->stride : C, N = ty->shape[0];
+    fuse__transpose_job j;
+    if (g == 2) {
+      fuse__zip_job z;
+      z.x = fuse__in(r, s, 0) + s->shuffle_from, z.y = fuse__data(r, s->out), z.isa = r->p->isa;
+      z.n = C / 2, z.half = Cx / 2, z.ldx = ldx, z.ldy = ldy, z.pixels = N * P;
+      fuse__parallel(r->p, (z.pixels + 63) / 64, fuse__zip_units, &z);
+      return;
+    }
+    memset(&j, 0, sizeof j);
+    j.x = fuse__in(r, s, 0) + s->shuffle_from, j.y = fuse__data(r, s->out), j.isa = r->p->isa;
+    j.rank = 4, j.q = 2; /* output dims (image, pixel, b, a) */
+    j.shape[0] = N, j.shape[1] = P, j.shape[2] = C / g, j.shape[3] = g;
+    j.xs[0] = P * ldx, j.xs[1] = ldx, j.xs[2] = 1, j.xs[3] = Cx / g;
+    j.ys[0] = P * ldy, j.ys[1] = ldy, j.ys[2] = g, j.ys[3] = 1;
+    j.outer[0] = 0, j.outer[1] = 1, j.nouter = 2;
+    j.cbands = (C / g + 255) / 256;
+    j.bands = (g + 255) / 256 * j.cbands;
+    fuse__parallel(r->p, N * P * j.bands, fuse__transpose_units, &j);
+    return;
+  }
   if (ty->stride) {
     fuse__to_nhwc_strided(r, fuse__in(r, s, 0), fuse__data(r, s->out), ty->shape[0], C, P,
                           ty->stride);
