@@ -93,27 +93,27 @@ static int fuse__unread_work(const fuse_plan *p, const int *root, int t) {
   return 1;
 }
 
-/* Conversion step c (TO_NHWC of a view): when it converts a channel slice of a shuffle's
-   transpose, the tensor it can gather from (an NHWC tensor the shuffle converted to NCHW), its
-   groups and first channel per group; else -1. */
+/* Step c's operand 0: when it is a channel slice (or all) of a shuffle's transpose, the NHWC
+   tensor the shuffle converted to NCHW, with the shuffle's groups, the slice's first channel
+   per group, its channels and the transpose's and the conversion's output tensors; else -1. */
 static int fuse__shuffle_source(const fuse_plan *p, const int *root, const fuse__step *c,
-                                int *groups, int64_t *from, int *transpose, int *to_nchw) {
+                                int *groups, int64_t *from, int64_t *channels, int *t, int *xn) {
   static const int perm[5] = {0, 2, 1, 3, 4};
-  int s = p->operands[c->in_first], t = root[s], r1, xn, x, d;
-  const fuse__tensor *ts = &p->tensors[s], *tt = &p->tensors[t], *tr, *tx;
+  int s = p->operands[c->in_first], r1, x, d, w;
+  const fuse__tensor *ts = &p->tensors[s], *tt, *tr, *tx;
   const fuse__step *b, *a;
   int64_t N, C, H, W, g, plane;
-  if (c->op != FUSE__OP_TO_NHWC || t == s || tt->rank != 5 || ts->rank != 4 || ts->stride ||
-      (*transpose = fuse__writer_of(p, t)) < 0)
+  *t = root[s], tt = &p->tensors[*t];
+  if (c->num_in < 1 || *t == s || tt->rank != 5 || ts->rank != 4 || ts->stride ||
+      (w = fuse__writer_of(p, *t)) < 0)
     return -1;
-  b = &p->steps[*transpose];
+  b = &p->steps[w];
   for (d = 0; d < 5; d++)
     if (b->op != FUSE__OP_TRANSPOSE || b->a.perm[d] != perm[d]) return -1;
-  r1 = p->operands[b->in_first], xn = root[r1], tr = &p->tensors[r1];
-  if (xn == r1 || tr->rank != 5 || tr->view_at || tr->stride ||
-      (*to_nchw = fuse__writer_of(p, xn)) < 0)
+  r1 = p->operands[b->in_first], *xn = root[r1], tr = &p->tensors[r1];
+  if (*xn == r1 || tr->rank != 5 || tr->view_at || tr->stride || (w = fuse__writer_of(p, *xn)) < 0)
     return -1;
-  a = &p->steps[*to_nchw];
+  a = &p->steps[w];
   x = p->operands[a->in_first], tx = &p->tensors[x];
   if (a->op != FUSE__OP_TO_NCHW || !tx->nhwc || tx->rank != 4 || tx->bytes) return -1;
   N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3], g = tr->shape[1];
@@ -126,33 +126,88 @@ static int fuse__shuffle_source(const fuse_plan *p, const int *root, const fuse_
     return -1;
   *groups = (int)g;
   *from = (int64_t)(ts->view_at / plane) / g;
+  *channels = ts->shape[1];
   return x;
 }
 
-/* The rewrite above over the plan's steps; drops what it leaves unread. 0: out of memory. */
-static int fuse__shuffle_in_nhwc(fuse_plan *p, const fuse_graph *g, int *root, const int *number) {
-  int i, kept = 0, changed = 0;
+/* A depthwise conv d that reads a whole shuffle of x in NCHW (ShuffleNet v2's stride-2 units:
+   the first branch's depthwise conv, which the layouts pass gave NCHW, its input being the
+   transpose's) reads instead the NHWC gather of the whole shuffle that a rewritten conversion
+   makes for the unit's other branch, that conversion moved before it, and writes its output
+   in NHWC where the one reader of its NCHW output is a conversion to NHWC (which goes). Not
+   with a residual (an operand in the output's layout). Returns 0 when d is left as it was, 1
+   when it was changed in place, 2 when the gather moved in before it (d is now d + 1). */
+static int fuse__shuffle_dw(fuse_plan *p, const int *root, int d, int x, int groups) {
+  const fuse__step *dw = &p->steps[d];
+  int o = dw->out, i, k, g = -1, conv = -1, readers = 0;
+  fuse__step moved;
+  if (dw->op != FUSE__OP_CONV2D || dw->kernel != FUSE__KERNEL_DW || p->tensors[o].nhwc ||
+      p->tensors[o].kind != FUSE__LOC_WORK)
+    return 0;
+  for (k = 0; k < dw->num_post; k++)
+    if (dw->post[k].kind == FUSE_POST_ADD) return 0;
   for (i = 0; i < p->num_steps; i++) {
+    const fuse__step *st = &p->steps[i];
+    if (st->op == FUSE__OP_TO_NHWC && st->shuffle == groups && !st->shuffle_from &&
+        p->operands[st->in_first] == x &&
+        p->tensors[st->out].shape[1] == p->tensors[x].shape[1])
+      g = i;
+    for (k = 0; k < st->num_in && st->op >= 0; k++)
+      if (root[p->operands[st->in_first + k]] == o) {
+        readers++;
+        if (st->op == FUSE__OP_TO_NHWC && !st->shuffle && p->operands[st->in_first] == o) conv = i;
+      }
+  }
+  if (g < 0 || readers != 1 || conv < 0 || p->tensors[p->steps[conv].out].stride) return 0;
+  p->steps[d].out = p->steps[conv].out; /* NHWC, the conversion's tensor */
+  p->operands[p->steps[d].in_first] = p->steps[g].out;
+  p->steps[conv].op = -1;
+  if (g < d) return 1;
+  moved = p->steps[g]; /* the gather before its new reader */
+  memmove(p->steps + d + 1, p->steps + d, (size_t)(g - d) * sizeof *p->steps);
+  p->steps[d] = moved;
+  return 2;
+}
+
+/* The rewrites above over the plan's steps, then the transposes and conversions to NCHW they
+   left unread go. 0: out of memory. */
+static int fuse__shuffle_in_nhwc(fuse_plan *p, const fuse_graph *g, int *root, const int *number) {
+  int i, k, kept = 0, done = 0, t, xn, groups, *left;
+  int64_t from, channels;
+  left = (int *)fuse__alloc(&p->alloc, (size_t)(2 * p->num_steps + 1) * sizeof(int), 16);
+  if (!left) return 0;
+  for (i = 0; i < p->num_steps; i++) { /* the conversions of the shuffles' slices */
     fuse__step *c = &p->steps[i];
-    int groups, transpose, to_nchw, x = fuse__shuffle_source(p, root, c, &groups, &c->shuffle_from,
-                                                              &transpose, &to_nchw);
+    int x = c->op == FUSE__OP_TO_NHWC ? fuse__shuffle_source(p, root, c, &groups, &from,
+                                                              &channels, &t, &xn) : -1;
     char line[256];
     fuse__out o;
     if (x < 0) continue;
     p->operands[c->in_first] = x;
     c->shuffle = groups;
+    c->shuffle_from = from;
     o.buf = line, o.len = 0, o.cap = sizeof line, o.write = NULL, o.user = NULL;
     fuse__format(&o, g, "channels of a channel shuffle (%d groups) gathered from ", groups);
     fuse__put_label(&o, g, p->tensors[x].value, number);
     fuse__puts(&o, " in NHWC");
-    if (!fuse__note_append(p, c, line)) return 0;
-    if (fuse__unread_work(p, root, p->steps[transpose].out)) {
-      p->steps[transpose].op = -1;
-      if (fuse__unread_work(p, root, p->steps[to_nchw].out)) p->steps[to_nchw].op = -1;
+    if (!fuse__note_append(p, c, line)) {
+      fuse__free(&p->alloc, left);
+      return 0;
     }
-    changed = 1;
+    left[done++] = t, left[done++] = xn;
   }
-  if (!changed) return 1;
+  for (i = 0; i < p->num_steps && done; i++) { /* depthwise readers of whole shuffles */
+    int x = p->steps[i].op == FUSE__OP_CONV2D ? fuse__shuffle_source(p, root, &p->steps[i],
+                                                 &groups, &from, &channels, &t, &xn) : -1;
+    if (x >= 0 && !from && channels == p->tensors[x].shape[1] &&
+        fuse__shuffle_dw(p, root, i, x, groups) == 2)
+      i++; /* the depthwise conv moved one on */
+  }
+  for (k = 0; k < done; k++) /* the transposes, then their conversions, where unread now */
+    if (fuse__unread_work(p, root, left[k]) && (i = fuse__writer_of(p, left[k])) >= 0)
+      p->steps[i].op = -1;
+  fuse__free(&p->alloc, left);
+  if (!done) return 1;
   for (i = 0; i < p->num_steps; i++)
     if (p->steps[i].op >= 0) p->steps[kept++] = p->steps[i];
     else fuse__free(&p->alloc, p->steps[i].note);

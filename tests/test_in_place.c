@@ -379,10 +379,10 @@ static fuse_value shuffle(fuse_graph *g, fuse_value x, int64_t groups) {
 /* ShuffleNet v2 units (split in halves, the second through two 1x1 convs, concat, channel
    shuffle) on NHWC, batch 1: each half of a shuffle is gathered from the concat's NHWC bytes
    (in_place.c: no conversion to NCHW, no transpose), the first half written in place into the
-   next unit's concat; the last shuffle, read whole by a 3x3 conv and a depthwise one, is
-   gathered whole for the conv while the depthwise one keeps its transpose. Two groups (the
-   zip) and four (the transpose path); of two images the shuffles stay transposes. Bit for bit
-   against the reference on every ISA. */
+   next unit's concat; the last shuffle, read whole by a 3x3 conv and a depthwise one (as
+   ShuffleNet's stride-2 units read it), is gathered once for both, the depthwise conv moved to
+   NHWC. Two groups (the zip) and four (the transpose path); of two images the shuffles stay
+   transposes. Bit for bit against the reference on every ISA. */
 TEST(channel_shuffle) {
   int batch, groups, units;
   for (batch = 1; batch <= 2; batch++)
@@ -410,14 +410,16 @@ TEST(channel_shuffle) {
         for (i = 0; i < 16 * 9; i++) dww[i] = (float)irand(-2, 2);
         dw = fuse_conv2d(d.g, x, fuse_constant(d.g, NULL, 4, dwshape, dww), &a);
         output(&d, conv(&d, x, 6, 3, 0));
-        output(&d, dw);
+        output(&d, conv(&d, dw, 5, 1, 0));
         sprintf(what, "channel shuffle, batch %d, %d groups, %d units", batch, groups, units);
         check_case(&d, -1, 0, what);
         gathered = count_of(listing.s, "gathered from");
         transposes = count_of(listing.s, ": transpose ->");
-        if (batch == 1) { /* two halves a unit but the last, which is gathered once */
+        if (batch == 1) { /* two halves a unit but the last, which is gathered once, for the
+                             3x3 conv and the depthwise one (on NHWC, no transpose left) */
           CHECK_EQ_INT(gathered, 2 * (units - 1) + 1);
-          CHECK_EQ_INT(transposes, 1); /* the depthwise conv's */
+          CHECK_EQ_INT(transposes, 0);
+          CHECK_EQ_INT(count_of(listing.s, "to_nchw ->"), 2); /* the two outputs */
         } else {
           CHECK_EQ_INT(gathered, 0);
           CHECK_EQ_INT(transposes, units);
