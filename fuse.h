@@ -37089,9 +37089,12 @@ static int fuse__shuffle_dw(fuse_plan *p, const int *root, int d, int x, int gro
   p->operands[p->steps[d].in_first] = p->steps[g].out;
   p->steps[conv].op = -1;
   if (g < d) return 1;
-  moved = p->steps[g]; /* the gather before its new reader */
-  memmove(p->steps + d + 1, p->steps + d, (size_t)(g - d) * sizeof *p->steps);
-  p->steps[d] = moved;
+  for (i = g; i > d; i--) { /* the gather before its new reader, swapped down (a loop of
+                               moves would compile to memmove, which the Cortex-M build lacks) */
+    moved = p->steps[i];
+    p->steps[i] = p->steps[i - 1];
+    p->steps[i - 1] = moved;
+  }
   return 2;
 }
 
