@@ -35804,8 +35804,8 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
 /* ------------------------------------------------------------------ layouts -- */
 /* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
    in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
-   element-wise ops, pools, global average pool and concat along channels follow their
-   operands. Every other op, the graph's inputs and outputs and
+   element-wise ops, pools, global average pool (a mean over H and W becomes one) and concat
+   along channels follow their operands. Every other op, the graph's inputs and outputs and
    reshape / flatten see NCHW. Where the two meet a conversion step is added, once per tensor.
    Only a rank-4 tensor with more than one channel and more than one pixel has two layouts. */
 
@@ -35833,7 +35833,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
     break;
   default: return 0;
   }
-  if (p->tensors[st->out].rank != 4) return 0;
+  if (p->tensors[st->out].rank != 4 && st->op != FUSE__OP_GLOBAL_AVG_POOL2D) return 0;
   for (k = 0; k < st->num_in; k++) {
     const fuse__tensor *t = &p->tensors[ops[k]];
     if (fuse__two_layouts(t) && t->nhwc) any = 1;
@@ -35902,7 +35902,14 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
   for (s = 0; s < n_old; s++) {
     fuse__step st = old[s];
     const int *ops = old_ops + st.in_first;
-    int nhwc = (st.op == FUSE__OP_CONV2D &&
+    int nhwc;
+    /* a mean over H and W (x.mean([2, 3]): shufflenet's, mnasnet's) of an NHWC tensor is the
+       global average pool, which reads NHWC; its output ([N, C] or [N, C, 1, 1]) is the same
+       bytes in either layout */
+    if (st.op == FUSE__OP_REDUCE_MEAN && st.a.reduce.axes == 12u && x->root[ops[0]] == ops[0] &&
+        p->tensors[ops[0]].nhwc && fuse__two_layouts(&p->tensors[ops[0]]))
+      st.op = FUSE__OP_GLOBAL_AVG_POOL2D;
+    nhwc = (st.op == FUSE__OP_CONV2D &&
                 (st.kernel == FUSE__KERNEL_IGEMM || st.kernel == FUSE__KERNEL_GROUPED)) ||
                (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
                 fuse__two_layouts(&p->tensors[ops[0]])) ||

@@ -453,6 +453,28 @@ TEST(channel_shuffle_also_an_output) {
   free_case(&d);
 }
 
+/* A mean over H and W of an NHWC conv output (x.mean([2, 3]), as shufflenet and mnasnet end)
+   runs as the global average pool on NHWC, no conversion to NCHW before it; kept dims or not,
+   axes given either way, batch 1 and 2 (4 x 4 pixels: every mean exact) */
+TEST(mean_over_pixels_reads_nhwc) {
+  static const int axes[2][2] = {{2, 3}, {-1, -2}};
+  int batch, keep;
+  for (batch = 1; batch <= 2; batch++)
+    for (keep = 0; keep <= 1; keep++) {
+      case_data d;
+      char what[64];
+      memset(&d, 0, sizeof d);
+      d.g = fuse_graph_create(NULL);
+      output(&d, fuse_reduce(d.g, conv(&d, input(&d, batch, 5, 4, 4), 24, 3, 0), FUSE_REDUCE_MEAN,
+                             2, axes[keep], keep));
+      sprintf(what, "mean over pixels, batch %d, keepdims %d", batch, keep);
+      check_case(&d, 0, 0, what);
+      CHECK_EQ_INT(count_of(listing.s, "to_nchw"), 0);
+      CHECK_EQ_INT(count_of(listing.s, ": global_avg_pool2d ->"), 1);
+      free_case(&d);
+    }
+}
+
 int main(void) {
   RUN(concat_of_conv_outputs_nhwc);
   RUN(concat_of_winograd_outputs);
@@ -464,6 +486,7 @@ int main(void) {
   RUN(dense_block);
   RUN(channel_shuffle);
   RUN(channel_shuffle_also_an_output);
+  RUN(mean_over_pixels_reads_nhwc);
   return runner_finish("in_place");
 }
 
