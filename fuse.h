@@ -35634,7 +35634,7 @@ typedef struct fuse__step {
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
   int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
-                              tensor's channel shuffle of this many groups (layouts.c,
+                              tensor's channel shuffle of this many groups (in_place.c,
                               fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
                               channel a * C / shuffle + shuffle_from + b */
   int64_t shuffle_from;
@@ -39321,7 +39321,9 @@ static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, 
 }
 
 /* A channel shuffle of two groups gathered from NHWC (fuse__kernel_layout): each pixel's n
-   output channels zipped from its two runs of n / 2, `half` floats apart; units of 64 pixels. */
+   output channels zipped from its two runs of n / 2, `half` floats apart; units of 64 pixels.
+   (Through the transpose job, a unit per pixel, the shuffle steps of shufflenet_v2_x1_0 took
+   0.142 ms on one thread against 0.078 here.) */
 typedef struct fuse__zip_job {
   const float *x;
   float *y;

@@ -52,7 +52,7 @@ typedef struct fuse__step {
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
   int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
-                              tensor's channel shuffle of this many groups (layouts.c,
+                              tensor's channel shuffle of this many groups (in_place.c,
                               fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
                               channel a * C / shuffle + shuffle_from + b */
   int64_t shuffle_from;
