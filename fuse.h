@@ -29610,6 +29610,28 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
   _mm256_storeu_ps(y + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
   _mm256_storeu_ps(y + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
+/* Three rows of x (ldx apart) into pixels of three floats at y, 8 columns a step: each row
+   permuted once so that its floats sit where the three output vectors take them, then blended
+   (an RGB image to NHWC, transpose.inc). Returns the columns done, a multiple of 8. */
+__attribute__((target("avx2,fma"))) static inline int64_t fuse__interleave3_avx2(const float *x,
+                                                                                int64_t ldx,
+                                                                                float *y,
+                                                                                int64_t cols) {
+  const __m256i pr = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5); /* r0 r3 r6 r1 r4 r7 r2 r5 */
+  const __m256i pg = _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2);
+  const __m256i pb = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+  int64_t j = 0;
+  for (; j + 8 <= cols; j += 8, y += 24) {
+    __m256 r = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + j), pr);
+    __m256 g = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + ldx + j), pg);
+    __m256 b = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * ldx + j), pb);
+    /* lanes: y[0..7] r g b r g b r g, y[8..15] b r g b r g b r, y[16..23] g b r g b r g b */
+    _mm256_storeu_ps(y, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x92), b, 0x24));
+    _mm256_storeu_ps(y + 8, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x24), b, 0x49));
+    _mm256_storeu_ps(y + 16, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x49), b, 0x92));
+  }
+  return j;
+}
 /* ==== begin src/kernels/vec_avx2.h ==== */
 /* The AVX2 + FMA vector layer: 8 floats, lane masks as __m256i (all ones = lane on). The same
    operations as vec_avx512.h; see there. */
@@ -29675,6 +29697,7 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
 #define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
+#define FUSE__V_INTERLEAVE3(x, ldx, y, cols) fuse__interleave3_avx2(x, ldx, y, cols)
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
@@ -29815,12 +29838,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
    instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
    a square block of VW x VW floats, and for the scalar layer, whose block is one float).
    Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
-   rows at a time, each in one run; the ragged edges one float at a time. */
+   rows at a time, each in one run; the ragged edges one float at a time. Three rows into
+   pixels of three (an image's RGB planes to NHWC) go pixel by pixel instead, by the layer's
+   FUSE__V_INTERLEAVE3 where it has one. */
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
                                                          int64_t ldy, int64_t rows,
                                                          int64_t cols) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  if (rows == 3 && ldy == 3) { /* three planes into pixels of three: an RGB image to NHWC */
+    j = 0;
+#ifdef FUSE__V_INTERLEAVE3
+    j = FUSE__V_INTERLEAVE3(x, ldx, y, cols);
+#endif
+    for (; j < cols; j++) y[3 * j] = x[j], y[3 * j + 1] = x[ldx + j], y[3 * j + 2] = x[2 * ldx + j];
+    return;
+  }
   for (i0 = 0; i0 < rb; i0 += 256)
     for (j0 = 0; j0 < cb; j0 += vw)
       for (h = i0; h < i0 + 256 && h < rb; h += vw)
@@ -29830,6 +29863,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 }
 /* ==== end src/kernels/transpose.inc ==== */
 #undef FUSE__V_TRANSPOSE_BLOCK
+#undef FUSE__V_INTERLEAVE3
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -29907,6 +29941,19 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
   vst1q_f32(y + ldy, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
   vst1q_f32(y + 2 * ldy, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
   vst1q_f32(y + 3 * ldy, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+}
+/* Three rows of x into pixels of three floats at y, 4 columns a step (vst3). Returns the
+   columns done. */
+static inline int64_t fuse__interleave3_neon(const float *x, int64_t ldx, float *y,
+                                             int64_t cols) {
+  int64_t j = 0;
+  for (; j + 4 <= cols; j += 4) {
+    float32x4x3_t t;
+    t.val[0] = vld1q_f32(x + j), t.val[1] = vld1q_f32(x + ldx + j);
+    t.val[2] = vld1q_f32(x + 2 * ldx + j);
+    vst3q_f32(y + 3 * j, t);
+  }
+  return j;
 }
 /* ==== begin src/kernels/vec_neon.h ==== */
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
@@ -29995,6 +30042,7 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
 #endif
 /* ==== end src/kernels/vec_neon.h ==== */
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_neon(x, ldx, y, ldy)
+#define FUSE__V_INTERLEAVE3(x, ldx, y, cols) fuse__interleave3_neon(x, ldx, y, cols)
 /* ==== begin src/kernels/pool.inc ==== */
 /* Max / average pool on NHWC, vectorized over channels, output rows r0 .. r1 (image-major);
    a template of the vector layer (pool_eltwise.c instantiates it). Max keeps a NaN (x > m or
@@ -30135,12 +30183,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__elt)(int op, float *y, const flo
    instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
    a square block of VW x VW floats, and for the scalar layer, whose block is one float).
    Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
-   rows at a time, each in one run; the ragged edges one float at a time. */
+   rows at a time, each in one run; the ragged edges one float at a time. Three rows into
+   pixels of three (an image's RGB planes to NHWC) go pixel by pixel instead, by the layer's
+   FUSE__V_INTERLEAVE3 where it has one. */
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
                                                          int64_t ldy, int64_t rows,
                                                          int64_t cols) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  if (rows == 3 && ldy == 3) { /* three planes into pixels of three: an RGB image to NHWC */
+    j = 0;
+#ifdef FUSE__V_INTERLEAVE3
+    j = FUSE__V_INTERLEAVE3(x, ldx, y, cols);
+#endif
+    for (; j < cols; j++) y[3 * j] = x[j], y[3 * j + 1] = x[ldx + j], y[3 * j + 2] = x[2 * ldx + j];
+    return;
+  }
   for (i0 = 0; i0 < rb; i0 += 256)
     for (j0 = 0; j0 < cb; j0 += vw)
       for (h = i0; h < i0 + 256 && h < rb; h += vw)
@@ -30150,6 +30208,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
 }
 /* ==== end src/kernels/transpose.inc ==== */
 #undef FUSE__V_TRANSPOSE_BLOCK
+#undef FUSE__V_INTERLEAVE3
 /* ==== begin src/kernels/vec_end.h ==== */
 /* Ends an instance of the kernel templates: the names of the vector layer go away. */
 #undef FUSE__VEC_ISA
@@ -30290,12 +30349,22 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64
    instantiates it where the layer has FUSE__V_TRANSPOSE_BLOCK, the in-register transpose of
    a square block of VW x VW floats, and for the scalar layer, whose block is one float).
    Bands of 256 rows of x (in L2), then VW columns at a time down the band: y is written VW
-   rows at a time, each in one run; the ragged edges one float at a time. */
+   rows at a time, each in one run; the ragged edges one float at a time. Three rows into
+   pixels of three (an image's RGB planes to NHWC) go pixel by pixel instead, by the layer's
+   FUSE__V_INTERLEAVE3 where it has one. */
 FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__transpose)(const float *x, int64_t ldx, float *y,
                                                          int64_t ldy, int64_t rows,
                                                          int64_t cols) {
   const int64_t vw = FUSE__VEC_WIDTH;
   int64_t i0, j0, i, j, h, rb = rows / vw * vw, cb = cols / vw * vw;
+  if (rows == 3 && ldy == 3) { /* three planes into pixels of three: an RGB image to NHWC */
+    j = 0;
+#ifdef FUSE__V_INTERLEAVE3
+    j = FUSE__V_INTERLEAVE3(x, ldx, y, cols);
+#endif
+    for (; j < cols; j++) y[3 * j] = x[j], y[3 * j + 1] = x[ldx + j], y[3 * j + 2] = x[2 * ldx + j];
+    return;
+  }
   for (i0 = 0; i0 < rb; i0 += 256)
     for (j0 = 0; j0 < cb; j0 += vw)
       for (h = i0; h < i0 + 256 && h < rb; h += vw)

@@ -1817,6 +1817,21 @@ TEST(elementwise_and_transpose_instances) {
           }
     }
   }
+  for (t = 0; t < 30; t++) { /* three rows into pixels of three (an RGB image to NHWC) */
+    int cols = t < 20 ? t + 1 : rnd_in(21, 70), c;
+    for (i = 0; i < NUM_INSTANCES; i++) {
+      if (!isa_have[instances[i].isa] || !instances[i].transpose) continue;
+      memset(y, 0, 300 * 70 * sizeof(float));
+      instances[i].transpose(x, 70, y, 3, 3, cols);
+      for (c = 0; c < 3 * cols + 8; c++)
+        if (y[c] != (c < 3 * cols ? x[c % 3 * 70 + c / 3] : 0.0f)) {
+          runner_test_failed = 1;
+          fprintf(stderr, "  FAIL %s: 3 rows to pixels on %s, %d columns, at %d\n",
+                  runner_current, isa_name(instances[i].isa), cols, c);
+          break;
+        }
+    }
+  }
   free(x), free(y);
 }
 
@@ -2688,7 +2703,10 @@ TEST(transpose_plans) {
   static const int64_t s3[2] = {300, 520}, s4[4] = {2, 3, 1, 5}, s5[1] = {7}, s6[3] = {3, 260, 270};
   static const int p0[5] = {0, 2, 1, 3, 4}, p1[4] = {0, 2, 3, 1}, p2[4] = {0, 3, 1, 2};
   static const int p3[2] = {1, 0}, p4[4] = {3, 2, 1, 0}, p5[1] = {0}, p6[3] = {2, 0, 1};
+  static const int64_t s7[4] = {2, 3, 17, 19}, s8[4] = {1, 3, 224, 224}; /* RGB to NHWC */
   int t;
+  transpose_case(4, s7, p1);
+  transpose_case(4, s8, p1);
   transpose_case(5, s0, p0);
   transpose_case(4, s1, p1);
   transpose_case(4, s2, p2);

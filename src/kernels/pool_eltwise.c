@@ -47,12 +47,36 @@ __attribute__((target("avx2,fma"))) static inline void fuse__transpose_block_avx
   _mm256_storeu_ps(y + 6 * ldy, _mm256_permute2f128_ps(u2, u6, 0x31));
   _mm256_storeu_ps(y + 7 * ldy, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
+/* Three rows of x (ldx apart) into pixels of three floats at y, 8 columns a step: each row
+   permuted once so that its floats sit where the three output vectors take them, then blended
+   (an RGB image to NHWC, transpose.inc). Returns the columns done, a multiple of 8. */
+__attribute__((target("avx2,fma"))) static inline int64_t fuse__interleave3_avx2(const float *x,
+                                                                                int64_t ldx,
+                                                                                float *y,
+                                                                                int64_t cols) {
+  const __m256i pr = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5); /* r0 r3 r6 r1 r4 r7 r2 r5 */
+  const __m256i pg = _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2);
+  const __m256i pb = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+  int64_t j = 0;
+  for (; j + 8 <= cols; j += 8, y += 24) {
+    __m256 r = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + j), pr);
+    __m256 g = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + ldx + j), pg);
+    __m256 b = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * ldx + j), pb);
+    /* lanes: y[0..7] r g b r g b r g, y[8..15] b r g b r g b r, y[16..23] g b r g b r g b */
+    _mm256_storeu_ps(y, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x92), b, 0x24));
+    _mm256_storeu_ps(y + 8, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x24), b, 0x49));
+    _mm256_storeu_ps(y + 16, _mm256_blend_ps(_mm256_blend_ps(r, g, 0x49), b, 0x92));
+  }
+  return j;
+}
 #include "vec_avx2.h"
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_avx2(x, ldx, y, ldy)
+#define FUSE__V_INTERLEAVE3(x, ldx, y, cols) fuse__interleave3_avx2(x, ldx, y, cols)
 #include "pool.inc"
 #include "eltwise.inc"
 #include "transpose.inc"
 #undef FUSE__V_TRANSPOSE_BLOCK
+#undef FUSE__V_INTERLEAVE3
 #include "vec_end.h"
 #endif
 
@@ -67,12 +91,27 @@ static inline void fuse__transpose_block_neon(const float *x, int64_t ldx, float
   vst1q_f32(y + 2 * ldy, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
   vst1q_f32(y + 3 * ldy, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
 }
+/* Three rows of x into pixels of three floats at y, 4 columns a step (vst3). Returns the
+   columns done. */
+static inline int64_t fuse__interleave3_neon(const float *x, int64_t ldx, float *y,
+                                             int64_t cols) {
+  int64_t j = 0;
+  for (; j + 4 <= cols; j += 4) {
+    float32x4x3_t t;
+    t.val[0] = vld1q_f32(x + j), t.val[1] = vld1q_f32(x + ldx + j);
+    t.val[2] = vld1q_f32(x + 2 * ldx + j);
+    vst3q_f32(y + 3 * j, t);
+  }
+  return j;
+}
 #include "vec_neon.h"
 #define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) fuse__transpose_block_neon(x, ldx, y, ldy)
+#define FUSE__V_INTERLEAVE3(x, ldx, y, cols) fuse__interleave3_neon(x, ldx, y, cols)
 #include "pool.inc"
 #include "eltwise.inc"
 #include "transpose.inc"
 #undef FUSE__V_TRANSPOSE_BLOCK
+#undef FUSE__V_INTERLEAVE3
 #include "vec_end.h"
 #endif
 
