@@ -76,9 +76,9 @@ SEED_EXAMPLES := conv2d_reshape_add_relu fuse_by_pattern clip_epilogue
 # test-matrix` have made already; `twice` and `quickstart` (the README's example) build it
 # once more each to run a few calls that the test programs make under the sanitizers anyway.
 ifeq ($(SANITIZE),1)
-HEADER_CHECKS := two-units examples
+HEADER_CHECKS := two-units examples map
 else
-HEADER_CHECKS := generated twice cxx static two-units symbols quickstart dnnl examples
+HEADER_CHECKS := generated map twice cxx static two-units symbols quickstart dnnl examples
 endif
 # the clang build of the header: with the sanitizers (SANITIZE=1) it is left to the fuzz
 # targets, which build the whole header with clang, ASan and UBSan anyway (clang takes minutes
@@ -156,6 +156,18 @@ check-generated: | $(HB)
 	@cmp -s fuse.h $(HB)/fuse.h.generated || { \
 	  echo "fuse.h differs from what src/ generates: edit src/, then run 'make fuse.h'"; \
 	  diff -u fuse.h $(HB)/fuse.h.generated | head -n 40; exit 1; }
+
+# (0b) every file in src/ is named in the source map (docs/source-map.md), and the map names no
+# file that is gone
+check-map:
+	@status=0; \
+	for f in $(SRC_FILES); do \
+	  grep -q -- "- \`$$f\` " docs/source-map.md || { echo "$$f is not in docs/source-map.md"; status=1; }; \
+	done; \
+	for f in $$(grep -o '^- `src/[^`]*`' docs/source-map.md | tr -d '`' | cut -c3-); do \
+	  [ -f "$$f" ] || { echo "docs/source-map.md names $$f, which is not in src/"; status=1; }; \
+	done; \
+	exit $$status
 
 # (a) the implementation included twice in one unit, C99, -Werror
 check-twice: | $(HB)

@@ -195,7 +195,7 @@ FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
    attributes' W entries apply (strides[1], padding[1] / [3], dilation[1], kernel[1]) and the
    H entries must be left 0 (or 1 / 0 padding). */
 
-/* ---- element-wise math (builders_math.c) ---- */
+/* ---- element-wise math (graph/builders_math.c) ---- */
 /* Binary ones broadcast as numpy does; NaN propagates. */
 FUSE_API fuse_value fuse_div(fuse_graph *g, fuse_value a, fuse_value b);
 FUSE_API fuse_value fuse_pow(fuse_graph *g, fuse_value a, fuse_value b); /* C's powf */
@@ -231,7 +231,7 @@ FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
 
-/* ---- data movement (builders_shape.c) ---- */
+/* ---- data movement (graph/builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
 typedef enum fuse_resize_mode {
   FUSE_RESIZE_NEAREST = 0, FUSE_RESIZE_LINEAR, FUSE_RESIZE_CUBIC
@@ -285,7 +285,7 @@ FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *ax
 FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
                                 const int64_t *sizes, fuse_value *out);
 
-/* ---- reductions, normalizations (builders_nn.c) ---- */
+/* ---- reductions, normalizations (graph/builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
@@ -311,7 +311,7 @@ FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scal
    no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
 FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
 
-/* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
+/* ---- transposed convolution, 1-D, recurrent layers (graph/builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
   int strides[2];
   int padding[4];        /* top, left, bottom, right: cropped from the full output */
@@ -489,7 +489,7 @@ typedef struct fuse_composite_info {
 FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
 FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
 
-/* ---- what fused and why, and a picture (explain.c, dot.c) ----
+/* ---- what fused and why, and a picture (passes/explain.c, graph/dot.c) ----
    fuse_explain_write: a report on any graph (typically after fuse_optimize), written as the
    text form is: every conv2d / matmul with its composite and fused epilogue ("conv2d %3
    [1, 4, 8, 8]: composite fuse.conv2d_bias_relu, fused: bias %b, clamp[0, inf] -> %6"), then
@@ -679,7 +679,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #if defined(FUSE_IMPLEMENTATION) && !defined(FUSE_IMPLEMENTATION_DONE)
 #define FUSE_IMPLEMENTATION_DONE
 
-/* ==== begin src/basics.c ==== */
+/* ==== begin src/base.c ==== */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1007,8 +1007,8 @@ static void fuse__put_dims(fuse__out *o, int n, const int64_t *d, const char *se
   fuse__puts(o, "]");
 }
 
-/* ==== end src/basics.c ==== */
-/* ==== begin src/graph.c ==== */
+/* ==== end src/base.c ==== */
+/* ==== begin src/graph/graph.c ==== */
 /* ---------------------------------------------------------------- the graph -- */
 
 typedef enum fuse__op {
@@ -1033,7 +1033,7 @@ typedef enum fuse__op {
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
   FUSE__OP_TRANSPOSE,
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   FUSE__OP_SQRT,
   FUSE__OP_RECIPROCAL,
   FUSE__OP_EXP,
@@ -1055,14 +1055,14 @@ typedef enum fuse__op {
   FUSE__OP_POW,
   FUSE__OP_PRELU,
   FUSE__OP_WHERE,
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   FUSE__OP_SLICE,  /* a.slice */
   FUSE__OP_GATHER, /* operand 2: the indices as a float constant; a.axis */
   FUSE__OP_EXPAND,
   FUSE__OP_TILE,
   FUSE__OP_PAD,    /* a.pad */
   FUSE__OP_RESIZE, /* a.resize */
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   FUSE__OP_REDUCE_MEAN, /* a.reduce */
   FUSE__OP_REDUCE_SUM,
   FUSE__OP_REDUCE_MAX,
@@ -1074,12 +1074,12 @@ typedef enum fuse__op {
   FUSE__OP_LAYER_NORM,       /* a.norm: axis, eps; x, scale, bias */
   FUSE__OP_INSTANCE_NORM,    /* a.norm: eps */
   FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
-  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain.c) */
+  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1420,8 +1420,8 @@ static fuse_value fuse__id(const fuse_graph *g, const fuse__node *n) {
   return (fuse_value)(n - g->nodes);
 }
 
-/* ==== end src/graph.c ==== */
-/* ==== begin src/builders.c ==== */
+/* ==== end src/graph/graph.c ==== */
+/* ==== begin src/graph/builders.c ==== */
 /* ---------------------------------------------------------------- builders -- */
 
 /* Whether an enum argument holds one of its values lo..hi (through int: with short enums, as
@@ -2150,8 +2150,8 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i) {
 }
 
 
-/* ==== end src/builders.c ==== */
-/* ==== begin src/builders_math.c ==== */
+/* ==== end src/graph/builders.c ==== */
+/* ==== begin src/graph/builders_math.c ==== */
 /* ------------------------------------------------------------ builders: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min */
 
@@ -2305,8 +2305,8 @@ FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs) {
 FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs) {
   return fuse__math_fold(g, "min", FUSE__OP_MINIMUM, n, xs);
 }
-/* ==== end src/builders_math.c ==== */
-/* ==== begin src/builders_shape.c ==== */
+/* ==== end src/graph/builders_math.c ==== */
+/* ==== begin src/graph/builders_shape.c ==== */
 /* ------------------------------------------------------------ builders: shape -- */
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
 
@@ -2602,8 +2602,8 @@ FUSE_API fuse_value fuse_resize(fuse_graph *g, fuse_value x, const int64_t *size
   n->a.resize.r = a;
   return fuse__id(g, n);
 }
-/* ==== end src/builders_shape.c ==== */
-/* ==== begin src/builders_nn.c ==== */
+/* ==== end src/graph/builders_shape.c ==== */
+/* ==== begin src/graph/builders_nn.c ==== */
 /* ------------------------------------------------------------ builders: nn -- */
 /* reductions, log-softmax, layer / instance / group normalization, einsum */
 
@@ -3013,8 +3013,8 @@ FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, cons
     return fuse__einsum_permute(g, y, &have, out.idx);
   }
 }
-/* ==== end src/builders_nn.c ==== */
-/* ==== begin src/builders_layers.c ==== */
+/* ==== end src/graph/builders_nn.c ==== */
+/* ==== begin src/graph/builders_layers.c ==== */
 /* ------------------------------------------------------------ builders: layers -- */
 /* slice and split, transposed convolution, 1-D convolution and pools, LSTM / GRU */
 
@@ -3530,8 +3530,8 @@ FUSE_API fuse_result fuse_gru(fuse_graph *g, fuse_value x, fuse_value w, fuse_va
   ops[0] = x, ops[1] = w, ops[2] = r, ops[3] = b, ops[4] = h0, ops[5] = FUSE_NONE;
   return fuse__rnn_build(g, "gru", 3, ops, a, y, y_h, NULL);
 }
-/* ==== end src/builders_layers.c ==== */
-/* ==== begin src/composites.c ==== */
+/* ==== end src/graph/builders_layers.c ==== */
+/* ==== begin src/passes/composites.c ==== */
 /* --------------------------------------------------------------- composites -- */
 
 /* A pass that fails leaves the graph intact: the message goes to fuse_graph_error, the
@@ -3644,8 +3644,8 @@ FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composi
 }
 
 
-/* ==== end src/composites.c ==== */
-/* ==== begin src/pattern.c ==== */
+/* ==== end src/passes/composites.c ==== */
+/* ==== begin src/passes/pattern.c ==== */
 /* ------------------------------------------------------------ pattern parser -- */
 /* A pattern compiles to a small tree of fuse__pat nodes held in one fuse__pattern. */
 
@@ -4115,8 +4115,8 @@ static int fuse__match(fuse_match *m, int pi, fuse_value v) {
   return 1;
 }
 
-/* ==== end src/pattern.c ==== */
-/* ==== begin src/fuse_ops.c ==== */
+/* ==== end src/passes/pattern.c ==== */
+/* ==== begin src/passes/fuse_by_pattern.c ==== */
 /* ------------------------------------------------------------ composites -- */
 
 /* users[first[v] .. first[v+1]) lists the nodes that use v (once per use). */
@@ -4386,8 +4386,8 @@ done:
   fuse__free(&g->alloc, s.cands);
   return status;
 }
-/* ==== end src/fuse_ops.c ==== */
-/* ==== begin src/epilogue.c ==== */
+/* ==== end src/passes/fuse_by_pattern.c ==== */
+/* ==== begin src/passes/epilogue.c ==== */
 /* ------------------------------------------------------------ epilogue analysis -- */
 
 static int fuse__epi_why(fuse_epilogue *e, const fuse_graph *g, const char *fmt, ...) {
@@ -5056,8 +5056,8 @@ static fuse_value fuse__gate_conv(const fuse_graph *g, const fuse__users *users,
   }
   return u;
 }
-/* ==== end src/epilogue.c ==== */
-/* ==== begin src/merge.c ==== */
+/* ==== end src/passes/epilogue.c ==== */
+/* ==== begin src/passes/merge.c ==== */
 /* ---------------------------------------------------------------- merge -- */
 
 /* Merging works on groups of composites: union-find over composites, each group's composites
@@ -5225,8 +5225,8 @@ done:
   fuse__free(&g->alloc, region_of);
   return status;
 }
-/* ==== end src/merge.c ==== */
-/* ==== begin src/rules.c ==== */
+/* ==== end src/passes/merge.c ==== */
+/* ==== begin src/passes/rules.c ==== */
 /* ------------------------------------------------------- fold batch-norm, rules -- */
 
 /* Names a constant a pass made after its source ("w" -> "w.folded", or "w.folded.2" when that
@@ -5701,8 +5701,8 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   return fuse_merge_composites(g);
 }
 
-/* ==== end src/rules.c ==== */
-/* ==== begin src/text_print.c ==== */
+/* ==== end src/passes/rules.c ==== */
+/* ==== begin src/graph/text_write.c ==== */
 /* ---------------------------------------------------------------- text form -- */
 
 
@@ -5813,7 +5813,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     if (n->op == FUSE__OP_AVG_POOL2D)
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   case FUSE__OP_HARDSIGMOID:
     fuse__put_float_attr(o, "alpha", a->unary.alpha);
     fuse__put_float_attr(o, "beta", a->unary.beta);
@@ -5826,7 +5826,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
   case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
   case FUSE__OP_EXPAND:
     fuse__puts(o, ", shape=");
@@ -5860,7 +5860,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
   }
 
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
   case FUSE__OP_REDUCE_SUM:
   case FUSE__OP_REDUCE_MAX:
@@ -5886,7 +5886,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     fuse__put_float_attr(o, "eps", a->norm.eps);
     break;
 
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
     int64_t sizes[FUSE_MAX_RANK];
     int d;
@@ -6106,8 +6106,8 @@ FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f) {
 }
 #endif
 
-/* ==== end src/text_print.c ==== */
-/* ==== begin src/text_parse.c ==== */
+/* ==== end src/graph/text_write.c ==== */
+/* ==== begin src/graph/text_lex.c ==== */
 /* --------------------------------------------------------------- text parser -- */
 
 #define FUSE__MAX_PARSE_ATTRS 8
@@ -6396,7 +6396,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
   case FUSE__OP_TRANSPOSE: return perm;
   case FUSE__OP_MAX_POOL2D: return maxp;
   case FUSE__OP_AVG_POOL2D: return avgp;
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   case FUSE__OP_HARDSIGMOID: {
     static const fuse__attr_spec hardsigmoid[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
     return hardsigmoid;
@@ -6415,7 +6415,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
     return gelu;
   }
 
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   case FUSE__OP_GATHER: return axis;
   case FUSE__OP_EXPAND: return reshape;
   case FUSE__OP_TILE: {
@@ -6435,7 +6435,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
     return resize;
   }
 
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
   case FUSE__OP_REDUCE_SUM:
   case FUSE__OP_REDUCE_MAX:
@@ -6457,7 +6457,7 @@ static const fuse__attr_spec *fuse__op_attr_specs(int op) {
     return group_norm;
   }
 
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   case FUSE__OP_SLICE: return slice;
   case FUSE__OP_CONV_TRANSPOSE2D: return convt;
 
@@ -6547,7 +6547,9 @@ static fuse_value fuse__text_slice(fuse__parser *ps, fuse_value x, const fuse__p
   }
   return fuse_slice(ps->g, x, n, axes, starts, ends, steps);
 }
-
+/* ==== end src/graph/text_lex.c ==== */
+/* ==== begin src/graph/text_build.c ==== */
+/* ------------------------------------------------------ text form: the ops' builders -- */
 /* Calls the builder of `op` with parsed operands and attributes. */
 static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
                                 const fuse__parse_attr *at, int n_at) {
@@ -6564,21 +6566,21 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_MINIMUM: arity = 2; break;
   case FUSE__OP_BATCH_NORM: arity = 5; break;
   case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   case FUSE__OP_DIV:
   case FUSE__OP_POW:
   case FUSE__OP_PRELU: arity = 2; break;
   case FUSE__OP_WHERE: arity = 3; break;
 
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   case FUSE__OP_GATHER: arity = 2; break;
 
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
   case FUSE__OP_INSTANCE_NORM:
   case FUSE__OP_GROUP_NORM: arity = 3; break;
 
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   case FUSE__OP_CONV_TRANSPOSE2D: arity = 2; break;
 
   default: break;
@@ -6657,7 +6659,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
     return fuse_transpose(g, in[0], p);
   }
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   case FUSE__OP_SQRT: return fuse_sqrt(g, in[0]);
   case FUSE__OP_RECIPROCAL: return fuse_reciprocal(g, in[0]);
   case FUSE__OP_EXP: return fuse_exp(g, in[0]);
@@ -6697,7 +6699,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   case FUSE__OP_PRELU: return fuse_prelu(g, in[0], in[1]);
   case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
 
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   case FUSE__OP_GATHER: {
     int axis = 0;
     fuse__text_ints(at, n_at, "axis", &axis, 1);
@@ -6759,7 +6761,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     return fuse_resize(g, in[0], sizes, sc ? scales : NULL, &ra);
   }
 
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
   case FUSE__OP_REDUCE_SUM:
   case FUSE__OP_REDUCE_MAX:
@@ -6798,7 +6800,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     return fuse_group_norm(g, in[0], in[1], in[2], groups, eps);
   }
 
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   case FUSE__OP_SLICE: return fuse__text_slice(ps, in[0], at, n_at);
   case FUSE__OP_CONV_TRANSPOSE2D: {
     fuse_conv_transpose2d_attrs c;
@@ -6816,6 +6818,9 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
                     fuse__op_names[op]);
 }
+/* ==== end src/graph/text_build.c ==== */
+/* ==== begin src/graph/text_read.c ==== */
+/* ------------------------------------------------------ text form: statements -- */
 
 /* A builder failed: put the line in front of its message, keep its code. */
 static void fuse__text_locate_error(fuse__parser *ps) {
@@ -7204,8 +7209,8 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
   return FUSE_OK;
 }
 
-/* ==== end src/text_parse.c ==== */
-/* ==== begin src/explain.c ==== */
+/* ==== end src/graph/text_read.c ==== */
+/* ==== begin src/passes/explain.c ==== */
 /* ---------------------------------------------------------------- fusion report -- */
 /* fuse_explain: every conv2d / matmul with its composite and fused epilogue, then every
    element-wise op that runs on its own with the reason it was not fused into the conv2d /
@@ -7218,7 +7223,7 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
    analyzer knows prints here as in the text form and the plan listing. */
 
 /* Element-wise ops: what a fused kernel could, arithmetically, apply to a conv2d / matmul
-   output on registers. The element-wise math family (builders_math.c) is one range of the
+   output on registers. The element-wise math family (graph/builders_math.c) is one range of the
    op list, so an op added there counts too. */
 static int fuse__is_elementwise(int op) {
   if (op >= FUSE__OP_SQRT && op <= FUSE__OP_WHERE) return 1;
@@ -7645,8 +7650,8 @@ FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f) {
   return fuse_explain_write(g, fuse__write_file, f);
 }
 #endif
-/* ==== end src/explain.c ==== */
-/* ==== begin src/dot.c ==== */
+/* ==== end src/passes/explain.c ==== */
+/* ==== begin src/graph/dot.c ==== */
 /* ----------------------------------------------------------------- Graphviz DOT -- */
 /* fuse_graph_write_dot: the graph as a Graphviz digraph. One box per op, labeled with the op
    (kernel size, stride, groups, bounds), its shape and its constant operands (constants are
@@ -7991,8 +7996,8 @@ FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f) {
   return fuse_graph_write_dot(g, NULL, fuse__write_file, f);
 }
 #endif
-/* ==== end src/dot.c ==== */
-/* ==== begin src/cpu.c ==== */
+/* ==== end src/graph/dot.c ==== */
+/* ==== begin src/plan/cpu.c ==== */
 /* ------------------------------------------------------------------ cpu isa -- */
 
 #if !defined(FUSE_NO_SIMD) && (defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || \
@@ -8083,13 +8088,13 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
   *lo = (int)l, *hi = (int)h;
 }
 
-/* ==== end src/cpu.c ==== */
+/* ==== end src/plan/cpu.c ==== */
 /* ==== begin src/kernels/common.c ==== */
 /* ------------------------------------------------------------------ kernels -- */
 /* The kernels every plan step runs, by family: the GEMM family (gemm.c: NHWC indirect GEMM for
    conv2d and matmul, the NCHW GEMM, the few-input-channel stem kernel), depthwise conv
    (depthwise.c), pools, element-wise rows and layout transposes (pool_eltwise.c); their
-   drivers (conv_drivers.c, other_ops.c) and the op-by-op reference kernels (reference.c), the
+   drivers (run/conv_run.c, run/steps.c) and the op-by-op reference kernels (run/reference.c), the
    oracle every other kernel is tested against.
 
    Each kernel is written once, as a plain-C template (the .inc files here) over the names of
@@ -8107,7 +8112,7 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
 #define FUSE__SIMD 1
 #include <immintrin.h>
 #endif
-#ifdef FUSE__NEON /* cpu.c: aarch64, or armv7 with NEON and FMA */
+#ifdef FUSE__NEON /* plan/cpu.c: aarch64, or armv7 with NEON and FMA */
 #include <arm_neon.h>
 #endif
 
@@ -9277,7 +9282,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -10199,8 +10204,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
    copied with zeros into a row buffer only where the row crosses the padding. A single layer
    may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows, the input
    gathered into panels by its packer) and, for few input channels, its own kernel
-   (fuse__conv_few_channels). The drivers are in conv_drivers.c, the choice of kernel and the
-   weight packing in layouts.c.
+   (fuse__conv_few_channels). The drivers are in run/conv_run.c, the choice of kernel and the
+   weight packing in plan/layouts.c.
 
    The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
    vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h) and tile:
@@ -10208,11 +10213,11 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
      channel, then the bias, the post-ops (fuse__post_apply) and one store; each SIMD tile
      also as name_blocks (FUSE__GEMM_BLOCKS), which walks e->blocks column blocks in one call
-     (whole tiles of 1x1 convs and stems, conv_drivers.c; the scalar twins have none: their
+     (whole tiles of 1x1 convs and stems, run/conv_run.c; the scalar twins have none: their
      drivers call per block, which keeps the Cortex-M text as it was);
    - few_channels_tile.inc: the few-input-channel NCHW stem kernel;
    - nchw_pack.inc: the NCHW GEMM's input panel packer.
-   The drivers (conv_drivers.c) and the kernel table (table.c) use them on every target: the
+   The drivers (run/conv_run.c) and the kernel table (table.c) use them on every target: the
    scalar instances (the scalar twins) run where no SIMD is compiled in and under
    FUSE_ISA_SCALAR, with tiles sized for a scalar register file, so packing and tiling are
    exercised on every CPU. The op-by-op reference kernels stay the oracle
@@ -15240,7 +15245,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__nchw_pack)(const fuse__nchw_pack
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -22705,7 +22710,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -25909,8 +25914,8 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__dwc)(const fuse__dw_args *d, voi
    post-ops and the residual add run on the registers before the one store (the vector math
    post-ops over each finished row, fuse__post_block). The template (grouped_rows.inc) is
    instantiated below per vector layer: fuse__grouped_avx512 / _avx2 / _neon / _scalar; the
-   driver is fuse__conv_grouped (grouped_run.c), the choice and the packing fuse__choose_grouped
-   and fuse__pack_grouped (layouts.c). */
+   driver is fuse__conv_grouped (run/grouped_run.c), the choice and the packing fuse__choose_grouped
+   and fuse__pack_grouped (plan/layouts.c). */
 
 /* the blocks and the general path stay functions of their own: inlined into the row loop they
    spilled their accumulators (gcc) */
@@ -27635,7 +27640,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__grouped)(const fuse__grouped_arg
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -29288,7 +29293,7 @@ struct fuse__pool_args {
   const fuse_pool2d_attrs *a;
   int is_max;
   int64_t C, H, W, OH, OW;
-  int64_t ldy; /* floats between output pixels: C, or a concat's channels (in_place.c) */
+  int64_t ldy; /* floats between output pixels: C, or a concat's channels (plan/in_place.c) */
   void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
 };
 
@@ -29959,7 +29964,7 @@ static inline int64_t fuse__interleave3_neon(const float *x, int64_t ldx, float 
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -30630,7 +30635,7 @@ static void fuse__zip2_isa(fuse_isa isa, const float *u, const float *v, float *
   for (; b < n; b++) y[2 * b] = u[b], y[2 * b + 1] = v[b];
 }
 /* ==== end src/kernels/pool_eltwise.c ==== */
-/* ==== begin src/kernels/chain.c ==== */
+/* ==== begin src/kernels/chain_rows.c ==== */
 /* ------------------------------------------- element-wise chains, row kernels -- */
 /* A chain step (FUSE__OP_CHAIN) runs a run of element-wise ops as one pass over memory: a
    small program of fuse__chain_op applied on registers to each vector of its first operand,
@@ -30775,10 +30780,10 @@ typedef struct fuse__row_ops {
   _mm512_maskz_roundscale_ps((__mmask16)-1, x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 /* ==== end src/kernels/vec_avx512.h ==== */
 /* ==== begin src/kernels/chain.inc ==== */
-/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
-   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
-   loaded once per vector, the ops applied in registers, the result stored once. The row
-   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+/* Element-wise chains and row kernels, a template of the vector layer (kernels/chain_rows.c
+   instantiates it). fuse__chain_row runs a whole chain of element-wise ops over one row: each
+   operand is loaded once per vector, the ops applied in registers, the result stored once. The
+   row kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
    reductions along a contiguous axis. */
 
 /* pow lane by lane through libm (no cheap vector form of a general exponent) */
@@ -31116,10 +31121,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 /* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
    its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
    b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
-   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
-   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
-   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
-   instead of rounded products. */
+   vector layer (kernels/chain_rows.c instantiates it). Tiles of 4 rows x 2 vectors of
+   columns: each step of k broadcasts a row's a[m][k] and loads b's row once for all four
+   rows; the columns' last tile is masked. k runs in order, so each element is the
+   reference's sum, fused multiply-adds instead of rounded products. */
 #define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
 #define FUSE__MM_STORE(p, n, msk, v)                                                         \
   do {                                                                                       \
@@ -31315,10 +31320,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #define FUSE__V_CEIL(x) _mm256_ceil_ps(x)
 /* ==== end src/kernels/vec_avx2.h ==== */
 /* ==== begin src/kernels/chain.inc ==== */
-/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
-   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
-   loaded once per vector, the ops applied in registers, the result stored once. The row
-   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+/* Element-wise chains and row kernels, a template of the vector layer (kernels/chain_rows.c
+   instantiates it). fuse__chain_row runs a whole chain of element-wise ops over one row: each
+   operand is loaded once per vector, the ops applied in registers, the result stored once. The
+   row kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
    reductions along a contiguous axis. */
 
 /* pow lane by lane through libm (no cheap vector form of a general exponent) */
@@ -31656,10 +31661,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 /* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
    its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
    b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
-   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
-   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
-   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
-   instead of rounded products. */
+   vector layer (kernels/chain_rows.c instantiates it). Tiles of 4 rows x 2 vectors of
+   columns: each step of k broadcasts a row's a[m][k] and loads b's row once for all four
+   rows; the columns' last tile is masked. k runs in order, so each element is the
+   reference's sum, fused multiply-adds instead of rounded products. */
 #define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
 #define FUSE__MM_STORE(p, n, msk, v)                                                         \
   do {                                                                                       \
@@ -31794,7 +31799,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -31877,10 +31882,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #endif
 /* ==== end src/kernels/vec_neon.h ==== */
 /* ==== begin src/kernels/chain.inc ==== */
-/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
-   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
-   loaded once per vector, the ops applied in registers, the result stored once. The row
-   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+/* Element-wise chains and row kernels, a template of the vector layer (kernels/chain_rows.c
+   instantiates it). fuse__chain_row runs a whole chain of element-wise ops over one row: each
+   operand is loaded once per vector, the ops applied in registers, the result stored once. The
+   row kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
    reductions along a contiguous axis. */
 
 /* pow lane by lane through libm (no cheap vector form of a general exponent) */
@@ -32218,10 +32223,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 /* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
    its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
    b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
-   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
-   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
-   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
-   instead of rounded products. */
+   vector layer (kernels/chain_rows.c instantiates it). Tiles of 4 rows x 2 vectors of
+   columns: each step of k broadcasts a row's a[m][k] and loads b's row once for all four
+   rows; the columns' last tile is masked. k runs in order, so each element is the
+   reference's sum, fused multiply-adds instead of rounded products. */
 #define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
 #define FUSE__MM_STORE(p, n, msk, v)                                                         \
   do {                                                                                       \
@@ -32418,10 +32423,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__matmul_rows)(float *y, int64_t l
 #define FUSE__V_CEIL(x) ceilf(x)
 /* ==== end src/kernels/vec_scalar.h ==== */
 /* ==== begin src/kernels/chain.inc ==== */
-/* Element-wise chains and row kernels, a template of the vector layer (chain.c instantiates
-   it). fuse__chain_row runs a whole chain of element-wise ops over one row: each operand is
-   loaded once per vector, the ops applied in registers, the result stored once. The row
-   kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
+/* Element-wise chains and row kernels, a template of the vector layer (kernels/chain_rows.c
+   instantiates it). fuse__chain_row runs a whole chain of element-wise ops over one row: each
+   operand is loaded once per vector, the ops applied in registers, the result stored once. The
+   row kernels below it are the vector paths of softmax, log-softmax, the normalizations and the
    reductions along a contiguous axis. */
 
 /* pow lane by lane through libm (no cheap vector form of a general exponent) */
@@ -32759,10 +32764,10 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__norm_row)(float *y, const float 
 /* y = a b for a matmul whose operands are both computed at run time (attention's q k^T and
    its weights times v), so there are no packed weights: a [M][K] (rows lda apart) times
    b [K][N] (rows ldb apart) into y [M][N] (rows ldy apart), overwritten. A template of the
-   vector layer (chain.c instantiates it). Tiles of 4 rows x 2 vectors of columns: each step
-   of k broadcasts a row's a[m][k] and loads b's row once for all four rows; the columns' last
-   tile is masked. k runs in order, so each element is the reference's sum, fused multiply-adds
-   instead of rounded products. */
+   vector layer (kernels/chain_rows.c instantiates it). Tiles of 4 rows x 2 vectors of
+   columns: each step of k broadcasts a row's a[m][k] and loads b's row once for all four
+   rows; the columns' last tile is masked. k runs in order, so each element is the
+   reference's sum, fused multiply-adds instead of rounded products. */
 #define FUSE__MM_LOAD(p, n, msk) ((n) >= vw ? FUSE__V_LOAD(p) : FUSE__V_LOAD_MASK(p, msk))
 #define FUSE__MM_STORE(p, n, msk, v)                                                         \
   do {                                                                                       \
@@ -32923,7 +32928,7 @@ static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
     }
   return o;
 }
-/* ==== end src/kernels/chain.c ==== */
+/* ==== end src/kernels/chain_rows.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
@@ -33170,7 +33175,7 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
    The position GEMMs run on the indirect GEMM's micro-kernels (gemm_tile.inc) and its packed
    weight format: the transformed weights are packed as a conv with (m+2)^2 taps,
    [group][column block][position][channel][NR], and a micro-kernel call takes MR row
-   pointers into the transformed input. The driver (winograd_driver.c) works through blocks
+   pointers into the transformed input. The driver (run/winograd_run.c) works through blocks
    of tiles: the block's input transformed into the chunk's scratch, the GEMMs position by
    position into a second buffer, then the output transform.
 
@@ -33235,7 +33240,7 @@ typedef struct fuse__wino_args {
   int64_t th, tw;   /* tiles down and across an image */
   int64_t ldv, ldm; /* floats from one position to the next in the transformed input / output */
   int64_t ldy;      /* floats from one output pixel to the next: K, or a concat's channels when
-                       the output is a slice of it (in_place.c); a residual is laid out as y */
+                       the output is a slice of it (plan/in_place.c); a residual is laid out as y */
   const float *bias;
   const fuse_post_op *post;
   int num_post;
@@ -34425,7 +34430,7 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root
@@ -35648,7 +35653,7 @@ static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int
   return ptrs + (size_t)((m + 2) * (m + 2) * block * (C + K)) * sizeof(float) + FUSE__ALIGN;
 }
 /* ==== end src/kernels/winograd.c ==== */
-/* ==== begin src/plan.c ==== */
+/* ==== begin src/plan/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
 /* A plan is a list of steps over a table of tensors. Each tensor lives in a caller's input or
    output array, in the plan's constants, or at an offset in the workspace, which tensors share
@@ -35665,7 +35670,7 @@ typedef struct fuse__tensor {
   int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
   int value;     /* the graph value it holds, for the plan's description */
   size_t bytes;  /* > 0: held in a backend's own layout of this size (fuse_backend_layout) */
-  int64_t stride; /* > 0: a slice of a concat's output (in_place.c), its rows this many floats
+  int64_t stride; /* > 0: a slice of a concat's output (plan/in_place.c), its rows this many floats
                      apart (NHWC: pixels, NCHW: images); 0: rows packed */
   size_t view_at; /* a view (root[] is another tensor): bytes into its root's where it starts
                      (a channel slice of one image, a concat's slice); else 0 */
@@ -35703,7 +35708,7 @@ typedef struct fuse__step {
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
   int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
-                              tensor's channel shuffle of this many groups (in_place.c,
+                              tensor's channel shuffle of this many groups (plan/in_place.c,
                               fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
                               channel a * C / shuffle + shuffle_from + b */
   int64_t shuffle_from;
@@ -35868,8 +35873,8 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   return n->num_in;
 }
 
-/* ==== end src/plan.c ==== */
-/* ==== begin src/layouts.c ==== */
+/* ==== end src/plan/plan.c ==== */
+/* ==== begin src/plan/layouts.c ==== */
 /* ------------------------------------------------------------------ layouts -- */
 /* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
    in NHWC between the ops that take it: conv2d on the NHWC GEMM always; depthwise conv,
@@ -35889,7 +35894,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
   case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
   case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
-  /* the element-wise math: chain steps after the layouts (chains.c), which see NHWC */
+  /* the element-wise math: chain steps after the layouts (plan/chains.c), which see NHWC */
   case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
   case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
   case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
@@ -36391,7 +36396,7 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   return 1;
 }
 
-/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (winograd_choice.c) */
+/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (plan/winograd_choice.c) */
 static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                                  size_t *scratch);
 static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c);
@@ -36428,8 +36433,8 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
   }
   return fuse__pack_conv(p, st, &c);
 }
-/* ==== end src/layouts.c ==== */
-/* ==== begin src/winograd_choice.c ==== */
+/* ==== end src/plan/layouts.c ==== */
+/* ==== begin src/plan/winograd_choice.c ==== */
 /* ------------------------------------------------- Winograd: choice, packing -- */
 /* Which 3x3 stride-1 convs run as Winograd F(m,3) (src/kernels/winograd.c), with which m,
    and their weights transformed and packed at compile. */
@@ -36597,8 +36602,8 @@ static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_sh
       }
   return 1;
 }
-/* ==== end src/winograd_choice.c ==== */
-/* ==== begin src/plan_describe.c ==== */
+/* ==== end src/plan/winograd_choice.c ==== */
+/* ==== begin src/plan/listing.c ==== */
 /* A growable text buffer for the plan's description. */
 typedef struct fuse__listing {
   const fuse_allocator *a;
@@ -36735,11 +36740,11 @@ static void fuse__keepable(const fuse_plan *p, const fuse_graph *g, const fuse__
   }
 }
 
-/* ==== end src/plan_describe.c ==== */
-/* ==== begin src/chains.c ==== */
+/* ==== end src/plan/listing.c ==== */
+/* ==== begin src/plan/chains.c ==== */
 /* ------------------------------------------------------ element-wise chains -- */
 /* After the layouts are chosen, every element-wise step of a plan on the kernel table's ISAs
-   becomes a chain step (FUSE__OP_CHAIN, kernels/chain.c), and a chain step whose output only
+   becomes a chain step (FUSE__OP_CHAIN, kernels/chain_rows.c), and a chain step whose output only
    one other chain step reads, as the value that step walks (its first operand), of the same
    shape and layout, is merged into it: as TVM's FuseOps does for injective ops, the run is one
    loop over memory, each element loaded once and stored once, the intermediates never
@@ -36998,8 +37003,8 @@ static int fuse__gate_prologues(const fuse_graph *g, fuse_plan *p, const fuse__u
   fuse__drop_steps(p);
   return 1;
 }
-/* ==== end src/chains.c ==== */
-/* ==== begin src/in_place.c ==== */
+/* ==== end src/plan/chains.c ==== */
+/* ==== begin src/plan/in_place.c ==== */
 /* --------------------------------------------------------- concat in place -- */
 /* A concat along channels is a pass over memory that only moves bytes. Instead, the step that
    produces an input may write it straight into its slice of the concat's output: the input
@@ -37365,8 +37370,8 @@ static int fuse__concat_in_place(fuse_plan *p, const fuse_graph *g, int *root, c
   p->num_steps = kept;
   return 1;
 }
-/* ==== end src/in_place.c ==== */
-/* ==== begin src/backends.c ==== */
+/* ==== end src/plan/in_place.c ==== */
+/* ==== begin src/plan/backends.c ==== */
 /* What fuse__offer_backends shares between its pieces: the per-tensor layout bookkeeping of
    one round of offers. */
 typedef struct fuse__offers {
@@ -37583,8 +37588,8 @@ done:
   fuse__free(&p->alloc, f.nchw);
   return ok;
 }
-/* ==== end src/backends.c ==== */
-/* ==== begin src/compile.c ==== */
+/* ==== end src/plan/backends.c ==== */
+/* ==== begin src/plan/compile.c ==== */
 /* ------------------------------------------------------------------ compile -- */
 /* fuse_compile runs the phases below in order over one fuse__compiler. A phase returns 0 when
    it runs out of memory; fuse_compile then reports that and frees everything in one place. */
@@ -37612,7 +37617,7 @@ typedef struct fuse__compiler {
   size_t zeros;         /* floats in the SIMD kernels' row of zeros */
   size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
   size_t backend_scratch;
-  size_t gate_bytes;    /* the gated convs' scaled weights (chains.c: fuse__gate_prologues) */
+  size_t gate_bytes;    /* the gated convs' scaled weights (plan/chains.c: fuse__gate_prologues) */
   fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
   int *number;
   fuse__listing text;   /* the plan's description */
@@ -37946,17 +37951,17 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   return 1;
 }
 
-/* runs of element-wise steps become one chain step each (chains.c) */
+/* runs of element-wise steps become one chain step each (plan/chains.c) */
 static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
-/* squeeze-excite gates become their conv's prologue (chains.c) */
+/* squeeze-excite gates become their conv's prologue (plan/chains.c) */
 static int fuse__gate_steps(fuse__compiler *c) {
   return fuse__gate_prologues(c->g, c->p, &c->users, c->root, c->needed, c->first, &c->gate_bytes);
 }
 
-/* concat inputs written in place into the concat's output (in_place.c); first, last and order
+/* concat inputs written in place into the concat's output (plan/in_place.c); first, last and order
    are free for scratch until the lifetimes are found */
 static int fuse__concats_in_place(fuse__compiler *c) {
   return fuse__concat_in_place(c->p, c->g, c->root, c->number, c->first, c->last, c->order);
@@ -38152,8 +38157,8 @@ FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, vo
   return FUSE_OK;
 }
 
-/* ==== end src/compile.c ==== */
-/* ==== begin src/kernels/reference.c ==== */
+/* ==== end src/plan/compile.c ==== */
+/* ==== begin src/run/reference.c ==== */
 /* ------------------------------------------------------- reference kernels -- */
 /* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
 
@@ -38341,8 +38346,8 @@ static void fuse__epilogue(const fuse__run *r, const fuse__step *s, float *y, in
   }
 }
 
-/* ==== end src/kernels/reference.c ==== */
-/* ==== begin src/kernels/conv_drivers.c ==== */
+/* ==== end src/run/reference.c ==== */
+/* ==== begin src/run/conv_run.c ==== */
 /* Runs fn over `units` pieces of work cut into the plan's chunks: through the host's
    parallel_for, else OpenMP, else in turn. fn(ctx, chunk, u0, u1), chunk naming the scratch
    slot of the thread that runs it.
@@ -38468,7 +38473,7 @@ typedef struct fuse__conv_job {
   const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
-  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
+  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (plan/in_place.c) */
   int tile_outer; /* units (tile, group, column block): see fuse__conv_igemm */
   int whole_tiles; /* units tiles, each over all its column blocks (one group) */
 } fuse__conv_job;
@@ -39085,8 +39090,8 @@ static void fuse__conv_dw(const fuse__run *r, const fuse__step *s) {
   else /* planes */
     fuse__parallel(r->p, ty->shape[0] * d.C, fuse__dw_units, &d);
 }
-/* ==== end src/kernels/conv_drivers.c ==== */
-/* ==== begin src/kernels/winograd_driver.c ==== */
+/* ==== end src/run/conv_run.c ==== */
+/* ==== begin src/run/winograd_run.c ==== */
 /* A Winograd conv step at run time (winograd.c): NHWC x [N, H, W, C] -> y [N, OH, OW, K].
    Units are blocks of s->wino_block tiles (tiles numbered over the images, rows and columns);
    or, s->wino_shared, the chunks share one block at a time (fuse__wino_run_shared).
@@ -39250,8 +39255,8 @@ static void fuse__conv_winograd(const fuse__run *r, const fuse__step *s) {
   }
   fuse__parallel(r->p, (j.tiles + s->wino_block - 1) / s->wino_block, fuse__wino_units, &j);
 }
-/* ==== end src/kernels/winograd_driver.c ==== */
-/* ==== begin src/kernels/grouped_run.c ==== */
+/* ==== end src/run/winograd_run.c ==== */
+/* ==== begin src/run/grouped_run.c ==== */
 /* The grouped conv kernel at run time (grouped.c): units are NHWC output rows, each chunk a
    run of whole rows. */
 static void fuse__grouped_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -39298,8 +39303,8 @@ static void fuse__conv_grouped(const fuse__run *r, const fuse__step *s) {
   }
   fuse__parallel(r->p, ty->shape[0] * d.OH, fuse__grouped_units, &d);
 }
-/* ==== end src/kernels/grouped_run.c ==== */
-/* ==== begin src/kernels/other_ops.c ==== */
+/* ==== end src/run/grouped_run.c ==== */
+/* ==== begin src/run/steps.c ==== */
 
 /* Transpose and the layout conversions on a kernel table's ISA. The permutation is first
    brought to its fewest dims (fuse__merge_dims; a channel shuffle's (0, 2, 1, 3, 4) of
@@ -39374,7 +39379,7 @@ static void fuse__transpose_run(const fuse__run *r, const float *x, float *y, in
 }
 
 /* NCHW -> NHWC with the pixels' rows ldy floats apart (the output a slice of a concat's,
-   written in place: in_place.c): the transpose job's units with the output strides set. */
+   written in place: plan/in_place.c): the transpose job's units with the output strides set. */
 static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, int64_t N,
                                   int64_t C, int64_t P, int64_t ldy) {
   fuse__transpose_job j;
@@ -39414,7 +39419,7 @@ static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
-  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (in_place.c): per
+  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (plan/in_place.c): per
                        pixel output channel b * g + a from input channel a * Cx / g + from + b,
                        a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
@@ -39634,7 +39639,7 @@ static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
     fuse__tensor vx;
     if (j->nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
     piece = tx->shape[j->axis] * j->inner;
-    if (x != j->y + at) /* else its producer wrote it in place (in_place.c) */
+    if (x != j->y + at) /* else its producer wrote it in place (plan/in_place.c) */
       for (o = o0; o < o1; o++)
         memcpy(j->y + o * j->ldy + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
     at += piece;
@@ -39841,8 +39846,8 @@ static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s
   }
 }
 
-/* ==== end src/kernels/other_ops.c ==== */
-/* ==== begin src/kernels/ref_math.c ==== */
+/* ==== end src/run/steps.c ==== */
+/* ==== begin src/run/reference_math.c ==== */
 /* --------------------------------------------------- reference kernels: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
    The op's switch sits outside the element loops (one loop per op), so a large tensor runs
@@ -39994,8 +39999,8 @@ static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s)
     for (d = rank - 2; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
   }
 }
-/* ==== end src/kernels/ref_math.c ==== */
-/* ==== begin src/kernels/ref_shape.c ==== */
+/* ==== end src/run/reference_math.c ==== */
+/* ==== begin src/run/reference_shape.c ==== */
 /* --------------------------------------------------- reference kernels: shape -- */
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize */
 
@@ -40232,8 +40237,8 @@ static void fuse__kernel_resize(const fuse__run *r, const fuse__step *s) {
     for (d = rank - 1; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
 }
-/* ==== end src/kernels/ref_shape.c ==== */
-/* ==== begin src/kernels/ref_nn.c ==== */
+/* ==== end src/run/reference_shape.c ==== */
+/* ==== begin src/run/reference_nn.c ==== */
 /* --------------------------------------------------- reference kernels: nn -- */
 /* reductions, log-softmax, layer / instance / group normalization (einsum is composed of
    other ops). Sums, products and statistics accumulate in double: a reduction over 100k
@@ -40393,8 +40398,8 @@ static void fuse__kernel_norm(const fuse__run *r, const fuse__step *s) {
     }
   }
 }
-/* ==== end src/kernels/ref_nn.c ==== */
-/* ==== begin src/kernels/ref_layers.c ==== */
+/* ==== end src/run/reference_nn.c ==== */
+/* ==== begin src/run/reference_layers.c ==== */
 /* --------------------------------------------------- reference kernels: layers -- */
 /* slice, transposed convolution (1-D convolution and pools, LSTM and GRU are composed of
    other ops) */
@@ -40490,13 +40495,13 @@ static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *
       }
     }
 }
-/* ==== end src/kernels/ref_layers.c ==== */
-/* ==== begin src/kernels/rows.c ==== */
+/* ==== end src/run/reference_layers.c ==== */
+/* ==== begin src/run/chain_run.c ==== */
 /* ------------------------------------------- chain and row kernels' drivers -- */
-/* The chain step (kernels/chain.c) and the vector paths of softmax, log-softmax, the
+/* The chain step (kernels/chain_rows.c) and the vector paths of softmax, log-softmax, the
    normalizations and the reductions: contiguous rows cut among the threads, each row through
-   the plan's ISA's row kernel. The reference kernels (ref_nn.c, other_ops.c) stay the oracle
-   and run whatever these do not take (a strided axis; the reference plan). */
+   the plan's ISA's row kernel. The reference kernels (run/reference_nn.c, run/steps.c) stay
+   the oracle and run whatever these do not take (a strided axis; the reference plan). */
 
 typedef struct fuse__chain_job {
   const fuse__step *s;
@@ -40563,7 +40568,7 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
     j.in[k] = fuse__in(r, s, k);
     fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
-    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (in_place.c): rows of `row` floats,
+    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (plan/in_place.c): rows of `row` floats,
                                           stride apart (NHWC: a pixel's channels) */
       int64_t row = 1, d;
       for (d = 1; d < tx->rank; d++) row *= tx->shape[d];
@@ -40773,8 +40778,8 @@ static int fuse__rows_global_avg_pool(const fuse__run *r, const fuse__step *s) {
   fuse__parallel(r->p, tx->shape[0] * (tx->nhwc ? j.blocks : j.C), fuse__gap_units, &j);
   return 1;
 }
-/* ==== end src/kernels/rows.c ==== */
-/* ==== begin src/run.c ==== */
+/* ==== end src/run/chain_run.c ==== */
+/* ==== begin src/run/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
@@ -40822,7 +40827,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
     case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (kernels/rows.c), else here */
+    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (run/chain_run.c), else here */
       if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
       break;
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
@@ -40834,7 +40839,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
-    /* element-wise math (kernels/ref_math.c) */
+    /* element-wise math (run/reference_math.c) */
     case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
     case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
     case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
@@ -40843,14 +40848,14 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
     case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
-    /* data movement (kernels/ref_shape.c) */
+    /* data movement (run/reference_shape.c) */
     case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
     case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
     case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
     case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
     case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
 
-    /* reductions, normalizations (kernels/ref_nn.c) */
+    /* reductions, normalizations (run/reference_nn.c) */
     case FUSE__OP_REDUCE_MEAN:
     case FUSE__OP_REDUCE_SUM:
     case FUSE__OP_REDUCE_MAX:
@@ -40869,7 +40874,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
       if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
       break;
 
-    /* transposed convolution (kernels/ref_layers.c) */
+    /* transposed convolution (run/reference_layers.c) */
     case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
     case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
 
@@ -40880,8 +40885,8 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
 }
 
 
-/* ==== end src/run.c ==== */
-/* ==== begin src/onnx_proto.c ==== */
+/* ==== end src/run/run.c ==== */
+/* ==== begin src/onnx/wire.c ==== */
 /* ============================================================================= ONNX == */
 /* A protobuf wire-format reader with a bounds check on every byte, then a walk over the
    GraphProto that builds the graph with the public builders (so every shape check of the
@@ -41248,8 +41253,9 @@ static int64_t fuse__onnx_tensor_values(const fuse__otensor *t, float *out_f, in
 #undef FUSE__PUT
   return b.p == b.end ? got : -1;
 }
-
-/* ---- the loader */
+/* ==== end src/onnx/wire.c ==== */
+/* ==== begin src/onnx/values.c ==== */
+/* ------------------------------------------- onnx: the loader's records and values -- */
 
 typedef struct fuse__oattr {
   fuse__slice msg, name, s, t, g; /* g: a GraphProto (If's branches) */
@@ -41887,8 +41893,8 @@ static fuse_value fuse__onnx_float_operand(fuse__onnx *ld, fuse__slice name, int
 static fuse_value fuse__onnx_mask(fuse__onnx *ld, fuse__slice name) {
   return fuse__onnx_float_operand(ld, name, 1);
 }
-/* ==== end src/onnx_proto.c ==== */
-/* ==== begin src/onnx_ops.c ==== */
+/* ==== end src/onnx/values.c ==== */
+/* ==== begin src/onnx/convert.c ==== */
 /* ---- attributes */
 
 static int fuse__onnx_attr(const fuse__onode *n, const char *name, fuse__oattr *a) {
@@ -42511,8 +42517,8 @@ static fuse_value fuse__onnx_dropout(fuse__onnx *ld, const fuse__onode *n, fuse_
   return x;
 }
 
-/* ==== end src/onnx_ops.c ==== */
-/* ==== begin src/onnx_fold.c ==== */
+/* ==== end src/onnx/convert.c ==== */
+/* ==== begin src/onnx/fold.c ==== */
 /* ------------------------------------------------------- onnx: load-time folding -- */
 /* PyTorch's exporter writes shape arithmetic into the graph: Shape -> Gather -> Unsqueeze ->
    Concat -> Reshape for a view, ConstantOfShape / Slice / Range for pads, masks and initial
@@ -43270,8 +43276,8 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
   if (!ok) return -1;
   return fuse__onnx_bind_known(ld, n->out[0], &y) ? 1 : -1;
 }
-/* ==== end src/onnx_fold.c ==== */
-/* ==== begin src/onnx_math.c ==== */
+/* ==== end src/onnx/fold.c ==== */
+/* ==== begin src/onnx/convert_math.c ==== */
 /* ------------------------------------------------------------ onnx operators: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
@@ -43375,8 +43381,8 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
   default: return in[0]; /* Sum, Max, Min: folded above */
   }
 }
-/* ==== end src/onnx_math.c ==== */
-/* ==== begin src/onnx_shape.c ==== */
+/* ==== end src/onnx/convert_math.c ==== */
+/* ==== begin src/onnx/convert_shape.c ==== */
 /* ------------------------------------------------------------ onnx operators: shape -- */
 /* data movement: slice, gather, expand, tile, split, squeeze / unsqueeze, depth / space, pad, resize.
    fuse__onnx_convert_shape: the node converted (its first output, or -2 when it bound its
@@ -43637,8 +43643,8 @@ static fuse_value fuse__onnx_convert_shape(fuse__onnx *ld, const fuse__onode *n)
 static const char *const fuse__onnx_shape_ops[] = {
     "Gather", "Expand", "Tile", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Pad",
     "Resize", "Upsample", NULL};
-/* ==== end src/onnx_shape.c ==== */
-/* ==== begin src/onnx_nn.c ==== */
+/* ==== end src/onnx/convert_shape.c ==== */
+/* ==== begin src/onnx/convert_nn.c ==== */
 /* ------------------------------------------------------------ onnx operators: nn -- */
 /* reductions, log-softmax, layer / instance / group normalization, einsum.
    fuse__onnx_convert_nn: the node converted (its first output, or -2 when it bound its
@@ -43872,8 +43878,8 @@ static const char *const fuse__onnx_nn_ops[] = {
     "ReduceMean", "ReduceSum",          "ReduceMax",          "ReduceMin",
     "ReduceL2",   "ReduceProd",         "ReduceSumSquare",    "LogSoftmax",
     "LayerNormalization", "InstanceNormalization", "GroupNormalization", "Einsum", NULL};
-/* ==== end src/onnx_nn.c ==== */
-/* ==== begin src/onnx_layers.c ==== */
+/* ==== end src/onnx/convert_nn.c ==== */
+/* ==== begin src/onnx/convert_layers.c ==== */
 /* ------------------------------------------------------------ onnx operators: layers -- */
 /* Slice, Split, ConvTranspose, LSTM, GRU (1-D Conv and pools: fuse__onnx_conv, fuse__onnx_pool).
    fuse__onnx_convert_layers: as fuse__onnx_convert_math. */
@@ -44193,8 +44199,8 @@ static fuse_value fuse__onnx_convert_layers(fuse__onnx *ld, const fuse__onode *n
 /* the ONNX operators this file converts (the loader lists the others as unsupported) */
 static const char *const fuse__onnx_layers_ops[] = {"Slice", "Split", "ConvTranspose", "LSTM",
                                                     "GRU", NULL};
-/* ==== end src/onnx_layers.c ==== */
-/* ==== begin src/onnx_load.c ==== */
+/* ==== end src/onnx/convert_layers.c ==== */
+/* ==== begin src/onnx/load.c ==== */
 /* ------------------------------------------------------------ onnx: the loader -- */
 
 static int fuse__onnx_known(fuse__slice op) {
@@ -44917,7 +44923,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
   t->data = NULL;
 }
 #endif /* FUSE_NO_ONNX */
-/* ==== end src/onnx_load.c ==== */
+/* ==== end src/onnx/load.c ==== */
 /* ==== begin src/undefs.h ==== */
 
 /* internal helper macros end with the implementation */

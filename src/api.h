@@ -125,7 +125,7 @@ FUSE_API fuse_value fuse_global_avg_pool2d(fuse_graph *g, fuse_value x);
    attributes' W entries apply (strides[1], padding[1] / [3], dilation[1], kernel[1]) and the
    H entries must be left 0 (or 1 / 0 padding). */
 
-/* ---- element-wise math (builders_math.c) ---- */
+/* ---- element-wise math (graph/builders_math.c) ---- */
 /* Binary ones broadcast as numpy does; NaN propagates. */
 FUSE_API fuse_value fuse_div(fuse_graph *g, fuse_value a, fuse_value b);
 FUSE_API fuse_value fuse_pow(fuse_graph *g, fuse_value a, fuse_value b); /* C's powf */
@@ -161,7 +161,7 @@ FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
 
-/* ---- data movement (builders_shape.c) ---- */
+/* ---- data movement (graph/builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
 typedef enum fuse_resize_mode {
   FUSE_RESIZE_NEAREST = 0, FUSE_RESIZE_LINEAR, FUSE_RESIZE_CUBIC
@@ -215,7 +215,7 @@ FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *ax
 FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
                                 const int64_t *sizes, fuse_value *out);
 
-/* ---- reductions, normalizations (builders_nn.c) ---- */
+/* ---- reductions, normalizations (graph/builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
@@ -241,7 +241,7 @@ FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scal
    no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
 FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
 
-/* ---- transposed convolution, 1-D, recurrent layers (builders_layers.c) ---- */
+/* ---- transposed convolution, 1-D, recurrent layers (graph/builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
   int strides[2];
   int padding[4];        /* top, left, bottom, right: cropped from the full output */
@@ -419,7 +419,7 @@ typedef struct fuse_composite_info {
 FUSE_API fuse_result fuse_composite_get(const fuse_graph *g, int i, fuse_composite_info *out);
 FUSE_API int fuse_value_composite(const fuse_graph *g, fuse_value v); /* its composite or -1 */
 
-/* ---- what fused and why, and a picture (explain.c, dot.c) ----
+/* ---- what fused and why, and a picture (passes/explain.c, graph/dot.c) ----
    fuse_explain_write: a report on any graph (typically after fuse_optimize), written as the
    text form is: every conv2d / matmul with its composite and fused epilogue ("conv2d %3
    [1, 4, 8, 8]: composite fuse.conv2d_bias_relu, fused: bias %b, clamp[0, inf] -> %6"), then

@@ -1,5 +1,5 @@
-/* test_in_place.c - concat inputs written in place by their producers (src/in_place.c) and
-   splits read in place (slice views, compile.c): every
+/* test_in_place.c - concat inputs written in place by their producers (src/plan/in_place.c) and
+   splits read in place (slice views, plan/compile.c): every
    ISA the CPU has, the scalar twin included, serial and on 3 host threads, bit for bit against
    the reference kernels (reference_kernels = 1), which keep the copies. The data are small
    integers, so every sum is exact in any order and the kernels agree to the bit; the outputs
@@ -323,7 +323,7 @@ TEST(split_into_convs) {
 
 /* A dense block as densenet writes it: each layer concats the block's input and every feature
    so far, then a per-channel multiply-add and relu (batch norm) before its convs; the last
-   concat holds them all. Each smaller concat is the first channels of the last (in_place.c,
+   concat holds them all. Each smaller concat is the first channels of the last (plan/in_place.c,
    nested concats): the block's input (a max pool on NHWC) and each feature are written once,
    into the last concat, and no concat step is left; the chains read the smaller concats as
    strided slices of it. */
@@ -378,7 +378,7 @@ static fuse_value shuffle(fuse_graph *g, fuse_value x, int64_t groups) {
 
 /* ShuffleNet v2 units (split in halves, the second through two 1x1 convs, concat, channel
    shuffle) on NHWC, batch 1: each half of a shuffle is gathered from the concat's NHWC bytes
-   (in_place.c: no conversion to NCHW, no transpose), the first half written in place into the
+   (plan/in_place.c: no conversion to NCHW, no transpose), the first half written in place into the
    next unit's concat; the last shuffle, read whole by a 3x3 conv and a depthwise one (as
    ShuffleNet's stride-2 units read it), is gathered once for both, the depthwise conv moved to
    NHWC. Two groups (the zip) and four (the transpose path); of two images the shuffles stay

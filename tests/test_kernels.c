@@ -2467,7 +2467,7 @@ static void table_pack_case(int kind, uint32_t seed) {
 
 /* NHWC GEMM convs (two 1x1 convs in a row) whose column blocks differ in width or do not
    divide among the threads: the plan hands each thread whole tiles (tile_outer in
-   conv_drivers.c); bit for bit the serial plan's result */
+   run/conv_run.c); bit for bit the serial plan's result */
 TEST(host_threads_whole_tiles) {
   static const int shapes[3][3] = {{240, 80, 14}, {480, 112, 14}, {24, 144, 9}}; /* C, K, H */
   int si, threads;

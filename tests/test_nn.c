@@ -1,4 +1,4 @@
-/* test_nn.c - the reductions, log-softmax, normalizations and einsum (src/builders_nn.c):
+/* test_nn.c - the reductions, log-softmax, normalizations and einsum (src/graph/builders_nn.c):
    shapes, every builder's error paths (a clear message and FUSE_NONE), small runs checked by
    hand (NaN in max / min, keepdims, noop reductions), einsum built in C printing the very text
    of its golden cases (tests/data/einsum_*.golden, whose outputs test_golden checks against

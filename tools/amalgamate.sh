@@ -7,9 +7,9 @@
 #     #include "path"
 # whose path names a file (relative to the including file's folder) is replaced by that file's
 # text, recursively, between a begin and an end marker that name it:
-#     /* ==== begin src/graph.c ==== */ ... /* ==== end src/graph.c ==== */
+#     /* ==== begin src/graph/graph.c ==== */ ... /* ==== end src/graph/graph.c ==== */
 # A file included twice is pasted twice: that is how a kernel template is instantiated once per
-# instruction set and tile (see src/kernels/README.md). Includes in <...>, and quoted ones that
+# instruction set and tile (README.md, "Source map"). Includes in <...>, and quoted ones that
 # name no file in the tree, stay as they are. POSIX sh and awk only, so `make fuse.h` needs
 # nothing that `make test` does not.
 set -eu

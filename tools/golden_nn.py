@@ -1,5 +1,5 @@
 """golden_nn.py - golden cases for the reductions, log-softmax, the normalizations and einsum
-(src/builders_nn.c), computed with PyTorch in float64. Hooked into tools/gen_golden.py
+(src/graph/builders_nn.c), computed with PyTorch in float64. Hooked into tools/gen_golden.py
 (FAMILIES); cases(G) yields the cases, G being the gen_golden module.
 
 einsum is a builder only: fuse_einsum composes reduce_sum, transpose, reshape and matmul.
@@ -83,7 +83,7 @@ G_fmt_num = None  # gen_golden's fmt_num, set by cases()
 
 # ------------------------------------------------------------------ einsum
 def einsum_ops(c, eq, xs):
-    """The ops fuse_einsum builds for eq (see fuse_einsum in src/builders_nn.c)."""
+    """The ops fuse_einsum builds for eq (see fuse_einsum in src/graph/builders_nn.c)."""
     eq = eq.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
     terms = [list(t) for t in lhs.split(",")]

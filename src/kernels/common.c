@@ -2,7 +2,7 @@
 /* The kernels every plan step runs, by family: the GEMM family (gemm.c: NHWC indirect GEMM for
    conv2d and matmul, the NCHW GEMM, the few-input-channel stem kernel), depthwise conv
    (depthwise.c), pools, element-wise rows and layout transposes (pool_eltwise.c); their
-   drivers (conv_drivers.c, other_ops.c) and the op-by-op reference kernels (reference.c), the
+   drivers (run/conv_run.c, run/steps.c) and the op-by-op reference kernels (run/reference.c), the
    oracle every other kernel is tested against.
 
    Each kernel is written once, as a plain-C template (the .inc files here) over the names of
@@ -20,7 +20,7 @@
 #define FUSE__SIMD 1
 #include <immintrin.h>
 #endif
-#ifdef FUSE__NEON /* cpu.c: aarch64, or armv7 with NEON and FMA */
+#ifdef FUSE__NEON /* plan/cpu.c: aarch64, or armv7 with NEON and FMA */
 #include <arm_neon.h>
 #endif
 

@@ -15,8 +15,8 @@
    copied with zeros into a row buffer only where the row crosses the padding. A single layer
    may run on NCHW in and out instead: the NCHW GEMM (output channels as tile rows, the input
    gathered into panels by its packer) and, for few input channels, its own kernel
-   (fuse__conv_few_channels). The drivers are in conv_drivers.c, the choice of kernel and the
-   weight packing in layouts.c.
+   (fuse__conv_few_channels). The drivers are in run/conv_run.c, the choice of kernel and the
+   weight packing in plan/layouts.c.
 
    The GEMM family's micro-kernels, written once as plain-C templates and instantiated here per
    vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h) and tile:
@@ -24,11 +24,11 @@
      output channels as tile rows), an MR x NR tile kept in registers over every tap and
      channel, then the bias, the post-ops (fuse__post_apply) and one store; each SIMD tile
      also as name_blocks (FUSE__GEMM_BLOCKS), which walks e->blocks column blocks in one call
-     (whole tiles of 1x1 convs and stems, conv_drivers.c; the scalar twins have none: their
+     (whole tiles of 1x1 convs and stems, run/conv_run.c; the scalar twins have none: their
      drivers call per block, which keeps the Cortex-M text as it was);
    - few_channels_tile.inc: the few-input-channel NCHW stem kernel;
    - nchw_pack.inc: the NCHW GEMM's input panel packer.
-   The drivers (conv_drivers.c) and the kernel table (table.c) use them on every target: the
+   The drivers (run/conv_run.c) and the kernel table (table.c) use them on every target: the
    scalar instances (the scalar twins) run where no SIMD is compiled in and under
    FUSE_ISA_SCALAR, with tiles sized for a scalar register file, so packing and tiling are
    exercised on every CPU. The op-by-op reference kernels stay the oracle

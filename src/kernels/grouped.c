@@ -17,8 +17,8 @@
    post-ops and the residual add run on the registers before the one store (the vector math
    post-ops over each finished row, fuse__post_block). The template (grouped_rows.inc) is
    instantiated below per vector layer: fuse__grouped_avx512 / _avx2 / _neon / _scalar; the
-   driver is fuse__conv_grouped (grouped_run.c), the choice and the packing fuse__choose_grouped
-   and fuse__pack_grouped (layouts.c). */
+   driver is fuse__conv_grouped (run/grouped_run.c), the choice and the packing fuse__choose_grouped
+   and fuse__pack_grouped (plan/layouts.c). */
 
 /* the blocks and the general path stay functions of their own: inlined into the row loop they
    spilled their accumulators (gcc) */

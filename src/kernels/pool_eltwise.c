@@ -8,7 +8,7 @@ struct fuse__pool_args {
   const fuse_pool2d_attrs *a;
   int is_max;
   int64_t C, H, W, OH, OW;
-  int64_t ldy; /* floats between output pixels: C, or a concat's channels (in_place.c) */
+  int64_t ldy; /* floats between output pixels: C, or a concat's channels (plan/in_place.c) */
   void (*fn)(const fuse__pool_args *d, int64_t r0, int64_t r1);
 };
 

@@ -1,7 +1,7 @@
 /* The NEON vector layer: 4 floats (float32x4_t), lane masks as uint32x4_t (all ones = lane on).
    The same operations as vec_avx512.h, with the meaning vec_scalar.h gives each; the
    operations of more than one instruction are the fuse__*_neon helpers in common.c. Compiled
-   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, cpu.c); the unit's whole build has
+   in on aarch64 and on armv7 with NEON and FMA (FUSE__NEON, plan/cpu.c); the unit's whole build has
    NEON there, so the functions need no target attribute.
 
    aarch64 has every operation as an instruction. armv7 lacks the vector divide, square root

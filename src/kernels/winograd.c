@@ -15,7 +15,7 @@
    The position GEMMs run on the indirect GEMM's micro-kernels (gemm_tile.inc) and its packed
    weight format: the transformed weights are packed as a conv with (m+2)^2 taps,
    [group][column block][position][channel][NR], and a micro-kernel call takes MR row
-   pointers into the transformed input. The driver (winograd_driver.c) works through blocks
+   pointers into the transformed input. The driver (run/winograd_run.c) works through blocks
    of tiles: the block's input transformed into the chunk's scratch, the GEMMs position by
    position into a second buffer, then the output transform.
 
@@ -80,7 +80,7 @@ typedef struct fuse__wino_args {
   int64_t th, tw;   /* tiles down and across an image */
   int64_t ldv, ldm; /* floats from one position to the next in the transformed input / output */
   int64_t ldy;      /* floats from one output pixel to the next: K, or a concat's channels when
-                       the output is a slice of it (in_place.c); a residual is laid out as y */
+                       the output is a slice of it (plan/in_place.c); a residual is laid out as y */
   const float *bias;
   const fuse_post_op *post;
   int num_post;

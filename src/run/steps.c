@@ -72,7 +72,7 @@ static void fuse__transpose_run(const fuse__run *r, const float *x, float *y, in
 }
 
 /* NCHW -> NHWC with the pixels' rows ldy floats apart (the output a slice of a concat's,
-   written in place: in_place.c): the transpose job's units with the output strides set. */
+   written in place: plan/in_place.c): the transpose job's units with the output strides set. */
 static void fuse__to_nhwc_strided(const fuse__run *r, const float *x, float *y, int64_t N,
                                   int64_t C, int64_t P, int64_t ldy) {
   fuse__transpose_job j;
@@ -112,7 +112,7 @@ static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
-  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (in_place.c): per
+  if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (plan/in_place.c): per
                        pixel output channel b * g + a from input channel a * Cx / g + from + b,
                        a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
@@ -332,7 +332,7 @@ static void fuse__concat_rows(void *ctx, int chunk, int64_t o0, int64_t o1) {
     fuse__tensor vx;
     if (j->nhwc) fuse__nhwc_shape(tx, &vx), tx = &vx;
     piece = tx->shape[j->axis] * j->inner;
-    if (x != j->y + at) /* else its producer wrote it in place (in_place.c) */
+    if (x != j->y + at) /* else its producer wrote it in place (plan/in_place.c) */
       for (o = o0; o < o1; o++)
         memcpy(j->y + o * j->ldy + at, x + o * (ldx ? ldx : piece), (size_t)piece * sizeof(float));
     at += piece;

@@ -14,7 +14,7 @@ typedef struct fuse__tensor {
   int nhwc;      /* the bytes hold an NCHW-shaped tensor in NHWC order */
   int value;     /* the graph value it holds, for the plan's description */
   size_t bytes;  /* > 0: held in a backend's own layout of this size (fuse_backend_layout) */
-  int64_t stride; /* > 0: a slice of a concat's output (in_place.c), its rows this many floats
+  int64_t stride; /* > 0: a slice of a concat's output (plan/in_place.c), its rows this many floats
                      apart (NHWC: pixels, NCHW: images); 0: rows packed */
   size_t view_at; /* a view (root[] is another tensor): bytes into its root's where it starts
                      (a channel slice of one image, a concat's slice); else 0 */
@@ -52,7 +52,7 @@ typedef struct fuse__step {
                               the conv's input is multiplied by, applied to its weights per
                               image (fuse__gate_conv); 0: none */
   int shuffle;             /* > 0: a TO_NHWC step that gathers its channels from an NHWC
-                              tensor's channel shuffle of this many groups (in_place.c,
+                              tensor's channel shuffle of this many groups (plan/in_place.c,
                               fuse__shuffle_in_nhwc): output channel b * shuffle + a is input
                               channel a * C / shuffle + shuffle_from + b */
   int64_t shuffle_from;

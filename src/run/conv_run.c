@@ -123,7 +123,7 @@ typedef struct fuse__conv_job {
   const float *gate;          /* fuse__gate_scale: this image's gate, C values */
   fuse__tile_epi e;
   int64_t C, H, W, K, OH, OW, KH, KW, Cg, Kg, G, obs, tiles, npix;
-  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (in_place.c) */
+  int64_t ldy;    /* floats between output pixels: K, or a concat's channels (plan/in_place.c) */
   int tile_outer; /* units (tile, group, column block): see fuse__conv_igemm */
   int whole_tiles; /* units tiles, each over all its column blocks (one group) */
 } fuse__conv_job;

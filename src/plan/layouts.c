@@ -17,7 +17,7 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
   case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
   case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
   case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
-  /* the element-wise math: chain steps after the layouts (chains.c), which see NHWC */
+  /* the element-wise math: chain steps after the layouts (plan/chains.c), which see NHWC */
   case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
   case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
   case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
@@ -519,7 +519,7 @@ static int fuse__pack_conv(fuse_plan *p, fuse__step *st, const fuse__conv_shape 
   return 1;
 }
 
-/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (winograd_choice.c) */
+/* Winograd for 3x3 stride-1 convs: the choice and the weight transform (plan/winograd_choice.c) */
 static int fuse__choose_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c,
                                  size_t *scratch);
 static int fuse__pack_winograd(fuse_plan *p, fuse__step *st, const fuse__conv_shape *c);

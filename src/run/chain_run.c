@@ -1,8 +1,8 @@
 /* ------------------------------------------- chain and row kernels' drivers -- */
-/* The chain step (kernels/chain.c) and the vector paths of softmax, log-softmax, the
+/* The chain step (kernels/chain_rows.c) and the vector paths of softmax, log-softmax, the
    normalizations and the reductions: contiguous rows cut among the threads, each row through
-   the plan's ISA's row kernel. The reference kernels (ref_nn.c, other_ops.c) stay the oracle
-   and run whatever these do not take (a strided axis; the reference plan). */
+   the plan's ISA's row kernel. The reference kernels (run/reference_nn.c, run/steps.c) stay
+   the oracle and run whatever these do not take (a strided axis; the reference plan). */
 
 typedef struct fuse__chain_job {
   const fuse__step *s;
@@ -69,7 +69,7 @@ static void fuse__kernel_chain(const fuse__run *r, const fuse__step *s) {
     if (ty == &vy) fuse__nhwc_shape(tx, &vx), tx = &vx;
     j.in[k] = fuse__in(r, s, k);
     fuse__broadcast_strides(tx, ty->rank, ty->shape, st[k]);
-    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (in_place.c): rows of `row` floats,
+    if (fuse__in_t(r, s, k)->stride) { /* a concat's slice (plan/in_place.c): rows of `row` floats,
                                           stride apart (NHWC: a pixel's channels) */
       int64_t row = 1, d;
       for (d = 1; d < tx->rank; d++) row *= tx->shape[d];

@@ -45,7 +45,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
     case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
     case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (kernels/rows.c), else here */
+    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (run/chain_run.c), else here */
       if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
       break;
     case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
@@ -57,7 +57,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_TO_NHWC:
     case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
     case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
-    /* element-wise math (kernels/ref_math.c) */
+    /* element-wise math (run/reference_math.c) */
     case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
     case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
     case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
@@ -66,14 +66,14 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
     case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
 
-    /* data movement (kernels/ref_shape.c) */
+    /* data movement (run/reference_shape.c) */
     case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
     case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
     case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
     case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
     case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
 
-    /* reductions, normalizations (kernels/ref_nn.c) */
+    /* reductions, normalizations (run/reference_nn.c) */
     case FUSE__OP_REDUCE_MEAN:
     case FUSE__OP_REDUCE_SUM:
     case FUSE__OP_REDUCE_MAX:
@@ -92,7 +92,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
       if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
       break;
 
-    /* transposed convolution (kernels/ref_layers.c) */
+    /* transposed convolution (run/reference_layers.c) */
     case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
     case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
 

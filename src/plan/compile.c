@@ -25,7 +25,7 @@ typedef struct fuse__compiler {
   size_t zeros;         /* floats in the SIMD kernels' row of zeros */
   size_t scratch;       /* the SIMD kernels' scratch per chunk (bytes) */
   size_t backend_scratch;
-  size_t gate_bytes;    /* the gated convs' scaled weights (chains.c: fuse__gate_prologues) */
+  size_t gate_bytes;    /* the gated convs' scaled weights (plan/chains.c: fuse__gate_prologues) */
   fuse__writer w;       /* the text form's numbering, so the plan's labels match a listing */
   int *number;
   fuse__listing text;   /* the plan's description */
@@ -359,17 +359,17 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   return 1;
 }
 
-/* runs of element-wise steps become one chain step each (chains.c) */
+/* runs of element-wise steps become one chain step each (plan/chains.c) */
 static int fuse__chain_steps(fuse__compiler *c) {
   return fuse__group_chains(c->g, c->p, c->root, c->needed, c->first, c->last);
 }
 
-/* squeeze-excite gates become their conv's prologue (chains.c) */
+/* squeeze-excite gates become their conv's prologue (plan/chains.c) */
 static int fuse__gate_steps(fuse__compiler *c) {
   return fuse__gate_prologues(c->g, c->p, &c->users, c->root, c->needed, c->first, &c->gate_bytes);
 }
 
-/* concat inputs written in place into the concat's output (in_place.c); first, last and order
+/* concat inputs written in place into the concat's output (plan/in_place.c); first, last and order
    are free for scratch until the lifetimes are found */
 static int fuse__concats_in_place(fuse__compiler *c) {
   return fuse__concat_in_place(c->p, c->g, c->root, c->number, c->first, c->last, c->order);

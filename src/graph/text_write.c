@@ -108,7 +108,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     if (n->op == FUSE__OP_AVG_POOL2D)
       fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
     break;
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   case FUSE__OP_HARDSIGMOID:
     fuse__put_float_attr(o, "alpha", a->unary.alpha);
     fuse__put_float_attr(o, "beta", a->unary.beta);
@@ -121,7 +121,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
   case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
 
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
   case FUSE__OP_EXPAND:
     fuse__puts(o, ", shape=");
@@ -155,7 +155,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     break;
   }
 
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   case FUSE__OP_REDUCE_MEAN:
   case FUSE__OP_REDUCE_SUM:
   case FUSE__OP_REDUCE_MAX:
@@ -181,7 +181,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     fuse__put_float_attr(o, "eps", a->norm.eps);
     break;
 
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
     int64_t sizes[FUSE_MAX_RANK];
     int d;

@@ -22,7 +22,7 @@ typedef enum fuse__op {
   FUSE__OP_AVG_POOL2D,
   FUSE__OP_GLOBAL_AVG_POOL2D,
   FUSE__OP_TRANSPOSE,
-  /* element-wise math (builders_math.c) */
+  /* element-wise math (graph/builders_math.c) */
   FUSE__OP_SQRT,
   FUSE__OP_RECIPROCAL,
   FUSE__OP_EXP,
@@ -44,14 +44,14 @@ typedef enum fuse__op {
   FUSE__OP_POW,
   FUSE__OP_PRELU,
   FUSE__OP_WHERE,
-  /* data movement (builders_shape.c) */
+  /* data movement (graph/builders_shape.c) */
   FUSE__OP_SLICE,  /* a.slice */
   FUSE__OP_GATHER, /* operand 2: the indices as a float constant; a.axis */
   FUSE__OP_EXPAND,
   FUSE__OP_TILE,
   FUSE__OP_PAD,    /* a.pad */
   FUSE__OP_RESIZE, /* a.resize */
-  /* reductions, normalizations (builders_nn.c) */
+  /* reductions, normalizations (graph/builders_nn.c) */
   FUSE__OP_REDUCE_MEAN, /* a.reduce */
   FUSE__OP_REDUCE_SUM,
   FUSE__OP_REDUCE_MAX,
@@ -63,12 +63,12 @@ typedef enum fuse__op {
   FUSE__OP_LAYER_NORM,       /* a.norm: axis, eps; x, scale, bias */
   FUSE__OP_INSTANCE_NORM,    /* a.norm: eps */
   FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
-  /* transposed convolution (builders_layers.c) */
+  /* transposed convolution (graph/builders_layers.c) */
   FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
-  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain.c) */
+  FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
   FUSE__OP_COUNT
 } fuse__op;
 

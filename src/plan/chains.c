@@ -1,6 +1,6 @@
 /* ------------------------------------------------------ element-wise chains -- */
 /* After the layouts are chosen, every element-wise step of a plan on the kernel table's ISAs
-   becomes a chain step (FUSE__OP_CHAIN, kernels/chain.c), and a chain step whose output only
+   becomes a chain step (FUSE__OP_CHAIN, kernels/chain_rows.c), and a chain step whose output only
    one other chain step reads, as the value that step walks (its first operand), of the same
    shape and layout, is merged into it: as TVM's FuseOps does for injective ops, the run is one
    loop over memory, each element loaded once and stored once, the intermediates never

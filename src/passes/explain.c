@@ -10,7 +10,7 @@
    analyzer knows prints here as in the text form and the plan listing. */
 
 /* Element-wise ops: what a fused kernel could, arithmetically, apply to a conv2d / matmul
-   output on registers. The element-wise math family (builders_math.c) is one range of the
+   output on registers. The element-wise math family (graph/builders_math.c) is one range of the
    op list, so an op added there counts too. */
 static int fuse__is_elementwise(int op) {
   if (op >= FUSE__OP_SQRT && op <= FUSE__OP_WHERE) return 1;
