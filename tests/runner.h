@@ -69,7 +69,7 @@ static const char *runner_current;
     }                                                                                       \
   } while (0)
 
-static double runner_rel_error(const float *got, const float *want, size_t n) {
+static RUNNER_UNUSED double runner_rel_error(const float *got, const float *want, size_t n) {
   double max_diff = 0, max_ref = 0;
   size_t i;
   for (i = 0; i < n; i++) {
