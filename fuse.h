@@ -1086,19 +1086,126 @@ typedef enum fuse__op {
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
-static const char *const fuse__op_names[FUSE__OP_COUNT] = {
-    "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
-    "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
-    "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "transpose",
-    "sqrt", "reciprocal", "exp", "log", "neg", "abs", "floor", "ceil", "erf", "tanh",
-    "softplus", "hardswish", "hardsigmoid", "leaky_relu", "elu", "selu", "gelu", "div", "pow",
-    "prelu", "where",
-    "slice", "gather", "expand", "tile", "pad", "resize",
-    "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
-    "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
-    "conv_transpose2d",
-    "copy", "to_nhwc", "to_nchw", "chain"};
+/* The text form's attributes of an op: name and form ('i' whole number, 'f' number, '2' / '4'
+   list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of up to 8
+   numbers), NULL-terminated. */
+typedef struct fuse__attr_spec {
+  const char *name;
+  char form;
+} fuse__attr_spec;
+
+static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0}};
+static const fuse__attr_spec fuse__attrs_conv[] = {
+    {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_shape[] = {{"shape", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_axis[] = {{"axis", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_eps[] = {{"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_perm[] = {{"perm", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_max_pool[] = {
+    {"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
+    {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_avg_pool[] = {
+    {"kernel", '2'},    {"strides", '2'},           {"padding", '4'},
+    {"ceil_mode", 'i'}, {"count_include_pad", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha_beta[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha[] = {{"alpha", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha_gamma[] = {
+    {"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_approximate[] = {{"approximate", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_repeats[] = {{"repeats", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_pad[] = {
+    {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_resize[] = {
+    {"sizes", 'l'},       {"scales", 'F'},          {"mode", 'i'},   {"coordinates", 'i'},
+    {"nearest", 'i'},     {"cubic_coeff_a", 'f'},   {"exclude_outside", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_axis_eps[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_groups_eps[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_slice[] = {
+    {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
+    {"strides", '2'}, {"padding", '4'}, {"output_padding", '2'}, {"dilation", '2'},
+    {"groups", 'i'},  {NULL, 0}};
+
+/* The operator table: one row per fuse__op, in the enum's order (the count is checked at
+   compile time below, the order by test_kernels' op_table): the op's spelling in the text form,
+   the listings and the messages, and the attributes the text form takes. */
+typedef struct fuse__op_row {
+  int op; /* the row's fuse__op, its index */
+  const char *name;
+  const fuse__attr_spec *attrs;
+} fuse__op_row;
+
+static const fuse__op_row fuse__ops[] = {
+    {FUSE__OP_INPUT,              "input",               fuse__attrs_none},
+    {FUSE__OP_CONST,              "const",               fuse__attrs_none},
+    {FUSE__OP_CONV2D,             "conv2d",              fuse__attrs_conv},
+    {FUSE__OP_MATMUL,             "matmul",              fuse__attrs_none},
+    {FUSE__OP_ADD,                "add",                 fuse__attrs_none},
+    {FUSE__OP_SUB,                "sub",                 fuse__attrs_none},
+    {FUSE__OP_MUL,                "mul",                 fuse__attrs_none},
+    {FUSE__OP_MAXIMUM,            "maximum",             fuse__attrs_none},
+    {FUSE__OP_MINIMUM,            "minimum",             fuse__attrs_none},
+    {FUSE__OP_RELU,               "relu",                fuse__attrs_none},
+    {FUSE__OP_CLIP,               "clip",                fuse__attrs_clip},
+    {FUSE__OP_SIGMOID,            "sigmoid",             fuse__attrs_none},
+    {FUSE__OP_RESHAPE,            "reshape",             fuse__attrs_shape},
+    {FUSE__OP_FLATTEN,            "flatten",             fuse__attrs_axis},
+    {FUSE__OP_CONCAT,             "concat",              fuse__attrs_axis},
+    {FUSE__OP_SOFTMAX,            "softmax",             fuse__attrs_axis},
+    {FUSE__OP_BATCH_NORM,         "batch_norm",          fuse__attrs_eps},
+    {FUSE__OP_MAX_POOL2D,         "max_pool2d",          fuse__attrs_max_pool},
+    {FUSE__OP_AVG_POOL2D,         "avg_pool2d",          fuse__attrs_avg_pool},
+    {FUSE__OP_GLOBAL_AVG_POOL2D,  "global_avg_pool2d",   fuse__attrs_none},
+    {FUSE__OP_TRANSPOSE,          "transpose",           fuse__attrs_perm},
+    {FUSE__OP_SQRT,               "sqrt",                fuse__attrs_none},
+    {FUSE__OP_RECIPROCAL,         "reciprocal",          fuse__attrs_none},
+    {FUSE__OP_EXP,                "exp",                 fuse__attrs_none},
+    {FUSE__OP_LOG,                "log",                 fuse__attrs_none},
+    {FUSE__OP_NEG,                "neg",                 fuse__attrs_none},
+    {FUSE__OP_ABS,                "abs",                 fuse__attrs_none},
+    {FUSE__OP_FLOOR,              "floor",               fuse__attrs_none},
+    {FUSE__OP_CEIL,               "ceil",                fuse__attrs_none},
+    {FUSE__OP_ERF,                "erf",                 fuse__attrs_none},
+    {FUSE__OP_TANH,               "tanh",                fuse__attrs_none},
+    {FUSE__OP_SOFTPLUS,           "softplus",            fuse__attrs_none},
+    {FUSE__OP_HARDSWISH,          "hardswish",           fuse__attrs_none},
+    {FUSE__OP_HARDSIGMOID,        "hardsigmoid",         fuse__attrs_alpha_beta},
+    {FUSE__OP_LEAKY_RELU,         "leaky_relu",          fuse__attrs_alpha},
+    {FUSE__OP_ELU,                "elu",                 fuse__attrs_alpha},
+    {FUSE__OP_SELU,               "selu",                fuse__attrs_alpha_gamma},
+    {FUSE__OP_GELU,               "gelu",                fuse__attrs_approximate},
+    {FUSE__OP_DIV,                "div",                 fuse__attrs_none},
+    {FUSE__OP_POW,                "pow",                 fuse__attrs_none},
+    {FUSE__OP_PRELU,              "prelu",               fuse__attrs_none},
+    {FUSE__OP_WHERE,              "where",               fuse__attrs_none},
+    {FUSE__OP_SLICE,              "slice",               fuse__attrs_slice},
+    {FUSE__OP_GATHER,             "gather",              fuse__attrs_axis},
+    {FUSE__OP_EXPAND,             "expand",              fuse__attrs_shape},
+    {FUSE__OP_TILE,               "tile",                fuse__attrs_repeats},
+    {FUSE__OP_PAD,                "pad",                 fuse__attrs_pad},
+    {FUSE__OP_RESIZE,             "resize",              fuse__attrs_resize},
+    {FUSE__OP_REDUCE_MEAN,        "reduce_mean",         fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_SUM,         "reduce_sum",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_MAX,         "reduce_max",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_MIN,         "reduce_min",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_L2,          "reduce_l2",           fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_PROD,        "reduce_prod",         fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_SUM_SQUARE,  "reduce_sum_square",   fuse__attrs_reduce},
+    {FUSE__OP_LOG_SOFTMAX,        "log_softmax",         fuse__attrs_axis},
+    {FUSE__OP_LAYER_NORM,         "layer_norm",          fuse__attrs_axis_eps},
+    {FUSE__OP_INSTANCE_NORM,      "instance_norm",       fuse__attrs_eps},
+    {FUSE__OP_GROUP_NORM,         "group_norm",          fuse__attrs_groups_eps},
+    {FUSE__OP_CONV_TRANSPOSE2D,   "conv_transpose2d",    fuse__attrs_conv_transpose},
+    {FUSE__OP_COPY,               "copy",                fuse__attrs_none},
+    {FUSE__OP_TO_NHWC,            "to_nhwc",             fuse__attrs_none},
+    {FUSE__OP_TO_NCHW,            "to_nchw",             fuse__attrs_none},
+    {FUSE__OP_CHAIN,              "chain",               fuse__attrs_none},
+};
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+                                          ? 1
+                                          : -1];
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -1373,7 +1480,7 @@ static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const c
   other = fuse__find(g, name);
   if (other != FUSE_NONE && other != v)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: name '%s' is already used by %s %%%d",
-                      who, name, fuse__op_names[g->nodes[other].op], other),
+                      who, name, fuse__ops[g->nodes[other].op].name, other),
            0;
   if (other == v) return 1;
   if (!(copy = fuse__strdup(g, name))) return fuse__oom(g, who);
@@ -1398,7 +1505,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
   nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
                                    g->num_nodes + 1, sizeof(fuse__node));
-  if (!nodes) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+  if (!nodes) return fuse__oom(g, fuse__ops[op].name), (fuse__node *)NULL;
   g->nodes = nodes;
   n = &g->nodes[g->num_nodes];
   memset(n, 0, sizeof *n);
@@ -1408,7 +1515,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
   if (num_in) {
     n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
-    if (!n->in) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+    if (!n->in) return fuse__oom(g, fuse__ops[op].name), (fuse__node *)NULL;
     memcpy(n->in, in, (size_t)num_in * sizeof(fuse_value));
     n->num_in = num_in;
   }
@@ -1543,7 +1650,7 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
    left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                              const int64_t *shape, const float *data, int uninit) {
-  const char *who = fuse__op_names[op];
+  const char *who = fuse__ops[op].name;
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
   fuse_value v;
@@ -1658,13 +1765,13 @@ static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b
   fuse__node *na, *nb, *n;
   in[0] = a;
   in[1] = b;
-  if (!fuse__begin(g, fuse__op_names[op], 2, in)) return FUSE_NONE;
+  if (!fuse__begin(g, fuse__ops[op].name, 2, in)) return FUSE_NONE;
   na = fuse__node_of(g, a);
   nb = fuse__node_of(g, b);
   if (!fuse__broadcast(na->rank, na->shape, nb->rank, nb->shape, &rank, shape))
     return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: shapes %S (%V) and %S (%V) do not broadcast",
-                      fuse__op_names[op], na->rank, na->shape, a, nb->rank, nb->shape, b);
-  if (!fuse__check_shape(g, fuse__op_names[op], rank, shape)) return FUSE_NONE;
+                      fuse__ops[op].name, na->rank, na->shape, a, nb->rank, nb->shape, b);
+  if (!fuse__check_shape(g, fuse__ops[op].name, rank, shape)) return FUSE_NONE;
   n = fuse__new_node(g, op, 2, in, rank, shape);
   return n ? fuse__id(g, n) : FUSE_NONE;
 }
@@ -1688,7 +1795,7 @@ FUSE_API fuse_value fuse_minimum(fuse_graph *g, fuse_value a, fuse_value b) {
 /* An op whose result has the operand's shape. */
 static fuse__node *fuse__unary(fuse_graph *g, int op, fuse_value x) {
   fuse__node *nx;
-  if (!fuse__begin(g, fuse__op_names[op], 1, &x)) return NULL;
+  if (!fuse__begin(g, fuse__ops[op].name, 1, &x)) return NULL;
   nx = fuse__node_of(g, x);
   return fuse__new_node(g, op, 1, &x, nx->rank, nx->shape);
 }
@@ -2037,7 +2144,7 @@ FUSE_API fuse_value fuse_batch_norm(fuse_graph *g, fuse_value x, fuse_value scal
 }
 
 static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_pool2d_attrs *attrs) {
-  const char *name = fuse__op_names[op];
+  const char *name = fuse__ops[op].name;
   fuse_pool2d_attrs a;
   fuse__node *nx, *n;
   int64_t out[4];
@@ -2161,7 +2268,7 @@ static fuse_value fuse__math_unary(fuse_graph *g, int op, fuse_value x, float al
   fuse__node *n;
   if (g && g->status == FUSE_OK && (alpha != alpha || beta != beta))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: parameters %f, %f must not be NaN",
-                      fuse__op_names[op], (double)alpha, (double)beta);
+                      fuse__ops[op].name, (double)alpha, (double)beta);
   if (!(n = fuse__unary(g, op, x))) return FUSE_NONE;
   n->a.unary.alpha = alpha;
   n->a.unary.beta = beta;
@@ -2325,7 +2432,7 @@ static fuse_value fuse__gather_node(fuse_graph *g, fuse_value x, fuse_value idx,
   if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "gather: input %V is a scalar", x);
   if (ni->op != FUSE__OP_CONST)
     return fuse__fail(g, FUSE_ERROR_UNSUPPORTED, "gather: indices %V must be a constant, not a %s",
-                      idx, fuse__op_names[ni->op]);
+                      idx, fuse__ops[ni->op].name);
   if (!fuse__axis(g, "gather", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
   rank = nx->rank - 1 + ni->rank;
   if (rank > FUSE_MAX_RANK)
@@ -2638,14 +2745,14 @@ FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind ki
   nx = fuse__node_of(g, x);
   if (n < 0 || n > nx->rank || (n > 0 && !axes))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
-                      "%s: %d axes%s for %V %S (0 .. rank, 0 = all)", fuse__op_names[op], n,
+                      "%s: %d axes%s for %V %S (0 .. rank, 0 = all)", fuse__ops[op].name, n,
                       n > 0 && !axes ? " with axes NULL" : "", x, nx->rank, nx->shape);
   for (i = 0; i < n; i++) {
     int ax;
-    if (!fuse__axis(g, fuse__op_names[op], axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
+    if (!fuse__axis(g, fuse__ops[op].name, axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
     if (mask >> ax & 1u)
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: axis %d is given twice for %S",
-                        fuse__op_names[op], ax, nx->rank, nx->shape);
+                        fuse__ops[op].name, ax, nx->rank, nx->shape);
     mask |= 1u << ax;
   }
   if (n == 0) mask = nx->rank ? (1u << nx->rank) - 1u : 0u;
@@ -3595,7 +3702,7 @@ static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
   size_t len = 6, at, k;
   char *function, *codegen = NULL;
   int i, ok;
-  for (i = 0; i < count; i++) len += 1 + strlen(fuse__op_names[g->nodes[members[i]].op]);
+  for (i = 0; i < count; i++) len += 1 + strlen(fuse__ops[g->nodes[members[i]].op].name);
   function = (char *)fuse__alloc(&g->alloc, len, 1);
   if (dot && !o->no_codegen_annotation && dot > rule->name) {
     codegen = (char *)fuse__alloc(&g->alloc, (size_t)(dot - rule->name) + 1, 1);
@@ -3609,7 +3716,7 @@ static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
     memcpy(function, "fused", 5);
     at = 5;
     for (i = 0; i < count; i++) {
-      const char *op = fuse__op_names[g->nodes[members[i]].op];
+      const char *op = fuse__ops[g->nodes[members[i]].op].name;
       function[at++] = '_';
       for (k = 0; op[k]; k++) function[at++] = op[k];
     }
@@ -3735,7 +3842,7 @@ static int fuse__pattern_new(fuse__pattern *pt, int kind) {
 static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint64_t *mask) {
   int op;
   for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
-    if (strcmp(name, fuse__op_names[op]) == 0) {
+    if (strcmp(name, fuse__ops[op].name) == 0) {
       *mask |= (uint64_t)1 << op;
       return 1;
     }
@@ -4497,12 +4604,12 @@ static int fuse__analyze_bound(const fuse_graph *g, fuse_value cur, fuse_epilogu
   if (k < 0) {
     const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
     if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
-      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op],
+      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__ops[n->op].name,
                            cur);
     return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
-                         fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape);
+                         fuse__ops[n->op].name, cur, a->rank, a->shape, b->rank, b->shape);
   }
-  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur);
+  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__ops[n->op].name, cur);
   op->kind = FUSE_POST_CLAMP;
   op->lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
   op->hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
@@ -4860,7 +4967,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     int found = 1, k; /* found 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
-                           cur, fuse__op_names[n->op]),
+                           cur, fuse__ops[n->op].name),
              FUSE_ERROR_UNSUPPORTED;
     if (fuse__is_reduction(n->op)) break;
     if (n_rev > 62 || n_chain > 64)
@@ -4900,7 +5007,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     } else {
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
                            "clamp, an activation, a scale or shift by a scalar constant)",
-                           fuse__op_names[n->op], cur),
+                           fuse__ops[n->op].name, cur),
              FUSE_ERROR_UNSUPPORTED;
     }
     if (!found) return FUSE_ERROR_UNSUPPORTED;
@@ -4926,7 +5033,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   for (i = 0; i < n_chain; i++) { /* the epilogue keeps the reduction's shape */
     const fuse__node *c = &g->nodes[chain[i]];
     if (c->rank != red->rank || memcmp(c->shape, red->shape, (size_t)red->rank * sizeof(int64_t)))
-      return fuse__epi_why(out, g, "%s %V broadcasts %S to %S", fuse__op_names[c->op], chain[i],
+      return fuse__epi_why(out, g, "%s %V broadcasts %S to %S", fuse__ops[c->op].name, chain[i],
                            red->rank, red->shape, c->rank, c->shape),
              FUSE_ERROR_UNSUPPORTED;
   }
@@ -5037,7 +5144,7 @@ static fuse_value fuse__gate_conv(const fuse_graph *g, const fuse__users *users,
   c = &g->nodes[u];
   if (c->op != FUSE__OP_CONV2D || c->in[0] != v || c->in[1] == v) {
     fuse__format(&o, g, "the gated tensor %V is read by %s %V, not as a conv2d's input", v,
-                 fuse__op_names[c->op], u);
+                 fuse__ops[c->op].name, u);
     return FUSE_NONE;
   }
   if (c->a.conv.groups > 1) {
@@ -5632,7 +5739,7 @@ static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
     o.buf = name, o.len = 0, o.cap = sizeof name, o.write = NULL, o.user = NULL;
     fuse__puts(&o, c->codegen ? c->codegen : "fuse");
     fuse__puts(&o, ".");
-    fuse__puts(&o, fuse__op_names[g->nodes[e.reduction].op]);
+    fuse__puts(&o, fuse__ops[g->nodes[e.reduction].op].name);
     if (e.bias != FUSE_NONE) fuse__puts(&o, "_bias");
     for (k = 0; k < e.num_post; k++) {
       fuse__puts(&o, "_");
@@ -5643,7 +5750,7 @@ static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
     for (v = c->first; v <= c->root; v++)
       if (g->nodes[v].composite == ci && g->nodes[v].op > FUSE__OP_CONST) {
         fuse__puts(&o, "_");
-        fuse__puts(&o, fuse__op_names[g->nodes[v].op]);
+        fuse__puts(&o, fuse__ops[g->nodes[v].op].name);
       }
     {
       char *nn = fuse__strdup(g, name), *nf = fuse__strdup(g, function);
@@ -5963,7 +6070,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
   fuse__puts(o, ": ");
   fuse__put_dims(o, n->rank, n->shape, ", ");
   fuse__puts(o, " = ");
-  fuse__puts(o, fuse__op_names[n->op]);
+  fuse__puts(o, fuse__ops[n->op].name);
   if (n->op == FUSE__OP_CONST) {
     int64_t count = fuse__numel(n->rank, n->shape);
     if (count <= FUSE__INLINE_CONST_MAX) {
@@ -6359,121 +6466,16 @@ static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
   return fuse__text_number(ps, &a->v[0]);
 }
 
-/* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
-   'l' list of up to 8 whole numbers, 'F' list of up to 8 numbers. */
-typedef struct fuse__attr_spec {
-  const char *name;
-  char form;
-} fuse__attr_spec;
-
-static const fuse__attr_spec *fuse__op_attr_specs(int op) {
-  static const fuse__attr_spec none[] = {{NULL, 0}};
-  static const fuse__attr_spec conv[] = {
-      {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
-  static const fuse__attr_spec reshape[] = {{"shape", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec axis[] = {{"axis", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec bn[] = {{"eps", 'f'}, {NULL, 0}};
-  static const fuse__attr_spec perm[] = {{"perm", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec maxp[] = {{"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
-                                         {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
-                                         {"padding", '4'},   {"ceil_mode", 'i'},
-                                         {"count_include_pad", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec slice[] = {
-      {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec convt[] = {{"strides", '2'},        {"padding", '4'},
-                                          {"output_padding", '2'}, {"dilation", '2'},
-                                          {"groups", 'i'},         {NULL, 0}};
-  switch (op) {
-  case FUSE__OP_CONV2D: return conv;
-  case FUSE__OP_CLIP: return clip;
-  case FUSE__OP_RESHAPE: return reshape;
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: return axis;
-  case FUSE__OP_BATCH_NORM: return bn;
-  case FUSE__OP_TRANSPOSE: return perm;
-  case FUSE__OP_MAX_POOL2D: return maxp;
-  case FUSE__OP_AVG_POOL2D: return avgp;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_HARDSIGMOID: {
-    static const fuse__attr_spec hardsigmoid[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
-    return hardsigmoid;
-  }
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU: {
-    static const fuse__attr_spec alpha[] = {{"alpha", 'f'}, {NULL, 0}};
-    return alpha;
-  }
-  case FUSE__OP_SELU: {
-    static const fuse__attr_spec selu[] = {{"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
-    return selu;
-  }
-  case FUSE__OP_GELU: { /* approximate=1: the tanh approximation */
-    static const fuse__attr_spec gelu[] = {{"approximate", 'i'}, {NULL, 0}};
-    return gelu;
-  }
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: return axis;
-  case FUSE__OP_EXPAND: return reshape;
-  case FUSE__OP_TILE: {
-    static const fuse__attr_spec tile[] = {{"repeats", 'l'}, {NULL, 0}};
-    return tile;
-  }
-  case FUSE__OP_PAD: {
-    static const fuse__attr_spec pad[] = {
-        {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
-    return pad;
-  }
-  case FUSE__OP_RESIZE: {
-    static const fuse__attr_spec resize[] = {
-        {"sizes", 'l'},        {"scales", 'F'},        {"mode", 'i'},
-        {"coordinates", 'i'},  {"nearest", 'i'},       {"cubic_coeff_a", 'f'},
-        {"exclude_outside", 'i'}, {NULL, 0}};
-    return resize;
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    static const fuse__attr_spec reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
-    return reduce;
-  }
-  case FUSE__OP_LOG_SOFTMAX: return axis;
-  case FUSE__OP_LAYER_NORM: {
-    static const fuse__attr_spec layer_norm[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
-    return layer_norm;
-  }
-  case FUSE__OP_INSTANCE_NORM: return bn;
-  case FUSE__OP_GROUP_NORM: {
-    static const fuse__attr_spec group_norm[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
-    return group_norm;
-  }
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: return slice;
-  case FUSE__OP_CONV_TRANSPOSE2D: return convt;
-
-  default: return none;
-  }
-}
 
 /* Checks one parsed attribute against the op's specs; 0 with a parse error if it does not fit. */
 static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *a) {
-  const fuse__attr_spec *s = fuse__op_attr_specs(op);
+  const fuse__attr_spec *s = fuse__ops[op].attrs;
   int i, whole = 1;
   for (; s->name; s++)
     if (strcmp(s->name, a->name) == 0) break;
   if (!s->name)
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s has no attribute '%s'",
-                      a->line, a->col, fuse__op_names[op], a->name),
+                      a->line, a->col, fuse__ops[op].name, a->name),
            0;
   for (i = 0; i < a->count; i++)
     whole &= a->v[i] == floor(a->v[i]) && fabs(a->v[i]) <= 2147483647.0;
@@ -6482,7 +6484,7 @@ static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_att
       ((s->form == '2' || s->form == '4') && (!a->is_list || !whole || a->count != s->form - '0')) ||
       (s->form == 'l' && (!a->is_list || !whole)) || (s->form == 'F' && !a->is_list))
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s attribute '%s' must be %s",
-                      a->line, a->col, fuse__op_names[op], a->name,
+                      a->line, a->col, fuse__ops[op].name, a->name,
                       s->form == 'f'   ? "a number"
                       : s->form == 'i' ? "a whole number"
                       : s->form == '2' ? "a list of 2 whole numbers"
@@ -6587,7 +6589,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   }
   if (n_in != arity)
     return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d", ps->at_line, ps->at_col,
-                      fuse__op_names[op], arity, arity == 1 ? "" : "s", n_in);
+                      fuse__ops[op].name, arity, arity == 1 ? "" : "s", n_in);
   switch (op) {
   case FUSE__OP_CONV2D: {
     fuse_conv2d_attrs c;
@@ -6640,7 +6642,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     memset(&p, 0, sizeof p);
     if (!fuse__text_find_attr(at, n_at, "kernel"))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
-                        fuse__op_names[op]);
+                        fuse__ops[op].name);
     fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
     fuse__text_ints(at, n_at, "strides", p.strides, 2);
     fuse__text_ints(at, n_at, "padding", p.padding, 4);
@@ -6712,7 +6714,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     int i;
     if (!(a = fuse__text_find_attr(at, n_at, key)))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
-                        ps->at_col, fuse__op_names[op], key);
+                        ps->at_col, fuse__ops[op].name, key);
     for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
     if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
     if (a->count != fuse_value_rank(g, in[0]))
@@ -6816,7 +6818,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   default: break;
   }
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
-                    fuse__op_names[op]);
+                    fuse__ops[op].name);
 }
 /* ==== end src/graph/text_build.c ==== */
 /* ==== begin src/graph/text_read.c ==== */
@@ -6995,7 +6997,7 @@ static int fuse__text_statement(fuse__parser *ps) {
     goto done;
   }
   for (op = FUSE__OP_CONST; op < FUSE__OP_COPY; op++)
-    if (strcmp(word, fuse__op_names[op]) == 0) break;
+    if (strcmp(word, fuse__ops[op].name) == 0) break;
   if (op == FUSE__OP_COPY) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
@@ -7390,7 +7392,7 @@ static void fuse__explain_readers(fuse__out *o, const fuse__explainer *x, fuse_v
     if (x->in_scope[u] || u == last) continue;
     last = u;
     if (shown) fuse__puts(o, shown + 1 == count ? " and " : ", ");
-    fuse__format(o, g, "%s %V", fuse__op_names[g->nodes[u].op], u);
+    fuse__format(o, g, "%s %V", fuse__ops[g->nodes[u].op].name, u);
     shown++;
   }
   if (count > shown) fuse__format(o, g, " and %d more", count - shown);
@@ -7414,11 +7416,11 @@ static int fuse__explain_escape(fuse__out *o, const fuse__explainer *x, fuse_val
       if (!x->in_scope[u]) outside++;
     }
     if (fuse__is_output(g, v)) {
-      fuse__format(o, g, "%V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+      fuse__format(o, g, "%V (%s) is a graph output", v, fuse__ops[g->nodes[v].op].name);
       return 1;
     }
     if (outside) {
-      fuse__format(o, g, "%V (%s) has %d users: ", v, fuse__op_names[g->nodes[v].op], all);
+      fuse__format(o, g, "%V (%s) has %d users: ", v, fuse__ops[g->nodes[v].op].name, all);
       fuse__explain_readers(o, x, v, outside);
       return 1;
     }
@@ -7451,14 +7453,14 @@ static void fuse__explain_composite(fuse__out *o, const fuse__explainer *x, int 
     return;
   }
   if (fuse__is_output(g, v)) {
-    fuse__format(o, g, "its member %V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+    fuse__format(o, g, "its member %V (%s) is a graph output", v, fuse__ops[g->nodes[v].op].name);
     return;
   }
   for (k = x->users.first[v]; k < x->users.first[v + 1]; k++) {
     int u = x->users.list[k];
     if (g->nodes[u].composite != c) {
       fuse__format(o, g, "its member %V (%s) is also read by %s %V outside it", v,
-                   fuse__op_names[g->nodes[v].op], fuse__op_names[g->nodes[u].op], u);
+                   fuse__ops[g->nodes[v].op].name, fuse__ops[g->nodes[u].op].name, u);
       return;
     }
   }
@@ -7484,7 +7486,7 @@ static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_
   const fuse_graph *g = x->g;
   const fuse__node *n = &g->nodes[r];
   int c = n->composite;
-  fuse__format(o, g, "  %s %V %S: ", fuse__op_names[n->op], r, n->rank, n->shape);
+  fuse__format(o, g, "  %s %V %S: ", fuse__ops[n->op].name, r, n->rank, n->shape);
   if (c < 0) {
     fuse__puts(o, "in no composite, runs alone\n");
     return 0;
@@ -7526,14 +7528,14 @@ static void fuse__explain_no_reduction(fuse__out *o, const fuse__explainer *x, f
     if (p->op == FUSE__OP_INPUT)
       fuse__format(o, g, ": reads the graph input %V, not a conv2d / matmul output", from[0]);
     else
-      fuse__format(o, g, ": follows %s %V, %s", fuse__op_names[p->op], from[0],
+      fuse__format(o, g, ": follows %s %V, %s", fuse__ops[p->op].name, from[0],
                    fuse__is_elementwise(p->op) ? "which leads to no conv2d / matmul either"
                                                : "not a conv2d / matmul");
   } else {
     fuse__format(o, g, ": %s operand leads to a conv2d / matmul (", count == 2 ? "neither" : "no");
     for (k = 0; k < count && k < 3; k++)
       fuse__format(o, g, "%s%s %V", k == 0 ? "" : k + 1 == count ? " and " : ", ",
-                   fuse__op_names[g->nodes[from[k]].op], from[k]);
+                   fuse__ops[g->nodes[from[k]].op].name, from[k]);
     fuse__puts(o, count > 3 ? ", ...)" : ")");
   }
 }
@@ -7547,7 +7549,7 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
   fuse_epilogue hyp;
   fuse_result status = FUSE_OK;
   int path, j, c = fuse__scope_chain(x, e, &path), said;
-  fuse__format(o, g, " after %s %V", fuse__op_names[g->nodes[r].op], r);
+  fuse__format(o, g, " after %s %V", fuse__ops[g->nodes[r].op].name, r);
   if (c >= 0) fuse__format(o, g, " (composite %s -> %V)", g->composites[c].name, g->composites[c].root);
   fuse__puts(o, ": ");
   if (c >= 0 && !x->fused[c]) {
@@ -7561,7 +7563,7 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
     const fuse__node *red = &g->nodes[r], *n = &g->nodes[x->scope[j]];
     if (n->rank != red->rank || memcmp(n->shape, red->shape, (size_t)red->rank * sizeof(int64_t))) {
       fuse__format(o, g, "%s%s %V broadcasts %S to %S", said ? "; and " : "",
-                   fuse__op_names[n->op], x->scope[j], red->rank, red->shape, n->rank, n->shape);
+                   fuse__ops[n->op].name, x->scope[j], red->rank, red->shape, n->rank, n->shape);
       fuse__scope_clear(x);
       return;
     }
@@ -7621,7 +7623,7 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
       continue;
     }
     standalone++;
-    fuse__format(&o, g, "  %s %V", fuse__op_names[n->op], v);
+    fuse__format(&o, g, "  %s %V", fuse__ops[n->op].name, v);
     if (n->composite >= 0) {
       fuse__format(&o, g, ": in composite %s, which runs op by op: ", g->composites[n->composite].name);
       fuse__explain_composite(&o, &x, n->composite);
@@ -7782,7 +7784,7 @@ static void fuse__dot_window(fuse__out *o, const fuse_graph *g, const fuse__node
 
 /* The first line of an op's label: the op and the attributes that tell ops apart at a glance. */
 static void fuse__dot_op(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
-  fuse__puts(o, fuse__op_names[n->op]);
+  fuse__puts(o, fuse__ops[n->op].name);
   switch (n->op) {
   case FUSE__OP_CONV2D:
   case FUSE__OP_CONV_TRANSPOSE2D:
@@ -7893,7 +7895,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
   }
   fuse__dot_end(o, "label", &t);
   l = fuse__dot_begin(&t);
-  fuse__format(l, g, "%V = %s", v, fuse__op_names[n->op]);
+  fuse__format(l, g, "%V = %s", v, fuse__ops[n->op].name);
   fuse__puts(o, ", ");
   fuse__dot_end(o, "tooltip", &t);
   if (d->drawn[v] == 2)
@@ -36651,11 +36653,11 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_pla
   o.write = NULL;
   o.user = NULL;
   if (s->op == FUSE__OP_CHAIN && s->num_chain == 1) { /* one op: named as before */
-    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->chain_ops[0]]);
+    fuse__format(&o, g, "step %d: %s", i, fuse__ops[s->chain_ops[0]].name);
   } else {
-    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+    fuse__format(&o, g, "step %d: %s", i, fuse__ops[s->op].name);
     for (k = 0; s->op == FUSE__OP_CHAIN && k < s->num_chain; k++) /* "chain(sub, mul, add)" */
-      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__ops[s->chain_ops[k]].name);
     if (s->op == FUSE__OP_CHAIN) fuse__puts(&o, ")");
   }
   if (s->bias >= 0) fuse__puts(&o, " + bias");

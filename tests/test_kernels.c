@@ -1246,6 +1246,7 @@ int main(void) {
   for (isa = FUSE_ISA_AVX2; isa <= LAST_ISA; isa++)
     if (!isa_have[isa]) printf("kernels: skipping %s: this CPU (or this build) lacks it\n", isa_name((fuse_isa)isa));
   RUN(neon_taken);
+  RUN(op_table);
   RUN(kernel_table);
   RUN(random_shapes);
   RUN(k_blocks_epilogue_once);

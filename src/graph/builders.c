@@ -119,7 +119,7 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
    left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
 static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
                              const int64_t *shape, const float *data, int uninit) {
-  const char *who = fuse__op_names[op];
+  const char *who = fuse__ops[op].name;
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
   fuse_value v;
@@ -234,13 +234,13 @@ static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b
   fuse__node *na, *nb, *n;
   in[0] = a;
   in[1] = b;
-  if (!fuse__begin(g, fuse__op_names[op], 2, in)) return FUSE_NONE;
+  if (!fuse__begin(g, fuse__ops[op].name, 2, in)) return FUSE_NONE;
   na = fuse__node_of(g, a);
   nb = fuse__node_of(g, b);
   if (!fuse__broadcast(na->rank, na->shape, nb->rank, nb->shape, &rank, shape))
     return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: shapes %S (%V) and %S (%V) do not broadcast",
-                      fuse__op_names[op], na->rank, na->shape, a, nb->rank, nb->shape, b);
-  if (!fuse__check_shape(g, fuse__op_names[op], rank, shape)) return FUSE_NONE;
+                      fuse__ops[op].name, na->rank, na->shape, a, nb->rank, nb->shape, b);
+  if (!fuse__check_shape(g, fuse__ops[op].name, rank, shape)) return FUSE_NONE;
   n = fuse__new_node(g, op, 2, in, rank, shape);
   return n ? fuse__id(g, n) : FUSE_NONE;
 }
@@ -264,7 +264,7 @@ FUSE_API fuse_value fuse_minimum(fuse_graph *g, fuse_value a, fuse_value b) {
 /* An op whose result has the operand's shape. */
 static fuse__node *fuse__unary(fuse_graph *g, int op, fuse_value x) {
   fuse__node *nx;
-  if (!fuse__begin(g, fuse__op_names[op], 1, &x)) return NULL;
+  if (!fuse__begin(g, fuse__ops[op].name, 1, &x)) return NULL;
   nx = fuse__node_of(g, x);
   return fuse__new_node(g, op, 1, &x, nx->rank, nx->shape);
 }
@@ -613,7 +613,7 @@ FUSE_API fuse_value fuse_batch_norm(fuse_graph *g, fuse_value x, fuse_value scal
 }
 
 static fuse_value fuse__pool(fuse_graph *g, int op, fuse_value x, const fuse_pool2d_attrs *attrs) {
-  const char *name = fuse__op_names[op];
+  const char *name = fuse__ops[op].name;
   fuse_pool2d_attrs a;
   fuse__node *nx, *n;
   int64_t out[4];

@@ -7,7 +7,7 @@ static fuse_value fuse__math_unary(fuse_graph *g, int op, fuse_value x, float al
   fuse__node *n;
   if (g && g->status == FUSE_OK && (alpha != alpha || beta != beta))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: parameters %f, %f must not be NaN",
-                      fuse__op_names[op], (double)alpha, (double)beta);
+                      fuse__ops[op].name, (double)alpha, (double)beta);
   if (!(n = fuse__unary(g, op, x))) return FUSE_NONE;
   n->a.unary.alpha = alpha;
   n->a.unary.beta = beta;

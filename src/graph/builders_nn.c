@@ -32,14 +32,14 @@ FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind ki
   nx = fuse__node_of(g, x);
   if (n < 0 || n > nx->rank || (n > 0 && !axes))
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
-                      "%s: %d axes%s for %V %S (0 .. rank, 0 = all)", fuse__op_names[op], n,
+                      "%s: %d axes%s for %V %S (0 .. rank, 0 = all)", fuse__ops[op].name, n,
                       n > 0 && !axes ? " with axes NULL" : "", x, nx->rank, nx->shape);
   for (i = 0; i < n; i++) {
     int ax;
-    if (!fuse__axis(g, fuse__op_names[op], axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
+    if (!fuse__axis(g, fuse__ops[op].name, axes[i], nx->rank, 0, nx, &ax)) return FUSE_NONE;
     if (mask >> ax & 1u)
       return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: axis %d is given twice for %S",
-                        fuse__op_names[op], ax, nx->rank, nx->shape);
+                        fuse__ops[op].name, ax, nx->rank, nx->shape);
     mask |= 1u << ax;
   }
   if (n == 0) mask = nx->rank ? (1u << nx->rank) - 1u : 0u;

@@ -16,7 +16,7 @@ static fuse_value fuse__gather_node(fuse_graph *g, fuse_value x, fuse_value idx,
   if (nx->rank < 1) return fuse__fail(g, FUSE_ERROR_SHAPE, "gather: input %V is a scalar", x);
   if (ni->op != FUSE__OP_CONST)
     return fuse__fail(g, FUSE_ERROR_UNSUPPORTED, "gather: indices %V must be a constant, not a %s",
-                      idx, fuse__op_names[ni->op]);
+                      idx, fuse__ops[ni->op].name);
   if (!fuse__axis(g, "gather", axis, nx->rank, 0, nx, &ax)) return FUSE_NONE;
   rank = nx->rank - 1 + ni->rank;
   if (rank > FUSE_MAX_RANK)

@@ -128,7 +128,7 @@ static void fuse__dot_window(fuse__out *o, const fuse_graph *g, const fuse__node
 
 /* The first line of an op's label: the op and the attributes that tell ops apart at a glance. */
 static void fuse__dot_op(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
-  fuse__puts(o, fuse__op_names[n->op]);
+  fuse__puts(o, fuse__ops[n->op].name);
   switch (n->op) {
   case FUSE__OP_CONV2D:
   case FUSE__OP_CONV_TRANSPOSE2D:
@@ -239,7 +239,7 @@ static void fuse__dot_node(fuse__out *o, const fuse__dot *d, fuse_value v, const
   }
   fuse__dot_end(o, "label", &t);
   l = fuse__dot_begin(&t);
-  fuse__format(l, g, "%V = %s", v, fuse__op_names[n->op]);
+  fuse__format(l, g, "%V = %s", v, fuse__ops[n->op].name);
   fuse__puts(o, ", ");
   fuse__dot_end(o, "tooltip", &t);
   if (d->drawn[v] == 2)

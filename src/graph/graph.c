@@ -75,19 +75,126 @@ typedef enum fuse__op {
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
-static const char *const fuse__op_names[FUSE__OP_COUNT] = {
-    "input",   "const",   "conv2d",  "matmul",  "add",        "sub",        "mul",
-    "maximum", "minimum", "relu",    "clip",    "sigmoid",    "reshape",    "flatten",
-    "concat",  "softmax", "batch_norm", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
-    "transpose",
-    "sqrt", "reciprocal", "exp", "log", "neg", "abs", "floor", "ceil", "erf", "tanh",
-    "softplus", "hardswish", "hardsigmoid", "leaky_relu", "elu", "selu", "gelu", "div", "pow",
-    "prelu", "where",
-    "slice", "gather", "expand", "tile", "pad", "resize",
-    "reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_l2", "reduce_prod",
-    "reduce_sum_square", "log_softmax", "layer_norm", "instance_norm", "group_norm",
-    "conv_transpose2d",
-    "copy", "to_nhwc", "to_nchw", "chain"};
+/* The text form's attributes of an op: name and form ('i' whole number, 'f' number, '2' / '4'
+   list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of up to 8
+   numbers), NULL-terminated. */
+typedef struct fuse__attr_spec {
+  const char *name;
+  char form;
+} fuse__attr_spec;
+
+static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0}};
+static const fuse__attr_spec fuse__attrs_conv[] = {
+    {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_shape[] = {{"shape", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_axis[] = {{"axis", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_eps[] = {{"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_perm[] = {{"perm", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_max_pool[] = {
+    {"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
+    {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_avg_pool[] = {
+    {"kernel", '2'},    {"strides", '2'},           {"padding", '4'},
+    {"ceil_mode", 'i'}, {"count_include_pad", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha_beta[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha[] = {{"alpha", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_alpha_gamma[] = {
+    {"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_approximate[] = {{"approximate", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_repeats[] = {{"repeats", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_pad[] = {
+    {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_resize[] = {
+    {"sizes", 'l'},       {"scales", 'F'},          {"mode", 'i'},   {"coordinates", 'i'},
+    {"nearest", 'i'},     {"cubic_coeff_a", 'f'},   {"exclude_outside", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_axis_eps[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_groups_eps[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_slice[] = {
+    {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
+static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
+    {"strides", '2'}, {"padding", '4'}, {"output_padding", '2'}, {"dilation", '2'},
+    {"groups", 'i'},  {NULL, 0}};
+
+/* The operator table: one row per fuse__op, in the enum's order (the count is checked at
+   compile time below, the order by test_kernels' op_table): the op's spelling in the text form,
+   the listings and the messages, and the attributes the text form takes. */
+typedef struct fuse__op_row {
+  int op; /* the row's fuse__op, its index */
+  const char *name;
+  const fuse__attr_spec *attrs;
+} fuse__op_row;
+
+static const fuse__op_row fuse__ops[] = {
+    {FUSE__OP_INPUT,              "input",               fuse__attrs_none},
+    {FUSE__OP_CONST,              "const",               fuse__attrs_none},
+    {FUSE__OP_CONV2D,             "conv2d",              fuse__attrs_conv},
+    {FUSE__OP_MATMUL,             "matmul",              fuse__attrs_none},
+    {FUSE__OP_ADD,                "add",                 fuse__attrs_none},
+    {FUSE__OP_SUB,                "sub",                 fuse__attrs_none},
+    {FUSE__OP_MUL,                "mul",                 fuse__attrs_none},
+    {FUSE__OP_MAXIMUM,            "maximum",             fuse__attrs_none},
+    {FUSE__OP_MINIMUM,            "minimum",             fuse__attrs_none},
+    {FUSE__OP_RELU,               "relu",                fuse__attrs_none},
+    {FUSE__OP_CLIP,               "clip",                fuse__attrs_clip},
+    {FUSE__OP_SIGMOID,            "sigmoid",             fuse__attrs_none},
+    {FUSE__OP_RESHAPE,            "reshape",             fuse__attrs_shape},
+    {FUSE__OP_FLATTEN,            "flatten",             fuse__attrs_axis},
+    {FUSE__OP_CONCAT,             "concat",              fuse__attrs_axis},
+    {FUSE__OP_SOFTMAX,            "softmax",             fuse__attrs_axis},
+    {FUSE__OP_BATCH_NORM,         "batch_norm",          fuse__attrs_eps},
+    {FUSE__OP_MAX_POOL2D,         "max_pool2d",          fuse__attrs_max_pool},
+    {FUSE__OP_AVG_POOL2D,         "avg_pool2d",          fuse__attrs_avg_pool},
+    {FUSE__OP_GLOBAL_AVG_POOL2D,  "global_avg_pool2d",   fuse__attrs_none},
+    {FUSE__OP_TRANSPOSE,          "transpose",           fuse__attrs_perm},
+    {FUSE__OP_SQRT,               "sqrt",                fuse__attrs_none},
+    {FUSE__OP_RECIPROCAL,         "reciprocal",          fuse__attrs_none},
+    {FUSE__OP_EXP,                "exp",                 fuse__attrs_none},
+    {FUSE__OP_LOG,                "log",                 fuse__attrs_none},
+    {FUSE__OP_NEG,                "neg",                 fuse__attrs_none},
+    {FUSE__OP_ABS,                "abs",                 fuse__attrs_none},
+    {FUSE__OP_FLOOR,              "floor",               fuse__attrs_none},
+    {FUSE__OP_CEIL,               "ceil",                fuse__attrs_none},
+    {FUSE__OP_ERF,                "erf",                 fuse__attrs_none},
+    {FUSE__OP_TANH,               "tanh",                fuse__attrs_none},
+    {FUSE__OP_SOFTPLUS,           "softplus",            fuse__attrs_none},
+    {FUSE__OP_HARDSWISH,          "hardswish",           fuse__attrs_none},
+    {FUSE__OP_HARDSIGMOID,        "hardsigmoid",         fuse__attrs_alpha_beta},
+    {FUSE__OP_LEAKY_RELU,         "leaky_relu",          fuse__attrs_alpha},
+    {FUSE__OP_ELU,                "elu",                 fuse__attrs_alpha},
+    {FUSE__OP_SELU,               "selu",                fuse__attrs_alpha_gamma},
+    {FUSE__OP_GELU,               "gelu",                fuse__attrs_approximate},
+    {FUSE__OP_DIV,                "div",                 fuse__attrs_none},
+    {FUSE__OP_POW,                "pow",                 fuse__attrs_none},
+    {FUSE__OP_PRELU,              "prelu",               fuse__attrs_none},
+    {FUSE__OP_WHERE,              "where",               fuse__attrs_none},
+    {FUSE__OP_SLICE,              "slice",               fuse__attrs_slice},
+    {FUSE__OP_GATHER,             "gather",              fuse__attrs_axis},
+    {FUSE__OP_EXPAND,             "expand",              fuse__attrs_shape},
+    {FUSE__OP_TILE,               "tile",                fuse__attrs_repeats},
+    {FUSE__OP_PAD,                "pad",                 fuse__attrs_pad},
+    {FUSE__OP_RESIZE,             "resize",              fuse__attrs_resize},
+    {FUSE__OP_REDUCE_MEAN,        "reduce_mean",         fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_SUM,         "reduce_sum",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_MAX,         "reduce_max",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_MIN,         "reduce_min",          fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_L2,          "reduce_l2",           fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_PROD,        "reduce_prod",         fuse__attrs_reduce},
+    {FUSE__OP_REDUCE_SUM_SQUARE,  "reduce_sum_square",   fuse__attrs_reduce},
+    {FUSE__OP_LOG_SOFTMAX,        "log_softmax",         fuse__attrs_axis},
+    {FUSE__OP_LAYER_NORM,         "layer_norm",          fuse__attrs_axis_eps},
+    {FUSE__OP_INSTANCE_NORM,      "instance_norm",       fuse__attrs_eps},
+    {FUSE__OP_GROUP_NORM,         "group_norm",          fuse__attrs_groups_eps},
+    {FUSE__OP_CONV_TRANSPOSE2D,   "conv_transpose2d",    fuse__attrs_conv_transpose},
+    {FUSE__OP_COPY,               "copy",                fuse__attrs_none},
+    {FUSE__OP_TO_NHWC,            "to_nhwc",             fuse__attrs_none},
+    {FUSE__OP_TO_NCHW,            "to_nchw",             fuse__attrs_none},
+    {FUSE__OP_CHAIN,              "chain",               fuse__attrs_none},
+};
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+                                          ? 1
+                                          : -1];
 
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
@@ -362,7 +469,7 @@ static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const c
   other = fuse__find(g, name);
   if (other != FUSE_NONE && other != v)
     return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: name '%s' is already used by %s %%%d",
-                      who, name, fuse__op_names[g->nodes[other].op], other),
+                      who, name, fuse__ops[g->nodes[other].op].name, other),
            0;
   if (other == v) return 1;
   if (!(copy = fuse__strdup(g, name))) return fuse__oom(g, who);
@@ -387,7 +494,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
   nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
                                    g->num_nodes + 1, sizeof(fuse__node));
-  if (!nodes) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+  if (!nodes) return fuse__oom(g, fuse__ops[op].name), (fuse__node *)NULL;
   g->nodes = nodes;
   n = &g->nodes[g->num_nodes];
   memset(n, 0, sizeof *n);
@@ -397,7 +504,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
   if (num_in) {
     n->in = (fuse_value *)fuse__alloc(&g->alloc, (size_t)num_in * sizeof(fuse_value), 16);
-    if (!n->in) return fuse__oom(g, fuse__op_names[op]), (fuse__node *)NULL;
+    if (!n->in) return fuse__oom(g, fuse__ops[op].name), (fuse__node *)NULL;
     memcpy(n->in, in, (size_t)num_in * sizeof(fuse_value));
     n->num_in = num_in;
   }

@@ -36,7 +36,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   }
   if (n_in != arity)
     return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d", ps->at_line, ps->at_col,
-                      fuse__op_names[op], arity, arity == 1 ? "" : "s", n_in);
+                      fuse__ops[op].name, arity, arity == 1 ? "" : "s", n_in);
   switch (op) {
   case FUSE__OP_CONV2D: {
     fuse_conv2d_attrs c;
@@ -89,7 +89,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     memset(&p, 0, sizeof p);
     if (!fuse__text_find_attr(at, n_at, "kernel"))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
-                        fuse__op_names[op]);
+                        fuse__ops[op].name);
     fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
     fuse__text_ints(at, n_at, "strides", p.strides, 2);
     fuse__text_ints(at, n_at, "padding", p.padding, 4);
@@ -161,7 +161,7 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
     int i;
     if (!(a = fuse__text_find_attr(at, n_at, key)))
       return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
-                        ps->at_col, fuse__op_names[op], key);
+                        ps->at_col, fuse__ops[op].name, key);
     for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
     if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
     if (a->count != fuse_value_rank(g, in[0]))
@@ -265,5 +265,5 @@ static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *i
   default: break;
   }
   return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
-                    fuse__op_names[op]);
+                    fuse__ops[op].name);
 }

@@ -249,121 +249,16 @@ static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
   return fuse__text_number(ps, &a->v[0]);
 }
 
-/* Attribute forms: 'i' whole number, 'f' number, '2' / '4' list of that many whole numbers,
-   'l' list of up to 8 whole numbers, 'F' list of up to 8 numbers. */
-typedef struct fuse__attr_spec {
-  const char *name;
-  char form;
-} fuse__attr_spec;
-
-static const fuse__attr_spec *fuse__op_attr_specs(int op) {
-  static const fuse__attr_spec none[] = {{NULL, 0}};
-  static const fuse__attr_spec conv[] = {
-      {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
-  static const fuse__attr_spec reshape[] = {{"shape", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec axis[] = {{"axis", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec bn[] = {{"eps", 'f'}, {NULL, 0}};
-  static const fuse__attr_spec perm[] = {{"perm", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec maxp[] = {{"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
-                                         {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec avgp[] = {{"kernel", '2'},    {"strides", '2'},
-                                         {"padding", '4'},   {"ceil_mode", 'i'},
-                                         {"count_include_pad", 'i'}, {NULL, 0}};
-  static const fuse__attr_spec slice[] = {
-      {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
-  static const fuse__attr_spec convt[] = {{"strides", '2'},        {"padding", '4'},
-                                          {"output_padding", '2'}, {"dilation", '2'},
-                                          {"groups", 'i'},         {NULL, 0}};
-  switch (op) {
-  case FUSE__OP_CONV2D: return conv;
-  case FUSE__OP_CLIP: return clip;
-  case FUSE__OP_RESHAPE: return reshape;
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: return axis;
-  case FUSE__OP_BATCH_NORM: return bn;
-  case FUSE__OP_TRANSPOSE: return perm;
-  case FUSE__OP_MAX_POOL2D: return maxp;
-  case FUSE__OP_AVG_POOL2D: return avgp;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_HARDSIGMOID: {
-    static const fuse__attr_spec hardsigmoid[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
-    return hardsigmoid;
-  }
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU: {
-    static const fuse__attr_spec alpha[] = {{"alpha", 'f'}, {NULL, 0}};
-    return alpha;
-  }
-  case FUSE__OP_SELU: {
-    static const fuse__attr_spec selu[] = {{"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
-    return selu;
-  }
-  case FUSE__OP_GELU: { /* approximate=1: the tanh approximation */
-    static const fuse__attr_spec gelu[] = {{"approximate", 'i'}, {NULL, 0}};
-    return gelu;
-  }
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: return axis;
-  case FUSE__OP_EXPAND: return reshape;
-  case FUSE__OP_TILE: {
-    static const fuse__attr_spec tile[] = {{"repeats", 'l'}, {NULL, 0}};
-    return tile;
-  }
-  case FUSE__OP_PAD: {
-    static const fuse__attr_spec pad[] = {
-        {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
-    return pad;
-  }
-  case FUSE__OP_RESIZE: {
-    static const fuse__attr_spec resize[] = {
-        {"sizes", 'l'},        {"scales", 'F'},        {"mode", 'i'},
-        {"coordinates", 'i'},  {"nearest", 'i'},       {"cubic_coeff_a", 'f'},
-        {"exclude_outside", 'i'}, {NULL, 0}};
-    return resize;
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    static const fuse__attr_spec reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
-    return reduce;
-  }
-  case FUSE__OP_LOG_SOFTMAX: return axis;
-  case FUSE__OP_LAYER_NORM: {
-    static const fuse__attr_spec layer_norm[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
-    return layer_norm;
-  }
-  case FUSE__OP_INSTANCE_NORM: return bn;
-  case FUSE__OP_GROUP_NORM: {
-    static const fuse__attr_spec group_norm[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
-    return group_norm;
-  }
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: return slice;
-  case FUSE__OP_CONV_TRANSPOSE2D: return convt;
-
-  default: return none;
-  }
-}
 
 /* Checks one parsed attribute against the op's specs; 0 with a parse error if it does not fit. */
 static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_attr *a) {
-  const fuse__attr_spec *s = fuse__op_attr_specs(op);
+  const fuse__attr_spec *s = fuse__ops[op].attrs;
   int i, whole = 1;
   for (; s->name; s++)
     if (strcmp(s->name, a->name) == 0) break;
   if (!s->name)
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s has no attribute '%s'",
-                      a->line, a->col, fuse__op_names[op], a->name),
+                      a->line, a->col, fuse__ops[op].name, a->name),
            0;
   for (i = 0; i < a->count; i++)
     whole &= a->v[i] == floor(a->v[i]) && fabs(a->v[i]) <= 2147483647.0;
@@ -372,7 +267,7 @@ static int fuse__text_check_attr(fuse__parser *ps, int op, const fuse__parse_att
       ((s->form == '2' || s->form == '4') && (!a->is_list || !whole || a->count != s->form - '0')) ||
       (s->form == 'l' && (!a->is_list || !whole)) || (s->form == 'F' && !a->is_list))
     return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s attribute '%s' must be %s",
-                      a->line, a->col, fuse__op_names[op], a->name,
+                      a->line, a->col, fuse__ops[op].name, a->name,
                       s->form == 'f'   ? "a number"
                       : s->form == 'i' ? "a whole number"
                       : s->form == '2' ? "a list of 2 whole numbers"

@@ -173,7 +173,7 @@ static int fuse__text_statement(fuse__parser *ps) {
     goto done;
   }
   for (op = FUSE__OP_CONST; op < FUSE__OP_COPY; op++)
-    if (strcmp(word, fuse__op_names[op]) == 0) break;
+    if (strcmp(word, fuse__ops[op].name) == 0) break;
   if (op == FUSE__OP_COPY) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;

@@ -258,7 +258,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
   fuse__puts(o, ": ");
   fuse__put_dims(o, n->rank, n->shape, ", ");
   fuse__puts(o, " = ");
-  fuse__puts(o, fuse__op_names[n->op]);
+  fuse__puts(o, fuse__ops[n->op].name);
   if (n->op == FUSE__OP_CONST) {
     int64_t count = fuse__numel(n->rank, n->shape);
     if (count <= FUSE__INLINE_CONST_MAX) {

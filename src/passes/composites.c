@@ -61,7 +61,7 @@ static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
   size_t len = 6, at, k;
   char *function, *codegen = NULL;
   int i, ok;
-  for (i = 0; i < count; i++) len += 1 + strlen(fuse__op_names[g->nodes[members[i]].op]);
+  for (i = 0; i < count; i++) len += 1 + strlen(fuse__ops[g->nodes[members[i]].op].name);
   function = (char *)fuse__alloc(&g->alloc, len, 1);
   if (dot && !o->no_codegen_annotation && dot > rule->name) {
     codegen = (char *)fuse__alloc(&g->alloc, (size_t)(dot - rule->name) + 1, 1);
@@ -75,7 +75,7 @@ static int fuse__composite_from_rule(fuse_graph *g, const fuse_rule *rule,
     memcpy(function, "fused", 5);
     at = 5;
     for (i = 0; i < count; i++) {
-      const char *op = fuse__op_names[g->nodes[members[i]].op];
+      const char *op = fuse__ops[g->nodes[members[i]].op].name;
       function[at++] = '_';
       for (k = 0; op[k]; k++) function[at++] = op[k];
     }

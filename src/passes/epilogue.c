@@ -107,12 +107,12 @@ static int fuse__analyze_bound(const fuse_graph *g, fuse_value cur, fuse_epilogu
   if (k < 0) {
     const fuse__node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
     if (fuse__numel(a->rank, a->shape) == 1 || fuse__numel(b->rank, b->shape) == 1)
-      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__op_names[n->op],
+      return fuse__epi_why(out, g, "%s %V: its bound is not a constant", fuse__ops[n->op].name,
                            cur);
     return fuse__epi_why(out, g, "%s %V of two tensors %S and %S is not a clamp",
-                         fuse__op_names[n->op], cur, a->rank, a->shape, b->rank, b->shape);
+                         fuse__ops[n->op].name, cur, a->rank, a->shape, b->rank, b->shape);
   }
-  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__op_names[n->op], cur);
+  if (c != c) return fuse__epi_why(out, g, "%s %V: its bound is NaN", fuse__ops[n->op].name, cur);
   op->kind = FUSE_POST_CLAMP;
   op->lo = n->op == FUSE__OP_MAXIMUM ? c : -HUGE_VALF;
   op->hi = n->op == FUSE__OP_MAXIMUM ? HUGE_VALF : c;
@@ -470,7 +470,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     int found = 1, k; /* found 1: rev[n_rev] is the op's post-op; 2: it was the bias; 0: neither */
     if (!fuse__in_scope(g, comp, cur))
       return fuse__epi_why(out, g, "%V (%s) is outside the composite; no conv2d / matmul found",
-                           cur, fuse__op_names[n->op]),
+                           cur, fuse__ops[n->op].name),
              FUSE_ERROR_UNSUPPORTED;
     if (fuse__is_reduction(n->op)) break;
     if (n_rev > 62 || n_chain > 64)
@@ -510,7 +510,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
     } else {
       return fuse__epi_why(out, g, "%s %V is not an epilogue op (bias add, residual add, a "
                            "clamp, an activation, a scale or shift by a scalar constant)",
-                           fuse__op_names[n->op], cur),
+                           fuse__ops[n->op].name, cur),
              FUSE_ERROR_UNSUPPORTED;
     }
     if (!found) return FUSE_ERROR_UNSUPPORTED;
@@ -536,7 +536,7 @@ static fuse_result fuse__analyze(const fuse_graph *g, fuse_value root, const fus
   for (i = 0; i < n_chain; i++) { /* the epilogue keeps the reduction's shape */
     const fuse__node *c = &g->nodes[chain[i]];
     if (c->rank != red->rank || memcmp(c->shape, red->shape, (size_t)red->rank * sizeof(int64_t)))
-      return fuse__epi_why(out, g, "%s %V broadcasts %S to %S", fuse__op_names[c->op], chain[i],
+      return fuse__epi_why(out, g, "%s %V broadcasts %S to %S", fuse__ops[c->op].name, chain[i],
                            red->rank, red->shape, c->rank, c->shape),
              FUSE_ERROR_UNSUPPORTED;
   }
@@ -647,7 +647,7 @@ static fuse_value fuse__gate_conv(const fuse_graph *g, const fuse__users *users,
   c = &g->nodes[u];
   if (c->op != FUSE__OP_CONV2D || c->in[0] != v || c->in[1] == v) {
     fuse__format(&o, g, "the gated tensor %V is read by %s %V, not as a conv2d's input", v,
-                 fuse__op_names[c->op], u);
+                 fuse__ops[c->op].name, u);
     return FUSE_NONE;
   }
   if (c->a.conv.groups > 1) {

@@ -177,7 +177,7 @@ static void fuse__explain_readers(fuse__out *o, const fuse__explainer *x, fuse_v
     if (x->in_scope[u] || u == last) continue;
     last = u;
     if (shown) fuse__puts(o, shown + 1 == count ? " and " : ", ");
-    fuse__format(o, g, "%s %V", fuse__op_names[g->nodes[u].op], u);
+    fuse__format(o, g, "%s %V", fuse__ops[g->nodes[u].op].name, u);
     shown++;
   }
   if (count > shown) fuse__format(o, g, " and %d more", count - shown);
@@ -201,11 +201,11 @@ static int fuse__explain_escape(fuse__out *o, const fuse__explainer *x, fuse_val
       if (!x->in_scope[u]) outside++;
     }
     if (fuse__is_output(g, v)) {
-      fuse__format(o, g, "%V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+      fuse__format(o, g, "%V (%s) is a graph output", v, fuse__ops[g->nodes[v].op].name);
       return 1;
     }
     if (outside) {
-      fuse__format(o, g, "%V (%s) has %d users: ", v, fuse__op_names[g->nodes[v].op], all);
+      fuse__format(o, g, "%V (%s) has %d users: ", v, fuse__ops[g->nodes[v].op].name, all);
       fuse__explain_readers(o, x, v, outside);
       return 1;
     }
@@ -238,14 +238,14 @@ static void fuse__explain_composite(fuse__out *o, const fuse__explainer *x, int 
     return;
   }
   if (fuse__is_output(g, v)) {
-    fuse__format(o, g, "its member %V (%s) is a graph output", v, fuse__op_names[g->nodes[v].op]);
+    fuse__format(o, g, "its member %V (%s) is a graph output", v, fuse__ops[g->nodes[v].op].name);
     return;
   }
   for (k = x->users.first[v]; k < x->users.first[v + 1]; k++) {
     int u = x->users.list[k];
     if (g->nodes[u].composite != c) {
       fuse__format(o, g, "its member %V (%s) is also read by %s %V outside it", v,
-                   fuse__op_names[g->nodes[v].op], fuse__op_names[g->nodes[u].op], u);
+                   fuse__ops[g->nodes[v].op].name, fuse__ops[g->nodes[u].op].name, u);
       return;
     }
   }
@@ -271,7 +271,7 @@ static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_
   const fuse_graph *g = x->g;
   const fuse__node *n = &g->nodes[r];
   int c = n->composite;
-  fuse__format(o, g, "  %s %V %S: ", fuse__op_names[n->op], r, n->rank, n->shape);
+  fuse__format(o, g, "  %s %V %S: ", fuse__ops[n->op].name, r, n->rank, n->shape);
   if (c < 0) {
     fuse__puts(o, "in no composite, runs alone\n");
     return 0;
@@ -313,14 +313,14 @@ static void fuse__explain_no_reduction(fuse__out *o, const fuse__explainer *x, f
     if (p->op == FUSE__OP_INPUT)
       fuse__format(o, g, ": reads the graph input %V, not a conv2d / matmul output", from[0]);
     else
-      fuse__format(o, g, ": follows %s %V, %s", fuse__op_names[p->op], from[0],
+      fuse__format(o, g, ": follows %s %V, %s", fuse__ops[p->op].name, from[0],
                    fuse__is_elementwise(p->op) ? "which leads to no conv2d / matmul either"
                                                : "not a conv2d / matmul");
   } else {
     fuse__format(o, g, ": %s operand leads to a conv2d / matmul (", count == 2 ? "neither" : "no");
     for (k = 0; k < count && k < 3; k++)
       fuse__format(o, g, "%s%s %V", k == 0 ? "" : k + 1 == count ? " and " : ", ",
-                   fuse__op_names[g->nodes[from[k]].op], from[k]);
+                   fuse__ops[g->nodes[from[k]].op].name, from[k]);
     fuse__puts(o, count > 3 ? ", ...)" : ")");
   }
 }
@@ -334,7 +334,7 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
   fuse_epilogue hyp;
   fuse_result status = FUSE_OK;
   int path, j, c = fuse__scope_chain(x, e, &path), said;
-  fuse__format(o, g, " after %s %V", fuse__op_names[g->nodes[r].op], r);
+  fuse__format(o, g, " after %s %V", fuse__ops[g->nodes[r].op].name, r);
   if (c >= 0) fuse__format(o, g, " (composite %s -> %V)", g->composites[c].name, g->composites[c].root);
   fuse__puts(o, ": ");
   if (c >= 0 && !x->fused[c]) {
@@ -348,7 +348,7 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
     const fuse__node *red = &g->nodes[r], *n = &g->nodes[x->scope[j]];
     if (n->rank != red->rank || memcmp(n->shape, red->shape, (size_t)red->rank * sizeof(int64_t))) {
       fuse__format(o, g, "%s%s %V broadcasts %S to %S", said ? "; and " : "",
-                   fuse__op_names[n->op], x->scope[j], red->rank, red->shape, n->rank, n->shape);
+                   fuse__ops[n->op].name, x->scope[j], red->rank, red->shape, n->rank, n->shape);
       fuse__scope_clear(x);
       return;
     }
@@ -408,7 +408,7 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
       continue;
     }
     standalone++;
-    fuse__format(&o, g, "  %s %V", fuse__op_names[n->op], v);
+    fuse__format(&o, g, "  %s %V", fuse__ops[n->op].name, v);
     if (n->composite >= 0) {
       fuse__format(&o, g, ": in composite %s, which runs op by op: ", g->composites[n->composite].name);
       fuse__explain_composite(&o, &x, n->composite);

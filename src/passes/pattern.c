@@ -87,7 +87,7 @@ static int fuse__pattern_new(fuse__pattern *pt, int kind) {
 static int fuse__pattern_op_bit(fuse__pattern *pt, const char *name, uint64_t *mask) {
   int op;
   for (op = FUSE__OP_CONV2D; op < FUSE__OP_COPY; op++)
-    if (strcmp(name, fuse__op_names[op]) == 0) {
+    if (strcmp(name, fuse__ops[op].name) == 0) {
       *mask |= (uint64_t)1 << op;
       return 1;
     }

@@ -403,7 +403,7 @@ static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
     o.buf = name, o.len = 0, o.cap = sizeof name, o.write = NULL, o.user = NULL;
     fuse__puts(&o, c->codegen ? c->codegen : "fuse");
     fuse__puts(&o, ".");
-    fuse__puts(&o, fuse__op_names[g->nodes[e.reduction].op]);
+    fuse__puts(&o, fuse__ops[g->nodes[e.reduction].op].name);
     if (e.bias != FUSE_NONE) fuse__puts(&o, "_bias");
     for (k = 0; k < e.num_post; k++) {
       fuse__puts(&o, "_");
@@ -414,7 +414,7 @@ static int fuse__grow_composite(fuse_graph *g, const fuse__users *u, int ci) {
     for (v = c->first; v <= c->root; v++)
       if (g->nodes[v].composite == ci && g->nodes[v].op > FUSE__OP_CONST) {
         fuse__puts(&o, "_");
-        fuse__puts(&o, fuse__op_names[g->nodes[v].op]);
+        fuse__puts(&o, fuse__ops[g->nodes[v].op].name);
       }
     {
       char *nn = fuse__strdup(g, name), *nf = fuse__strdup(g, function);

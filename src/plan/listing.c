@@ -45,11 +45,11 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_pla
   o.write = NULL;
   o.user = NULL;
   if (s->op == FUSE__OP_CHAIN && s->num_chain == 1) { /* one op: named as before */
-    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->chain_ops[0]]);
+    fuse__format(&o, g, "step %d: %s", i, fuse__ops[s->chain_ops[0]].name);
   } else {
-    fuse__format(&o, g, "step %d: %s", i, fuse__op_names[s->op]);
+    fuse__format(&o, g, "step %d: %s", i, fuse__ops[s->op].name);
     for (k = 0; s->op == FUSE__OP_CHAIN && k < s->num_chain; k++) /* "chain(sub, mul, add)" */
-      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__op_names[s->chain_ops[k]]);
+      fuse__format(&o, g, "%s%s", k ? ", " : "(", fuse__ops[s->chain_ops[k]].name);
     if (s->op == FUSE__OP_CHAIN) fuse__puts(&o, ")");
   }
   if (s->bias >= 0) fuse__puts(&o, " + bias");

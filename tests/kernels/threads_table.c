@@ -789,6 +789,17 @@ TEST(transpose_plans) {
   }
 }
 
+/* The operator table (graph/graph.c): a row per op in the enum's order (the count is checked
+   at compile time), each with a name, unique, and an attribute list. */
+TEST(op_table) {
+  int i, j;
+  for (i = 0; i < FUSE__OP_COUNT; i++) {
+    CHECK_EQ_INT(fuse__ops[i].op, i);
+    CHECK(fuse__ops[i].name != NULL && fuse__ops[i].name[0] != 0 && fuse__ops[i].attrs != NULL);
+    for (j = 0; j < i; j++) CHECK(strcmp(fuse__ops[i].name, fuse__ops[j].name) != 0);
+  }
+}
+
 TEST(kernel_table) {
   int i, n, rows = 0, ran = 0;
   for (i = 0; fuse__igemm_kinds[i].fn; i++, rows++) {
