@@ -17,22 +17,34 @@ static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
   return fuse__onnx_float_operand(ld, name, 0);
 }
 
+/* the graph ops of the unary ones, fuse__onnx_math_ops' first entries, in its order */
+static const int fuse__onnx_unary_ops[] = {
+    FUSE__OP_SQRT, FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,      FUSE__OP_NEG,
+    FUSE__OP_ABS,  FUSE__OP_FLOOR,      FUSE__OP_CEIL, FUSE__OP_ERF,      FUSE__OP_TANH,
+    FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
+enum { /* indices in fuse__onnx_math_ops after the unary ones */
+  FUSE__ONNX_HARDSIGMOID = sizeof fuse__onnx_unary_ops / sizeof *fuse__onnx_unary_ops,
+  FUSE__ONNX_LEAKY_RELU, FUSE__ONNX_ELU, FUSE__ONNX_SELU, FUSE__ONNX_GELU, FUSE__ONNX_DIV,
+  FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE, FUSE__ONNX_SUM, FUSE__ONNX_MEAN,
+  FUSE__ONNX_MAX, FUSE__ONNX_MIN
+};
+/* the names and the indices agree (the names end with NULL): checked when this compiles */
+typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse__onnx_math_ops ==
+                                               FUSE__ONNX_MIN + 2
+                                           ? 1
+                                           : -1];
+
 static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
-  static const int unary_op[] = {
-      FUSE__OP_SQRT,  FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,
-      FUSE__OP_NEG,   FUSE__OP_ABS,        FUSE__OP_FLOOR, FUSE__OP_CEIL,
-      FUSE__OP_ERF,   FUSE__OP_TANH,       FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
-  enum { /* indices in fuse__onnx_math_ops after the unary ones */
-    HARDSIGMOID = 12, LEAKY_RELU, ELU, SELU, GELU, DIV, POW, PRELU, WHERE, SUM, MEAN, MAX, MIN
-  };
   fuse_graph *g = ld->g;
   fuse_value in[3];
   int which, k, need;
   for (which = 0; fuse__onnx_math_ops[which]; which++)
     if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
   if (!fuse__onnx_math_ops[which]) return -3;
-  need = which == WHERE ? 3 : which >= DIV && which <= PRELU ? 2 : 1;
-  if (which >= SUM) {
+  need = which == FUSE__ONNX_WHERE                                 ? 3
+         : which >= FUSE__ONNX_DIV && which <= FUSE__ONNX_PRELU ? 2
+                                                                : 1;
+  if (which >= FUSE__ONNX_SUM) {
     if (n->num_in < 1)
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it needs at least one input"), FUSE_NONE;
   } else if (n->num_in != need) {
@@ -46,30 +58,32 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     fuse_value v;
     if (!fuse__onnx_has_in(n, k))
       return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
-    v = which == WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
+    v = which == FUSE__ONNX_WHERE && k == 0 ? fuse__onnx_mask(ld, n->in[0])
                                  : fuse__onnx_math_operand(ld, n->in[k]);
     if (v == FUSE_NONE) return FUSE_NONE;
-    if (which < SUM || k == 0) {
+    if (which < FUSE__ONNX_SUM || k == 0) {
       in[k] = v;
     } else { /* the running value with this one */
       in[1] = v;
-      in[0] = which == MAX   ? fuse_max(g, 2, in)
-              : which == MIN ? fuse_min(g, 2, in)
+      in[0] = which == FUSE__ONNX_MAX   ? fuse_max(g, 2, in)
+              : which == FUSE__ONNX_MIN ? fuse_min(g, 2, in)
                              : fuse_sum(g, 2, in);
       if (in[0] == FUSE_NONE) return FUSE_NONE;
     }
   }
-  if (which < HARDSIGMOID) return fuse__math_unary(g, unary_op[which], in[0], 0, 0, 0);
+  if (which < FUSE__ONNX_HARDSIGMOID)
+    return fuse__math_unary(g, fuse__onnx_unary_ops[which], in[0], 0, 0, 0);
   switch (which) {
-  case HARDSIGMOID:
+  case FUSE__ONNX_HARDSIGMOID:
     return fuse_hardsigmoid(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.2f),
                             fuse__onnx_attr_float(n, "beta", 0.5f));
-  case LEAKY_RELU: return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
-  case ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
-  case SELU:
+  case FUSE__ONNX_LEAKY_RELU:
+    return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
+  case FUSE__ONNX_ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
+  case FUSE__ONNX_SELU:
     return fuse_selu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.67326319217681884765625f),
                      fuse__onnx_attr_float(n, "gamma", 1.05070102214813232421875f));
-  case GELU: {
+  case FUSE__ONNX_GELU: {
     fuse__oattr a;
     int tanh_approximation = 0;
     if (fuse__onnx_attr(n, "approximate", &a)) {
@@ -81,9 +95,9 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     }
     return fuse_gelu(g, in[0], tanh_approximation);
   }
-  case DIV: return fuse_div(g, in[0], in[1]);
-  case POW: return fuse_pow(g, in[0], in[1]);
-  case PRELU: {
+  case FUSE__ONNX_DIV: return fuse_div(g, in[0], in[1]);
+  case FUSE__ONNX_POW: return fuse_pow(g, in[0], in[1]);
+  case FUSE__ONNX_PRELU: {
     const fuse__node *nx = &g->nodes[in[0]], *ns = &g->nodes[in[1]];
     if (ld->opset < 7 && ns->rank == 1 && nx->rank >= 2 && ns->shape[0] > 1 &&
         ns->shape[0] == nx->shape[1]) { /* PRelu-6: a slope of C values is per channel */
@@ -95,8 +109,8 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     }
     return fuse_prelu(g, in[0], in[1]);
   }
-  case WHERE: return fuse_where(g, in[0], in[1], in[2]);
-  case MEAN: /* fuse_mean: the sum times 1 / n */
+  case FUSE__ONNX_WHERE: return fuse_where(g, in[0], in[1], in[2]);
+  case FUSE__ONNX_MEAN: /* fuse_mean: the sum times 1 / n */
     return n->num_in == 1 ? in[0] : fuse_mul(g, in[0], fuse_scalar(g, 1.0f / (float)n->num_in));
   default: return in[0]; /* Sum, Max, Min: folded above */
   }

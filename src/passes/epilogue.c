@@ -192,6 +192,11 @@ static const char *const fuse__post_names[] = {
     "?", "clamp", "add", "linear", "sigmoid", "tanh", "silu", "hardsigmoid", "hardswish",
     "leaky_relu", "elu", "selu", "softplus", "mish", "gelu", "gelu_tanh", "exp", "scale", "shift",
     "prelu"};
+/* a name for every fuse_post_kind (FUSE_POST_PRELU the last): checked when this compiles */
+typedef char fuse__post_names_cover_the_kinds[sizeof fuse__post_names / sizeof *fuse__post_names ==
+                                                      FUSE_POST_PRELU + 1
+                                                  ? 1
+                                                  : -1];
 
 static const char *fuse__post_name(int kind) {
   return kind > 0 && kind < (int)(sizeof fuse__post_names / sizeof *fuse__post_names)
