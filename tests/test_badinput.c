@@ -1048,7 +1048,6 @@ TEST(table) {
 }
 
 int main(int argc, char **argv) {
-  (void)runner_rel_error; /* runner.h's tensor comparison: not needed here */
   verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
   RUN(table);
   return runner_finish("badinput");

@@ -561,7 +561,6 @@ TEST(out_of_memory) {
 }
 
 int main(void) {
-  (void)runner_rel_error; /* runner.h's tensor comparison: not needed here */
   RUN(conv_bias_relu_fused);
   RUN(conv_result_with_two_readers);
   RUN(relu_after_max_pool);

@@ -314,7 +314,6 @@ TEST(independent_pipelines) {
 }
 
 int main(void) {
-  (void)runner_rel_error;
   model = read_bytes("tests/data/onnx/tinynet_bn.onnx", &model_size);
   base_input = read_floats("tests/data/onnx/tinynet.input.bin", IN_N);
   if (model && base_input) {

@@ -513,7 +513,6 @@ int main(int argc, char **argv) {
   isa_have[NEON] = cpu == FUSE_ISA_NEON;
 #endif
   (void)cpu;
-  (void)runner_rel_error; /* runner.h's, for tensors: not used here */
   if (full == 2) {
     bench();
     return 0;
