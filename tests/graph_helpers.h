@@ -12,17 +12,6 @@
 #define P20 ((int64_t)1 << 20)
 
 RUNNER_UNUSED
-static void failf(int line, const char *fmt, ...) {
-  va_list ap;
-  runner_test_failed = 1;
-  fprintf(stderr, "  FAIL %s (%s:%d): ", runner_current, __FILE__, line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
-
-RUNNER_UNUSED
 static const char *shape_str(int rank, const int64_t *d, char *buf, size_t cap) {
   size_t n = 0;
   int i;
@@ -198,24 +187,5 @@ RUNNER_UNUSED
 static const binop_fn binops[5] = {fuse_add, fuse_sub, fuse_mul, fuse_maximum, fuse_minimum};
 RUNNER_UNUSED
 static const char *const binop_names[5] = {"add:", "sub:", "mul:", "maximum:", "minimum:"};
-
-RUNNER_UNUSED
-static fuse_pool2d_attrs pool(int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
-                              int dh, int dw, int ceil_mode, int cip) {
-  fuse_pool2d_attrs a;
-  a.kernel[0] = kh;
-  a.kernel[1] = kw;
-  a.strides[0] = sh;
-  a.strides[1] = sw;
-  a.padding[0] = pt;
-  a.padding[1] = pl;
-  a.padding[2] = pb;
-  a.padding[3] = pr;
-  a.dilation[0] = dh;
-  a.dilation[1] = dw;
-  a.ceil_mode = ceil_mode;
-  a.count_include_pad = cip;
-  return a;
-}
 
 #endif

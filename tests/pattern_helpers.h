@@ -4,7 +4,6 @@
 #ifndef PATTERN_HELPERS_H
 #define PATTERN_HELPERS_H
 
-
 /* ------------------------------------------------------------------ helpers -- */
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
@@ -13,17 +12,6 @@
 #define CST(g, name, seed, ...) cst_((g), (name), (seed), NDIM(__VA_ARGS__), D(__VA_ARGS__))
 #define PRS FUSE_ERROR_PARSE
 #define TOL 1e-5
-
-RUNNER_UNUSED
-static void failf(int line, const char *fmt, ...) {
-  va_list ap;
-  runner_test_failed = 1;
-  fprintf(stderr, "  FAIL %s (%s:%d): ", runner_current, __FILE__, line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
 
 RUNNER_UNUSED
 static uint32_t rng_state = 12345u;

@@ -14,6 +14,7 @@
 #define FUSE_TEST_RUNNER_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,6 +100,43 @@ static RUNNER_UNUSED void runner_text_write(void *user, const char *s, size_t n)
   memcpy(t->s + t->len, s, n);
   t->len += n;
   t->s[t->len] = 0;
+}
+
+/* A failure at a line of the test program's file, with a printf message (the helpers that
+   check for a caller pass its __LINE__); the file is the program's source, not this header. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RUNNER_SOURCE __BASE_FILE__
+#else
+#define RUNNER_SOURCE __FILE__
+#endif
+static RUNNER_UNUSED void failf(int line, const char *fmt, ...) {
+  va_list ap;
+  runner_test_failed = 1;
+  fprintf(stderr, "  FAIL %s (%s:%d): ", runner_current, RUNNER_SOURCE, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* Pool attributes, field by field. */
+static RUNNER_UNUSED fuse_pool2d_attrs pool(int kh, int kw, int sh, int sw, int pt, int pl,
+                                            int pb, int pr, int dh, int dw, int ceil_mode,
+                                            int cip) {
+  fuse_pool2d_attrs a;
+  a.kernel[0] = kh;
+  a.kernel[1] = kw;
+  a.strides[0] = sh;
+  a.strides[1] = sw;
+  a.padding[0] = pt;
+  a.padding[1] = pl;
+  a.padding[2] = pb;
+  a.padding[3] = pr;
+  a.dilation[0] = dh;
+  a.dilation[1] = dw;
+  a.ceil_mode = ceil_mode;
+  a.count_include_pad = cip;
+  return a;
 }
 
 static void runner_run(const char *name, void (*fn)(void)) {

@@ -3,7 +3,6 @@
 #ifndef TEXT_HELPERS_H
 #define TEXT_HELPERS_H
 
-
 #define D(...) ((const int64_t[]){__VA_ARGS__})
 #define NDIM(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 #define IN(g, name, ...) fuse_input((g), (name), NDIM(__VA_ARGS__), D(__VA_ARGS__))
@@ -12,17 +11,6 @@
 #define INV FUSE_ERROR_INVALID_ARGUMENT
 #define SHP FUSE_ERROR_SHAPE
 #define PRS FUSE_ERROR_PARSE
-
-RUNNER_UNUSED
-static void failf(int line, const char *fmt, ...) {
-  va_list ap;
-  runner_test_failed = 1;
-  fprintf(stderr, "  FAIL %s (%s:%d): ", runner_current, __FILE__, line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
 
 /* counting allocator (also validates frees and alignment requests) */
 #include "counting_alloc.h"
@@ -239,25 +227,6 @@ static fuse_conv2d_attrs conv_attrs(int sh, int sw, int pt, int pl, int pb, int 
   a.dilation[0] = dh;
   a.dilation[1] = dw;
   a.groups = groups;
-  return a;
-}
-
-RUNNER_UNUSED
-static fuse_pool2d_attrs pool(int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
-                              int dh, int dw, int ceil_mode, int cip) {
-  fuse_pool2d_attrs a;
-  a.kernel[0] = kh;
-  a.kernel[1] = kw;
-  a.strides[0] = sh;
-  a.strides[1] = sw;
-  a.padding[0] = pt;
-  a.padding[1] = pl;
-  a.padding[2] = pb;
-  a.padding[3] = pr;
-  a.dilation[0] = dh;
-  a.dilation[1] = dw;
-  a.ceil_mode = ceil_mode;
-  a.count_include_pad = cip;
   return a;
 }
 
