@@ -1086,127 +1086,6 @@ typedef enum fuse__op {
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
-/* The text form's attributes of an op: name and form ('i' whole number, 'f' number, '2' / '4'
-   list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of up to 8
-   numbers), NULL-terminated. */
-typedef struct fuse__attr_spec {
-  const char *name;
-  char form;
-} fuse__attr_spec;
-
-static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0}};
-static const fuse__attr_spec fuse__attrs_conv[] = {
-    {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_shape[] = {{"shape", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_axis[] = {{"axis", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_eps[] = {{"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_perm[] = {{"perm", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_max_pool[] = {
-    {"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
-    {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_avg_pool[] = {
-    {"kernel", '2'},    {"strides", '2'},           {"padding", '4'},
-    {"ceil_mode", 'i'}, {"count_include_pad", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha_beta[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha[] = {{"alpha", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha_gamma[] = {
-    {"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_approximate[] = {{"approximate", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_repeats[] = {{"repeats", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_pad[] = {
-    {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_resize[] = {
-    {"sizes", 'l'},       {"scales", 'F'},          {"mode", 'i'},   {"coordinates", 'i'},
-    {"nearest", 'i'},     {"cubic_coeff_a", 'f'},   {"exclude_outside", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_axis_eps[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_groups_eps[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_slice[] = {
-    {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
-    {"strides", '2'}, {"padding", '4'}, {"output_padding", '2'}, {"dilation", '2'},
-    {"groups", 'i'},  {NULL, 0}};
-
-/* The operator table: one row per fuse__op, in the enum's order (the count is checked at
-   compile time below, the order by test_kernels' op_table): the op's spelling in the text form,
-   the listings and the messages, and the attributes the text form takes. */
-typedef struct fuse__op_row {
-  int op; /* the row's fuse__op, its index */
-  const char *name;
-  const fuse__attr_spec *attrs;
-} fuse__op_row;
-
-static const fuse__op_row fuse__ops[] = {
-    {FUSE__OP_INPUT,              "input",               fuse__attrs_none},
-    {FUSE__OP_CONST,              "const",               fuse__attrs_none},
-    {FUSE__OP_CONV2D,             "conv2d",              fuse__attrs_conv},
-    {FUSE__OP_MATMUL,             "matmul",              fuse__attrs_none},
-    {FUSE__OP_ADD,                "add",                 fuse__attrs_none},
-    {FUSE__OP_SUB,                "sub",                 fuse__attrs_none},
-    {FUSE__OP_MUL,                "mul",                 fuse__attrs_none},
-    {FUSE__OP_MAXIMUM,            "maximum",             fuse__attrs_none},
-    {FUSE__OP_MINIMUM,            "minimum",             fuse__attrs_none},
-    {FUSE__OP_RELU,               "relu",                fuse__attrs_none},
-    {FUSE__OP_CLIP,               "clip",                fuse__attrs_clip},
-    {FUSE__OP_SIGMOID,            "sigmoid",             fuse__attrs_none},
-    {FUSE__OP_RESHAPE,            "reshape",             fuse__attrs_shape},
-    {FUSE__OP_FLATTEN,            "flatten",             fuse__attrs_axis},
-    {FUSE__OP_CONCAT,             "concat",              fuse__attrs_axis},
-    {FUSE__OP_SOFTMAX,            "softmax",             fuse__attrs_axis},
-    {FUSE__OP_BATCH_NORM,         "batch_norm",          fuse__attrs_eps},
-    {FUSE__OP_MAX_POOL2D,         "max_pool2d",          fuse__attrs_max_pool},
-    {FUSE__OP_AVG_POOL2D,         "avg_pool2d",          fuse__attrs_avg_pool},
-    {FUSE__OP_GLOBAL_AVG_POOL2D,  "global_avg_pool2d",   fuse__attrs_none},
-    {FUSE__OP_TRANSPOSE,          "transpose",           fuse__attrs_perm},
-    {FUSE__OP_SQRT,               "sqrt",                fuse__attrs_none},
-    {FUSE__OP_RECIPROCAL,         "reciprocal",          fuse__attrs_none},
-    {FUSE__OP_EXP,                "exp",                 fuse__attrs_none},
-    {FUSE__OP_LOG,                "log",                 fuse__attrs_none},
-    {FUSE__OP_NEG,                "neg",                 fuse__attrs_none},
-    {FUSE__OP_ABS,                "abs",                 fuse__attrs_none},
-    {FUSE__OP_FLOOR,              "floor",               fuse__attrs_none},
-    {FUSE__OP_CEIL,               "ceil",                fuse__attrs_none},
-    {FUSE__OP_ERF,                "erf",                 fuse__attrs_none},
-    {FUSE__OP_TANH,               "tanh",                fuse__attrs_none},
-    {FUSE__OP_SOFTPLUS,           "softplus",            fuse__attrs_none},
-    {FUSE__OP_HARDSWISH,          "hardswish",           fuse__attrs_none},
-    {FUSE__OP_HARDSIGMOID,        "hardsigmoid",         fuse__attrs_alpha_beta},
-    {FUSE__OP_LEAKY_RELU,         "leaky_relu",          fuse__attrs_alpha},
-    {FUSE__OP_ELU,                "elu",                 fuse__attrs_alpha},
-    {FUSE__OP_SELU,               "selu",                fuse__attrs_alpha_gamma},
-    {FUSE__OP_GELU,               "gelu",                fuse__attrs_approximate},
-    {FUSE__OP_DIV,                "div",                 fuse__attrs_none},
-    {FUSE__OP_POW,                "pow",                 fuse__attrs_none},
-    {FUSE__OP_PRELU,              "prelu",               fuse__attrs_none},
-    {FUSE__OP_WHERE,              "where",               fuse__attrs_none},
-    {FUSE__OP_SLICE,              "slice",               fuse__attrs_slice},
-    {FUSE__OP_GATHER,             "gather",              fuse__attrs_axis},
-    {FUSE__OP_EXPAND,             "expand",              fuse__attrs_shape},
-    {FUSE__OP_TILE,               "tile",                fuse__attrs_repeats},
-    {FUSE__OP_PAD,                "pad",                 fuse__attrs_pad},
-    {FUSE__OP_RESIZE,             "resize",              fuse__attrs_resize},
-    {FUSE__OP_REDUCE_MEAN,        "reduce_mean",         fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_SUM,         "reduce_sum",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_MAX,         "reduce_max",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_MIN,         "reduce_min",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_L2,          "reduce_l2",           fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_PROD,        "reduce_prod",         fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_SUM_SQUARE,  "reduce_sum_square",   fuse__attrs_reduce},
-    {FUSE__OP_LOG_SOFTMAX,        "log_softmax",         fuse__attrs_axis},
-    {FUSE__OP_LAYER_NORM,         "layer_norm",          fuse__attrs_axis_eps},
-    {FUSE__OP_INSTANCE_NORM,      "instance_norm",       fuse__attrs_eps},
-    {FUSE__OP_GROUP_NORM,         "group_norm",          fuse__attrs_groups_eps},
-    {FUSE__OP_CONV_TRANSPOSE2D,   "conv_transpose2d",    fuse__attrs_conv_transpose},
-    {FUSE__OP_COPY,               "copy",                fuse__attrs_none},
-    {FUSE__OP_TO_NHWC,            "to_nhwc",             fuse__attrs_none},
-    {FUSE__OP_TO_NCHW,            "to_nchw",             fuse__attrs_none},
-    {FUSE__OP_CHAIN,              "chain",               fuse__attrs_none},
-};
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
-                                          ? 1
-                                          : -1];
-
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
   fuse_pool2d_attrs pool; /* normalized: no zeros */
@@ -1256,6 +1135,413 @@ typedef struct fuse__node {
   int composite;  /* the composite this op belongs to, or -1 */
   fuse__attrs a;
 } fuse__node;
+
+/* ------------------------------------------------------------ the operator table -- */
+/* Everything the library knows about an op that is a fact rather than code is one row of
+   fuse__ops below, in the way ggml's op tables, XNNPACK's manifests and ONNX's schemas keep
+   such facts in one place: the text form, the listings and the messages spell it with `name`;
+   the text reader checks its operand count and attributes and builds it with `build`
+   (graph/text_build.c); the text writer prints the attributes from where `attrs` says the
+   node keeps them; the ONNX reader imports an element-wise op whose `onnx` name it has
+   through the row (onnx/convert_math.c); the runner calls the reference kernel of its `run`
+   kind (run/run.c); the layouts, the epilogue analyzer, the fusion report and the chain
+   finder read its `flags`, `post` and `chain`. docs/source-map.md's checklist says which
+   rows and functions a new op needs. */
+
+/* An attribute of an op in the text form: its name and form ('i' whole number, 'f' number,
+   '2' / '4' list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of
+   up to 8 numbers); where the node keeps it (`at`: offsetof(fuse__node, ...), -1 when only
+   the builder reads it) and how (`store`: 'i' int, 'f' float, 'n' ints as many as the form
+   says, 'r' one int per axis of the node, 'e' one int per axis after the first rank of them
+   (pad's ends), 'L' one int64_t per axis, 'F' one float per axis, printed when the first is
+   above 0, 'm' axes as the bits of an unsigned); the value when the text leaves it out
+   (`dflt`, for 'i' and 'f'). A list of them ends with a NULL name. */
+typedef struct fuse__attr_spec {
+  const char *name;
+  char form, store;
+  int at;
+  double dflt;
+} fuse__attr_spec;
+
+#define FUSE__AT(member) ((int)offsetof(fuse__node, member))
+static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_conv[] = {
+    {"strides", '2', 'n', FUSE__AT(a.conv.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.conv.padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.conv.dilation), 0},
+    {"groups", 'i', 'i', FUSE__AT(a.conv.groups), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_clip[] = {
+    {"lo", 'f', 'f', FUSE__AT(a.clip.lo), -HUGE_VAL},
+    {"hi", 'f', 'f', FUSE__AT(a.clip.hi), HUGE_VAL},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_shape[] = { /* reshape, expand: the output's shape */
+    {"shape", 'l', 'L', FUSE__AT(shape), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis0[] = { /* concat, gather */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis1[] = { /* flatten */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), 1}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis_last[] = { /* softmax, log_softmax */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), -1}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_eps[] = {
+    {"eps", 'f', 'f', FUSE__AT(a.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_perm[] = {
+    {"perm", 'l', 'r', FUSE__AT(a.perm), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_max_pool[] = {
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.pool.dilation), 0},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_avg_pool[] = {
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
+    {"count_include_pad", 'i', 'i', FUSE__AT(a.pool.count_include_pad), 0},
+    {NULL, 0, 0, -1, 0}};
+/* element-wise math's parameters: a.unary */
+static const fuse__attr_spec fuse__attrs_hardsigmoid[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.2},
+    {"beta", 'f', 'f', FUSE__AT(a.unary.beta), 0.5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_leaky_relu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.01}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_elu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_selu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.67326319217681884765625},
+    {"gamma", 'f', 'f', FUSE__AT(a.unary.beta), 1.05070102214813232421875},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_gelu[] = {
+    {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
+    {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_pad[] = {
+    {"begins", 'l', 'r', FUSE__AT(a.pad.pads), 0},
+    {"ends", 'l', 'e', FUSE__AT(a.pad.pads), 0},
+    {"value", 'f', 'f', FUSE__AT(a.pad.value), 0},
+    {"mode", 'i', 'i', FUSE__AT(a.pad.mode), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_resize[] = {
+    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
+    {"scales", 'F', 'F', FUSE__AT(a.resize.scales), 0},
+    {"mode", 'i', 'i', FUSE__AT(a.resize.r.mode), 0},
+    {"coordinates", 'i', 'i', FUSE__AT(a.resize.r.coordinates), 0},
+    {"nearest", 'i', 'i', FUSE__AT(a.resize.r.nearest), 0},
+    {"cubic_coeff_a", 'f', 'f', FUSE__AT(a.resize.r.cubic_coeff_a), 0},
+    {"exclude_outside", 'i', 'i', FUSE__AT(a.resize.r.exclude_outside), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_reduce[] = {
+    {"axes", 'l', 'm', FUSE__AT(a.reduce.axes), 0},
+    {"keepdims", 'i', 'i', FUSE__AT(a.reduce.keepdims), 1},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_layer_norm[] = {
+    {"axis", 'i', 'i', FUSE__AT(a.norm.axis), -1},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_instance_norm[] = {
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_group_norm[] = {
+    {"groups", 'i', 'i', FUSE__AT(a.norm.groups), 0},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_slice[] = { /* every axis: first element, count, step */
+    {"starts", 'l', 'L', FUSE__AT(a.slice.start), 0},
+    {"ends", 'l', 0, -1, 0},
+    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
+    {"steps", 'l', 'L', FUSE__AT(a.slice.step), 0},
+    {"axes", 'l', 0, -1, 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
+    {"strides", '2', 'n', FUSE__AT(a.convt.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.convt.padding), 0},
+    {"output_padding", '2', 'n', FUSE__AT(a.convt.output_padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), 0},
+    {"groups", 'i', 'i', FUSE__AT(a.convt.groups), 0},
+    {NULL, 0, 0, -1, 0}};
+#undef FUSE__AT
+/* the attributes' enums are kept and printed as ints */
+typedef char fuse__attr_enums_are_ints[sizeof(fuse_resize_mode) == sizeof(int) &&
+                                               sizeof(fuse_resize_nearest) == sizeof(int)
+                                           ? 1
+                                           : -1];
+
+/* The reference kernel an op's step runs (run/run.c holds them in this order). */
+typedef enum fuse__run_kind {
+  FUSE__RUN_UNARY, /* relu, clip, sigmoid, the copies (reshape, flatten, copy) */
+  FUSE__RUN_CONV2D,
+  FUSE__RUN_MATMUL,
+  FUSE__RUN_BINARY, /* add, sub, mul, maximum, minimum */
+  FUSE__RUN_CONCAT,
+  FUSE__RUN_TRANSPOSE,
+  FUSE__RUN_SOFTMAX,
+  FUSE__RUN_BATCH_NORM,
+  FUSE__RUN_POOL,
+  FUSE__RUN_GLOBAL_AVG_POOL,
+  FUSE__RUN_LAYOUT,
+  FUSE__RUN_CHAIN,
+  FUSE__RUN_MATH_UNARY,     /* run/reference_math.c's functions of one value */
+  FUSE__RUN_MATH_BROADCAST, /* div, pow, prelu, where */
+  FUSE__RUN_GATHER,
+  FUSE__RUN_EXPAND,
+  FUSE__RUN_TILE,
+  FUSE__RUN_PAD,
+  FUSE__RUN_RESIZE,
+  FUSE__RUN_REDUCE,
+  FUSE__RUN_LOG_SOFTMAX,
+  FUSE__RUN_NORM,
+  FUSE__RUN_SLICE,
+  FUSE__RUN_CONV_TRANSPOSE2D,
+  FUSE__RUN_COUNT
+} fuse__run_kind;
+
+/* What a chain step (plan/chains.c, kernels/chain.inc) runs an element-wise op as. */
+enum {
+  FUSE__CHAIN_POST,       /* post.kind (the row's `post`) through fuse__post_apply */
+  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
+  FUSE__CHAIN_SUB,
+  FUSE__CHAIN_MUL,
+  FUSE__CHAIN_DIV,
+  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
+  FUSE__CHAIN_MIN,
+  FUSE__CHAIN_POW,        /* powf lane by lane */
+  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
+  FUSE__CHAIN_SQRT,       /* unary */
+  FUSE__CHAIN_RECIPROCAL,
+  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
+  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
+  FUSE__CHAIN_NEG,
+  FUSE__CHAIN_ABS,
+  FUSE__CHAIN_FLOOR,
+  FUSE__CHAIN_CEIL,
+  FUSE__CHAIN_LOG,
+  FUSE__CHAIN_ERF
+};
+#define FUSE__CHAIN_NONE (-1) /* not element-wise */
+
+/* The epilogue analyzer's own kind for erf, a step of GELU's written form (not a fused
+   post-op: no kernel applies it) */
+#define FUSE__POST_ERF 31
+
+/* An op's flags */
+enum {
+  FUSE__OPF_ELEMENTWISE = 1, /* what a fused kernel could, arithmetically, apply to a conv2d /
+                                matmul output on registers (the fusion report's question) */
+  FUSE__OPF_FOLLOWS_NHWC = 2, /* runs in either layout: takes NHWC when an operand is NHWC */
+  FUSE__OPF_TAKES_NHWC = 4,   /* a kernel step that reads NHWC (conv2d, pools, concat) */
+  FUSE__OPF_EPILOGUE = 8,     /* a post-op of one operand the epilogue analyzer may fold */
+  FUSE__OPF_POST_ALPHA = 16   /* its post-op takes a.unary's alpha and beta */
+};
+
+struct fuse__parser;
+struct fuse__parse_attr;
+/* builds the op from the text form's operands and attributes (graph/text_build.c) */
+typedef fuse_value (*fuse__text_build_fn)(struct fuse__parser *ps, int op, const fuse_value *in,
+                                          int n_in, const struct fuse__parse_attr *at, int n_at);
+#define FUSE__TEXT_BUILDER(name)                                                               \
+  static fuse_value name(struct fuse__parser *ps, int op, const fuse_value *in, int n_in,      \
+                         const struct fuse__parse_attr *at, int n_at)
+FUSE__TEXT_BUILDER(fuse__text_conv2d);
+FUSE__TEXT_BUILDER(fuse__text_matmul);
+FUSE__TEXT_BUILDER(fuse__text_binary);
+FUSE__TEXT_BUILDER(fuse__text_unary);
+FUSE__TEXT_BUILDER(fuse__text_clip);
+FUSE__TEXT_BUILDER(fuse__text_reshape);
+FUSE__TEXT_BUILDER(fuse__text_flatten);
+FUSE__TEXT_BUILDER(fuse__text_concat);
+FUSE__TEXT_BUILDER(fuse__text_softmax);
+FUSE__TEXT_BUILDER(fuse__text_batch_norm);
+FUSE__TEXT_BUILDER(fuse__text_pool);
+FUSE__TEXT_BUILDER(fuse__text_global_avg_pool);
+FUSE__TEXT_BUILDER(fuse__text_transpose);
+FUSE__TEXT_BUILDER(fuse__text_math);
+FUSE__TEXT_BUILDER(fuse__text_gelu);
+FUSE__TEXT_BUILDER(fuse__text_prelu);
+FUSE__TEXT_BUILDER(fuse__text_where);
+FUSE__TEXT_BUILDER(fuse__text_slice);
+FUSE__TEXT_BUILDER(fuse__text_gather);
+FUSE__TEXT_BUILDER(fuse__text_expand);
+FUSE__TEXT_BUILDER(fuse__text_tile);
+FUSE__TEXT_BUILDER(fuse__text_pad);
+FUSE__TEXT_BUILDER(fuse__text_resize);
+FUSE__TEXT_BUILDER(fuse__text_reduce);
+FUSE__TEXT_BUILDER(fuse__text_log_softmax);
+FUSE__TEXT_BUILDER(fuse__text_layer_norm);
+FUSE__TEXT_BUILDER(fuse__text_instance_norm);
+FUSE__TEXT_BUILDER(fuse__text_group_norm);
+FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d);
+
+/* One row per op, in fuse__op's order (the count is checked when this compiles, the order by
+   test_kernels' op_table): its name; the ONNX operator it imports from through the row, or
+   NULL; its attributes; its operand counts (max -1: any); flags; reference kernel; what a
+   chain step runs it as; its epilogue post-op kind (0: none); its text-form builder (NULL:
+   not written as an op). */
+typedef struct fuse__op_row {
+  int op;
+  const char *name, *onnx;
+  const fuse__attr_spec *attrs;
+  signed char min_in, max_in;
+  unsigned char flags;
+  signed char run, chain, post;
+  fuse__text_build_fn build;
+} fuse__op_row;
+
+#define FUSE__E FUSE__OPF_ELEMENTWISE
+#define FUSE__F FUSE__OPF_FOLLOWS_NHWC
+#define FUSE__T FUSE__OPF_TAKES_NHWC
+#define FUSE__P FUSE__OPF_EPILOGUE
+#define FUSE__A FUSE__OPF_POST_ALPHA
+static const fuse__op_row fuse__ops[] = {
+    {FUSE__OP_INPUT, "input", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CONST, "const", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CONV2D, "conv2d", NULL, fuse__attrs_conv, 2, 2, FUSE__T, FUSE__RUN_CONV2D,
+     FUSE__CHAIN_NONE, 0, fuse__text_conv2d},
+    {FUSE__OP_MATMUL, "matmul", NULL, fuse__attrs_none, 2, 2, 0, FUSE__RUN_MATMUL,
+     FUSE__CHAIN_NONE, 0, fuse__text_matmul},
+    {FUSE__OP_ADD, "add", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_ADD, 0, fuse__text_binary},
+    {FUSE__OP_SUB, "sub", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_SUB, 0, fuse__text_binary},
+    {FUSE__OP_MUL, "mul", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_MUL, 0, fuse__text_binary},
+    {FUSE__OP_MAXIMUM, "maximum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_BINARY, FUSE__CHAIN_MAX, 0, fuse__text_binary},
+    {FUSE__OP_MINIMUM, "minimum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_BINARY, FUSE__CHAIN_MIN, 0, fuse__text_binary},
+    {FUSE__OP_RELU, "relu", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_unary},
+    {FUSE__OP_CLIP, "clip", NULL, fuse__attrs_clip, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_clip},
+    {FUSE__OP_SIGMOID, "sigmoid", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, fuse__text_unary},
+    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, fuse__text_reshape},
+    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, fuse__text_flatten},
+    {FUSE__OP_CONCAT, "concat", NULL, fuse__attrs_axis0, 1, -1, FUSE__F | FUSE__T,
+     FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, fuse__text_concat},
+    {FUSE__OP_SOFTMAX, "softmax", NULL, fuse__attrs_axis_last, 1, 1, 0, FUSE__RUN_SOFTMAX,
+     FUSE__CHAIN_NONE, 0, fuse__text_softmax},
+    {FUSE__OP_BATCH_NORM, "batch_norm", NULL, fuse__attrs_eps, 5, 5, FUSE__E,
+     FUSE__RUN_BATCH_NORM, FUSE__CHAIN_NONE, 0, fuse__text_batch_norm},
+    {FUSE__OP_MAX_POOL2D, "max_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__F | FUSE__T,
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+    {FUSE__OP_AVG_POOL2D, "avg_pool2d", NULL, fuse__attrs_avg_pool, 1, 1, FUSE__F | FUSE__T,
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+    {FUSE__OP_GLOBAL_AVG_POOL2D, "global_avg_pool2d", NULL, fuse__attrs_none, 1, 1,
+     FUSE__F | FUSE__T, FUSE__RUN_GLOBAL_AVG_POOL, FUSE__CHAIN_NONE, 0,
+     fuse__text_global_avg_pool},
+    {FUSE__OP_TRANSPOSE, "transpose", NULL, fuse__attrs_perm, 1, 1, 0, FUSE__RUN_TRANSPOSE,
+     FUSE__CHAIN_NONE, 0, fuse__text_transpose},
+    /* element-wise math (graph/builders_math.c, run/reference_math.c) */
+    {FUSE__OP_SQRT, "sqrt", "Sqrt", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SQRT, 0, fuse__text_math},
+    {FUSE__OP_RECIPROCAL, "reciprocal", "Reciprocal", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_RECIPROCAL, 0, fuse__text_math},
+    {FUSE__OP_EXP, "exp", "Exp", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_EXP, fuse__text_math},
+    {FUSE__OP_LOG, "log", "Log", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_LOG, 0, fuse__text_math},
+    {FUSE__OP_NEG, "neg", "Neg", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_NEG, FUSE_POST_LINEAR, fuse__text_math},
+    {FUSE__OP_ABS, "abs", "Abs", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ABS, 0, fuse__text_math},
+    {FUSE__OP_FLOOR, "floor", "Floor", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_FLOOR, 0, fuse__text_math},
+    {FUSE__OP_CEIL, "ceil", "Ceil", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_CEIL, 0, fuse__text_math},
+    {FUSE__OP_ERF, "erf", "Erf", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ERF, FUSE__POST_ERF, fuse__text_math},
+    {FUSE__OP_TANH, "tanh", "Tanh", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_TANH, fuse__text_math},
+    {FUSE__OP_SOFTPLUS, "softplus", "Softplus", fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SOFTPLUS,
+     fuse__text_math},
+    {FUSE__OP_HARDSWISH, "hardswish", "HardSwish", fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_HARDSWISH,
+     fuse__text_math},
+    {FUSE__OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", fuse__attrs_hardsigmoid, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
+     FUSE_POST_HARDSIGMOID, fuse__text_math},
+    {FUSE__OP_LEAKY_RELU, "leaky_relu", "LeakyRelu", fuse__attrs_leaky_relu, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
+     FUSE_POST_LEAKY_RELU, fuse__text_math},
+    {FUSE__OP_ELU, "elu", "Elu", fuse__attrs_elu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_ELU, fuse__text_math},
+    {FUSE__OP_SELU, "selu", "Selu", fuse__attrs_selu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
+    {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
+    {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
+    {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_POW, 0, fuse__text_binary},
+    {FUSE__OP_PRELU, "prelu", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_PRELU, 0, fuse__text_prelu},
+    {FUSE__OP_WHERE, "where", NULL, fuse__attrs_none, 3, 3, FUSE__E, FUSE__RUN_MATH_BROADCAST,
+     FUSE__CHAIN_NONE, 0, fuse__text_where},
+    /* data movement (graph/builders_shape.c, run/reference_shape.c) */
+    {FUSE__OP_SLICE, "slice", NULL, fuse__attrs_slice, 1, 1, 0, FUSE__RUN_SLICE,
+     FUSE__CHAIN_NONE, 0, fuse__text_slice},
+    {FUSE__OP_GATHER, "gather", NULL, fuse__attrs_axis0, 2, 2, 0, FUSE__RUN_GATHER,
+     FUSE__CHAIN_NONE, 0, fuse__text_gather},
+    {FUSE__OP_EXPAND, "expand", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_EXPAND,
+     FUSE__CHAIN_NONE, 0, fuse__text_expand},
+    {FUSE__OP_TILE, "tile", NULL, fuse__attrs_repeats, 1, 1, 0, FUSE__RUN_TILE,
+     FUSE__CHAIN_NONE, 0, fuse__text_tile},
+    {FUSE__OP_PAD, "pad", NULL, fuse__attrs_pad, 1, 1, 0, FUSE__RUN_PAD, FUSE__CHAIN_NONE, 0,
+     fuse__text_pad},
+    {FUSE__OP_RESIZE, "resize", NULL, fuse__attrs_resize, 1, 1, 0, FUSE__RUN_RESIZE,
+     FUSE__CHAIN_NONE, 0, fuse__text_resize},
+    /* reductions, normalizations (graph/builders_nn.c, run/reference_nn.c) */
+    {FUSE__OP_REDUCE_MEAN, "reduce_mean", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_SUM, "reduce_sum", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_MAX, "reduce_max", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_MIN, "reduce_min", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_L2, "reduce_l2", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_PROD, "reduce_prod", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_SUM_SQUARE, "reduce_sum_square", NULL, fuse__attrs_reduce, 1, 1, 0,
+     FUSE__RUN_REDUCE, FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_LOG_SOFTMAX, "log_softmax", NULL, fuse__attrs_axis_last, 1, 1, 0,
+     FUSE__RUN_LOG_SOFTMAX, FUSE__CHAIN_NONE, 0, fuse__text_log_softmax},
+    {FUSE__OP_LAYER_NORM, "layer_norm", NULL, fuse__attrs_layer_norm, 2, 3, 0, FUSE__RUN_NORM,
+     FUSE__CHAIN_NONE, 0, fuse__text_layer_norm},
+    {FUSE__OP_INSTANCE_NORM, "instance_norm", NULL, fuse__attrs_instance_norm, 3, 3, 0,
+     FUSE__RUN_NORM, FUSE__CHAIN_NONE, 0, fuse__text_instance_norm},
+    {FUSE__OP_GROUP_NORM, "group_norm", NULL, fuse__attrs_group_norm, 3, 3, 0, FUSE__RUN_NORM,
+     FUSE__CHAIN_NONE, 0, fuse__text_group_norm},
+    /* transposed convolution (graph/builders_layers.c, run/reference_layers.c) */
+    {FUSE__OP_CONV_TRANSPOSE2D, "conv_transpose2d", NULL, fuse__attrs_conv_transpose, 2, 2, 0,
+     FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, fuse__text_conv_transpose2d},
+    /* plan only */
+    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_UNARY, FUSE__CHAIN_NONE,
+     0, NULL},
+    {FUSE__OP_TO_NHWC, "to_nhwc", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
+     FUSE__CHAIN_NONE, 0, NULL},
+};
+#undef FUSE__E
+#undef FUSE__F
+#undef FUSE__T
+#undef FUSE__P
+#undef FUSE__A
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+                                          ? 1
+                                          : -1];
+
 
 /* A composite is a group of ops tagged in place: values keep their ids after fusion. */
 typedef struct fuse__composite {
@@ -4718,7 +5004,6 @@ static fuse_post_op fuse__post_clamp(float lo, float hi) {
   op.hi = hi;
   return op;
 }
-#define FUSE__POST_ERF 31 /* erf: inside the analyzer only, as a step of GELU's written form */
 
 /* The operand of a binary op that is a scalar constant (its value in *c), or -1. */
 static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float *c) {
@@ -5893,133 +6178,49 @@ static void fuse__put_float_attr(fuse__out *o, const char *name, float v) {
   fuse__put_float(o, v);
 }
 
+/* The node's attributes as its row lists them (fuse__attr_spec: where the node keeps each,
+   and how), each ", name=value". */
 static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
-  const fuse__attrs *a = &n->a;
-  switch (n->op) {
-  case FUSE__OP_CONV2D:
-    fuse__put_int_list(o, "strides", a->conv.strides, 2);
-    fuse__put_int_list(o, "padding", a->conv.padding, 4);
-    fuse__put_int_list(o, "dilation", a->conv.dilation, 2);
-    fuse__put_int_attr(o, "groups", a->conv.groups);
-    break;
-  case FUSE__OP_CLIP:
-    fuse__put_float_attr(o, "lo", a->clip.lo);
-    fuse__put_float_attr(o, "hi", a->clip.hi);
-    break;
-  case FUSE__OP_RESHAPE:
-    fuse__puts(o, ", shape=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    break;
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_BATCH_NORM: fuse__put_float_attr(o, "eps", a->eps); break;
-  case FUSE__OP_TRANSPOSE: fuse__put_int_list(o, "perm", a->perm, n->rank); break;
-  case FUSE__OP_MAX_POOL2D:
-  case FUSE__OP_AVG_POOL2D:
-    fuse__put_int_list(o, "kernel", a->pool.kernel, 2);
-    fuse__put_int_list(o, "strides", a->pool.strides, 2);
-    fuse__put_int_list(o, "padding", a->pool.padding, 4);
-    if (n->op == FUSE__OP_MAX_POOL2D) fuse__put_int_list(o, "dilation", a->pool.dilation, 2);
-    fuse__put_int_attr(o, "ceil_mode", a->pool.ceil_mode);
-    if (n->op == FUSE__OP_AVG_POOL2D)
-      fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
-    break;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_HARDSIGMOID:
-    fuse__put_float_attr(o, "alpha", a->unary.alpha);
-    fuse__put_float_attr(o, "beta", a->unary.beta);
-    break;
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU: fuse__put_float_attr(o, "alpha", a->unary.alpha); break;
-  case FUSE__OP_SELU:
-    fuse__put_float_attr(o, "alpha", a->unary.alpha);
-    fuse__put_float_attr(o, "gamma", a->unary.beta);
-    break;
-  case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_EXPAND:
-    fuse__puts(o, ", shape=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    break;
-  case FUSE__OP_TILE: /* its repeats live in a.slice.step */
-    fuse__puts(o, ", repeats=");
-    fuse__put_dims(o, n->rank, a->slice.step, ", ");
-    break;
-  case FUSE__OP_PAD:
-    fuse__put_int_list(o, "begins", a->pad.pads, n->rank);
-    fuse__put_int_list(o, "ends", a->pad.pads + n->rank, n->rank);
-    fuse__put_float_attr(o, "value", a->pad.value);
-    fuse__put_int_attr(o, "mode", a->pad.mode);
-    break;
-  case FUSE__OP_RESIZE: {
-    int i;
-    fuse__puts(o, ", sizes=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    if (a->resize.scales[0] > 0) /* else derived from the sizes */
+  const fuse__attr_spec *s;
+  for (s = fuse__ops[n->op].attrs; s->name; s++) {
+    const char *at = (const char *)n + s->at;
+    int64_t d[FUSE_MAX_RANK];
+    int v[FUSE_MAX_RANK], i, count = 0;
+    float f[FUSE_MAX_RANK];
+    unsigned bits;
+    switch (s->store) {
+    case 'i': memcpy(&v[0], at, sizeof(int)); fuse__put_int_attr(o, s->name, v[0]); continue;
+    case 'f': memcpy(&f[0], at, sizeof(float)); fuse__put_float_attr(o, s->name, f[0]); continue;
+    case 'n': count = s->form - '0'; memcpy(v, at, (size_t)count * sizeof(int)); break;
+    case 'r': count = n->rank; memcpy(v, at, (size_t)count * sizeof(int)); break;
+    case 'e': count = n->rank; memcpy(v, at + (size_t)count * sizeof(int), (size_t)count * sizeof(int)); break;
+    case 'm':
+      memcpy(&bits, at, sizeof bits);
+      for (i = 0; i < FUSE_MAX_RANK; i++)
+        if (bits >> i & 1u) v[count++] = i;
+      break;
+    case 'L':
+      memcpy(d, at, (size_t)n->rank * sizeof(int64_t));
+      fuse__puts(o, ", ");
+      fuse__puts(o, s->name);
+      fuse__puts(o, "=");
+      fuse__put_dims(o, n->rank, d, ", ");
+      continue;
+    case 'F': /* scales: when they are not derived from the sizes */
+      memcpy(f, at, (size_t)n->rank * sizeof(float));
+      if (!(f[0] > 0)) continue;
+      fuse__puts(o, ", ");
+      fuse__puts(o, s->name);
+      fuse__puts(o, "=[");
       for (i = 0; i < n->rank; i++) {
-        fuse__puts(o, i ? ", " : ", scales=[");
-        fuse__put_float(o, a->resize.scales[i]);
+        if (i) fuse__puts(o, ", ");
+        fuse__put_float(o, f[i]);
       }
-    if (a->resize.scales[0] > 0) fuse__puts(o, "]");
-    fuse__put_int_attr(o, "mode", a->resize.r.mode);
-    fuse__put_int_attr(o, "coordinates", a->resize.r.coordinates);
-    fuse__put_int_attr(o, "nearest", a->resize.r.nearest);
-    fuse__put_float_attr(o, "cubic_coeff_a", a->resize.r.cubic_coeff_a);
-    fuse__put_int_attr(o, "exclude_outside", a->resize.r.exclude_outside);
-    break;
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    int axes[FUSE_MAX_RANK], k, count = 0;
-    for (k = 0; k < FUSE_MAX_RANK; k++)
-      if (a->reduce.axes >> k & 1u) axes[count++] = k;
-    fuse__put_int_list(o, "axes", axes, count);
-    fuse__put_int_attr(o, "keepdims", a->reduce.keepdims);
-    break;
-  }
-  case FUSE__OP_LOG_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_LAYER_NORM:
-    fuse__put_int_attr(o, "axis", a->norm.axis);
-    fuse__put_float_attr(o, "eps", a->norm.eps);
-    break;
-  case FUSE__OP_INSTANCE_NORM: fuse__put_float_attr(o, "eps", a->norm.eps); break;
-  case FUSE__OP_GROUP_NORM:
-    fuse__put_int_attr(o, "groups", a->norm.groups);
-    fuse__put_float_attr(o, "eps", a->norm.eps);
-    break;
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
-    int64_t sizes[FUSE_MAX_RANK];
-    int d;
-    for (d = 0; d < n->rank; d++) sizes[d] = n->shape[d];
-    fuse__puts(o, ", starts=");
-    fuse__put_dims(o, n->rank, a->slice.start, ", ");
-    fuse__puts(o, ", sizes=");
-    fuse__put_dims(o, n->rank, sizes, ", ");
-    fuse__puts(o, ", steps=");
-    fuse__put_dims(o, n->rank, a->slice.step, ", ");
-    break;
-  }
-  case FUSE__OP_CONV_TRANSPOSE2D:
-    fuse__put_int_list(o, "strides", a->convt.strides, 2);
-    fuse__put_int_list(o, "padding", a->convt.padding, 4);
-    fuse__put_int_list(o, "output_padding", a->convt.output_padding, 2);
-    fuse__put_int_list(o, "dilation", a->convt.dilation, 2);
-    fuse__put_int_attr(o, "groups", a->convt.groups);
-    break;
-
-  default: break;
+      fuse__puts(o, "]");
+      continue;
+    default: continue; /* read by the builder only */
+    }
+    fuse__put_int_list(o, s->name, v, count);
   }
 }
 
@@ -6516,11 +6717,183 @@ static void fuse__text_ints(const fuse__parse_attr *attrs, int n, const char *na
     for (i = 0; i < count; i++) out[i] = (int)a->v[i];
 }
 
+/* ==== end src/graph/text_lex.c ==== */
+/* ==== begin src/graph/text_build.c ==== */
+/* ------------------------------------------------------ text form: the ops' builders -- */
+/* The builders the operator table's rows name (graph/graph.c): each calls the op's builder
+   with the parsed operands and attributes; fuse__text_build checks the operand count first. A
+   number or whole number the text leaves out takes the row's default (fuse__attr_spec.dflt). */
+
+/* Attribute `name` of op, or the row's default. */
+static double fuse__text_number_attr(int op, const fuse__parse_attr *at, int n_at, const char *name) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, name);
+  const fuse__attr_spec *s;
+  if (a) return a->v[0];
+  for (s = fuse__ops[op].attrs; s->name; s++)
+    if (strcmp(s->name, name) == 0) return s->dflt;
+  FUSE_ASSERT(0 && "fuse__text_number_attr: not an attribute of the op");
+  return 0;
+}
+#define FUSE__TEXT_FLOAT(name) ((float)fuse__text_number_attr(op, at, n_at, name))
+#define FUSE__TEXT_INT(name) ((int)fuse__text_number_attr(op, at, n_at, name))
+
+static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
+                                   const fuse__parse_attr *at, int n_at) {
+  const fuse__op_row *row = &fuse__ops[op];
+  int arity = row->max_in < 0 ? row->min_in : row->max_in;
+  if (!row->build)
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op",
+                      ps->at_line, ps->at_col, row->name);
+  if (n_in < row->min_in || (row->max_in >= 0 && n_in > row->max_in))
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d",
+                      ps->at_line, ps->at_col, row->name, arity, arity == 1 ? "" : "s", n_in);
+  return row->build(ps, op, in, n_in, at, n_at);
+}
+
+/* A required attribute's absence: the parse error. */
+static fuse_value fuse__text_needs(const fuse__parser *ps, int op, const char *what) {
+  return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s", ps->at_line,
+                    ps->at_col, fuse__ops[op].name, what);
+}
+
+/* A list attribute with one entry per axis of x: its count against x's rank. */
+static int fuse__text_per_axis(const fuse__parser *ps, int op, const fuse__parse_attr *a,
+                               fuse_value x) {
+  int rank = fuse_value_rank(ps->g, x);
+  if (a->count == rank) return 1;
+  fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s %s has %d entries for rank %d",
+             ps->at_line, ps->at_col, fuse__ops[op].name, a->name, a->count, rank);
+  return 0;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_conv2d) {
+  fuse_conv2d_attrs c;
+  memset(&c, 0, sizeof c);
+  fuse__text_ints(at, n_at, "strides", c.strides, 2);
+  fuse__text_ints(at, n_at, "padding", c.padding, 4);
+  fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+  fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+  (void)op, (void)n_in;
+  return fuse_conv2d(ps->g, in[0], in[1], &c);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_matmul) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_matmul(ps->g, in[0], in[1]);
+}
+
+/* add, sub, mul, maximum, minimum, div, pow */
+FUSE__TEXT_BUILDER(fuse__text_binary) {
+  (void)n_in, (void)at, (void)n_at;
+  return fuse__binary(ps->g, op, in[0], in[1]);
+}
+
+/* relu, sigmoid */
+FUSE__TEXT_BUILDER(fuse__text_unary) {
+  fuse__node *n = fuse__unary(ps->g, op, in[0]);
+  (void)n_in, (void)at, (void)n_at;
+  return n ? fuse__id(ps->g, n) : FUSE_NONE;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_clip) {
+  (void)n_in;
+  return fuse_clip(ps->g, in[0], FUSE__TEXT_FLOAT("lo"), FUSE__TEXT_FLOAT("hi"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_reshape) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "shape");
+  int64_t shape[FUSE_MAX_RANK];
+  int i;
+  (void)n_in;
+  if (!a) return fuse__text_needs(ps, op, "shape=[...]");
+  for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
+  return fuse_reshape(ps->g, in[0], a->count, shape);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_flatten) {
+  (void)n_in;
+  return fuse_flatten(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_concat) {
+  return fuse_concat(ps->g, n_in, in, FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_softmax) {
+  (void)n_in;
+  return fuse_softmax(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_batch_norm) {
+  (void)n_in;
+  return fuse_batch_norm(ps->g, in[0], in[1], in[2], in[3], in[4], FUSE__TEXT_FLOAT("eps"));
+}
+
+/* max_pool2d, avg_pool2d */
+FUSE__TEXT_BUILDER(fuse__text_pool) {
+  fuse_pool2d_attrs p;
+  (void)n_in;
+  memset(&p, 0, sizeof p);
+  if (!fuse__text_find_attr(at, n_at, "kernel")) return fuse__text_needs(ps, op, "kernel=[kh, kw]");
+  fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
+  fuse__text_ints(at, n_at, "strides", p.strides, 2);
+  fuse__text_ints(at, n_at, "padding", p.padding, 4);
+  fuse__text_ints(at, n_at, "dilation", p.dilation, 2);
+  fuse__text_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
+  fuse__text_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
+  return fuse__pool(ps->g, op, in[0], &p);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_global_avg_pool) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_global_avg_pool2d(ps->g, in[0]);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_transpose) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "perm");
+  int p[FUSE_MAX_RANK], i;
+  (void)n_in;
+  if (!a) return fuse_transpose(ps->g, in[0], NULL);
+  if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+  for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
+  return fuse_transpose(ps->g, in[0], p);
+}
+
+/* The element-wise math of one operand: its parameters are the row's attributes, kept in
+   a.unary (alpha, beta, mode); those the text leaves out take the row's defaults (ONNX's). */
+FUSE__TEXT_BUILDER(fuse__text_math) {
+  float p[2] = {0, 0};
+  int mode = 0;
+  const fuse__attr_spec *s;
+  (void)n_in;
+  for (s = fuse__ops[op].attrs; s->name; s++) {
+    double v = fuse__text_number_attr(op, at, n_at, s->name);
+    if (s->at == (int)offsetof(fuse__node, a.unary.alpha)) p[0] = (float)v;
+    else if (s->at == (int)offsetof(fuse__node, a.unary.beta)) p[1] = (float)v;
+    else mode = (int)v;
+  }
+  return fuse__math_unary(ps->g, op, in[0], p[0], p[1], mode);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_gelu) {
+  (void)n_in;
+  return fuse_gelu(ps->g, in[0], FUSE__TEXT_INT("approximate"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_prelu) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_prelu(ps->g, in[0], in[1]);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_where) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_where(ps->g, in[0], in[1], in[2]);
+}
+
 /* slice(%x, starts=[...], ends=[...] or sizes=[...], steps=[...], axes=[...]): steps and axes
    are optional; sizes (how many elements each listed axis keeps, the printed form) stand for
    ends = starts + sizes * steps, with starts >= 0. */
-static fuse_value fuse__text_slice(fuse__parser *ps, fuse_value x, const fuse__parse_attr *at,
-                                   int n_at) {
+FUSE__TEXT_BUILDER(fuse__text_slice) {
   static const char *const names[5] = {"starts", "ends", "sizes", "steps", "axes"};
   const fuse__parse_attr *l[5];
   int64_t starts[FUSE_MAX_RANK], ends[FUSE_MAX_RANK], steps[FUSE_MAX_RANK];
@@ -6552,279 +6925,122 @@ static fuse_value fuse__text_slice(fuse__parser *ps, fuse_value x, const fuse__p
       if (ends[i] < 0) ends[i] = INT64_MIN; /* down to the first element */
     }
   }
-  return fuse_slice(ps->g, x, n, axes, starts, ends, steps);
+  (void)op, (void)n_in;
+  return fuse_slice(ps->g, in[0], n, axes, starts, ends, steps);
 }
-/* ==== end src/graph/text_lex.c ==== */
-/* ==== begin src/graph/text_build.c ==== */
-/* ------------------------------------------------------ text form: the ops' builders -- */
-/* Calls the builder of `op` with parsed operands and attributes. */
-static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
-                                const fuse__parse_attr *at, int n_at) {
-  fuse_graph *g = ps->g;
+
+FUSE__TEXT_BUILDER(fuse__text_gather) {
+  (void)n_in;
+  return fuse__gather_node(ps->g, in[0], in[1], FUSE__TEXT_INT("axis"));
+}
+
+/* A list of whole numbers, required: its count, the values at list; -1 when it is absent. */
+static int fuse__text_int64s(const fuse__parse_attr *at, int n_at, const char *name, int64_t *list) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, name);
+  int i;
+  if (!a) return -1;
+  for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
+  return a->count;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_expand) {
+  int64_t shape[FUSE_MAX_RANK];
+  int n = fuse__text_int64s(at, n_at, "shape", shape);
+  (void)n_in;
+  if (n < 0) return fuse__text_needs(ps, op, "shape=[...]");
+  return fuse_expand(ps->g, in[0], n, shape);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_tile) {
+  int64_t repeats[FUSE_MAX_RANK];
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "repeats");
+  (void)n_in;
+  if (!a) return fuse__text_needs(ps, op, "repeats=[...]");
+  if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+  fuse__text_int64s(at, n_at, "repeats", repeats);
+  return fuse_tile(ps->g, in[0], repeats);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_pad) {
+  int64_t pads[2 * FUSE_MAX_RANK];
+  int rank = fuse_value_rank(ps->g, in[0]), i, k;
   const fuse__parse_attr *a;
-  int arity = 1;
-  switch (op) {
-  case FUSE__OP_CONV2D:
-  case FUSE__OP_MATMUL:
-  case FUSE__OP_ADD:
-  case FUSE__OP_SUB:
-  case FUSE__OP_MUL:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM: arity = 2; break;
-  case FUSE__OP_BATCH_NORM: arity = 5; break;
-  case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_DIV:
-  case FUSE__OP_POW:
-  case FUSE__OP_PRELU: arity = 2; break;
-  case FUSE__OP_WHERE: arity = 3; break;
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: arity = 2; break;
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
-  case FUSE__OP_INSTANCE_NORM:
-  case FUSE__OP_GROUP_NORM: arity = 3; break;
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_CONV_TRANSPOSE2D: arity = 2; break;
-
-  default: break;
-  }
-  if (n_in != arity)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d", ps->at_line, ps->at_col,
-                      fuse__ops[op].name, arity, arity == 1 ? "" : "s", n_in);
-  switch (op) {
-  case FUSE__OP_CONV2D: {
-    fuse_conv2d_attrs c;
-    memset(&c, 0, sizeof c);
-    fuse__text_ints(at, n_at, "strides", c.strides, 2);
-    fuse__text_ints(at, n_at, "padding", c.padding, 4);
-    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
-    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
-    return fuse_conv2d(g, in[0], in[1], &c);
-  }
-  case FUSE__OP_MATMUL: return fuse_matmul(g, in[0], in[1]);
-  case FUSE__OP_ADD:
-  case FUSE__OP_SUB:
-  case FUSE__OP_MUL:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM: return fuse__binary(g, op, in[0], in[1]);
-  case FUSE__OP_RELU: return fuse_relu(g, in[0]);
-  case FUSE__OP_SIGMOID: return fuse_sigmoid(g, in[0]);
-  case FUSE__OP_CLIP: {
-    float lo = -HUGE_VALF, hi = HUGE_VALF;
-    if ((a = fuse__text_find_attr(at, n_at, "lo")) != NULL) lo = (float)a->v[0];
-    if ((a = fuse__text_find_attr(at, n_at, "hi")) != NULL) hi = (float)a->v[0];
-    return fuse_clip(g, in[0], lo, hi);
-  }
-  case FUSE__OP_RESHAPE: {
-    int64_t shape[FUSE_MAX_RANK];
-    int i;
-    if (!(a = fuse__text_find_attr(at, n_at, "shape")))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: reshape needs shape=[...]", ps->at_line, ps->at_col);
-    for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
-    return fuse_reshape(g, in[0], a->count, shape);
-  }
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: {
-    int axis = op == FUSE__OP_FLATTEN ? 1 : op == FUSE__OP_SOFTMAX ? -1 : 0;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return op == FUSE__OP_FLATTEN   ? fuse_flatten(g, in[0], axis)
-           : op == FUSE__OP_SOFTMAX ? fuse_softmax(g, in[0], axis)
-                                    : fuse_concat(g, n_in, in, axis);
-  }
-  case FUSE__OP_BATCH_NORM: {
-    float eps = 1e-5f;
-    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
-    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
-  }
-  case FUSE__OP_MAX_POOL2D:
-  case FUSE__OP_AVG_POOL2D: {
-    fuse_pool2d_attrs p;
-    memset(&p, 0, sizeof p);
-    if (!fuse__text_find_attr(at, n_at, "kernel"))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
-                        fuse__ops[op].name);
-    fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
-    fuse__text_ints(at, n_at, "strides", p.strides, 2);
-    fuse__text_ints(at, n_at, "padding", p.padding, 4);
-    fuse__text_ints(at, n_at, "dilation", p.dilation, 2);
-    fuse__text_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
-    fuse__text_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
-    return fuse__pool(g, op, in[0], &p);
-  }
-  case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
-  case FUSE__OP_TRANSPOSE: {
-    int p[FUSE_MAX_RANK], i;
-    if (!(a = fuse__text_find_attr(at, n_at, "perm"))) return fuse_transpose(g, in[0], NULL);
-    if (a->count != fuse_value_rank(g, in[0]))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: transpose perm has %d entries for rank %d",
-                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
-    for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
-    return fuse_transpose(g, in[0], p);
-  }
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_SQRT: return fuse_sqrt(g, in[0]);
-  case FUSE__OP_RECIPROCAL: return fuse_reciprocal(g, in[0]);
-  case FUSE__OP_EXP: return fuse_exp(g, in[0]);
-  case FUSE__OP_LOG: return fuse_log(g, in[0]);
-  case FUSE__OP_NEG: return fuse_neg(g, in[0]);
-  case FUSE__OP_ABS: return fuse_abs(g, in[0]);
-  case FUSE__OP_FLOOR: return fuse_floor(g, in[0]);
-  case FUSE__OP_CEIL: return fuse_ceil(g, in[0]);
-  case FUSE__OP_ERF: return fuse_erf(g, in[0]);
-  case FUSE__OP_TANH: return fuse_tanh(g, in[0]);
-  case FUSE__OP_SOFTPLUS: return fuse_softplus(g, in[0]);
-  case FUSE__OP_HARDSWISH: return fuse_hardswish(g, in[0]);
-  case FUSE__OP_HARDSIGMOID:
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU:
-  case FUSE__OP_SELU: { /* left out: ONNX's defaults */
-    float alpha = op == FUSE__OP_HARDSIGMOID ? 0.2f
-                  : op == FUSE__OP_LEAKY_RELU ? 0.01f
-                  : op == FUSE__OP_ELU        ? 1.0f
-                                              : 1.67326319217681884765625f;
-    float beta = op == FUSE__OP_HARDSIGMOID ? 0.5f : 1.05070102214813232421875f;
-    if ((a = fuse__text_find_attr(at, n_at, "alpha")) != NULL) alpha = (float)a->v[0];
-    if ((a = fuse__text_find_attr(at, n_at, op == FUSE__OP_SELU ? "gamma" : "beta")) != NULL)
-      beta = (float)a->v[0];
-    return op == FUSE__OP_HARDSIGMOID ? fuse_hardsigmoid(g, in[0], alpha, beta)
-           : op == FUSE__OP_LEAKY_RELU ? fuse_leaky_relu(g, in[0], alpha)
-           : op == FUSE__OP_ELU        ? fuse_elu(g, in[0], alpha)
-                                       : fuse_selu(g, in[0], alpha, beta);
-  }
-  case FUSE__OP_GELU: {
-    int approximate = 0;
-    fuse__text_ints(at, n_at, "approximate", &approximate, 1);
-    return fuse_gelu(g, in[0], approximate);
-  }
-  case FUSE__OP_DIV: return fuse_div(g, in[0], in[1]);
-  case FUSE__OP_POW: return fuse_pow(g, in[0], in[1]);
-  case FUSE__OP_PRELU: return fuse_prelu(g, in[0], in[1]);
-  case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: {
-    int axis = 0;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return fuse__gather_node(g, in[0], in[1], axis);
-  }
-  case FUSE__OP_EXPAND:
-  case FUSE__OP_TILE: {
-    const char *key = op == FUSE__OP_EXPAND ? "shape" : "repeats";
-    int64_t list[FUSE_MAX_RANK];
-    int i;
-    if (!(a = fuse__text_find_attr(at, n_at, key)))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
-                        ps->at_col, fuse__ops[op].name, key);
-    for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
-    if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
-    if (a->count != fuse_value_rank(g, in[0]))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: tile repeats has %d entries for rank %d",
-                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
-    return fuse_tile(g, in[0], list);
-  }
-  case FUSE__OP_PAD: {
-    int64_t pads[2 * FUSE_MAX_RANK];
-    int rank = fuse_value_rank(g, in[0]), mode = 0, i, k;
-    float value = 0;
-    memset(pads, 0, sizeof pads);
-    for (k = 0; k < 2; k++)
-      if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
-        if (a->count != rank)
-          return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: pad %s has %d entries for rank %d",
-                            ps->at_line, ps->at_col, a->name, a->count, rank);
-        for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
-      }
-    if ((a = fuse__text_find_attr(at, n_at, "value")) != NULL) value = (float)a->v[0];
-    fuse__text_ints(at, n_at, "mode", &mode, 1);
-    return fuse_pad(g, in[0], pads, (fuse_pad_mode)mode, value);
-  }
-  case FUSE__OP_RESIZE: {
-    int64_t sizes[FUSE_MAX_RANK];
-    float scales[FUSE_MAX_RANK];
-    fuse_resize_attrs ra;
-    int rank = fuse_value_rank(g, in[0]), v[4] = {0, 0, 0, 0}, i;
-    const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
-    if (!(a = fuse__text_find_attr(at, n_at, "sizes")) || a->count != rank ||
-        (sc && sc->count != rank))
-      return fuse__fail(g, FUSE_ERROR_PARSE,
-                        "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
-                        ps->at_line, ps->at_col, rank);
-    for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
-    memset(&ra, 0, sizeof ra);
-    fuse__text_ints(at, n_at, "mode", &v[0], 1);
-    fuse__text_ints(at, n_at, "coordinates", &v[1], 1);
-    fuse__text_ints(at, n_at, "nearest", &v[2], 1);
-    fuse__text_ints(at, n_at, "exclude_outside", &v[3], 1);
-    ra.mode = (fuse_resize_mode)v[0];
-    ra.coordinates = (fuse_resize_coordinates)v[1];
-    ra.nearest = (fuse_resize_nearest)v[2];
-    ra.exclude_outside = v[3];
-    if ((a = fuse__text_find_attr(at, n_at, "cubic_coeff_a")) != NULL) ra.cubic_coeff_a = (float)a->v[0];
-    return fuse_resize(g, in[0], sizes, sc ? scales : NULL, &ra);
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    int axes[FUSE_MAX_RANK], keepdims = 1, count = 0;
-    fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
-    if ((a = fuse__text_find_attr(at, n_at, "axes")) != NULL) { /* absent or []: all axes */
-      count = a->count;
-      fuse__text_ints(at, n_at, "axes", axes, count);
+  (void)n_in;
+  memset(pads, 0, sizeof pads);
+  for (k = 0; k < 2; k++)
+    if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
+      if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+      for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
     }
-    fuse__text_ints(at, n_at, "keepdims", &keepdims, 1);
-    return fuse_reduce(g, in[0], kind, count, axes, keepdims);
-  }
-  case FUSE__OP_LOG_SOFTMAX: {
-    int axis = -1;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return fuse_log_softmax(g, in[0], axis);
-  }
-  case FUSE__OP_LAYER_NORM:
-  case FUSE__OP_INSTANCE_NORM:
-  case FUSE__OP_GROUP_NORM: {
-    float eps = 1e-5f;
-    int axis = -1, groups = 0;
-    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    if (op == FUSE__OP_LAYER_NORM)
-      return fuse_layer_norm(g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE, axis, eps);
-    if (op == FUSE__OP_INSTANCE_NORM) return fuse_instance_norm(g, in[0], in[1], in[2], eps);
-    if (!fuse__text_find_attr(at, n_at, "groups"))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: group_norm needs groups=N",
-                        ps->at_line, ps->at_col);
-    fuse__text_ints(at, n_at, "groups", &groups, 1);
-    return fuse_group_norm(g, in[0], in[1], in[2], groups, eps);
-  }
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: return fuse__text_slice(ps, in[0], at, n_at);
-  case FUSE__OP_CONV_TRANSPOSE2D: {
-    fuse_conv_transpose2d_attrs c;
-    memset(&c, 0, sizeof c);
-    fuse__text_ints(at, n_at, "strides", c.strides, 2);
-    fuse__text_ints(at, n_at, "padding", c.padding, 4);
-    fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
-    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
-    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
-    return fuse_conv_transpose2d(g, in[0], in[1], &c);
-  }
-
-  default: break;
-  }
-  return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
-                    fuse__ops[op].name);
+  return fuse_pad(ps->g, in[0], pads, (fuse_pad_mode)FUSE__TEXT_INT("mode"), FUSE__TEXT_FLOAT("value"));
 }
+
+FUSE__TEXT_BUILDER(fuse__text_resize) {
+  int64_t sizes[FUSE_MAX_RANK];
+  float scales[FUSE_MAX_RANK];
+  fuse_resize_attrs ra;
+  int rank = fuse_value_rank(ps->g, in[0]), i;
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "sizes");
+  const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
+  (void)n_in;
+  if (!a || a->count != rank || (sc && sc->count != rank))
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                      "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
+                      ps->at_line, ps->at_col, rank);
+  for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
+  memset(&ra, 0, sizeof ra);
+  ra.mode = (fuse_resize_mode)FUSE__TEXT_INT("mode");
+  ra.coordinates = (fuse_resize_coordinates)FUSE__TEXT_INT("coordinates");
+  ra.nearest = (fuse_resize_nearest)FUSE__TEXT_INT("nearest");
+  ra.exclude_outside = FUSE__TEXT_INT("exclude_outside");
+  ra.cubic_coeff_a = FUSE__TEXT_FLOAT("cubic_coeff_a");
+  return fuse_resize(ps->g, in[0], sizes, sc ? scales : NULL, &ra);
+}
+
+/* reduce_mean ... reduce_sum_square: the kinds in the ops' order */
+FUSE__TEXT_BUILDER(fuse__text_reduce) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "axes");
+  int axes[FUSE_MAX_RANK], count = a ? a->count : 0; /* absent or []: all axes */
+  fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
+  (void)n_in;
+  fuse__text_ints(at, n_at, "axes", axes, count);
+  return fuse_reduce(ps->g, in[0], kind, count, axes, FUSE__TEXT_INT("keepdims"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_log_softmax) {
+  (void)n_in;
+  return fuse_log_softmax(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_layer_norm) { /* bias is optional */
+  return fuse_layer_norm(ps->g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE,
+                         FUSE__TEXT_INT("axis"), FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_instance_norm) {
+  (void)n_in;
+  return fuse_instance_norm(ps->g, in[0], in[1], in[2], FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_group_norm) {
+  (void)n_in;
+  if (!fuse__text_find_attr(at, n_at, "groups")) return fuse__text_needs(ps, op, "groups=N");
+  return fuse_group_norm(ps->g, in[0], in[1], in[2], FUSE__TEXT_INT("groups"), FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d) {
+  fuse_conv_transpose2d_attrs c;
+  memset(&c, 0, sizeof c);
+  fuse__text_ints(at, n_at, "strides", c.strides, 2);
+  fuse__text_ints(at, n_at, "padding", c.padding, 4);
+  fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
+  fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+  fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+  (void)op, (void)n_in;
+  return fuse_conv_transpose2d(ps->g, in[0], in[1], &c);
+}
+#undef FUSE__TEXT_FLOAT
+#undef FUSE__TEXT_INT
 /* ==== end src/graph/text_build.c ==== */
 /* ==== begin src/graph/text_read.c ==== */
 /* ------------------------------------------------------ text form: statements -- */
@@ -30651,27 +30867,7 @@ static void fuse__zip2_isa(fuse_isa isa, const float *u, const float *v, float *
    every fused conv runs); the rest are the kinds below. chain.inc is the template. */
 #define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
 #define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
-enum {
-  FUSE__CHAIN_POST,       /* post.kind through fuse__post_apply */
-  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
-  FUSE__CHAIN_SUB,
-  FUSE__CHAIN_MUL,
-  FUSE__CHAIN_DIV,
-  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
-  FUSE__CHAIN_MIN,
-  FUSE__CHAIN_POW,        /* powf lane by lane */
-  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
-  FUSE__CHAIN_SQRT,       /* unary */
-  FUSE__CHAIN_RECIPROCAL,
-  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
-  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
-  FUSE__CHAIN_NEG,
-  FUSE__CHAIN_ABS,
-  FUSE__CHAIN_FLOOR,
-  FUSE__CHAIN_CEIL,
-  FUSE__CHAIN_LOG,
-  FUSE__CHAIN_ERF
-};
+/* the kinds (FUSE__CHAIN_*): graph/graph.c, beside the operator table that names them */
 enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
 typedef struct fuse__chain_op {
   int kind;     /* FUSE__CHAIN_* */
@@ -44997,6 +45193,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #ifdef FUSE__NEON
 #undef FUSE__NEON
 #endif
+#undef FUSE__TEXT_BUILDER
+#undef FUSE__CHAIN_NONE
+#undef FUSE__POST_ERF
 /* ==== end src/undefs.h ==== */
 #endif /* FUSE_IMPLEMENTATION */
 

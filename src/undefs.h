@@ -49,3 +49,6 @@
 #ifdef FUSE__NEON
 #undef FUSE__NEON
 #endif
+#undef FUSE__TEXT_BUILDER
+#undef FUSE__CHAIN_NONE
+#undef FUSE__POST_ERF

@@ -75,127 +75,6 @@ typedef enum fuse__op {
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
-/* The text form's attributes of an op: name and form ('i' whole number, 'f' number, '2' / '4'
-   list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of up to 8
-   numbers), NULL-terminated. */
-typedef struct fuse__attr_spec {
-  const char *name;
-  char form;
-} fuse__attr_spec;
-
-static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0}};
-static const fuse__attr_spec fuse__attrs_conv[] = {
-    {"strides", '2'}, {"padding", '4'}, {"dilation", '2'}, {"groups", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_clip[] = {{"lo", 'f'}, {"hi", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_shape[] = {{"shape", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_axis[] = {{"axis", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_eps[] = {{"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_perm[] = {{"perm", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_max_pool[] = {
-    {"kernel", '2'},   {"strides", '2'},   {"padding", '4'},
-    {"dilation", '2'}, {"ceil_mode", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_avg_pool[] = {
-    {"kernel", '2'},    {"strides", '2'},           {"padding", '4'},
-    {"ceil_mode", 'i'}, {"count_include_pad", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha_beta[] = {{"alpha", 'f'}, {"beta", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha[] = {{"alpha", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_alpha_gamma[] = {
-    {"alpha", 'f'}, {"gamma", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_approximate[] = {{"approximate", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_repeats[] = {{"repeats", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_pad[] = {
-    {"begins", 'l'}, {"ends", 'l'}, {"value", 'f'}, {"mode", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_resize[] = {
-    {"sizes", 'l'},       {"scales", 'F'},          {"mode", 'i'},   {"coordinates", 'i'},
-    {"nearest", 'i'},     {"cubic_coeff_a", 'f'},   {"exclude_outside", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_reduce[] = {{"axes", 'l'}, {"keepdims", 'i'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_axis_eps[] = {{"axis", 'i'}, {"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_groups_eps[] = {{"groups", 'i'}, {"eps", 'f'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_slice[] = {
-    {"starts", 'l'}, {"ends", 'l'}, {"sizes", 'l'}, {"steps", 'l'}, {"axes", 'l'}, {NULL, 0}};
-static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
-    {"strides", '2'}, {"padding", '4'}, {"output_padding", '2'}, {"dilation", '2'},
-    {"groups", 'i'},  {NULL, 0}};
-
-/* The operator table: one row per fuse__op, in the enum's order (the count is checked at
-   compile time below, the order by test_kernels' op_table): the op's spelling in the text form,
-   the listings and the messages, and the attributes the text form takes. */
-typedef struct fuse__op_row {
-  int op; /* the row's fuse__op, its index */
-  const char *name;
-  const fuse__attr_spec *attrs;
-} fuse__op_row;
-
-static const fuse__op_row fuse__ops[] = {
-    {FUSE__OP_INPUT,              "input",               fuse__attrs_none},
-    {FUSE__OP_CONST,              "const",               fuse__attrs_none},
-    {FUSE__OP_CONV2D,             "conv2d",              fuse__attrs_conv},
-    {FUSE__OP_MATMUL,             "matmul",              fuse__attrs_none},
-    {FUSE__OP_ADD,                "add",                 fuse__attrs_none},
-    {FUSE__OP_SUB,                "sub",                 fuse__attrs_none},
-    {FUSE__OP_MUL,                "mul",                 fuse__attrs_none},
-    {FUSE__OP_MAXIMUM,            "maximum",             fuse__attrs_none},
-    {FUSE__OP_MINIMUM,            "minimum",             fuse__attrs_none},
-    {FUSE__OP_RELU,               "relu",                fuse__attrs_none},
-    {FUSE__OP_CLIP,               "clip",                fuse__attrs_clip},
-    {FUSE__OP_SIGMOID,            "sigmoid",             fuse__attrs_none},
-    {FUSE__OP_RESHAPE,            "reshape",             fuse__attrs_shape},
-    {FUSE__OP_FLATTEN,            "flatten",             fuse__attrs_axis},
-    {FUSE__OP_CONCAT,             "concat",              fuse__attrs_axis},
-    {FUSE__OP_SOFTMAX,            "softmax",             fuse__attrs_axis},
-    {FUSE__OP_BATCH_NORM,         "batch_norm",          fuse__attrs_eps},
-    {FUSE__OP_MAX_POOL2D,         "max_pool2d",          fuse__attrs_max_pool},
-    {FUSE__OP_AVG_POOL2D,         "avg_pool2d",          fuse__attrs_avg_pool},
-    {FUSE__OP_GLOBAL_AVG_POOL2D,  "global_avg_pool2d",   fuse__attrs_none},
-    {FUSE__OP_TRANSPOSE,          "transpose",           fuse__attrs_perm},
-    {FUSE__OP_SQRT,               "sqrt",                fuse__attrs_none},
-    {FUSE__OP_RECIPROCAL,         "reciprocal",          fuse__attrs_none},
-    {FUSE__OP_EXP,                "exp",                 fuse__attrs_none},
-    {FUSE__OP_LOG,                "log",                 fuse__attrs_none},
-    {FUSE__OP_NEG,                "neg",                 fuse__attrs_none},
-    {FUSE__OP_ABS,                "abs",                 fuse__attrs_none},
-    {FUSE__OP_FLOOR,              "floor",               fuse__attrs_none},
-    {FUSE__OP_CEIL,               "ceil",                fuse__attrs_none},
-    {FUSE__OP_ERF,                "erf",                 fuse__attrs_none},
-    {FUSE__OP_TANH,               "tanh",                fuse__attrs_none},
-    {FUSE__OP_SOFTPLUS,           "softplus",            fuse__attrs_none},
-    {FUSE__OP_HARDSWISH,          "hardswish",           fuse__attrs_none},
-    {FUSE__OP_HARDSIGMOID,        "hardsigmoid",         fuse__attrs_alpha_beta},
-    {FUSE__OP_LEAKY_RELU,         "leaky_relu",          fuse__attrs_alpha},
-    {FUSE__OP_ELU,                "elu",                 fuse__attrs_alpha},
-    {FUSE__OP_SELU,               "selu",                fuse__attrs_alpha_gamma},
-    {FUSE__OP_GELU,               "gelu",                fuse__attrs_approximate},
-    {FUSE__OP_DIV,                "div",                 fuse__attrs_none},
-    {FUSE__OP_POW,                "pow",                 fuse__attrs_none},
-    {FUSE__OP_PRELU,              "prelu",               fuse__attrs_none},
-    {FUSE__OP_WHERE,              "where",               fuse__attrs_none},
-    {FUSE__OP_SLICE,              "slice",               fuse__attrs_slice},
-    {FUSE__OP_GATHER,             "gather",              fuse__attrs_axis},
-    {FUSE__OP_EXPAND,             "expand",              fuse__attrs_shape},
-    {FUSE__OP_TILE,               "tile",                fuse__attrs_repeats},
-    {FUSE__OP_PAD,                "pad",                 fuse__attrs_pad},
-    {FUSE__OP_RESIZE,             "resize",              fuse__attrs_resize},
-    {FUSE__OP_REDUCE_MEAN,        "reduce_mean",         fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_SUM,         "reduce_sum",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_MAX,         "reduce_max",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_MIN,         "reduce_min",          fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_L2,          "reduce_l2",           fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_PROD,        "reduce_prod",         fuse__attrs_reduce},
-    {FUSE__OP_REDUCE_SUM_SQUARE,  "reduce_sum_square",   fuse__attrs_reduce},
-    {FUSE__OP_LOG_SOFTMAX,        "log_softmax",         fuse__attrs_axis},
-    {FUSE__OP_LAYER_NORM,         "layer_norm",          fuse__attrs_axis_eps},
-    {FUSE__OP_INSTANCE_NORM,      "instance_norm",       fuse__attrs_eps},
-    {FUSE__OP_GROUP_NORM,         "group_norm",          fuse__attrs_groups_eps},
-    {FUSE__OP_CONV_TRANSPOSE2D,   "conv_transpose2d",    fuse__attrs_conv_transpose},
-    {FUSE__OP_COPY,               "copy",                fuse__attrs_none},
-    {FUSE__OP_TO_NHWC,            "to_nhwc",             fuse__attrs_none},
-    {FUSE__OP_TO_NCHW,            "to_nchw",             fuse__attrs_none},
-    {FUSE__OP_CHAIN,              "chain",               fuse__attrs_none},
-};
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
-                                          ? 1
-                                          : -1];
-
 typedef union fuse__attrs {
   fuse_conv2d_attrs conv; /* normalized: no zeros */
   fuse_pool2d_attrs pool; /* normalized: no zeros */
@@ -245,6 +124,413 @@ typedef struct fuse__node {
   int composite;  /* the composite this op belongs to, or -1 */
   fuse__attrs a;
 } fuse__node;
+
+/* ------------------------------------------------------------ the operator table -- */
+/* Everything the library knows about an op that is a fact rather than code is one row of
+   fuse__ops below, in the way ggml's op tables, XNNPACK's manifests and ONNX's schemas keep
+   such facts in one place: the text form, the listings and the messages spell it with `name`;
+   the text reader checks its operand count and attributes and builds it with `build`
+   (graph/text_build.c); the text writer prints the attributes from where `attrs` says the
+   node keeps them; the ONNX reader imports an element-wise op whose `onnx` name it has
+   through the row (onnx/convert_math.c); the runner calls the reference kernel of its `run`
+   kind (run/run.c); the layouts, the epilogue analyzer, the fusion report and the chain
+   finder read its `flags`, `post` and `chain`. docs/source-map.md's checklist says which
+   rows and functions a new op needs. */
+
+/* An attribute of an op in the text form: its name and form ('i' whole number, 'f' number,
+   '2' / '4' list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of
+   up to 8 numbers); where the node keeps it (`at`: offsetof(fuse__node, ...), -1 when only
+   the builder reads it) and how (`store`: 'i' int, 'f' float, 'n' ints as many as the form
+   says, 'r' one int per axis of the node, 'e' one int per axis after the first rank of them
+   (pad's ends), 'L' one int64_t per axis, 'F' one float per axis, printed when the first is
+   above 0, 'm' axes as the bits of an unsigned); the value when the text leaves it out
+   (`dflt`, for 'i' and 'f'). A list of them ends with a NULL name. */
+typedef struct fuse__attr_spec {
+  const char *name;
+  char form, store;
+  int at;
+  double dflt;
+} fuse__attr_spec;
+
+#define FUSE__AT(member) ((int)offsetof(fuse__node, member))
+static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_conv[] = {
+    {"strides", '2', 'n', FUSE__AT(a.conv.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.conv.padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.conv.dilation), 0},
+    {"groups", 'i', 'i', FUSE__AT(a.conv.groups), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_clip[] = {
+    {"lo", 'f', 'f', FUSE__AT(a.clip.lo), -HUGE_VAL},
+    {"hi", 'f', 'f', FUSE__AT(a.clip.hi), HUGE_VAL},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_shape[] = { /* reshape, expand: the output's shape */
+    {"shape", 'l', 'L', FUSE__AT(shape), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis0[] = { /* concat, gather */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis1[] = { /* flatten */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), 1}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_axis_last[] = { /* softmax, log_softmax */
+    {"axis", 'i', 'i', FUSE__AT(a.axis), -1}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_eps[] = {
+    {"eps", 'f', 'f', FUSE__AT(a.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_perm[] = {
+    {"perm", 'l', 'r', FUSE__AT(a.perm), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_max_pool[] = {
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.pool.dilation), 0},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_avg_pool[] = {
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
+    {"count_include_pad", 'i', 'i', FUSE__AT(a.pool.count_include_pad), 0},
+    {NULL, 0, 0, -1, 0}};
+/* element-wise math's parameters: a.unary */
+static const fuse__attr_spec fuse__attrs_hardsigmoid[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.2},
+    {"beta", 'f', 'f', FUSE__AT(a.unary.beta), 0.5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_leaky_relu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.01}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_elu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_selu[] = {
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.67326319217681884765625},
+    {"gamma", 'f', 'f', FUSE__AT(a.unary.beta), 1.05070102214813232421875},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_gelu[] = {
+    {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
+    {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_pad[] = {
+    {"begins", 'l', 'r', FUSE__AT(a.pad.pads), 0},
+    {"ends", 'l', 'e', FUSE__AT(a.pad.pads), 0},
+    {"value", 'f', 'f', FUSE__AT(a.pad.value), 0},
+    {"mode", 'i', 'i', FUSE__AT(a.pad.mode), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_resize[] = {
+    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
+    {"scales", 'F', 'F', FUSE__AT(a.resize.scales), 0},
+    {"mode", 'i', 'i', FUSE__AT(a.resize.r.mode), 0},
+    {"coordinates", 'i', 'i', FUSE__AT(a.resize.r.coordinates), 0},
+    {"nearest", 'i', 'i', FUSE__AT(a.resize.r.nearest), 0},
+    {"cubic_coeff_a", 'f', 'f', FUSE__AT(a.resize.r.cubic_coeff_a), 0},
+    {"exclude_outside", 'i', 'i', FUSE__AT(a.resize.r.exclude_outside), 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_reduce[] = {
+    {"axes", 'l', 'm', FUSE__AT(a.reduce.axes), 0},
+    {"keepdims", 'i', 'i', FUSE__AT(a.reduce.keepdims), 1},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_layer_norm[] = {
+    {"axis", 'i', 'i', FUSE__AT(a.norm.axis), -1},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_instance_norm[] = {
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_group_norm[] = {
+    {"groups", 'i', 'i', FUSE__AT(a.norm.groups), 0},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_slice[] = { /* every axis: first element, count, step */
+    {"starts", 'l', 'L', FUSE__AT(a.slice.start), 0},
+    {"ends", 'l', 0, -1, 0},
+    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
+    {"steps", 'l', 'L', FUSE__AT(a.slice.step), 0},
+    {"axes", 'l', 0, -1, 0},
+    {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
+    {"strides", '2', 'n', FUSE__AT(a.convt.strides), 0},
+    {"padding", '4', 'n', FUSE__AT(a.convt.padding), 0},
+    {"output_padding", '2', 'n', FUSE__AT(a.convt.output_padding), 0},
+    {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), 0},
+    {"groups", 'i', 'i', FUSE__AT(a.convt.groups), 0},
+    {NULL, 0, 0, -1, 0}};
+#undef FUSE__AT
+/* the attributes' enums are kept and printed as ints */
+typedef char fuse__attr_enums_are_ints[sizeof(fuse_resize_mode) == sizeof(int) &&
+                                               sizeof(fuse_resize_nearest) == sizeof(int)
+                                           ? 1
+                                           : -1];
+
+/* The reference kernel an op's step runs (run/run.c holds them in this order). */
+typedef enum fuse__run_kind {
+  FUSE__RUN_UNARY, /* relu, clip, sigmoid, the copies (reshape, flatten, copy) */
+  FUSE__RUN_CONV2D,
+  FUSE__RUN_MATMUL,
+  FUSE__RUN_BINARY, /* add, sub, mul, maximum, minimum */
+  FUSE__RUN_CONCAT,
+  FUSE__RUN_TRANSPOSE,
+  FUSE__RUN_SOFTMAX,
+  FUSE__RUN_BATCH_NORM,
+  FUSE__RUN_POOL,
+  FUSE__RUN_GLOBAL_AVG_POOL,
+  FUSE__RUN_LAYOUT,
+  FUSE__RUN_CHAIN,
+  FUSE__RUN_MATH_UNARY,     /* run/reference_math.c's functions of one value */
+  FUSE__RUN_MATH_BROADCAST, /* div, pow, prelu, where */
+  FUSE__RUN_GATHER,
+  FUSE__RUN_EXPAND,
+  FUSE__RUN_TILE,
+  FUSE__RUN_PAD,
+  FUSE__RUN_RESIZE,
+  FUSE__RUN_REDUCE,
+  FUSE__RUN_LOG_SOFTMAX,
+  FUSE__RUN_NORM,
+  FUSE__RUN_SLICE,
+  FUSE__RUN_CONV_TRANSPOSE2D,
+  FUSE__RUN_COUNT
+} fuse__run_kind;
+
+/* What a chain step (plan/chains.c, kernels/chain.inc) runs an element-wise op as. */
+enum {
+  FUSE__CHAIN_POST,       /* post.kind (the row's `post`) through fuse__post_apply */
+  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
+  FUSE__CHAIN_SUB,
+  FUSE__CHAIN_MUL,
+  FUSE__CHAIN_DIV,
+  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
+  FUSE__CHAIN_MIN,
+  FUSE__CHAIN_POW,        /* powf lane by lane */
+  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
+  FUSE__CHAIN_SQRT,       /* unary */
+  FUSE__CHAIN_RECIPROCAL,
+  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
+  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
+  FUSE__CHAIN_NEG,
+  FUSE__CHAIN_ABS,
+  FUSE__CHAIN_FLOOR,
+  FUSE__CHAIN_CEIL,
+  FUSE__CHAIN_LOG,
+  FUSE__CHAIN_ERF
+};
+#define FUSE__CHAIN_NONE (-1) /* not element-wise */
+
+/* The epilogue analyzer's own kind for erf, a step of GELU's written form (not a fused
+   post-op: no kernel applies it) */
+#define FUSE__POST_ERF 31
+
+/* An op's flags */
+enum {
+  FUSE__OPF_ELEMENTWISE = 1, /* what a fused kernel could, arithmetically, apply to a conv2d /
+                                matmul output on registers (the fusion report's question) */
+  FUSE__OPF_FOLLOWS_NHWC = 2, /* runs in either layout: takes NHWC when an operand is NHWC */
+  FUSE__OPF_TAKES_NHWC = 4,   /* a kernel step that reads NHWC (conv2d, pools, concat) */
+  FUSE__OPF_EPILOGUE = 8,     /* a post-op of one operand the epilogue analyzer may fold */
+  FUSE__OPF_POST_ALPHA = 16   /* its post-op takes a.unary's alpha and beta */
+};
+
+struct fuse__parser;
+struct fuse__parse_attr;
+/* builds the op from the text form's operands and attributes (graph/text_build.c) */
+typedef fuse_value (*fuse__text_build_fn)(struct fuse__parser *ps, int op, const fuse_value *in,
+                                          int n_in, const struct fuse__parse_attr *at, int n_at);
+#define FUSE__TEXT_BUILDER(name)                                                               \
+  static fuse_value name(struct fuse__parser *ps, int op, const fuse_value *in, int n_in,      \
+                         const struct fuse__parse_attr *at, int n_at)
+FUSE__TEXT_BUILDER(fuse__text_conv2d);
+FUSE__TEXT_BUILDER(fuse__text_matmul);
+FUSE__TEXT_BUILDER(fuse__text_binary);
+FUSE__TEXT_BUILDER(fuse__text_unary);
+FUSE__TEXT_BUILDER(fuse__text_clip);
+FUSE__TEXT_BUILDER(fuse__text_reshape);
+FUSE__TEXT_BUILDER(fuse__text_flatten);
+FUSE__TEXT_BUILDER(fuse__text_concat);
+FUSE__TEXT_BUILDER(fuse__text_softmax);
+FUSE__TEXT_BUILDER(fuse__text_batch_norm);
+FUSE__TEXT_BUILDER(fuse__text_pool);
+FUSE__TEXT_BUILDER(fuse__text_global_avg_pool);
+FUSE__TEXT_BUILDER(fuse__text_transpose);
+FUSE__TEXT_BUILDER(fuse__text_math);
+FUSE__TEXT_BUILDER(fuse__text_gelu);
+FUSE__TEXT_BUILDER(fuse__text_prelu);
+FUSE__TEXT_BUILDER(fuse__text_where);
+FUSE__TEXT_BUILDER(fuse__text_slice);
+FUSE__TEXT_BUILDER(fuse__text_gather);
+FUSE__TEXT_BUILDER(fuse__text_expand);
+FUSE__TEXT_BUILDER(fuse__text_tile);
+FUSE__TEXT_BUILDER(fuse__text_pad);
+FUSE__TEXT_BUILDER(fuse__text_resize);
+FUSE__TEXT_BUILDER(fuse__text_reduce);
+FUSE__TEXT_BUILDER(fuse__text_log_softmax);
+FUSE__TEXT_BUILDER(fuse__text_layer_norm);
+FUSE__TEXT_BUILDER(fuse__text_instance_norm);
+FUSE__TEXT_BUILDER(fuse__text_group_norm);
+FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d);
+
+/* One row per op, in fuse__op's order (the count is checked when this compiles, the order by
+   test_kernels' op_table): its name; the ONNX operator it imports from through the row, or
+   NULL; its attributes; its operand counts (max -1: any); flags; reference kernel; what a
+   chain step runs it as; its epilogue post-op kind (0: none); its text-form builder (NULL:
+   not written as an op). */
+typedef struct fuse__op_row {
+  int op;
+  const char *name, *onnx;
+  const fuse__attr_spec *attrs;
+  signed char min_in, max_in;
+  unsigned char flags;
+  signed char run, chain, post;
+  fuse__text_build_fn build;
+} fuse__op_row;
+
+#define FUSE__E FUSE__OPF_ELEMENTWISE
+#define FUSE__F FUSE__OPF_FOLLOWS_NHWC
+#define FUSE__T FUSE__OPF_TAKES_NHWC
+#define FUSE__P FUSE__OPF_EPILOGUE
+#define FUSE__A FUSE__OPF_POST_ALPHA
+static const fuse__op_row fuse__ops[] = {
+    {FUSE__OP_INPUT, "input", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CONST, "const", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CONV2D, "conv2d", NULL, fuse__attrs_conv, 2, 2, FUSE__T, FUSE__RUN_CONV2D,
+     FUSE__CHAIN_NONE, 0, fuse__text_conv2d},
+    {FUSE__OP_MATMUL, "matmul", NULL, fuse__attrs_none, 2, 2, 0, FUSE__RUN_MATMUL,
+     FUSE__CHAIN_NONE, 0, fuse__text_matmul},
+    {FUSE__OP_ADD, "add", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_ADD, 0, fuse__text_binary},
+    {FUSE__OP_SUB, "sub", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_SUB, 0, fuse__text_binary},
+    {FUSE__OP_MUL, "mul", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
+     FUSE__CHAIN_MUL, 0, fuse__text_binary},
+    {FUSE__OP_MAXIMUM, "maximum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_BINARY, FUSE__CHAIN_MAX, 0, fuse__text_binary},
+    {FUSE__OP_MINIMUM, "minimum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_BINARY, FUSE__CHAIN_MIN, 0, fuse__text_binary},
+    {FUSE__OP_RELU, "relu", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_unary},
+    {FUSE__OP_CLIP, "clip", NULL, fuse__attrs_clip, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_clip},
+    {FUSE__OP_SIGMOID, "sigmoid", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, fuse__text_unary},
+    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, fuse__text_reshape},
+    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, 0, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, fuse__text_flatten},
+    {FUSE__OP_CONCAT, "concat", NULL, fuse__attrs_axis0, 1, -1, FUSE__F | FUSE__T,
+     FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, fuse__text_concat},
+    {FUSE__OP_SOFTMAX, "softmax", NULL, fuse__attrs_axis_last, 1, 1, 0, FUSE__RUN_SOFTMAX,
+     FUSE__CHAIN_NONE, 0, fuse__text_softmax},
+    {FUSE__OP_BATCH_NORM, "batch_norm", NULL, fuse__attrs_eps, 5, 5, FUSE__E,
+     FUSE__RUN_BATCH_NORM, FUSE__CHAIN_NONE, 0, fuse__text_batch_norm},
+    {FUSE__OP_MAX_POOL2D, "max_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__F | FUSE__T,
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+    {FUSE__OP_AVG_POOL2D, "avg_pool2d", NULL, fuse__attrs_avg_pool, 1, 1, FUSE__F | FUSE__T,
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+    {FUSE__OP_GLOBAL_AVG_POOL2D, "global_avg_pool2d", NULL, fuse__attrs_none, 1, 1,
+     FUSE__F | FUSE__T, FUSE__RUN_GLOBAL_AVG_POOL, FUSE__CHAIN_NONE, 0,
+     fuse__text_global_avg_pool},
+    {FUSE__OP_TRANSPOSE, "transpose", NULL, fuse__attrs_perm, 1, 1, 0, FUSE__RUN_TRANSPOSE,
+     FUSE__CHAIN_NONE, 0, fuse__text_transpose},
+    /* element-wise math (graph/builders_math.c, run/reference_math.c) */
+    {FUSE__OP_SQRT, "sqrt", "Sqrt", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SQRT, 0, fuse__text_math},
+    {FUSE__OP_RECIPROCAL, "reciprocal", "Reciprocal", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_RECIPROCAL, 0, fuse__text_math},
+    {FUSE__OP_EXP, "exp", "Exp", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_EXP, fuse__text_math},
+    {FUSE__OP_LOG, "log", "Log", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_LOG, 0, fuse__text_math},
+    {FUSE__OP_NEG, "neg", "Neg", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_NEG, FUSE_POST_LINEAR, fuse__text_math},
+    {FUSE__OP_ABS, "abs", "Abs", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ABS, 0, fuse__text_math},
+    {FUSE__OP_FLOOR, "floor", "Floor", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_FLOOR, 0, fuse__text_math},
+    {FUSE__OP_CEIL, "ceil", "Ceil", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_CEIL, 0, fuse__text_math},
+    {FUSE__OP_ERF, "erf", "Erf", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ERF, FUSE__POST_ERF, fuse__text_math},
+    {FUSE__OP_TANH, "tanh", "Tanh", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_TANH, fuse__text_math},
+    {FUSE__OP_SOFTPLUS, "softplus", "Softplus", fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SOFTPLUS,
+     fuse__text_math},
+    {FUSE__OP_HARDSWISH, "hardswish", "HardSwish", fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_HARDSWISH,
+     fuse__text_math},
+    {FUSE__OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", fuse__attrs_hardsigmoid, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
+     FUSE_POST_HARDSIGMOID, fuse__text_math},
+    {FUSE__OP_LEAKY_RELU, "leaky_relu", "LeakyRelu", fuse__attrs_leaky_relu, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
+     FUSE_POST_LEAKY_RELU, fuse__text_math},
+    {FUSE__OP_ELU, "elu", "Elu", fuse__attrs_elu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_ELU, fuse__text_math},
+    {FUSE__OP_SELU, "selu", "Selu", fuse__attrs_selu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
+    {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
+    {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
+    {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_POW, 0, fuse__text_binary},
+    {FUSE__OP_PRELU, "prelu", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_PRELU, 0, fuse__text_prelu},
+    {FUSE__OP_WHERE, "where", NULL, fuse__attrs_none, 3, 3, FUSE__E, FUSE__RUN_MATH_BROADCAST,
+     FUSE__CHAIN_NONE, 0, fuse__text_where},
+    /* data movement (graph/builders_shape.c, run/reference_shape.c) */
+    {FUSE__OP_SLICE, "slice", NULL, fuse__attrs_slice, 1, 1, 0, FUSE__RUN_SLICE,
+     FUSE__CHAIN_NONE, 0, fuse__text_slice},
+    {FUSE__OP_GATHER, "gather", NULL, fuse__attrs_axis0, 2, 2, 0, FUSE__RUN_GATHER,
+     FUSE__CHAIN_NONE, 0, fuse__text_gather},
+    {FUSE__OP_EXPAND, "expand", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_EXPAND,
+     FUSE__CHAIN_NONE, 0, fuse__text_expand},
+    {FUSE__OP_TILE, "tile", NULL, fuse__attrs_repeats, 1, 1, 0, FUSE__RUN_TILE,
+     FUSE__CHAIN_NONE, 0, fuse__text_tile},
+    {FUSE__OP_PAD, "pad", NULL, fuse__attrs_pad, 1, 1, 0, FUSE__RUN_PAD, FUSE__CHAIN_NONE, 0,
+     fuse__text_pad},
+    {FUSE__OP_RESIZE, "resize", NULL, fuse__attrs_resize, 1, 1, 0, FUSE__RUN_RESIZE,
+     FUSE__CHAIN_NONE, 0, fuse__text_resize},
+    /* reductions, normalizations (graph/builders_nn.c, run/reference_nn.c) */
+    {FUSE__OP_REDUCE_MEAN, "reduce_mean", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_SUM, "reduce_sum", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_MAX, "reduce_max", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_MIN, "reduce_min", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_L2, "reduce_l2", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_PROD, "reduce_prod", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
+     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_REDUCE_SUM_SQUARE, "reduce_sum_square", NULL, fuse__attrs_reduce, 1, 1, 0,
+     FUSE__RUN_REDUCE, FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+    {FUSE__OP_LOG_SOFTMAX, "log_softmax", NULL, fuse__attrs_axis_last, 1, 1, 0,
+     FUSE__RUN_LOG_SOFTMAX, FUSE__CHAIN_NONE, 0, fuse__text_log_softmax},
+    {FUSE__OP_LAYER_NORM, "layer_norm", NULL, fuse__attrs_layer_norm, 2, 3, 0, FUSE__RUN_NORM,
+     FUSE__CHAIN_NONE, 0, fuse__text_layer_norm},
+    {FUSE__OP_INSTANCE_NORM, "instance_norm", NULL, fuse__attrs_instance_norm, 3, 3, 0,
+     FUSE__RUN_NORM, FUSE__CHAIN_NONE, 0, fuse__text_instance_norm},
+    {FUSE__OP_GROUP_NORM, "group_norm", NULL, fuse__attrs_group_norm, 3, 3, 0, FUSE__RUN_NORM,
+     FUSE__CHAIN_NONE, 0, fuse__text_group_norm},
+    /* transposed convolution (graph/builders_layers.c, run/reference_layers.c) */
+    {FUSE__OP_CONV_TRANSPOSE2D, "conv_transpose2d", NULL, fuse__attrs_conv_transpose, 2, 2, 0,
+     FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, fuse__text_conv_transpose2d},
+    /* plan only */
+    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_UNARY, FUSE__CHAIN_NONE,
+     0, NULL},
+    {FUSE__OP_TO_NHWC, "to_nhwc", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
+     FUSE__CHAIN_NONE, 0, NULL},
+    {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
+     FUSE__CHAIN_NONE, 0, NULL},
+};
+#undef FUSE__E
+#undef FUSE__F
+#undef FUSE__T
+#undef FUSE__P
+#undef FUSE__A
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+                                          ? 1
+                                          : -1];
+
 
 /* A composite is a group of ops tagged in place: values keep their ids after fusion. */
 typedef struct fuse__composite {

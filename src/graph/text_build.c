@@ -1,269 +1,322 @@
 /* ------------------------------------------------------ text form: the ops' builders -- */
-/* Calls the builder of `op` with parsed operands and attributes. */
-static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
-                                const fuse__parse_attr *at, int n_at) {
-  fuse_graph *g = ps->g;
-  const fuse__parse_attr *a;
-  int arity = 1;
-  switch (op) {
-  case FUSE__OP_CONV2D:
-  case FUSE__OP_MATMUL:
-  case FUSE__OP_ADD:
-  case FUSE__OP_SUB:
-  case FUSE__OP_MUL:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM: arity = 2; break;
-  case FUSE__OP_BATCH_NORM: arity = 5; break;
-  case FUSE__OP_CONCAT: arity = n_in > 0 ? n_in : 1; break;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_DIV:
-  case FUSE__OP_POW:
-  case FUSE__OP_PRELU: arity = 2; break;
-  case FUSE__OP_WHERE: arity = 3; break;
+/* The builders the operator table's rows name (graph/graph.c): each calls the op's builder
+   with the parsed operands and attributes; fuse__text_build checks the operand count first. A
+   number or whole number the text leaves out takes the row's default (fuse__attr_spec.dflt). */
 
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: arity = 2; break;
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_LAYER_NORM: arity = n_in == 2 ? 2 : 3; break; /* bias is optional */
-  case FUSE__OP_INSTANCE_NORM:
-  case FUSE__OP_GROUP_NORM: arity = 3; break;
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_CONV_TRANSPOSE2D: arity = 2; break;
-
-  default: break;
-  }
-  if (n_in != arity)
-    return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d", ps->at_line, ps->at_col,
-                      fuse__ops[op].name, arity, arity == 1 ? "" : "s", n_in);
-  switch (op) {
-  case FUSE__OP_CONV2D: {
-    fuse_conv2d_attrs c;
-    memset(&c, 0, sizeof c);
-    fuse__text_ints(at, n_at, "strides", c.strides, 2);
-    fuse__text_ints(at, n_at, "padding", c.padding, 4);
-    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
-    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
-    return fuse_conv2d(g, in[0], in[1], &c);
-  }
-  case FUSE__OP_MATMUL: return fuse_matmul(g, in[0], in[1]);
-  case FUSE__OP_ADD:
-  case FUSE__OP_SUB:
-  case FUSE__OP_MUL:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM: return fuse__binary(g, op, in[0], in[1]);
-  case FUSE__OP_RELU: return fuse_relu(g, in[0]);
-  case FUSE__OP_SIGMOID: return fuse_sigmoid(g, in[0]);
-  case FUSE__OP_CLIP: {
-    float lo = -HUGE_VALF, hi = HUGE_VALF;
-    if ((a = fuse__text_find_attr(at, n_at, "lo")) != NULL) lo = (float)a->v[0];
-    if ((a = fuse__text_find_attr(at, n_at, "hi")) != NULL) hi = (float)a->v[0];
-    return fuse_clip(g, in[0], lo, hi);
-  }
-  case FUSE__OP_RESHAPE: {
-    int64_t shape[FUSE_MAX_RANK];
-    int i;
-    if (!(a = fuse__text_find_attr(at, n_at, "shape")))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: reshape needs shape=[...]", ps->at_line, ps->at_col);
-    for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
-    return fuse_reshape(g, in[0], a->count, shape);
-  }
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: {
-    int axis = op == FUSE__OP_FLATTEN ? 1 : op == FUSE__OP_SOFTMAX ? -1 : 0;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return op == FUSE__OP_FLATTEN   ? fuse_flatten(g, in[0], axis)
-           : op == FUSE__OP_SOFTMAX ? fuse_softmax(g, in[0], axis)
-                                    : fuse_concat(g, n_in, in, axis);
-  }
-  case FUSE__OP_BATCH_NORM: {
-    float eps = 1e-5f;
-    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
-    return fuse_batch_norm(g, in[0], in[1], in[2], in[3], in[4], eps);
-  }
-  case FUSE__OP_MAX_POOL2D:
-  case FUSE__OP_AVG_POOL2D: {
-    fuse_pool2d_attrs p;
-    memset(&p, 0, sizeof p);
-    if (!fuse__text_find_attr(at, n_at, "kernel"))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs kernel=[kh, kw]", ps->at_line, ps->at_col,
-                        fuse__ops[op].name);
-    fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
-    fuse__text_ints(at, n_at, "strides", p.strides, 2);
-    fuse__text_ints(at, n_at, "padding", p.padding, 4);
-    fuse__text_ints(at, n_at, "dilation", p.dilation, 2);
-    fuse__text_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
-    fuse__text_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
-    return fuse__pool(g, op, in[0], &p);
-  }
-  case FUSE__OP_GLOBAL_AVG_POOL2D: return fuse_global_avg_pool2d(g, in[0]);
-  case FUSE__OP_TRANSPOSE: {
-    int p[FUSE_MAX_RANK], i;
-    if (!(a = fuse__text_find_attr(at, n_at, "perm"))) return fuse_transpose(g, in[0], NULL);
-    if (a->count != fuse_value_rank(g, in[0]))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: transpose perm has %d entries for rank %d",
-                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
-    for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
-    return fuse_transpose(g, in[0], p);
-  }
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_SQRT: return fuse_sqrt(g, in[0]);
-  case FUSE__OP_RECIPROCAL: return fuse_reciprocal(g, in[0]);
-  case FUSE__OP_EXP: return fuse_exp(g, in[0]);
-  case FUSE__OP_LOG: return fuse_log(g, in[0]);
-  case FUSE__OP_NEG: return fuse_neg(g, in[0]);
-  case FUSE__OP_ABS: return fuse_abs(g, in[0]);
-  case FUSE__OP_FLOOR: return fuse_floor(g, in[0]);
-  case FUSE__OP_CEIL: return fuse_ceil(g, in[0]);
-  case FUSE__OP_ERF: return fuse_erf(g, in[0]);
-  case FUSE__OP_TANH: return fuse_tanh(g, in[0]);
-  case FUSE__OP_SOFTPLUS: return fuse_softplus(g, in[0]);
-  case FUSE__OP_HARDSWISH: return fuse_hardswish(g, in[0]);
-  case FUSE__OP_HARDSIGMOID:
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU:
-  case FUSE__OP_SELU: { /* left out: ONNX's defaults */
-    float alpha = op == FUSE__OP_HARDSIGMOID ? 0.2f
-                  : op == FUSE__OP_LEAKY_RELU ? 0.01f
-                  : op == FUSE__OP_ELU        ? 1.0f
-                                              : 1.67326319217681884765625f;
-    float beta = op == FUSE__OP_HARDSIGMOID ? 0.5f : 1.05070102214813232421875f;
-    if ((a = fuse__text_find_attr(at, n_at, "alpha")) != NULL) alpha = (float)a->v[0];
-    if ((a = fuse__text_find_attr(at, n_at, op == FUSE__OP_SELU ? "gamma" : "beta")) != NULL)
-      beta = (float)a->v[0];
-    return op == FUSE__OP_HARDSIGMOID ? fuse_hardsigmoid(g, in[0], alpha, beta)
-           : op == FUSE__OP_LEAKY_RELU ? fuse_leaky_relu(g, in[0], alpha)
-           : op == FUSE__OP_ELU        ? fuse_elu(g, in[0], alpha)
-                                       : fuse_selu(g, in[0], alpha, beta);
-  }
-  case FUSE__OP_GELU: {
-    int approximate = 0;
-    fuse__text_ints(at, n_at, "approximate", &approximate, 1);
-    return fuse_gelu(g, in[0], approximate);
-  }
-  case FUSE__OP_DIV: return fuse_div(g, in[0], in[1]);
-  case FUSE__OP_POW: return fuse_pow(g, in[0], in[1]);
-  case FUSE__OP_PRELU: return fuse_prelu(g, in[0], in[1]);
-  case FUSE__OP_WHERE: return fuse_where(g, in[0], in[1], in[2]);
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: {
-    int axis = 0;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return fuse__gather_node(g, in[0], in[1], axis);
-  }
-  case FUSE__OP_EXPAND:
-  case FUSE__OP_TILE: {
-    const char *key = op == FUSE__OP_EXPAND ? "shape" : "repeats";
-    int64_t list[FUSE_MAX_RANK];
-    int i;
-    if (!(a = fuse__text_find_attr(at, n_at, key)))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s=[...]", ps->at_line,
-                        ps->at_col, fuse__ops[op].name, key);
-    for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
-    if (op == FUSE__OP_EXPAND) return fuse_expand(g, in[0], a->count, list);
-    if (a->count != fuse_value_rank(g, in[0]))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: tile repeats has %d entries for rank %d",
-                        ps->at_line, ps->at_col, a->count, fuse_value_rank(g, in[0]));
-    return fuse_tile(g, in[0], list);
-  }
-  case FUSE__OP_PAD: {
-    int64_t pads[2 * FUSE_MAX_RANK];
-    int rank = fuse_value_rank(g, in[0]), mode = 0, i, k;
-    float value = 0;
-    memset(pads, 0, sizeof pads);
-    for (k = 0; k < 2; k++)
-      if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
-        if (a->count != rank)
-          return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: pad %s has %d entries for rank %d",
-                            ps->at_line, ps->at_col, a->name, a->count, rank);
-        for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
-      }
-    if ((a = fuse__text_find_attr(at, n_at, "value")) != NULL) value = (float)a->v[0];
-    fuse__text_ints(at, n_at, "mode", &mode, 1);
-    return fuse_pad(g, in[0], pads, (fuse_pad_mode)mode, value);
-  }
-  case FUSE__OP_RESIZE: {
-    int64_t sizes[FUSE_MAX_RANK];
-    float scales[FUSE_MAX_RANK];
-    fuse_resize_attrs ra;
-    int rank = fuse_value_rank(g, in[0]), v[4] = {0, 0, 0, 0}, i;
-    const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
-    if (!(a = fuse__text_find_attr(at, n_at, "sizes")) || a->count != rank ||
-        (sc && sc->count != rank))
-      return fuse__fail(g, FUSE_ERROR_PARSE,
-                        "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
-                        ps->at_line, ps->at_col, rank);
-    for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
-    memset(&ra, 0, sizeof ra);
-    fuse__text_ints(at, n_at, "mode", &v[0], 1);
-    fuse__text_ints(at, n_at, "coordinates", &v[1], 1);
-    fuse__text_ints(at, n_at, "nearest", &v[2], 1);
-    fuse__text_ints(at, n_at, "exclude_outside", &v[3], 1);
-    ra.mode = (fuse_resize_mode)v[0];
-    ra.coordinates = (fuse_resize_coordinates)v[1];
-    ra.nearest = (fuse_resize_nearest)v[2];
-    ra.exclude_outside = v[3];
-    if ((a = fuse__text_find_attr(at, n_at, "cubic_coeff_a")) != NULL) ra.cubic_coeff_a = (float)a->v[0];
-    return fuse_resize(g, in[0], sizes, sc ? scales : NULL, &ra);
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    int axes[FUSE_MAX_RANK], keepdims = 1, count = 0;
-    fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
-    if ((a = fuse__text_find_attr(at, n_at, "axes")) != NULL) { /* absent or []: all axes */
-      count = a->count;
-      fuse__text_ints(at, n_at, "axes", axes, count);
-    }
-    fuse__text_ints(at, n_at, "keepdims", &keepdims, 1);
-    return fuse_reduce(g, in[0], kind, count, axes, keepdims);
-  }
-  case FUSE__OP_LOG_SOFTMAX: {
-    int axis = -1;
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    return fuse_log_softmax(g, in[0], axis);
-  }
-  case FUSE__OP_LAYER_NORM:
-  case FUSE__OP_INSTANCE_NORM:
-  case FUSE__OP_GROUP_NORM: {
-    float eps = 1e-5f;
-    int axis = -1, groups = 0;
-    if ((a = fuse__text_find_attr(at, n_at, "eps")) != NULL) eps = (float)a->v[0];
-    fuse__text_ints(at, n_at, "axis", &axis, 1);
-    if (op == FUSE__OP_LAYER_NORM)
-      return fuse_layer_norm(g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE, axis, eps);
-    if (op == FUSE__OP_INSTANCE_NORM) return fuse_instance_norm(g, in[0], in[1], in[2], eps);
-    if (!fuse__text_find_attr(at, n_at, "groups"))
-      return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: group_norm needs groups=N",
-                        ps->at_line, ps->at_col);
-    fuse__text_ints(at, n_at, "groups", &groups, 1);
-    return fuse_group_norm(g, in[0], in[1], in[2], groups, eps);
-  }
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: return fuse__text_slice(ps, in[0], at, n_at);
-  case FUSE__OP_CONV_TRANSPOSE2D: {
-    fuse_conv_transpose2d_attrs c;
-    memset(&c, 0, sizeof c);
-    fuse__text_ints(at, n_at, "strides", c.strides, 2);
-    fuse__text_ints(at, n_at, "padding", c.padding, 4);
-    fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
-    fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
-    fuse__text_ints(at, n_at, "groups", &c.groups, 1);
-    return fuse_conv_transpose2d(g, in[0], in[1], &c);
-  }
-
-  default: break;
-  }
-  return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op", ps->at_line, ps->at_col,
-                    fuse__ops[op].name);
+/* Attribute `name` of op, or the row's default. */
+static double fuse__text_number_attr(int op, const fuse__parse_attr *at, int n_at, const char *name) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, name);
+  const fuse__attr_spec *s;
+  if (a) return a->v[0];
+  for (s = fuse__ops[op].attrs; s->name; s++)
+    if (strcmp(s->name, name) == 0) return s->dflt;
+  FUSE_ASSERT(0 && "fuse__text_number_attr: not an attribute of the op");
+  return 0;
 }
+#define FUSE__TEXT_FLOAT(name) ((float)fuse__text_number_attr(op, at, n_at, name))
+#define FUSE__TEXT_INT(name) ((int)fuse__text_number_attr(op, at, n_at, name))
+
+static fuse_value fuse__text_build(fuse__parser *ps, int op, const fuse_value *in, int n_in,
+                                   const fuse__parse_attr *at, int n_at) {
+  const fuse__op_row *row = &fuse__ops[op];
+  int arity = row->max_in < 0 ? row->min_in : row->max_in;
+  if (!row->build)
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s cannot be written as an op",
+                      ps->at_line, ps->at_col, row->name);
+  if (n_in < row->min_in || (row->max_in >= 0 && n_in > row->max_in))
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s takes %d operand%s, not %d",
+                      ps->at_line, ps->at_col, row->name, arity, arity == 1 ? "" : "s", n_in);
+  return row->build(ps, op, in, n_in, at, n_at);
+}
+
+/* A required attribute's absence: the parse error. */
+static fuse_value fuse__text_needs(const fuse__parser *ps, int op, const char *what) {
+  return fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s needs %s", ps->at_line,
+                    ps->at_col, fuse__ops[op].name, what);
+}
+
+/* A list attribute with one entry per axis of x: its count against x's rank. */
+static int fuse__text_per_axis(const fuse__parser *ps, int op, const fuse__parse_attr *a,
+                               fuse_value x) {
+  int rank = fuse_value_rank(ps->g, x);
+  if (a->count == rank) return 1;
+  fuse__fail(ps->g, FUSE_ERROR_PARSE, "line %d, column %d: %s %s has %d entries for rank %d",
+             ps->at_line, ps->at_col, fuse__ops[op].name, a->name, a->count, rank);
+  return 0;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_conv2d) {
+  fuse_conv2d_attrs c;
+  memset(&c, 0, sizeof c);
+  fuse__text_ints(at, n_at, "strides", c.strides, 2);
+  fuse__text_ints(at, n_at, "padding", c.padding, 4);
+  fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+  fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+  (void)op, (void)n_in;
+  return fuse_conv2d(ps->g, in[0], in[1], &c);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_matmul) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_matmul(ps->g, in[0], in[1]);
+}
+
+/* add, sub, mul, maximum, minimum, div, pow */
+FUSE__TEXT_BUILDER(fuse__text_binary) {
+  (void)n_in, (void)at, (void)n_at;
+  return fuse__binary(ps->g, op, in[0], in[1]);
+}
+
+/* relu, sigmoid */
+FUSE__TEXT_BUILDER(fuse__text_unary) {
+  fuse__node *n = fuse__unary(ps->g, op, in[0]);
+  (void)n_in, (void)at, (void)n_at;
+  return n ? fuse__id(ps->g, n) : FUSE_NONE;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_clip) {
+  (void)n_in;
+  return fuse_clip(ps->g, in[0], FUSE__TEXT_FLOAT("lo"), FUSE__TEXT_FLOAT("hi"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_reshape) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "shape");
+  int64_t shape[FUSE_MAX_RANK];
+  int i;
+  (void)n_in;
+  if (!a) return fuse__text_needs(ps, op, "shape=[...]");
+  for (i = 0; i < a->count; i++) shape[i] = (int64_t)a->v[i];
+  return fuse_reshape(ps->g, in[0], a->count, shape);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_flatten) {
+  (void)n_in;
+  return fuse_flatten(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_concat) {
+  return fuse_concat(ps->g, n_in, in, FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_softmax) {
+  (void)n_in;
+  return fuse_softmax(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_batch_norm) {
+  (void)n_in;
+  return fuse_batch_norm(ps->g, in[0], in[1], in[2], in[3], in[4], FUSE__TEXT_FLOAT("eps"));
+}
+
+/* max_pool2d, avg_pool2d */
+FUSE__TEXT_BUILDER(fuse__text_pool) {
+  fuse_pool2d_attrs p;
+  (void)n_in;
+  memset(&p, 0, sizeof p);
+  if (!fuse__text_find_attr(at, n_at, "kernel")) return fuse__text_needs(ps, op, "kernel=[kh, kw]");
+  fuse__text_ints(at, n_at, "kernel", p.kernel, 2);
+  fuse__text_ints(at, n_at, "strides", p.strides, 2);
+  fuse__text_ints(at, n_at, "padding", p.padding, 4);
+  fuse__text_ints(at, n_at, "dilation", p.dilation, 2);
+  fuse__text_ints(at, n_at, "ceil_mode", &p.ceil_mode, 1);
+  fuse__text_ints(at, n_at, "count_include_pad", &p.count_include_pad, 1);
+  return fuse__pool(ps->g, op, in[0], &p);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_global_avg_pool) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_global_avg_pool2d(ps->g, in[0]);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_transpose) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "perm");
+  int p[FUSE_MAX_RANK], i;
+  (void)n_in;
+  if (!a) return fuse_transpose(ps->g, in[0], NULL);
+  if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+  for (i = 0; i < a->count; i++) p[i] = (int)a->v[i];
+  return fuse_transpose(ps->g, in[0], p);
+}
+
+/* The element-wise math of one operand: its parameters are the row's attributes, kept in
+   a.unary (alpha, beta, mode); those the text leaves out take the row's defaults (ONNX's). */
+FUSE__TEXT_BUILDER(fuse__text_math) {
+  float p[2] = {0, 0};
+  int mode = 0;
+  const fuse__attr_spec *s;
+  (void)n_in;
+  for (s = fuse__ops[op].attrs; s->name; s++) {
+    double v = fuse__text_number_attr(op, at, n_at, s->name);
+    if (s->at == (int)offsetof(fuse__node, a.unary.alpha)) p[0] = (float)v;
+    else if (s->at == (int)offsetof(fuse__node, a.unary.beta)) p[1] = (float)v;
+    else mode = (int)v;
+  }
+  return fuse__math_unary(ps->g, op, in[0], p[0], p[1], mode);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_gelu) {
+  (void)n_in;
+  return fuse_gelu(ps->g, in[0], FUSE__TEXT_INT("approximate"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_prelu) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_prelu(ps->g, in[0], in[1]);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_where) {
+  (void)op, (void)n_in, (void)at, (void)n_at;
+  return fuse_where(ps->g, in[0], in[1], in[2]);
+}
+
+/* slice(%x, starts=[...], ends=[...] or sizes=[...], steps=[...], axes=[...]): steps and axes
+   are optional; sizes (how many elements each listed axis keeps, the printed form) stand for
+   ends = starts + sizes * steps, with starts >= 0. */
+FUSE__TEXT_BUILDER(fuse__text_slice) {
+  static const char *const names[5] = {"starts", "ends", "sizes", "steps", "axes"};
+  const fuse__parse_attr *l[5];
+  int64_t starts[FUSE_MAX_RANK], ends[FUSE_MAX_RANK], steps[FUSE_MAX_RANK];
+  int axes[FUSE_MAX_RANK], i, k, n;
+  for (k = 0; k < 5; k++) l[k] = fuse__text_find_attr(at, n_at, names[k]);
+  if (!l[0] || !l[1] == !l[2])
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                      "line %d, column %d: slice needs starts=[...] and either ends=[...] or "
+                      "sizes=[...]",
+                      ps->at_line, ps->at_col);
+  n = l[0]->count;
+  for (k = 1; k < 5; k++)
+    if (l[k] && l[k]->count != n)
+      return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                        "line %d, column %d: slice's %s has %d entries, starts has %d",
+                        ps->at_line, ps->at_col, names[k], l[k]->count, n);
+  for (i = 0; i < n; i++) {
+    starts[i] = (int64_t)l[0]->v[i];
+    steps[i] = l[3] ? (int64_t)l[3]->v[i] : 1;
+    axes[i] = l[4] ? (int)l[4]->v[i] : i;
+    if (l[1]) {
+      ends[i] = (int64_t)l[1]->v[i];
+    } else {
+      if (starts[i] < 0 || l[2]->v[i] < 1)
+        return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                          "line %d, column %d: slice with sizes needs starts >= 0 and sizes >= 1",
+                          ps->at_line, ps->at_col);
+      ends[i] = starts[i] + (int64_t)l[2]->v[i] * steps[i];
+      if (ends[i] < 0) ends[i] = INT64_MIN; /* down to the first element */
+    }
+  }
+  (void)op, (void)n_in;
+  return fuse_slice(ps->g, in[0], n, axes, starts, ends, steps);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_gather) {
+  (void)n_in;
+  return fuse__gather_node(ps->g, in[0], in[1], FUSE__TEXT_INT("axis"));
+}
+
+/* A list of whole numbers, required: its count, the values at list; -1 when it is absent. */
+static int fuse__text_int64s(const fuse__parse_attr *at, int n_at, const char *name, int64_t *list) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, name);
+  int i;
+  if (!a) return -1;
+  for (i = 0; i < a->count; i++) list[i] = (int64_t)a->v[i];
+  return a->count;
+}
+
+FUSE__TEXT_BUILDER(fuse__text_expand) {
+  int64_t shape[FUSE_MAX_RANK];
+  int n = fuse__text_int64s(at, n_at, "shape", shape);
+  (void)n_in;
+  if (n < 0) return fuse__text_needs(ps, op, "shape=[...]");
+  return fuse_expand(ps->g, in[0], n, shape);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_tile) {
+  int64_t repeats[FUSE_MAX_RANK];
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "repeats");
+  (void)n_in;
+  if (!a) return fuse__text_needs(ps, op, "repeats=[...]");
+  if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+  fuse__text_int64s(at, n_at, "repeats", repeats);
+  return fuse_tile(ps->g, in[0], repeats);
+}
+
+FUSE__TEXT_BUILDER(fuse__text_pad) {
+  int64_t pads[2 * FUSE_MAX_RANK];
+  int rank = fuse_value_rank(ps->g, in[0]), i, k;
+  const fuse__parse_attr *a;
+  (void)n_in;
+  memset(pads, 0, sizeof pads);
+  for (k = 0; k < 2; k++)
+    if ((a = fuse__text_find_attr(at, n_at, k ? "ends" : "begins")) != NULL) {
+      if (!fuse__text_per_axis(ps, op, a, in[0])) return FUSE_NONE;
+      for (i = 0; i < rank; i++) pads[k * rank + i] = (int64_t)a->v[i];
+    }
+  return fuse_pad(ps->g, in[0], pads, (fuse_pad_mode)FUSE__TEXT_INT("mode"), FUSE__TEXT_FLOAT("value"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_resize) {
+  int64_t sizes[FUSE_MAX_RANK];
+  float scales[FUSE_MAX_RANK];
+  fuse_resize_attrs ra;
+  int rank = fuse_value_rank(ps->g, in[0]), i;
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "sizes");
+  const fuse__parse_attr *sc = fuse__text_find_attr(at, n_at, "scales");
+  (void)n_in;
+  if (!a || a->count != rank || (sc && sc->count != rank))
+    return fuse__fail(ps->g, FUSE_ERROR_PARSE,
+                      "line %d, column %d: resize needs sizes=[...] (and scales=[...]) with %d entries",
+                      ps->at_line, ps->at_col, rank);
+  for (i = 0; i < rank; i++) sizes[i] = (int64_t)a->v[i], scales[i] = sc ? (float)sc->v[i] : 0;
+  memset(&ra, 0, sizeof ra);
+  ra.mode = (fuse_resize_mode)FUSE__TEXT_INT("mode");
+  ra.coordinates = (fuse_resize_coordinates)FUSE__TEXT_INT("coordinates");
+  ra.nearest = (fuse_resize_nearest)FUSE__TEXT_INT("nearest");
+  ra.exclude_outside = FUSE__TEXT_INT("exclude_outside");
+  ra.cubic_coeff_a = FUSE__TEXT_FLOAT("cubic_coeff_a");
+  return fuse_resize(ps->g, in[0], sizes, sc ? scales : NULL, &ra);
+}
+
+/* reduce_mean ... reduce_sum_square: the kinds in the ops' order */
+FUSE__TEXT_BUILDER(fuse__text_reduce) {
+  const fuse__parse_attr *a = fuse__text_find_attr(at, n_at, "axes");
+  int axes[FUSE_MAX_RANK], count = a ? a->count : 0; /* absent or []: all axes */
+  fuse_reduce_kind kind = (fuse_reduce_kind)(FUSE_REDUCE_MEAN + (op - FUSE__OP_REDUCE_MEAN));
+  (void)n_in;
+  fuse__text_ints(at, n_at, "axes", axes, count);
+  return fuse_reduce(ps->g, in[0], kind, count, axes, FUSE__TEXT_INT("keepdims"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_log_softmax) {
+  (void)n_in;
+  return fuse_log_softmax(ps->g, in[0], FUSE__TEXT_INT("axis"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_layer_norm) { /* bias is optional */
+  return fuse_layer_norm(ps->g, in[0], in[1], n_in == 3 ? in[2] : FUSE_NONE,
+                         FUSE__TEXT_INT("axis"), FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_instance_norm) {
+  (void)n_in;
+  return fuse_instance_norm(ps->g, in[0], in[1], in[2], FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_group_norm) {
+  (void)n_in;
+  if (!fuse__text_find_attr(at, n_at, "groups")) return fuse__text_needs(ps, op, "groups=N");
+  return fuse_group_norm(ps->g, in[0], in[1], in[2], FUSE__TEXT_INT("groups"), FUSE__TEXT_FLOAT("eps"));
+}
+
+FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d) {
+  fuse_conv_transpose2d_attrs c;
+  memset(&c, 0, sizeof c);
+  fuse__text_ints(at, n_at, "strides", c.strides, 2);
+  fuse__text_ints(at, n_at, "padding", c.padding, 4);
+  fuse__text_ints(at, n_at, "output_padding", c.output_padding, 2);
+  fuse__text_ints(at, n_at, "dilation", c.dilation, 2);
+  fuse__text_ints(at, n_at, "groups", &c.groups, 1);
+  (void)op, (void)n_in;
+  return fuse_conv_transpose2d(ps->g, in[0], in[1], &c);
+}
+#undef FUSE__TEXT_FLOAT
+#undef FUSE__TEXT_INT

@@ -76,133 +76,49 @@ static void fuse__put_float_attr(fuse__out *o, const char *name, float v) {
   fuse__put_float(o, v);
 }
 
+/* The node's attributes as its row lists them (fuse__attr_spec: where the node keeps each,
+   and how), each ", name=value". */
 static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
-  const fuse__attrs *a = &n->a;
-  switch (n->op) {
-  case FUSE__OP_CONV2D:
-    fuse__put_int_list(o, "strides", a->conv.strides, 2);
-    fuse__put_int_list(o, "padding", a->conv.padding, 4);
-    fuse__put_int_list(o, "dilation", a->conv.dilation, 2);
-    fuse__put_int_attr(o, "groups", a->conv.groups);
-    break;
-  case FUSE__OP_CLIP:
-    fuse__put_float_attr(o, "lo", a->clip.lo);
-    fuse__put_float_attr(o, "hi", a->clip.hi);
-    break;
-  case FUSE__OP_RESHAPE:
-    fuse__puts(o, ", shape=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    break;
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_BATCH_NORM: fuse__put_float_attr(o, "eps", a->eps); break;
-  case FUSE__OP_TRANSPOSE: fuse__put_int_list(o, "perm", a->perm, n->rank); break;
-  case FUSE__OP_MAX_POOL2D:
-  case FUSE__OP_AVG_POOL2D:
-    fuse__put_int_list(o, "kernel", a->pool.kernel, 2);
-    fuse__put_int_list(o, "strides", a->pool.strides, 2);
-    fuse__put_int_list(o, "padding", a->pool.padding, 4);
-    if (n->op == FUSE__OP_MAX_POOL2D) fuse__put_int_list(o, "dilation", a->pool.dilation, 2);
-    fuse__put_int_attr(o, "ceil_mode", a->pool.ceil_mode);
-    if (n->op == FUSE__OP_AVG_POOL2D)
-      fuse__put_int_attr(o, "count_include_pad", a->pool.count_include_pad);
-    break;
-  /* element-wise math (graph/builders_math.c) */
-  case FUSE__OP_HARDSIGMOID:
-    fuse__put_float_attr(o, "alpha", a->unary.alpha);
-    fuse__put_float_attr(o, "beta", a->unary.beta);
-    break;
-  case FUSE__OP_LEAKY_RELU:
-  case FUSE__OP_ELU: fuse__put_float_attr(o, "alpha", a->unary.alpha); break;
-  case FUSE__OP_SELU:
-    fuse__put_float_attr(o, "alpha", a->unary.alpha);
-    fuse__put_float_attr(o, "gamma", a->unary.beta);
-    break;
-  case FUSE__OP_GELU: fuse__put_int_attr(o, "approximate", a->unary.mode); break;
-
-  /* data movement (graph/builders_shape.c) */
-  case FUSE__OP_GATHER: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_EXPAND:
-    fuse__puts(o, ", shape=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    break;
-  case FUSE__OP_TILE: /* its repeats live in a.slice.step */
-    fuse__puts(o, ", repeats=");
-    fuse__put_dims(o, n->rank, a->slice.step, ", ");
-    break;
-  case FUSE__OP_PAD:
-    fuse__put_int_list(o, "begins", a->pad.pads, n->rank);
-    fuse__put_int_list(o, "ends", a->pad.pads + n->rank, n->rank);
-    fuse__put_float_attr(o, "value", a->pad.value);
-    fuse__put_int_attr(o, "mode", a->pad.mode);
-    break;
-  case FUSE__OP_RESIZE: {
-    int i;
-    fuse__puts(o, ", sizes=");
-    fuse__put_dims(o, n->rank, n->shape, ", ");
-    if (a->resize.scales[0] > 0) /* else derived from the sizes */
+  const fuse__attr_spec *s;
+  for (s = fuse__ops[n->op].attrs; s->name; s++) {
+    const char *at = (const char *)n + s->at;
+    int64_t d[FUSE_MAX_RANK];
+    int v[FUSE_MAX_RANK], i, count = 0;
+    float f[FUSE_MAX_RANK];
+    unsigned bits;
+    switch (s->store) {
+    case 'i': memcpy(&v[0], at, sizeof(int)); fuse__put_int_attr(o, s->name, v[0]); continue;
+    case 'f': memcpy(&f[0], at, sizeof(float)); fuse__put_float_attr(o, s->name, f[0]); continue;
+    case 'n': count = s->form - '0'; memcpy(v, at, (size_t)count * sizeof(int)); break;
+    case 'r': count = n->rank; memcpy(v, at, (size_t)count * sizeof(int)); break;
+    case 'e': count = n->rank; memcpy(v, at + (size_t)count * sizeof(int), (size_t)count * sizeof(int)); break;
+    case 'm':
+      memcpy(&bits, at, sizeof bits);
+      for (i = 0; i < FUSE_MAX_RANK; i++)
+        if (bits >> i & 1u) v[count++] = i;
+      break;
+    case 'L':
+      memcpy(d, at, (size_t)n->rank * sizeof(int64_t));
+      fuse__puts(o, ", ");
+      fuse__puts(o, s->name);
+      fuse__puts(o, "=");
+      fuse__put_dims(o, n->rank, d, ", ");
+      continue;
+    case 'F': /* scales: when they are not derived from the sizes */
+      memcpy(f, at, (size_t)n->rank * sizeof(float));
+      if (!(f[0] > 0)) continue;
+      fuse__puts(o, ", ");
+      fuse__puts(o, s->name);
+      fuse__puts(o, "=[");
       for (i = 0; i < n->rank; i++) {
-        fuse__puts(o, i ? ", " : ", scales=[");
-        fuse__put_float(o, a->resize.scales[i]);
+        if (i) fuse__puts(o, ", ");
+        fuse__put_float(o, f[i]);
       }
-    if (a->resize.scales[0] > 0) fuse__puts(o, "]");
-    fuse__put_int_attr(o, "mode", a->resize.r.mode);
-    fuse__put_int_attr(o, "coordinates", a->resize.r.coordinates);
-    fuse__put_int_attr(o, "nearest", a->resize.r.nearest);
-    fuse__put_float_attr(o, "cubic_coeff_a", a->resize.r.cubic_coeff_a);
-    fuse__put_int_attr(o, "exclude_outside", a->resize.r.exclude_outside);
-    break;
-  }
-
-  /* reductions, normalizations (graph/builders_nn.c) */
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
-  case FUSE__OP_REDUCE_MAX:
-  case FUSE__OP_REDUCE_MIN:
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_PROD:
-  case FUSE__OP_REDUCE_SUM_SQUARE: {
-    int axes[FUSE_MAX_RANK], k, count = 0;
-    for (k = 0; k < FUSE_MAX_RANK; k++)
-      if (a->reduce.axes >> k & 1u) axes[count++] = k;
-    fuse__put_int_list(o, "axes", axes, count);
-    fuse__put_int_attr(o, "keepdims", a->reduce.keepdims);
-    break;
-  }
-  case FUSE__OP_LOG_SOFTMAX: fuse__put_int_attr(o, "axis", a->axis); break;
-  case FUSE__OP_LAYER_NORM:
-    fuse__put_int_attr(o, "axis", a->norm.axis);
-    fuse__put_float_attr(o, "eps", a->norm.eps);
-    break;
-  case FUSE__OP_INSTANCE_NORM: fuse__put_float_attr(o, "eps", a->norm.eps); break;
-  case FUSE__OP_GROUP_NORM:
-    fuse__put_int_attr(o, "groups", a->norm.groups);
-    fuse__put_float_attr(o, "eps", a->norm.eps);
-    break;
-
-  /* transposed convolution (graph/builders_layers.c) */
-  case FUSE__OP_SLICE: { /* every axis: the first element, how many, the step */
-    int64_t sizes[FUSE_MAX_RANK];
-    int d;
-    for (d = 0; d < n->rank; d++) sizes[d] = n->shape[d];
-    fuse__puts(o, ", starts=");
-    fuse__put_dims(o, n->rank, a->slice.start, ", ");
-    fuse__puts(o, ", sizes=");
-    fuse__put_dims(o, n->rank, sizes, ", ");
-    fuse__puts(o, ", steps=");
-    fuse__put_dims(o, n->rank, a->slice.step, ", ");
-    break;
-  }
-  case FUSE__OP_CONV_TRANSPOSE2D:
-    fuse__put_int_list(o, "strides", a->convt.strides, 2);
-    fuse__put_int_list(o, "padding", a->convt.padding, 4);
-    fuse__put_int_list(o, "output_padding", a->convt.output_padding, 2);
-    fuse__put_int_list(o, "dilation", a->convt.dilation, 2);
-    fuse__put_int_attr(o, "groups", a->convt.groups);
-    break;
-
-  default: break;
+      fuse__puts(o, "]");
+      continue;
+    default: continue; /* read by the builder only */
+    }
+    fuse__put_int_list(o, s->name, v, count);
   }
 }
 

@@ -6,27 +6,7 @@
    every fused conv runs); the rest are the kinds below. chain.inc is the template. */
 #define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
 #define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
-enum {
-  FUSE__CHAIN_POST,       /* post.kind through fuse__post_apply */
-  FUSE__CHAIN_ADD,        /* binary: v op o, or o op v when swap */
-  FUSE__CHAIN_SUB,
-  FUSE__CHAIN_MUL,
-  FUSE__CHAIN_DIV,
-  FUSE__CHAIN_MAX,        /* maximum, minimum: a NaN of either operand stays */
-  FUSE__CHAIN_MIN,
-  FUSE__CHAIN_POW,        /* powf lane by lane */
-  FUSE__CHAIN_PRELU,      /* v < 0 ? o * v : v */
-  FUSE__CHAIN_SQRT,       /* unary */
-  FUSE__CHAIN_RECIPROCAL,
-  FUSE__CHAIN_SQUARE,     /* pow(v, 2) */
-  FUSE__CHAIN_CUBE,       /* pow(v, 3) */
-  FUSE__CHAIN_NEG,
-  FUSE__CHAIN_ABS,
-  FUSE__CHAIN_FLOOR,
-  FUSE__CHAIN_CEIL,
-  FUSE__CHAIN_LOG,
-  FUSE__CHAIN_ERF
-};
+/* the kinds (FUSE__CHAIN_*): graph/graph.c, beside the operator table that names them */
 enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
 typedef struct fuse__chain_op {
   int kind;     /* FUSE__CHAIN_* */

@@ -221,7 +221,6 @@ static fuse_post_op fuse__post_clamp(float lo, float hi) {
   op.hi = hi;
   return op;
 }
-#define FUSE__POST_ERF 31 /* erf: inside the analyzer only, as a step of GELU's written form */
 
 /* The operand of a binary op that is a scalar constant (its value in *c), or -1. */
 static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float *c) {
