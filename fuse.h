@@ -40985,6 +40985,62 @@ static int fuse__rows_global_avg_pool(const fuse__run *r, const fuse__step *s) {
 /* ==== begin src/run/run.c ==== */
 /* ------------------------------------------------------------------ execute -- */
 
+/* The fast paths tried before the reference (run/chain_run.c): a contiguous axis, rows of
+   whole operands, on the plan's ISA */
+static void fuse__run_softmax(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_softmax(r, s)) fuse__kernel_softmax(r, s);
+}
+static void fuse__run_log_softmax(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_softmax(r, s)) fuse__kernel_log_softmax(r, s);
+}
+static void fuse__run_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_global_avg_pool(r, s)) fuse__kernel_global_avg_pool(r, s);
+}
+static void fuse__run_reduce(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_reduce(r, s)) fuse__kernel_reduce(r, s);
+}
+static void fuse__run_norm(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_norm(r, s)) fuse__kernel_norm(r, s);
+}
+
+/* What a step runs, by its op row's `run` kind (graph/graph.c), one row per fuse__run_kind in
+   its order: the count is checked when this compiles, the order whenever a step runs. */
+typedef struct fuse__run_kernel {
+  int kind;
+  void (*run)(const fuse__run *r, const fuse__step *s);
+} fuse__run_kernel;
+static const fuse__run_kernel fuse__run_kernels[] = {
+    {FUSE__RUN_UNARY, fuse__kernel_unary}, /* relu, clip, sigmoid; input, const and the copies */
+    {FUSE__RUN_CONV2D, fuse__kernel_conv2d},
+    {FUSE__RUN_MATMUL, fuse__kernel_matmul},
+    {FUSE__RUN_BINARY, fuse__kernel_binary},
+    {FUSE__RUN_CONCAT, fuse__kernel_concat},
+    {FUSE__RUN_TRANSPOSE, fuse__kernel_transpose},
+    {FUSE__RUN_SOFTMAX, fuse__run_softmax},
+    {FUSE__RUN_BATCH_NORM, fuse__kernel_batch_norm},
+    {FUSE__RUN_POOL, fuse__kernel_pool},
+    {FUSE__RUN_GLOBAL_AVG_POOL, fuse__run_global_avg_pool},
+    {FUSE__RUN_LAYOUT, fuse__kernel_layout},
+    {FUSE__RUN_CHAIN, fuse__kernel_chain},
+    {FUSE__RUN_MATH_UNARY, fuse__kernel_math_unary}, /* run/reference_math.c */
+    {FUSE__RUN_MATH_BROADCAST, fuse__kernel_math_broadcast},
+    {FUSE__RUN_GATHER, fuse__kernel_gather}, /* run/reference_shape.c */
+    {FUSE__RUN_EXPAND, fuse__kernel_expand},
+    {FUSE__RUN_TILE, fuse__kernel_tile},
+    {FUSE__RUN_PAD, fuse__kernel_pad},
+    {FUSE__RUN_RESIZE, fuse__kernel_resize},
+    {FUSE__RUN_REDUCE, fuse__run_reduce}, /* run/reference_nn.c */
+    {FUSE__RUN_LOG_SOFTMAX, fuse__run_log_softmax},
+    {FUSE__RUN_NORM, fuse__run_norm},
+    {FUSE__RUN_SLICE, fuse__kernel_slice}, /* run/reference_layers.c */
+    {FUSE__RUN_CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d},
+};
+typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
+                                                           sizeof fuse__run_kernels[0] ==
+                                                       FUSE__RUN_COUNT
+                                                   ? 1
+                                                   : -1];
+
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
   return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
@@ -40993,6 +41049,7 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count) {
   fuse__run r;
+  const fuse__run_kernel *kernel;
   int i;
   if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
   if (first < 0 || count < 0 || first > p->num_steps || count > p->num_steps - first)
@@ -41020,69 +41077,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
       if (rc != FUSE_OK) return rc;
       continue;
     }
-    switch (s->op) {
-    case FUSE__OP_CONV2D: fuse__kernel_conv2d(&r, s); break;
-    case FUSE__OP_MATMUL: fuse__kernel_matmul(&r, s); break;
-    case FUSE__OP_ADD:
-    case FUSE__OP_SUB:
-    case FUSE__OP_MUL:
-    case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
-    case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
-    case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (run/chain_run.c), else here */
-      if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
-      break;
-    case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
-    case FUSE__OP_MAX_POOL2D:
-    case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
-    case FUSE__OP_GLOBAL_AVG_POOL2D:
-      if (!fuse__rows_global_avg_pool(&r, s)) fuse__kernel_global_avg_pool(&r, s);
-      break;
-    case FUSE__OP_TO_NHWC:
-    case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
-    case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
-    /* element-wise math (run/reference_math.c) */
-    case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
-    case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
-    case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
-    case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
-    case FUSE__OP_GELU: fuse__kernel_math_unary(&r, s); break;
-    case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
-    case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
-
-    /* data movement (run/reference_shape.c) */
-    case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
-    case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
-    case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
-    case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
-    case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
-
-    /* reductions, normalizations (run/reference_nn.c) */
-    case FUSE__OP_REDUCE_MEAN:
-    case FUSE__OP_REDUCE_SUM:
-    case FUSE__OP_REDUCE_MAX:
-    case FUSE__OP_REDUCE_MIN:
-    case FUSE__OP_REDUCE_L2:
-    case FUSE__OP_REDUCE_PROD:
-    case FUSE__OP_REDUCE_SUM_SQUARE:
-      if (!fuse__rows_reduce(&r, s)) fuse__kernel_reduce(&r, s);
-      break;
-    case FUSE__OP_LOG_SOFTMAX:
-      if (!fuse__rows_softmax(&r, s)) fuse__kernel_log_softmax(&r, s);
-      break;
-    case FUSE__OP_LAYER_NORM:
-    case FUSE__OP_INSTANCE_NORM:
-    case FUSE__OP_GROUP_NORM:
-      if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
-      break;
-
-    /* transposed convolution (run/reference_layers.c) */
-    case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
-    case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
-
-    default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
-    }
+    kernel = &fuse__run_kernels[fuse__ops[s->op].run];
+    FUSE_ASSERT(kernel->kind == fuse__ops[s->op].run); /* the table in fuse__run_kind's order */
+    kernel->run(&r, s);
   }
   return FUSE_OK;
 }
@@ -43486,30 +43483,42 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
 
-/* the ONNX operators this file converts (the loader lists the others as unsupported);
-   the order matters: fuse__onnx_convert_math switches on the index */
-static const char *const fuse__onnx_math_ops[] = {
-    "Sqrt",  "Reciprocal", "Exp",       "Log",         "Neg",       "Abs",   "Floor",
-    "Ceil",  "Erf",        "Tanh",      "Softplus",    "HardSwish", "HardSigmoid",
-    "LeakyRelu", "Elu",    "Selu",      "Gelu",        "Div",       "Pow",   "PRelu",
-    "Where", "Sum",        "Mean",      "Max",         "Min",       NULL};
-
-/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
-   exponent 2 as int64) made a float constant. */
-static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
-  return fuse__onnx_float_operand(ld, name, 0);
+/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/graph.c):
+   one input, the row's attributes read by their names, ONNX's defaults being the row's. */
+static int fuse__onnx_row_op(fuse__slice name) {
+  int op;
+  for (op = 0; op < FUSE__OP_COUNT; op++)
+    if (fuse__ops[op].onnx && fuse__slice_is(name, fuse__ops[op].onnx)) return op;
+  return -1;
 }
 
-/* the graph ops of the unary ones, fuse__onnx_math_ops' first entries, in its order */
-static const int fuse__onnx_unary_ops[] = {
-    FUSE__OP_SQRT, FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,      FUSE__OP_NEG,
-    FUSE__OP_ABS,  FUSE__OP_FLOOR,      FUSE__OP_CEIL, FUSE__OP_ERF,      FUSE__OP_TANH,
-    FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
-enum { /* indices in fuse__onnx_math_ops after the unary ones */
-  FUSE__ONNX_HARDSIGMOID = sizeof fuse__onnx_unary_ops / sizeof *fuse__onnx_unary_ops,
-  FUSE__ONNX_LEAKY_RELU, FUSE__ONNX_ELU, FUSE__ONNX_SELU, FUSE__ONNX_GELU, FUSE__ONNX_DIV,
-  FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE, FUSE__ONNX_SUM, FUSE__ONNX_MEAN,
-  FUSE__ONNX_MAX, FUSE__ONNX_MIN
+static fuse_value fuse__onnx_convert_row(fuse__onnx *ld, const fuse__onode *n, int op) {
+  const fuse__attr_spec *s;
+  float p[2] = {0, 0};
+  int mode = 0;
+  fuse_value x;
+  if (n->num_in != 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it takes one input"), FUSE_NONE;
+  if (!fuse__onnx_has_in(n, 0))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
+  if ((x = fuse__onnx_float_operand(ld, n->in[0], 0)) == FUSE_NONE) return FUSE_NONE;
+  for (s = fuse__ops[op].attrs; s->name; s++) {
+    if (s->at == (int)offsetof(fuse__node, a.unary.alpha))
+      p[0] = fuse__onnx_attr_float(n, s->name, (float)s->dflt);
+    else if (s->at == (int)offsetof(fuse__node, a.unary.beta))
+      p[1] = fuse__onnx_attr_float(n, s->name, (float)s->dflt);
+    else
+      mode = (int)fuse__onnx_attr_int(n, s->name, (int64_t)s->dflt);
+  }
+  return fuse__math_unary(ld->g, op, x, p[0], p[1], mode);
+}
+
+/* the other ONNX operators this file converts (the loader lists the others as unsupported);
+   the order matters: fuse__onnx_convert_math switches on the index */
+static const char *const fuse__onnx_math_ops[] = {"Gelu", "Div", "Pow", "PRelu", "Where",
+                                                  "Sum",  "Mean", "Max", "Min",  NULL};
+enum { /* indices in fuse__onnx_math_ops */
+  FUSE__ONNX_GELU, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE,
+  FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
 };
 /* the names and the indices agree (the names end with NULL): checked when this compiles */
 typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse__onnx_math_ops ==
@@ -43517,10 +43526,17 @@ typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse
                                            ? 1
                                            : -1];
 
+/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
+   exponent 2 as int64) made a float constant. */
+static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
+  return fuse__onnx_float_operand(ld, name, 0);
+}
+
 static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   fuse_value in[3];
-  int which, k, need;
+  int which, k, need = fuse__onnx_row_op(n->op);
+  if (need >= 0) return fuse__onnx_convert_row(ld, n, need);
   for (which = 0; fuse__onnx_math_ops[which]; which++)
     if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
   if (!fuse__onnx_math_ops[which]) return -3;
@@ -43554,18 +43570,7 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
       if (in[0] == FUSE_NONE) return FUSE_NONE;
     }
   }
-  if (which < FUSE__ONNX_HARDSIGMOID)
-    return fuse__math_unary(g, fuse__onnx_unary_ops[which], in[0], 0, 0, 0);
   switch (which) {
-  case FUSE__ONNX_HARDSIGMOID:
-    return fuse_hardsigmoid(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.2f),
-                            fuse__onnx_attr_float(n, "beta", 0.5f));
-  case FUSE__ONNX_LEAKY_RELU:
-    return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
-  case FUSE__ONNX_ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
-  case FUSE__ONNX_SELU:
-    return fuse_selu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.67326319217681884765625f),
-                     fuse__onnx_attr_float(n, "gamma", 1.05070102214813232421875f));
   case FUSE__ONNX_GELU: {
     fuse__oattr a;
     int tanh_approximation = 0;
@@ -44431,6 +44436,7 @@ static int fuse__onnx_known(fuse__slice op) {
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
   lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  if (fuse__onnx_row_op(op) >= 0) return 1;
   for (k = 0; k < 7; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;

@@ -3,30 +3,42 @@
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
 
-/* the ONNX operators this file converts (the loader lists the others as unsupported);
-   the order matters: fuse__onnx_convert_math switches on the index */
-static const char *const fuse__onnx_math_ops[] = {
-    "Sqrt",  "Reciprocal", "Exp",       "Log",         "Neg",       "Abs",   "Floor",
-    "Ceil",  "Erf",        "Tanh",      "Softplus",    "HardSwish", "HardSigmoid",
-    "LeakyRelu", "Elu",    "Selu",      "Gelu",        "Div",       "Pow",   "PRelu",
-    "Where", "Sum",        "Mean",      "Max",         "Min",       NULL};
-
-/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
-   exponent 2 as int64) made a float constant. */
-static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
-  return fuse__onnx_float_operand(ld, name, 0);
+/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/graph.c):
+   one input, the row's attributes read by their names, ONNX's defaults being the row's. */
+static int fuse__onnx_row_op(fuse__slice name) {
+  int op;
+  for (op = 0; op < FUSE__OP_COUNT; op++)
+    if (fuse__ops[op].onnx && fuse__slice_is(name, fuse__ops[op].onnx)) return op;
+  return -1;
 }
 
-/* the graph ops of the unary ones, fuse__onnx_math_ops' first entries, in its order */
-static const int fuse__onnx_unary_ops[] = {
-    FUSE__OP_SQRT, FUSE__OP_RECIPROCAL, FUSE__OP_EXP,  FUSE__OP_LOG,      FUSE__OP_NEG,
-    FUSE__OP_ABS,  FUSE__OP_FLOOR,      FUSE__OP_CEIL, FUSE__OP_ERF,      FUSE__OP_TANH,
-    FUSE__OP_SOFTPLUS, FUSE__OP_HARDSWISH};
-enum { /* indices in fuse__onnx_math_ops after the unary ones */
-  FUSE__ONNX_HARDSIGMOID = sizeof fuse__onnx_unary_ops / sizeof *fuse__onnx_unary_ops,
-  FUSE__ONNX_LEAKY_RELU, FUSE__ONNX_ELU, FUSE__ONNX_SELU, FUSE__ONNX_GELU, FUSE__ONNX_DIV,
-  FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE, FUSE__ONNX_SUM, FUSE__ONNX_MEAN,
-  FUSE__ONNX_MAX, FUSE__ONNX_MIN
+static fuse_value fuse__onnx_convert_row(fuse__onnx *ld, const fuse__onode *n, int op) {
+  const fuse__attr_spec *s;
+  float p[2] = {0, 0};
+  int mode = 0;
+  fuse_value x;
+  if (n->num_in != 1) return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "it takes one input"), FUSE_NONE;
+  if (!fuse__onnx_has_in(n, 0))
+    return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "an input is left out"), FUSE_NONE;
+  if ((x = fuse__onnx_float_operand(ld, n->in[0], 0)) == FUSE_NONE) return FUSE_NONE;
+  for (s = fuse__ops[op].attrs; s->name; s++) {
+    if (s->at == (int)offsetof(fuse__node, a.unary.alpha))
+      p[0] = fuse__onnx_attr_float(n, s->name, (float)s->dflt);
+    else if (s->at == (int)offsetof(fuse__node, a.unary.beta))
+      p[1] = fuse__onnx_attr_float(n, s->name, (float)s->dflt);
+    else
+      mode = (int)fuse__onnx_attr_int(n, s->name, (int64_t)s->dflt);
+  }
+  return fuse__math_unary(ld->g, op, x, p[0], p[1], mode);
+}
+
+/* the other ONNX operators this file converts (the loader lists the others as unsupported);
+   the order matters: fuse__onnx_convert_math switches on the index */
+static const char *const fuse__onnx_math_ops[] = {"Gelu", "Div", "Pow", "PRelu", "Where",
+                                                  "Sum",  "Mean", "Max", "Min",  NULL};
+enum { /* indices in fuse__onnx_math_ops */
+  FUSE__ONNX_GELU, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE,
+  FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
 };
 /* the names and the indices agree (the names end with NULL): checked when this compiles */
 typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse__onnx_math_ops ==
@@ -34,10 +46,17 @@ typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse
                                            ? 1
                                            : -1];
 
+/* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
+   exponent 2 as int64) made a float constant. */
+static fuse_value fuse__onnx_math_operand(fuse__onnx *ld, fuse__slice name) {
+  return fuse__onnx_float_operand(ld, name, 0);
+}
+
 static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) {
   fuse_graph *g = ld->g;
   fuse_value in[3];
-  int which, k, need;
+  int which, k, need = fuse__onnx_row_op(n->op);
+  if (need >= 0) return fuse__onnx_convert_row(ld, n, need);
   for (which = 0; fuse__onnx_math_ops[which]; which++)
     if (fuse__slice_is(n->op, fuse__onnx_math_ops[which])) break;
   if (!fuse__onnx_math_ops[which]) return -3;
@@ -71,18 +90,7 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
       if (in[0] == FUSE_NONE) return FUSE_NONE;
     }
   }
-  if (which < FUSE__ONNX_HARDSIGMOID)
-    return fuse__math_unary(g, fuse__onnx_unary_ops[which], in[0], 0, 0, 0);
   switch (which) {
-  case FUSE__ONNX_HARDSIGMOID:
-    return fuse_hardsigmoid(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.2f),
-                            fuse__onnx_attr_float(n, "beta", 0.5f));
-  case FUSE__ONNX_LEAKY_RELU:
-    return fuse_leaky_relu(g, in[0], fuse__onnx_attr_float(n, "alpha", 0.01f));
-  case FUSE__ONNX_ELU: return fuse_elu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.0f));
-  case FUSE__ONNX_SELU:
-    return fuse_selu(g, in[0], fuse__onnx_attr_float(n, "alpha", 1.67326319217681884765625f),
-                     fuse__onnx_attr_float(n, "gamma", 1.05070102214813232421875f));
   case FUSE__ONNX_GELU: {
     fuse__oattr a;
     int tanh_approximation = 0;

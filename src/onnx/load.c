@@ -11,6 +11,7 @@ static int fuse__onnx_known(fuse__slice op) {
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
   lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  if (fuse__onnx_row_op(op) >= 0) return 1;
   for (k = 0; k < 7; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;
