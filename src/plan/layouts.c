@@ -10,25 +10,17 @@ static int fuse__two_layouts(const fuse__tensor *t) {
   return t->rank == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
 }
 
-/* Ops that run in either layout take NHWC when an operand that has two layouts is NHWC. */
+/* Ops that run in either layout (their row's FUSE__OPF_FOLLOWS_NHWC: the element-wise ops,
+   whose chain steps after the layouts (plan/chains.c) see NHWC too, the pools, concat) take NHWC
+   when an operand that has two layouts is NHWC; concat only along the channels of rank-4
+   tensors. */
 static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const int *ops) {
   int k, any = 0;
-  switch (st->op) {
-  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_ADD:
-  case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
-  case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D: case FUSE__OP_GLOBAL_AVG_POOL2D: break;
-  /* the element-wise math: chain steps after the layouts (plan/chains.c), which see NHWC */
-  case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
-  case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
-  case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
-  case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
-  case FUSE__OP_GELU: case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU: break;
-  case FUSE__OP_CONCAT:
+  if (!(fuse__ops[st->op].flags & FUSE__OPF_FOLLOWS_NHWC)) return 0;
+  if (st->op == FUSE__OP_CONCAT) {
     if (st->a.axis != 1) return 0;
     for (k = 0; k < st->num_in; k++)
       if (p->tensors[ops[k]].rank != 4) return 0;
-    break;
-  default: return 0;
   }
   if (p->tensors[st->out].rank != 4 && st->op != FUSE__OP_GLOBAL_AVG_POOL2D) return 0;
   for (k = 0; k < st->num_in; k++) {
@@ -269,11 +261,9 @@ static int fuse__nchw_ends(const fuse_plan *p, const fuse_graph *g, const fuse__
   for (i = 0; i < p->num_steps; i++) {
     const fuse__step *u = &p->steps[i];
     for (k = 0; k < u->num_in; k++)
-      if (p->operands[u->in_first + k] == st->out && u != st) switch (u->op) {
-        case FUSE__OP_CONV2D: case FUSE__OP_MAX_POOL2D: case FUSE__OP_AVG_POOL2D:
-        case FUSE__OP_GLOBAL_AVG_POOL2D: case FUSE__OP_CONCAT: return 0;
-        default: break;
-        }
+      if (p->operands[u->in_first + k] == st->out && u != st &&
+          (fuse__ops[u->op].flags & FUSE__OPF_TAKES_NHWC))
+        return 0;
   }
   return 1;
 }
