@@ -17,23 +17,18 @@ static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t,
   return 1;
 }
 
-/* The chain kind of a binary op */
-static int fuse__chain_binary_kind(int op) {
-  switch (op) {
-  case FUSE__OP_ADD: return FUSE__CHAIN_ADD;
-  case FUSE__OP_SUB: return FUSE__CHAIN_SUB;
-  case FUSE__OP_MUL: return FUSE__CHAIN_MUL;
-  case FUSE__OP_DIV: return FUSE__CHAIN_DIV;
-  case FUSE__OP_MAXIMUM: return FUSE__CHAIN_MAX;
-  case FUSE__OP_MINIMUM: return FUSE__CHAIN_MIN;
-  case FUSE__OP_POW: return FUSE__CHAIN_POW;
-  case FUSE__OP_PRELU: return FUSE__CHAIN_PRELU;
-  default: return -1;
-  }
+/* Whether a chain kind (the row's `chain`) is a binary op's, v op o: FUSE__CHAIN_ADD ..
+   FUSE__CHAIN_PRELU in the kinds' enum (graph/graph.c). */
+static int fuse__chain_kind_binary(int kind) {
+  return kind >= FUSE__CHAIN_ADD && kind <= FUSE__CHAIN_PRELU;
 }
 
-/* A unary op as one chain op; 0 when the op is not an element-wise unary one. */
+/* A unary op as one chain op, as its row says: its `chain` kind, and for FUSE__CHAIN_POST a
+   post-op of its `post` kind; relu's and clip's bounds and gelu's tanh form are what the row
+   does not say. The post-op's alpha and beta are a.unary's whatever the op (the kinds that
+   take parameters read them). 0 when the op is not an element-wise unary one. */
 static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
+  const fuse__op_row *row = &fuse__ops[st->op];
   fuse_post_op *q = &op->post;
   memset(op, 0, sizeof *op);
   op->kind = FUSE__CHAIN_POST;
@@ -42,29 +37,13 @@ static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
   q->tensor = FUSE_NONE;
   q->alpha = st->a.unary.alpha;
   q->beta = st->a.unary.beta;
-  switch (st->op) {
-  case FUSE__OP_RELU: q->kind = FUSE_POST_CLAMP, q->lo = 0, q->hi = HUGE_VALF; break;
-  case FUSE__OP_CLIP: q->kind = FUSE_POST_CLAMP, q->lo = st->a.clip.lo, q->hi = st->a.clip.hi; break;
-  case FUSE__OP_SIGMOID: q->kind = FUSE_POST_SIGMOID; break;
-  case FUSE__OP_EXP: q->kind = FUSE_POST_EXP; break;
-  case FUSE__OP_TANH: q->kind = FUSE_POST_TANH; break;
-  case FUSE__OP_SOFTPLUS: q->kind = FUSE_POST_SOFTPLUS; break;
-  case FUSE__OP_HARDSWISH: q->kind = FUSE_POST_HARDSWISH; break;
-  case FUSE__OP_HARDSIGMOID: q->kind = FUSE_POST_HARDSIGMOID; break;
-  case FUSE__OP_LEAKY_RELU: q->kind = FUSE_POST_LEAKY_RELU; break;
-  case FUSE__OP_ELU: q->kind = FUSE_POST_ELU; break;
-  case FUSE__OP_SELU: q->kind = FUSE_POST_SELU; break;
-  case FUSE__OP_GELU: q->kind = st->a.unary.mode == 1 ? FUSE_POST_GELU_TANH : FUSE_POST_GELU; break;
-  case FUSE__OP_SQRT: op->kind = FUSE__CHAIN_SQRT; break;
-  case FUSE__OP_RECIPROCAL: op->kind = FUSE__CHAIN_RECIPROCAL; break;
-  case FUSE__OP_LOG: op->kind = FUSE__CHAIN_LOG; break;
-  case FUSE__OP_NEG: op->kind = FUSE__CHAIN_NEG; break;
-  case FUSE__OP_ABS: op->kind = FUSE__CHAIN_ABS; break;
-  case FUSE__OP_FLOOR: op->kind = FUSE__CHAIN_FLOOR; break;
-  case FUSE__OP_CEIL: op->kind = FUSE__CHAIN_CEIL; break;
-  case FUSE__OP_ERF: op->kind = FUSE__CHAIN_ERF; break;
-  default: return 0;
-  }
+  if (row->chain == FUSE__CHAIN_NONE || fuse__chain_kind_binary(row->chain)) return 0;
+  op->kind = row->chain;
+  if (row->chain != FUSE__CHAIN_POST) return 1;
+  q->kind = (fuse_post_kind)row->post;
+  if (st->op == FUSE__OP_RELU) q->lo = 0, q->hi = HUGE_VALF;
+  else if (st->op == FUSE__OP_CLIP) q->lo = st->a.clip.lo, q->hi = st->a.clip.hi;
+  else if (st->op == FUSE__OP_GELU && st->a.unary.mode == 1) q->kind = FUSE_POST_GELU_TANH;
   return 1;
 }
 
@@ -74,11 +53,11 @@ static int fuse__chain_unary(const fuse__step *st, fuse__chain_op *op) {
 static int fuse__chain_from_step(const fuse_graph *g, const fuse_plan *p, fuse__step *st,
                                  const int *in, int *ops) {
   fuse__chain_op *op = &st->chain[0];
-  int kind = fuse__chain_binary_kind(st->op);
+  int kind = fuse__ops[st->op].chain;
   float imm;
   if (st->kernel != FUSE__KERNEL_REF || st->num_post || st->bias >= 0) return 0;
   st->chain_ops[0] = st->op;
-  if (kind < 0) {
+  if (!fuse__chain_kind_binary(kind)) {
     if (st->num_in != 1 || !fuse__chain_unary(st, op)) return 0;
     ops[0] = in[0];
   } else {
