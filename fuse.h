@@ -4825,19 +4825,13 @@ static int fuse__in_scope(const fuse_graph *g, const fuse__scope *s, fuse_value 
 }
 
 /* Whether op may sit in an epilogue chain: its first operand (or either, for the binary
-   ones) carries the reduction's output. */
-static int fuse__epi_unary_op(int op) {
-  switch (op) {
-  case FUSE__OP_RELU: case FUSE__OP_CLIP: case FUSE__OP_SIGMOID: case FUSE__OP_TANH:
-  case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH: case FUSE__OP_HARDSIGMOID:
-  case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU: case FUSE__OP_GELU:
-  case FUSE__OP_EXP: case FUSE__OP_NEG: case FUSE__OP_ERF: case FUSE__OP_PRELU: return 1;
-  default: return 0;
-  }
-}
+   ones) carries the reduction's output. The unary ones are their row's FUSE__OPF_EPILOGUE
+   (prelu's slope its second operand); the binary ones are the arithmetic and the bounds: add,
+   sub, mul, div, maximum, minimum by their chain kind. */
+static int fuse__epi_unary_op(int op) { return (fuse__ops[op].flags & FUSE__OPF_EPILOGUE) != 0; }
 static int fuse__epi_binary_op(int op) {
-  return op == FUSE__OP_ADD || op == FUSE__OP_SUB || op == FUSE__OP_MUL || op == FUSE__OP_DIV ||
-         op == FUSE__OP_MAXIMUM || op == FUSE__OP_MINIMUM;
+  int kind = fuse__ops[op].chain;
+  return kind >= FUSE__CHAIN_ADD && kind <= FUSE__CHAIN_MIN;
 }
 
 /* Does v lead back, through element-wise epilogue ops in scope, to a conv2d / matmul? */
@@ -5011,51 +5005,52 @@ static int fuse__scalar_operand(const fuse_graph *g, const fuse__node *n, float 
 }
 
 /* The post-op of a unary epilogue op, or of a binary one with a scalar constant operand;
-   *next is the operand it applies to. 0: not such an op. */
+   *next is the operand it applies to. 0: not such an op. A unary op's post-op is its row's
+   `post` kind, with a.unary's alpha and beta when the row says FUSE__OPF_POST_ALPHA (leaky
+   relu's and elu's beta is 0: their builders set none); the cases below are what the row
+   does not say. */
 static int fuse__unary_post(const fuse_graph *g, fuse_value cur, fuse_post_op *op,
                             fuse_value *next) {
   const fuse__node *n = &g->nodes[cur];
-  float c, a = n->a.unary.alpha, b = n->a.unary.beta;
+  const fuse__op_row *row = &fuse__ops[n->op];
+  float c;
   int k;
   if (n->num_in < 1 || n->op <= FUSE__OP_CONST) return 0;
   *next = n->in[0];
-  switch (n->op) {
-  case FUSE__OP_RELU: *op = fuse__post_clamp(0, HUGE_VALF); return 1;
-  case FUSE__OP_CLIP: *op = fuse__post_clamp(n->a.clip.lo, n->a.clip.hi); return 1;
-  case FUSE__OP_SIGMOID: *op = fuse__post(FUSE_POST_SIGMOID, 0, 0); return 1;
-  case FUSE__OP_TANH: *op = fuse__post(FUSE_POST_TANH, 0, 0); return 1;
-  case FUSE__OP_SOFTPLUS: *op = fuse__post(FUSE_POST_SOFTPLUS, 0, 0); return 1;
-  case FUSE__OP_HARDSWISH: *op = fuse__post(FUSE_POST_HARDSWISH, 0, 0); return 1;
-  case FUSE__OP_EXP: *op = fuse__post(FUSE_POST_EXP, 0, 0); return 1;
-  case FUSE__OP_ERF: *op = fuse__post(FUSE__POST_ERF, 0, 0); return 1;
-  case FUSE__OP_HARDSIGMOID: *op = fuse__post(FUSE_POST_HARDSIGMOID, a, b); return 1;
-  case FUSE__OP_LEAKY_RELU: *op = fuse__post(FUSE_POST_LEAKY_RELU, a, 0); return 1;
-  case FUSE__OP_ELU: *op = fuse__post(FUSE_POST_ELU, a, 0); return 1;
-  case FUSE__OP_SELU: *op = fuse__post(FUSE_POST_SELU, a, b); return 1;
-  case FUSE__OP_NEG: *op = fuse__post(FUSE_POST_LINEAR, -1, 0); return 1;
-  case FUSE__OP_GELU:
-    *op = fuse__post(n->a.unary.mode ? FUSE_POST_GELU_TANH : FUSE_POST_GELU, 0, 0);
-    return 1;
-  case FUSE__OP_PRELU: /* one slope for every channel: a leaky relu */
-    if (!fuse__scalar_const(g, n->in[1], &c)) return 0;
-    *op = fuse__post(FUSE_POST_LEAKY_RELU, c, 0);
-    return 1;
-  case FUSE__OP_ADD: case FUSE__OP_SUB: case FUSE__OP_MUL: case FUSE__OP_DIV:
-  case FUSE__OP_MAXIMUM: case FUSE__OP_MINIMUM:
-    if ((k = fuse__scalar_operand(g, n, &c)) < 0 || c != c) return 0;
-    *next = n->in[1 - k];
+  if (row->flags & FUSE__OPF_EPILOGUE) {
     switch (n->op) {
-    case FUSE__OP_ADD: *op = fuse__post(FUSE_POST_LINEAR, 1, c); return 1;
-    case FUSE__OP_SUB: *op = k ? fuse__post(FUSE_POST_LINEAR, 1, -c) : fuse__post(FUSE_POST_LINEAR, -1, c); return 1;
-    case FUSE__OP_MUL: *op = fuse__post(FUSE_POST_LINEAR, c, 0); return 1;
-    case FUSE__OP_DIV: /* c / v is no epilogue op; v / c is v * (1 / c), within an ulp */
-      if (!k) return 0;
-      *op = fuse__post(FUSE_POST_LINEAR, 1 / c, 0);
+    case FUSE__OP_RELU: *op = fuse__post_clamp(0, HUGE_VALF); return 1;
+    case FUSE__OP_CLIP: *op = fuse__post_clamp(n->a.clip.lo, n->a.clip.hi); return 1;
+    case FUSE__OP_NEG: *op = fuse__post(FUSE_POST_LINEAR, -1, 0); return 1;
+    case FUSE__OP_GELU:
+      *op = fuse__post(n->a.unary.mode ? FUSE_POST_GELU_TANH : FUSE_POST_GELU, 0, 0);
       return 1;
-    case FUSE__OP_MAXIMUM: *op = fuse__post_clamp(c, HUGE_VALF); return 1;
-    default: *op = fuse__post_clamp(-HUGE_VALF, c); return 1;
+    case FUSE__OP_PRELU: /* one slope for every channel: a leaky relu */
+      if (!fuse__scalar_const(g, n->in[1], &c)) return 0;
+      *op = fuse__post(FUSE_POST_LEAKY_RELU, c, 0);
+      return 1;
+    default:
+      *op = row->flags & FUSE__OPF_POST_ALPHA
+                ? fuse__post(row->post, n->a.unary.alpha, n->a.unary.beta)
+                : fuse__post(row->post, 0, 0);
+      return 1;
     }
-  default: return 0;
+  }
+  if (!fuse__epi_binary_op(n->op) || (k = fuse__scalar_operand(g, n, &c)) < 0 || c != c)
+    return 0;
+  *next = n->in[1 - k];
+  switch (row->chain) {
+  case FUSE__CHAIN_ADD: *op = fuse__post(FUSE_POST_LINEAR, 1, c); return 1;
+  case FUSE__CHAIN_SUB:
+    *op = k ? fuse__post(FUSE_POST_LINEAR, 1, -c) : fuse__post(FUSE_POST_LINEAR, -1, c);
+    return 1;
+  case FUSE__CHAIN_MUL: *op = fuse__post(FUSE_POST_LINEAR, c, 0); return 1;
+  case FUSE__CHAIN_DIV: /* c / v is no epilogue op; v / c is v * (1 / c), within an ulp */
+    if (!k) return 0;
+    *op = fuse__post(FUSE_POST_LINEAR, 1 / c, 0);
+    return 1;
+  case FUSE__CHAIN_MAX: *op = fuse__post_clamp(c, HUGE_VALF); return 1;
+  default: *op = fuse__post_clamp(-HUGE_VALF, c); return 1; /* FUSE__CHAIN_MIN */
   }
 }
 
