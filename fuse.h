@@ -7441,22 +7441,9 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
    analyzer knows prints here as in the text form and the plan listing. */
 
 /* Element-wise ops: what a fused kernel could, arithmetically, apply to a conv2d / matmul
-   output on registers. The element-wise math family (graph/builders_math.c) is one range of the
-   op list, so an op added there counts too. */
+   output on registers (the row's FUSE__OPF_ELEMENTWISE). */
 static int fuse__is_elementwise(int op) {
-  if (op >= FUSE__OP_SQRT && op <= FUSE__OP_WHERE) return 1;
-  switch (op) {
-  case FUSE__OP_ADD:
-  case FUSE__OP_SUB:
-  case FUSE__OP_MUL:
-  case FUSE__OP_MAXIMUM:
-  case FUSE__OP_MINIMUM:
-  case FUSE__OP_RELU:
-  case FUSE__OP_CLIP:
-  case FUSE__OP_SIGMOID:
-  case FUSE__OP_BATCH_NORM: return 1;
-  default: return 0;
-  }
+  return (fuse__ops[op].flags & FUSE__OPF_ELEMENTWISE) != 0;
 }
 
 /* What the report and the picture know about a graph's fusion. Arrays from the graph's
