@@ -93,23 +93,30 @@ static void fuse__dot_end(fuse__out *o, const char *attr, fuse__dot_text *t) {
   fuse__dot_string(o, t->buf, t->o.len);
 }
 
-/* "3x3 s2 dw": a convolution's or a pool's kernel, stride (when not 1), groups, dilation. */
+/* Where node n keeps its attribute `name`, as its row's specs say; NULL when it has none. */
+static const char *fuse__dot_attr(const fuse__node *n, const char *name) {
+  const fuse__attr_spec *s;
+  for (s = fuse__ops[n->op].attrs; s->name; s++)
+    if (s->at >= 0 && strcmp(s->name, name) == 0) return (const char *)n + s->at;
+  return NULL;
+}
+
+/* "3x3 s2 dw": the window of an op with strides (a convolution, a pool): its kernel (a
+   convolution's from its weights), stride (when not 1), groups, dilation. */
 static void fuse__dot_window(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
-  const int *kernel = NULL, *strides = NULL, *dilation = NULL;
-  int groups = 1, k[2] = {1, 1};
-  if (n->op == FUSE__OP_CONV2D || n->op == FUSE__OP_CONV_TRANSPOSE2D) {
-    const fuse__node *w = &g->nodes[n->in[1]];
-    k[0] = w->rank == 4 ? (int)w->shape[2] : 1;
-    k[1] = w->rank >= 3 ? (int)w->shape[w->rank - 1] : 1;
-    kernel = k;
-    strides = n->op == FUSE__OP_CONV2D ? n->a.conv.strides : n->a.convt.strides;
-    dilation = n->op == FUSE__OP_CONV2D ? n->a.conv.dilation : n->a.convt.dilation;
-    groups = n->op == FUSE__OP_CONV2D ? n->a.conv.groups : n->a.convt.groups;
+  const char *kernel_at = fuse__dot_attr(n, "kernel"), *groups_at = fuse__dot_attr(n, "groups");
+  const char *dilation_at = fuse__dot_attr(n, "dilation");
+  int kernel[2] = {1, 1}, strides[2], dilation[2] = {1, 1}, groups = 1;
+  if (kernel_at) {
+    memcpy(kernel, kernel_at, sizeof kernel);
   } else {
-    kernel = n->a.pool.kernel;
-    strides = n->a.pool.strides;
-    if (n->op == FUSE__OP_MAX_POOL2D) dilation = n->a.pool.dilation;
+    const fuse__node *w = &g->nodes[n->in[1]];
+    if (w->rank == 4) kernel[0] = (int)w->shape[2];
+    if (w->rank >= 3) kernel[1] = (int)w->shape[w->rank - 1];
   }
+  memcpy(strides, fuse__dot_attr(n, "strides"), sizeof strides);
+  if (dilation_at) memcpy(dilation, dilation_at, sizeof dilation);
+  if (groups_at) memcpy(&groups, groups_at, sizeof groups);
   fuse__format(o, g, " %dx%d", kernel[0], kernel[1]);
   if (strides[0] != 1 || strides[1] != 1) {
     if (strides[0] == strides[1]) fuse__format(o, g, " s%d", strides[0]);
@@ -123,23 +130,29 @@ static void fuse__dot_window(fuse__out *o, const fuse_graph *g, const fuse__node
     else
       fuse__format(o, g, " g%d", groups);
   }
-  if (dilation && (dilation[0] > 1 || dilation[1] > 1)) fuse__format(o, g, " d%d", dilation[0]);
+  if (dilation[0] > 1 || dilation[1] > 1) fuse__format(o, g, " d%d", dilation[0]);
 }
 
-/* The first line of an op's label: the op and the attributes that tell ops apart at a glance. */
+/* The first line of an op's label: the op and the attributes that tell ops apart at a glance,
+   found through its row: a window (fuse__dot_window), bounds (clip's lo and hi), or the axis
+   of an op whose one attribute it is (flatten, concat, softmax, log_softmax; not gather,
+   whose label shows its indices). */
 static void fuse__dot_op(fuse__out *o, const fuse_graph *g, const fuse__node *n) {
+  const fuse__attr_spec *s = fuse__ops[n->op].attrs;
+  const char *lo = fuse__dot_attr(n, "lo"), *hi = fuse__dot_attr(n, "hi");
   fuse__puts(o, fuse__ops[n->op].name);
-  switch (n->op) {
-  case FUSE__OP_CONV2D:
-  case FUSE__OP_CONV_TRANSPOSE2D:
-  case FUSE__OP_MAX_POOL2D:
-  case FUSE__OP_AVG_POOL2D: fuse__dot_window(o, g, n); break;
-  case FUSE__OP_CLIP: fuse__format(o, g, " [%f, %f]", n->a.clip.lo, n->a.clip.hi); break;
-  case FUSE__OP_FLATTEN:
-  case FUSE__OP_CONCAT:
-  case FUSE__OP_SOFTMAX:
-  case FUSE__OP_LOG_SOFTMAX: fuse__format(o, g, " axis=%d", n->a.axis); break;
-  default: break;
+  if (fuse__dot_attr(n, "strides")) {
+    fuse__dot_window(o, g, n);
+  } else if (lo && hi) {
+    float b[2];
+    memcpy(&b[0], lo, sizeof(float));
+    memcpy(&b[1], hi, sizeof(float));
+    fuse__format(o, g, " [%f, %f]", b[0], b[1]);
+  } else if (s->name && !s[1].name && strcmp(s->name, "axis") == 0 && s->at >= 0 &&
+             n->op != FUSE__OP_GATHER) {
+    int axis;
+    memcpy(&axis, (const char *)n + s->at, sizeof axis);
+    fuse__format(o, g, " axis=%d", axis);
   }
 }
 
