@@ -1,5 +1,61 @@
 /* ------------------------------------------------------------------ execute -- */
 
+/* The fast paths tried before the reference (run/chain_run.c): a contiguous axis, rows of
+   whole operands, on the plan's ISA */
+static void fuse__run_softmax(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_softmax(r, s)) fuse__kernel_softmax(r, s);
+}
+static void fuse__run_log_softmax(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_softmax(r, s)) fuse__kernel_log_softmax(r, s);
+}
+static void fuse__run_global_avg_pool(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_global_avg_pool(r, s)) fuse__kernel_global_avg_pool(r, s);
+}
+static void fuse__run_reduce(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_reduce(r, s)) fuse__kernel_reduce(r, s);
+}
+static void fuse__run_norm(const fuse__run *r, const fuse__step *s) {
+  if (!fuse__rows_norm(r, s)) fuse__kernel_norm(r, s);
+}
+
+/* What a step runs, by its op row's `run` kind (graph/graph.c), one row per fuse__run_kind in
+   its order: the count is checked when this compiles, the order whenever a step runs. */
+typedef struct fuse__run_kernel {
+  int kind;
+  void (*run)(const fuse__run *r, const fuse__step *s);
+} fuse__run_kernel;
+static const fuse__run_kernel fuse__run_kernels[] = {
+    {FUSE__RUN_UNARY, fuse__kernel_unary}, /* relu, clip, sigmoid; input, const and the copies */
+    {FUSE__RUN_CONV2D, fuse__kernel_conv2d},
+    {FUSE__RUN_MATMUL, fuse__kernel_matmul},
+    {FUSE__RUN_BINARY, fuse__kernel_binary},
+    {FUSE__RUN_CONCAT, fuse__kernel_concat},
+    {FUSE__RUN_TRANSPOSE, fuse__kernel_transpose},
+    {FUSE__RUN_SOFTMAX, fuse__run_softmax},
+    {FUSE__RUN_BATCH_NORM, fuse__kernel_batch_norm},
+    {FUSE__RUN_POOL, fuse__kernel_pool},
+    {FUSE__RUN_GLOBAL_AVG_POOL, fuse__run_global_avg_pool},
+    {FUSE__RUN_LAYOUT, fuse__kernel_layout},
+    {FUSE__RUN_CHAIN, fuse__kernel_chain},
+    {FUSE__RUN_MATH_UNARY, fuse__kernel_math_unary}, /* run/reference_math.c */
+    {FUSE__RUN_MATH_BROADCAST, fuse__kernel_math_broadcast},
+    {FUSE__RUN_GATHER, fuse__kernel_gather}, /* run/reference_shape.c */
+    {FUSE__RUN_EXPAND, fuse__kernel_expand},
+    {FUSE__RUN_TILE, fuse__kernel_tile},
+    {FUSE__RUN_PAD, fuse__kernel_pad},
+    {FUSE__RUN_RESIZE, fuse__kernel_resize},
+    {FUSE__RUN_REDUCE, fuse__run_reduce}, /* run/reference_nn.c */
+    {FUSE__RUN_LOG_SOFTMAX, fuse__run_log_softmax},
+    {FUSE__RUN_NORM, fuse__run_norm},
+    {FUSE__RUN_SLICE, fuse__kernel_slice}, /* run/reference_layers.c */
+    {FUSE__RUN_CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d},
+};
+typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
+                                                           sizeof fuse__run_kernels[0] ==
+                                                       FUSE__RUN_COUNT
+                                                   ? 1
+                                                   : -1];
+
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
   return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
@@ -8,6 +64,7 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count) {
   fuse__run r;
+  const fuse__run_kernel *kernel;
   int i;
   if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
   if (first < 0 || count < 0 || first > p->num_steps || count > p->num_steps - first)
@@ -35,69 +92,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
       if (rc != FUSE_OK) return rc;
       continue;
     }
-    switch (s->op) {
-    case FUSE__OP_CONV2D: fuse__kernel_conv2d(&r, s); break;
-    case FUSE__OP_MATMUL: fuse__kernel_matmul(&r, s); break;
-    case FUSE__OP_ADD:
-    case FUSE__OP_SUB:
-    case FUSE__OP_MUL:
-    case FUSE__OP_MAXIMUM:
-    case FUSE__OP_MINIMUM: fuse__kernel_binary(&r, s); break;
-    case FUSE__OP_CONCAT: fuse__kernel_concat(&r, s); break;
-    case FUSE__OP_TRANSPOSE: fuse__kernel_transpose(&r, s); break;
-    case FUSE__OP_SOFTMAX: /* a contiguous axis on the plan's ISA (run/chain_run.c), else here */
-      if (!fuse__rows_softmax(&r, s)) fuse__kernel_softmax(&r, s);
-      break;
-    case FUSE__OP_BATCH_NORM: fuse__kernel_batch_norm(&r, s); break;
-    case FUSE__OP_MAX_POOL2D:
-    case FUSE__OP_AVG_POOL2D: fuse__kernel_pool(&r, s); break;
-    case FUSE__OP_GLOBAL_AVG_POOL2D:
-      if (!fuse__rows_global_avg_pool(&r, s)) fuse__kernel_global_avg_pool(&r, s);
-      break;
-    case FUSE__OP_TO_NHWC:
-    case FUSE__OP_TO_NCHW: fuse__kernel_layout(&r, s); break;
-    case FUSE__OP_CHAIN: fuse__kernel_chain(&r, s); break;
-    /* element-wise math (run/reference_math.c) */
-    case FUSE__OP_SQRT: case FUSE__OP_RECIPROCAL: case FUSE__OP_EXP: case FUSE__OP_LOG:
-    case FUSE__OP_NEG: case FUSE__OP_ABS: case FUSE__OP_FLOOR: case FUSE__OP_CEIL:
-    case FUSE__OP_ERF: case FUSE__OP_TANH: case FUSE__OP_SOFTPLUS: case FUSE__OP_HARDSWISH:
-    case FUSE__OP_HARDSIGMOID: case FUSE__OP_LEAKY_RELU: case FUSE__OP_ELU: case FUSE__OP_SELU:
-    case FUSE__OP_GELU: fuse__kernel_math_unary(&r, s); break;
-    case FUSE__OP_DIV: case FUSE__OP_POW: case FUSE__OP_PRELU:
-    case FUSE__OP_WHERE: fuse__kernel_math_broadcast(&r, s); break;
-
-    /* data movement (run/reference_shape.c) */
-    case FUSE__OP_GATHER: fuse__kernel_gather(&r, s); break;
-    case FUSE__OP_EXPAND: fuse__kernel_expand(&r, s); break;
-    case FUSE__OP_TILE: fuse__kernel_tile(&r, s); break;
-    case FUSE__OP_PAD: fuse__kernel_pad(&r, s); break;
-    case FUSE__OP_RESIZE: fuse__kernel_resize(&r, s); break;
-
-    /* reductions, normalizations (run/reference_nn.c) */
-    case FUSE__OP_REDUCE_MEAN:
-    case FUSE__OP_REDUCE_SUM:
-    case FUSE__OP_REDUCE_MAX:
-    case FUSE__OP_REDUCE_MIN:
-    case FUSE__OP_REDUCE_L2:
-    case FUSE__OP_REDUCE_PROD:
-    case FUSE__OP_REDUCE_SUM_SQUARE:
-      if (!fuse__rows_reduce(&r, s)) fuse__kernel_reduce(&r, s);
-      break;
-    case FUSE__OP_LOG_SOFTMAX:
-      if (!fuse__rows_softmax(&r, s)) fuse__kernel_log_softmax(&r, s);
-      break;
-    case FUSE__OP_LAYER_NORM:
-    case FUSE__OP_INSTANCE_NORM:
-    case FUSE__OP_GROUP_NORM:
-      if (!fuse__rows_norm(&r, s)) fuse__kernel_norm(&r, s);
-      break;
-
-    /* transposed convolution (run/reference_layers.c) */
-    case FUSE__OP_SLICE: fuse__kernel_slice(&r, s); break;
-    case FUSE__OP_CONV_TRANSPOSE2D: fuse__kernel_conv_transpose2d(&r, s); break;
-
-    default: fuse__kernel_unary(&r, s); break; /* relu, clip, sigmoid, copies */
-    }
+    kernel = &fuse__run_kernels[fuse__ops[s->op].run];
+    FUSE_ASSERT(kernel->kind == fuse__ops[s->op].run); /* the table in fuse__run_kind's order */
+    kernel->run(&r, s);
   }
   return FUSE_OK;
 }
