@@ -3,7 +3,9 @@
    small program of fuse__chain_op applied on registers to each vector of its first operand,
    the other operands (tensors broadcast along the row, or immediates) loaded as it goes. The
    activations are the epilogue's kinds (fuse_post_op, applied by fuse__post_apply, the code
-   every fused conv runs); the rest are the kinds below. chain.inc is the template. */
+   every fused conv runs); the rest are the kinds below. chain.inc is the template, matmul_rows.inc
+   the run-time matmul's; the instance files (isa_avx512.c, ...) instantiate both per vector
+   layer, and table.c lists them per ISA (fuse__row_ops_table, fuse__rows_of). */
 #define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
 #define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
 /* the kinds (FUSE__CHAIN_*): graph/graph.c, beside the operator table that names them */
@@ -31,58 +33,3 @@ typedef struct fuse__row_ops {
   void (*matmul)(float *y, int64_t ldy, const float *a, int64_t lda, const float *b, int64_t ldb,
                  int64_t M, int64_t K, int64_t N);
 } fuse__row_ops;
-
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#include "vec_avx512.h"
-#include "chain.inc"
-#include "matmul_rows.inc"
-#include "vec_end.h"
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-#include "vec_avx2.h"
-#include "chain.inc"
-#include "matmul_rows.inc"
-#include "vec_end.h"
-#endif
-#ifdef FUSE__NEON
-#include "vec_neon.h"
-#include "chain.inc"
-#include "matmul_rows.inc"
-#include "vec_end.h"
-#endif
-#include "vec_scalar.h"
-#include "chain.inc"
-#include "matmul_rows.inc"
-#include "vec_end.h"
-
-static const fuse__row_ops fuse__row_ops_table[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,
-     fuse__matmul_rows_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2,
-     fuse__matmul_rows_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon,
-     fuse__matmul_rows_neon},
-#endif
-    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,
-     fuse__matmul_rows_scalar},
-    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL, NULL}};
-
-/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
-   compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
-static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
-  const fuse__row_ops *o = fuse__row_ops_table;
-  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
-  if (o->isa == FUSE_ISA_AUTO && isa != FUSE_ISA_AUTO)
-    for (o = fuse__row_ops_table; o->isa != FUSE_ISA_SCALAR; o++) {
-    }
-  return o;
-}

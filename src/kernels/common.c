@@ -1,17 +1,20 @@
 /* ------------------------------------------------------------------ kernels -- */
 /* The kernels every plan step runs, by family: the GEMM family (gemm.c: NHWC indirect GEMM for
    conv2d and matmul, the NCHW GEMM, the few-input-channel stem kernel), depthwise conv
-   (depthwise.c), pools, element-wise rows and layout transposes (pool_eltwise.c); their
-   drivers (run/conv_run.c, run/steps.c) and the op-by-op reference kernels (run/reference.c), the
-   oracle every other kernel is tested against.
+   (depthwise.c), narrow-group conv (grouped.c), pools, element-wise rows and layout transposes
+   (pool_eltwise.c), element-wise chains and row kernels (chain_rows.c), Winograd (winograd.c);
+   their drivers (run/conv_run.c, run/steps.c, ...) and the op-by-op reference kernels
+   (run/reference.c), the oracle every other kernel is tested against.
 
    Each kernel is written once, as a plain-C template (the .inc files here) over the names of
-   a vector layer (vec_avx512.h, vec_avx2.h, vec_scalar.h), and instantiated once per layer and
-   tile by including it between the layer and vec_end.h; the generator pastes every instance
-   into fuse.h, so a debugger steps through ordinary C. The scalar instance of each template
-   is its scalar twin: the fallback where no SIMD is compiled in and the implementation of
-   FUSE_ISA_SCALAR, with the same tiles, packing and drivers. The kernel table (table.c) lists
-   every instance with its instruction set and tile; kernel choice reads it.
+   a vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h), and instantiated once
+   per layer and tile by including it between the layer and vec_end.h. One instance file per
+   instruction set does that for every template (isa_avx512.c, isa_avx2.c, isa_neon.c,
+   isa_scalar.c); the family files before them hold what the instances share. The generator pastes every instance into fuse.h,
+   so a debugger steps through ordinary C. The scalar instance of each template is its scalar
+   twin: the fallback where no SIMD is compiled in and the implementation of FUSE_ISA_SCALAR,
+   with the same tiles, packing and drivers. The kernel tables (table.c) list every instance
+   with its instruction set and tile; kernel choice reads them.
 
    The x86 instances carry function target attributes, so a unit built with plain -O2 still
    has them; fuse_cpu_isa() decides at run time. */
@@ -272,28 +275,3 @@ static inline float32x4_t fuse__lanes_neon(float32x4_t a, int what) {
 }
 #endif
 #endif
-
-/* The math functions (vmath.inc: exp, log, tanh, erf, ...) and the epilogue routine (post.inc),
-   once per vector layer: every kernel family uses them. */
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#include "vec_avx512.h"
-#include "vmath.inc"
-#include "post.inc"
-#include "vec_end.h"
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-#include "vec_avx2.h"
-#include "vmath.inc"
-#include "post.inc"
-#include "vec_end.h"
-#endif
-#ifdef FUSE__NEON
-#include "vec_neon.h"
-#include "vmath.inc"
-#include "post.inc"
-#include "vec_end.h"
-#endif
-#include "vec_scalar.h"
-#include "vmath.inc"
-#include "post.inc"
-#include "vec_end.h"

@@ -1,9 +1,10 @@
 /* ------------------------------------------------------------- depthwise conv -- */
 /* Depthwise conv has its own kernels, vectorized over channels on NHWC (depthwise_nhwc.inc)
    and along output rows on NCHW (depthwise_nchw.inc). Both are plain-C templates written
-   against the vector layer and instantiated below once per layer: fuse__dw_avx512 /
-   fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar, fuse__dwc_*, fuse__dwc_row_* (the NCHW
-   band buffer's row builder, which the few-channel NCHW kernel shares). */
+   against the vector layer and instantiated once per layer by the instance files
+   (isa_avx512.c, ...): fuse__dw_avx512 / fuse__dw_avx2 / fuse__dw_neon / fuse__dw_scalar,
+   fuse__dwc_*, fuse__dwc_row_* (the NCHW band buffer's row builder, which the few-channel NCHW
+   kernel shares). */
 
 struct fuse__dw_args {
   const float *x, *w, *bias; /* w: [KH*KW][Cp], Cp = C rounded up to 16 */
@@ -75,49 +76,7 @@ static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, 
   return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
 }
 
-/* FUSE__DW_MATH_IN_REGISTERS: whether the NHWC blocks run SiLU and sigmoid on their
-   registers (split_math) or leave them to the finished row (split). With 32 vector registers
-   the math's temporaries fit beside the eight accumulators (AVX-512: faster on the registers);
-   with AVX2's 16 they spill, and the row pass was measured faster (bench/layers --isa avx2).
-   FUSE__DW_PIX_S2: the output pixels of a stride-2 block (stride 1: eight). AVX2's blocks of
-   eight at stride 2 (17 input pixels a kernel row) left gcc 12 spilling accumulators and
-   the pixels' offsets in the loop; four: 96 channels at 112x112, 3x3, 1 thread, five
-   alternating runs 0.24 -> 0.21 ms (six: 0.31; at stride 1 four and six were 8 % slower). */
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#include "vec_avx512.h"
-#define FUSE__DW_MATH_IN_REGISTERS 1
-#define FUSE__DW_PIX_S2 8
-#include "depthwise_nhwc.inc"
-#include "depthwise_nchw.inc"
-#undef FUSE__DW_MATH_IN_REGISTERS
-#undef FUSE__DW_PIX_S2
-#include "vec_end.h"
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-#include "vec_avx2.h"
-#define FUSE__DW_MATH_IN_REGISTERS 0
-#define FUSE__DW_PIX_S2 4 /* see above */
-#include "depthwise_nhwc.inc"
-#include "depthwise_nchw.inc"
-#undef FUSE__DW_MATH_IN_REGISTERS
-#undef FUSE__DW_PIX_S2
-#include "vec_end.h"
-#endif
-#ifdef FUSE__NEON
-#include "vec_neon.h"
-#define FUSE__DW_MATH_IN_REGISTERS 1 /* 32 registers, as AVX-512 */
-#define FUSE__DW_PIX_S2 8
-#include "depthwise_nhwc.inc"
-#include "depthwise_nchw.inc"
-#undef FUSE__DW_MATH_IN_REGISTERS
-#undef FUSE__DW_PIX_S2
-#include "vec_end.h"
-#endif
-#include "vec_scalar.h"
-#define FUSE__DW_MATH_IN_REGISTERS 1
-#define FUSE__DW_PIX_S2 8
-#include "depthwise_nhwc.inc"
-#include "depthwise_nchw.inc"
-#undef FUSE__DW_MATH_IN_REGISTERS
-#undef FUSE__DW_PIX_S2
-#include "vec_end.h"
+/* Each instance file (isa_avx512.c, ...) sets two parameters of the NHWC template for its
+   layer: FUSE__DW_MATH_IN_REGISTERS, whether the NHWC blocks run SiLU and sigmoid on their
+   registers (split_math) or leave them to the finished row (split); FUSE__DW_PIX_S2, the
+   output pixels of a stride-2 block (stride 1: eight). */

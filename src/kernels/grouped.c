@@ -16,9 +16,10 @@
    (grouped_block.inc), any other shape runs four pixels or one at a time. The bias, the
    post-ops and the residual add run on the registers before the one store (the vector math
    post-ops over each finished row, fuse__post_block). The template (grouped_rows.inc) is
-   instantiated below per vector layer: fuse__grouped_avx512 / _avx2 / _neon / _scalar; the
-   driver is fuse__conv_grouped (run/grouped_run.c), the choice and the packing fuse__choose_grouped
-   and fuse__pack_grouped (plan/layouts.c). */
+   instantiated per vector layer by the instance files (isa_avx512.c, ...):
+   fuse__grouped_avx512 / _avx2 / _neon / _scalar; the driver is fuse__conv_grouped
+   (run/grouped_run.c), the choice and the packing fuse__choose_grouped and fuse__pack_grouped
+   (plan/layouts.c). */
 
 /* the blocks and the general path stay functions of their own: inlined into the row loop they
    spilled their accumulators (gcc) */
@@ -89,22 +90,3 @@ static void fuse__grouped_vector(int64_t vw, int64_t G, int64_t Cg, int64_t Kg, 
   }
   o->w = wbase ? wbase + (size_t)(v * taps * Cg * vw) : NULL;
 }
-
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#include "vec_avx512.h"
-#include "grouped_rows.inc"
-#include "vec_end.h"
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-#include "vec_avx2.h"
-#include "grouped_rows.inc"
-#include "vec_end.h"
-#endif
-#ifdef FUSE__NEON
-#include "vec_neon.h"
-#include "grouped_rows.inc"
-#include "vec_end.h"
-#endif
-#include "vec_scalar.h"
-#include "grouped_rows.inc"
-#include "vec_end.h"

@@ -224,3 +224,86 @@ static fuse__dwc_row_fn fuse__dwc_row_pick(fuse_isa isa) { return fuse__isa_ops_
 static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
   return nhwc ? fuse__isa_ops_of(isa)->dw_nhwc : fuse__isa_ops_of(isa)->dw_nchw;
 }
+
+/* The element-wise chain and row kernels of each ISA (chain_rows.c). */
+static const fuse__row_ops fuse__row_ops_table[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
+     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,
+     fuse__matmul_rows_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2,
+     fuse__matmul_rows_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
+     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon,
+     fuse__matmul_rows_neon},
+#endif
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,
+     fuse__matmul_rows_scalar},
+    {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL, NULL}};
+
+/* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
+   compiled out (FUSE_NO_AVX2, ...) gets the scalar twins. */
+static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
+  const fuse__row_ops *o = fuse__row_ops_table;
+  while (o->isa != FUSE_ISA_AUTO && o->isa != isa) o++;
+  if (o->isa == FUSE_ISA_AUTO && isa != FUSE_ISA_AUTO)
+    for (o = fuse__row_ops_table; o->isa != FUSE_ISA_SCALAR; o++) {
+    }
+  return o;
+}
+
+/* The Winograd transforms of each ISA and m (winograd.c). */
+static const fuse__wino_kind fuse__wino_kinds[] = {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},
+    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},
+    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},
+    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},
+    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+#endif
+#ifdef FUSE__NEON
+    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},
+    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},
+    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
+#endif
+    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},
+    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},
+    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    {FUSE_ISA_AUTO, 0, NULL, NULL}};
+
+/* The transforms of F(m,3) on an ISA, or NULL. */
+static const fuse__wino_kind *fuse__wino_pick(fuse_isa isa, int m) {
+  int i;
+  for (i = 0; fuse__wino_kinds[i].input; i++)
+    if (fuse__wino_kinds[i].isa == isa && fuse__wino_kinds[i].m == m) return &fuse__wino_kinds[i];
+  return NULL;
+}
+
+/* The plan's ISA's transpose (transpose.inc) of a rows x cols matrix: y[j][i] = x[i][j]. The
+   AVX-512 CPUs take the AVX2 one; an ISA compiled out, the scalar twin. */
+static void fuse__transpose_isa(fuse_isa isa, const float *x, int64_t ldx, float *y, int64_t ldy,
+                                int64_t rows, int64_t cols) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) {
+    fuse__transpose_avx2(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+#ifdef FUSE__NEON
+  if (isa == FUSE_ISA_NEON) {
+    fuse__transpose_neon(x, ldx, y, ldy, rows, cols);
+    return;
+  }
+#endif
+  (void)isa;
+  fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
+}

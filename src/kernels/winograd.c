@@ -100,35 +100,11 @@ typedef void (*fuse__wino_output_fn)(const fuse__wino_args *a, int64_t t0, int n
 #define FUSE__WINO_TERM(cf, x, acc, any)                                                     \
   ((cf) == 0.0f ? (acc) : (any)++ ? FUSE__WINO_MADD(cf, x, acc) : FUSE__WINO_SCALE(cf, x))
 
-/* A transform's instance name: name_avx512, ... (the argument expanded first). The transforms
-   of each vector layer follow, F(2,3), F(4,3) and F(6,3) each (winograd_sizes.inc). */
+/* A transform's instance name: name_avx512, ... (the argument expanded first). The instance
+   files (isa_avx512.c, ...) instantiate the transforms of their vector layer, F(2,3), F(4,3)
+   and F(6,3) each (winograd_sizes.inc); the macros above and this one end with the
+   implementation (undefs.h). */
 #define FUSE__WINO_FN(name) FUSE__VEC_FN(name)
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#include "vec_avx512.h"
-#include "winograd_sizes.inc"
-#include "vec_end.h"
-#endif
-
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-#include "vec_avx2.h"
-#include "winograd_sizes.inc"
-#include "vec_end.h"
-#endif
-
-#ifdef FUSE__NEON
-#include "vec_neon.h"
-#include "winograd_sizes.inc"
-#include "vec_end.h"
-#endif
-
-/* the scalar twins */
-#include "vec_scalar.h"
-#include "winograd_sizes.inc"
-#include "vec_end.h"
-#undef FUSE__WINO_MADD
-#undef FUSE__WINO_SCALE
-#undef FUSE__WINO_TERM
-#undef FUSE__WINO_FN
 
 /* The transforms of each ISA and m, as the kernel table lists the micro-kernels. */
 typedef struct fuse__wino_kind {
@@ -137,35 +113,6 @@ typedef struct fuse__wino_kind {
   fuse__wino_input_fn input;
   fuse__wino_output_fn output;
 } fuse__wino_kind;
-
-static const fuse__wino_kind fuse__wino_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},
-    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},
-    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},
-    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},
-    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},
-    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},
-    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
-#endif
-    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},
-    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},
-    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
-    {FUSE_ISA_AUTO, 0, NULL, NULL}};
-
-/* The transforms of F(m,3) on an ISA, or NULL. */
-static const fuse__wino_kind *fuse__wino_pick(fuse_isa isa, int m) {
-  int i;
-  for (i = 0; fuse__wino_kinds[i].input; i++)
-    if (fuse__wino_kinds[i].isa == isa && fuse__wino_kinds[i].m == m) return &fuse__wino_kinds[i];
-  return NULL;
-}
 
 /* One 3x3 filter g (row-major) transformed for F(m,3): u[p] = (G g GT)[p / alpha][p % alpha],
    in double, rounded once. */

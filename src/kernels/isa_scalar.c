@@ -1,0 +1,63 @@
+/* ------------------------------------------------------------- scalar instances -- */
+/* Every kernel template on the scalar layer (vec_scalar.h), once each (the GEMM family's once
+   per tile; see isa_avx512.c): the scalar twins, on every target, with the same packing and
+   drivers as the SIMD instances (the fallback where no SIMD is compiled in, FUSE_ISA_SCALAR,
+   and the SIMD instances' test oracle). */
+#include "vec_scalar.h"
+
+/* the vector math and the epilogue routine (common.c): every family's kernels call them */
+#include "vmath.inc"
+#include "post.inc"
+
+/* the GEMM family (gemm.c): the indirect-GEMM tiles (no name_blocks: the scalar twins' drivers
+   call per column block, which keeps the Cortex-M text as it was); the few-channel stem
+   kernel's two tiles; the NCHW GEMM's packer. A scalar tile's accumulators, its NR weights and
+   the broadcast input must fit the scalar floating-point registers: 32 on aarch64 and on
+   armhf's VFP (s0-s31). 4x4 holds 16 accumulators (21 registers in all), the widest square tile
+   that fits; 4x2 is its narrow last column block (mixed column blocks, as 48 + 32 on AVX-512);
+   8x2 has the same 16 accumulators for GEMMs of few columns. The few-channel kernel's two tiles
+   are one and two pixels by 4 channels. (x86-64's 16 SSE registers spill on 4x4: scalar is only
+   the test path there.) */
+#define FUSE__GEMM_NAME fuse__igemm_4x4
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 4
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__igemm_8x2
+#define FUSE__GEMM_MR 8
+#define FUSE__GEMM_NV 2
+#include "gemm_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x2
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 2
+#include "few_channels_tile.inc"
+#define FUSE__GEMM_NAME fuse__few_channels_4x1
+#define FUSE__GEMM_MR 4
+#define FUSE__GEMM_NV 1
+#include "few_channels_tile.inc"
+#include "nchw_pack.inc"
+
+/* depthwise conv (depthwise.c) */
+#define FUSE__DW_MATH_IN_REGISTERS 1
+#define FUSE__DW_PIX_S2 8
+#include "depthwise_nhwc.inc"
+#include "depthwise_nchw.inc"
+#undef FUSE__DW_MATH_IN_REGISTERS
+#undef FUSE__DW_PIX_S2
+
+/* narrow-group conv (grouped.c); the transposes, pool and element-wise rows
+   (pool_eltwise.c); element-wise chains and row kernels (chain_rows.c); the Winograd
+   transforms, F(2,3), F(4,3) and F(6,3) (winograd.c) */
+#include "grouped_rows.inc"
+#define FUSE__V_TRANSPOSE_BLOCK(x, ldx, y, ldy) (*(y) = *(x))
+#include "transpose.inc"
+#undef FUSE__V_TRANSPOSE_BLOCK
+#include "pool.inc"
+#include "eltwise.inc"
+#include "chain.inc"
+#include "matmul_rows.inc"
+#include "winograd_sizes.inc"
+#include "vec_end.h"
