@@ -384,6 +384,13 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
                                       fuse_graph **out);
 FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
                                              size_t n);
+/* Any op by its text-form name, with its operands and its attributes written as in the text
+   form (NULL or "": the defaults): fuse_op(g, "leaky_relu", 1, &x, "alpha=0.2") is
+   fuse_leaky_relu(g, x, 0.2f); fuse_op(g, "shrink", 1, &x, "lambd=0.5, bias=0"). Every op of
+   the operator table has it, those added after the named builders only it. Errors as the
+   parser's (column: in attrs). */
+FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
+                            const char *attrs);
 
 /* ======================================================== patterns, fusion passes == */
 /* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with
@@ -1051,6 +1058,8 @@ typedef enum fuse__op {
   FUSE__OP_ELU,         /* alpha */
   FUSE__OP_SELU,        /* alpha, beta = gamma */
   FUSE__OP_GELU,        /* mode = 1: the tanh approximation */
+  FUSE__OP_SOFTSIGN,
+  FUSE__OP_SHRINK,      /* alpha = lambd, beta = bias */
   FUSE__OP_DIV,
   FUSE__OP_POW,
   FUSE__OP_PRELU,
@@ -1216,6 +1225,10 @@ static const fuse__attr_spec fuse__attrs_selu[] = {
     {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_gelu[] = {
     {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_shrink[] = {
+    {"lambd", 'f', 'f', FUSE__AT(a.unary.alpha), 0.5},
+    {"bias", 'f', 'f', FUSE__AT(a.unary.beta), 0},
+    {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
     {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_pad[] = {
@@ -1317,7 +1330,9 @@ enum {
   FUSE__CHAIN_FLOOR,
   FUSE__CHAIN_CEIL,
   FUSE__CHAIN_LOG,
-  FUSE__CHAIN_ERF
+  FUSE__CHAIN_ERF,
+  FUSE__CHAIN_SOFTSIGN,   /* v / (1 + |v|) */
+  FUSE__CHAIN_SHRINK      /* v < -alpha ? v + beta : v > alpha ? v - beta : 0 (post.alpha, .beta) */
 };
 #define FUSE__CHAIN_NONE (-1) /* not element-wise */
 
@@ -1476,6 +1491,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
     {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
+    {FUSE__OP_SOFTSIGN, "softsign", "Softsign", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SOFTSIGN, 0, fuse__text_math},
+    {FUSE__OP_SHRINK, "shrink", "Shrink", fuse__attrs_shrink, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SHRINK, 0, fuse__text_math},
     {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
      FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
     {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
@@ -7400,6 +7419,32 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
   return g->status;
 }
 
+FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
+                            const char *attrs) {
+  fuse__parser ps;
+  fuse__parse_attr at[FUSE__MAX_PARSE_ATTRS];
+  int k, n_at = 0;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  if (!op || num_in < 0 || (num_in > 0 && !in))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_op: %s", !op ? "op is NULL"
+                      : num_in < 0 ? "num_in is negative" : "in is NULL");
+  for (k = FUSE__OP_CONV2D; k < FUSE__OP_COPY; k++)
+    if (strcmp(op, fuse__ops[k].name) == 0) break;
+  if (k == FUSE__OP_COPY)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_op: unknown op '%s'", op);
+  memset(&ps, 0, sizeof ps);
+  ps.p = ps.line_start = attrs ? attrs : "";
+  ps.line = ps.at_line = ps.at_col = 1;
+  ps.g = g;
+  fuse__text_skip(&ps);
+  while (*ps.p) {
+    if (!fuse__text_attribute(&ps, k, at, &n_at)) return FUSE_NONE;
+    if (!fuse__text_accept(&ps, ',') && *ps.p) return fuse__text_fail(&ps, "',' between attributes"), FUSE_NONE;
+    fuse__text_skip(&ps);
+  }
+  return fuse__text_build(&ps, k, in, num_in, at, n_at);
+}
+
 FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
                                              size_t n) {
   fuse_value v;
@@ -8320,7 +8365,8 @@ static void fuse__taps(int64_t start, int64_t dil, int64_t k, int64_t size, int 
    a vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h), and instantiated once
    per layer and tile by including it between the layer and vec_end.h. One instance file per
    instruction set does that for every template (isa_avx512.c, isa_avx2.c, isa_neon.c,
-   isa_scalar.c); the family files before them hold what the instances share. The generator pastes every instance into fuse.h,
+   isa_scalar.c) and holds that instruction set's rows of the kernel tables; the family files
+   before them hold what the instances share. The generator pastes every instance into fuse.h,
    so a debugger steps through ordinary C. The scalar instance of each template is its scalar
    twin: the fallback where no SIMD is compiled in and the implementation of FUSE_ISA_SCALAR,
    with the same tiles, packing and drivers. The kernel tables (table.c) list every instance
@@ -9090,11 +9136,11 @@ static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int
 /* ==== begin src/kernels/isa_avx512.c ==== */
 /* ------------------------------------------------------------ AVX-512 instances -- */
 /* Every kernel template on the AVX-512 layer (vec_avx512.h), once each (the GEMM family's once
-   per tile); one such instance file per instruction set (isa_avx512.c, isa_avx2.c,
-   isa_neon.c, isa_scalar.c). What the instances of a family share (argument structs, function
-   types, helpers) is in its family file (gemm.c, depthwise.c, ...), which comes before; the
-   kernel tables (table.c) come after, the drivers are in run/. Compiled out with
-   FUSE_NO_AVX512 or without SIMD. */
+   per tile), and this instruction set's rows of the kernel tables, which table.c puts
+   together in the order of the instance files (isa_avx512.c, isa_avx2.c, isa_neon.c,
+   isa_scalar.c). What the instances of a family share (argument structs, function types,
+   helpers) is in its family file (gemm.c, depthwise.c, ...), which comes before; the drivers
+   are in run/. Compiled out with FUSE_NO_AVX512 or without SIMD: then it has no rows. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 /* ==== begin src/kernels/vec_avx512.h ==== */
 /* The AVX-512 vector layer: 16 floats, __mmask16 lane masks. Every kernel template
@@ -14799,6 +14845,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -15668,13 +15721,51 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_LANE
 #endif
 /* ==== end src/kernels/vec_end.h ==== */
+
+/* AVX-512's rows of the kernel tables (table.c), in the order the picks read them */
+#define FUSE__AVX512_IGEMM_ROWS                                                                   \
+    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,                \
+     fuse__igemm_6x64_blocks_avx512},                                                             \
+    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,                \
+     fuse__igemm_8x48_blocks_avx512},                                                             \
+    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,                \
+     fuse__igemm_7x48_blocks_avx512},                                                             \
+    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL,                                 \
+     fuse__igemm_12x32_blocks_avx512},                                                            \
+    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},  \
+    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL,                                 \
+     fuse__igemm_12x16_blocks_avx512},
+#define FUSE__AVX512_FEW_CHANNELS_ROWS                                                            \
+    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},                                  \
+    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
+#define FUSE__AVX512_GROUPED_ROWS                                                                 \
+    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
+#define FUSE__AVX512_ISA_OPS_ROWS                                                                 \
+    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512, \
+     fuse__elt_avx512},
+#define FUSE__AVX512_ROW_OPS_ROWS                                                                 \
+    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,        \
+     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,                       \
+     fuse__matmul_rows_avx512},
+#define FUSE__AVX512_WINO_ROWS                                                                    \
+    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},                    \
+    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},                    \
+    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
+#else /* compiled out: no rows */
+#define FUSE__AVX512_IGEMM_ROWS
+#define FUSE__AVX512_FEW_CHANNELS_ROWS
+#define FUSE__AVX512_GROUPED_ROWS
+#define FUSE__AVX512_ISA_OPS_ROWS
+#define FUSE__AVX512_ROW_OPS_ROWS
+#define FUSE__AVX512_WINO_ROWS
 #endif
 /* ==== end src/kernels/isa_avx512.c ==== */
 /* ==== begin src/kernels/isa_avx2.c ==== */
 /* --------------------------------------------------------------- AVX2 instances -- */
 /* Every kernel template on the AVX2 + FMA layer (vec_avx2.h), once each (the GEMM family's once
-   per tile; see isa_avx512.c). The transposes here serve the AVX-512 CPUs too. Compiled out
-   with FUSE_NO_AVX2 or without SIMD. */
+   per tile), and this instruction set's rows of the kernel tables (table.c; see
+   isa_avx512.c). The transposes here serve the AVX-512 CPUs too. Compiled out with
+   FUSE_NO_AVX2 or without SIMD: then it has no rows. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 /* The AVX2 layer's in-register transpose of the 8 x 8 floats at x (rows ldx apart) into y
    (rows ldy apart), for transpose.inc. */
@@ -20149,6 +20240,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -21018,13 +21116,43 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_LANE
 #endif
 /* ==== end src/kernels/vec_end.h ==== */
+
+/* AVX2's rows of the kernel tables (table.c), in the order the picks read them */
+#define FUSE__AVX2_IGEMM_ROWS                                                                     \
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,                      \
+     fuse__igemm_6x16_blocks_avx2},                                                               \
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},        \
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
+#define FUSE__AVX2_FEW_CHANNELS_ROWS                                                              \
+    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},                                      \
+    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#define FUSE__AVX2_GROUPED_ROWS                                                                   \
+    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
+#define FUSE__AVX2_ISA_OPS_ROWS                                                                   \
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,           \
+     fuse__elt_avx2},
+#define FUSE__AVX2_ROW_OPS_ROWS                                                                   \
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,                \
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2, fuse__matmul_rows_avx2},
+#define FUSE__AVX2_WINO_ROWS                                                                      \
+    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},                          \
+    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},                          \
+    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+#else /* compiled out: no rows */
+#define FUSE__AVX2_IGEMM_ROWS
+#define FUSE__AVX2_FEW_CHANNELS_ROWS
+#define FUSE__AVX2_GROUPED_ROWS
+#define FUSE__AVX2_ISA_OPS_ROWS
+#define FUSE__AVX2_ROW_OPS_ROWS
+#define FUSE__AVX2_WINO_ROWS
 #endif
 /* ==== end src/kernels/isa_avx2.c ==== */
 /* ==== begin src/kernels/isa_neon.c ==== */
 /* --------------------------------------------------------------- NEON instances -- */
 /* Every kernel template on the NEON layer (vec_neon.h), once each (the GEMM family's once per
-   tile; see isa_avx512.c). aarch64 and armv7 share the layer but not the GEMM tiles (below).
-   Compiled in where plan/cpu.c sets FUSE__NEON (aarch64, armv7 with NEON and FMA). */
+   tile), and this instruction set's rows of the kernel tables (table.c; see isa_avx512.c).
+   aarch64 and armv7 share the layer but not the GEMM tiles (below). Compiled in where
+   plan/cpu.c sets FUSE__NEON (aarch64, armv7 with NEON and FMA), else it has no rows. */
 #ifdef FUSE__NEON
 /* The NEON layer's in-register transpose of the 4 x 4 floats at x into y: pairs of rows
    interleaved (vtrn), then their halves combined. */
@@ -26667,6 +26795,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -27536,14 +27671,55 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_LANE
 #endif
 /* ==== end src/kernels/vec_end.h ==== */
+
+/* NEON's rows of the kernel tables (table.c), in the order the picks read them */
+#if defined(__aarch64__)
+#define FUSE__NEON_IGEMM_ROWS                                                                     \
+    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,                        \
+     fuse__igemm_8x8_blocks_neon},                                                                \
+    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,                      \
+     fuse__igemm_4x16_blocks_neon},                                                               \
+    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
+#define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
+    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},                                        \
+    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
+#else
+#define FUSE__NEON_IGEMM_ROWS                                                                     \
+    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,                        \
+     fuse__igemm_4x8_blocks_neon},                                                                \
+    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
+#define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
+    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},                                        \
+    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
+#endif
+#define FUSE__NEON_GROUPED_ROWS                                                                   \
+    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
+#define FUSE__NEON_ISA_OPS_ROWS                                                                   \
+    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,           \
+     fuse__elt_neon},
+#define FUSE__NEON_ROW_OPS_ROWS                                                                   \
+    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,                \
+     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon, fuse__matmul_rows_neon},
+#define FUSE__NEON_WINO_ROWS                                                                      \
+    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},                          \
+    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},                          \
+    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
+#else /* not compiled in: no rows */
+#define FUSE__NEON_IGEMM_ROWS
+#define FUSE__NEON_FEW_CHANNELS_ROWS
+#define FUSE__NEON_GROUPED_ROWS
+#define FUSE__NEON_ISA_OPS_ROWS
+#define FUSE__NEON_ROW_OPS_ROWS
+#define FUSE__NEON_WINO_ROWS
 #endif
 /* ==== end src/kernels/isa_neon.c ==== */
 /* ==== begin src/kernels/isa_scalar.c ==== */
 /* ------------------------------------------------------------- scalar instances -- */
 /* Every kernel template on the scalar layer (vec_scalar.h), once each (the GEMM family's once
-   per tile; see isa_avx512.c): the scalar twins, on every target, with the same packing and
-   drivers as the SIMD instances (the fallback where no SIMD is compiled in, FUSE_ISA_SCALAR,
-   and the SIMD instances' test oracle). */
+   per tile): the scalar twins, on every target, with the same packing and drivers as the SIMD
+   instances (the fallback where no SIMD is compiled in, FUSE_ISA_SCALAR, and the SIMD
+   instances' test oracle); and their rows of the kernel tables (table.c; see isa_avx512.c),
+   the last of each ISA's. */
 /* ==== begin src/kernels/vec_scalar.h ==== */
 /* The scalar vector layer: one float, a lane mask is 0 or 1. It gives every kernel template a
    plain-C instance (the scalar twin) with the same tiles, packing and drivers as the SIMD
@@ -31321,6 +31497,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -32190,13 +32373,41 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 #undef FUSE__V_LANE
 #endif
 /* ==== end src/kernels/vec_end.h ==== */
+
+/* the scalar rows of the kernel tables (table.c), in the order the picks read them */
+#define FUSE__SCALAR_IGEMM_ROWS                                                                   \
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},           \
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},                              \
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+#define FUSE__SCALAR_FEW_CHANNELS_ROWS                                                            \
+    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},                                    \
+    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+#define FUSE__SCALAR_GROUPED_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+#define FUSE__SCALAR_ISA_OPS_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar, \
+     fuse__elt_scalar},
+#define FUSE__SCALAR_ROW_OPS_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,        \
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,                       \
+     fuse__matmul_rows_scalar},
+#define FUSE__SCALAR_WINO_ROWS                                                                    \
+    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},                    \
+    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},                    \
+    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
 /* ==== end src/kernels/isa_scalar.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
-   picks below read these tables, and test_kernels runs each row against the reference. A row
-   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON,
-   no SIMD: the scalar rows only). */
+   picks below read these tables, and test_kernels runs each row against the reference. Each
+   instruction set's rows are in its instance file, next to the functions they name, as one
+   macro per table (FUSE__AVX512_IGEMM_ROWS, ...), empty when the instance file is compiled out
+   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON, no SIMD: the scalar rows only); a table is
+   every instance file's rows in their order, then its all-zero last row. The order matters:
+   the picks take the first of equals. */
+#define FUSE__ISA_ROWS(table)                                                                     \
+  FUSE__AVX512_##table##_ROWS FUSE__AVX2_##table##_ROWS FUSE__NEON_##table##_ROWS                 \
+      FUSE__SCALAR_##table##_ROWS
 
 /* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
    columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
@@ -32213,37 +32424,7 @@ typedef struct fuse__igemm_kind {
 } fuse__igemm_kind;
 
 static const fuse__igemm_kind fuse__igemm_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_6x64_blocks_avx512},
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_8x48_blocks_avx512},
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_7x48_blocks_avx512},
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL, fuse__igemm_12x32_blocks_avx512},
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL, fuse__igemm_12x16_blocks_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,
-      fuse__igemm_6x16_blocks_avx2},
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
-#endif
-#if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,
-      fuse__igemm_8x8_blocks_neon},
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,
-      fuse__igemm_4x16_blocks_neon},
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
-#elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,
-      fuse__igemm_4x8_blocks_neon},
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
-#endif
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    FUSE__ISA_ROWS(IGEMM)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL, NULL}};
 
 /* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
@@ -32255,23 +32436,7 @@ typedef struct fuse__few_channels_kind {
 } fuse__few_channels_kind;
 
 static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},
-    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
-    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
-#endif
-#if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
-    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
-#elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
-    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
-#endif
-    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
-    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    FUSE__ISA_ROWS(FEW_CHANNELS)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
 
 /* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
@@ -32352,16 +32517,7 @@ typedef struct fuse__grouped_kind {
 } fuse__grouped_kind;
 
 static const fuse__grouped_kind fuse__grouped_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
-#endif
-    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+    FUSE__ISA_ROWS(GROUPED)
     {FUSE_ISA_AUTO, 0, NULL}};
 
 /* The grouped conv kernel of an ISA, or NULL. */
@@ -32389,20 +32545,7 @@ typedef struct fuse__isa_ops {
 } fuse__isa_ops;
 
 static const fuse__isa_ops fuse__isa_ops_table[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512,
-     fuse__elt_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
-     fuse__elt_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,
-     fuse__elt_neon},
-#endif
-    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
-     fuse__elt_scalar},
+    FUSE__ISA_ROWS(ISA_OPS)
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row of an ISA; the all-NULL last row when it has none. */
@@ -32421,24 +32564,7 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
 
 /* The element-wise chain and row kernels of each ISA (chain_rows.c). */
 static const fuse__row_ops fuse__row_ops_table[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,
-     fuse__matmul_rows_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2,
-     fuse__matmul_rows_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon,
-     fuse__matmul_rows_neon},
-#endif
-    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,
-     fuse__matmul_rows_scalar},
+    FUSE__ISA_ROWS(ROW_OPS)
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
@@ -32454,24 +32580,7 @@ static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
 
 /* The Winograd transforms of each ISA and m (winograd.c). */
 static const fuse__wino_kind fuse__wino_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},
-    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},
-    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},
-    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},
-    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},
-    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},
-    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
-#endif
-    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},
-    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},
-    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    FUSE__ISA_ROWS(WINO)
     {FUSE_ISA_AUTO, 0, NULL, NULL}};
 
 /* The transforms of F(m,3) on an ISA, or NULL. */
@@ -32501,6 +32610,33 @@ static void fuse__transpose_isa(fuse_isa isa, const float *x, int64_t ldx, float
   (void)isa;
   fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
 }
+
+/* the instance files' rows are in their tables now */
+#undef FUSE__ISA_ROWS
+#undef FUSE__AVX512_IGEMM_ROWS
+#undef FUSE__AVX512_FEW_CHANNELS_ROWS
+#undef FUSE__AVX512_GROUPED_ROWS
+#undef FUSE__AVX512_ISA_OPS_ROWS
+#undef FUSE__AVX512_ROW_OPS_ROWS
+#undef FUSE__AVX512_WINO_ROWS
+#undef FUSE__AVX2_IGEMM_ROWS
+#undef FUSE__AVX2_FEW_CHANNELS_ROWS
+#undef FUSE__AVX2_GROUPED_ROWS
+#undef FUSE__AVX2_ISA_OPS_ROWS
+#undef FUSE__AVX2_ROW_OPS_ROWS
+#undef FUSE__AVX2_WINO_ROWS
+#undef FUSE__NEON_IGEMM_ROWS
+#undef FUSE__NEON_FEW_CHANNELS_ROWS
+#undef FUSE__NEON_GROUPED_ROWS
+#undef FUSE__NEON_ISA_OPS_ROWS
+#undef FUSE__NEON_ROW_OPS_ROWS
+#undef FUSE__NEON_WINO_ROWS
+#undef FUSE__SCALAR_IGEMM_ROWS
+#undef FUSE__SCALAR_FEW_CHANNELS_ROWS
+#undef FUSE__SCALAR_GROUPED_ROWS
+#undef FUSE__SCALAR_ISA_OPS_ROWS
+#undef FUSE__SCALAR_ROW_OPS_ROWS
+#undef FUSE__SCALAR_WINO_ROWS
 /* ==== end src/kernels/table.c ==== */
 /* ==== begin src/plan/plan.c ==== */
 /* -------------------------------------------------------------------- plan -- */
@@ -35004,6 +35140,20 @@ static const float *fuse__in(const fuse__run *r, const fuse__step *s, int i) {
   return fuse__data(r, r->p->operands[s->in_first + i]);
 }
 
+/* An element-wise loop of one operand, y[i] = f(x[i]) for i < n (the step holds f's
+   parameters), and the lists that key such loops by op (one lookup a step, not an element). */
+typedef void (*fuse__unary_loop)(float *y, const float *x, int64_t n, const fuse__step *s);
+typedef struct fuse__unary_loop_row {
+  int op;
+  fuse__unary_loop loop;
+} fuse__unary_loop_row;
+static fuse__unary_loop fuse__unary_loop_of(const fuse__unary_loop_row *rows, int n, int op) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (rows[i].op == op) return rows[i].loop;
+  return NULL;
+}
+
 /* Element strides of t seen from an output of rank `rank` (numpy broadcasting: 0 where t has
    size 1 or no dimension). */
 static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64_t *oshape,
@@ -36668,114 +36818,192 @@ static void fuse__kernel_global_avg_pool(const fuse__run *r, const fuse__step *s
 /* ==== begin src/run/reference_math.c ==== */
 /* --------------------------------------------------- reference kernels: math -- */
 /* element-wise math: unary functions, div, pow, prelu, where, variadic sum / mean / max / min.
-   The op's switch sits outside the element loops (one loop per op), so a large tensor runs
-   at the speed of the math itself. NaN propagates through every op (comparisons are written
-   so that a NaN operand falls through to an arithmetic path). */
+   Each op is a loop of its own, found once a step in this file's lists (keyed by the op), so
+   a large tensor runs at the speed of the math itself. NaN propagates through every op
+   (comparisons are written so that a NaN operand falls through to an arithmetic path). */
 
-/* The unary ops, on the whole tensor: y[i] = f(x[i]) with the step's a.unary parameters. */
-static void fuse__kernel_math_unary(const fuse__run *r, const fuse__step *s) {
-  const fuse__tensor *ty = &r->p->tensors[s->out];
-  const float *x = fuse__in(r, s, 0);
-  float *y = fuse__data(r, s->out);
-  int64_t i, n = fuse__numel(ty->rank, ty->shape);
+/* The unary ops, one loop each over the whole tensor: y[i] = f(x[i]) for i < n, with the
+   step's a.unary parameters. Adding one: its function and its line in fuse__math_unary_loops. */
+static void fuse__sqrt_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i; /* negative: NaN */
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+}
+static void fuse__reciprocal_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i; /* 0: inf */
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = 1.0f / x[i];
+}
+static void fuse__exp_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = expf(x[i]);
+}
+static void fuse__log_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i; /* 0: -inf, negative: NaN */
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = logf(x[i]);
+}
+static void fuse__neg_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = -x[i];
+}
+static void fuse__abs_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = fabsf(x[i]);
+}
+static void fuse__floor_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = floorf(x[i]);
+}
+static void fuse__ceil_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = ceilf(x[i]);
+}
+static void fuse__erf_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = erff(x[i]);
+}
+static void fuse__tanh_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+/* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): e^ never overflows */
+static void fuse__softplus_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) {
+    float v = x[i];
+    y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
+  }
+}
+static void fuse__hardswish_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) {
+    float v = x[i], t = v + 3.0f;
+    t = t < 0 ? 0.0f : t > 6.0f ? 6.0f : t;
+    y[i] = v * t / 6.0f;
+  }
+}
+static void fuse__hardsigmoid_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
   const float alpha = s->a.unary.alpha, beta = s->a.unary.beta;
-  switch (s->op) {
-  case FUSE__OP_SQRT: /* negative: NaN */
-    for (i = 0; i < n; i++) y[i] = sqrtf(x[i]);
-    break;
-  case FUSE__OP_RECIPROCAL: /* 0: inf */
-    for (i = 0; i < n; i++) y[i] = 1.0f / x[i];
-    break;
-  case FUSE__OP_EXP:
-    for (i = 0; i < n; i++) y[i] = expf(x[i]);
-    break;
-  case FUSE__OP_LOG: /* 0: -inf, negative: NaN */
-    for (i = 0; i < n; i++) y[i] = logf(x[i]);
-    break;
-  case FUSE__OP_NEG:
-    for (i = 0; i < n; i++) y[i] = -x[i];
-    break;
-  case FUSE__OP_ABS:
-    for (i = 0; i < n; i++) y[i] = fabsf(x[i]);
-    break;
-  case FUSE__OP_FLOOR:
-    for (i = 0; i < n; i++) y[i] = floorf(x[i]);
-    break;
-  case FUSE__OP_CEIL:
-    for (i = 0; i < n; i++) y[i] = ceilf(x[i]);
-    break;
-  case FUSE__OP_ERF:
-    for (i = 0; i < n; i++) y[i] = erff(x[i]);
-    break;
-  case FUSE__OP_TANH:
-    for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
-    break;
-  case FUSE__OP_SOFTPLUS: /* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): e^ never overflows */
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    float t = alpha * x[i] + beta;
+    y[i] = t < 0 ? 0.0f : t > 1.0f ? 1.0f : t;
+  }
+}
+static void fuse__leaky_relu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float alpha = s->a.unary.alpha;
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = x[i] < 0 ? alpha * x[i] : x[i];
+}
+/* expm1: exact near 0, where e^x - 1 would cancel */
+static void fuse__elu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float alpha = s->a.unary.alpha;
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : alpha * expm1f(x[i]);
+}
+static void fuse__selu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float alpha = s->a.unary.alpha, beta = s->a.unary.beta; /* beta holds gamma */
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = x[i] > 0 ? beta * x[i] : beta * (alpha * expm1f(x[i]));
+}
+static void fuse__gelu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  if (s->a.unary.mode == 1) {
     for (i = 0; i < n; i++) {
       float v = x[i];
-      y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
+      y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
     }
-    break;
-  case FUSE__OP_HARDSWISH:
-    for (i = 0; i < n; i++) {
-      float v = x[i], t = v + 3.0f;
-      t = t < 0 ? 0.0f : t > 6.0f ? 6.0f : t;
-      y[i] = v * t / 6.0f;
-    }
-    break;
-  case FUSE__OP_HARDSIGMOID:
-    for (i = 0; i < n; i++) {
-      float t = alpha * x[i] + beta;
-      y[i] = t < 0 ? 0.0f : t > 1.0f ? 1.0f : t;
-    }
-    break;
-  case FUSE__OP_LEAKY_RELU:
-    for (i = 0; i < n; i++) y[i] = x[i] < 0 ? alpha * x[i] : x[i];
-    break;
-  case FUSE__OP_ELU: /* expm1: exact near 0, where e^x - 1 would cancel */
-    for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : alpha * expm1f(x[i]);
-    break;
-  case FUSE__OP_SELU: /* beta holds gamma */
-    for (i = 0; i < n; i++) y[i] = x[i] > 0 ? beta * x[i] : beta * (alpha * expm1f(x[i]));
-    break;
-  case FUSE__OP_GELU:
-    if (s->a.unary.mode == 1) {
-      for (i = 0; i < n; i++) {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-      }
-    } else { /* 1 + erf(v / sqrt 2) = erfc(-v / sqrt 2), which keeps its precision for v << 0 */
-      for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-0.70710678118654752f * x[i]);
-    }
-    break;
-  default: FUSE_ASSERT(0 && "fuse__kernel_math_unary: not a unary math op"); break;
+  } else { /* 1 + erf(v / sqrt 2) = erfc(-v / sqrt 2), which keeps its precision for v << 0 */
+    for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-0.70710678118654752f * x[i]);
   }
 }
 
-/* One row of a broadcasting op: y[j] for j < n, operand k read at k[j * stride_k]. */
-static void fuse__math_row(int op, float *y, int64_t n, const float *a, int64_t ia,
-                           const float *b, int64_t ib, const float *c, int64_t ic) {
+/* Each unary math op (the rows of kind FUSE__RUN_MATH_UNARY) with its loop: looked up once a
+   step. */
+static const fuse__unary_loop_row fuse__math_unary_loops[] = {
+    {FUSE__OP_SQRT, fuse__sqrt_loop},
+    {FUSE__OP_RECIPROCAL, fuse__reciprocal_loop},
+    {FUSE__OP_EXP, fuse__exp_loop},
+    {FUSE__OP_LOG, fuse__log_loop},
+    {FUSE__OP_NEG, fuse__neg_loop},
+    {FUSE__OP_ABS, fuse__abs_loop},
+    {FUSE__OP_FLOOR, fuse__floor_loop},
+    {FUSE__OP_CEIL, fuse__ceil_loop},
+    {FUSE__OP_ERF, fuse__erf_loop},
+    {FUSE__OP_TANH, fuse__tanh_loop},
+    {FUSE__OP_SOFTPLUS, fuse__softplus_loop},
+    {FUSE__OP_HARDSWISH, fuse__hardswish_loop},
+    {FUSE__OP_HARDSIGMOID, fuse__hardsigmoid_loop},
+    {FUSE__OP_LEAKY_RELU, fuse__leaky_relu_loop},
+    {FUSE__OP_ELU, fuse__elu_loop},
+    {FUSE__OP_SELU, fuse__selu_loop},
+    {FUSE__OP_GELU, fuse__gelu_loop},
+};
+
+static void fuse__kernel_math_unary(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *ty = &r->p->tensors[s->out];
+  fuse__unary_loop loop = fuse__unary_loop_of(
+      fuse__math_unary_loops, (int)(sizeof fuse__math_unary_loops / sizeof *fuse__math_unary_loops),
+      s->op);
+  FUSE_ASSERT(loop && "fuse__kernel_math_unary: not a unary math op");
+  if (loop) loop(fuse__data(r, s->out), fuse__in(r, s, 0), fuse__numel(ty->rank, ty->shape), s);
+}
+
+/* One row of a broadcasting op, one function each: y[j] for j < n, operand k read at
+   k[j * stride_k]. Adding one: its function and its line in fuse__math_rows. */
+typedef void (*fuse__math_row_fn)(float *y, int64_t n, const float *a, int64_t ia,
+                                  const float *b, int64_t ib, const float *c, int64_t ic);
+static void fuse__div_row(float *y, int64_t n, const float *a, int64_t ia, const float *b,
+                          int64_t ib, const float *c, int64_t ic) {
   int64_t j;
-  switch (op) {
-  case FUSE__OP_DIV:
-    for (j = 0; j < n; j++) y[j] = a[j * ia] / b[j * ib];
-    break;
-  case FUSE__OP_POW: /* C's powf is ONNX's Pow: a negative base with an integral exponent
-                        has its sign, with another exponent it is NaN */
-    for (j = 0; j < n; j++) y[j] = powf(a[j * ia], b[j * ib]);
-    break;
-  case FUSE__OP_PRELU:
-    for (j = 0; j < n; j++) {
-      float v = a[j * ia];
-      y[j] = v < 0 ? b[j * ib] * v : v;
-    }
-    break;
-  case FUSE__OP_WHERE: /* a NaN condition is not 0: it selects the first */
-    for (j = 0; j < n; j++) y[j] = a[j * ia] != 0 ? b[j * ib] : c[j * ic];
-    break;
-  default: FUSE_ASSERT(0 && "fuse__math_row: not a broadcasting math op"); break;
+  (void)c, (void)ic;
+  for (j = 0; j < n; j++) y[j] = a[j * ia] / b[j * ib];
+}
+/* C's powf is ONNX's Pow: a negative base with an integral exponent has its sign, with
+   another exponent it is NaN */
+static void fuse__pow_row(float *y, int64_t n, const float *a, int64_t ia, const float *b,
+                          int64_t ib, const float *c, int64_t ic) {
+  int64_t j;
+  (void)c, (void)ic;
+  for (j = 0; j < n; j++) y[j] = powf(a[j * ia], b[j * ib]);
+}
+static void fuse__prelu_row(float *y, int64_t n, const float *a, int64_t ia, const float *b,
+                            int64_t ib, const float *c, int64_t ic) {
+  int64_t j;
+  (void)c, (void)ic;
+  for (j = 0; j < n; j++) {
+    float v = a[j * ia];
+    y[j] = v < 0 ? b[j * ib] * v : v;
   }
 }
+/* a NaN condition is not 0: it selects the first */
+static void fuse__where_row(float *y, int64_t n, const float *a, int64_t ia, const float *b,
+                            int64_t ib, const float *c, int64_t ic) {
+  int64_t j;
+  for (j = 0; j < n; j++) y[j] = a[j * ia] != 0 ? b[j * ib] : c[j * ic];
+}
+
+/* Each broadcasting math op (the rows of kind FUSE__RUN_MATH_BROADCAST) with its row
+   function: looked up once a step. */
+static const struct fuse__math_row_of {
+  int op;
+  fuse__math_row_fn row;
+} fuse__math_rows[] = {
+    {FUSE__OP_DIV, fuse__div_row},
+    {FUSE__OP_POW, fuse__pow_row},
+    {FUSE__OP_PRELU, fuse__prelu_row},
+    {FUSE__OP_WHERE, fuse__where_row},
+};
 
 /* div, pow, prelu (2 operands) and where (3), numpy broadcasting: row by row along the last
    dimension, after merging the dimensions every operand walks through as through one (a
@@ -36786,7 +37014,12 @@ static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s)
   int64_t st[3][FUSE_MAX_RANK], shape[FUSE_MAX_RANK], stride[3][FUSE_MAX_RANK];
   int64_t idx[FUSE_MAX_RANK], inner, outer, o;
   float *y = fuse__data(r, s->out);
+  fuse__math_row_fn row_fn = NULL;
   int m = s->num_in < 3 ? s->num_in : 3, k, d, rank = 0, merge;
+  for (k = 0; k < (int)(sizeof fuse__math_rows / sizeof *fuse__math_rows); k++)
+    if (fuse__math_rows[k].op == s->op) row_fn = fuse__math_rows[k].row;
+  FUSE_ASSERT(row_fn && "fuse__kernel_math_broadcast: not a broadcasting math op");
+  if (!row_fn) return;
   for (k = 0; k < 3; k++) { /* a missing third operand repeats the first (never read) */
     in[k] = fuse__in(r, s, k < m ? k : 0);
     fuse__broadcast_strides(fuse__in_t(r, s, k < m ? k : 0), ty->rank, ty->shape, st[k]);
@@ -36812,8 +37045,8 @@ static void fuse__kernel_math_broadcast(const fuse__run *r, const fuse__step *s)
       row[k] = in[k];
       for (d = 0; d < rank - 1; d++) row[k] += idx[d] * stride[k][d];
     }
-    fuse__math_row(s->op, y + o * inner, inner, row[0], stride[0][rank - 1], row[1],
-                   stride[1][rank - 1], row[2], stride[2][rank - 1]);
+    row_fn(y + o * inner, inner, row[0], stride[0][rank - 1], row[1], stride[1][rank - 1], row[2],
+           stride[2][rank - 1]);
     for (d = rank - 2; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
   }
 }

@@ -25,6 +25,20 @@ static const float *fuse__in(const fuse__run *r, const fuse__step *s, int i) {
   return fuse__data(r, r->p->operands[s->in_first + i]);
 }
 
+/* An element-wise loop of one operand, y[i] = f(x[i]) for i < n (the step holds f's
+   parameters), and the lists that key such loops by op (one lookup a step, not an element). */
+typedef void (*fuse__unary_loop)(float *y, const float *x, int64_t n, const fuse__step *s);
+typedef struct fuse__unary_loop_row {
+  int op;
+  fuse__unary_loop loop;
+} fuse__unary_loop_row;
+static fuse__unary_loop fuse__unary_loop_of(const fuse__unary_loop_row *rows, int n, int op) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (rows[i].op == op) return rows[i].loop;
+  return NULL;
+}
+
 /* Element strides of t seen from an output of rank `rank` (numpy broadcasting: 0 where t has
    size 1 or no dimension). */
 static void fuse__broadcast_strides(const fuse__tensor *t, int rank, const int64_t *oshape,
