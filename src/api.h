@@ -314,6 +314,13 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
                                       fuse_graph **out);
 FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
                                              size_t n);
+/* Any op by its text-form name, with its operands and its attributes written as in the text
+   form (NULL or "": the defaults): fuse_op(g, "leaky_relu", 1, &x, "alpha=0.2") is
+   fuse_leaky_relu(g, x, 0.2f); fuse_op(g, "shrink", 1, &x, "lambd=0.5, bias=0"). Every op of
+   the operator table has it, those added after the named builders only it. Errors as the
+   parser's (column: in attrs). */
+FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
+                            const char *attrs);
 
 /* ======================================================== patterns, fusion passes == */
 /* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with

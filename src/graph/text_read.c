@@ -360,6 +360,32 @@ FUSE_API fuse_result fuse_graph_parse(const char *text, const fuse_allocator *al
   return g->status;
 }
 
+FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
+                            const char *attrs) {
+  fuse__parser ps;
+  fuse__parse_attr at[FUSE__MAX_PARSE_ATTRS];
+  int k, n_at = 0;
+  if (!g || g->status != FUSE_OK) return FUSE_NONE;
+  if (!op || num_in < 0 || (num_in > 0 && !in))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_op: %s", !op ? "op is NULL"
+                      : num_in < 0 ? "num_in is negative" : "in is NULL");
+  for (k = FUSE__OP_CONV2D; k < FUSE__OP_COPY; k++)
+    if (strcmp(op, fuse__ops[k].name) == 0) break;
+  if (k == FUSE__OP_COPY)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "fuse_op: unknown op '%s'", op);
+  memset(&ps, 0, sizeof ps);
+  ps.p = ps.line_start = attrs ? attrs : "";
+  ps.line = ps.at_line = ps.at_col = 1;
+  ps.g = g;
+  fuse__text_skip(&ps);
+  while (*ps.p) {
+    if (!fuse__text_attribute(&ps, k, at, &n_at)) return FUSE_NONE;
+    if (!fuse__text_accept(&ps, ',') && *ps.p) return fuse__text_fail(&ps, "',' between attributes"), FUSE_NONE;
+    fuse__text_skip(&ps);
+  }
+  return fuse__text_build(&ps, k, in, num_in, at, n_at);
+}
+
 FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, const float *data,
                                              size_t n) {
   fuse_value v;
