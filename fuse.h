@@ -1058,6 +1058,8 @@ typedef enum fuse__op {
   FUSE__OP_ELU,         /* alpha */
   FUSE__OP_SELU,        /* alpha, beta = gamma */
   FUSE__OP_GELU,        /* mode = 1: the tanh approximation */
+  FUSE__OP_SOFTSIGN,
+  FUSE__OP_SHRINK,      /* alpha = lambd, beta = bias */
   FUSE__OP_DIV,
   FUSE__OP_POW,
   FUSE__OP_PRELU,
@@ -1223,6 +1225,10 @@ static const fuse__attr_spec fuse__attrs_selu[] = {
     {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_gelu[] = {
     {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_shrink[] = {
+    {"lambd", 'f', 'f', FUSE__AT(a.unary.alpha), 0.5},
+    {"bias", 'f', 'f', FUSE__AT(a.unary.beta), 0},
+    {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
     {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_pad[] = {
@@ -1324,7 +1330,9 @@ enum {
   FUSE__CHAIN_FLOOR,
   FUSE__CHAIN_CEIL,
   FUSE__CHAIN_LOG,
-  FUSE__CHAIN_ERF
+  FUSE__CHAIN_ERF,
+  FUSE__CHAIN_SOFTSIGN,   /* v / (1 + |v|) */
+  FUSE__CHAIN_SHRINK      /* v < -alpha ? v + beta : v > alpha ? v - beta : 0 (post.alpha, .beta) */
 };
 #define FUSE__CHAIN_NONE (-1) /* not element-wise */
 
@@ -1483,6 +1491,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
     {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
+    {FUSE__OP_SOFTSIGN, "softsign", "Softsign", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SOFTSIGN, 0, fuse__text_math},
+    {FUSE__OP_SHRINK, "shrink", "Shrink", fuse__attrs_shrink, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SHRINK, 0, fuse__text_math},
     {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
      FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
     {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
@@ -14832,6 +14844,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -20182,6 +20201,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -26700,6 +26726,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -31354,6 +31387,13 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__chain_app
   case FUSE__CHAIN_CEIL: return FUSE__V_CEIL(v);
   case FUSE__CHAIN_LOG: return FUSE__VEC_FN(fuse__vlog)(v);
   case FUSE__CHAIN_ERF: return FUSE__VEC_FN(fuse__verf)(v);
+  case FUSE__CHAIN_SOFTSIGN: return FUSE__V_DIV(v, FUSE__V_ADD(FUSE__V_SET1(1.0f), FUSE__V_ABS(v)));
+  case FUSE__CHAIN_SHRINK: { /* the bounds' comparisons false (NaN): v - v, 0 or NaN */
+    FUSE__VEC lambd = FUSE__V_SET1(op->post.alpha), bias = FUSE__V_SET1(op->post.beta);
+    return FUSE__V_IF_POSITIVE(FUSE__V_SUB(v, lambd), FUSE__V_SUB(v, bias),
+                               FUSE__V_IF_POSITIVE(FUSE__V_SUB(FUSE__V_NEG(lambd), v),
+                                                   FUSE__V_ADD(v, bias), FUSE__V_SUB(v, v)));
+  }
   default: /* FUSE__CHAIN_POST: an epilogue kind, through the epilogue's own code */
     return FUSE__VEC_FN(fuse__post_apply)(v, &op->post, NULL, FUSE__V_MASK_FIRST(0), FUSE__V_ZERO());
   }
@@ -36824,6 +36864,20 @@ static void fuse__gelu_loop(float *y, const float *x, int64_t n, const fuse__ste
     for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-0.70710678118654752f * x[i]);
   }
 }
+static void fuse__softsign_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i; /* +-inf: NaN (inf / inf), as PyTorch's */
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = x[i] / (1.0f + fabsf(x[i]));
+}
+/* alpha = lambd, beta = bias; NaN stays NaN (ONNX's reference would give 0) */
+static void fuse__shrink_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float lambd = s->a.unary.alpha, bias = s->a.unary.beta;
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    float v = x[i];
+    y[i] = v < -lambd ? v + bias : v > lambd ? v - bias : v == v ? 0.0f : v;
+  }
+}
 
 /* Each unary math op (the rows of kind FUSE__RUN_MATH_UNARY) with its loop: looked up once a
    step. */
@@ -36845,6 +36899,8 @@ static const fuse__unary_loop_row fuse__math_unary_loops[] = {
     {FUSE__OP_ELU, fuse__elu_loop},
     {FUSE__OP_SELU, fuse__selu_loop},
     {FUSE__OP_GELU, fuse__gelu_loop},
+    {FUSE__OP_SOFTSIGN, fuse__softsign_loop},
+    {FUSE__OP_SHRINK, fuse__shrink_loop},
 };
 
 static void fuse__kernel_math_unary(const fuse__run *r, const fuse__step *s) {

@@ -505,7 +505,79 @@ TEST(onnx_gelu_op20) {
   free(want);
 }
 
+/* Softsign and Shrink, the operator table's checklist's first ops (no named builder: fuse_op),
+   at the edge values on every path: the reference kernels, the scalar twins, the CPU's best
+   ISA (chain steps). PyTorch 1.13 float32: F.softsign, and Shrink written as ONNX's reference
+   (torch.where), except that NaN stays NaN (ONNX's reference gives 0: fuse.h's element-wise
+   ops all propagate NaN). */
+TEST(softsign_shrink) {
+  const float inf = INFINITY, nan = NAN;
+  const float softsign[N_EDGE] = {nan, -0.9900990128517151f, -0.75f, 0.0f, -0.0f, 0.75f,
+                                  0.9900990128517151f, nan, nan};
+  const float shrink[N_EDGE] = {-inf, -100.0f, -3.0f, 0.0f, 0.0f, 3.0f, 100.0f, inf, nan};
+  const float softshrink[N_EDGE] = {-inf, -98.5f, -1.5f, 0.0f, 0.0f, 1.5f, 98.5f, inf, nan};
+  const float *want[3];
+  static const char *const names[3] = {"softsign", "shrink", "shrink lambd=1.5, bias=1.5"};
+  int64_t shape[1] = {N_EDGE};
+  int path, k;
+  want[0] = softsign, want[1] = shrink, want[2] = softshrink;
+  for (path = 0; path < 3; path++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value x = fuse_input(g, "x", 1, shape);
+    fuse_compile_options opt;
+    fuse_plan *p = NULL;
+    float got[3][N_EDGE];
+    const float *in[1];
+    float *out[3];
+    fuse_output(g, fuse_op(g, "softsign", 1, &x, NULL));
+    fuse_output(g, fuse_op(g, "shrink", 1, &x, ""));
+    fuse_output(g, fuse_op(g, "shrink", 1, &x, " lambd = 1.5, bias=1.5 "));
+    CHECK(fuse_graph_status(g) == FUSE_OK);
+    memset(&opt, 0, sizeof opt);
+    opt.reference_kernels = path == 0;
+    opt.isa = path == 1 ? FUSE_ISA_SCALAR : FUSE_ISA_AUTO;
+    CHECK(fuse_compile(g, &opt, &p) == FUSE_OK);
+    in[0] = edge;
+    for (k = 0; k < 3; k++) out[k] = got[k];
+    CHECK(p && fuse_run(p, in, out, NULL) == FUSE_OK);
+    for (k = 0; k < 3; k++) check_values(names[k], got[k], want[k], N_EDGE);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* fuse_op: what it refuses, and why */
+TEST(fuse_op_errors) {
+  static const struct {
+    const char *op, *attrs;
+    int num_in;
+    const char *message;
+  } cases[] = {
+      {"softsine", NULL, 1, "fuse_op: unknown op 'softsine'"},
+      {"shrink", "lambda=0.5", 1, "shrink has no attribute 'lambda'"},
+      {"shrink", "lambd=[1]", 1, "shrink attribute 'lambd' must be a number"},
+      {"shrink", "lambd=0.5 bias=1", 1, "expected ',' between attributes"},
+      {"shrink", "lambd=0.5, lambd=1", 1, "attribute 'lambd' is given twice"},
+      {"softsign", NULL, 2, "softsign takes 1 operand, not 2"},
+      {"shrink", "lambd=nan", 1, "shrink: parameters nan, 0 must not be NaN"},
+      {"copy", NULL, 1, "fuse_op: unknown op 'copy'"},
+  };
+  int64_t shape[1] = {4};
+  int k;
+  for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+    fuse_graph *g = fuse_graph_create(NULL);
+    fuse_value x[2];
+    x[0] = x[1] = fuse_input(g, "x", 1, shape);
+    CHECK(fuse_op(g, cases[k].op, cases[k].num_in, x, cases[k].attrs) == FUSE_NONE);
+    CHECK(fuse_graph_status(g) != FUSE_OK);
+    CHECK_STR_CONTAINS(fuse_graph_error(g), cases[k].message);
+    fuse_graph_destroy(g);
+  }
+}
+
 int main(void) {
+  RUN(softsign_shrink);
+  RUN(fuse_op_errors);
   RUN(unary_edge_values);
   RUN(activation_edge_values);
   RUN(binary_edge_values);

@@ -99,6 +99,22 @@ def where(c, cond, a, b):
     return c.emit("where", [cond, a, b], [], torch.where(c.T(cond) != 0, c.T(a), c.T(b)))
 
 
+def softsign(c, x):
+    return c.emit("softsign", [x], [], F.softsign(c.T(x)))
+
+
+def shrink(c, x, lambd=None, bias=None):
+    lam, b = f32(0.5 if lambd is None else lambd), f32(0.0 if bias is None else bias)
+    attrs = []
+    if lambd is not None:
+        attrs.append("lambd=" + c_num(lambd))
+    if bias is not None:
+        attrs.append("bias=" + c_num(bias))
+    xv = c.T(x)
+    y = torch.where(xv < -lam, xv + b, torch.where(xv > lam, xv - b, torch.zeros_like(xv)))
+    return c.emit("shrink", [x], attrs, y)
+
+
 def c_num(v):
     v = np.float32(v)
     s = str(v)
@@ -247,6 +263,19 @@ def cases(G):
     z = c.add(gelu(c, z, 1), y)
     q = c.const("q", [1, 12, 1, 1], 1.0, 2.0)
     c.output(binary(c, "div", z, q), selu(c, c.relu(z)))
+    yield c
+
+    # added through the operator table's checklist (docs/source-map.md): ONNX Softsign, Shrink
+    c = G.new("math_softsign_shrink",
+              "softsign; shrink with its defaults, as softshrink (bias = lambd), as hardshrink "
+              "(bias 0) and with a negative bias; at and around the bounds, and far out")
+    x = c.input("x", [2, 3, 4, 5], -3.0, 3.0)
+    e = c.input("e", np.array([-100, -1.5, -1, -0.75, -0.5, -0.25, -0.0, 0, 0.25, 0.5, 0.75,
+                               1, 1.5, 100, 1e-30, -1e-30], dtype=np.float32))
+    c.output(softsign(c, x), shrink(c, x), shrink(c, x, 1.5, 1.5), shrink(c, x, 0.5, 0),
+             shrink(c, x, lambd=0.25), shrink(c, x, bias=-0.5),
+             softsign(c, e), shrink(c, e), shrink(c, e, 0.75, 0.75), shrink(c, e, 1, 0),
+             softsign(c, shrink(c, softsign(c, x), 0.1, 0.05)))
     yield c
 
     # randomized: shapes of rank 1..5 with broadcasting, a chain of ops

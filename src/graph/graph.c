@@ -40,6 +40,8 @@ typedef enum fuse__op {
   FUSE__OP_ELU,         /* alpha */
   FUSE__OP_SELU,        /* alpha, beta = gamma */
   FUSE__OP_GELU,        /* mode = 1: the tanh approximation */
+  FUSE__OP_SOFTSIGN,
+  FUSE__OP_SHRINK,      /* alpha = lambd, beta = bias */
   FUSE__OP_DIV,
   FUSE__OP_POW,
   FUSE__OP_PRELU,
@@ -205,6 +207,10 @@ static const fuse__attr_spec fuse__attrs_selu[] = {
     {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_gelu[] = {
     {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_shrink[] = {
+    {"lambd", 'f', 'f', FUSE__AT(a.unary.alpha), 0.5},
+    {"bias", 'f', 'f', FUSE__AT(a.unary.beta), 0},
+    {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
     {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
 static const fuse__attr_spec fuse__attrs_pad[] = {
@@ -306,7 +312,9 @@ enum {
   FUSE__CHAIN_FLOOR,
   FUSE__CHAIN_CEIL,
   FUSE__CHAIN_LOG,
-  FUSE__CHAIN_ERF
+  FUSE__CHAIN_ERF,
+  FUSE__CHAIN_SOFTSIGN,   /* v / (1 + |v|) */
+  FUSE__CHAIN_SHRINK      /* v < -alpha ? v + beta : v > alpha ? v - beta : 0 (post.alpha, .beta) */
 };
 #define FUSE__CHAIN_NONE (-1) /* not element-wise */
 
@@ -465,6 +473,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
     {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
      FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
+    {FUSE__OP_SOFTSIGN, "softsign", "Softsign", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SOFTSIGN, 0, fuse__text_math},
+    {FUSE__OP_SHRINK, "shrink", "Shrink", fuse__attrs_shrink, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SHRINK, 0, fuse__text_math},
     {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
      FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
     {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,

@@ -109,6 +109,20 @@ static void fuse__gelu_loop(float *y, const float *x, int64_t n, const fuse__ste
     for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * erfcf(-0.70710678118654752f * x[i]);
   }
 }
+static void fuse__softsign_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i; /* +-inf: NaN (inf / inf), as PyTorch's */
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = x[i] / (1.0f + fabsf(x[i]));
+}
+/* alpha = lambd, beta = bias; NaN stays NaN (ONNX's reference would give 0) */
+static void fuse__shrink_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float lambd = s->a.unary.alpha, bias = s->a.unary.beta;
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    float v = x[i];
+    y[i] = v < -lambd ? v + bias : v > lambd ? v - bias : v == v ? 0.0f : v;
+  }
+}
 
 /* Each unary math op (the rows of kind FUSE__RUN_MATH_UNARY) with its loop: looked up once a
    step. */
@@ -130,6 +144,8 @@ static const fuse__unary_loop_row fuse__math_unary_loops[] = {
     {FUSE__OP_ELU, fuse__elu_loop},
     {FUSE__OP_SELU, fuse__selu_loop},
     {FUSE__OP_GELU, fuse__gelu_loop},
+    {FUSE__OP_SOFTSIGN, fuse__softsign_loop},
+    {FUSE__OP_SHRINK, fuse__shrink_loop},
 };
 
 static void fuse__kernel_math_unary(const fuse__run *r, const fuse__step *s) {
