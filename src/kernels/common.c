@@ -10,7 +10,8 @@
    a vector layer (vec_avx512.h, vec_avx2.h, vec_neon.h, vec_scalar.h), and instantiated once
    per layer and tile by including it between the layer and vec_end.h. One instance file per
    instruction set does that for every template (isa_avx512.c, isa_avx2.c, isa_neon.c,
-   isa_scalar.c); the family files before them hold what the instances share. The generator pastes every instance into fuse.h,
+   isa_scalar.c) and holds that instruction set's rows of the kernel tables; the family files
+   before them hold what the instances share. The generator pastes every instance into fuse.h,
    so a debugger steps through ordinary C. The scalar instance of each template is its scalar
    twin: the fallback where no SIMD is compiled in and the implementation of FUSE_ISA_SCALAR,
    with the same tiles, packing and drivers. The kernel tables (table.c) list every instance

@@ -1,7 +1,8 @@
 /* --------------------------------------------------------------- AVX2 instances -- */
 /* Every kernel template on the AVX2 + FMA layer (vec_avx2.h), once each (the GEMM family's once
-   per tile; see isa_avx512.c). The transposes here serve the AVX-512 CPUs too. Compiled out
-   with FUSE_NO_AVX2 or without SIMD. */
+   per tile), and this instruction set's rows of the kernel tables (table.c; see
+   isa_avx512.c). The transposes here serve the AVX-512 CPUs too. Compiled out with
+   FUSE_NO_AVX2 or without SIMD: then it has no rows. */
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 /* The AVX2 layer's in-register transpose of the 8 x 8 floats at x (rows ldx apart) into y
    (rows ldy apart), for transpose.inc. */
@@ -126,4 +127,33 @@ __attribute__((target("avx2,fma"))) static inline int64_t fuse__interleave3_avx2
 #include "matmul_rows.inc"
 #include "winograd_sizes.inc"
 #include "vec_end.h"
+
+/* AVX2's rows of the kernel tables (table.c), in the order the picks read them */
+#define FUSE__AVX2_IGEMM_ROWS                                                                     \
+    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,                      \
+     fuse__igemm_6x16_blocks_avx2},                                                               \
+    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},        \
+    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
+#define FUSE__AVX2_FEW_CHANNELS_ROWS                                                              \
+    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},                                      \
+    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+#define FUSE__AVX2_GROUPED_ROWS                                                                   \
+    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
+#define FUSE__AVX2_ISA_OPS_ROWS                                                                   \
+    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,           \
+     fuse__elt_avx2},
+#define FUSE__AVX2_ROW_OPS_ROWS                                                                   \
+    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,                \
+     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2, fuse__matmul_rows_avx2},
+#define FUSE__AVX2_WINO_ROWS                                                                      \
+    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},                          \
+    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},                          \
+    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+#else /* compiled out: no rows */
+#define FUSE__AVX2_IGEMM_ROWS
+#define FUSE__AVX2_FEW_CHANNELS_ROWS
+#define FUSE__AVX2_GROUPED_ROWS
+#define FUSE__AVX2_ISA_OPS_ROWS
+#define FUSE__AVX2_ROW_OPS_ROWS
+#define FUSE__AVX2_WINO_ROWS
 #endif

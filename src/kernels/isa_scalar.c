@@ -1,8 +1,9 @@
 /* ------------------------------------------------------------- scalar instances -- */
 /* Every kernel template on the scalar layer (vec_scalar.h), once each (the GEMM family's once
-   per tile; see isa_avx512.c): the scalar twins, on every target, with the same packing and
-   drivers as the SIMD instances (the fallback where no SIMD is compiled in, FUSE_ISA_SCALAR,
-   and the SIMD instances' test oracle). */
+   per tile): the scalar twins, on every target, with the same packing and drivers as the SIMD
+   instances (the fallback where no SIMD is compiled in, FUSE_ISA_SCALAR, and the SIMD
+   instances' test oracle); and their rows of the kernel tables (table.c; see isa_avx512.c),
+   the last of each ISA's. */
 #include "vec_scalar.h"
 
 /* the vector math and the epilogue routine (common.c): every family's kernels call them */
@@ -61,3 +62,25 @@
 #include "matmul_rows.inc"
 #include "winograd_sizes.inc"
 #include "vec_end.h"
+
+/* the scalar rows of the kernel tables (table.c), in the order the picks read them */
+#define FUSE__SCALAR_IGEMM_ROWS                                                                   \
+    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},           \
+    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},                              \
+    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+#define FUSE__SCALAR_FEW_CHANNELS_ROWS                                                            \
+    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},                                    \
+    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+#define FUSE__SCALAR_GROUPED_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+#define FUSE__SCALAR_ISA_OPS_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar, \
+     fuse__elt_scalar},
+#define FUSE__SCALAR_ROW_OPS_ROWS                                                                 \
+    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,        \
+     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,                       \
+     fuse__matmul_rows_scalar},
+#define FUSE__SCALAR_WINO_ROWS                                                                    \
+    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},                    \
+    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},                    \
+    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},

@@ -1,8 +1,14 @@
 /* ------------------------------------------------------------ kernel table -- */
 /* Every micro-kernel with its instruction set and tile, as XNNPACK's manifests list them: the
-   picks below read these tables, and test_kernels runs each row against the reference. A row
-   exists only when its instance is compiled in (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON,
-   no SIMD: the scalar rows only). */
+   picks below read these tables, and test_kernels runs each row against the reference. Each
+   instruction set's rows are in its instance file, next to the functions they name, as one
+   macro per table (FUSE__AVX512_IGEMM_ROWS, ...), empty when the instance file is compiled out
+   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON, no SIMD: the scalar rows only); a table is
+   every instance file's rows in their order, then its all-zero last row. The order matters:
+   the picks take the first of equals. */
+#define FUSE__ISA_ROWS(table)                                                                     \
+  FUSE__AVX512_##table##_ROWS FUSE__AVX2_##table##_ROWS FUSE__NEON_##table##_ROWS                 \
+      FUSE__SCALAR_##table##_ROWS
 
 /* The indirect-GEMM micro-kernels: MR rows (pixels; output channels in the NCHW GEMM) by NR
    columns; weight: how close the kernel comes to the FMA peak on its own, in percent (the
@@ -19,37 +25,7 @@ typedef struct fuse__igemm_kind {
 } fuse__igemm_kind;
 
 static const fuse__igemm_kind fuse__igemm_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_6x64_blocks_avx512},
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_8x48_blocks_avx512},
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,
-      fuse__igemm_7x48_blocks_avx512},
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL, fuse__igemm_12x32_blocks_avx512},
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL, fuse__igemm_12x16_blocks_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,
-      fuse__igemm_6x16_blocks_avx2},
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
-#endif
-#if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,
-      fuse__igemm_8x8_blocks_neon},
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,
-      fuse__igemm_4x16_blocks_neon},
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
-#elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,
-      fuse__igemm_4x8_blocks_neon},
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
-#endif
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    FUSE__ISA_ROWS(IGEMM)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL, NULL, NULL}};
 
 /* The few-channel NCHW kernels: MR output channels by `vectors` vectors of pixels (NR
@@ -61,23 +37,7 @@ typedef struct fuse__few_channels_kind {
 } fuse__few_channels_kind;
 
 static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},
-    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},
-    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
-#endif
-#if defined(FUSE__NEON) && defined(__aarch64__)
-    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},
-    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
-#elif defined(FUSE__NEON)
-    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},
-    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
-#endif
-    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},
-    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    FUSE__ISA_ROWS(FEW_CHANNELS)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
 
 /* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
@@ -158,16 +118,7 @@ typedef struct fuse__grouped_kind {
 } fuse__grouped_kind;
 
 static const fuse__grouped_kind fuse__grouped_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
-#endif
-    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+    FUSE__ISA_ROWS(GROUPED)
     {FUSE_ISA_AUTO, 0, NULL}};
 
 /* The grouped conv kernel of an ISA, or NULL. */
@@ -195,20 +146,7 @@ typedef struct fuse__isa_ops {
 } fuse__isa_ops;
 
 static const fuse__isa_ops fuse__isa_ops_table[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512,
-     fuse__elt_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,
-     fuse__elt_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,
-     fuse__elt_neon},
-#endif
-    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar,
-     fuse__elt_scalar},
+    FUSE__ISA_ROWS(ISA_OPS)
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row of an ISA; the all-NULL last row when it has none. */
@@ -227,24 +165,7 @@ static fuse__dw_fn fuse__dw_pick(fuse_isa isa, int nhwc) {
 
 /* The element-wise chain and row kernels of each ISA (chain_rows.c). */
 static const fuse__row_ops fuse__row_ops_table[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,
-     fuse__matmul_rows_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2,
-     fuse__matmul_rows_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon,
-     fuse__matmul_rows_neon},
-#endif
-    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,
-     fuse__matmul_rows_scalar},
+    FUSE__ISA_ROWS(ROW_OPS)
     {FUSE_ISA_AUTO, NULL, NULL, NULL, NULL, NULL, NULL, NULL}};
 
 /* The row kernels of an ISA; all NULL for the reference kernels (FUSE_ISA_AUTO). An ISA
@@ -260,24 +181,7 @@ static const fuse__row_ops *fuse__rows_of(fuse_isa isa) {
 
 /* The Winograd transforms of each ISA and m (winograd.c). */
 static const fuse__wino_kind fuse__wino_kinds[] = {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},
-    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},
-    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
-#endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},
-    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},
-    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
-#endif
-#ifdef FUSE__NEON
-    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},
-    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},
-    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
-#endif
-    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},
-    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},
-    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    FUSE__ISA_ROWS(WINO)
     {FUSE_ISA_AUTO, 0, NULL, NULL}};
 
 /* The transforms of F(m,3) on an ISA, or NULL. */
@@ -307,3 +211,30 @@ static void fuse__transpose_isa(fuse_isa isa, const float *x, int64_t ldx, float
   (void)isa;
   fuse__transpose_scalar(x, ldx, y, ldy, rows, cols);
 }
+
+/* the instance files' rows are in their tables now */
+#undef FUSE__ISA_ROWS
+#undef FUSE__AVX512_IGEMM_ROWS
+#undef FUSE__AVX512_FEW_CHANNELS_ROWS
+#undef FUSE__AVX512_GROUPED_ROWS
+#undef FUSE__AVX512_ISA_OPS_ROWS
+#undef FUSE__AVX512_ROW_OPS_ROWS
+#undef FUSE__AVX512_WINO_ROWS
+#undef FUSE__AVX2_IGEMM_ROWS
+#undef FUSE__AVX2_FEW_CHANNELS_ROWS
+#undef FUSE__AVX2_GROUPED_ROWS
+#undef FUSE__AVX2_ISA_OPS_ROWS
+#undef FUSE__AVX2_ROW_OPS_ROWS
+#undef FUSE__AVX2_WINO_ROWS
+#undef FUSE__NEON_IGEMM_ROWS
+#undef FUSE__NEON_FEW_CHANNELS_ROWS
+#undef FUSE__NEON_GROUPED_ROWS
+#undef FUSE__NEON_ISA_OPS_ROWS
+#undef FUSE__NEON_ROW_OPS_ROWS
+#undef FUSE__NEON_WINO_ROWS
+#undef FUSE__SCALAR_IGEMM_ROWS
+#undef FUSE__SCALAR_FEW_CHANNELS_ROWS
+#undef FUSE__SCALAR_GROUPED_ROWS
+#undef FUSE__SCALAR_ISA_OPS_ROWS
+#undef FUSE__SCALAR_ROW_OPS_ROWS
+#undef FUSE__SCALAR_WINO_ROWS
