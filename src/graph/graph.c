@@ -142,11 +142,12 @@ typedef struct fuse__node {
 /* An attribute of an op in the text form: its name and form ('i' whole number, 'f' number,
    '2' / '4' list of that many whole numbers, 'l' list of up to 8 whole numbers, 'F' list of
    up to 8 numbers); where the node keeps it (`at`: offsetof(fuse__node, ...), -1 when only
-   the builder reads it) and how (`store`: 'i' int, 'f' float, 'n' ints as many as the form
-   says, 'r' one int per axis of the node, 'e' one int per axis after the first rank of them
-   (pad's ends), 'L' one int64_t per axis, 'F' one float per axis, printed when the first is
-   above 0, 'm' axes as the bits of an unsigned); the value when the text leaves it out
-   (`dflt`, for 'i' and 'f'). A list of them ends with a NULL name. */
+   the builder reads it) and how (`store`: 'i' int, 'E' one of resize's enums, 'f' float,
+   'n' ints as many as the form says, 'r' one int per axis of the node, 'e' one int per axis
+   after the first rank of them (pad's ends), 'L' one int64_t per axis, 'F' one float per
+   axis, printed when the first is above 0, 'm' axes as the bits of an unsigned); the value
+   when the text leaves it out (`dflt`, for 'i' and 'f'). A list of them ends with a NULL
+   name. */
 typedef struct fuse__attr_spec {
   const char *name;
   char form, store;
@@ -222,9 +223,9 @@ static const fuse__attr_spec fuse__attrs_pad[] = {
 static const fuse__attr_spec fuse__attrs_resize[] = {
     {"sizes", 'l', 'L', FUSE__AT(shape), 0},
     {"scales", 'F', 'F', FUSE__AT(a.resize.scales), 0},
-    {"mode", 'i', 'i', FUSE__AT(a.resize.r.mode), 0},
-    {"coordinates", 'i', 'i', FUSE__AT(a.resize.r.coordinates), 0},
-    {"nearest", 'i', 'i', FUSE__AT(a.resize.r.nearest), 0},
+    {"mode", 'i', 'E', FUSE__AT(a.resize.r.mode), 0},
+    {"coordinates", 'i', 'E', FUSE__AT(a.resize.r.coordinates), 0},
+    {"nearest", 'i', 'E', FUSE__AT(a.resize.r.nearest), 0},
     {"cubic_coeff_a", 'f', 'f', FUSE__AT(a.resize.r.cubic_coeff_a), 0},
     {"exclude_outside", 'i', 'i', FUSE__AT(a.resize.r.exclude_outside), 0},
     {NULL, 0, 0, -1, 0}};
@@ -257,12 +258,13 @@ static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
     {"groups", 'i', 'i', FUSE__AT(a.convt.groups), 0},
     {NULL, 0, 0, -1, 0}};
 #undef FUSE__AT
-/* the attributes' enums are kept and printed as ints */
-typedef char fuse__attr_enums_are_ints[sizeof(fuse_resize_mode) == sizeof(int) &&
-                                               sizeof(fuse_resize_nearest) == sizeof(int)
-                                           ? 1
-                                           : -1];
-
+/* The resize enums ('E'): one size for the three, an int's or less (C compilers for small
+   targets may give an enum of small values one byte: -fshort-enums, the ARM EABI's default
+   for bare metal) */
+typedef char fuse__attr_enums_agree[sizeof(fuse_resize_coordinates) == sizeof(fuse_resize_mode) &&
+                                            sizeof(fuse_resize_nearest) == sizeof(fuse_resize_mode)
+                                        ? 1
+                                        : -1];
 /* The reference kernel an op's step runs (run/run.c holds them in this order). */
 typedef enum fuse__run_kind {
   FUSE__RUN_UNARY, /* relu, clip, sigmoid, the copies (reshape, flatten, copy) */

@@ -88,6 +88,12 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     unsigned bits;
     switch (s->store) {
     case 'i': memcpy(&v[0], at, sizeof(int)); fuse__put_int_attr(o, s->name, v[0]); continue;
+    case 'E': { /* an enum of resize's: of fuse_resize_mode's size (graph.c checks) */
+      fuse_resize_mode e;
+      memcpy(&e, at, sizeof e);
+      fuse__put_int_attr(o, s->name, (int)e);
+      continue;
+    }
     case 'f': memcpy(&f[0], at, sizeof(float)); fuse__put_float_attr(o, s->name, f[0]); continue;
     case 'n': count = s->form - '0'; memcpy(v, at, (size_t)count * sizeof(int)); break;
     case 'r': count = n->rank; memcpy(v, at, (size_t)count * sizeof(int)); break;
