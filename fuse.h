@@ -35208,14 +35208,41 @@ static void fuse__nhwc_shape(const fuse__tensor *t, fuse__tensor *v) {
   v->shape[0] = s4[0], v->shape[1] = s4[2], v->shape[2] = s4[3], v->shape[3] = s4[1];
 }
 
-static float fuse__binary_op(int op, float a, float b) {
-  switch (op) {
-  case FUSE__OP_ADD: return a + b;
-  case FUSE__OP_SUB: return a - b;
-  case FUSE__OP_MUL: return a * b;
-  case FUSE__OP_MAXIMUM: return (a > b || a != a) ? a : b; /* NaN propagates, as in numpy */
-  default: return (a < b || a != a) ? a : b;
+/* add, sub, mul, maximum, minimum along a row: y[j] = a[j * ia] op b[j * ib] for j < n, op
+   the row's chain kind (FUSE__CHAIN_ADD .. FUSE__CHAIN_MIN), one loop each. */
+static void fuse__binary_row(int kind, float *y, const float *a, int64_t ia, const float *b,
+                             int64_t ib, int64_t n) {
+  int64_t j;
+  switch (kind) {
+  case FUSE__CHAIN_ADD:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] + b[j * ib];
+    break;
+  case FUSE__CHAIN_SUB:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] - b[j * ib];
+    break;
+  case FUSE__CHAIN_MUL:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] * b[j * ib];
+    break;
+  case FUSE__CHAIN_MAX: /* NaN propagates, as in numpy */
+    for (j = 0; j < n; j++) {
+      float u = a[j * ia], v = b[j * ib];
+      y[j] = (u > v || u != u) ? u : v;
+    }
+    break;
+  default: /* FUSE__CHAIN_MIN */
+    for (j = 0; j < n; j++) {
+      float u = a[j * ia], v = b[j * ib];
+      y[j] = (u < v || u != u) ? u : v;
+    }
+    break;
   }
+}
+
+/* One element of binary op `op` (a rank-0 step; test_kernels' oracle of the SIMD rows) */
+static float fuse__binary_op(int op, float a, float b) {
+  float y;
+  fuse__binary_row(fuse__ops[op].chain, &y, &a, 0, &b, 0, 1);
+  return y;
 }
 
 static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
@@ -35223,7 +35250,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
   const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
   fuse__tensor vy, va, vb;
   float *y = fuse__data(r, s->out);
-  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
+  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o;
   int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
   int rank = ty->rank, d;
   fuse__elt_fn fn = NULL;
@@ -35259,39 +35286,55 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
     if (fn)
       fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
     else
-      for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
+      fuse__binary_row(fuse__ops[s->op].chain, yr, a + oa, ia, b + ob, ib, inner);
     for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
 }
+
+/* relu, clip and sigmoid, one loop each (the step holds clip's bounds) */
+static void fuse__relu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
+}
+static void fuse__clip_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float lo = s->a.clip.lo, hi = s->a.clip.hi;
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+}
+static void fuse__sigmoid_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) { /* never exp of a large positive number */
+    float e = expf(-fabsf(x[i]));
+    y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+  }
+}
+/* the ops of kind FUSE__RUN_UNARY that compute: the others (copy, and reshape / flatten that
+   are outputs) copy */
+static const fuse__unary_loop_row fuse__unary_loops[] = {
+    {FUSE__OP_RELU, fuse__relu_loop},
+    {FUSE__OP_CLIP, fuse__clip_loop},
+    {FUSE__OP_SIGMOID, fuse__sigmoid_loop},
+};
 
 static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
-  int64_t i, count = fuse__numel(ty->rank, ty->shape);
-  float lo = s->a.clip.lo, hi = s->a.clip.hi;
+  int64_t count = fuse__numel(ty->rank, ty->shape);
   fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
-  if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
-    fn(s->op, y, x, 1, x, 1, count, lo, hi);
+  fuse__unary_loop loop;
+  if (fn && fuse__ops[s->op].post == FUSE_POST_CLAMP) { /* relu, clip: the ISA's rows */
+    fn(s->op, y, x, 1, x, 1, count, s->a.clip.lo, s->a.clip.hi);
     return;
   }
-  switch (s->op) {
-  case FUSE__OP_RELU:
-    for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
-    break;
-  case FUSE__OP_CLIP:
-    for (i = 0; i < count; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
-    break;
-  case FUSE__OP_SIGMOID:
-    for (i = 0; i < count; i++) { /* never exp of a large positive number */
-      float e = expf(-fabsf(x[i]));
-      y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    break;
-  default: /* COPY, and reshape / flatten that are outputs */
-    if (y != x) memcpy(y, x, (size_t)count * sizeof(float));
-    break;
-  }
+  loop = fuse__unary_loop_of(fuse__unary_loops,
+                             (int)(sizeof fuse__unary_loops / sizeof *fuse__unary_loops), s->op);
+  if (loop)
+    loop(y, x, count, s);
+  else if (y != x)
+    memcpy(y, x, (size_t)count * sizeof(float));
 }
 
 /* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has
@@ -37319,30 +37362,46 @@ static void fuse__kernel_resize(const fuse__run *r, const fuse__step *s) {
    other ops). Sums, products and statistics accumulate in double: a reduction over 100k
    elements stays as close to a float64 reference as one float rounding. */
 
+/* How a reduction folds its elements, its start and its last touch, by op: looked up once a
+   step. Adding a reduction: its line here (and a fold, if none of these is its own). */
+enum { FUSE__FOLD_SUM, FUSE__FOLD_SUM_SQUARE, FUSE__FOLD_PROD, FUSE__FOLD_MAX, FUSE__FOLD_MIN };
+enum { FUSE__FOLD_AS_IS, FUSE__FOLD_DIVIDE, FUSE__FOLD_ROOT }; /* after: / count, sqrt */
+static const struct fuse__reduce_row {
+  int op, fold;
+  double init;
+  int after;
+} fuse__reduce_rows[] = {
+    {FUSE__OP_REDUCE_MEAN, FUSE__FOLD_SUM, 0.0, FUSE__FOLD_DIVIDE},
+    {FUSE__OP_REDUCE_SUM, FUSE__FOLD_SUM, 0.0, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_MAX, FUSE__FOLD_MAX, -HUGE_VAL, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_MIN, FUSE__FOLD_MIN, HUGE_VAL, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_L2, FUSE__FOLD_SUM_SQUARE, 0.0, FUSE__FOLD_ROOT},
+    {FUSE__OP_REDUCE_PROD, FUSE__FOLD_PROD, 1.0, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_SUM_SQUARE, FUSE__FOLD_SUM_SQUARE, 0.0, FUSE__FOLD_AS_IS},
+};
+
 /* One reduced run: n elements `stride` apart folded into acc (sum / product kinds in double;
    max / min as floats, with NaN winning as in PyTorch). */
-static double fuse__reduce_run(int op, const float *x, int64_t n, int64_t stride, double acc) {
+static double fuse__reduce_run(int fold, const float *x, int64_t n, int64_t stride, double acc) {
   int64_t j;
-  switch (op) {
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
+  switch (fold) {
+  case FUSE__FOLD_SUM:
     for (j = 0; j < n; j++) acc += x[j * stride];
     break;
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_SUM_SQUARE:
+  case FUSE__FOLD_SUM_SQUARE:
     for (j = 0; j < n; j++) acc += (double)x[j * stride] * x[j * stride];
     break;
-  case FUSE__OP_REDUCE_PROD:
+  case FUSE__FOLD_PROD:
     for (j = 0; j < n; j++) acc *= x[j * stride];
     break;
-  case FUSE__OP_REDUCE_MAX:
+  case FUSE__FOLD_MAX:
     for (j = 0; j < n; j++) {
       float v = x[j * stride];
       if (v > acc || v != v) acc = v;
       if (v != v) break;
     }
     break;
-  default: /* REDUCE_MIN */
+  default: /* FUSE__FOLD_MIN */
     for (j = 0; j < n; j++) {
       float v = x[j * stride];
       if (v < acc || v != v) acc = v;
@@ -37364,6 +37423,10 @@ static void fuse__kernel_reduce(const fuse__run *r, const fuse__step *s) {
   int64_t rdim[FUSE_MAX_RANK], rstr[FUSE_MAX_RANK], kidx[FUSE_MAX_RANK], ridx[FUSE_MAX_RANK];
   int64_t count = 1, out_count = 1, o, step;
   int red[FUSE_MAX_RANK], nd = 0, nk = 0, nr = 0, i, d;
+  const struct fuse__reduce_row *how = fuse__reduce_rows;
+  for (i = 0; i < (int)(sizeof fuse__reduce_rows / sizeof *fuse__reduce_rows); i++)
+    if (fuse__reduce_rows[i].op == s->op) how = &fuse__reduce_rows[i];
+  FUSE_ASSERT(how->op == s->op && "fuse__kernel_reduce: not a reduction");
   for (i = 0; i < tx->rank; i++) {
     int is_red = (int)(s->a.reduce.axes >> i & 1u);
     if (tx->shape[i] == 1) continue;
@@ -37392,20 +37455,17 @@ static void fuse__kernel_reduce(const fuse__run *r, const fuse__step *s) {
   memset(kidx, 0, sizeof kidx);
   for (o = 0; o < out_count; o++) {
     int64_t base = 0, runs = count / rdim[nr - 1], k;
-    double acc = s->op == FUSE__OP_REDUCE_PROD ? 1.0
-                 : s->op == FUSE__OP_REDUCE_MAX ? -HUGE_VAL
-                 : s->op == FUSE__OP_REDUCE_MIN ? HUGE_VAL
-                                                : 0.0;
+    double acc = how->init;
     for (d = 0; d < nk; d++) base += kidx[d] * kstr[d];
     memset(ridx, 0, sizeof ridx);
     for (k = 0; k < runs; k++) {
       int64_t at = base;
       for (d = 0; d < nr - 1; d++) at += ridx[d] * rstr[d];
-      acc = fuse__reduce_run(s->op, x + at, rdim[nr - 1], rstr[nr - 1], acc);
+      acc = fuse__reduce_run(how->fold, x + at, rdim[nr - 1], rstr[nr - 1], acc);
       for (d = nr - 2; d >= 0 && ++ridx[d] == rdim[d]; d--) ridx[d] = 0;
     }
-    if (s->op == FUSE__OP_REDUCE_MEAN) acc /= (double)count;
-    else if (s->op == FUSE__OP_REDUCE_L2) acc = sqrt(acc);
+    if (how->after == FUSE__FOLD_DIVIDE) acc /= (double)count;
+    else if (how->after == FUSE__FOLD_ROOT) acc = sqrt(acc);
     y[o] = (float)acc;
     for (d = nk - 1; d >= 0 && ++kidx[d] == kdim[d]; d--) kidx[d] = 0;
   }

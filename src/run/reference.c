@@ -85,14 +85,41 @@ static void fuse__nhwc_shape(const fuse__tensor *t, fuse__tensor *v) {
   v->shape[0] = s4[0], v->shape[1] = s4[2], v->shape[2] = s4[3], v->shape[3] = s4[1];
 }
 
-static float fuse__binary_op(int op, float a, float b) {
-  switch (op) {
-  case FUSE__OP_ADD: return a + b;
-  case FUSE__OP_SUB: return a - b;
-  case FUSE__OP_MUL: return a * b;
-  case FUSE__OP_MAXIMUM: return (a > b || a != a) ? a : b; /* NaN propagates, as in numpy */
-  default: return (a < b || a != a) ? a : b;
+/* add, sub, mul, maximum, minimum along a row: y[j] = a[j * ia] op b[j * ib] for j < n, op
+   the row's chain kind (FUSE__CHAIN_ADD .. FUSE__CHAIN_MIN), one loop each. */
+static void fuse__binary_row(int kind, float *y, const float *a, int64_t ia, const float *b,
+                             int64_t ib, int64_t n) {
+  int64_t j;
+  switch (kind) {
+  case FUSE__CHAIN_ADD:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] + b[j * ib];
+    break;
+  case FUSE__CHAIN_SUB:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] - b[j * ib];
+    break;
+  case FUSE__CHAIN_MUL:
+    for (j = 0; j < n; j++) y[j] = a[j * ia] * b[j * ib];
+    break;
+  case FUSE__CHAIN_MAX: /* NaN propagates, as in numpy */
+    for (j = 0; j < n; j++) {
+      float u = a[j * ia], v = b[j * ib];
+      y[j] = (u > v || u != u) ? u : v;
+    }
+    break;
+  default: /* FUSE__CHAIN_MIN */
+    for (j = 0; j < n; j++) {
+      float u = a[j * ia], v = b[j * ib];
+      y[j] = (u < v || u != u) ? u : v;
+    }
+    break;
   }
+}
+
+/* One element of binary op `op` (a rank-0 step; test_kernels' oracle of the SIMD rows) */
+static float fuse__binary_op(int op, float a, float b) {
+  float y;
+  fuse__binary_row(fuse__ops[op].chain, &y, &a, 0, &b, 0, 1);
+  return y;
 }
 
 static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
@@ -100,7 +127,7 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
   const float *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
   fuse__tensor vy, va, vb;
   float *y = fuse__data(r, s->out);
-  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o, j;
+  int64_t sa[FUSE_MAX_RANK], sb[FUSE_MAX_RANK], idx[FUSE_MAX_RANK], inner, outer, o;
   int64_t ia, ib, na, nb; /* strides along a row; element counts of a and b */
   int rank = ty->rank, d;
   fuse__elt_fn fn = NULL;
@@ -136,39 +163,55 @@ static void fuse__kernel_binary(const fuse__run *r, const fuse__step *s) {
     if (fn)
       fn(s->op, yr, a + oa, (int)ia, b + ob, (int)ib, inner, 0, 0);
     else
-      for (j = 0; j < inner; j++) yr[j] = fuse__binary_op(s->op, a[oa + j * ia], b[ob + j * ib]);
+      fuse__binary_row(fuse__ops[s->op].chain, yr, a + oa, ia, b + ob, ib, inner);
     for (d = rank - 2; d >= 0 && ++idx[d] == ty->shape[d]; d--) idx[d] = 0;
   }
 }
+
+/* relu, clip and sigmoid, one loop each (the step holds clip's bounds) */
+static void fuse__relu_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
+}
+static void fuse__clip_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  const float lo = s->a.clip.lo, hi = s->a.clip.hi;
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+}
+static void fuse__sigmoid_loop(float *y, const float *x, int64_t n, const fuse__step *s) {
+  int64_t i;
+  (void)s;
+  for (i = 0; i < n; i++) { /* never exp of a large positive number */
+    float e = expf(-fabsf(x[i]));
+    y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+  }
+}
+/* the ops of kind FUSE__RUN_UNARY that compute: the others (copy, and reshape / flatten that
+   are outputs) copy */
+static const fuse__unary_loop_row fuse__unary_loops[] = {
+    {FUSE__OP_RELU, fuse__relu_loop},
+    {FUSE__OP_CLIP, fuse__clip_loop},
+    {FUSE__OP_SIGMOID, fuse__sigmoid_loop},
+};
 
 static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
   const fuse__tensor *ty = &r->p->tensors[s->out];
   const float *x = fuse__in(r, s, 0);
   float *y = fuse__data(r, s->out);
-  int64_t i, count = fuse__numel(ty->rank, ty->shape);
-  float lo = s->a.clip.lo, hi = s->a.clip.hi;
+  int64_t count = fuse__numel(ty->rank, ty->shape);
   fuse__elt_fn fn = fuse__elt_pick(r->p->isa);
-  if (fn && (s->op == FUSE__OP_RELU || s->op == FUSE__OP_CLIP)) {
-    fn(s->op, y, x, 1, x, 1, count, lo, hi);
+  fuse__unary_loop loop;
+  if (fn && fuse__ops[s->op].post == FUSE_POST_CLAMP) { /* relu, clip: the ISA's rows */
+    fn(s->op, y, x, 1, x, 1, count, s->a.clip.lo, s->a.clip.hi);
     return;
   }
-  switch (s->op) {
-  case FUSE__OP_RELU:
-    for (i = 0; i < count; i++) y[i] = x[i] < 0 ? 0.0f : x[i]; /* NaN stays NaN */
-    break;
-  case FUSE__OP_CLIP:
-    for (i = 0; i < count; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
-    break;
-  case FUSE__OP_SIGMOID:
-    for (i = 0; i < count; i++) { /* never exp of a large positive number */
-      float e = expf(-fabsf(x[i]));
-      y[i] = x[i] >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    break;
-  default: /* COPY, and reshape / flatten that are outputs */
-    if (y != x) memcpy(y, x, (size_t)count * sizeof(float));
-    break;
-  }
+  loop = fuse__unary_loop_of(fuse__unary_loops,
+                             (int)(sizeof fuse__unary_loops / sizeof *fuse__unary_loops), s->op);
+  if (loop)
+    loop(y, x, count, s);
+  else if (y != x)
+    memcpy(y, x, (size_t)count * sizeof(float));
 }
 
 /* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has
