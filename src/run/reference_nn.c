@@ -3,30 +3,46 @@
    other ops). Sums, products and statistics accumulate in double: a reduction over 100k
    elements stays as close to a float64 reference as one float rounding. */
 
+/* How a reduction folds its elements, its start and its last touch, by op: looked up once a
+   step. Adding a reduction: its line here (and a fold, if none of these is its own). */
+enum { FUSE__FOLD_SUM, FUSE__FOLD_SUM_SQUARE, FUSE__FOLD_PROD, FUSE__FOLD_MAX, FUSE__FOLD_MIN };
+enum { FUSE__FOLD_AS_IS, FUSE__FOLD_DIVIDE, FUSE__FOLD_ROOT }; /* after: / count, sqrt */
+static const struct fuse__reduce_row {
+  int op, fold;
+  double init;
+  int after;
+} fuse__reduce_rows[] = {
+    {FUSE__OP_REDUCE_MEAN, FUSE__FOLD_SUM, 0.0, FUSE__FOLD_DIVIDE},
+    {FUSE__OP_REDUCE_SUM, FUSE__FOLD_SUM, 0.0, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_MAX, FUSE__FOLD_MAX, -HUGE_VAL, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_MIN, FUSE__FOLD_MIN, HUGE_VAL, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_L2, FUSE__FOLD_SUM_SQUARE, 0.0, FUSE__FOLD_ROOT},
+    {FUSE__OP_REDUCE_PROD, FUSE__FOLD_PROD, 1.0, FUSE__FOLD_AS_IS},
+    {FUSE__OP_REDUCE_SUM_SQUARE, FUSE__FOLD_SUM_SQUARE, 0.0, FUSE__FOLD_AS_IS},
+};
+
 /* One reduced run: n elements `stride` apart folded into acc (sum / product kinds in double;
    max / min as floats, with NaN winning as in PyTorch). */
-static double fuse__reduce_run(int op, const float *x, int64_t n, int64_t stride, double acc) {
+static double fuse__reduce_run(int fold, const float *x, int64_t n, int64_t stride, double acc) {
   int64_t j;
-  switch (op) {
-  case FUSE__OP_REDUCE_MEAN:
-  case FUSE__OP_REDUCE_SUM:
+  switch (fold) {
+  case FUSE__FOLD_SUM:
     for (j = 0; j < n; j++) acc += x[j * stride];
     break;
-  case FUSE__OP_REDUCE_L2:
-  case FUSE__OP_REDUCE_SUM_SQUARE:
+  case FUSE__FOLD_SUM_SQUARE:
     for (j = 0; j < n; j++) acc += (double)x[j * stride] * x[j * stride];
     break;
-  case FUSE__OP_REDUCE_PROD:
+  case FUSE__FOLD_PROD:
     for (j = 0; j < n; j++) acc *= x[j * stride];
     break;
-  case FUSE__OP_REDUCE_MAX:
+  case FUSE__FOLD_MAX:
     for (j = 0; j < n; j++) {
       float v = x[j * stride];
       if (v > acc || v != v) acc = v;
       if (v != v) break;
     }
     break;
-  default: /* REDUCE_MIN */
+  default: /* FUSE__FOLD_MIN */
     for (j = 0; j < n; j++) {
       float v = x[j * stride];
       if (v < acc || v != v) acc = v;
@@ -48,6 +64,10 @@ static void fuse__kernel_reduce(const fuse__run *r, const fuse__step *s) {
   int64_t rdim[FUSE_MAX_RANK], rstr[FUSE_MAX_RANK], kidx[FUSE_MAX_RANK], ridx[FUSE_MAX_RANK];
   int64_t count = 1, out_count = 1, o, step;
   int red[FUSE_MAX_RANK], nd = 0, nk = 0, nr = 0, i, d;
+  const struct fuse__reduce_row *how = fuse__reduce_rows;
+  for (i = 0; i < (int)(sizeof fuse__reduce_rows / sizeof *fuse__reduce_rows); i++)
+    if (fuse__reduce_rows[i].op == s->op) how = &fuse__reduce_rows[i];
+  FUSE_ASSERT(how->op == s->op && "fuse__kernel_reduce: not a reduction");
   for (i = 0; i < tx->rank; i++) {
     int is_red = (int)(s->a.reduce.axes >> i & 1u);
     if (tx->shape[i] == 1) continue;
@@ -76,20 +96,17 @@ static void fuse__kernel_reduce(const fuse__run *r, const fuse__step *s) {
   memset(kidx, 0, sizeof kidx);
   for (o = 0; o < out_count; o++) {
     int64_t base = 0, runs = count / rdim[nr - 1], k;
-    double acc = s->op == FUSE__OP_REDUCE_PROD ? 1.0
-                 : s->op == FUSE__OP_REDUCE_MAX ? -HUGE_VAL
-                 : s->op == FUSE__OP_REDUCE_MIN ? HUGE_VAL
-                                                : 0.0;
+    double acc = how->init;
     for (d = 0; d < nk; d++) base += kidx[d] * kstr[d];
     memset(ridx, 0, sizeof ridx);
     for (k = 0; k < runs; k++) {
       int64_t at = base;
       for (d = 0; d < nr - 1; d++) at += ridx[d] * rstr[d];
-      acc = fuse__reduce_run(s->op, x + at, rdim[nr - 1], rstr[nr - 1], acc);
+      acc = fuse__reduce_run(how->fold, x + at, rdim[nr - 1], rstr[nr - 1], acc);
       for (d = nr - 2; d >= 0 && ++ridx[d] == rdim[d]; d--) ridx[d] = 0;
     }
-    if (s->op == FUSE__OP_REDUCE_MEAN) acc /= (double)count;
-    else if (s->op == FUSE__OP_REDUCE_L2) acc = sqrt(acc);
+    if (how->after == FUSE__FOLD_DIVIDE) acc /= (double)count;
+    else if (how->after == FUSE__FOLD_ROOT) acc = sqrt(acc);
     y[o] = (float)acc;
     for (d = nk - 1; d >= 0 && ++kidx[d] == kdim[d]; d--) kidx[d] = 0;
   }
