@@ -141,8 +141,27 @@ LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 SELF_CONTAINED_QUICK := $(addprefix $(BUILD)/test_,run fuzz_regress vmath)
 $(SELF_CONTAINED_QUICK): OPT := $(QUICK_OPT)
 
+# With gcc 10 or later (not under the sanitizers) $(IMPL) is built in parallel: the unit's back
+# end, nine tenths of the minute it takes (-ftime-report: expansion to RTL and register
+# allocation), runs as link-time partitions on every core (-flto=N), linked into one relocatable
+# object of machine code (-flinker-output=nolto-rel) whose symbols the partitions shared
+# (statics made hidden globals) are made local again (objcopy --localize-hidden), so the object
+# links and exports as the plain build's does. 2 cores: 63 s -> 36 s; the programs that link it
+# run within noise of the plain build's. IMPL_LTO=0 turns it off. The cross builds' implementation
+# objects are built the same way, with the cross binutils' objcopy.
+GCC_MAJOR := $(shell $(CC) -v 2>&1 | sed -n 's/^gcc version \([0-9]*\).*/\1/p')
+IMPL_LTO ?= $(if $(filter 1,$(SANITIZE)),0,$(if $(GCC_MAJOR),$(shell test $(GCC_MAJOR) -ge 10 && echo 1 || echo 0),0))
+LTO_JOBS := $(shell nproc 2>/dev/null || echo 2)
+# $(call impl_object,compiler and flags,objcopy): the recipe that builds tests/header/impl.c
+# into $@, in parallel partitions when IMPL_LTO is 1
+impl_object = $(if $(filter 1,$(IMPL_LTO)),\
+  $(1) -flto -c $< -o $@.lto.o && \
+  $(1) -flto=$(LTO_JOBS) -r -nostdlib -flinker-output=nolto-rel $@.lto.o -o $@.r.o && \
+  $(2) --localize-hidden $@.r.o $@ && rm -f $@.lto.o $@.r.o,\
+  $(1) -c $< -o $@)
+
 $(IMPL): tests/header/impl.c fuse.h | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call impl_object,$(CC) $(ALL_CFLAGS),objcopy)
 
 # rm first: a failed build must not leave an old program behind for run.sh to run.
 $(SELF_CONTAINED_TESTS): $(BUILD)/test_%: tests/test_%.c | $(BUILD)
@@ -535,7 +554,7 @@ build-cross/$(1):
 	@mkdir -p $$@
 
 build-cross/$(1)/fuse.o: tests/header/impl.c fuse.h | build-cross/$(1)
-	$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS) -c $$< -o $$@
+	$$(call impl_object,$$(CROSS_CC_$(1)) $$(WARN) $$(CROSS_OPT) $$(CROSS_DEFS) -I. $$(CROSS_ARCH_CFLAGS_$(1)) $$(CROSS_CFLAGS),$$(patsubst %gcc,%objcopy,$$(CROSS_CC_$(1))))
 
 # the same split as `make test`: public-API tests link the arch's implementation object
 $(addprefix build-cross/$(1)/,$(addsuffix .elf,$(filter-out $(SELF_CONTAINED_TESTS:$(BUILD)/%=%),$(CROSS_TEST_NAMES)))): build-cross/$(1)/%.elf: tests/%.c build-cross/$(1)/fuse.o tests/runner.h tests/host_threads.h
