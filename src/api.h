@@ -478,6 +478,9 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
   int no_winograd; /* 0: 3x3 stride-1 convs run as Winograd F(m,3) where the cost rule picks it;
                       1: never (the direct kernels); -2, -4, -6: F(2,3), F(4,3), F(6,3) on
                       every conv it can run (for tests and benchmarks) */
+  int save_only;   /* 1: the plan is made to be saved (fuse_plan_save) for another machine:
+                      isa may name one this CPU lacks (FUSE_ISA_SCALAR for a Cortex-M, AVX-512
+                      on an AVX2 build host); fuse_run refuses such a plan here */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;
@@ -502,6 +505,34 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
+
+/* Plan blobs: a compiled plan as bytes (steps, kernel choices, memory plan, packed weights) that
+   fuse_plan_load turns back into a plan without the graph, the passes or the compiler (a build
+   with FUSE_RUNTIME_ONLY has only these). A loaded plan's outputs are bit for bit those of the
+   plan it was saved from (same threads). The blob starts with a 64-byte header (magic
+   "FUSEPLAN", format version, ISA, byte order, word size, two checksums: one over the
+   structure, verified at every load, one over the weights, verified when asked); its weights
+   start 64-byte aligned. fuse_plan_save writes it through `write` in pieces; a plan that a
+   backend (fuse_dnnl.h) runs steps of cannot be saved (FUSE_ERROR_UNSUPPORTED). */
+FUSE_API fuse_result fuse_plan_save(const fuse_plan *p, fuse_write_fn write, void *user);
+typedef struct fuse_plan_load_options { /* all-zero = defaults */
+  const fuse_allocator *alloc; /* NULL: FUSE_MALLOC / FUSE_FREE */
+  char *error;                 /* optional: receives why the blob was refused, */
+  size_t error_size;           /* truncated to error_size bytes with a NUL */
+  int copy;           /* 0: the plan reads the blob's weights in place (flash, ROM, a mapped
+                         file), so the blob must outlive it; a blob whose weights are not
+                         64-byte aligned in memory is copied anyway. 1: the plan copies them */
+  int verify_weights; /* 1: check the weights' checksum too (reads every byte); 0: loading in
+                         place does work per step only, whatever the weights' size */
+  int num_threads;                   /* as fuse_compile_options */
+  fuse_parallel_for_fn parallel_for;
+  void *parallel_user;
+} fuse_plan_load_options;
+/* FUSE_ERROR_PARSE: the blob is damaged (a checksum, a length, an offset, an index); 
+   FUSE_ERROR_UNSUPPORTED: another format version, byte order or word size, or an ISA this CPU
+   or build lacks. The message says which. */
+FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
+                                    const fuse_plan_load_options *opt, fuse_plan **out);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
 
 /* ---- backends: another library runs fused steps (fuse_dnnl.h: oneDNN) ----

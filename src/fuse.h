@@ -126,6 +126,7 @@
 #include "run/reference_layers.c"
 #include "run/chain_run.c"
 #include "run/run.c"
+#include "run/plan_blob.c"
 #include "onnx/wire.c"
 #include "onnx/values.c"
 #include "onnx/convert.c"

@@ -309,6 +309,78 @@ static const char *golden_isa_name(fuse_isa isa) {
 /* Compiles g for isa, runs it on the case's inputs (with the plan's own workspace, or with a
    caller's 64-byte aligned block when own_workspace is 0) and compares every output with the
    reference. */
+/* A blob in memory, 64-byte aligned as a loader in place needs (fuse_plan_save's sink). */
+typedef struct golden_blob {
+  unsigned char *raw, *data;
+  size_t len, cap;
+  int failed;
+} golden_blob;
+static void golden_blob_write(void *user, const char *text, size_t len) {
+  golden_blob *b = (golden_blob *)user;
+  if (b->failed) return;
+  if (b->len + len > b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 65536;
+    unsigned char *raw, *data;
+    while (cap < b->len + len) cap *= 2;
+    raw = (unsigned char *)malloc(cap + 64);
+    if (!raw) {
+      b->failed = 1;
+      return;
+    }
+    data = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    if (b->len) memcpy(data, b->data, b->len);
+    free(b->raw);
+    b->raw = raw, b->data = data, b->cap = cap;
+  }
+  memcpy(b->data + b->len, text, len);
+  b->len += len;
+}
+
+static int golden_blob_cases;
+static void golden_blob_round_trip(const char *what, const fuse_plan *plan, const float **in,
+                                   float **want, int no, const golden_case *gc) {
+  golden_blob b = {NULL, NULL, 0, 0, 0};
+  fuse_plan_load_options lo;
+  fuse_plan *loaded = NULL;
+  float **got = (float **)calloc((size_t)no + 1, sizeof *got);
+  char why[256];
+  fuse_result r = fuse_plan_save(plan, golden_blob_write, &b);
+  int i, ok = got != NULL;
+  CHECK_EQ_INT(r, FUSE_OK);
+  CHECK(!b.failed && got);
+  memset(&lo, 0, sizeof lo);
+  lo.error = why, lo.error_size = sizeof why;
+  lo.copy = golden_blob_cases & 1;
+  lo.verify_weights = 1;
+  golden_blob_cases++;
+  if (r == FUSE_OK && !b.failed && ok) {
+    r = fuse_plan_load(b.data, b.len, &lo, &loaded);
+    if (r != FUSE_OK) fprintf(stderr, "  %s: %s: fuse_plan_load: %s\n", runner_current, what, why);
+    CHECK_EQ_INT(r, FUSE_OK);
+  }
+  if (loaded) {
+    CHECK_EQ_INT(fuse_plan_step_count(loaded), fuse_plan_step_count(plan));
+    CHECK_EQ_INT(fuse_plan_weights_size(loaded), fuse_plan_weights_size(plan));
+    for (i = 0; i < no; i++) {
+      got[i] = (float *)malloc(golden_nth(gc, 'O', i)->count * sizeof(float) + 1);
+      ok &= got[i] != NULL;
+    }
+    CHECK(ok);
+    r = ok ? fuse_run(loaded, in, got, NULL) : FUSE_ERROR_OUT_OF_MEMORY;
+    CHECK_EQ_INT(r, FUSE_OK);
+    for (i = 0; r == FUSE_OK && i < no; i++)
+      if (memcmp(got[i], want[i], golden_nth(gc, 'O', i)->count * sizeof(float)) != 0) {
+        fprintf(stderr, "  %s: %s: the loaded plan's output %d differs from the plan's\n",
+                runner_current, what, i);
+        CHECK(!"a loaded plan gives the plan's bits");
+      }
+  }
+  for (i = 0; got && i < no; i++) free(got[i]);
+  free(got);
+  fuse_plan_destroy(loaded);
+  free(b.raw);
+}
+
 static void golden_check_graph_isa(const char *what_base, const fuse_graph *g,
                                    const golden_case *gc, fuse_isa isa, int own_workspace) {
   int ni = golden_count(gc, 'I'), no = golden_count(gc, 'O'), i, shapes_ok = 1;
@@ -399,6 +471,9 @@ static void golden_check_graph_isa(const char *what_base, const fuse_graph *g,
       CHECK_NEAR_ARRAY(out[i], rec->data, rec->count, GOLDEN_TOL);
     }
   }
+  /* the plan through a blob: saved, loaded in place (even cases) or copied (odd), its
+     outputs bit for bit the compiled plan's */
+  if (in && out && r == FUSE_OK) golden_blob_round_trip(what, plan, in, out, no, gc);
 done:
   for (i = 0; out && i < no; i++) free(out[i]);
   free(out);

@@ -52,8 +52,7 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
   /* scalar runs anywhere; AVX2 where AVX-512 does; NEON only on ARM */
-  if (isa != FUSE_ISA_AUTO && isa != FUSE_ISA_SCALAR && isa != cpu &&
-      !(isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512)) {
+  if (!(opt && opt->save_only) && !fuse__isa_runs_here(isa)) {
     fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
                         fuse__isa_name(isa), fuse__isa_name(cpu));
     return FUSE_ERROR_UNSUPPORTED;
@@ -61,22 +60,6 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
   return FUSE_OK;
 }
 
-/* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
-   exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
-static void fuse__plan_threads(fuse_plan *p, const fuse_compile_options *opt) {
-  p->chunks = 1;
-  if (opt && opt->parallel_for) {
-    p->parallel_for = opt->parallel_for;
-    p->parallel_user = opt->parallel_user;
-    p->chunks = opt->num_threads > 0 ? opt->num_threads : 8;
-  }
-#ifdef _OPENMP
-  else
-    p->chunks = opt && opt->num_threads > 0 ? opt->num_threads : omp_get_max_threads();
-#endif
-  if (p->chunks > 64) p->chunks = 64;
-  if (p->chunks < 1) p->chunks = 1;
-}
 
 /* The empty plan and the arrays the phases share. */
 static int fuse__compile_start(fuse__compiler *c) {
@@ -93,7 +76,10 @@ static int fuse__compile_start(fuse__compiler *c) {
   p->isa = c->opt && c->opt->reference_kernels ? FUSE_ISA_AUTO
            : isa == FUSE_ISA_AUTO                ? fuse_cpu_isa()
                                                  : isa;
-  fuse__plan_threads(p, c->opt);
+  if (c->opt) fuse__plan_threads(p, c->opt->num_threads, c->opt->parallel_for, c->opt->parallel_user);
+  else fuse__plan_threads(p, 0, NULL, NULL);
+  /* made for another machine: fuse_run refuses it here */
+  p->elsewhere = !fuse__isa_runs_here(p->isa);
   p->no_winograd = c->opt ? c->opt->no_winograd : 0;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
@@ -407,6 +393,8 @@ static int fuse__plan_memory(fuse__compiler *c) {
       c->order[n_work++] = i;
     }
   fuse__place(p, c->first, c->last, c->order, n_work, c->ranges);
+  p->tensors_size = p->workspace_size;
+  p->zeros_floats = c->zeros;
   if (c->zeros) { /* a row of zeros the SIMD conv reads where a tap falls into the padding */
     p->zeros = (float *)fuse__alloc(c->a, c->zeros * sizeof(float), FUSE__ALIGN);
     if (!p->zeros) return 0;
@@ -424,6 +412,7 @@ static int fuse__plan_memory(fuse__compiler *c) {
   }
   if (c->gate_bytes) { /* one block: the gated convs run one after another */
     p->gate_offset = fuse__workspace_align(p->workspace_size);
+    p->gate_bytes = fuse__workspace_align(c->gate_bytes);
     p->workspace_size = p->gate_offset + fuse__workspace_align(c->gate_bytes);
   }
   for (i = 0; i < p->num_tensors; i++) /* views follow their root; a concat's slice sits at its
@@ -459,6 +448,7 @@ static int fuse__copy_constants(fuse__compiler *c) {
   for (i = 0; i < n; i++) /* views of constants follow them */
     if (c->root[i] != i && p->tensors[c->root[i]].kind == FUSE__LOC_CONST)
       p->tensors[i].offset = p->tensors[c->root[i]].offset + p->tensors[i].view_at;
+  p->const_bytes = const_bytes;
   p->consts = (float *)fuse__alloc(c->a, const_bytes, FUSE__ALIGN);
   if (!p->consts) return 0;
   p->weights_size += const_bytes;
@@ -472,7 +462,7 @@ static int fuse__copy_constants(fuse__compiler *c) {
 /* the plan's own workspace (used when fuse_run is given none) and its description */
 static int fuse__compile_finish(fuse__compiler *c) {
   fuse_plan *p = c->p;
-  if (p->workspace_size) {
+  if (p->workspace_size && !p->elsewhere) {
     p->own_workspace = fuse__alloc(c->a, p->workspace_size, FUSE__ALIGN);
     if (!p->own_workspace) return 0;
   }

@@ -178,6 +178,7 @@ static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, 
 static float *fuse__packed_alloc(fuse_plan *p, fuse__step *st, size_t floats, int zero) {
   st->packed = (float *)fuse__alloc(&p->alloc, floats * sizeof(float), FUSE__ALIGN);
   if (!st->packed) return NULL;
+  st->packed_floats = floats;
   p->weights_size += floats * sizeof(float);
   fuse__prefault(st->packed, floats * sizeof(float));
   if (zero) memset(st->packed, 0, floats * sizeof(float));

@@ -35,7 +35,8 @@ typedef struct fuse__step {
   int chain_ops[FUSE__CHAIN_LENGTH]; /* the graph ops it runs, for the description */
   int kernel;              /* FUSE__KERNEL_*: conv2d / matmul on a SIMD kernel or a backend,
                               else the reference */
-  float *packed;           /* its weights, packed at compile */
+  float *packed;           /* its weights, packed at compile (or in a loaded blob) */
+  size_t packed_floats;    /* how many */
   int mr, nr;              /* the indirect GEMM's tile */
   int igemm;               /* its micro-kernel: index into fuse__igemm_kinds */
   int igemm_last, nr_last; /* the last column block's (NHWC GEMM: maybe narrower, same MR) */
@@ -84,11 +85,18 @@ struct fuse_plan {
   int *operands; /* tensor ids of the steps' operands */
   int num_tensors, num_steps, num_inputs, num_outputs;
   float *consts;
+  size_t const_bytes;    /* of consts */
+  int borrowed;          /* consts and packed weights lie in a loaded blob (fuse_plan_load in
+                            place) or in weights_block: not freed one by one */
+  void *weights_block;   /* a loaded blob's weights, copied (fuse_plan_load_options.copy) */
   size_t workspace_size;
+  size_t tensors_size;   /* the workspace's tensors, before the scratch that follows them */
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
+  int elsewhere;       /* made (fuse_compile_options.save_only) for an ISA this CPU lacks */
   char *description;   /* one line per step, for fuse_plan_write */
   float *zeros;          /* a row of zeros for the SIMD conv's padding taps */
+  size_t zeros_floats;   /* its length */
   size_t weights_size;   /* bytes of consts and packed weights (fuse_plan_weights_size) */
   size_t scratch_offset; /* the SIMD conv's scratch, one slot per chunk, at the end */
   size_t scratch_slot;   /* bytes of one slot */
@@ -96,9 +104,36 @@ struct fuse_plan {
   int no_winograd;       /* fuse_compile_options.no_winograd */
   size_t backend_offset, backend_scratch; /* the backends' scratch (one step at a time) */
   size_t gate_offset;    /* a gated conv's weights scaled for one image (one step at a time) */
+  size_t gate_bytes;     /* its size */
   fuse_parallel_for_fn parallel_for;
   void *parallel_user;
 };
+
+/* threads: the host's parallel_for, else OpenMP, else none. A parallel step is cut into
+   exactly `chunks` pieces, each with its own packing buffer, whichever thread runs it. */
+static void fuse__plan_threads(fuse_plan *p, int num_threads, fuse_parallel_for_fn parallel_for,
+                               void *parallel_user) {
+  p->chunks = 1;
+  if (parallel_for) {
+    p->parallel_for = parallel_for;
+    p->parallel_user = parallel_user;
+    p->chunks = num_threads > 0 ? num_threads : 8;
+  }
+#ifdef _OPENMP
+  else
+    p->chunks = num_threads > 0 ? num_threads : omp_get_max_threads();
+#endif
+  if (p->chunks > 64) p->chunks = 64;
+  if (p->chunks < 1) p->chunks = 1;
+}
+
+/* Whether this CPU and build run a plan of `isa`: scalar and the reference kernels anywhere,
+   AVX2 where AVX-512 runs, NEON only on ARM. */
+static int fuse__isa_runs_here(fuse_isa isa) {
+  fuse_isa cpu = fuse_cpu_isa();
+  return isa == FUSE_ISA_AUTO || isa == FUSE_ISA_SCALAR || isa == cpu ||
+         (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
+}
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
   size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
@@ -172,13 +207,14 @@ FUSE_API void fuse_plan_destroy(fuse_plan *p) {
   fuse__free(&a, p->tensors);
   for (i = 0; p->steps && i < p->num_steps; i++) {
     fuse__step *s = &p->steps[i];
-    fuse__free(&a, s->packed);
+    if (!p->borrowed) fuse__free(&a, s->packed);
     fuse__free(&a, s->note);
     if (s->backend && s->backend->destroy) s->backend->destroy(s->backend_state);
   }
   fuse__free(&a, p->steps);
   fuse__free(&a, p->operands);
-  fuse__free(&a, p->consts);
+  if (!p->borrowed) fuse__free(&a, p->consts);
+  fuse__free(&a, p->weights_block);
   fuse__free(&a, p->zeros);
   fuse__free(&a, p->own_workspace);
   fuse__free(&a, p->description);

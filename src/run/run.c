@@ -67,6 +67,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
   const fuse__run_kernel *kernel;
   int i;
   if (!p || (p->num_inputs && !inputs) || !outputs) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (p->elsewhere) return FUSE_ERROR_UNSUPPORTED; /* made for another machine's ISA */
   if (first < 0 || count < 0 || first > p->num_steps || count > p->num_steps - first)
     return FUSE_ERROR_INVALID_ARGUMENT;
   for (i = 0; i < p->num_inputs; i++)
