@@ -564,6 +564,13 @@ FUSE_API int fuse_plan_step_count(const fuse_plan *p);
 /* Bytes the plan holds for constants: its copy of the graph's constants plus the weights the
    SIMD kernels packed at compile. */
 FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p);
+/* A plan's inputs and outputs (in fuse_input / fuse_output order) without its graph, as a
+   loaded plan's user needs them: the counts, and each one's rank with its NCHW shape written
+   to dims[FUSE_MAX_RANK]; -1 for a position out of range. */
+FUSE_API int fuse_plan_input_count(const fuse_plan *p);
+FUSE_API int fuse_plan_output_count(const fuse_plan *p);
+FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims);
+FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims);
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
@@ -38030,6 +38037,27 @@ typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
                                                        FUSE__RUN_COUNT
                                                    ? 1
                                                    : -1];
+
+FUSE_API int fuse_plan_input_count(const fuse_plan *p) { return p ? p->num_inputs : 0; }
+FUSE_API int fuse_plan_output_count(const fuse_plan *p) { return p ? p->num_outputs : 0; }
+
+/* The shape of the tensor of kind `kind` at position i (the first such: the plan's others of
+   it are views). */
+static int fuse__plan_io_shape(const fuse_plan *p, int kind, int i, int64_t *dims) {
+  int t;
+  for (t = 0; p && dims && t < p->num_tensors; t++)
+    if (p->tensors[t].kind == kind && p->tensors[t].index == i) {
+      memcpy(dims, p->tensors[t].shape, (size_t)p->tensors[t].rank * sizeof(int64_t));
+      return p->tensors[t].rank;
+    }
+  return -1;
+}
+FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims) {
+  return fuse__plan_io_shape(p, FUSE__LOC_INPUT, i, dims);
+}
+FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims) {
+  return fuse__plan_io_shape(p, FUSE__LOC_OUTPUT, i, dims);
+}
 
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {

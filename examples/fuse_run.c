@@ -1,6 +1,6 @@
-/* fuse_run.c - run an ONNX model on fuse.h from the command line.
+/* fuse_run.c - run an ONNX model or a plan blob on fuse.h from the command line.
 
-       fuse_run model.onnx [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|neon|scalar]
+       fuse_run model.onnx|plan.fplan [--save-plan OUT.fplan] [--emit-c NAME] [--print] [--runs N] [--threads N] [--isa auto|avx512|avx2|neon|scalar]
                            [--backend builtin|dnnl] [--input in.bin]... [--output out.bin]...
                            [--expect want.bin]... [--tolerance T] [--no-optimize]
                            [--no-winograd | --winograd M] [--explain] [--dot FILE [--dot-only TEXT]]
@@ -34,6 +34,14 @@
    normwise relative error max|got - want| / max|want|; above --tolerance (default 1e-3) the
    exit status is 1.
 
+   Plans: --save-plan OUT.fplan saves the compiled plan as a blob (fuse_plan_save); with --isa
+   the plan may be for an ISA this CPU lacks (fuse_compile_options.save_only): it is saved, not
+   run. A .fplan file (any file that starts with the blob's magic) runs as a model does: mapped
+   into memory and loaded in place with fuse_plan_load, no graph, no compile; the times of
+   loading (and for a model of optimizing and compiling) are printed. --emit-c NAME writes the
+   plan's blob to standard output as a C array NAME (64-byte aligned) and NAME_size, and runs
+   nothing: a build step for firmware that links its plan in.
+
    Exit status: 0 success, 1 the model or a file could not be loaded / compiled / run, or an
    output differs from its --expect file by more than the tolerance, 2 bad command line or an
    unavailable backend.
@@ -58,6 +66,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #define MAX_FILES 64 /* --input / --output files */
 #define SHOW_VALUES 8
@@ -81,11 +92,18 @@ static void swap_if_big_endian(float *v, size_t n) {
 static const char *usage_text =
     "usage: fuse_run model.onnx [options]\n"
     "\n"
-    "Loads an ONNX model, optimizes it with fuse_optimize, compiles and runs it, and prints\n"
+    "       fuse_run plan.fplan [options]\n"
+    "\n"
+    "Loads an ONNX model, optimizes it with fuse_optimize, compiles and runs it (or loads a\n"
+    "plan blob saved by --save-plan and runs it), and prints\n"
     "a table of the plan's steps with the median time of each (every step timed alone with\n"
     "fuse_run_steps), its share of the total and GFLOP/s, then the total per run.\n"
     "\n"
     "options:\n"
+    "  --save-plan FILE    save the compiled plan as a blob (fuse_plan_save); with --isa for\n"
+    "                      a CPU other than this one it is saved, not run\n"
+    "  --emit-c NAME       write the plan's blob to standard output as a C array NAME,\n"
+    "                      64-byte aligned, and NAME_size; runs nothing\n"
     "  --print             print the graph before and after fuse_optimize\n"
     "  --runs N            timed runs after one warm-up run (default 10)\n"
     "  --threads N         threads for the plan, run by a job pool of fuse_run's (default 0 =\n"
@@ -158,22 +176,6 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
   if (errno || *end || end == s || v < lo || v > hi) return 0;
   *out = v;
   return 1;
-}
-
-static size_t numel(const fuse_graph *g, fuse_value v) {
-  const int64_t *shape = fuse_value_shape(g, v);
-  int r = fuse_value_rank(g, v), i;
-  size_t n = 1;
-  for (i = 0; i < r; i++) n *= (size_t)shape[i];
-  return n;
-}
-
-static void print_shape(FILE *f, const fuse_graph *g, fuse_value v) {
-  const int64_t *shape = fuse_value_shape(g, v);
-  int r = fuse_value_rank(g, v), i;
-  fputc('[', f);
-  for (i = 0; i < r; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  fputc(']', f);
 }
 
 static const char *value_label(const fuse_graph *g, fuse_value v) {
@@ -560,6 +562,7 @@ typedef struct options {
   const char *model;
   int print, optimize, dnnl, explain, no_winograd;
   const char *dot, *dot_only; /* --dot FILE, --dot-only TEXT */
+  const char *save_plan, *emit_c; /* --save-plan FILE, --emit-c NAME */
   long runs, threads;
   fuse_isa isa;
   const char *isa_name;
@@ -598,6 +601,14 @@ static int parse_args(int argc, char **argv, options *o) {
       i++;
     } else if (strcmp(a, "--explain") == 0) {
       o->explain = 1;
+    } else if (strcmp(a, "--save-plan") == 0 || strcmp(a, "--emit-c") == 0) {
+      if (!value) {
+        fail_usage("%s needs a value", a);
+        return 2;
+      }
+      i++;
+      if (strcmp(a, "--save-plan") == 0) o->save_plan = value;
+      else o->emit_c = value;
     } else if (strcmp(a, "--dot") == 0 || strcmp(a, "--dot-only") == 0) {
       if (!value) {
         fail_usage("%s needs a value", a);
@@ -721,11 +732,50 @@ static int write_dot(const options *o, const fuse_graph *g) {
   return 1;
 }
 
-static void print_values(const fuse_graph *g, fuse_value v, const float *data) {
-  size_t n = numel(g, v), i, best = 0;
+/* A plan's input or output: its label (the graph's name, or "input N" for a blob's), shape
+   and size. */
+typedef struct port {
+  const char *label;
+  int rank;
+  int64_t dims[FUSE_MAX_RANK];
+  size_t n;
+} port;
+
+static void print_port_shape(FILE *f, const port *q) {
+  int i;
+  fputc('[', f);
+  for (i = 0; i < q->rank; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)q->dims[i]);
+  fputc(']', f);
+}
+
+/* The plan's ports; labels from the graph when there is one. 0: out of memory. */
+static port *plan_ports(const fuse_plan *plan, const fuse_graph *g, int outputs, int count) {
+  static char names[2 * MAX_FILES][24];
+  port *q = (port *)calloc((size_t)count + 1, sizeof *q);
+  int i, k;
+  for (i = 0; q && i < count; i++) {
+    q[i].rank = outputs ? fuse_plan_output_shape(plan, i, q[i].dims)
+                        : fuse_plan_input_shape(plan, i, q[i].dims);
+    if (q[i].rank < 0) q[i].rank = 0;
+    for (q[i].n = 1, k = 0; k < q[i].rank; k++) q[i].n *= (size_t)q[i].dims[k];
+    if (g) {
+      q[i].label = value_label(g, outputs ? fuse_graph_output(g, i) : fuse_graph_input(g, i));
+    } else if (i < MAX_FILES) {
+      snprintf(names[outputs * MAX_FILES + i], sizeof names[0], "%s %d",
+               outputs ? "output" : "input", i);
+      q[i].label = names[outputs * MAX_FILES + i];
+    } else {
+      q[i].label = outputs ? "output" : "input";
+    }
+  }
+  return q;
+}
+
+static void print_values(const port *q, const float *data) {
+  size_t n = q->n, i, best = 0;
   double sum = 0, lo = INFINITY, hi = -INFINITY;
-  printf("  %s ", value_label(g, v));
-  print_shape(stdout, g, v);
+  printf("  %s ", q->label);
+  print_port_shape(stdout, q);
   printf(":");
   for (i = 0; i < n && i < SHOW_VALUES; i++) printf(" %.6g", (double)data[i]);
   if (n > SHOW_VALUES) printf(" ...");
@@ -737,6 +787,112 @@ static void print_values(const fuse_graph *g, fuse_value v, const float *data) {
   printf("\n    min %.6g  max %.6g  mean %.6g", lo, hi, sum / (double)n);
   if (n > 1) printf("  argmax %lu", (unsigned long)best);
   printf("\n");
+}
+
+/* ------------------------------------------------------------- plan blobs -- */
+
+/* Whether the file starts with a plan blob's magic. */
+static int file_is_blob(const char *path) {
+  char magic[8];
+  FILE *f = fopen(path, "rb");
+  int yes = f && fread(magic, 1, 8, f) == 8 && memcmp(magic, "FUSEPLAN", 8) == 0;
+  if (f) fclose(f);
+  return yes;
+}
+
+/* The file mapped read-only (page-aligned, so a blob's weights load in place); NULL with a
+   message on failure. */
+static void *map_file(const char *path, size_t *size) {
+  struct stat st;
+  void *m;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
+    fprintf(stderr, "fuse_run: cannot read plan '%s': %s\n", path,
+            fd < 0 || errno ? strerror(errno) : "empty");
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  *size = (size_t)st.st_size;
+  m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    fprintf(stderr, "fuse_run: cannot map plan '%s': %s\n", path, strerror(errno));
+    return NULL;
+  }
+  return m;
+}
+
+/* fuse_plan_save's sink into a FILE, or a C array's text (--emit-c) */
+typedef struct blob_sink {
+  FILE *f;
+  int c_array; /* as "0x..," text, 16 per line */
+  size_t bytes;
+} blob_sink;
+static void blob_write(void *user, const char *text, size_t len) {
+  blob_sink *b = (blob_sink *)user;
+  size_t i;
+  if (!b->c_array) {
+    fwrite(text, 1, len, b->f);
+  } else {
+    for (i = 0; i < len; i++)
+      fprintf(b->f, "%s0x%02x,", (b->bytes + i) % 16 ? " " : "\n  ",
+              (unsigned)(unsigned char)text[i]);
+  }
+  b->bytes += len;
+}
+
+/* --emit-c NAME: the blob as a C array on standard output; from the plan, or the bytes of a
+   blob file as they are. */
+static int emit_c(const char *name, const fuse_plan *plan, const unsigned char *blob,
+                  size_t blob_size) {
+  blob_sink b = {NULL, 1, 0};
+  b.f = stdout;
+  printf("/* generated by fuse_run --emit-c: a fuse.h plan blob (fuse_plan_load) */\n"
+         "#include <stddef.h>\n"
+         "#if defined(__GNUC__) || defined(__clang__)\n"
+         "__attribute__((aligned(64)))\n"
+         "#elif defined(_MSC_VER)\n"
+         "__declspec(align(64))\n"
+         "#endif\n"
+         "const unsigned char %s[] = {", name);
+  if (blob) blob_write(&b, (const char *)blob, blob_size);
+  else if (fuse_plan_save(plan, blob_write, &b) != FUSE_OK) return 0;
+  printf("\n};\nconst size_t %s_size = %lu;\n", name, (unsigned long)b.bytes);
+  return fflush(stdout) == 0;
+}
+
+/* --save-plan FILE */
+static int save_plan(const char *path, const fuse_plan *plan) {
+  blob_sink b = {NULL, 0, 0};
+  fuse_result r;
+  int bad;
+  b.f = fopen(path, "wb");
+  if (!b.f) {
+    fprintf(stderr, "fuse_run: cannot create '%s': %s\n", path, strerror(errno));
+    return 0;
+  }
+  r = fuse_plan_save(plan, blob_write, &b);
+  bad = ferror(b.f) != 0;
+  if (fclose(b.f) != 0) bad = 1;
+  if (r != FUSE_OK || bad) {
+    fprintf(stderr, "fuse_run: cannot save the plan to '%s': %s\n", path,
+            r != FUSE_OK ? fuse_result_string(r) : strerror(errno));
+    return 0;
+  }
+  printf("saved the plan to %s: %lu bytes (weights %lu bytes, %+.2f%%)\n", path,
+         (unsigned long)b.bytes, (unsigned long)fuse_plan_weights_size(plan),
+         fuse_plan_weights_size(plan)
+             ? 100.0 * ((double)b.bytes / (double)fuse_plan_weights_size(plan) - 1.0)
+             : 0.0);
+  return 1;
+}
+
+/* Whether this CPU runs a plan of that ISA (the library's rule: scalar anywhere, AVX2 where
+   AVX-512 runs). */
+static int isa_runs_here(fuse_isa isa) {
+  fuse_isa cpu = fuse_cpu_isa();
+  return isa == FUSE_ISA_AUTO || isa == FUSE_ISA_SCALAR || isa == cpu ||
+         (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
 /* The median of v[0..n-1] (sorts v). */
@@ -783,7 +939,8 @@ int main(int argc, char **argv) {
   text_buffer text, compiled_text, plan_text;
   graph_scan scan;
   step_row *rows = NULL;
-  int exit_code = 1, i, n_in = 0, n_out = 0, n_steps = 0, ops_before, ops_after, composites;
+  int exit_code = 1, i, n_in = 0, n_out = 0, n_steps = 0, ops_before = 0, ops_after = 0;
+  int composites = 0;
   int reductions = 0, uncounted = 0;
   float **in = NULL, **out = NULL, **want = NULL;
   double *times = NULL, *step_times = NULL, *step_median = NULL, *sample = NULL;
@@ -792,6 +949,11 @@ int main(int argc, char **argv) {
   size_t workspace_size;
   FILE *probe;
   long k;
+  int is_blob;
+  void *blob = NULL;
+  size_t blob_size = 0;
+  port *ins = NULL, *outs = NULL;
+  double t_load = 0, t_optimize = 0, t_compile = 0, t0;
 
   memset(&text, 0, sizeof text);
   memset(&compiled_text, 0, sizeof compiled_text);
@@ -825,51 +987,54 @@ int main(int argc, char **argv) {
     return 1;
   }
   fclose(probe);
+  is_blob = file_is_blob(o.model);
+  if (is_blob && (o.print || o.explain || o.dot || !o.optimize || o.no_winograd || o.dnnl ||
+                  o.isa != FUSE_ISA_AUTO || o.save_plan)) {
+    fail_usage("'%s' is a plan blob: --print, --explain, --dot, --no-optimize, --winograd, "
+               "--isa, --backend and --save-plan need a model", o.model);
+    return 2;
+  }
+  {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (o.threads == 0) o.threads = online < 1 ? 1 : online > 64 ? 64 : online;
+    else if (online >= 1 && o.threads > online)
+      fprintf(stderr, "fuse_run: note: --threads %ld is more than the %ld CPUs online: the job "
+                      "pool's workers wait by spinning, so its steps take far longer\n",
+              o.threads, online);
+  }
+  if (o.threads > 1 && !o.dnnl) /* the library runs no threads: the host's job pool does */
+    workers = pool_start(&jobs, (int)o.threads);
+  if (is_blob) { /* mapped, loaded in place: no graph, no compile */
+    fuse_plan_load_options lo;
+    blob = map_file(o.model, &blob_size);
+    if (!blob) goto done;
+    if (o.emit_c) {
+      exit_code = emit_c(o.emit_c, NULL, (const unsigned char *)blob, blob_size) ? 0 : 1;
+      goto done;
+    }
+    memset(&lo, 0, sizeof lo);
+    lo.error = compile_error;
+    lo.error_size = sizeof compile_error;
+    lo.num_threads = (int)o.threads;
+    if (workers) lo.parallel_for = pool_parallel_for, lo.parallel_user = &jobs;
+    t0 = now_ms();
+    r = fuse_plan_load(blob, blob_size, &lo, &plan);
+    t_load = now_ms() - t0;
+    if (r != FUSE_OK) {
+      fprintf(stderr, "fuse_run: cannot load '%s': %s: %s\n", o.model, fuse_result_string(r),
+              compile_error);
+      goto done;
+    }
+    goto have_plan;
+  }
+  t0 = now_ms();
   r = fuse_onnx_load_file(o.model, NULL, &g);
+  t_load = now_ms() - t0;
   if (r != FUSE_OK) {
     const char *why = g ? fuse_graph_error(g) : "out of memory";
     fprintf(stderr, "fuse_run: cannot load '%s': %s: %s\n", o.model, fuse_result_string(r),
             why && *why ? why : "(no message)");
     goto done;
-  }
-  n_in = fuse_graph_input_count(g);
-  n_out = fuse_graph_output_count(g);
-  if (o.num_inputs && o.num_inputs != n_in) {
-    fprintf(stderr, "fuse_run: %d --input file%s given; the model has %d input%s (", o.num_inputs,
-            o.num_inputs == 1 ? "" : "s", n_in, n_in == 1 ? "" : "s");
-    for (i = 0; i < n_in; i++) {
-      fprintf(stderr, "%s%s ", i ? ", " : "", value_label(g, fuse_graph_input(g, i)));
-      print_shape(stderr, g, fuse_graph_input(g, i));
-    }
-    fprintf(stderr, ")\n");
-    exit_code = 2;
-    goto done;
-  }
-  if (o.num_outputs > n_out) {
-    fprintf(stderr, "fuse_run: %d --output files given; the model has %d output%s\n",
-            o.num_outputs, n_out, n_out == 1 ? "" : "s");
-    exit_code = 2;
-    goto done;
-  }
-  if (o.num_expects > n_out) {
-    fprintf(stderr, "fuse_run: %d --expect files given; the model has %d output%s\n",
-            o.num_expects, n_out, n_out == 1 ? "" : "s");
-    exit_code = 2;
-    goto done;
-  }
-
-  printf("model: %s\n", o.model);
-  for (i = 0; i < n_in; i++) {
-    printf("  input %d: %s ", i, value_label(g, fuse_graph_input(g, i)));
-    print_shape(stdout, g, fuse_graph_input(g, i));
-    if (o.num_inputs) printf(" from %s\n", o.inputs[i]);
-    else if (i == 0) printf(" random: uniform in [-1, 1], seed %lu\n", (unsigned long)rng_state);
-    else printf(" random: the same stream, continued\n");
-  }
-  for (i = 0; i < n_out; i++) {
-    printf("  output %d: %s ", i, value_label(g, fuse_graph_output(g, i)));
-    print_shape(stdout, g, fuse_graph_output(g, i));
-    printf("\n");
   }
 
   if (o.print) {
@@ -883,7 +1048,9 @@ int main(int argc, char **argv) {
   ops_before = fuse_graph_op_count(g);
 
   if (o.optimize) {
+    t0 = now_ms();
     r = fuse_optimize(g, o.dnnl ? "dnnl" : "fuse");
+    t_optimize = now_ms() - t0;
     if (r != FUSE_OK) {
       if (fuse_graph_status(g) != FUSE_OK) {
         fprintf(stderr, "fuse_run: fuse_optimize failed: %s: %s\n", fuse_result_string(r),
@@ -924,25 +1091,75 @@ int main(int argc, char **argv) {
   copt.backends = o.dnnl ? backends : NULL;
   copt.error = compile_error;
   copt.error_size = sizeof compile_error;
+  copt.save_only = o.save_plan || o.emit_c; /* --isa may name another machine's */
   compile_error[0] = 0;
-  {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o.threads == 0) o.threads = online < 1 ? 1 : online > 64 ? 64 : online;
-    else if (online >= 1 && o.threads > online)
-      fprintf(stderr, "fuse_run: note: --threads %ld is more than the %ld CPUs online: the job "
-                      "pool's workers wait by spinning, so its steps take far longer\n",
-              o.threads, online);
-  }
-  if (o.threads > 1 && !o.dnnl) { /* the library runs no threads: the host's job pool does */
-    workers = pool_start(&jobs, (int)o.threads);
-    copt.parallel_for = pool_parallel_for;
-    copt.parallel_user = &jobs;
-  }
+  if (workers) copt.parallel_for = pool_parallel_for, copt.parallel_user = &jobs;
+  t0 = now_ms();
   r = fuse_compile(g, &copt, &plan);
+  t_compile = now_ms() - t0;
   if (r != FUSE_OK) {
     fprintf(stderr, "fuse_run: cannot compile '%s': %s: %s\n", o.model, fuse_result_string(r),
             compile_error[0] ? compile_error : fuse_graph_error(g));
     goto done;
+  }
+  if (o.emit_c) {
+    exit_code = emit_c(o.emit_c, plan, NULL, 0) ? 0 : 1;
+    goto done;
+  }
+
+have_plan:
+  n_in = fuse_plan_input_count(plan);
+  n_out = fuse_plan_output_count(plan);
+  ins = plan_ports(plan, g, 0, n_in);
+  outs = plan_ports(plan, g, 1, n_out);
+  if (!ins || !outs) {
+    fprintf(stderr, "fuse_run: out of memory\n");
+    goto done;
+  }
+  if (o.num_inputs && o.num_inputs != n_in) {
+    fprintf(stderr, "fuse_run: %d --input file%s given; the model has %d input%s (", o.num_inputs,
+            o.num_inputs == 1 ? "" : "s", n_in, n_in == 1 ? "" : "s");
+    for (i = 0; i < n_in; i++) {
+      fprintf(stderr, "%s%s ", i ? ", " : "", ins[i].label);
+      print_port_shape(stderr, &ins[i]);
+    }
+    fprintf(stderr, ")\n");
+    exit_code = 2;
+    goto done;
+  }
+  if (o.num_outputs > n_out || o.num_expects > n_out) {
+    fprintf(stderr, "fuse_run: %d --%s files given; the model has %d output%s\n",
+            o.num_outputs > n_out ? o.num_outputs : o.num_expects,
+            o.num_outputs > n_out ? "output" : "expect", n_out, n_out == 1 ? "" : "s");
+    exit_code = 2;
+    goto done;
+  }
+  printf("%s: %s\n", is_blob ? "plan" : "model", o.model);
+  for (i = 0; i < n_in; i++) {
+    printf("  input %d: %s ", i, ins[i].label);
+    print_port_shape(stdout, &ins[i]);
+    if (o.num_inputs) printf(" from %s\n", o.inputs[i]);
+    else if (i == 0) printf(" random: uniform in [-1, 1], seed %lu\n", (unsigned long)rng_state);
+    else printf(" random: the same stream, continued\n");
+  }
+  for (i = 0; i < n_out; i++) {
+    printf("  output %d: %s ", i, outs[i].label);
+    print_port_shape(stdout, &outs[i]);
+    printf("\n");
+  }
+  if (is_blob)
+    printf("load: fuse_plan_load %.3f ms (in place from the mapped file, %lu bytes)\n", t_load,
+           (unsigned long)blob_size);
+  else
+    printf("load: ONNX %.1f ms, fuse_optimize %.1f ms, fuse_compile %.1f ms\n", t_load,
+           t_optimize, t_compile);
+  if (o.save_plan) {
+    if (!save_plan(o.save_plan, plan)) goto done;
+    if (!isa_runs_here(o.isa)) {
+      printf("(a plan for --isa %s: saved, not run on this CPU)\n", o.isa_name);
+      exit_code = 0;
+      goto done;
+    }
   }
 
   /* the steps: their descriptions and multiply-adds */
@@ -952,7 +1169,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fuse_run: out of memory\n");
     goto done;
   }
-  describe_steps(plan_text.buf, n_steps, &scan, rows);
+  describe_steps(plan_text.buf ? plan_text.buf : (char *)"", n_steps, &scan, rows);
   for (i = 0; i < n_steps; i++)
     if (rows[i].reduction) {
       reductions++;
@@ -980,7 +1197,7 @@ int main(int argc, char **argv) {
   }
   workspace = (void *)(((uintptr_t)workspace_block + 63) & ~(uintptr_t)63);
   for (i = 0; i < n_in; i++) {
-    size_t n = numel(g, fuse_graph_input(g, i)), j;
+    size_t n = ins[i].n, j;
     if (o.num_inputs) {
       int code;
       in[i] = read_float_file(o.inputs[i], n, "input", &code);
@@ -998,7 +1215,7 @@ int main(int argc, char **argv) {
     }
   }
   for (i = 0; i < n_out; i++) {
-    out[i] = (float *)malloc(numel(g, fuse_graph_output(g, i)) * sizeof(float) + 1);
+    out[i] = (float *)malloc(outs[i].n * sizeof(float) + 1);
     if (!out[i]) {
       fprintf(stderr, "fuse_run: out of memory for output %d\n", i);
       goto done;
@@ -1006,7 +1223,7 @@ int main(int argc, char **argv) {
   }
   for (i = 0; i < o.num_expects; i++) {
     int code;
-    want[i] = read_float_file(o.expects[i], numel(g, fuse_graph_output(g, i)),
+    want[i] = read_float_file(o.expects[i], outs[i].n,
                               "expected output", &code);
     if (!want[i]) {
       exit_code = code;
@@ -1045,7 +1262,9 @@ int main(int argc, char **argv) {
   }
 
   /* report */
-  if (o.optimize)
+  if (is_blob)
+    printf("\nops: (a plan blob: no graph)\n");
+  else if (o.optimize)
     printf("\nops: %d as loaded, %d after fuse_optimize, %d composite%s\n", ops_before,
            ops_after, composites, composites == 1 ? "" : "s");
   else
@@ -1094,9 +1313,9 @@ int main(int argc, char **argv) {
            uncounted == 1 ? "" : "s");
 
   printf("\noutputs:\n");
-  for (i = 0; i < n_out; i++) print_values(g, fuse_graph_output(g, i), out[i]);
+  for (i = 0; i < n_out; i++) print_values(&outs[i], out[i]);
   for (i = 0; i < o.num_outputs; i++) {
-    size_t n = numel(g, fuse_graph_output(g, i));
+    size_t n = outs[i].n;
     if (!write_output_file(o.outputs[i], out[i], n)) goto done;
     printf("wrote output %d (%lu floats) to %s\n", i, (unsigned long)n, o.outputs[i]);
   }
@@ -1107,7 +1326,7 @@ int main(int argc, char **argv) {
            "tolerance %g):\n", o.tolerance);
     for (i = 0; i < o.num_expects; i++) {
       double max_diff, max_want, err;
-      err = relative_error(out[i], want[i], numel(g, fuse_graph_output(g, i)), &max_diff,
+      err = relative_error(out[i], want[i], outs[i].n, &max_diff,
                            &max_want);
       printf("  output %d vs %s: %.3g (max|got - want| %.3g, max|want| %.3g%s): %s\n", i,
              o.expects[i], err, max_diff, max_want, max_want > 0 ? "" : "; want is all zeros",
@@ -1142,6 +1361,9 @@ done:
   free_scan(&scan);
   fuse_plan_destroy(plan);
   fuse_graph_destroy(g);
+  free(ins);
+  free(outs);
+  if (blob) munmap(blob, blob_size);
   if (workers) pool_stop(&jobs, workers);
   return exit_code;
 }

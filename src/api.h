@@ -494,6 +494,13 @@ FUSE_API int fuse_plan_step_count(const fuse_plan *p);
 /* Bytes the plan holds for constants: its copy of the graph's constants plus the weights the
    SIMD kernels packed at compile. */
 FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p);
+/* A plan's inputs and outputs (in fuse_input / fuse_output order) without its graph, as a
+   loaded plan's user needs them: the counts, and each one's rank with its NCHW shape written
+   to dims[FUSE_MAX_RANK]; -1 for a position out of range. */
+FUSE_API int fuse_plan_input_count(const fuse_plan *p);
+FUSE_API int fuse_plan_output_count(const fuse_plan *p);
+FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims);
+FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims);
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own

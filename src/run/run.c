@@ -56,6 +56,27 @@ typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
                                                    ? 1
                                                    : -1];
 
+FUSE_API int fuse_plan_input_count(const fuse_plan *p) { return p ? p->num_inputs : 0; }
+FUSE_API int fuse_plan_output_count(const fuse_plan *p) { return p ? p->num_outputs : 0; }
+
+/* The shape of the tensor of kind `kind` at position i (the first such: the plan's others of
+   it are views). */
+static int fuse__plan_io_shape(const fuse_plan *p, int kind, int i, int64_t *dims) {
+  int t;
+  for (t = 0; p && dims && t < p->num_tensors; t++)
+    if (p->tensors[t].kind == kind && p->tensors[t].index == i) {
+      memcpy(dims, p->tensors[t].shape, (size_t)p->tensors[t].rank * sizeof(int64_t));
+      return p->tensors[t].rank;
+    }
+  return -1;
+}
+FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims) {
+  return fuse__plan_io_shape(p, FUSE__LOC_INPUT, i, dims);
+}
+FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims) {
+  return fuse__plan_io_shape(p, FUSE__LOC_OUTPUT, i, dims);
+}
+
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
   return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
