@@ -32822,6 +32822,14 @@ static int fuse__isa_runs_here(fuse_isa isa) {
          (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
+/* Whether this build has kernels of `isa` (a row of the GEMM table), whatever the CPU. */
+static int fuse__isa_built(fuse_isa isa) {
+  int i;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++)
+    if (fuse__igemm_kinds[i].isa == isa) return 1;
+  return 0;
+}
+
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
   size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
   if (t->bytes > b) b = t->bytes;
@@ -34681,6 +34689,12 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
   /* scalar runs anywhere; AVX2 where AVX-512 does; NEON only on ARM */
+  if (opt && opt->save_only && isa != FUSE_ISA_AUTO && !fuse__isa_built(isa)) {
+    fuse__compile_error(opt, g, "compile: this build has no %s kernels: a plan for %s is made by "
+                        "a build that has them (an ARM build for neon, x86 for avx2 / avx512)",
+                        fuse__isa_name(isa), fuse__isa_name(isa));
+    return FUSE_ERROR_UNSUPPORTED;
+  }
   if (!(opt && opt->save_only) && !fuse__isa_runs_here(isa)) {
     fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
                         fuse__isa_name(isa), fuse__isa_name(cpu));
@@ -38118,9 +38132,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
      the structure, from byte 64: the plan's sizes, its tensors, operands and steps, field by
        field in fixed-width words (so 32-bit targets read what 64-bit hosts wrote, whatever
        their structs' padding and enum sizes), then its description;
-     zeros to the weights offset, then the weights: the constants the steps read, then each
+     zeros to the weights offset (counted in the structure's bytes), then the weights: the constants the steps read, then each
        step's packed weights, every block 64-byte aligned.
-   The structure checksum covers the header (but for the two checksums) and the structure,
+   The structure checksum covers the header (but for itself) and the structure,
    and is verified at every load; the weights' only when the caller asks, so loading in
    place reads per step, not per weight. Every count, index, offset and length is checked
    against the blob and the plan's own regions before anything is allocated or used; a blob
@@ -38178,13 +38192,14 @@ static uint32_t fuse__sum_end(fuse__sum *s) {
   return h;
 }
 
-/* The header's checksum part: bytes 0..47 and 56..63 of the header, then the structure. */
+/* The structure's checksum: over the header but for itself (bytes 48..51; the weights'
+   checksum at 52 is covered), then the structure. */
 static uint32_t fuse__blob_struct_sum(const unsigned char *header, const unsigned char *structure,
                                       size_t bytes) {
   fuse__sum s;
   fuse__sum_start(&s);
   fuse__sum_add(&s, header, 48);
-  fuse__sum_add(&s, header + 56, 8);
+  fuse__sum_add(&s, header + 52, 12);
   fuse__sum_add(&s, structure, bytes);
   return fuse__sum_end(&s);
 }
@@ -38392,8 +38407,15 @@ FUSE_API fuse_result fuse_plan_save(const fuse_plan *p, fuse_write_fn write, voi
     fuse__free(&p->alloc, b.buf);
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
-  /* the header */
+  /* zeros to the weights, in the structure (so its checksum covers every byte before them) */
   weights_at = fuse__blob_align(FUSE__BLOB_HEADER + b.len);
+  if (weights_at > FUSE__BLOB_HEADER + b.len)
+    fuse__bytes_put(&b, zeros, weights_at - FUSE__BLOB_HEADER - b.len);
+  if (b.failed) {
+    fuse__free(&p->alloc, b.buf);
+    return FUSE_ERROR_OUT_OF_MEMORY;
+  }
+  /* the header */
   memset(header, 0, sizeof header);
   memcpy(header, "FUSEPLAN", 8);
   v = FUSE__BLOB_VERSION, memcpy(header + 8, &v, 4);
@@ -38403,16 +38425,14 @@ FUSE_API fuse_result fuse_plan_save(const fuse_plan *p, fuse_write_fn write, voi
   u = b.len, memcpy(header + 24, &u, 8);
   u = weights_at, memcpy(header + 32, &u, 8);
   u = weights_bytes, memcpy(header + 40, &u, 8);
-  v = fuse__blob_struct_sum(header, b.buf, b.len), memcpy(header + 48, &v, 4);
-  fuse__sum_start(&sum);
+  fuse__sum_start(&sum); /* the weights' first: the structure's covers it */
   fuse__blob_weights_walk(p, fuse__blob_sum_sink, &sum);
   v = fuse__sum_end(&sum), memcpy(header + 52, &v, 4);
+  v = fuse__blob_struct_sum(header, b.buf, b.len), memcpy(header + 48, &v, 4);
   /* out: header, structure, zeros to the weights, weights */
   w.write = write, w.user = user;
   fuse__blob_write_sink(&w, header, sizeof header);
   fuse__blob_write_sink(&w, b.buf, b.len);
-  if (weights_at > FUSE__BLOB_HEADER + b.len)
-    fuse__blob_write_sink(&w, zeros, weights_at - FUSE__BLOB_HEADER - b.len);
   fuse__blob_weights_walk(p, fuse__blob_write_sink, &w);
   fuse__free(&p->alloc, b.buf);
   return FUSE_OK;
@@ -38437,6 +38457,13 @@ static uint64_t fuse__get_u64(fuse__blob_reader *r) {
   if (r->end - r->at < 8) r->failed = 1, r->at = r->end;
   else memcpy(&v, r->at, 8), r->at += 8;
   return v;
+}
+/* A size, an offset: one this build's size_t holds with room to add two (a 32-bit target
+   reading a 64-bit host's blob); else the structure is damaged. */
+static size_t fuse__get_size(fuse__blob_reader *r) {
+  uint64_t v = fuse__get_u64(r);
+  if (v > (uint64_t)((size_t)-1 >> 2)) r->failed = 1, v = 0;
+  return (size_t)v;
 }
 static float fuse__get_f32(fuse__blob_reader *r) {
   uint32_t v = fuse__get_u32(r);
@@ -38526,13 +38553,13 @@ static int fuse__blob_tensors(fuse__loader *l) {
     fuse__tensor *t = &p->tensors[i];
     uint64_t extent;
     t->kind = fuse__get_i32(&l->r), t->index = fuse__get_i32(&l->r);
-    t->offset = (size_t)fuse__get_u64(&l->r);
+    t->offset = fuse__get_size(&l->r);
     t->rank = fuse__get_i32(&l->r);
     if (l->r.failed || t->rank < 0 || t->rank > FUSE_MAX_RANK)
       return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "tensor %d: rank %d", i, t->rank), 0;
     for (d = 0; d < t->rank; d++) t->shape[d] = (int64_t)fuse__get_u64(&l->r);
     t->nhwc = fuse__get_i32(&l->r) != 0, t->value = fuse__get_i32(&l->r);
-    t->stride = (int64_t)fuse__get_u64(&l->r), t->view_at = (size_t)fuse__get_u64(&l->r);
+    t->stride = (int64_t)fuse__get_u64(&l->r), t->view_at = fuse__get_size(&l->r);
     t->bytes = 0;
     if (l->r.failed) break;
     if ((t->kind == FUSE__LOC_INPUT && (t->index < 0 || t->index >= p->num_inputs)) ||
@@ -38751,7 +38778,9 @@ static fuse_result fuse__blob_header(fuse__loader *l, const unsigned char *b, si
                              "made on a %d-bit host for %d-bit pointers; this is a %d-bit build "
                              "(save the plan on a host of at least this word size)",
                              (int)word * 8, (int)word * 8, (int)sizeof(void *) * 8);
-  if (isa > (uint32_t)FUSE_ISA_NEON || !fuse__isa_runs_here((fuse_isa)isa))
+  if (isa > (uint32_t)FUSE_ISA_NEON)
+    return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "damaged: ISA %D", (int64_t)isa);
+  if (!fuse__isa_runs_here((fuse_isa)isa))
     return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
                              "a plan for %s; this CPU and build run %s (and scalar)",
                              fuse__isa_name((fuse_isa)isa), fuse__isa_name(fuse_cpu_isa()));
@@ -38791,7 +38820,7 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
   fuse__loader l;
   fuse_plan plan0, *p;
   fuse_result rc;
-  uint64_t struct_bytes = 0, weights_at = 0, u;
+  uint64_t struct_bytes = 0, weights_at = 0;
   int i, saved_chunks, attr_words;
   if (opt && opt->error && opt->error_size) opt->error[0] = 0;
   if (out) *out = NULL;
@@ -38812,9 +38841,9 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
   p->num_inputs = fuse__get_i32(&l.r), p->num_outputs = fuse__get_i32(&l.r);
   l.num_operands = fuse__get_i32(&l.r), saved_chunks = fuse__get_i32(&l.r);
   p->no_winograd = fuse__get_i32(&l.r), attr_words = fuse__get_i32(&l.r);
-  p->tensors_size = (size_t)fuse__get_u64(&l.r), p->zeros_floats = (size_t)(u = fuse__get_u64(&l.r));
-  p->scratch_slot = (size_t)fuse__get_u64(&l.r), p->gate_bytes = (size_t)fuse__get_u64(&l.r);
-  p->const_bytes = (size_t)fuse__get_u64(&l.r), p->weights_size = (size_t)fuse__get_u64(&l.r);
+  p->tensors_size = fuse__get_size(&l.r), p->zeros_floats = fuse__get_size(&l.r);
+  p->scratch_slot = fuse__get_size(&l.r), p->gate_bytes = fuse__get_size(&l.r);
+  p->const_bytes = fuse__get_size(&l.r), p->weights_size = fuse__get_size(&l.r);
   /* counts against the structure's bytes (a tensor takes 48 at least, a step 200, an operand
      4), sizes against what a 32-bit build can hold, before anything is allocated */
   rc = FUSE_ERROR_PARSE;
@@ -38822,7 +38851,7 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
       p->num_outputs < 0 || l.num_operands < 0 || saved_chunks < 1 ||
       (uint64_t)p->num_tensors > struct_bytes / 48 || (uint64_t)p->num_steps > struct_bytes / 200 ||
       (uint64_t)l.num_operands > struct_bytes / 4 || p->num_inputs > p->num_tensors ||
-      p->num_outputs > p->num_tensors || u > ((size_t)-1 >> 4) ||
+      p->num_outputs > p->num_tensors || p->zeros_floats > ((size_t)-1 >> 4) ||
       p->tensors_size > ((size_t)-1 >> 4) || p->scratch_slot > ((size_t)-1 >> 8) ||
       p->gate_bytes > ((size_t)-1 >> 4) || p->const_bytes > l.weights_bytes) {
     fuse__blob_refuse(&l, rc, "damaged counts: %d tensors, %d steps, %d operands in %D bytes",
@@ -38839,8 +38868,8 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
   p->tensors = (fuse__tensor *)fuse__alloc(a, (size_t)p->num_tensors * sizeof *p->tensors + 1, 16);
   p->steps = (fuse__step *)fuse__alloc(a, (size_t)p->num_steps * sizeof *p->steps + 1, 16);
   p->operands = (int *)fuse__alloc(a, (size_t)l.num_operands * sizeof(int) + 1, 16);
+  if (p->steps) memset(p->steps, 0, (size_t)p->num_steps * sizeof *p->steps); /* destroy reads them */
   if (!p->tensors || !p->steps || !p->operands) goto fail;
-  memset(p->steps, 0, (size_t)p->num_steps * sizeof *p->steps);
   rc = FUSE_ERROR_PARSE;
   if (!fuse__blob_tensors(&l)) goto fail;
   /* the weights: in place when aligned and allowed, else one copy the plan owns */

@@ -52,6 +52,12 @@ static fuse_result fuse__compile_check(const fuse_graph *g, const fuse_compile_o
     return FUSE_ERROR_INVALID_ARGUMENT;
   }
   /* scalar runs anywhere; AVX2 where AVX-512 does; NEON only on ARM */
+  if (opt && opt->save_only && isa != FUSE_ISA_AUTO && !fuse__isa_built(isa)) {
+    fuse__compile_error(opt, g, "compile: this build has no %s kernels: a plan for %s is made by "
+                        "a build that has them (an ARM build for neon, x86 for avx2 / avx512)",
+                        fuse__isa_name(isa), fuse__isa_name(isa));
+    return FUSE_ERROR_UNSUPPORTED;
+  }
   if (!(opt && opt->save_only) && !fuse__isa_runs_here(isa)) {
     fuse__compile_error(opt, g, "compile: isa %s is not supported here (best: %s)",
                         fuse__isa_name(isa), fuse__isa_name(cpu));

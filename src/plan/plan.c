@@ -135,6 +135,14 @@ static int fuse__isa_runs_here(fuse_isa isa) {
          (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
+/* Whether this build has kernels of `isa` (a row of the GEMM table), whatever the CPU. */
+static int fuse__isa_built(fuse_isa isa) {
+  int i;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++)
+    if (fuse__igemm_kinds[i].isa == isa) return 1;
+  return 0;
+}
+
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
   size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
   if (t->bytes > b) b = t->bytes;
