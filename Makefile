@@ -402,7 +402,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 	@bash fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) "$(FUZZ_SEED)" $(ONNX_DATA) $(FUZZ_TARGETS)
 
-# one program holds every target (fuzz/all_targets.c: the implementation built once, not four
+# one program holds every target (fuzz/all_targets.c: the implementation built once, not five
 # times); build/fuzz-<target> is a link to it, and its name picks the target
 $(BUILD)/fuzz-all: fuzz/all_targets.c $(wildcard fuzz/fuzz_*.c) fuzz/fuzz_common.h fuse.h | $(BUILD)
 	clang $(FUZZ_FLAGS) -I. $< -o $@ -lm

@@ -139,32 +139,26 @@ static uint64_t blob_u64(const blob *b, size_t at) {
 }
 
 /* The format's checksum (plan_blob.c's, written again from the format's description: four
-   FNV-1a lanes over 32-bit words, folded, murmur3's finish), to forge a structure that passes
-   it and reach the checks behind it. */
+   lanes of murmur3's block step over 32-bit words, folded with the length, murmur3's finish),
+   to forge a structure that passes it and reach the checks behind it. */
+static uint32_t blob_rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+static uint32_t blob_step(uint32_t h, uint32_t k) {
+  k *= 0xcc9e2d51u, k = blob_rotl(k, 15), k *= 0x1b873593u;
+  h ^= k, h = blob_rotl(h, 13);
+  return h * 5 + 0xe6546b64u;
+}
 static uint32_t blob_sum(const unsigned char *header, const unsigned char *s, size_t n) {
-  uint32_t h[4] = {2166136261u, 0x9e3779b9u, 0x85ebca6bu, 0xc2b2ae35u}, f;
-  unsigned char all[1 << 16];
+  uint32_t h[4] = {0x9747b28cu, 0x9e3779b9u, 0x85ebca6bu, 0xc2b2ae35u}, f, w;
+  static unsigned char all[1 << 16];
   size_t total = 60 + n, i, k;
-  CHECK(total <= sizeof all);
-  if (total > sizeof all) return 0;
+  CHECK(total + 16 <= sizeof all);
+  if (total + 16 > sizeof all) return 0;
   memcpy(all, header, 48), memcpy(all + 48, header + 52, 12), memcpy(all + 60, s, n);
-  for (i = 0; i + 16 <= total; i += 16)
-    for (k = 0; k < 4; k++) {
-      uint32_t w;
-      memcpy(&w, all + i + 4 * k, 4);
-      h[k] = (h[k] ^ w) * 16777619u;
-    }
-  if (i < total) {
-    unsigned char tail[16] = {0};
-    memcpy(tail, all + i, total - i);
-    for (k = 0; k < 4; k++) {
-      uint32_t w;
-      memcpy(&w, tail + 4 * k, 4);
-      h[k] = (h[k] ^ w) * 16777619u;
-    }
-  }
-  f = (uint32_t)total;
-  for (k = 0; k < 4; k++) f = (f ^ h[k]) * 16777619u;
+  memset(all + total, 0, 16); /* the last block, zero-padded */
+  for (i = 0; i < total; i += 16)
+    for (k = 0; k < 4; k++) memcpy(&w, all + i + 4 * k, 4), h[k] = blob_step(h[k], w);
+  f = blob_step((uint32_t)total, 0);
+  for (k = 0; k < 4; k++) f = blob_step(f, h[k]);
   f ^= f >> 16, f *= 0x85ebca6bu, f ^= f >> 13, f *= 0xc2b2ae35u, f ^= f >> 16;
   return f;
 }

@@ -2,15 +2,15 @@
    fuzz targets themselves (fuzz/fuzz_*.c, included here with FUZZ_REPLAY so that each is a
    plain function instead of LLVMFuzzerTestOneInput).
 
-   Inputs, per target (text, pattern, onnx, builder):
+   Inputs, per target (text, pattern, onnx, builder, plan):
      tests/data/fuzz-regress/<target>/   every input a fuzzer once crashed on (kept for good;
                                          see fuzz/README.md), may be empty
      fuzz/corpus/<target>/               the seed corpus (onnx: the .onnx files in
                                          tests/data/onnx/)
    A replay passes when the target returns without crashing (the sanitizers watch in
-   `make test SANITIZE=1`) and, for the builder target, none of its own checks failed (fused
-   vs unfused results, text round trip, step-by-step runs, sticky errors; see
-   fuzz/fuzz_builder.c). Each target is one test; it fails when it found no input at all.
+   `make test SANITIZE=1`) and, for the builder and plan targets, none of their own checks
+   failed (fused vs unfused results, text round trip, step-by-step runs, sticky errors; damage
+   refused, intact structures loaded; see fuzz/fuzz_builder.c, fuzz/fuzz_plan.c). Each target is one test; it fails when it found no input at all.
 
    Usage: build/test_fuzz_regress [-v]   (run from the repository root; -v names each file) */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +19,7 @@
 #include "../fuzz/fuzz_pattern.c"
 #include "../fuzz/fuzz_onnx.c"
 #include "../fuzz/fuzz_builder.c"
+#include "../fuzz/fuzz_plan.c"
 #include "runner.h"
 
 #include <dirent.h>
@@ -83,20 +84,21 @@ static void replay_target(const char *target, replay_fn fn, const char *corpus,
                           const char *suffix) {
   char dir[256];
   int regress, seeds;
-  long failures = fuzz_builder_failures;
+  long failures = fuzz_builder_failures + fuzz_plan_failures;
   snprintf(dir, sizeof dir, "tests/data/fuzz-regress/%s", target);
   regress = replay_dir(dir, NULL, fn);
   seeds = replay_dir(corpus, suffix, fn);
   printf("  %s: %d regression inputs, %d corpus inputs replayed\n", target,
          regress < 0 ? 0 : regress, seeds < 0 ? 0 : seeds);
   CHECK((regress < 0 ? 0 : regress) + (seeds < 0 ? 0 : seeds) > 0);
-  CHECK_EQ_INT(fuzz_builder_failures - failures, 0);
+  CHECK_EQ_INT(fuzz_builder_failures + fuzz_plan_failures - failures, 0);
 }
 
 TEST(text) { replay_target("text", fuzz_text, "fuzz/corpus/text", NULL); }
 TEST(pattern) { replay_target("pattern", fuzz_pattern, "fuzz/corpus/pattern", NULL); }
 TEST(onnx) { replay_target("onnx", fuzz_onnx, "tests/data/onnx", ".onnx"); }
 TEST(builder) { replay_target("builder", fuzz_builder, "fuzz/corpus/builder", NULL); }
+TEST(plan) { replay_target("plan", fuzz_plan, "fuzz/corpus/plan", NULL); }
 
 int main(int argc, char **argv) {
   replay_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -104,5 +106,6 @@ int main(int argc, char **argv) {
   RUN(pattern);
   RUN(onnx);
   RUN(builder);
+  RUN(plan);
   return runner_finish("fuzz-regress");
 }

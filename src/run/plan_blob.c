@@ -26,8 +26,11 @@
 #define FUSE__BLOB_ATTR_WORDS ((int)(sizeof(fuse__attrs) / 4))
 typedef char fuse__attrs_are_words[sizeof(fuse__attrs) % 4 == 0 ? 1 : -1];
 
-/* The checksum: four lanes of FNV-1a over 32-bit words (a changed word always changes its
-   lane), folded and finished with murmur3's mixer; streams over pieces of any length. */
+/* The checksum: four lanes of murmur3's 32-bit block step over 32-bit words (each word
+   multiplied, rotated, multiplied into its lane, which is rotated and stepped again: a bit
+   anywhere in a word reaches every bit of the lane, which a plain multiply-xor, carrying only
+   upward, does not), folded the same way with the length, finished with murmur3's mixer;
+   streams over pieces of any length. */
 typedef struct fuse__sum {
   uint32_t h[4];
   uint64_t n;
@@ -35,16 +38,23 @@ typedef struct fuse__sum {
   int t;
 } fuse__sum;
 
+static uint32_t fuse__rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+static uint32_t fuse__sum_step(uint32_t h, uint32_t k) {
+  k *= 0xcc9e2d51u, k = fuse__rotl32(k, 15), k *= 0x1b873593u;
+  h ^= k, h = fuse__rotl32(h, 13);
+  return h * 5 + 0xe6546b64u;
+}
+
 static void fuse__sum_start(fuse__sum *s) {
   memset(s, 0, sizeof *s);
-  s->h[0] = 2166136261u, s->h[1] = 0x9e3779b9u, s->h[2] = 0x85ebca6bu, s->h[3] = 0xc2b2ae35u;
+  s->h[0] = 0x9747b28cu, s->h[1] = 0x9e3779b9u, s->h[2] = 0x85ebca6bu, s->h[3] = 0xc2b2ae35u;
 }
 
 static void fuse__sum_block(fuse__sum *s, const unsigned char *b) {
   uint32_t w[4];
   int k;
   memcpy(w, b, 16);
-  for (k = 0; k < 4; k++) s->h[k] = (s->h[k] ^ w[k]) * 16777619u;
+  for (k = 0; k < 4; k++) s->h[k] = fuse__sum_step(s->h[k], w[k]);
 }
 
 static void fuse__sum_add(fuse__sum *s, const void *data, size_t len) {
@@ -59,13 +69,13 @@ static void fuse__sum_add(fuse__sum *s, const void *data, size_t len) {
 }
 
 static uint32_t fuse__sum_end(fuse__sum *s) {
-  uint32_t h = (uint32_t)s->n ^ (uint32_t)(s->n >> 32);
+  uint32_t h = fuse__sum_step((uint32_t)s->n, (uint32_t)(s->n >> 32));
   int k;
   if (s->t) {
     memset(s->tail + s->t, 0, (size_t)(16 - s->t));
     fuse__sum_block(s, s->tail);
   }
-  for (k = 0; k < 4; k++) h = (h ^ s->h[k]) * 16777619u;
+  for (k = 0; k < 4; k++) h = fuse__sum_step(h, s->h[k]);
   h ^= h >> 16, h *= 0x85ebca6bu, h ^= h >> 13, h *= 0xc2b2ae35u, h ^= h >> 16;
   return h;
 }
