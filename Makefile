@@ -278,7 +278,9 @@ check-dnnl: $(IMPL) | $(HB)
 
 # every example builds warning-free, and the seed examples run: each exits non-zero when its
 # fused and unfused results differ (their output is shown only then); fuse_run runs the
-# committed network on two threads of its job pool against PyTorch's output
+# committed network on two threads of its job pool against PyTorch's output, then saves its
+# plan (--save-plan) and runs the .fplan against the same output and bit for bit against the
+# plan it came from
 check-examples: $(EXAMPLE_PROGRAMS)
 	@for e in $(SEED_EXAMPLES); do \
 	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
@@ -286,6 +288,13 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --threads 2 --runs 2 \
 	  --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --threads 2 failed"; exit 1; }
+	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --runs 1 --save-plan $(BUILD)/tinynet.fplan \
+	  --output $(BUILD)/tinynet.onnx-out.bin 2>&1 && \
+	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --input tests/data/onnx/tinynet.input.bin \
+	  --expect tests/data/onnx/tinynet.output.bin 2>&1 && \
+	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --output $(BUILD)/tinynet.fplan-out.bin 2>&1 && \
+	  cmp $(BUILD)/tinynet.onnx-out.bin $(BUILD)/tinynet.fplan-out.bin 2>&1) || \
+	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan, then the .fplan: failed or not bit for bit"; exit 1; }
 
 # ------------------------------------------------------------- demo, examples --
 
