@@ -91,9 +91,10 @@ SEED_EXAMPLES := conv2d_reshape_add_relu fuse_by_pattern clip_epilogue
 # test-matrix` have made already; `twice` and `quickstart` (the README's example) build it
 # once more each to run a few calls that the test programs make under the sanitizers anyway.
 ifeq ($(SANITIZE),1)
-HEADER_CHECKS := two-units examples map
+HEADER_CHECKS := two-units examples map runtime-only
 else
-HEADER_CHECKS := generated map twice cxx static two-units symbols quickstart dnnl examples
+HEADER_CHECKS := generated map twice cxx static two-units symbols quickstart dnnl examples \
+  runtime-only
 endif
 # the clang build of the header: with the sanitizers (SANITIZE=1) it is left to the fuzz
 # targets, which build the whole header with clang, ASan and UBSan anyway (clang takes minutes
@@ -295,6 +296,29 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --output $(BUILD)/tinynet.fplan-out.bin 2>&1 && \
 	  cmp $(BUILD)/tinynet.onnx-out.bin $(BUILD)/tinynet.fplan-out.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan, then the .fplan: failed or not bit for bit"; exit 1; }
+
+# (h) FUSE_RUNTIME_ONLY: a unit with only loading, running and the kernels (no graph, passes,
+# compiler or ONNX) builds warning-free and runs a blob as the full build does, bit for bit:
+# fuse_run saves the committed network's plan and runs the blob for the output to compare
+# with. The C build is gcc at -O1 (the flow warnings), C++ and clang (when installed, with
+# FUSE_STATIC) at -O0. Under the sanitizers the C build only.
+RO := $(HB)/runtime_only
+RO_RUN = $(RO)/tiny.fplan tests/data/onnx/tinynet.input.bin $(RO)/tiny.out.bin
+check-runtime-only: $(BUILD)/fuse_run | $(HB)
+	@mkdir -p $(RO)
+	@./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --runs 1 --save-plan $(RO)/tiny.fplan >/dev/null
+	@./$(BUILD)/fuse_run $(RO)/tiny.fplan --runs 1 --input tests/data/onnx/tinynet.input.bin \
+	  --output $(RO)/tiny.out.bin >/dev/null
+	$(CC) $(CHECK_CFLAGS) tests/header/runtime_only.c -o $(RO)/c $(LDLIBS)
+	$(RO)/c $(RO_RUN)
+ifneq ($(SANITIZE),1)
+	$(CXX) $(QUICK_CXXFLAGS) tests/header/runtime_only.c -o $(RO)/cxx $(LDLIBS)
+	$(RO)/cxx $(RO_RUN)
+	@if command -v clang >/dev/null; then \
+	  echo "clang $(QUICK_CFLAGS) -DFUSE_STATIC ... runtime_only.c"; \
+	  clang $(QUICK_CFLAGS) -DFUSE_STATIC tests/header/runtime_only.c -o $(RO)/clang $(LDLIBS) && \
+	  $(RO)/clang $(RO_RUN); fi
+endif
 
 # ------------------------------------------------------------- demo, examples --
 

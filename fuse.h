@@ -64,6 +64,11 @@
                            / NEON kernels out (the x86 paths are chosen at run time from
                            cpuid; NEON is built in on aarch64, and on armv7 with
                            -mfpu=neon-vfpv4)
+     FUSE_RUNTIME_ONLY     only what loads and runs plan blobs (fuse_plan_load, fuse_run,
+                           fuse_run_steps, fuse_plan_destroy, the plan queries, fuse_plan_save,
+                           fuse_cpu_isa, fuse_result_string) and the kernels: no graph,
+                           builders, text form, passes, compiler, ONNX, DOT or explain, whose
+                           declarations it hides; define it in every unit
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -129,6 +134,7 @@ typedef int32_t fuse_value; /* a tensor in a graph */
 #define FUSE_NONE (-1)      /* returned by a builder that failed */
 #define FUSE_MAX_RANK 8
 
+#ifndef FUSE_RUNTIME_ONLY /* the graph's functions (not in a runtime-only build: see CONFIGURATION) */
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
 FUSE_API void fuse_graph_destroy(fuse_graph *g);
 FUSE_API fuse_result fuse_graph_status(const fuse_graph *g); /* first error, sticky */
@@ -142,6 +148,7 @@ FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data); /* data is copied */
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+#endif
 
 /* All-zero = stride 1, no padding, dilation 1, groups 1. */
 typedef struct fuse_conv2d_attrs {
@@ -163,6 +170,7 @@ typedef struct fuse_pool2d_attrs {
   int count_include_pad; /* avg_pool2d: padded zeros count in the divisor */
 } fuse_pool2d_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* x: [N, C, H, W]; w: [K, C / groups, KH, KW] -> [N, K, OH, OW] */
 FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
                                 const fuse_conv2d_attrs *a); /* a may be NULL */
@@ -230,6 +238,7 @@ FUSE_API fuse_value fuse_sum(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
+#endif
 
 /* ---- data movement (graph/builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
@@ -252,6 +261,7 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* ONNX semantics; axes may be negative, counted from the end. */
 /* x's entries at constant indices along axis (negative indices count from the end):
    [x.shape[:axis], index_shape, x.shape[axis+1:]]; index_rank 0 (one index) drops the axis */
@@ -284,12 +294,14 @@ FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *ax
 /* n pieces along axis, sizes[i] each (NULL: equal pieces), into out[0..n) */
 FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
                                 const int64_t *sizes, fuse_value *out);
+#endif
 
 /* ---- reductions, normalizations (graph/builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
 } fuse_reduce_kind;
+#ifndef FUSE_RUNTIME_ONLY
 /* over axes[0..n) (n = 0: all; negative axes count from the end); keepdims keeps them as
    size 1. Sums, means and norms accumulate in double. */
 FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind kind, int n,
@@ -310,6 +322,7 @@ FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scal
    index of one operand alone summed; "->" and the implicit output; n = 1 or 2; no "..." and
    no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
 FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
+#endif
 
 /* ---- transposed convolution, 1-D, recurrent layers (graph/builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
@@ -330,6 +343,7 @@ typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations 
   int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
 } fuse_rnn_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* x: [N, C, H, W]; w: [C, K / groups, KH, KW] -> [N, K, OH, OW],
    OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + output_padding + 1
    (a may be NULL; output rows past the full output, from output_padding, are 0) */
@@ -360,6 +374,7 @@ FUSE_API int fuse_graph_input_count(const fuse_graph *g);
 FUSE_API int fuse_graph_output_count(const fuse_graph *g);
 FUSE_API fuse_value fuse_graph_input(const fuse_graph *g, int i);  /* in fuse_input order */
 FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_output order */
+#endif
 
 /* ===================================================================== text form == */
 /* A readable listing that fuse_graph_parse reads back:
@@ -374,6 +389,7 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_ou
    Constants print as shapes (with values when they have at most 4 elements); fill them after
    a parse with fuse_graph_set_constant. */
 typedef void (*fuse_write_fn)(void *user, const char *text, size_t len);
+#ifndef FUSE_RUNTIME_ONLY
 FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user);
 #ifndef FUSE_NO_STDIO
 FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f);
@@ -391,7 +407,9 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
    parser's (column: in attrs). */
 FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
                             const char *attrs);
+#endif
 
+#ifndef FUSE_RUNTIME_ONLY
 /* ======================================================== patterns, fusion passes == */
 /* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with
    exact arity (`...` last ignores the rest), `op[attr=v](...)`, optional `op?(P, ...)` (the
@@ -433,6 +451,7 @@ FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
    fuse_ops_by_pattern with the default rules, before fuse_merge_composites. */
 FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen);
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + grow + merge */
+#endif
 
 /* ============================================================== epilogue analysis == */
 
@@ -478,6 +497,7 @@ typedef struct fuse_epilogue {
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* applied in order, after bias */
   char why[200];        /* when the analysis fails: what is not an epilogue, and why */
 } fuse_epilogue;
+#ifndef FUSE_RUNTIME_ONLY
 /* Walks back from root through element-wise ops to one conv2d / matmul. FUSE_ERROR_UNSUPPORTED
    (and out->why) when the chain is not reduction + bias + post-ops. */
 FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root, fuse_epilogue *out);
@@ -520,6 +540,7 @@ FUSE_API fuse_result fuse_graph_write_dot(const fuse_graph *g, const fuse_dot_op
 FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f);
 FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f); /* the whole graph */
 #endif
+#endif
 
 /* =============================================================== compile and run == */
 
@@ -554,9 +575,11 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;
+#ifndef FUSE_RUNTIME_ONLY
 /* Makes an immutable plan: it owns copies of the constants, so the graph may be destroyed. */
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
                                   fuse_plan **out);
+#endif
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
 /* The plan's steps, one line each ("step 0: conv2d + bias + clamp[0, inf] -> 'y' (composite
    fuse.conv2d_bias_relu)"): what runs fused and what runs op by op. */
@@ -685,7 +708,7 @@ struct fuse_backend {
    int32 / bool / float tensors. A model with operators it does not know is refused with all
    of them listed at once. Graph inputs are the model's inputs that are not initializers, in
    order. */
-#ifndef FUSE_NO_ONNX
+#if !defined(FUSE_NO_ONNX) && !defined(FUSE_RUNTIME_ONLY)
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
@@ -757,6 +780,20 @@ extern int madvise(void *addr, size_t len, int advice); /* not declared under -s
 #define FUSE__MAX_BYTES ((uint64_t)1 << 50)
 #define FUSE__INLINE_CONST_MAX 4         /* constants this small print their values */
 
+FUSE_API const char *fuse_result_string(fuse_result r) {
+  switch (r) {
+  case FUSE_OK: return "ok";
+  case FUSE_ERROR_INVALID_ARGUMENT: return "invalid argument";
+  case FUSE_ERROR_SHAPE: return "shape mismatch";
+  case FUSE_ERROR_OUT_OF_MEMORY: return "out of memory";
+  case FUSE_ERROR_UNSUPPORTED: return "unsupported";
+  case FUSE_ERROR_PARSE: return "parse error";
+  case FUSE_ERROR_IO: return "input/output error";
+  case FUSE_ERROR_BACKEND: return "backend error";
+  }
+  return "unknown fuse_result";
+}
+
 /* ---------------------------------------------------------------- allocator -- */
 
 static void *fuse__alloc(const fuse_allocator *a, size_t size, size_t align) {
@@ -782,30 +819,6 @@ static void *fuse__alloc(const fuse_allocator *a, size_t size, size_t align) {
   }
 }
 
-/* Asks the kernel to back [p, p + size) with written pages in one call, before a writer
-   fills all of it: a fresh buffer otherwise takes one page fault per 4 KB as it is written,
-   and on a 500 MB model those faults cost as much as the copy itself. Only a hint: where the
-   call is missing (not Linux, a kernel before 5.14) the pages fault in as they are written. */
-static void fuse__prefault(void *p, size_t size) {
-#if defined(__linux__) && !defined(FUSE_NO_MMAP)
-  const uintptr_t page = 4096;
-  uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
-  if (size >= ((size_t)1 << 20) && b > a) (void)madvise((void *)a, (size_t)(b - a), 23);
-#else
-  (void)p, (void)size;
-#endif
-}
-
-/* Releases a model file fuse_onnx_load_file mapped (the graph keeps it while constants are
-   borrowed from it). */
-static void fuse__unmap(void *p, size_t size) {
-#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
-  if (p) munmap(p, size);
-#else
-  (void)p, (void)size;
-#endif
-}
-
 static void fuse__free(const fuse_allocator *a, void *p) {
   if (!p) return;
   if (a->alloc) {
@@ -815,27 +828,6 @@ static void fuse__free(const fuse_allocator *a, void *p) {
     memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof(void *));
     FUSE_FREE(raw);
   }
-}
-
-/* Grows an array to hold at least `need` elements; returns the new block (old contents
-   copied, old block freed) or NULL with the old block untouched. */
-static void *fuse__grow(const fuse_allocator *a, void *old, int count, int *cap, int need,
-                        size_t elem) {
-  int new_cap;
-  void *p;
-  if (need <= *cap) return old;
-  if (need > 0x3fffffff) return NULL;
-  new_cap = *cap ? *cap : 8;
-  while (new_cap < need) new_cap *= 2;
-  if ((uint64_t)new_cap * elem > FUSE__MAX_BYTES) return NULL;
-  p = fuse__alloc(a, (size_t)new_cap * elem, 16);
-  if (!p) return NULL;
-  if (old) {
-    memcpy(p, old, (size_t)count * elem);
-    fuse__free(a, old);
-  }
-  *cap = new_cap;
-  return p;
 }
 
 /* ------------------------------------------------------------ text output -- */
@@ -883,23 +875,6 @@ static void fuse__put_int(fuse__out *o, int64_t v) {
   } while (u);
   if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
   fuse__put(o, tmp + sizeof tmp - n, (size_t)n);
-}
-
-static int fuse__is_ident_start(int c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static int fuse__is_ident_char(int c) {
-  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
-}
-
-/* Reads an identifier at *p into out (at most cap - 1 characters, the rest skipped). */
-static int fuse__scan_ident(const char **p, char *out, size_t cap) {
-  size_t n = 0;
-  if (!fuse__is_ident_start((unsigned char)**p)) return 0;
-  for (; fuse__is_ident_char((unsigned char)**p); (*p)++)
-    if (n + 1 < cap) out[n++] = **p;
-  out[n] = 0;
-  return 1;
 }
 
 /* 10^k as a double; exact for 0 <= k <= 22. */
@@ -1052,9 +1027,103 @@ static void fuse__put_dims(fuse__out *o, int n, const int64_t *d, const char *se
   fuse__puts(o, "]");
 }
 
+/* The number of elements of a shape. */
+static int64_t fuse__numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+/* numpy broadcasting of two shapes; 0 if they do not broadcast */
+static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int *r,
+                           int64_t *out) {
+  int i, n = ra > rb ? ra : rb;
+  for (i = 0; i < n; i++) {
+    int64_t da = i < n - ra ? 1 : a[i - (n - ra)], db = i < n - rb ? 1 : b[i - (n - rb)];
+    if (da != db && da != 1 && db != 1) return 0;
+    out[i] = da == 1 ? db : da;
+  }
+  *r = n;
+  return 1;
+}
+
+/* %f: the shortest decimal that reads back (fuse__put_float). A runtime-only build's own
+   messages print no floats (the loader's name counts, offsets, sizes and shapes), so there %f
+   rounds to a whole number and the round-trip search, with the libm calls it makes (log10,
+   floor), is left out of firmware. */
+#ifdef FUSE_RUNTIME_ONLY
+#define FUSE__FLOATS_IN_MESSAGES 0
+#else
+#define FUSE__FLOATS_IN_MESSAGES 1
+#endif
+static void fuse__put_float_rounded(fuse__out *o, float v) {
+  if (v != v) fuse__puts(o, "nan");
+  else if (v >= 9e18f || v <= -9e18f) fuse__puts(o, v > 0 ? "inf" : "-inf");
+  else fuse__put_int(o, (int64_t)(v + (v < 0 ? -0.5f : 0.5f)));
+}
+
+/* A value's name for %V (graph/graph.c), NULL when it has none; a runtime-only build has no
+   graph (g is always NULL there). */
+#ifdef FUSE_RUNTIME_ONLY
+static const char *fuse__value_name(const fuse_graph *g, fuse_value v) {
+  (void)g, (void)v;
+  return NULL;
+}
+#else
+static const char *fuse__value_name(const fuse_graph *g, fuse_value v);
+#endif
+
+/* Formats a message: %s string, %d int, %D int64_t, %f float, %S shape (int rank,
+   const int64_t *dims), %V a value's label (fuse_value, graph g), %% percent. */
+static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va_list ap) {
+  const char *p;
+  for (p = fmt; *p; p++) {
+    if (*p != '%') {
+      fuse__put(o, p, 1);
+      continue;
+    }
+    switch (*++p) {
+    case 's': fuse__puts(o, va_arg(ap, const char *)); break;
+    case 'd': fuse__put_int(o, va_arg(ap, int)); break;
+    case 'D': fuse__put_int(o, va_arg(ap, int64_t)); break;
+    case 'f': {
+      float v = (float)va_arg(ap, double);
+      if (!FUSE__FLOATS_IN_MESSAGES) /* (a runtime-only build: see fuse__put_float_rounded) */
+        fuse__put_float_rounded(o, v);
+      else
+        fuse__put_float(o, v);
+      break;
+    }
+    case 'S': {
+      int r = va_arg(ap, int);
+      fuse__put_dims(o, r, va_arg(ap, const int64_t *), ",");
+      break;
+    }
+    case 'V': {
+      fuse_value v = va_arg(ap, fuse_value);
+      const char *name = fuse__value_name(g, v);
+      if (name) {
+        fuse__puts(o, "'");
+        fuse__puts(o, name);
+        fuse__puts(o, "'");
+      } else {
+        fuse__puts(o, "%");
+        fuse__put_int(o, v);
+      }
+      break;
+    }
+    case '%': fuse__put(o, "%", 1); break;
+    default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
+    }
+  }
+}
 /* ==== end src/base.c ==== */
-/* ==== begin src/graph/graph.c ==== */
-/* ---------------------------------------------------------------- the graph -- */
+/* ==== begin src/graph/ops.c ==== */
+/* ------------------------------------------------------------ the operators -- */
+/* What every stage knows about an op, the runtime included (a FUSE_RUNTIME_ONLY build has this
+   file and not the graph's): the op enum, the attributes a node or a plan step keeps, and the
+   operator table. */
 
 typedef enum fuse__op {
   FUSE__OP_INPUT,
@@ -1208,111 +1277,124 @@ typedef struct fuse__attr_spec {
   const char *name;
   char form, store;
   int at;
-  double dflt;
+#ifndef FUSE_RUNTIME_ONLY
+  double dflt; /* FUSE__DEFAULT(v): the text form's, which a runtime-only build does not read */
+#endif
 } fuse__attr_spec;
+#ifdef FUSE_RUNTIME_ONLY
+#define FUSE__DEFAULT(v)
+#else
+#define FUSE__DEFAULT(v) v
+#endif
+#define FUSE__ATTRS_END {NULL, 0, 0, -1, FUSE__DEFAULT(0)}
 
 #define FUSE__AT(member) ((int)offsetof(fuse__node, member))
-static const fuse__attr_spec fuse__attrs_none[] = {{NULL, 0, 0, -1, 0}};
+static const fuse__attr_spec fuse__attrs_none[] = {FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_conv[] = {
-    {"strides", '2', 'n', FUSE__AT(a.conv.strides), 0},
-    {"padding", '4', 'n', FUSE__AT(a.conv.padding), 0},
-    {"dilation", '2', 'n', FUSE__AT(a.conv.dilation), 0},
-    {"groups", 'i', 'i', FUSE__AT(a.conv.groups), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"strides", '2', 'n', FUSE__AT(a.conv.strides), FUSE__DEFAULT(0)},
+    {"padding", '4', 'n', FUSE__AT(a.conv.padding), FUSE__DEFAULT(0)},
+    {"dilation", '2', 'n', FUSE__AT(a.conv.dilation), FUSE__DEFAULT(0)},
+    {"groups", 'i', 'i', FUSE__AT(a.conv.groups), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_clip[] = {
-    {"lo", 'f', 'f', FUSE__AT(a.clip.lo), -HUGE_VAL},
-    {"hi", 'f', 'f', FUSE__AT(a.clip.hi), HUGE_VAL},
-    {NULL, 0, 0, -1, 0}};
+    {"lo", 'f', 'f', FUSE__AT(a.clip.lo), FUSE__DEFAULT(-HUGE_VAL)},
+    {"hi", 'f', 'f', FUSE__AT(a.clip.hi), FUSE__DEFAULT(HUGE_VAL)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_shape[] = { /* reshape, expand: the output's shape */
-    {"shape", 'l', 'L', FUSE__AT(shape), 0}, {NULL, 0, 0, -1, 0}};
+    {"shape", 'l', 'L', FUSE__AT(shape), FUSE__DEFAULT(0)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_axis0[] = { /* concat, gather */
-    {"axis", 'i', 'i', FUSE__AT(a.axis), 0}, {NULL, 0, 0, -1, 0}};
+    {"axis", 'i', 'i', FUSE__AT(a.axis), FUSE__DEFAULT(0)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_axis1[] = { /* flatten */
-    {"axis", 'i', 'i', FUSE__AT(a.axis), 1}, {NULL, 0, 0, -1, 0}};
+    {"axis", 'i', 'i', FUSE__AT(a.axis), FUSE__DEFAULT(1)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_axis_last[] = { /* softmax, log_softmax */
-    {"axis", 'i', 'i', FUSE__AT(a.axis), -1}, {NULL, 0, 0, -1, 0}};
+    {"axis", 'i', 'i', FUSE__AT(a.axis), FUSE__DEFAULT(-1)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_eps[] = {
-    {"eps", 'f', 'f', FUSE__AT(a.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+    {"eps", 'f', 'f', FUSE__AT(a.eps), FUSE__DEFAULT(1e-5)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_perm[] = {
-    {"perm", 'l', 'r', FUSE__AT(a.perm), 0}, {NULL, 0, 0, -1, 0}};
+    {"perm", 'l', 'r', FUSE__AT(a.perm), FUSE__DEFAULT(0)}, FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_max_pool[] = {
-    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
-    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
-    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
-    {"dilation", '2', 'n', FUSE__AT(a.pool.dilation), 0},
-    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), FUSE__DEFAULT(0)},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), FUSE__DEFAULT(0)},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), FUSE__DEFAULT(0)},
+    {"dilation", '2', 'n', FUSE__AT(a.pool.dilation), FUSE__DEFAULT(0)},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_avg_pool[] = {
-    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), 0},
-    {"strides", '2', 'n', FUSE__AT(a.pool.strides), 0},
-    {"padding", '4', 'n', FUSE__AT(a.pool.padding), 0},
-    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), 0},
-    {"count_include_pad", 'i', 'i', FUSE__AT(a.pool.count_include_pad), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"kernel", '2', 'n', FUSE__AT(a.pool.kernel), FUSE__DEFAULT(0)},
+    {"strides", '2', 'n', FUSE__AT(a.pool.strides), FUSE__DEFAULT(0)},
+    {"padding", '4', 'n', FUSE__AT(a.pool.padding), FUSE__DEFAULT(0)},
+    {"ceil_mode", 'i', 'i', FUSE__AT(a.pool.ceil_mode), FUSE__DEFAULT(0)},
+    {"count_include_pad", 'i', 'i', FUSE__AT(a.pool.count_include_pad), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 /* element-wise math's parameters: a.unary */
 static const fuse__attr_spec fuse__attrs_hardsigmoid[] = {
-    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.2},
-    {"beta", 'f', 'f', FUSE__AT(a.unary.beta), 0.5},
-    {NULL, 0, 0, -1, 0}};
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), FUSE__DEFAULT(0.2)},
+    {"beta", 'f', 'f', FUSE__AT(a.unary.beta), FUSE__DEFAULT(0.5)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_leaky_relu[] = {
-    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 0.01}, {NULL, 0, 0, -1, 0}};
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), FUSE__DEFAULT(0.01)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_elu[] = {
-    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.0}, {NULL, 0, 0, -1, 0}};
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), FUSE__DEFAULT(1.0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_selu[] = {
-    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), 1.67326319217681884765625},
-    {"gamma", 'f', 'f', FUSE__AT(a.unary.beta), 1.05070102214813232421875},
-    {NULL, 0, 0, -1, 0}};
+    {"alpha", 'f', 'f', FUSE__AT(a.unary.alpha), FUSE__DEFAULT(1.67326319217681884765625)},
+    {"gamma", 'f', 'f', FUSE__AT(a.unary.beta), FUSE__DEFAULT(1.05070102214813232421875)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_gelu[] = {
-    {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), 0}, {NULL, 0, 0, -1, 0}};
+    {"approximate", 'i', 'i', FUSE__AT(a.unary.mode), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_shrink[] = {
-    {"lambd", 'f', 'f', FUSE__AT(a.unary.alpha), 0.5},
-    {"bias", 'f', 'f', FUSE__AT(a.unary.beta), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"lambd", 'f', 'f', FUSE__AT(a.unary.alpha), FUSE__DEFAULT(0.5)},
+    {"bias", 'f', 'f', FUSE__AT(a.unary.beta), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_repeats[] = { /* tile: a.slice.step holds them */
-    {"repeats", 'l', 'L', FUSE__AT(a.slice.step), 0}, {NULL, 0, 0, -1, 0}};
+    {"repeats", 'l', 'L', FUSE__AT(a.slice.step), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_pad[] = {
-    {"begins", 'l', 'r', FUSE__AT(a.pad.pads), 0},
-    {"ends", 'l', 'e', FUSE__AT(a.pad.pads), 0},
-    {"value", 'f', 'f', FUSE__AT(a.pad.value), 0},
-    {"mode", 'i', 'i', FUSE__AT(a.pad.mode), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"begins", 'l', 'r', FUSE__AT(a.pad.pads), FUSE__DEFAULT(0)},
+    {"ends", 'l', 'e', FUSE__AT(a.pad.pads), FUSE__DEFAULT(0)},
+    {"value", 'f', 'f', FUSE__AT(a.pad.value), FUSE__DEFAULT(0)},
+    {"mode", 'i', 'i', FUSE__AT(a.pad.mode), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_resize[] = {
-    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
-    {"scales", 'F', 'F', FUSE__AT(a.resize.scales), 0},
-    {"mode", 'i', 'E', FUSE__AT(a.resize.r.mode), 0},
-    {"coordinates", 'i', 'E', FUSE__AT(a.resize.r.coordinates), 0},
-    {"nearest", 'i', 'E', FUSE__AT(a.resize.r.nearest), 0},
-    {"cubic_coeff_a", 'f', 'f', FUSE__AT(a.resize.r.cubic_coeff_a), 0},
-    {"exclude_outside", 'i', 'i', FUSE__AT(a.resize.r.exclude_outside), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"sizes", 'l', 'L', FUSE__AT(shape), FUSE__DEFAULT(0)},
+    {"scales", 'F', 'F', FUSE__AT(a.resize.scales), FUSE__DEFAULT(0)},
+    {"mode", 'i', 'E', FUSE__AT(a.resize.r.mode), FUSE__DEFAULT(0)},
+    {"coordinates", 'i', 'E', FUSE__AT(a.resize.r.coordinates), FUSE__DEFAULT(0)},
+    {"nearest", 'i', 'E', FUSE__AT(a.resize.r.nearest), FUSE__DEFAULT(0)},
+    {"cubic_coeff_a", 'f', 'f', FUSE__AT(a.resize.r.cubic_coeff_a), FUSE__DEFAULT(0)},
+    {"exclude_outside", 'i', 'i', FUSE__AT(a.resize.r.exclude_outside), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_reduce[] = {
-    {"axes", 'l', 'm', FUSE__AT(a.reduce.axes), 0},
-    {"keepdims", 'i', 'i', FUSE__AT(a.reduce.keepdims), 1},
-    {NULL, 0, 0, -1, 0}};
+    {"axes", 'l', 'm', FUSE__AT(a.reduce.axes), FUSE__DEFAULT(0)},
+    {"keepdims", 'i', 'i', FUSE__AT(a.reduce.keepdims), FUSE__DEFAULT(1)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_layer_norm[] = {
-    {"axis", 'i', 'i', FUSE__AT(a.norm.axis), -1},
-    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
-    {NULL, 0, 0, -1, 0}};
+    {"axis", 'i', 'i', FUSE__AT(a.norm.axis), FUSE__DEFAULT(-1)},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), FUSE__DEFAULT(1e-5)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_instance_norm[] = {
-    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5}, {NULL, 0, 0, -1, 0}};
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), FUSE__DEFAULT(1e-5)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_group_norm[] = {
-    {"groups", 'i', 'i', FUSE__AT(a.norm.groups), 0},
-    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), 1e-5},
-    {NULL, 0, 0, -1, 0}};
+    {"groups", 'i', 'i', FUSE__AT(a.norm.groups), FUSE__DEFAULT(0)},
+    {"eps", 'f', 'f', FUSE__AT(a.norm.eps), FUSE__DEFAULT(1e-5)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_slice[] = { /* every axis: first element, count, step */
-    {"starts", 'l', 'L', FUSE__AT(a.slice.start), 0},
-    {"ends", 'l', 0, -1, 0},
-    {"sizes", 'l', 'L', FUSE__AT(shape), 0},
-    {"steps", 'l', 'L', FUSE__AT(a.slice.step), 0},
-    {"axes", 'l', 0, -1, 0},
-    {NULL, 0, 0, -1, 0}};
+    {"starts", 'l', 'L', FUSE__AT(a.slice.start), FUSE__DEFAULT(0)},
+    {"ends", 'l', 0, -1, FUSE__DEFAULT(0)},
+    {"sizes", 'l', 'L', FUSE__AT(shape), FUSE__DEFAULT(0)},
+    {"steps", 'l', 'L', FUSE__AT(a.slice.step), FUSE__DEFAULT(0)},
+    {"axes", 'l', 0, -1, FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
-    {"strides", '2', 'n', FUSE__AT(a.convt.strides), 0},
-    {"padding", '4', 'n', FUSE__AT(a.convt.padding), 0},
-    {"output_padding", '2', 'n', FUSE__AT(a.convt.output_padding), 0},
-    {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), 0},
-    {"groups", 'i', 'i', FUSE__AT(a.convt.groups), 0},
-    {NULL, 0, 0, -1, 0}};
+    {"strides", '2', 'n', FUSE__AT(a.convt.strides), FUSE__DEFAULT(0)},
+    {"padding", '4', 'n', FUSE__AT(a.convt.padding), FUSE__DEFAULT(0)},
+    {"output_padding", '2', 'n', FUSE__AT(a.convt.output_padding), FUSE__DEFAULT(0)},
+    {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), FUSE__DEFAULT(0)},
+    {"groups", 'i', 'i', FUSE__AT(a.convt.groups), FUSE__DEFAULT(0)},
+    FUSE__ATTRS_END};
 #undef FUSE__AT
 /* The resize enums ('E'): one size for the three, an int's or less (C compilers for small
    targets may give an enum of small values one byte: -fshort-enums, the ARM EABI's default
@@ -1395,6 +1477,15 @@ struct fuse__parse_attr;
 /* builds the op from the text form's operands and attributes (graph/text_build.c) */
 typedef fuse_value (*fuse__text_build_fn)(struct fuse__parser *ps, int op, const fuse_value *in,
                                           int n_in, const struct fuse__parse_attr *at, int n_at);
+/* A row's builder, the text form's (graph/text_build.c), and its ONNX name: none in a
+   runtime-only build, which reads no text and no ONNX (its rows have no `build`, FUSE__TEXT is
+   empty there, and the builders are not declared; FUSE__ONNX is NULL). */
+#ifdef FUSE_RUNTIME_ONLY
+#define FUSE__TEXT(name)
+#define FUSE__ONNX(name) NULL
+#else
+#define FUSE__TEXT(name) name
+#define FUSE__ONNX(name) name
 #define FUSE__TEXT_BUILDER(name)                                                               \
   static fuse_value name(struct fuse__parser *ps, int op, const fuse_value *in, int n_in,      \
                          const struct fuse__parse_attr *at, int n_at)
@@ -1427,6 +1518,7 @@ FUSE__TEXT_BUILDER(fuse__text_layer_norm);
 FUSE__TEXT_BUILDER(fuse__text_instance_norm);
 FUSE__TEXT_BUILDER(fuse__text_group_norm);
 FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d);
+#endif
 
 /* One row per op, in fuse__op's order (the count is checked when this compiles, the order by
    test_kernels' op_table): its name; the ONNX operator it imports from through the row, or
@@ -1440,7 +1532,9 @@ typedef struct fuse__op_row {
   signed char min_in, max_in;
   unsigned char flags;
   signed char run, chain, post;
+#ifndef FUSE_RUNTIME_ONLY /* (FUSE__TEXT: no text form, no builder, in a runtime-only build) */
   fuse__text_build_fn build;
+#endif
 } fuse__op_row;
 
 #define FUSE__E FUSE__OPF_ELEMENTWISE
@@ -1450,147 +1544,150 @@ typedef struct fuse__op_row {
 #define FUSE__A FUSE__OPF_POST_ALPHA
 static const fuse__op_row fuse__ops[] = {
     {FUSE__OP_INPUT, "input", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
-     FUSE__CHAIN_NONE, 0, NULL},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CONST, "const", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
-     FUSE__CHAIN_NONE, 0, NULL},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CONV2D, "conv2d", NULL, fuse__attrs_conv, 2, 2, FUSE__T, FUSE__RUN_CONV2D,
-     FUSE__CHAIN_NONE, 0, fuse__text_conv2d},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_conv2d)},
     {FUSE__OP_MATMUL, "matmul", NULL, fuse__attrs_none, 2, 2, 0, FUSE__RUN_MATMUL,
-     FUSE__CHAIN_NONE, 0, fuse__text_matmul},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_matmul)},
     {FUSE__OP_ADD, "add", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
-     FUSE__CHAIN_ADD, 0, fuse__text_binary},
+     FUSE__CHAIN_ADD, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_SUB, "sub", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
-     FUSE__CHAIN_SUB, 0, fuse__text_binary},
+     FUSE__CHAIN_SUB, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_MUL, "mul", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F, FUSE__RUN_BINARY,
-     FUSE__CHAIN_MUL, 0, fuse__text_binary},
+     FUSE__CHAIN_MUL, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_MAXIMUM, "maximum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
-     FUSE__RUN_BINARY, FUSE__CHAIN_MAX, 0, fuse__text_binary},
+     FUSE__RUN_BINARY, FUSE__CHAIN_MAX, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_MINIMUM, "minimum", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
-     FUSE__RUN_BINARY, FUSE__CHAIN_MIN, 0, fuse__text_binary},
+     FUSE__RUN_BINARY, FUSE__CHAIN_MIN, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_RELU, "relu", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_unary},
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, FUSE__TEXT(fuse__text_unary)},
     {FUSE__OP_CLIP, "clip", NULL, fuse__attrs_clip, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, fuse__text_clip},
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, FUSE__TEXT(fuse__text_clip)},
     {FUSE__OP_SIGMOID, "sigmoid", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, fuse__text_unary},
+     FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, FUSE__TEXT(fuse__text_unary)},
     {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_UNARY,
-     FUSE__CHAIN_NONE, 0, fuse__text_reshape},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reshape)},
     {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, 0, FUSE__RUN_UNARY,
-     FUSE__CHAIN_NONE, 0, fuse__text_flatten},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_flatten)},
     {FUSE__OP_CONCAT, "concat", NULL, fuse__attrs_axis0, 1, -1, FUSE__F | FUSE__T,
-     FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, fuse__text_concat},
+     FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_concat)},
     {FUSE__OP_SOFTMAX, "softmax", NULL, fuse__attrs_axis_last, 1, 1, 0, FUSE__RUN_SOFTMAX,
-     FUSE__CHAIN_NONE, 0, fuse__text_softmax},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_softmax)},
     {FUSE__OP_BATCH_NORM, "batch_norm", NULL, fuse__attrs_eps, 5, 5, FUSE__E,
-     FUSE__RUN_BATCH_NORM, FUSE__CHAIN_NONE, 0, fuse__text_batch_norm},
+     FUSE__RUN_BATCH_NORM, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_batch_norm)},
     {FUSE__OP_MAX_POOL2D, "max_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__F | FUSE__T,
-     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_pool)},
     {FUSE__OP_AVG_POOL2D, "avg_pool2d", NULL, fuse__attrs_avg_pool, 1, 1, FUSE__F | FUSE__T,
-     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, fuse__text_pool},
+     FUSE__RUN_POOL, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_pool)},
     {FUSE__OP_GLOBAL_AVG_POOL2D, "global_avg_pool2d", NULL, fuse__attrs_none, 1, 1,
      FUSE__F | FUSE__T, FUSE__RUN_GLOBAL_AVG_POOL, FUSE__CHAIN_NONE, 0,
-     fuse__text_global_avg_pool},
+     FUSE__TEXT(fuse__text_global_avg_pool)},
     {FUSE__OP_TRANSPOSE, "transpose", NULL, fuse__attrs_perm, 1, 1, 0, FUSE__RUN_TRANSPOSE,
-     FUSE__CHAIN_NONE, 0, fuse__text_transpose},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_transpose)},
     /* element-wise math (graph/builders_math.c, run/reference_math.c) */
-    {FUSE__OP_SQRT, "sqrt", "Sqrt", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SQRT, 0, fuse__text_math},
-    {FUSE__OP_RECIPROCAL, "reciprocal", "Reciprocal", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_RECIPROCAL, 0, fuse__text_math},
-    {FUSE__OP_EXP, "exp", "Exp", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_EXP, fuse__text_math},
-    {FUSE__OP_LOG, "log", "Log", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_LOG, 0, fuse__text_math},
-    {FUSE__OP_NEG, "neg", "Neg", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_NEG, FUSE_POST_LINEAR, fuse__text_math},
-    {FUSE__OP_ABS, "abs", "Abs", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ABS, 0, fuse__text_math},
-    {FUSE__OP_FLOOR, "floor", "Floor", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_FLOOR, 0, fuse__text_math},
-    {FUSE__OP_CEIL, "ceil", "Ceil", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_CEIL, 0, fuse__text_math},
-    {FUSE__OP_ERF, "erf", "Erf", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ERF, FUSE__POST_ERF, fuse__text_math},
-    {FUSE__OP_TANH, "tanh", "Tanh", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_TANH, fuse__text_math},
-    {FUSE__OP_SOFTPLUS, "softplus", "Softplus", fuse__attrs_none, 1, 1,
+    {FUSE__OP_SQRT, "sqrt", FUSE__ONNX("Sqrt"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SQRT, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_RECIPROCAL, "reciprocal", FUSE__ONNX("Reciprocal"), fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_RECIPROCAL, 0,
+     FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_EXP, "exp", FUSE__ONNX("Exp"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_EXP, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_LOG, "log", FUSE__ONNX("Log"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_LOG, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_NEG, "neg", FUSE__ONNX("Neg"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_NEG, FUSE_POST_LINEAR, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_ABS, "abs", FUSE__ONNX("Abs"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ABS, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_FLOOR, "floor", FUSE__ONNX("Floor"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_FLOOR, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_CEIL, "ceil", FUSE__ONNX("Ceil"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_CEIL, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_ERF, "erf", FUSE__ONNX("Erf"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_ERF, FUSE__POST_ERF, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_TANH, "tanh", FUSE__ONNX("Tanh"), fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_TANH, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_SOFTPLUS, "softplus", FUSE__ONNX("Softplus"), fuse__attrs_none, 1, 1,
      FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SOFTPLUS,
-     fuse__text_math},
-    {FUSE__OP_HARDSWISH, "hardswish", "HardSwish", fuse__attrs_none, 1, 1,
+     FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_HARDSWISH, "hardswish", FUSE__ONNX("HardSwish"), fuse__attrs_none, 1, 1,
      FUSE__E | FUSE__F | FUSE__P, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_HARDSWISH,
-     fuse__text_math},
-    {FUSE__OP_HARDSIGMOID, "hardsigmoid", "HardSigmoid", fuse__attrs_hardsigmoid, 1, 1,
+     FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_HARDSIGMOID, "hardsigmoid", FUSE__ONNX("HardSigmoid"), fuse__attrs_hardsigmoid, 1, 1,
      FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
-     FUSE_POST_HARDSIGMOID, fuse__text_math},
-    {FUSE__OP_LEAKY_RELU, "leaky_relu", "LeakyRelu", fuse__attrs_leaky_relu, 1, 1,
+     FUSE_POST_HARDSIGMOID, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_LEAKY_RELU, "leaky_relu", FUSE__ONNX("LeakyRelu"), fuse__attrs_leaky_relu, 1, 1,
      FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST,
-     FUSE_POST_LEAKY_RELU, fuse__text_math},
-    {FUSE__OP_ELU, "elu", "Elu", fuse__attrs_elu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_ELU, fuse__text_math},
-    {FUSE__OP_SELU, "selu", "Selu", fuse__attrs_selu, 1, 1, FUSE__E | FUSE__F | FUSE__P | FUSE__A,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU, fuse__text_math},
+     FUSE_POST_LEAKY_RELU, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_ELU, "elu", FUSE__ONNX("Elu"), fuse__attrs_elu, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_ELU,
+     FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_SELU, "selu", FUSE__ONNX("Selu"), fuse__attrs_selu, 1, 1,
+     FUSE__E | FUSE__F | FUSE__P | FUSE__A, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_SELU,
+     FUSE__TEXT(fuse__text_math)},
     {FUSE__OP_GELU, "gelu", NULL, fuse__attrs_gelu, 1, 1, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, fuse__text_gelu},
-    {FUSE__OP_SOFTSIGN, "softsign", "Softsign", fuse__attrs_none, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SOFTSIGN, 0, fuse__text_math},
-    {FUSE__OP_SHRINK, "shrink", "Shrink", fuse__attrs_shrink, 1, 1, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SHRINK, 0, fuse__text_math},
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_POST, FUSE_POST_GELU, FUSE__TEXT(fuse__text_gelu)},
+    {FUSE__OP_SOFTSIGN, "softsign", FUSE__ONNX("Softsign"), fuse__attrs_none, 1, 1,
+     FUSE__E | FUSE__F, FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SOFTSIGN, 0, FUSE__TEXT(fuse__text_math)},
+    {FUSE__OP_SHRINK, "shrink", FUSE__ONNX("Shrink"), fuse__attrs_shrink, 1, 1, FUSE__E | FUSE__F,
+     FUSE__RUN_MATH_UNARY, FUSE__CHAIN_SHRINK, 0, FUSE__TEXT(fuse__text_math)},
     {FUSE__OP_DIV, "div", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, fuse__text_binary},
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_DIV, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_POW, "pow", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F,
-     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_POW, 0, fuse__text_binary},
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_POW, 0, FUSE__TEXT(fuse__text_binary)},
     {FUSE__OP_PRELU, "prelu", NULL, fuse__attrs_none, 2, 2, FUSE__E | FUSE__F | FUSE__P,
-     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_PRELU, 0, fuse__text_prelu},
+     FUSE__RUN_MATH_BROADCAST, FUSE__CHAIN_PRELU, 0, FUSE__TEXT(fuse__text_prelu)},
     {FUSE__OP_WHERE, "where", NULL, fuse__attrs_none, 3, 3, FUSE__E, FUSE__RUN_MATH_BROADCAST,
-     FUSE__CHAIN_NONE, 0, fuse__text_where},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_where)},
     /* data movement (graph/builders_shape.c, run/reference_shape.c) */
     {FUSE__OP_SLICE, "slice", NULL, fuse__attrs_slice, 1, 1, 0, FUSE__RUN_SLICE,
-     FUSE__CHAIN_NONE, 0, fuse__text_slice},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_slice)},
     {FUSE__OP_GATHER, "gather", NULL, fuse__attrs_axis0, 2, 2, 0, FUSE__RUN_GATHER,
-     FUSE__CHAIN_NONE, 0, fuse__text_gather},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_gather)},
     {FUSE__OP_EXPAND, "expand", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_EXPAND,
-     FUSE__CHAIN_NONE, 0, fuse__text_expand},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_expand)},
     {FUSE__OP_TILE, "tile", NULL, fuse__attrs_repeats, 1, 1, 0, FUSE__RUN_TILE,
-     FUSE__CHAIN_NONE, 0, fuse__text_tile},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_tile)},
     {FUSE__OP_PAD, "pad", NULL, fuse__attrs_pad, 1, 1, 0, FUSE__RUN_PAD, FUSE__CHAIN_NONE, 0,
-     fuse__text_pad},
+     FUSE__TEXT(fuse__text_pad)},
     {FUSE__OP_RESIZE, "resize", NULL, fuse__attrs_resize, 1, 1, 0, FUSE__RUN_RESIZE,
-     FUSE__CHAIN_NONE, 0, fuse__text_resize},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_resize)},
     /* reductions, normalizations (graph/builders_nn.c, run/reference_nn.c) */
     {FUSE__OP_REDUCE_MEAN, "reduce_mean", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_SUM, "reduce_sum", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_MAX, "reduce_max", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_MIN, "reduce_min", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_L2, "reduce_l2", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_PROD, "reduce_prod", NULL, fuse__attrs_reduce, 1, 1, 0, FUSE__RUN_REDUCE,
-     FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_REDUCE_SUM_SQUARE, "reduce_sum_square", NULL, fuse__attrs_reduce, 1, 1, 0,
-     FUSE__RUN_REDUCE, FUSE__CHAIN_NONE, 0, fuse__text_reduce},
+     FUSE__RUN_REDUCE, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reduce)},
     {FUSE__OP_LOG_SOFTMAX, "log_softmax", NULL, fuse__attrs_axis_last, 1, 1, 0,
-     FUSE__RUN_LOG_SOFTMAX, FUSE__CHAIN_NONE, 0, fuse__text_log_softmax},
+     FUSE__RUN_LOG_SOFTMAX, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_log_softmax)},
     {FUSE__OP_LAYER_NORM, "layer_norm", NULL, fuse__attrs_layer_norm, 2, 3, 0, FUSE__RUN_NORM,
-     FUSE__CHAIN_NONE, 0, fuse__text_layer_norm},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_layer_norm)},
     {FUSE__OP_INSTANCE_NORM, "instance_norm", NULL, fuse__attrs_instance_norm, 3, 3, 0,
-     FUSE__RUN_NORM, FUSE__CHAIN_NONE, 0, fuse__text_instance_norm},
+     FUSE__RUN_NORM, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_instance_norm)},
     {FUSE__OP_GROUP_NORM, "group_norm", NULL, fuse__attrs_group_norm, 3, 3, 0, FUSE__RUN_NORM,
-     FUSE__CHAIN_NONE, 0, fuse__text_group_norm},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_group_norm)},
     /* transposed convolution (graph/builders_layers.c, run/reference_layers.c) */
     {FUSE__OP_CONV_TRANSPOSE2D, "conv_transpose2d", NULL, fuse__attrs_conv_transpose, 2, 2, 0,
-     FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, fuse__text_conv_transpose2d},
+     FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_conv_transpose2d)},
     /* plan only */
     {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_UNARY, FUSE__CHAIN_NONE,
-     0, NULL},
+     0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NHWC, "to_nhwc", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
-     FUSE__CHAIN_NONE, 0, NULL},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
-     FUSE__CHAIN_NONE, 0, NULL},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
-     FUSE__CHAIN_NONE, 0, NULL},
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1600,7 +1697,11 @@ static const fuse__op_row fuse__ops[] = {
 typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
                                           ? 1
                                           : -1];
-
+/* ==== end src/graph/ops.c ==== */
+/* the graph, its builders, passes and text form: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
+/* ==== begin src/graph/graph.c ==== */
+/* ---------------------------------------------------------------- the graph -- */
 
 /* A composite is a group of ops tagged in place: values keep their ids after fusion. */
 typedef struct fuse__composite {
@@ -1625,11 +1726,70 @@ struct fuse_graph {
   char error[512];
 };
 
-static int64_t fuse__numel(int rank, const int64_t *shape) {
-  int64_t n = 1;
-  int i;
-  for (i = 0; i < rank; i++) n *= shape[i];
-  return n;
+/* ------------------------------------------------- what the graph-side stages share -- */
+/* Growing arrays, mapped model files and the identifiers of the text form and the patterns:
+   the graph, its passes, its text form and the ONNX reader use them, the runtime does not. */
+
+/* Grows an array to hold at least `need` elements; returns the new block (old contents
+   copied, old block freed) or NULL with the old block untouched. */
+static void *fuse__grow(const fuse_allocator *a, void *old, int count, int *cap, int need,
+                        size_t elem) {
+  int new_cap;
+  void *p;
+  if (need <= *cap) return old;
+  if (need > 0x3fffffff) return NULL;
+  new_cap = *cap ? *cap : 8;
+  while (new_cap < need) new_cap *= 2;
+  if ((uint64_t)new_cap * elem > FUSE__MAX_BYTES) return NULL;
+  p = fuse__alloc(a, (size_t)new_cap * elem, 16);
+  if (!p) return NULL;
+  if (old) {
+    memcpy(p, old, (size_t)count * elem);
+    fuse__free(a, old);
+  }
+  *cap = new_cap;
+  return p;
+}
+
+/* Asks the kernel to back [p, p + size) with written pages in one call, before a writer
+   fills all of it: a fresh buffer otherwise takes one page fault per 4 KB as it is written,
+   and on a 500 MB model those faults cost as much as the copy itself. Only a hint: where the
+   call is missing (not Linux, a kernel before 5.14) the pages fault in as they are written. */
+static void fuse__prefault(void *p, size_t size) {
+#if defined(__linux__) && !defined(FUSE_NO_MMAP)
+  const uintptr_t page = 4096;
+  uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
+  if (size >= ((size_t)1 << 20) && b > a) (void)madvise((void *)a, (size_t)(b - a), 23);
+#else
+  (void)p, (void)size;
+#endif
+}
+
+/* Releases a model file fuse_onnx_load_file mapped (the graph keeps it while constants are
+   borrowed from it). */
+static void fuse__unmap(void *p, size_t size) {
+#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
+  if (p) munmap(p, size);
+#else
+  (void)p, (void)size;
+#endif
+}
+
+static int fuse__is_ident_start(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static int fuse__is_ident_char(int c) {
+  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
+}
+
+/* Reads an identifier at *p into out (at most cap - 1 characters, the rest skipped). */
+static int fuse__scan_ident(const char **p, char *out, size_t cap) {
+  size_t n = 0;
+  if (!fuse__is_ident_start((unsigned char)**p)) return 0;
+  for (; fuse__is_ident_char((unsigned char)**p); (*p)++)
+    if (n + 1 < cap) out[n++] = **p;
+  out[n] = 0;
+  return 1;
 }
 
 static int fuse__valid(const fuse_graph *g, fuse_value v) {
@@ -1652,41 +1812,8 @@ static fuse_value fuse__find(const fuse_graph *g, const char *name) {
   }
 }
 
-/* Formats a message: %s string, %d int, %D int64_t, %f float, %S shape (int rank,
-   const int64_t *dims), %V a value's label (fuse_value, graph g), %% percent. */
-static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va_list ap) {
-  const char *p;
-  for (p = fmt; *p; p++) {
-    if (*p != '%') {
-      fuse__put(o, p, 1);
-      continue;
-    }
-    switch (*++p) {
-    case 's': fuse__puts(o, va_arg(ap, const char *)); break;
-    case 'd': fuse__put_int(o, va_arg(ap, int)); break;
-    case 'D': fuse__put_int(o, va_arg(ap, int64_t)); break;
-    case 'f': fuse__put_float(o, (float)va_arg(ap, double)); break;
-    case 'S': {
-      int r = va_arg(ap, int);
-      fuse__put_dims(o, r, va_arg(ap, const int64_t *), ",");
-      break;
-    }
-    case 'V': {
-      fuse_value v = va_arg(ap, fuse_value);
-      if (fuse__valid(g, v) && g->nodes[v].name) {
-        fuse__puts(o, "'");
-        fuse__puts(o, g->nodes[v].name);
-        fuse__puts(o, "'");
-      } else {
-        fuse__puts(o, "%");
-        fuse__put_int(o, v);
-      }
-      break;
-    }
-    case '%': fuse__put(o, "%", 1); break;
-    default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
-    }
-  }
+static const char *fuse__value_name(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? g->nodes[v].name : NULL;
 }
 
 /* fuse__vformat with the arguments in place. */
@@ -1969,20 +2096,6 @@ FUSE_API void fuse_graph_destroy(fuse_graph *g) {
   fuse__free(&a, g);
 }
 
-FUSE_API const char *fuse_result_string(fuse_result r) {
-  switch (r) {
-  case FUSE_OK: return "ok";
-  case FUSE_ERROR_INVALID_ARGUMENT: return "invalid argument";
-  case FUSE_ERROR_SHAPE: return "shape mismatch";
-  case FUSE_ERROR_OUT_OF_MEMORY: return "out of memory";
-  case FUSE_ERROR_UNSUPPORTED: return "unsupported";
-  case FUSE_ERROR_PARSE: return "parse error";
-  case FUSE_ERROR_IO: return "input/output error";
-  case FUSE_ERROR_BACKEND: return "backend error";
-  }
-  return "unknown fuse_result";
-}
-
 FUSE_API fuse_result fuse_graph_status(const fuse_graph *g) {
   return g ? g->status : FUSE_ERROR_INVALID_ARGUMENT;
 }
@@ -2088,19 +2201,6 @@ FUSE_API fuse_result fuse_value_set_name(fuse_graph *g, fuse_value v, const char
     return FUSE_OK;
   }
   return fuse__set_name(g, v, name, "set_name") ? FUSE_OK : g->status;
-}
-
-/* numpy broadcasting of two shapes; 0 if they do not broadcast */
-static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int *r,
-                           int64_t *out) {
-  int i, n = ra > rb ? ra : rb;
-  for (i = 0; i < n; i++) {
-    int64_t da = i < n - ra ? 1 : a[i - (n - ra)], db = i < n - rb ? 1 : b[i - (n - rb)];
-    if (da != db && da != 1 && db != 1) return 0;
-    out[i] = da == 1 ? db : da;
-  }
-  *r = n;
-  return 1;
 }
 
 static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b) {
@@ -6244,7 +6344,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     unsigned bits;
     switch (s->store) {
     case 'i': memcpy(&v[0], at, sizeof(int)); fuse__put_int_attr(o, s->name, v[0]); continue;
-    case 'E': { /* an enum of resize's: of fuse_resize_mode's size (graph.c checks) */
+    case 'E': { /* an enum of resize's: of fuse_resize_mode's size (graph/ops.c checks) */
       fuse_resize_mode e;
       memcpy(&e, at, sizeof e);
       fuse__put_int_attr(o, s->name, (int)e);
@@ -6780,7 +6880,7 @@ static void fuse__text_ints(const fuse__parse_attr *attrs, int n, const char *na
 /* ==== end src/graph/text_lex.c ==== */
 /* ==== begin src/graph/text_build.c ==== */
 /* ------------------------------------------------------ text form: the ops' builders -- */
-/* The builders the operator table's rows name (graph/graph.c): each calls the op's builder
+/* The builders the operator table's rows name (graph/ops.c): each calls the op's builder
    with the parsed operands and attributes; fuse__text_build checks the operand count first. A
    number or whole number the text leaves out takes the row's default (fuse__attr_spec.dflt). */
 
@@ -8306,6 +8406,7 @@ FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f) {
 }
 #endif
 /* ==== end src/graph/dot.c ==== */
+#endif
 /* ==== begin src/plan/cpu.c ==== */
 /* ------------------------------------------------------------------ cpu isa -- */
 
@@ -8741,6 +8842,13 @@ typedef struct fuse__tile_epi {
 #define FUSE__ACCUMULATE 1 /* start from the tile in y (a later channel block), not from zero */
 #define FUSE__FINISH 2     /* the last block: bias and post-ops, then the store */
 
+/* Weights of one column block beyond which taps are blocked (packing and the drivers agree on
+   it). Below it the whole panel streams from L2 for every tile, which measured faster than
+   blocking on resnet's 3x3 layers (panels of a few hundred KB; L2 is 1-2 MB on the CPUs
+   measured). */
+#define FUSE__PANEL_BYTES (1024 * 1024)
+#define FUSE__PTR_CACHE 4096 /* row pointers cached per chunk by a blocked conv */
+
 /* The NCHW GEMM's input panel: for the output pixels p0 .. p0 + cols - 1 of one image and
    group (xg: its Cg planes), row (c * KH + kh) * KW + kw holds the input each pixel reads at
    that tap, zero in the padding and past cols (nr floats a row). */
@@ -8825,26 +8933,6 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
   if (band > (OH + 7) / 8 * 8) band = (OH + 7) / 8 * 8;
   g->band = band;
   g->rows = (band - 1) * sh + span;
-}
-
-/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
-   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
-static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                int64_t sw, int64_t dh, int64_t dw) {
-#ifdef FUSE__NEON
-  static const int64_t widths[] = {1, 4};
-#else
-  static const int64_t widths[] = {1, 8, 16};
-#endif
-  int64_t most = 0, f;
-  int i;
-  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
-    fuse__dwc_geom g;
-    fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
-    f = g.rows * g.rs;
-    if (f > most) most = f;
-  }
-  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
 }
 
 /* Each instance file (isa_avx512.c, ...) sets two parameters of the NHWC template for its
@@ -9010,7 +9098,7 @@ static void fuse__zip2_isa(fuse_isa isa, const float *u, const float *v, float *
    layer, and table.c lists them per ISA (fuse__row_ops_table, fuse__rows_of). */
 #define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
 #define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
-/* the kinds (FUSE__CHAIN_*): graph/graph.c, beside the operator table that names them */
+/* the kinds (FUSE__CHAIN_*): graph/ops.c, beside the operator table that names them */
 enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
 typedef struct fuse__chain_op {
   int kind;     /* FUSE__CHAIN_* */
@@ -9152,32 +9240,6 @@ typedef struct fuse__wino_kind {
   fuse__wino_input_fn input;
   fuse__wino_output_fn output;
 } fuse__wino_kind;
-
-/* One 3x3 filter g (row-major) transformed for F(m,3): u[p] = (G g GT)[p / alpha][p % alpha],
-   in double, rounded once. */
-static void fuse__wino_filter(int m, const float *g, float *u) {
-  const double *G = m == 2 ? &fuse__wino_g2[0][0] : m == 4 ? &fuse__wino_g4[0][0] : &fuse__wino_g6[0][0];
-  int alpha = m + 2, i, j, k;
-  double t[8][3]; /* G g */
-  for (i = 0; i < alpha; i++)
-    for (j = 0; j < 3; j++) {
-      double s = 0;
-      for (k = 0; k < 3; k++) s += G[i * 3 + k] * g[k * 3 + j];
-      t[i][j] = s;
-    }
-  for (i = 0; i < alpha; i++)
-    for (j = 0; j < alpha; j++) {
-      double s = 0;
-      for (k = 0; k < 3; k++) s += t[i][k] * G[j * 3 + k];
-      u[i * alpha + j] = (float)s;
-    }
-}
-
-/* Bytes of a chunk's scratch for a block of `block` tiles: the row pointers, V and M. */
-static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int mr) {
-  size_t ptrs = ((size_t)mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-  return ptrs + (size_t)((m + 2) * (m + 2) * block * (C + K)) * sizeof(float) + FUSE__ALIGN;
-}
 /* ==== end src/kernels/winograd.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
 /* ------------------------------------------------------------ AVX-512 instances -- */
@@ -32485,55 +32547,6 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
     FUSE__ISA_ROWS(FEW_CHANNELS)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
 
-/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
-   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
-static int fuse__igemm_last(int kind, int64_t cols) {
-  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
-  int64_t left = cols - (cols - 1) / k->nr * k->nr;
-  int i, best = kind;
-  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
-    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
-      best = i;
-  }
-  return best;
-}
-
-/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
-   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
-   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
-static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
-  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
-  double cp, cl, rp;
-  if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
-  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
-  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
-  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
-  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
-         (cp + cl) / 100.0;
-}
-
-/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
-   output channels): the one that wastes least of its tiles (rows and columns rounded up to
-   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
-   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
-   (the plan's reference kernels). */
-static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
-  double best = 0.0;
-  int i, found = 0;
-  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
-    double eff;
-    if (k->isa != isa || (nchw && !k->pack)) continue;
-    eff = fuse__igemm_eff(i, cols, rows, !nchw);
-    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
-  }
-  /* one column block, on a narrower kind: that kind */
-  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
-    *kind = fuse__igemm_last(*kind, cols);
-  return found;
-}
-
 /* The few-channel NCHW kernel of an ISA with a tile of `vectors` vectors (a row of
    fuse__few_channels_kinds), or NULL. */
 static const fuse__few_channels_kind *fuse__few_channels_pick(fuse_isa isa, int vectors) {
@@ -32822,6 +32835,58 @@ static int fuse__isa_runs_here(fuse_isa isa) {
          (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
+/* Where a packed weight goes in an NHWC GEMM's [column block][step][NR] panels (steps: taps x
+   channels per block), the last block NR_last wide (fuse__igemm_last): column k of step t. */
+static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, int64_t k,
+                             int64_t t) {
+  int64_t ob = k / st->nr, obs = (cols + st->nr - 1) / st->nr;
+  int64_t w = ob == obs - 1 ? st->nr_last : st->nr;
+  return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
+}
+
+FUSE_API void fuse_plan_destroy(fuse_plan *p) {
+  fuse_allocator a;
+  int i;
+  if (!p) return;
+  a = p->alloc;
+  fuse__free(&a, p->tensors);
+  for (i = 0; p->steps && i < p->num_steps; i++) {
+    fuse__step *s = &p->steps[i];
+    if (!p->borrowed) fuse__free(&a, s->packed);
+    fuse__free(&a, s->note);
+    if (s->backend && s->backend->destroy) s->backend->destroy(s->backend_state);
+  }
+  fuse__free(&a, p->steps);
+  fuse__free(&a, p->operands);
+  if (!p->borrowed) fuse__free(&a, p->consts);
+  fuse__free(&a, p->weights_block);
+  fuse__free(&a, p->zeros);
+  fuse__free(&a, p->own_workspace);
+  fuse__free(&a, p->description);
+  fuse__free(&a, p);
+}
+
+FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
+
+FUSE_API int fuse_plan_step_count(const fuse_plan *p) { return p ? p->num_steps : 0; }
+
+FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p) { return p ? p->weights_size : 0; }
+
+FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user) {
+  if (!p || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  if (p->description) write(user, p->description, strlen(p->description));
+  return FUSE_OK;
+}
+/* ==== end src/plan/plan.c ==== */
+/* the compiler: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
+/* ==== begin src/plan/compile_parts.c ==== */
+/* ------------------------------------------------- what the compile phases share -- */
+/* The pieces of fuse_compile (plan/compile.c) that the phases before it use too: whether this
+   build has an ISA's kernels, a tensor's workspace bytes, views, the compile's error message,
+   the workspace placement, and how a composite runs (fuse__fusion) with the operands of its
+   step. A runtime-only build (FUSE_RUNTIME_ONLY) has none of it. */
+
 /* Whether this build has kernels of `isa` (a row of the GEMM table), whatever the CPU. */
 static int fuse__isa_built(fuse_isa isa) {
   int i;
@@ -32894,28 +32959,6 @@ static int fuse__place(fuse_plan *p, const int *first, const int *last, int *ord
   return 1;
 }
 
-FUSE_API void fuse_plan_destroy(fuse_plan *p) {
-  fuse_allocator a;
-  int i;
-  if (!p) return;
-  a = p->alloc;
-  fuse__free(&a, p->tensors);
-  for (i = 0; p->steps && i < p->num_steps; i++) {
-    fuse__step *s = &p->steps[i];
-    if (!p->borrowed) fuse__free(&a, s->packed);
-    fuse__free(&a, s->note);
-    if (s->backend && s->backend->destroy) s->backend->destroy(s->backend_state);
-  }
-  fuse__free(&a, p->steps);
-  fuse__free(&a, p->operands);
-  if (!p->borrowed) fuse__free(&a, p->consts);
-  fuse__free(&a, p->weights_block);
-  fuse__free(&a, p->zeros);
-  fuse__free(&a, p->own_workspace);
-  fuse__free(&a, p->description);
-  fuse__free(&a, p);
-}
-
 /* How a composite runs: fused (one step, its epilogue on registers) when the analyzer accepts
    it and no op inside it but the root is read from outside; else op by op. */
 typedef struct fuse__fusion {
@@ -32947,8 +32990,7 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   if (out && n->num_in) memcpy(out, n->in, (size_t)n->num_in * sizeof(fuse_value));
   return n->num_in;
 }
-
-/* ==== end src/plan/plan.c ==== */
+/* ==== end src/plan/compile_parts.c ==== */
 /* ==== begin src/plan/layouts.c ==== */
 /* ------------------------------------------------------------------ layouts -- */
 /* With the kernel table's conv kernels (SIMD or their scalar twins) the plan keeps activations
@@ -33098,14 +33140,78 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 }
 
 /* ------------------------------------------------ kernel choice and packing -- */
-/* Weights of one column block beyond which taps are blocked. Below it the whole panel
-   streams from L2 for every tile, which measured faster than blocking on resnet's 3x3 layers
-   (panels of a few hundred KB; L2 is 1-2 MB on the CPUs measured). */
-#define FUSE__PANEL_BYTES (1024 * 1024)
 #define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
-#define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 #define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
+
+/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
+   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
+static int fuse__igemm_last(int kind, int64_t cols) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
+  int64_t left = cols - (cols - 1) / k->nr * k->nr;
+  int i, best = kind;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
+    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
+      best = i;
+  }
+  return best;
+}
+
+/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
+   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
+   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
+static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
+  double cp, cl, rp;
+  if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
+  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
+  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
+  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
+         (cp + cl) / 100.0;
+}
+
+/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
+   output channels): the one that wastes least of its tiles (rows and columns rounded up to
+   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
+   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
+   (the plan's reference kernels). */
+static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
+  double best = 0.0;
+  int i, found = 0;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
+    double eff;
+    if (k->isa != isa || (nchw && !k->pack)) continue;
+    eff = fuse__igemm_eff(i, cols, rows, !nchw);
+    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
+  }
+  /* one column block, on a narrower kind: that kind */
+  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
+    *kind = fuse__igemm_last(*kind, cols);
+  return found;
+}
+
+/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
+   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
+static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t dh, int64_t dw) {
+#ifdef FUSE__NEON
+  static const int64_t widths[] = {1, 4};
+#else
+  static const int64_t widths[] = {1, 8, 16};
+#endif
+  int64_t most = 0, f;
+  int i;
+  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
+    fuse__dwc_geom g;
+    fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
+    f = g.rows * g.rs;
+    if (f > most) most = f;
+  }
+  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
+}
 
 /* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
 static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
@@ -33114,15 +33220,6 @@ static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw
   st->igemm_last = nchw ? st->igemm : fuse__igemm_last(st->igemm, cols);
   st->nr_last = fuse__igemm_kinds[st->igemm_last].nr;
   return 1;
-}
-
-/* Where a packed weight goes in an NHWC GEMM's [column block][step][NR] panels (steps: taps x
-   channels per block), the last block NR_last wide (fuse__igemm_last): column k of step t. */
-static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, int64_t k,
-                             int64_t t) {
-  int64_t ob = k / st->nr, obs = (cols + st->nr - 1) / st->nr;
-  int64_t w = ob == obs - 1 ? st->nr_last : st->nr;
-  return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
 /* A step's packed weights, `floats` of them (counted in the plan's weights): zeros to fill,
@@ -33505,6 +33602,32 @@ static int fuse__choose_kernel(fuse_plan *p, const fuse_graph *g, fuse__step *st
 /* Which 3x3 stride-1 convs run as Winograd F(m,3) (src/kernels/winograd.c), with which m,
    and their weights transformed and packed at compile. */
 
+/* One 3x3 filter g (row-major) transformed for F(m,3): u[p] = (G g GT)[p / alpha][p % alpha],
+   in double, rounded once. */
+static void fuse__wino_filter(int m, const float *g, float *u) {
+  const double *G = m == 2 ? &fuse__wino_g2[0][0] : m == 4 ? &fuse__wino_g4[0][0] : &fuse__wino_g6[0][0];
+  int alpha = m + 2, i, j, k;
+  double t[8][3]; /* G g */
+  for (i = 0; i < alpha; i++)
+    for (j = 0; j < 3; j++) {
+      double s = 0;
+      for (k = 0; k < 3; k++) s += G[i * 3 + k] * g[k * 3 + j];
+      t[i][j] = s;
+    }
+  for (i = 0; i < alpha; i++)
+    for (j = 0; j < alpha; j++) {
+      double s = 0;
+      for (k = 0; k < 3; k++) s += t[i][k] * G[j * 3 + k];
+      u[i * alpha + j] = (float)s;
+    }
+}
+
+/* Bytes of a chunk's scratch for a block of `block` tiles: the row pointers, V and M. */
+static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int mr) {
+  size_t ptrs = ((size_t)mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
+  return ptrs + (size_t)((m + 2) * (m + 2) * block * (C + K)) * sizeof(float) + FUSE__ALIGN;
+}
+
 /* The transformed input and products of a block of tiles, per chunk, at most: a position's
    slice of both (1 / (m+2)^2 of it) stays in L2 while its GEMMs run. */
 #define FUSE__WINO_BLOCK_BYTES (2 * 1024 * 1024)
@@ -33828,7 +33951,7 @@ static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t,
 }
 
 /* Whether a chain kind (the row's `chain`) is a binary op's, v op o: FUSE__CHAIN_ADD ..
-   FUSE__CHAIN_PRELU in the kinds' enum (graph/graph.c). */
+   FUSE__CHAIN_PRELU in the kinds' enum (graph/ops.c). */
 static int fuse__chain_kind_binary(int kind) {
   return kind >= FUSE__CHAIN_ADD && kind <= FUSE__CHAIN_PRELU;
 }
@@ -35185,20 +35308,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fuse__compiler_free(&c);
   return ok ? FUSE_OK : FUSE_ERROR_OUT_OF_MEMORY;
 }
-
-FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
-
-FUSE_API int fuse_plan_step_count(const fuse_plan *p) { return p ? p->num_steps : 0; }
-
-FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p) { return p ? p->weights_size : 0; }
-
-FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user) {
-  if (!p || !write) return FUSE_ERROR_INVALID_ARGUMENT;
-  if (p->description) write(user, p->description, strlen(p->description));
-  return FUSE_OK;
-}
-
 /* ==== end src/plan/compile.c ==== */
+#endif
 /* ==== begin src/run/reference.c ==== */
 /* ------------------------------------------------------- reference kernels -- */
 /* Plain C, one per op, written for clarity; they are the oracle for every faster path. */
@@ -38928,6 +39039,8 @@ fail:
   return rc;
 }
 /* ==== end src/run/plan_blob.c ==== */
+/* the ONNX reader: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
 /* ==== begin src/onnx/wire.c ==== */
 /* ============================================================================= ONNX == */
 /* A protobuf wire-format reader with a bounds check on every byte, then a walk over the
@@ -41325,7 +41438,7 @@ static int fuse__onnx_fold(fuse__onnx *ld, const fuse__onode *n) {
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
 
-/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/graph.c):
+/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/ops.c):
    one input, the row's attributes read by their names, ONNX's defaults being the row's. */
 static int fuse__onnx_row_op(fuse__slice name) {
   int op;
@@ -42989,6 +43102,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 }
 #endif /* FUSE_NO_ONNX */
 /* ==== end src/onnx/load.c ==== */
+#endif
 /* ==== begin src/undefs.h ==== */
 
 /* internal helper macros end with the implementation */
@@ -43049,6 +43163,11 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__TEXT_BUILDER
 #undef FUSE__CHAIN_NONE
 #undef FUSE__POST_ERF
+#undef FUSE__TEXT
+#undef FUSE__ONNX
+#undef FUSE__DEFAULT
+#undef FUSE__ATTRS_END
+#undef FUSE__FLOATS_IN_MESSAGES
 /* ==== end src/undefs.h ==== */
 #endif /* FUSE_IMPLEMENTATION */
 

@@ -59,6 +59,7 @@ typedef int32_t fuse_value; /* a tensor in a graph */
 #define FUSE_NONE (-1)      /* returned by a builder that failed */
 #define FUSE_MAX_RANK 8
 
+#ifndef FUSE_RUNTIME_ONLY /* the graph's functions (not in a runtime-only build: see CONFIGURATION) */
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
 FUSE_API void fuse_graph_destroy(fuse_graph *g);
 FUSE_API fuse_result fuse_graph_status(const fuse_graph *g); /* first error, sticky */
@@ -72,6 +73,7 @@ FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data); /* data is copied */
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+#endif
 
 /* All-zero = stride 1, no padding, dilation 1, groups 1. */
 typedef struct fuse_conv2d_attrs {
@@ -93,6 +95,7 @@ typedef struct fuse_pool2d_attrs {
   int count_include_pad; /* avg_pool2d: padded zeros count in the divisor */
 } fuse_pool2d_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* x: [N, C, H, W]; w: [K, C / groups, KH, KW] -> [N, K, OH, OW] */
 FUSE_API fuse_value fuse_conv2d(fuse_graph *g, fuse_value x, fuse_value w,
                                 const fuse_conv2d_attrs *a); /* a may be NULL */
@@ -160,6 +163,7 @@ FUSE_API fuse_value fuse_sum(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_mean(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_max(fuse_graph *g, int n, const fuse_value *xs);
 FUSE_API fuse_value fuse_min(fuse_graph *g, int n, const fuse_value *xs);
+#endif
 
 /* ---- data movement (graph/builders_shape.c) ---- */
 typedef enum fuse_pad_mode { FUSE_PAD_CONSTANT = 0, FUSE_PAD_REFLECT, FUSE_PAD_EDGE } fuse_pad_mode;
@@ -182,6 +186,7 @@ typedef struct fuse_resize_attrs { /* all-zero = ONNX's defaults */
   int exclude_outside;
 } fuse_resize_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* ONNX semantics; axes may be negative, counted from the end. */
 /* x's entries at constant indices along axis (negative indices count from the end):
    [x.shape[:axis], index_shape, x.shape[axis+1:]]; index_rank 0 (one index) drops the axis */
@@ -214,12 +219,14 @@ FUSE_API fuse_value fuse_slice(fuse_graph *g, fuse_value x, int n, const int *ax
 /* n pieces along axis, sizes[i] each (NULL: equal pieces), into out[0..n) */
 FUSE_API fuse_result fuse_split(fuse_graph *g, fuse_value x, int axis, int n,
                                 const int64_t *sizes, fuse_value *out);
+#endif
 
 /* ---- reductions, normalizations (graph/builders_nn.c) ---- */
 typedef enum fuse_reduce_kind {
   FUSE_REDUCE_MEAN = 1, FUSE_REDUCE_SUM, FUSE_REDUCE_MAX, FUSE_REDUCE_MIN, FUSE_REDUCE_L2,
   FUSE_REDUCE_PROD, FUSE_REDUCE_SUM_SQUARE
 } fuse_reduce_kind;
+#ifndef FUSE_RUNTIME_ONLY
 /* over axes[0..n) (n = 0: all; negative axes count from the end); keepdims keeps them as
    size 1. Sums, means and norms accumulate in double. */
 FUSE_API fuse_value fuse_reduce(fuse_graph *g, fuse_value x, fuse_reduce_kind kind, int n,
@@ -240,6 +247,7 @@ FUSE_API fuse_value fuse_group_norm(fuse_graph *g, fuse_value x, fuse_value scal
    index of one operand alone summed; "->" and the implicit output; n = 1 or 2; no "..." and
    no repeated index within a term. Builds reduce_sum, transpose, reshape and matmul ops. */
 FUSE_API fuse_value fuse_einsum(fuse_graph *g, const char *equation, int n, const fuse_value *xs);
+#endif
 
 /* ---- transposed convolution, 1-D, recurrent layers (graph/builders_layers.c) ---- */
 typedef struct fuse_conv_transpose2d_attrs { /* all-zero = stride 1, no padding, dilation 1 */
@@ -260,6 +268,7 @@ typedef struct fuse_rnn_attrs { /* ONNX LSTM / GRU with the default activations 
   int batch_first;         /* ONNX layout = 1: x [N, T, I], y [N, T, D, H] */
 } fuse_rnn_attrs;
 
+#ifndef FUSE_RUNTIME_ONLY
 /* x: [N, C, H, W]; w: [C, K / groups, KH, KW] -> [N, K, OH, OW],
    OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + output_padding + 1
    (a may be NULL; output rows past the full output, from output_padding, are 0) */
@@ -290,6 +299,7 @@ FUSE_API int fuse_graph_input_count(const fuse_graph *g);
 FUSE_API int fuse_graph_output_count(const fuse_graph *g);
 FUSE_API fuse_value fuse_graph_input(const fuse_graph *g, int i);  /* in fuse_input order */
 FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_output order */
+#endif
 
 /* ===================================================================== text form == */
 /* A readable listing that fuse_graph_parse reads back:
@@ -304,6 +314,7 @@ FUSE_API fuse_value fuse_graph_output(const fuse_graph *g, int i); /* in fuse_ou
    Constants print as shapes (with values when they have at most 4 elements); fill them after
    a parse with fuse_graph_set_constant. */
 typedef void (*fuse_write_fn)(void *user, const char *text, size_t len);
+#ifndef FUSE_RUNTIME_ONLY
 FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, void *user);
 #ifndef FUSE_NO_STDIO
 FUSE_API fuse_result fuse_graph_print(const fuse_graph *g, FILE *f);
@@ -321,7 +332,9 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
    parser's (column: in attrs). */
 FUSE_API fuse_value fuse_op(fuse_graph *g, const char *op, int num_in, const fuse_value *in,
                             const char *attrs);
+#endif
 
+#ifndef FUSE_RUNTIME_ONLY
 /* ======================================================== patterns, fusion passes == */
 /* Pattern text (see README): `*` any value, `$x` capture, `$x:P`, `const`, `op(P, Q)` with
    exact arity (`...` last ignores the rest), `op[attr=v](...)`, optional `op?(P, ...)` (the
@@ -363,6 +376,7 @@ FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out);
    fuse_ops_by_pattern with the default rules, before fuse_merge_composites. */
 FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen);
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen); /* fold + rules + grow + merge */
+#endif
 
 /* ============================================================== epilogue analysis == */
 
@@ -408,6 +422,7 @@ typedef struct fuse_epilogue {
   fuse_post_op post[FUSE_MAX_POST_OPS]; /* applied in order, after bias */
   char why[200];        /* when the analysis fails: what is not an epilogue, and why */
 } fuse_epilogue;
+#ifndef FUSE_RUNTIME_ONLY
 /* Walks back from root through element-wise ops to one conv2d / matmul. FUSE_ERROR_UNSUPPORTED
    (and out->why) when the chain is not reduction + bias + post-ops. */
 FUSE_API fuse_result fuse_analyze_epilogue(const fuse_graph *g, fuse_value root, fuse_epilogue *out);
@@ -450,6 +465,7 @@ FUSE_API fuse_result fuse_graph_write_dot(const fuse_graph *g, const fuse_dot_op
 FUSE_API fuse_result fuse_explain(const fuse_graph *g, FILE *f);
 FUSE_API fuse_result fuse_write_dot(const fuse_graph *g, FILE *f); /* the whole graph */
 #endif
+#endif
 
 /* =============================================================== compile and run == */
 
@@ -484,9 +500,11 @@ typedef struct fuse_compile_options { /* all-zero = defaults */
 } fuse_compile_options;
 
 typedef struct fuse_plan fuse_plan;
+#ifndef FUSE_RUNTIME_ONLY
 /* Makes an immutable plan: it owns copies of the constants, so the graph may be destroyed. */
 FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_options *opt,
                                   fuse_plan **out);
+#endif
 FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p);
 /* The plan's steps, one line each ("step 0: conv2d + bias + clamp[0, inf] -> 'y' (composite
    fuse.conv2d_bias_relu)"): what runs fused and what runs op by op. */
@@ -615,7 +633,7 @@ struct fuse_backend {
    int32 / bool / float tensors. A model with operators it does not know is refused with all
    of them listed at once. Graph inputs are the model's inputs that are not initializers, in
    order. */
-#ifndef FUSE_NO_ONNX
+#if !defined(FUSE_NO_ONNX) && !defined(FUSE_RUNTIME_ONLY)
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
 FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,

@@ -30,6 +30,20 @@ extern int madvise(void *addr, size_t len, int advice); /* not declared under -s
 #define FUSE__MAX_BYTES ((uint64_t)1 << 50)
 #define FUSE__INLINE_CONST_MAX 4         /* constants this small print their values */
 
+FUSE_API const char *fuse_result_string(fuse_result r) {
+  switch (r) {
+  case FUSE_OK: return "ok";
+  case FUSE_ERROR_INVALID_ARGUMENT: return "invalid argument";
+  case FUSE_ERROR_SHAPE: return "shape mismatch";
+  case FUSE_ERROR_OUT_OF_MEMORY: return "out of memory";
+  case FUSE_ERROR_UNSUPPORTED: return "unsupported";
+  case FUSE_ERROR_PARSE: return "parse error";
+  case FUSE_ERROR_IO: return "input/output error";
+  case FUSE_ERROR_BACKEND: return "backend error";
+  }
+  return "unknown fuse_result";
+}
+
 /* ---------------------------------------------------------------- allocator -- */
 
 static void *fuse__alloc(const fuse_allocator *a, size_t size, size_t align) {
@@ -55,30 +69,6 @@ static void *fuse__alloc(const fuse_allocator *a, size_t size, size_t align) {
   }
 }
 
-/* Asks the kernel to back [p, p + size) with written pages in one call, before a writer
-   fills all of it: a fresh buffer otherwise takes one page fault per 4 KB as it is written,
-   and on a 500 MB model those faults cost as much as the copy itself. Only a hint: where the
-   call is missing (not Linux, a kernel before 5.14) the pages fault in as they are written. */
-static void fuse__prefault(void *p, size_t size) {
-#if defined(__linux__) && !defined(FUSE_NO_MMAP)
-  const uintptr_t page = 4096;
-  uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + size) & ~(page - 1);
-  if (size >= ((size_t)1 << 20) && b > a) (void)madvise((void *)a, (size_t)(b - a), 23);
-#else
-  (void)p, (void)size;
-#endif
-}
-
-/* Releases a model file fuse_onnx_load_file mapped (the graph keeps it while constants are
-   borrowed from it). */
-static void fuse__unmap(void *p, size_t size) {
-#if (defined(__linux__) || defined(__APPLE__)) && !defined(FUSE_NO_MMAP)
-  if (p) munmap(p, size);
-#else
-  (void)p, (void)size;
-#endif
-}
-
 static void fuse__free(const fuse_allocator *a, void *p) {
   if (!p) return;
   if (a->alloc) {
@@ -88,27 +78,6 @@ static void fuse__free(const fuse_allocator *a, void *p) {
     memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof(void *));
     FUSE_FREE(raw);
   }
-}
-
-/* Grows an array to hold at least `need` elements; returns the new block (old contents
-   copied, old block freed) or NULL with the old block untouched. */
-static void *fuse__grow(const fuse_allocator *a, void *old, int count, int *cap, int need,
-                        size_t elem) {
-  int new_cap;
-  void *p;
-  if (need <= *cap) return old;
-  if (need > 0x3fffffff) return NULL;
-  new_cap = *cap ? *cap : 8;
-  while (new_cap < need) new_cap *= 2;
-  if ((uint64_t)new_cap * elem > FUSE__MAX_BYTES) return NULL;
-  p = fuse__alloc(a, (size_t)new_cap * elem, 16);
-  if (!p) return NULL;
-  if (old) {
-    memcpy(p, old, (size_t)count * elem);
-    fuse__free(a, old);
-  }
-  *cap = new_cap;
-  return p;
 }
 
 /* ------------------------------------------------------------ text output -- */
@@ -156,23 +125,6 @@ static void fuse__put_int(fuse__out *o, int64_t v) {
   } while (u);
   if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
   fuse__put(o, tmp + sizeof tmp - n, (size_t)n);
-}
-
-static int fuse__is_ident_start(int c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static int fuse__is_ident_char(int c) {
-  return fuse__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
-}
-
-/* Reads an identifier at *p into out (at most cap - 1 characters, the rest skipped). */
-static int fuse__scan_ident(const char **p, char *out, size_t cap) {
-  size_t n = 0;
-  if (!fuse__is_ident_start((unsigned char)**p)) return 0;
-  for (; fuse__is_ident_char((unsigned char)**p); (*p)++)
-    if (n + 1 < cap) out[n++] = **p;
-  out[n] = 0;
-  return 1;
 }
 
 /* 10^k as a double; exact for 0 <= k <= 22. */
@@ -325,3 +277,94 @@ static void fuse__put_dims(fuse__out *o, int n, const int64_t *d, const char *se
   fuse__puts(o, "]");
 }
 
+/* The number of elements of a shape. */
+static int64_t fuse__numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+/* numpy broadcasting of two shapes; 0 if they do not broadcast */
+static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int *r,
+                           int64_t *out) {
+  int i, n = ra > rb ? ra : rb;
+  for (i = 0; i < n; i++) {
+    int64_t da = i < n - ra ? 1 : a[i - (n - ra)], db = i < n - rb ? 1 : b[i - (n - rb)];
+    if (da != db && da != 1 && db != 1) return 0;
+    out[i] = da == 1 ? db : da;
+  }
+  *r = n;
+  return 1;
+}
+
+/* %f: the shortest decimal that reads back (fuse__put_float). A runtime-only build's own
+   messages print no floats (the loader's name counts, offsets, sizes and shapes), so there %f
+   rounds to a whole number and the round-trip search, with the libm calls it makes (log10,
+   floor), is left out of firmware. */
+#ifdef FUSE_RUNTIME_ONLY
+#define FUSE__FLOATS_IN_MESSAGES 0
+#else
+#define FUSE__FLOATS_IN_MESSAGES 1
+#endif
+static void fuse__put_float_rounded(fuse__out *o, float v) {
+  if (v != v) fuse__puts(o, "nan");
+  else if (v >= 9e18f || v <= -9e18f) fuse__puts(o, v > 0 ? "inf" : "-inf");
+  else fuse__put_int(o, (int64_t)(v + (v < 0 ? -0.5f : 0.5f)));
+}
+
+/* A value's name for %V (graph/graph.c), NULL when it has none; a runtime-only build has no
+   graph (g is always NULL there). */
+#ifdef FUSE_RUNTIME_ONLY
+static const char *fuse__value_name(const fuse_graph *g, fuse_value v) {
+  (void)g, (void)v;
+  return NULL;
+}
+#else
+static const char *fuse__value_name(const fuse_graph *g, fuse_value v);
+#endif
+
+/* Formats a message: %s string, %d int, %D int64_t, %f float, %S shape (int rank,
+   const int64_t *dims), %V a value's label (fuse_value, graph g), %% percent. */
+static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va_list ap) {
+  const char *p;
+  for (p = fmt; *p; p++) {
+    if (*p != '%') {
+      fuse__put(o, p, 1);
+      continue;
+    }
+    switch (*++p) {
+    case 's': fuse__puts(o, va_arg(ap, const char *)); break;
+    case 'd': fuse__put_int(o, va_arg(ap, int)); break;
+    case 'D': fuse__put_int(o, va_arg(ap, int64_t)); break;
+    case 'f': {
+      float v = (float)va_arg(ap, double);
+      if (!FUSE__FLOATS_IN_MESSAGES) /* (a runtime-only build: see fuse__put_float_rounded) */
+        fuse__put_float_rounded(o, v);
+      else
+        fuse__put_float(o, v);
+      break;
+    }
+    case 'S': {
+      int r = va_arg(ap, int);
+      fuse__put_dims(o, r, va_arg(ap, const int64_t *), ",");
+      break;
+    }
+    case 'V': {
+      fuse_value v = va_arg(ap, fuse_value);
+      const char *name = fuse__value_name(g, v);
+      if (name) {
+        fuse__puts(o, "'");
+        fuse__puts(o, name);
+        fuse__puts(o, "'");
+      } else {
+        fuse__puts(o, "%");
+        fuse__put_int(o, v);
+      }
+      break;
+    }
+    case '%': fuse__put(o, "%", 1); break;
+    default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
+    }
+  }
+}

@@ -64,6 +64,11 @@
                            / NEON kernels out (the x86 paths are chosen at run time from
                            cpuid; NEON is built in on aarch64, and on armv7 with
                            -mfpu=neon-vfpv4)
+     FUSE_RUNTIME_ONLY     only what loads and runs plan blobs (fuse_plan_load, fuse_run,
+                           fuse_run_steps, fuse_plan_destroy, the plan queries, fuse_plan_save,
+                           fuse_cpu_isa, fuse_result_string) and the kernels: no graph,
+                           builders, text form, passes, compiler, ONNX, DOT or explain, whose
+                           declarations it hides; define it in every unit
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -76,6 +81,9 @@
 #define FUSE_IMPLEMENTATION_DONE
 
 #include "base.c"
+#include "graph/ops.c"
+/* the graph, its builders, passes and text form: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
 #include "graph/graph.c"
 #include "graph/builders.c"
 #include "graph/builders_math.c"
@@ -94,6 +102,7 @@
 #include "graph/text_read.c"
 #include "passes/explain.c"
 #include "graph/dot.c"
+#endif
 #include "plan/cpu.c"
 #include "kernels/common.c"
 #include "kernels/gemm.c"
@@ -108,6 +117,9 @@
 #include "kernels/isa_scalar.c"
 #include "kernels/table.c"
 #include "plan/plan.c"
+/* the compiler: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
+#include "plan/compile_parts.c"
 #include "plan/layouts.c"
 #include "plan/winograd_choice.c"
 #include "plan/listing.c"
@@ -115,6 +127,7 @@
 #include "plan/in_place.c"
 #include "plan/backends.c"
 #include "plan/compile.c"
+#endif
 #include "run/reference.c"
 #include "run/conv_run.c"
 #include "run/winograd_run.c"
@@ -127,6 +140,8 @@
 #include "run/chain_run.c"
 #include "run/run.c"
 #include "run/plan_blob.c"
+/* the ONNX reader: not in a runtime-only build */
+#ifndef FUSE_RUNTIME_ONLY
 #include "onnx/wire.c"
 #include "onnx/values.c"
 #include "onnx/convert.c"
@@ -136,6 +151,7 @@
 #include "onnx/convert_nn.c"
 #include "onnx/convert_layers.c"
 #include "onnx/load.c"
+#endif
 #include "undefs.h"
 #endif /* FUSE_IMPLEMENTATION */
 

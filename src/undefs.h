@@ -57,3 +57,8 @@
 #undef FUSE__TEXT_BUILDER
 #undef FUSE__CHAIN_NONE
 #undef FUSE__POST_ERF
+#undef FUSE__TEXT
+#undef FUSE__ONNX
+#undef FUSE__DEFAULT
+#undef FUSE__ATTRS_END
+#undef FUSE__FLOATS_IN_MESSAGES

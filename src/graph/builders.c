@@ -93,20 +93,6 @@ FUSE_API void fuse_graph_destroy(fuse_graph *g) {
   fuse__free(&a, g);
 }
 
-FUSE_API const char *fuse_result_string(fuse_result r) {
-  switch (r) {
-  case FUSE_OK: return "ok";
-  case FUSE_ERROR_INVALID_ARGUMENT: return "invalid argument";
-  case FUSE_ERROR_SHAPE: return "shape mismatch";
-  case FUSE_ERROR_OUT_OF_MEMORY: return "out of memory";
-  case FUSE_ERROR_UNSUPPORTED: return "unsupported";
-  case FUSE_ERROR_PARSE: return "parse error";
-  case FUSE_ERROR_IO: return "input/output error";
-  case FUSE_ERROR_BACKEND: return "backend error";
-  }
-  return "unknown fuse_result";
-}
-
 FUSE_API fuse_result fuse_graph_status(const fuse_graph *g) {
   return g ? g->status : FUSE_ERROR_INVALID_ARGUMENT;
 }
@@ -212,19 +198,6 @@ FUSE_API fuse_result fuse_value_set_name(fuse_graph *g, fuse_value v, const char
     return FUSE_OK;
   }
   return fuse__set_name(g, v, name, "set_name") ? FUSE_OK : g->status;
-}
-
-/* numpy broadcasting of two shapes; 0 if they do not broadcast */
-static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int *r,
-                           int64_t *out) {
-  int i, n = ra > rb ? ra : rb;
-  for (i = 0; i < n; i++) {
-    int64_t da = i < n - ra ? 1 : a[i - (n - ra)], db = i < n - rb ? 1 : b[i - (n - rb)];
-    if (da != db && da != 1 && db != 1) return 0;
-    out[i] = da == 1 ? db : da;
-  }
-  *r = n;
-  return 1;
 }
 
 static fuse_value fuse__binary(fuse_graph *g, int op, fuse_value a, fuse_value b) {

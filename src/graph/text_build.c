@@ -1,5 +1,5 @@
 /* ------------------------------------------------------ text form: the ops' builders -- */
-/* The builders the operator table's rows name (graph/graph.c): each calls the op's builder
+/* The builders the operator table's rows name (graph/ops.c): each calls the op's builder
    with the parsed operands and attributes; fuse__text_build checks the operand count first. A
    number or whole number the text leaves out takes the row's default (fuse__attr_spec.dflt). */
 

@@ -88,7 +88,7 @@ static void fuse__put_attrs(fuse__out *o, const fuse__node *n) {
     unsigned bits;
     switch (s->store) {
     case 'i': memcpy(&v[0], at, sizeof(int)); fuse__put_int_attr(o, s->name, v[0]); continue;
-    case 'E': { /* an enum of resize's: of fuse_resize_mode's size (graph.c checks) */
+    case 'E': { /* an enum of resize's: of fuse_resize_mode's size (graph/ops.c checks) */
       fuse_resize_mode e;
       memcpy(&e, at, sizeof e);
       fuse__put_int_attr(o, s->name, (int)e);

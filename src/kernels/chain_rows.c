@@ -8,7 +8,7 @@
    layer, and table.c lists them per ISA (fuse__row_ops_table, fuse__rows_of). */
 #define FUSE__CHAIN_LENGTH 8       /* ops per chain step; a longer run is cut */
 #define FUSE__CHAIN_OPERANDS 8     /* tensor operands per chain step */
-/* the kinds (FUSE__CHAIN_*): graph/graph.c, beside the operator table that names them */
+/* the kinds (FUSE__CHAIN_*): graph/ops.c, beside the operator table that names them */
 enum { FUSE__CHAIN_IMM = -1, FUSE__CHAIN_SELF = -2 }; /* fuse__chain_op.operand */
 typedef struct fuse__chain_op {
   int kind;     /* FUSE__CHAIN_* */

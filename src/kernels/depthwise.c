@@ -56,26 +56,6 @@ static void fuse__dwc_geometry(int64_t vw, int64_t OH, int64_t OW, int64_t KH, i
   g->rows = (band - 1) * sh + span;
 }
 
-/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
-   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
-static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                int64_t sw, int64_t dh, int64_t dw) {
-#ifdef FUSE__NEON
-  static const int64_t widths[] = {1, 4};
-#else
-  static const int64_t widths[] = {1, 8, 16};
-#endif
-  int64_t most = 0, f;
-  int i;
-  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
-    fuse__dwc_geom g;
-    fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
-    f = g.rows * g.rs;
-    if (f > most) most = f;
-  }
-  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
-}
-
 /* Each instance file (isa_avx512.c, ...) sets two parameters of the NHWC template for its
    layer: FUSE__DW_MATH_IN_REGISTERS, whether the NHWC blocks run SiLU and sigmoid on their
    registers (split_math) or leave them to the finished row (split); FUSE__DW_PIX_S2, the

@@ -40,55 +40,6 @@ static const fuse__few_channels_kind fuse__few_channels_kinds[] = {
     FUSE__ISA_ROWS(FEW_CHANNELS)
     {FUSE_ISA_AUTO, 0, 0, 0, NULL}};
 
-/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
-   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
-static int fuse__igemm_last(int kind, int64_t cols) {
-  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
-  int64_t left = cols - (cols - 1) / k->nr * k->nr;
-  int i, best = kind;
-  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
-    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
-      best = i;
-  }
-  return best;
-}
-
-/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
-   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
-   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
-static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
-  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
-  double cp, cl, rp;
-  if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
-  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
-  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
-  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
-  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
-         (cp + cl) / 100.0;
-}
-
-/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
-   output channels): the one that wastes least of its tiles (rows and columns rounded up to
-   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
-   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
-   (the plan's reference kernels). */
-static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
-  double best = 0.0;
-  int i, found = 0;
-  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
-    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
-    double eff;
-    if (k->isa != isa || (nchw && !k->pack)) continue;
-    eff = fuse__igemm_eff(i, cols, rows, !nchw);
-    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
-  }
-  /* one column block, on a narrower kind: that kind */
-  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
-    *kind = fuse__igemm_last(*kind, cols);
-  return found;
-}
-
 /* The few-channel NCHW kernel of an ISA with a tile of `vectors` vectors (a row of
    fuse__few_channels_kinds), or NULL. */
 static const fuse__few_channels_kind *fuse__few_channels_pick(fuse_isa isa, int vectors) {

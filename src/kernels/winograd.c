@@ -113,29 +113,3 @@ typedef struct fuse__wino_kind {
   fuse__wino_input_fn input;
   fuse__wino_output_fn output;
 } fuse__wino_kind;
-
-/* One 3x3 filter g (row-major) transformed for F(m,3): u[p] = (G g GT)[p / alpha][p % alpha],
-   in double, rounded once. */
-static void fuse__wino_filter(int m, const float *g, float *u) {
-  const double *G = m == 2 ? &fuse__wino_g2[0][0] : m == 4 ? &fuse__wino_g4[0][0] : &fuse__wino_g6[0][0];
-  int alpha = m + 2, i, j, k;
-  double t[8][3]; /* G g */
-  for (i = 0; i < alpha; i++)
-    for (j = 0; j < 3; j++) {
-      double s = 0;
-      for (k = 0; k < 3; k++) s += G[i * 3 + k] * g[k * 3 + j];
-      t[i][j] = s;
-    }
-  for (i = 0; i < alpha; i++)
-    for (j = 0; j < alpha; j++) {
-      double s = 0;
-      for (k = 0; k < 3; k++) s += t[i][k] * G[j * 3 + k];
-      u[i * alpha + j] = (float)s;
-    }
-}
-
-/* Bytes of a chunk's scratch for a block of `block` tiles: the row pointers, V and M. */
-static size_t fuse__wino_scratch(int m, int64_t block, int64_t C, int64_t K, int mr) {
-  size_t ptrs = ((size_t)mr * sizeof(float *) + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
-  return ptrs + (size_t)((m + 2) * (m + 2) * block * (C + K)) * sizeof(float) + FUSE__ALIGN;
-}

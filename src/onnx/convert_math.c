@@ -3,7 +3,7 @@
    fuse__onnx_convert_math: the node converted (its first output, or -2 when it bound its
    outputs itself), FUSE_NONE on failure, or -3 when the operator is not one of this file. */
 
-/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/graph.c):
+/* The element-wise ops the operator table imports (a row with an `onnx` name: graph/ops.c):
    one input, the row's attributes read by their names, ONNX's defaults being the row's. */
 static int fuse__onnx_row_op(fuse__slice name) {
   int op;

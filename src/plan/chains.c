@@ -18,7 +18,7 @@ static int fuse__scalar_constant(const fuse_graph *g, const fuse_plan *p, int t,
 }
 
 /* Whether a chain kind (the row's `chain`) is a binary op's, v op o: FUSE__CHAIN_ADD ..
-   FUSE__CHAIN_PRELU in the kinds' enum (graph/graph.c). */
+   FUSE__CHAIN_PRELU in the kinds' enum (graph/ops.c). */
 static int fuse__chain_kind_binary(int kind) {
   return kind >= FUSE__CHAIN_ADD && kind <= FUSE__CHAIN_PRELU;
 }

@@ -548,16 +548,3 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
   fuse__compiler_free(&c);
   return ok ? FUSE_OK : FUSE_ERROR_OUT_OF_MEMORY;
 }
-
-FUSE_API size_t fuse_plan_workspace_size(const fuse_plan *p) { return p ? p->workspace_size : 0; }
-
-FUSE_API int fuse_plan_step_count(const fuse_plan *p) { return p ? p->num_steps : 0; }
-
-FUSE_API size_t fuse_plan_weights_size(const fuse_plan *p) { return p ? p->weights_size : 0; }
-
-FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user) {
-  if (!p || !write) return FUSE_ERROR_INVALID_ARGUMENT;
-  if (p->description) write(user, p->description, strlen(p->description));
-  return FUSE_OK;
-}
-

@@ -146,14 +146,78 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
 }
 
 /* ------------------------------------------------ kernel choice and packing -- */
-/* Weights of one column block beyond which taps are blocked. Below it the whole panel
-   streams from L2 for every tile, which measured faster than blocking on resnet's 3x3 layers
-   (panels of a few hundred KB; L2 is 1-2 MB on the CPUs measured). */
-#define FUSE__PANEL_BYTES (1024 * 1024)
 #define FUSE__NCHW_GEMM_WEIGHTS (256 * 1024) /* NCHW GEMM weights beyond which pixel blocks are banded */
 #define FUSE__L1_PANEL (32 * 1024)     /* a channel block of weights that stays in L1 */
-#define FUSE__PTR_CACHE 4096           /* row pointers cached per chunk by a blocked conv */
 #define FUSE__NCHW_GEMM_PANEL (512 * 1024) /* the NCHW GEMM's gathered input panel, per chunk, at most */
+
+/* The kind for the last column block of a GEMM `cols` wide on kind `kind`: the narrowest tile
+   of the same ISA and rows that holds what is left (72 outputs as 48 + 32, not 48 + 48). */
+static int fuse__igemm_last(int kind, int64_t cols) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind];
+  int64_t left = cols - (cols - 1) / k->nr * k->nr;
+  int i, best = kind;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *c = &fuse__igemm_kinds[i];
+    if (c->isa == k->isa && c->mr == k->mr && c->nr >= left && c->nr < fuse__igemm_kinds[best].nr)
+      best = i;
+  }
+  return best;
+}
+
+/* How much of a kernel's time goes to useful work on a rows x cols GEMM: the share of its
+   tiles inside the GEMM (the last column block on its own kind when `mixed`) times its own
+   efficiency (0 .. 1). In double: a fuzzed shape must not overflow. */
+static double fuse__igemm_eff(int kind, int64_t cols, int64_t rows, int mixed) {
+  const fuse__igemm_kind *k = &fuse__igemm_kinds[kind], *l;
+  double cp, cl, rp;
+  if (cols <= 0 || rows <= 0) return 0.0; /* an empty GEMM: no kernel (the reference) */
+  l = mixed ? &fuse__igemm_kinds[fuse__igemm_last(kind, cols)] : k;
+  cp = (double)((cols - 1) / k->nr * k->nr), cl = (double)l->nr;
+  rp = (double)((rows + k->mr - 1) / k->mr * k->mr);
+  return (double)cols / (cp + cl) * ((double)rows / rp) * (cp * k->weight + cl * l->weight) /
+         (cp + cl) / 100.0;
+}
+
+/* The micro-kernel for a GEMM of `rows` rows (all tiles together) by `cols` columns (a group's
+   output channels): the one that wastes least of its tiles (rows and columns rounded up to
+   MR and NR), weighed by its own efficiency; for the NCHW GEMM (nchw) only the kernels with
+   a packer. Sets *kind (a row of fuse__igemm_kinds) and returns 1; 0 when the ISA has none
+   (the plan's reference kernels). */
+static int fuse__igemm_pick(fuse_isa isa, int64_t cols, int64_t rows, int nchw, int *kind) {
+  double best = 0.0;
+  int i, found = 0;
+  for (i = 0; fuse__igemm_kinds[i].fn; i++) {
+    const fuse__igemm_kind *k = &fuse__igemm_kinds[i];
+    double eff;
+    if (k->isa != isa || (nchw && !k->pack)) continue;
+    eff = fuse__igemm_eff(i, cols, rows, !nchw);
+    if (eff > best * 1.0001) best = eff, found = 1, *kind = i; /* ties: the first */
+  }
+  /* one column block, on a narrower kind: that kind */
+  if (found && !nchw && cols <= fuse__igemm_kinds[fuse__igemm_last(*kind, cols)].nr)
+    *kind = fuse__igemm_last(*kind, cols);
+  return found;
+}
+
+/* Bytes of an NCHW depthwise step's scratch, the most any vector width of the build needs
+   (x86: 16, 8 and the scalar twin's 1; ARM: 4 and 1): the tap offsets, then the band buffer. */
+static size_t fuse__dwc_scratch(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t dh, int64_t dw) {
+#ifdef FUSE__NEON
+  static const int64_t widths[] = {1, 4};
+#else
+  static const int64_t widths[] = {1, 8, 16};
+#endif
+  int64_t most = 0, f;
+  int i;
+  for (i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
+    fuse__dwc_geom g;
+    fuse__dwc_geometry(widths[i], OH, OW, KH, KW, sh, sw, dh, dw, &g);
+    f = g.rows * g.rs;
+    if (f > most) most = f;
+  }
+  return ((size_t)(KH * KW) * sizeof(int64_t) + 63) / 64 * 64 + (size_t)most * sizeof(float);
+}
 
 /* Picks a step's micro-kernel (fuse__igemm_pick) and keeps its tile in the step. */
 static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw, fuse__step *st) {
@@ -162,15 +226,6 @@ static int fuse__igemm_choose(fuse_isa isa, int64_t cols, int64_t rows, int nchw
   st->igemm_last = nchw ? st->igemm : fuse__igemm_last(st->igemm, cols);
   st->nr_last = fuse__igemm_kinds[st->igemm_last].nr;
   return 1;
-}
-
-/* Where a packed weight goes in an NHWC GEMM's [column block][step][NR] panels (steps: taps x
-   channels per block), the last block NR_last wide (fuse__igemm_last): column k of step t. */
-static size_t fuse__igemm_at(const fuse__step *st, int64_t cols, int64_t steps, int64_t k,
-                             int64_t t) {
-  int64_t ob = k / st->nr, obs = (cols + st->nr - 1) / st->nr;
-  int64_t w = ob == obs - 1 ? st->nr_last : st->nr;
-  return (size_t)(ob * steps * st->nr + t * w + k % st->nr);
 }
 
 /* A step's packed weights, `floats` of them (counted in the plan's weights): zeros to fill,
