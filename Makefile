@@ -126,20 +126,22 @@ $(BUILD) $(HB):
 # nothing, and each source still builds alone as users would build it). Self-contained, with
 # the implementation in their own unit: test_kernels and test_vmath (internal tables and
 # functions), test_run and test_fuzz_regress (their own FUSE_MALLOC; the fuzz targets' ONNX
-# entry point), and the embedded example (its own allocator and configuration). Each is a
+# entry point), test_config (pieces left out: FUSE_NO_POST_SIGMOID, ...), and the embedded
+# example (its own allocator and configuration). Each is a
 # build of the whole implementation (about a minute at -O2, 35 s at -O1): a test that can use
 # the public API alone links $(IMPL).
 IMPL := $(BUILD)/fuse.o
-SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress vmath)
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress vmath config)
 LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
 LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 # Of the self-contained tests only test_kernels builds at -O2 as users build; test_run,
-# test_fuzz_regress and test_vmath test semantics (allocation, replays, accuracy against libm)
+# test_fuzz_regress, test_vmath and test_config test semantics (allocation, replays, accuracy
+# against libm, what a build without some pieces refuses)
 # that do not depend on the optimizer, run in under two seconds at -O0 (0.1, 0.05, 1.3 s) and
 # build in 6 s instead of 60; the -O2 build of the implementation is $(IMPL), which every
 # linked test runs on every ISA. test_dnnl links $(IMPL) too: its unit compiles fuse_dnnl.h's
 # implementation alone (FUSE_IMPLEMENTATION_DONE, which fuse_dnnl.h supports).
-SELF_CONTAINED_QUICK := $(addprefix $(BUILD)/test_,run fuzz_regress vmath)
+SELF_CONTAINED_QUICK := $(addprefix $(BUILD)/test_,run fuzz_regress vmath config)
 $(SELF_CONTAINED_QUICK): OPT := $(QUICK_OPT)
 
 # With gcc 10 or later (not under the sanitizers) $(IMPL) is built in parallel: the unit's back
@@ -299,24 +301,32 @@ check-examples: $(EXAMPLE_PROGRAMS)
 
 # (h) FUSE_RUNTIME_ONLY: a unit with only loading, running and the kernels (no graph, passes,
 # compiler or ONNX) builds warning-free and runs a blob as the full build does, bit for bit:
-# fuse_run saves the committed network's plan and runs the blob for the output to compare
-# with. The C build is gcc at -O1 (the flow warnings), C++ and clang (when installed, with
-# FUSE_STATIC) at -O0. Under the sanitizers the C build only.
+# fuse_run saves the committed network's plan (and the same network unfused), runs the blob
+# for the output to compare with, and writes the header of what the plan does not use
+# (--emit-config). The C build (gcc at -O1, for the flow warnings) includes that header, runs
+# the blob and must refuse the unfused one, naming a FUSE_NO_ define; C++ builds with nothing
+# left out; clang (when installed) with the header, FUSE_STATIC and FUSE_NO_MESSAGES (refusal
+# without its text). Under the sanitizers the C build only.
 RO := $(HB)/runtime_only
-RO_RUN = $(RO)/tiny.fplan tests/data/onnx/tinynet.input.bin $(RO)/tiny.out.bin
+RO_RUN = $(RO)/tiny.fplan tests/data/onnx/tinynet.input.bin $(RO)/tiny.out.bin $(RO)/unfused.fplan
 check-runtime-only: $(BUILD)/fuse_run | $(HB)
 	@mkdir -p $(RO)
 	@./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --runs 1 --save-plan $(RO)/tiny.fplan >/dev/null
+	@./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --runs 1 --no-optimize \
+	  --save-plan $(RO)/unfused.fplan >/dev/null
 	@./$(BUILD)/fuse_run $(RO)/tiny.fplan --runs 1 --input tests/data/onnx/tinynet.input.bin \
 	  --output $(RO)/tiny.out.bin >/dev/null
-	$(CC) $(CHECK_CFLAGS) tests/header/runtime_only.c -o $(RO)/c $(LDLIBS)
+	./$(BUILD)/fuse_run --emit-config $(RO)/tiny.fplan > $(RO)/tiny_config.h
+	$(CC) $(CHECK_CFLAGS) -I$(RO) '-DRUNTIME_ONLY_CONFIG="tiny_config.h"' \
+	  tests/header/runtime_only.c -o $(RO)/c $(LDLIBS)
 	$(RO)/c $(RO_RUN)
 ifneq ($(SANITIZE),1)
 	$(CXX) $(QUICK_CXXFLAGS) tests/header/runtime_only.c -o $(RO)/cxx $(LDLIBS)
 	$(RO)/cxx $(RO_RUN)
 	@if command -v clang >/dev/null; then \
-	  echo "clang $(QUICK_CFLAGS) -DFUSE_STATIC ... runtime_only.c"; \
-	  clang $(QUICK_CFLAGS) -DFUSE_STATIC tests/header/runtime_only.c -o $(RO)/clang $(LDLIBS) && \
+	  echo "clang $(QUICK_CFLAGS) -DFUSE_STATIC -DFUSE_NO_MESSAGES ... runtime_only.c"; \
+	  clang $(QUICK_CFLAGS) -I$(RO) '-DRUNTIME_ONLY_CONFIG="tiny_config.h"' -DFUSE_STATIC \
+	    -DFUSE_NO_MESSAGES tests/header/runtime_only.c -o $(RO)/clang $(LDLIBS) && \
 	  $(RO)/clang $(RO_RUN); fi
 endif
 

@@ -66,9 +66,14 @@
                            -mfpu=neon-vfpv4)
      FUSE_RUNTIME_ONLY     only what loads and runs plan blobs (fuse_plan_load, fuse_run,
                            fuse_run_steps, fuse_plan_destroy, the plan queries, fuse_plan_save,
-                           fuse_cpu_isa, fuse_result_string) and the kernels: no graph,
-                           builders, text form, passes, compiler, ONNX, DOT or explain, whose
-                           declarations it hides; define it in every unit
+                           fuse_plan_write_config, fuse_cpu_isa, fuse_result_string) and the
+                           kernels: no graph, builders, text form, passes, compiler, ONNX, DOT
+                           or explain, whose declarations it hides; define it in every unit
+     FUSE_NO_RUN_<KIND>, FUSE_NO_KERNEL_<FAMILY>, FUSE_NO_POST_<KIND>   leave out a kind of
+                           step, a family of micro-kernels, a post-op kind (src/config.h lists
+                           them); fuse_run --emit-config (fuse_plan_write_config) writes those a
+                           set of plans does not use. A plan that needs one is refused, naming it
+     FUSE_NO_MESSAGES      fuse_plan_load's refusals without their text (for firmware)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -634,6 +639,15 @@ typedef struct fuse_plan_load_options { /* all-zero = defaults */
 FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
                                     const fuse_plan_load_options *opt, fuse_plan **out);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+/* Leaving out what plans do not use: writes a C header of the #defines that leave out of a
+   build (before fuse.h's implementation; with FUSE_RUNTIME_ONLY for firmware) every kind of
+   step, family of micro-kernels, post-op kind and instruction set that none of the `count`
+   plans uses (FUSE_NO_RUN_*, FUSE_NO_KERNEL_*, FUSE_NO_POST_*, FUSE_NO_AVX512 / _AVX2 / _NEON:
+   see CONFIGURATION). fuse_run --emit-config BLOB... writes it for blob files. A build with
+   such defines refuses, at fuse_plan_load (and fuse_compile), a plan that needs what they left
+   out, and says which define. */
+FUSE_API fuse_result fuse_plan_write_config(const fuse_plan *const *plans, int count,
+                                            fuse_write_fn write, void *user);
 
 /* ---- backends: another library runs fused steps (fuse_dnnl.h: oneDNN) ----
    fuse_compile offers each fused conv2d / matmul step whose composite's codegen equals a
@@ -1048,6 +1062,18 @@ static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, i
   return 1;
 }
 
+/* FUSE_NO_MESSAGES: fuse_plan_load's refusals return their code with an empty message, and
+   the messages and their formatting are not compiled in (run/plan_blob.c), for firmware that
+   has nowhere to print them, as TensorFlow Lite Micro's TF_LITE_STRIP_ERROR_STRINGS does. */
+#ifdef FUSE_NO_MESSAGES
+#define FUSE__MESSAGES 0
+#else
+#define FUSE__MESSAGES 1
+#endif
+/* a refusal without its message: its code (a call, so that a refusal whose code is not used is
+   no statement without effect) */
+static fuse_result fuse__unexplained(fuse_result rc) { return rc; }
+
 /* %f: the shortest decimal that reads back (fuse__put_float). A runtime-only build's own
    messages print no floats (the loader's name counts, offsets, sizes and shapes), so there %f
    rounds to a whole number and the round-trip search, with the libm calls it makes (log10,
@@ -1117,6 +1143,14 @@ static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va
     default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
     }
   }
+}
+
+/* fuse__vformat with the arguments in place. */
+static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fuse__vformat(o, g, fmt, ap);
+  va_end(ap);
 }
 /* ==== end src/base.c ==== */
 /* ==== begin src/graph/ops.c ==== */
@@ -1698,6 +1732,395 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
                                           ? 1
                                           : -1];
 /* ==== end src/graph/ops.c ==== */
+/* ==== begin src/config.h ==== */
+/* ----------------------------------------------------- what this build leaves out -- */
+/* The configuration macros that leave pieces of the runtime out of a build (README:
+   "Leaving out what plans do not use"), as the constants the code tests. fuse_run
+   --emit-config (fuse_plan_write_config, plan/needs.c) writes the ones a set of plans
+   does not need; fuse_plan_load refuses a plan that needs one, naming it; with none defined
+   the build has everything. Three kinds, each piece one macro:
+
+     FUSE_NO_RUN_<KIND>     a kind of step (fuse__run_kind, graph/ops.c: the row's `run`), its
+                            reference kernel and what only it calls: FUSE_NO_RUN_RESIZE, ...
+     FUSE_NO_KERNEL_<FAMILY> a family of micro-kernels and its driver, on every instruction set:
+                            REFERENCE (conv2d / matmul on the reference loops), IGEMM (the NHWC
+                            GEMM: conv2d, matmul), NCHW_GEMM, FEW_CHANNELS, DW_NHWC, DW_NCHW,
+                            GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
+                            CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
+                            MATMUL_ROWS (the matmul of two run-time operands)
+     FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
+                            epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
+
+   The code keeps compiling every piece (so no configuration falls behind) and tests these
+   constants where it refers to one: a table row's function becomes NULL, a case returns early;
+   the compiler then drops what nothing refers to (with -ffunction-sections and
+   -Wl,--gc-sections the linker too). The instruction sets have their own macros
+   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON), which compile their instances out. */
+
+/* a table's function, or NULL when its piece is left out */
+#define FUSE__IF(has, fn) ((has) ? (fn) : 0)
+
+/* backends (fuse_dnnl.h) run steps of compiled plans only: a blob has none */
+#ifdef FUSE_RUNTIME_ONLY
+#define FUSE__HAS_BACKENDS 0
+#else
+#define FUSE__HAS_BACKENDS 1
+#endif
+
+/* ---- kinds of step: FUSE__HAS_RUN(FUSE__RUN_CONV2D) */
+#ifdef FUSE_NO_RUN_UNARY
+#define FUSE__OUT_RUN_UNARY (1ul << FUSE__RUN_UNARY)
+#else
+#define FUSE__OUT_RUN_UNARY 0ul
+#endif
+#ifdef FUSE_NO_RUN_CONV2D
+#define FUSE__OUT_RUN_CONV2D (1ul << FUSE__RUN_CONV2D)
+#else
+#define FUSE__OUT_RUN_CONV2D 0ul
+#endif
+#ifdef FUSE_NO_RUN_MATMUL
+#define FUSE__OUT_RUN_MATMUL (1ul << FUSE__RUN_MATMUL)
+#else
+#define FUSE__OUT_RUN_MATMUL 0ul
+#endif
+#ifdef FUSE_NO_RUN_BINARY
+#define FUSE__OUT_RUN_BINARY (1ul << FUSE__RUN_BINARY)
+#else
+#define FUSE__OUT_RUN_BINARY 0ul
+#endif
+#ifdef FUSE_NO_RUN_CONCAT
+#define FUSE__OUT_RUN_CONCAT (1ul << FUSE__RUN_CONCAT)
+#else
+#define FUSE__OUT_RUN_CONCAT 0ul
+#endif
+#ifdef FUSE_NO_RUN_TRANSPOSE
+#define FUSE__OUT_RUN_TRANSPOSE (1ul << FUSE__RUN_TRANSPOSE)
+#else
+#define FUSE__OUT_RUN_TRANSPOSE 0ul
+#endif
+#ifdef FUSE_NO_RUN_SOFTMAX
+#define FUSE__OUT_RUN_SOFTMAX (1ul << FUSE__RUN_SOFTMAX)
+#else
+#define FUSE__OUT_RUN_SOFTMAX 0ul
+#endif
+#ifdef FUSE_NO_RUN_BATCH_NORM
+#define FUSE__OUT_RUN_BATCH_NORM (1ul << FUSE__RUN_BATCH_NORM)
+#else
+#define FUSE__OUT_RUN_BATCH_NORM 0ul
+#endif
+#ifdef FUSE_NO_RUN_POOL
+#define FUSE__OUT_RUN_POOL (1ul << FUSE__RUN_POOL)
+#else
+#define FUSE__OUT_RUN_POOL 0ul
+#endif
+#ifdef FUSE_NO_RUN_GLOBAL_AVG_POOL
+#define FUSE__OUT_RUN_GLOBAL_AVG_POOL (1ul << FUSE__RUN_GLOBAL_AVG_POOL)
+#else
+#define FUSE__OUT_RUN_GLOBAL_AVG_POOL 0ul
+#endif
+#ifdef FUSE_NO_RUN_LAYOUT
+#define FUSE__OUT_RUN_LAYOUT (1ul << FUSE__RUN_LAYOUT)
+#else
+#define FUSE__OUT_RUN_LAYOUT 0ul
+#endif
+#ifdef FUSE_NO_RUN_CHAIN
+#define FUSE__OUT_RUN_CHAIN (1ul << FUSE__RUN_CHAIN)
+#else
+#define FUSE__OUT_RUN_CHAIN 0ul
+#endif
+#ifdef FUSE_NO_RUN_MATH_UNARY
+#define FUSE__OUT_RUN_MATH_UNARY (1ul << FUSE__RUN_MATH_UNARY)
+#else
+#define FUSE__OUT_RUN_MATH_UNARY 0ul
+#endif
+#ifdef FUSE_NO_RUN_MATH_BROADCAST
+#define FUSE__OUT_RUN_MATH_BROADCAST (1ul << FUSE__RUN_MATH_BROADCAST)
+#else
+#define FUSE__OUT_RUN_MATH_BROADCAST 0ul
+#endif
+#ifdef FUSE_NO_RUN_GATHER
+#define FUSE__OUT_RUN_GATHER (1ul << FUSE__RUN_GATHER)
+#else
+#define FUSE__OUT_RUN_GATHER 0ul
+#endif
+#ifdef FUSE_NO_RUN_EXPAND
+#define FUSE__OUT_RUN_EXPAND (1ul << FUSE__RUN_EXPAND)
+#else
+#define FUSE__OUT_RUN_EXPAND 0ul
+#endif
+#ifdef FUSE_NO_RUN_TILE
+#define FUSE__OUT_RUN_TILE (1ul << FUSE__RUN_TILE)
+#else
+#define FUSE__OUT_RUN_TILE 0ul
+#endif
+#ifdef FUSE_NO_RUN_PAD
+#define FUSE__OUT_RUN_PAD (1ul << FUSE__RUN_PAD)
+#else
+#define FUSE__OUT_RUN_PAD 0ul
+#endif
+#ifdef FUSE_NO_RUN_RESIZE
+#define FUSE__OUT_RUN_RESIZE (1ul << FUSE__RUN_RESIZE)
+#else
+#define FUSE__OUT_RUN_RESIZE 0ul
+#endif
+#ifdef FUSE_NO_RUN_REDUCE
+#define FUSE__OUT_RUN_REDUCE (1ul << FUSE__RUN_REDUCE)
+#else
+#define FUSE__OUT_RUN_REDUCE 0ul
+#endif
+#ifdef FUSE_NO_RUN_LOG_SOFTMAX
+#define FUSE__OUT_RUN_LOG_SOFTMAX (1ul << FUSE__RUN_LOG_SOFTMAX)
+#else
+#define FUSE__OUT_RUN_LOG_SOFTMAX 0ul
+#endif
+#ifdef FUSE_NO_RUN_NORM
+#define FUSE__OUT_RUN_NORM (1ul << FUSE__RUN_NORM)
+#else
+#define FUSE__OUT_RUN_NORM 0ul
+#endif
+#ifdef FUSE_NO_RUN_SLICE
+#define FUSE__OUT_RUN_SLICE (1ul << FUSE__RUN_SLICE)
+#else
+#define FUSE__OUT_RUN_SLICE 0ul
+#endif
+#ifdef FUSE_NO_RUN_CONV_TRANSPOSE2D
+#define FUSE__OUT_RUN_CONV_TRANSPOSE2D (1ul << FUSE__RUN_CONV_TRANSPOSE2D)
+#else
+#define FUSE__OUT_RUN_CONV_TRANSPOSE2D 0ul
+#endif
+/* a kind added to fuse__run_kind gets its macro above and its term here */
+#define FUSE__RUNS_OUT                                                                        \
+  (FUSE__OUT_RUN_UNARY | FUSE__OUT_RUN_CONV2D | FUSE__OUT_RUN_MATMUL | FUSE__OUT_RUN_BINARY |    \
+   FUSE__OUT_RUN_CONCAT | FUSE__OUT_RUN_TRANSPOSE | FUSE__OUT_RUN_SOFTMAX |                     \
+   FUSE__OUT_RUN_BATCH_NORM | FUSE__OUT_RUN_POOL | FUSE__OUT_RUN_GLOBAL_AVG_POOL |              \
+   FUSE__OUT_RUN_LAYOUT | FUSE__OUT_RUN_CHAIN | FUSE__OUT_RUN_MATH_UNARY |                      \
+   FUSE__OUT_RUN_MATH_BROADCAST | FUSE__OUT_RUN_GATHER | FUSE__OUT_RUN_EXPAND |                 \
+   FUSE__OUT_RUN_TILE | FUSE__OUT_RUN_PAD | FUSE__OUT_RUN_RESIZE | FUSE__OUT_RUN_REDUCE |       \
+   FUSE__OUT_RUN_LOG_SOFTMAX | FUSE__OUT_RUN_NORM | FUSE__OUT_RUN_SLICE |                       \
+   FUSE__OUT_RUN_CONV_TRANSPOSE2D)
+#define FUSE__HAS_RUN(kind) (!(FUSE__RUNS_OUT >> (kind) & 1ul))
+typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
+
+/* ---- families of micro-kernels: FUSE__HAS_KERNEL(IGEMM) (0 or 1, for #if too) */
+#ifdef FUSE_NO_KERNEL_REFERENCE
+#define FUSE__HAS_KERNEL_REFERENCE 0
+#else
+#define FUSE__HAS_KERNEL_REFERENCE 1
+#endif
+#ifdef FUSE_NO_KERNEL_IGEMM
+#define FUSE__HAS_KERNEL_IGEMM 0
+#else
+#define FUSE__HAS_KERNEL_IGEMM 1
+#endif
+#ifdef FUSE_NO_KERNEL_NCHW_GEMM
+#define FUSE__HAS_KERNEL_NCHW_GEMM 0
+#else
+#define FUSE__HAS_KERNEL_NCHW_GEMM 1
+#endif
+#ifdef FUSE_NO_KERNEL_FEW_CHANNELS
+#define FUSE__HAS_KERNEL_FEW_CHANNELS 0
+#else
+#define FUSE__HAS_KERNEL_FEW_CHANNELS 1
+#endif
+#ifdef FUSE_NO_KERNEL_DW_NHWC
+#define FUSE__HAS_KERNEL_DW_NHWC 0
+#else
+#define FUSE__HAS_KERNEL_DW_NHWC 1
+#endif
+#ifdef FUSE_NO_KERNEL_DW_NCHW
+#define FUSE__HAS_KERNEL_DW_NCHW 0
+#else
+#define FUSE__HAS_KERNEL_DW_NCHW 1
+#endif
+#ifdef FUSE_NO_KERNEL_GROUPED
+#define FUSE__HAS_KERNEL_GROUPED 0
+#else
+#define FUSE__HAS_KERNEL_GROUPED 1
+#endif
+#ifdef FUSE_NO_KERNEL_WINOGRAD
+#define FUSE__HAS_KERNEL_WINOGRAD 0
+#else
+#define FUSE__HAS_KERNEL_WINOGRAD 1
+#endif
+#ifdef FUSE_NO_KERNEL_POOL
+#define FUSE__HAS_KERNEL_POOL 0
+#else
+#define FUSE__HAS_KERNEL_POOL 1
+#endif
+#ifdef FUSE_NO_KERNEL_ELTWISE
+#define FUSE__HAS_KERNEL_ELTWISE 0
+#else
+#define FUSE__HAS_KERNEL_ELTWISE 1
+#endif
+#ifdef FUSE_NO_KERNEL_CHAIN
+#define FUSE__HAS_KERNEL_CHAIN 0
+#else
+#define FUSE__HAS_KERNEL_CHAIN 1
+#endif
+#ifdef FUSE_NO_KERNEL_ROWS
+#define FUSE__HAS_KERNEL_ROWS 0
+#else
+#define FUSE__HAS_KERNEL_ROWS 1
+#endif
+#ifdef FUSE_NO_KERNEL_MATMUL_ROWS
+#define FUSE__HAS_KERNEL_MATMUL_ROWS 0
+#else
+#define FUSE__HAS_KERNEL_MATMUL_ROWS 1
+#endif
+/* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
+#define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
+  (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
+#define FUSE__HAS_KERNEL(family) FUSE__HAS_KERNEL_##family
+/* a kernel table's function of a family (the instance files' rows), NULL when it is left out */
+#define FUSE__KERNEL_OF(family, fn) FUSE__IF(FUSE__HAS_KERNEL_##family, fn)
+
+/* The families as the build check (run/build_check.c) counts them: one bit each. */
+enum {
+  FUSE__FAMILY_REFERENCE,
+  FUSE__FAMILY_IGEMM,
+  FUSE__FAMILY_NCHW_GEMM,
+  FUSE__FAMILY_FEW_CHANNELS,
+  FUSE__FAMILY_DW_NHWC,
+  FUSE__FAMILY_DW_NCHW,
+  FUSE__FAMILY_GROUPED,
+  FUSE__FAMILY_WINOGRAD,
+  FUSE__FAMILY_POOL,
+  FUSE__FAMILY_ELTWISE,
+  FUSE__FAMILY_CHAIN,
+  FUSE__FAMILY_ROWS,
+  FUSE__FAMILY_MATMUL_ROWS,
+  FUSE__FAMILY_COUNT
+};
+#define FUSE__FAMILIES_BUILT                                                                  \
+  ((unsigned long)FUSE__HAS_KERNEL_REFERENCE << FUSE__FAMILY_REFERENCE |                      \
+   (unsigned long)FUSE__HAS_KERNEL_IGEMM << FUSE__FAMILY_IGEMM |                              \
+   (unsigned long)FUSE__HAS_KERNEL_NCHW_GEMM << FUSE__FAMILY_NCHW_GEMM |                      \
+   (unsigned long)FUSE__HAS_KERNEL_FEW_CHANNELS << FUSE__FAMILY_FEW_CHANNELS |                \
+   (unsigned long)FUSE__HAS_KERNEL_DW_NHWC << FUSE__FAMILY_DW_NHWC |                          \
+   (unsigned long)FUSE__HAS_KERNEL_DW_NCHW << FUSE__FAMILY_DW_NCHW |                          \
+   (unsigned long)FUSE__HAS_KERNEL_GROUPED << FUSE__FAMILY_GROUPED |                          \
+   (unsigned long)FUSE__HAS_KERNEL_WINOGRAD << FUSE__FAMILY_WINOGRAD |                        \
+   (unsigned long)FUSE__HAS_KERNEL_POOL << FUSE__FAMILY_POOL |                                \
+   (unsigned long)FUSE__HAS_KERNEL_ELTWISE << FUSE__FAMILY_ELTWISE |                          \
+   (unsigned long)FUSE__HAS_KERNEL_CHAIN << FUSE__FAMILY_CHAIN |                              \
+   (unsigned long)FUSE__HAS_KERNEL_ROWS << FUSE__FAMILY_ROWS |                                \
+   (unsigned long)FUSE__HAS_KERNEL_MATMUL_ROWS << FUSE__FAMILY_MATMUL_ROWS)
+
+/* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
+   op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */
+#ifdef FUSE_NO_POST_CLAMP
+#define FUSE__OUT_POST_CLAMP (1ul << FUSE_POST_CLAMP)
+#else
+#define FUSE__OUT_POST_CLAMP 0ul
+#endif
+#ifdef FUSE_NO_POST_ADD
+#define FUSE__OUT_POST_ADD (1ul << FUSE_POST_ADD)
+#else
+#define FUSE__OUT_POST_ADD 0ul
+#endif
+#ifdef FUSE_NO_POST_LINEAR
+#define FUSE__OUT_POST_LINEAR (1ul << FUSE_POST_LINEAR)
+#else
+#define FUSE__OUT_POST_LINEAR 0ul
+#endif
+#ifdef FUSE_NO_POST_SIGMOID
+#define FUSE__OUT_POST_SIGMOID (1ul << FUSE_POST_SIGMOID)
+#else
+#define FUSE__OUT_POST_SIGMOID 0ul
+#endif
+#ifdef FUSE_NO_POST_TANH
+#define FUSE__OUT_POST_TANH (1ul << FUSE_POST_TANH)
+#else
+#define FUSE__OUT_POST_TANH 0ul
+#endif
+#ifdef FUSE_NO_POST_SILU
+#define FUSE__OUT_POST_SILU (1ul << FUSE_POST_SILU)
+#else
+#define FUSE__OUT_POST_SILU 0ul
+#endif
+#ifdef FUSE_NO_POST_HARDSIGMOID
+#define FUSE__OUT_POST_HARDSIGMOID (1ul << FUSE_POST_HARDSIGMOID)
+#else
+#define FUSE__OUT_POST_HARDSIGMOID 0ul
+#endif
+#ifdef FUSE_NO_POST_HARDSWISH
+#define FUSE__OUT_POST_HARDSWISH (1ul << FUSE_POST_HARDSWISH)
+#else
+#define FUSE__OUT_POST_HARDSWISH 0ul
+#endif
+#ifdef FUSE_NO_POST_LEAKY_RELU
+#define FUSE__OUT_POST_LEAKY_RELU (1ul << FUSE_POST_LEAKY_RELU)
+#else
+#define FUSE__OUT_POST_LEAKY_RELU 0ul
+#endif
+#ifdef FUSE_NO_POST_ELU
+#define FUSE__OUT_POST_ELU (1ul << FUSE_POST_ELU)
+#else
+#define FUSE__OUT_POST_ELU 0ul
+#endif
+#ifdef FUSE_NO_POST_SELU
+#define FUSE__OUT_POST_SELU (1ul << FUSE_POST_SELU)
+#else
+#define FUSE__OUT_POST_SELU 0ul
+#endif
+#ifdef FUSE_NO_POST_SOFTPLUS
+#define FUSE__OUT_POST_SOFTPLUS (1ul << FUSE_POST_SOFTPLUS)
+#else
+#define FUSE__OUT_POST_SOFTPLUS 0ul
+#endif
+#ifdef FUSE_NO_POST_MISH
+#define FUSE__OUT_POST_MISH (1ul << FUSE_POST_MISH)
+#else
+#define FUSE__OUT_POST_MISH 0ul
+#endif
+#ifdef FUSE_NO_POST_GELU
+#define FUSE__OUT_POST_GELU (1ul << FUSE_POST_GELU)
+#else
+#define FUSE__OUT_POST_GELU 0ul
+#endif
+#ifdef FUSE_NO_POST_GELU_TANH
+#define FUSE__OUT_POST_GELU_TANH (1ul << FUSE_POST_GELU_TANH)
+#else
+#define FUSE__OUT_POST_GELU_TANH 0ul
+#endif
+#ifdef FUSE_NO_POST_EXP
+#define FUSE__OUT_POST_EXP (1ul << FUSE_POST_EXP)
+#else
+#define FUSE__OUT_POST_EXP 0ul
+#endif
+#ifdef FUSE_NO_POST_SCALE
+#define FUSE__OUT_POST_SCALE (1ul << FUSE_POST_SCALE)
+#else
+#define FUSE__OUT_POST_SCALE 0ul
+#endif
+#ifdef FUSE_NO_POST_SHIFT
+#define FUSE__OUT_POST_SHIFT (1ul << FUSE_POST_SHIFT)
+#else
+#define FUSE__OUT_POST_SHIFT 0ul
+#endif
+#ifdef FUSE_NO_POST_PRELU
+#define FUSE__OUT_POST_PRELU (1ul << FUSE_POST_PRELU)
+#else
+#define FUSE__OUT_POST_PRELU 0ul
+#endif
+/* a kind added to fuse_post_kind gets its macro above and its term here */
+#define FUSE__POSTS_OUT                                                                       \
+  (FUSE__OUT_POST_CLAMP | FUSE__OUT_POST_ADD | FUSE__OUT_POST_LINEAR | FUSE__OUT_POST_SIGMOID |  \
+   FUSE__OUT_POST_TANH | FUSE__OUT_POST_SILU | FUSE__OUT_POST_HARDSIGMOID |                     \
+   FUSE__OUT_POST_HARDSWISH | FUSE__OUT_POST_LEAKY_RELU | FUSE__OUT_POST_ELU |                  \
+   FUSE__OUT_POST_SELU | FUSE__OUT_POST_SOFTPLUS | FUSE__OUT_POST_MISH | FUSE__OUT_POST_GELU |  \
+   FUSE__OUT_POST_GELU_TANH | FUSE__OUT_POST_EXP | FUSE__OUT_POST_SCALE |                       \
+   FUSE__OUT_POST_SHIFT | FUSE__OUT_POST_PRELU)
+#define FUSE__HAS_POST(kind) (!(FUSE__POSTS_OUT >> (kind) & 1ul))
+#define FUSE__POST_IS(op, k) (FUSE__HAS_POST(k) && (op)->kind == (k))
+/* the kinds that call the vector math, out of line (fuse__post_activation): any left in */
+#define FUSE__POSTS_MATH                                                                      \
+  (1ul << FUSE_POST_SIGMOID | 1ul << FUSE_POST_TANH | 1ul << FUSE_POST_SILU |                 \
+   1ul << FUSE_POST_LEAKY_RELU | 1ul << FUSE_POST_ELU | 1ul << FUSE_POST_SELU |               \
+   1ul << FUSE_POST_SOFTPLUS | 1ul << FUSE_POST_MISH | 1ul << FUSE_POST_GELU |                \
+   1ul << FUSE_POST_GELU_TANH | 1ul << FUSE_POST_EXP)
+#define FUSE__HAS_POST_MATH ((FUSE__POSTS_MATH & ~FUSE__POSTS_OUT) != 0)
+/* ==== end src/config.h ==== */
 /* the graph, its builders, passes and text form: not in a runtime-only build */
 #ifndef FUSE_RUNTIME_ONLY
 /* ==== begin src/graph/graph.c ==== */
@@ -1814,14 +2237,6 @@ static fuse_value fuse__find(const fuse_graph *g, const char *name) {
 
 static const char *fuse__value_name(const fuse_graph *g, fuse_value v) {
   return fuse__valid(g, v) ? g->nodes[v].name : NULL;
-}
-
-/* fuse__vformat with the arguments in place. */
-static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fuse__vformat(o, g, fmt, ap);
-  va_end(ap);
 }
 
 /* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
@@ -9520,39 +9935,57 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
                                                                      const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_SIGMOID:
-    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    break;
   case FUSE_POST_TANH:
-    return FUSE__VEC_FN(fuse__vtanh)(v);
+    if (FUSE__HAS_POST(FUSE_POST_TANH)) return FUSE__VEC_FN(fuse__vtanh)(v);
+    break;
   case FUSE_POST_SILU:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    if (FUSE__HAS_POST(FUSE_POST_SILU))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_LEAKY_RELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    if (FUSE__HAS_POST(FUSE_POST_LEAKY_RELU))
+      return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    break;
   case FUSE_POST_ELU:
   case FUSE_POST_SELU:
+    if (!FUSE__HAS_POST(FUSE_POST_ELU) && !FUSE__HAS_POST(FUSE_POST_SELU)) break;
     t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
     return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
   case FUSE_POST_SOFTPLUS:
-    return FUSE__VEC_FN(fuse__post_softplus)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SOFTPLUS)) return FUSE__VEC_FN(fuse__post_softplus)(v);
+    break;
   case FUSE_POST_MISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    if (FUSE__HAS_POST(FUSE_POST_MISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    break;
   case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU)) break;
     t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU_TANH)) break;
     t = FUSE__V_MUL(v, v);
     t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
     t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_EXP:
   default:
-    return FUSE__VEC_FN(fuse__vexp)(v);
+    if (FUSE__HAS_POST(FUSE_POST_EXP)) return FUSE__VEC_FN(fuse__vexp)(v);
+    break;
   }
+  return v;
 }
 
 FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
@@ -9567,26 +10000,40 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
                                                                      const float *r,
                                                                      FUSE__VEC_MASK m,
                                                                      FUSE__VEC c) {
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    if (FUSE__HAS_POST(FUSE_POST_ADD)) return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    break;
   case FUSE_POST_SCALE:
-    return FUSE__V_MUL(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SCALE)) return FUSE__V_MUL(v, c);
+    break;
   case FUSE_POST_SHIFT:
-    return FUSE__V_ADD(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SHIFT)) return FUSE__V_ADD(v, c);
+    break;
   case FUSE_POST_PRELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    if (FUSE__HAS_POST(FUSE_POST_PRELU)) return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    break;
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    if (FUSE__HAS_POST(FUSE_POST_CLAMP))
+      return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    break;
   case FUSE_POST_LINEAR:
-    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    if (FUSE__HAS_POST(FUSE_POST_LINEAR))
+      return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   default:
-    return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    if (FUSE__HAS_POST_MATH) return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    break;
   }
+  return v;
 }
 
 /* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
@@ -9605,6 +10052,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
                                                           const float *const *chan,
                                                           int chan_rows) {
   int q, r, j;
+  if (!FUSE__HAS_POST_MATH) return; /* only the vector math's kinds come here first */
   for (q = q0; q < q1; q++) {
     const fuse_post_op *op = &post[q];
     const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
@@ -9615,11 +10063,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
       FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
     }
-    switch (op->kind) {
+    switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
     case FUSE_POST_SIGMOID:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
       break;
     case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (!FUSE__HAS_POST(FUSE_POST_SILU)) break;
       if (op->alpha == 1.0f) {
         FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
       } else {
@@ -9627,7 +10076,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       }
       break;
     case FUSE_POST_TANH:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      if (FUSE__HAS_POST(FUSE_POST_TANH)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
@@ -9637,7 +10086,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_SOFTPLUS:
     case FUSE_POST_MISH:
     case FUSE_POST_EXP:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      if (FUSE__HAS_POST_MATH) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
     default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
@@ -9801,18 +10250,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -9845,7 +10294,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -10017,18 +10466,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -10061,7 +10510,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -10232,18 +10681,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -10276,7 +10725,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -10448,18 +10897,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -10492,7 +10941,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -10663,18 +11112,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -10707,7 +11156,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -10879,18 +11328,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -10923,7 +11372,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -11094,18 +11543,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -11138,7 +11587,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -11310,18 +11759,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -11354,7 +11803,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -11525,18 +11974,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -11569,7 +12018,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -11741,18 +12190,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -11785,7 +12234,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -11956,18 +12405,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -12000,7 +12449,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -12172,18 +12621,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -12216,7 +12665,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -12329,18 +12778,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -12373,7 +12822,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -12480,18 +12929,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -12524,7 +12973,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -12670,9 +13119,9 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    inlined (fuse__post_math's code, the same bits) */
 FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
     FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
-  if (op->kind == FUSE_POST_SILU)
+  if (FUSE__POST_IS(op, FUSE_POST_SILU))
     return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
-  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  if (FUSE__POST_IS(op, FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
   return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
 }
 
@@ -15001,7 +15450,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
   case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
   case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
   case FUSE__CHAIN_POST:
-    if (op->post.kind == FUSE_POST_CLAMP) {
+    if (FUSE__POST_IS(&op->post, FUSE_POST_CLAMP)) {
       FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
       FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
     }
@@ -15832,33 +16281,44 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 
 /* AVX-512's rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__AVX512_IGEMM_ROWS                                                                   \
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_6x64_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_8x48_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_7x48_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL,                                 \
-     fuse__igemm_12x32_blocks_avx512},                                                            \
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},  \
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL,                                 \
-     fuse__igemm_12x16_blocks_avx512},
+    {FUSE_ISA_AVX512, 6, 64, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x64_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x64_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 8, 48, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x48_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x48_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 7, 48, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x48_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x48_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 12, 32, 97, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x32_avx512), NULL,    \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x32_blocks_avx512)},                               \
+    {FUSE_ISA_AVX512, 7, 32, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x32_avx512), NULL,      \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x32_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 12, 16, 70, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x16_avx512), NULL,    \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x16_blocks_avx512)},
 #define FUSE__AVX512_FEW_CHANNELS_ROWS                                                            \
-    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},                                  \
-    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
+    {FUSE_ISA_AVX512, 8, 32, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x32_avx512)},   \
+    {FUSE_ISA_AVX512, 8, 16, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x16_avx512)},
 #define FUSE__AVX512_GROUPED_ROWS                                                                 \
-    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
+    {FUSE_ISA_AVX512, 16, FUSE__KERNEL_OF(GROUPED, fuse__grouped_avx512)},
 #define FUSE__AVX512_ISA_OPS_ROWS                                                                 \
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512, \
-     fuse__elt_avx512},
+    {FUSE_ISA_AVX512, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_avx512),                                  \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_avx512),                                                  \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_avx512),                                         \
+     FUSE__KERNEL_OF(POOL, fuse__pool_avx512), FUSE__KERNEL_OF(ELTWISE, fuse__elt_avx512)},
 #define FUSE__AVX512_ROW_OPS_ROWS                                                                 \
-    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,        \
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,                       \
-     fuse__matmul_rows_avx512},
+    {FUSE_ISA_AVX512, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_avx512),                            \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_avx512), FUSE__KERNEL_OF(ROWS, fuse__row_max_avx512),    \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_avx512),                                             \
+     FUSE__KERNEL_OF(ROWS, fuse__norm_row_avx512), FUSE__KERNEL_OF(ROWS, fuse__col_sum_avx512),   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_avx512)},
 #define FUSE__AVX512_WINO_ROWS                                                                    \
-    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},                    \
-    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},                    \
-    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
+    {FUSE_ISA_AVX512, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_avx512)},                                       \
+    {FUSE_ISA_AVX512, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_avx512)},                                       \
+    {FUSE_ISA_AVX512, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_avx512)},
 #else /* compiled out: no rows */
 #define FUSE__AVX512_IGEMM_ROWS
 #define FUSE__AVX512_FEW_CHANNELS_ROWS
@@ -16171,39 +16631,57 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
                                                                      const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_SIGMOID:
-    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    break;
   case FUSE_POST_TANH:
-    return FUSE__VEC_FN(fuse__vtanh)(v);
+    if (FUSE__HAS_POST(FUSE_POST_TANH)) return FUSE__VEC_FN(fuse__vtanh)(v);
+    break;
   case FUSE_POST_SILU:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    if (FUSE__HAS_POST(FUSE_POST_SILU))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_LEAKY_RELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    if (FUSE__HAS_POST(FUSE_POST_LEAKY_RELU))
+      return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    break;
   case FUSE_POST_ELU:
   case FUSE_POST_SELU:
+    if (!FUSE__HAS_POST(FUSE_POST_ELU) && !FUSE__HAS_POST(FUSE_POST_SELU)) break;
     t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
     return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
   case FUSE_POST_SOFTPLUS:
-    return FUSE__VEC_FN(fuse__post_softplus)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SOFTPLUS)) return FUSE__VEC_FN(fuse__post_softplus)(v);
+    break;
   case FUSE_POST_MISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    if (FUSE__HAS_POST(FUSE_POST_MISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    break;
   case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU)) break;
     t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU_TANH)) break;
     t = FUSE__V_MUL(v, v);
     t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
     t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_EXP:
   default:
-    return FUSE__VEC_FN(fuse__vexp)(v);
+    if (FUSE__HAS_POST(FUSE_POST_EXP)) return FUSE__VEC_FN(fuse__vexp)(v);
+    break;
   }
+  return v;
 }
 
 FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
@@ -16218,26 +16696,40 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
                                                                      const float *r,
                                                                      FUSE__VEC_MASK m,
                                                                      FUSE__VEC c) {
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    if (FUSE__HAS_POST(FUSE_POST_ADD)) return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    break;
   case FUSE_POST_SCALE:
-    return FUSE__V_MUL(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SCALE)) return FUSE__V_MUL(v, c);
+    break;
   case FUSE_POST_SHIFT:
-    return FUSE__V_ADD(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SHIFT)) return FUSE__V_ADD(v, c);
+    break;
   case FUSE_POST_PRELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    if (FUSE__HAS_POST(FUSE_POST_PRELU)) return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    break;
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    if (FUSE__HAS_POST(FUSE_POST_CLAMP))
+      return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    break;
   case FUSE_POST_LINEAR:
-    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    if (FUSE__HAS_POST(FUSE_POST_LINEAR))
+      return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   default:
-    return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    if (FUSE__HAS_POST_MATH) return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    break;
   }
+  return v;
 }
 
 /* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
@@ -16256,6 +16748,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
                                                           const float *const *chan,
                                                           int chan_rows) {
   int q, r, j;
+  if (!FUSE__HAS_POST_MATH) return; /* only the vector math's kinds come here first */
   for (q = q0; q < q1; q++) {
     const fuse_post_op *op = &post[q];
     const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
@@ -16266,11 +16759,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
       FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
     }
-    switch (op->kind) {
+    switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
     case FUSE_POST_SIGMOID:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
       break;
     case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (!FUSE__HAS_POST(FUSE_POST_SILU)) break;
       if (op->alpha == 1.0f) {
         FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
       } else {
@@ -16278,7 +16772,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       }
       break;
     case FUSE_POST_TANH:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      if (FUSE__HAS_POST(FUSE_POST_TANH)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
@@ -16288,7 +16782,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_SOFTPLUS:
     case FUSE_POST_MISH:
     case FUSE_POST_EXP:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      if (FUSE__HAS_POST_MATH) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
     default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
@@ -16452,18 +16946,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -16496,7 +16990,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -16668,18 +17162,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -16712,7 +17206,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -16883,18 +17377,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -16927,7 +17421,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -17099,18 +17593,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -17143,7 +17637,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -17314,18 +17808,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -17358,7 +17852,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -17530,18 +18024,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -17574,7 +18068,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -17687,18 +18181,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -17731,7 +18225,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -17838,18 +18332,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -17882,7 +18376,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -18031,9 +18525,9 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    inlined (fuse__post_math's code, the same bits) */
 FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
     FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
-  if (op->kind == FUSE_POST_SILU)
+  if (FUSE__POST_IS(op, FUSE_POST_SILU))
     return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
-  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  if (FUSE__POST_IS(op, FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
   return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
 }
 
@@ -20396,7 +20890,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
   case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
   case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
   case FUSE__CHAIN_POST:
-    if (op->post.kind == FUSE_POST_CLAMP) {
+    if (FUSE__POST_IS(&op->post, FUSE_POST_CLAMP)) {
       FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
       FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
     }
@@ -21227,25 +21721,36 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 
 /* AVX2's rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__AVX2_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,                      \
-     fuse__igemm_6x16_blocks_avx2},                                                               \
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},        \
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
+    {FUSE_ISA_AVX2, 6, 16, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x16_avx2),               \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx2),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x16_blocks_avx2)},                                  \
+    {FUSE_ISA_AVX2, 4, 24, 95, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x24_avx2), NULL,          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x24_blocks_avx2)},                                  \
+    {FUSE_ISA_AVX2, 12, 8, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x8_avx2), NULL,          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x8_blocks_avx2)},
 #define FUSE__AVX2_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},                                      \
-    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+    {FUSE_ISA_AVX2, 6, 16, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_6x16_avx2)},       \
+    {FUSE_ISA_AVX2, 6, 8, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_6x8_avx2)},
 #define FUSE__AVX2_GROUPED_ROWS                                                                   \
-    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
+    {FUSE_ISA_AVX2, 8, FUSE__KERNEL_OF(GROUPED, fuse__grouped_avx2)},
 #define FUSE__AVX2_ISA_OPS_ROWS                                                                   \
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,           \
-     fuse__elt_avx2},
+    {FUSE_ISA_AVX2, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_avx2),                                      \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_avx2),                                                    \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_avx2), FUSE__KERNEL_OF(POOL, fuse__pool_avx2),   \
+     FUSE__KERNEL_OF(ELTWISE, fuse__elt_avx2)},
 #define FUSE__AVX2_ROW_OPS_ROWS                                                                   \
-    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,                \
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2, fuse__matmul_rows_avx2},
+    {FUSE_ISA_AVX2, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_avx2),                                \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_avx2), FUSE__KERNEL_OF(ROWS, fuse__row_max_avx2),        \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_avx2), FUSE__KERNEL_OF(ROWS, fuse__norm_row_avx2),   \
+     FUSE__KERNEL_OF(ROWS, fuse__col_sum_avx2),                                                   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_avx2)},
 #define FUSE__AVX2_WINO_ROWS                                                                      \
-    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},                          \
-    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},                          \
-    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+    {FUSE_ISA_AVX2, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_avx2)},                                         \
+    {FUSE_ISA_AVX2, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_avx2)},                                         \
+    {FUSE_ISA_AVX2, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_avx2)},
 #else /* compiled out: no rows */
 #define FUSE__AVX2_IGEMM_ROWS
 #define FUSE__AVX2_FEW_CHANNELS_ROWS
@@ -21554,39 +22059,57 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
                                                                      const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_SIGMOID:
-    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    break;
   case FUSE_POST_TANH:
-    return FUSE__VEC_FN(fuse__vtanh)(v);
+    if (FUSE__HAS_POST(FUSE_POST_TANH)) return FUSE__VEC_FN(fuse__vtanh)(v);
+    break;
   case FUSE_POST_SILU:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    if (FUSE__HAS_POST(FUSE_POST_SILU))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_LEAKY_RELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    if (FUSE__HAS_POST(FUSE_POST_LEAKY_RELU))
+      return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    break;
   case FUSE_POST_ELU:
   case FUSE_POST_SELU:
+    if (!FUSE__HAS_POST(FUSE_POST_ELU) && !FUSE__HAS_POST(FUSE_POST_SELU)) break;
     t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
     return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
   case FUSE_POST_SOFTPLUS:
-    return FUSE__VEC_FN(fuse__post_softplus)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SOFTPLUS)) return FUSE__VEC_FN(fuse__post_softplus)(v);
+    break;
   case FUSE_POST_MISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    if (FUSE__HAS_POST(FUSE_POST_MISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    break;
   case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU)) break;
     t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU_TANH)) break;
     t = FUSE__V_MUL(v, v);
     t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
     t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_EXP:
   default:
-    return FUSE__VEC_FN(fuse__vexp)(v);
+    if (FUSE__HAS_POST(FUSE_POST_EXP)) return FUSE__VEC_FN(fuse__vexp)(v);
+    break;
   }
+  return v;
 }
 
 FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
@@ -21601,26 +22124,40 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
                                                                      const float *r,
                                                                      FUSE__VEC_MASK m,
                                                                      FUSE__VEC c) {
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    if (FUSE__HAS_POST(FUSE_POST_ADD)) return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    break;
   case FUSE_POST_SCALE:
-    return FUSE__V_MUL(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SCALE)) return FUSE__V_MUL(v, c);
+    break;
   case FUSE_POST_SHIFT:
-    return FUSE__V_ADD(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SHIFT)) return FUSE__V_ADD(v, c);
+    break;
   case FUSE_POST_PRELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    if (FUSE__HAS_POST(FUSE_POST_PRELU)) return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    break;
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    if (FUSE__HAS_POST(FUSE_POST_CLAMP))
+      return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    break;
   case FUSE_POST_LINEAR:
-    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    if (FUSE__HAS_POST(FUSE_POST_LINEAR))
+      return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   default:
-    return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    if (FUSE__HAS_POST_MATH) return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    break;
   }
+  return v;
 }
 
 /* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
@@ -21639,6 +22176,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
                                                           const float *const *chan,
                                                           int chan_rows) {
   int q, r, j;
+  if (!FUSE__HAS_POST_MATH) return; /* only the vector math's kinds come here first */
   for (q = q0; q < q1; q++) {
     const fuse_post_op *op = &post[q];
     const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
@@ -21649,11 +22187,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
       FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
     }
-    switch (op->kind) {
+    switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
     case FUSE_POST_SIGMOID:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
       break;
     case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (!FUSE__HAS_POST(FUSE_POST_SILU)) break;
       if (op->alpha == 1.0f) {
         FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
       } else {
@@ -21661,7 +22200,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       }
       break;
     case FUSE_POST_TANH:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      if (FUSE__HAS_POST(FUSE_POST_TANH)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
@@ -21671,7 +22210,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_SOFTPLUS:
     case FUSE_POST_MISH:
     case FUSE_POST_EXP:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      if (FUSE__HAS_POST_MATH) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
     default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
@@ -21845,18 +22384,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -21889,7 +22428,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -22061,18 +22600,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -22105,7 +22644,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -22276,18 +22815,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -22320,7 +22859,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -22492,18 +23031,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -22536,7 +23075,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -22707,18 +23246,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -22751,7 +23290,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -22923,18 +23462,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -22967,7 +23506,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -23080,18 +23619,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -23124,7 +23663,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -23231,18 +23770,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -23275,7 +23814,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -23441,18 +23980,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -23485,7 +24024,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -23657,18 +24196,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -23701,7 +24240,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -23872,18 +24411,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -23916,7 +24455,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -24088,18 +24627,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -24132,7 +24671,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -24245,18 +24784,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -24289,7 +24828,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -24396,18 +24935,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -24440,7 +24979,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -24586,9 +25125,9 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    inlined (fuse__post_math's code, the same bits) */
 FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
     FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
-  if (op->kind == FUSE_POST_SILU)
+  if (FUSE__POST_IS(op, FUSE_POST_SILU))
     return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
-  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  if (FUSE__POST_IS(op, FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
   return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
 }
 
@@ -26951,7 +27490,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
   case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
   case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
   case FUSE__CHAIN_POST:
-    if (op->post.kind == FUSE_POST_CLAMP) {
+    if (FUSE__POST_IS(&op->post, FUSE_POST_CLAMP)) {
       FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
       FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
     }
@@ -27783,35 +28322,48 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 /* NEON's rows of the kernel tables (table.c), in the order the picks read them */
 #if defined(__aarch64__)
 #define FUSE__NEON_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,                        \
-     fuse__igemm_8x8_blocks_neon},                                                                \
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,                      \
-     fuse__igemm_4x16_blocks_neon},                                                               \
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
+    {FUSE_ISA_NEON, 8, 8, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x8_neon),                 \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x8_blocks_neon)},                                   \
+    {FUSE_ISA_NEON, 4, 16, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x16_neon),               \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x16_blocks_neon)},                                  \
+    {FUSE_ISA_NEON, 8, 4, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x4_neon), NULL,            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x4_blocks_neon)},
 #define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},                                        \
-    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
+    {FUSE_ISA_NEON, 8, 8, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x8_neon)},         \
+    {FUSE_ISA_NEON, 8, 4, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x4_neon)},
 #else
 #define FUSE__NEON_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,                        \
-     fuse__igemm_4x8_blocks_neon},                                                                \
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
+    {FUSE_ISA_NEON, 4, 8, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x8_neon),                 \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x8_blocks_neon)},                                   \
+    {FUSE_ISA_NEON, 4, 4, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_neon), NULL,            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_blocks_neon)},
 #define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},                                        \
-    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
+    {FUSE_ISA_NEON, 4, 8, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x8_neon)},         \
+    {FUSE_ISA_NEON, 4, 4, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x4_neon)},
 #endif
 #define FUSE__NEON_GROUPED_ROWS                                                                   \
-    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
+    {FUSE_ISA_NEON, 4, FUSE__KERNEL_OF(GROUPED, fuse__grouped_neon)},
 #define FUSE__NEON_ISA_OPS_ROWS                                                                   \
-    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,           \
-     fuse__elt_neon},
+    {FUSE_ISA_NEON, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_neon),                                      \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_neon),                                                    \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_neon), FUSE__KERNEL_OF(POOL, fuse__pool_neon),   \
+     FUSE__KERNEL_OF(ELTWISE, fuse__elt_neon)},
 #define FUSE__NEON_ROW_OPS_ROWS                                                                   \
-    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,                \
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon, fuse__matmul_rows_neon},
+    {FUSE_ISA_NEON, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_neon),                                \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_neon), FUSE__KERNEL_OF(ROWS, fuse__row_max_neon),        \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_neon), FUSE__KERNEL_OF(ROWS, fuse__norm_row_neon),   \
+     FUSE__KERNEL_OF(ROWS, fuse__col_sum_neon),                                                   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_neon)},
 #define FUSE__NEON_WINO_ROWS                                                                      \
-    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},                          \
-    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},                          \
-    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
+    {FUSE_ISA_NEON, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_neon)},                                         \
+    {FUSE_ISA_NEON, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_neon)},                                         \
+    {FUSE_ISA_NEON, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_neon)},
 #else /* not compiled in: no rows */
 #define FUSE__NEON_IGEMM_ROWS
 #define FUSE__NEON_FEW_CHANNELS_ROWS
@@ -28076,39 +28628,57 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_softplus)(FUSE_
 FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_math)(FUSE__VEC v,
                                                                      const fuse_post_op *op) {
   FUSE__VEC half = FUSE__V_SET1(0.5f), t;
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_SIGMOID:
-    return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+    break;
   case FUSE_POST_TANH:
-    return FUSE__VEC_FN(fuse__vtanh)(v);
+    if (FUSE__HAS_POST(FUSE_POST_TANH)) return FUSE__VEC_FN(fuse__vtanh)(v);
+    break;
   case FUSE_POST_SILU:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    if (FUSE__HAS_POST(FUSE_POST_SILU))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_LEAKY_RELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    if (FUSE__HAS_POST(FUSE_POST_LEAKY_RELU))
+      return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, FUSE__V_SET1(op->alpha)));
+    break;
   case FUSE_POST_ELU:
   case FUSE_POST_SELU:
+    if (!FUSE__HAS_POST(FUSE_POST_ELU) && !FUSE__HAS_POST(FUSE_POST_SELU)) break;
     t = FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(FUSE__VEC_FN(fuse__vexpm1)(v), FUSE__V_SET1(op->alpha)));
     return op->kind == FUSE_POST_SELU ? FUSE__V_MUL(t, FUSE__V_SET1(op->beta)) : t;
   case FUSE_POST_SOFTPLUS:
-    return FUSE__VEC_FN(fuse__post_softplus)(v);
+    if (FUSE__HAS_POST(FUSE_POST_SOFTPLUS)) return FUSE__VEC_FN(fuse__post_softplus)(v);
+    break;
   case FUSE_POST_MISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    if (FUSE__HAS_POST(FUSE_POST_MISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vtanh)(FUSE__VEC_FN(fuse__post_softplus)(v)));
+    break;
   case FUSE_POST_GELU: /* v / 2 * (1 + erf(v / sqrt 2)) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU)) break;
     t = FUSE__VEC_FN(fuse__verf)(FUSE__V_MUL(v, FUSE__V_SET1(0.70710678118654752f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_GELU_TANH: /* v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))) */
+    if (!FUSE__HAS_POST(FUSE_POST_GELU_TANH)) break;
     t = FUSE__V_MUL(v, v);
     t = FUSE__V_MUL(v, FUSE__V_FMA(t, FUSE__V_SET1(0.044715f), FUSE__V_SET1(1.0f)));
     t = FUSE__VEC_FN(fuse__vtanh)(FUSE__V_MUL(t, FUSE__V_SET1(0.79788456080286536f)));
     return FUSE__V_MUL(FUSE__V_MUL(v, half), FUSE__V_ADD(FUSE__V_SET1(1.0f), t));
   case FUSE_POST_EXP:
   default:
-    return FUSE__VEC_FN(fuse__vexp)(v);
+    if (FUSE__HAS_POST(FUSE_POST_EXP)) return FUSE__VEC_FN(fuse__vexp)(v);
+    break;
   }
+  return v;
 }
 
 FUSE__VEC_TARGET static FUSE__VEC FUSE__VEC_FN(fuse__post_activation)(FUSE__VEC v,
@@ -28123,26 +28693,40 @@ FUSE__VEC_TARGET static inline FUSE__VEC FUSE__VEC_FN(fuse__post_apply)(FUSE__VE
                                                                      const float *r,
                                                                      FUSE__VEC_MASK m,
                                                                      FUSE__VEC c) {
-  switch (op->kind) {
+  switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
   case FUSE_POST_ADD:
-    return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    if (FUSE__HAS_POST(FUSE_POST_ADD)) return FUSE__V_ADD(v, FUSE__V_LOAD_MASK(r, m));
+    break;
   case FUSE_POST_SCALE:
-    return FUSE__V_MUL(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SCALE)) return FUSE__V_MUL(v, c);
+    break;
   case FUSE_POST_SHIFT:
-    return FUSE__V_ADD(v, c);
+    if (FUSE__HAS_POST(FUSE_POST_SHIFT)) return FUSE__V_ADD(v, c);
+    break;
   case FUSE_POST_PRELU:
-    return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    if (FUSE__HAS_POST(FUSE_POST_PRELU)) return FUSE__V_IF_POSITIVE(v, v, FUSE__V_MUL(v, c));
+    break;
   case FUSE_POST_CLAMP: /* max(lo, v), then min(hi, .): a NaN in v passes through */
-    return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    if (FUSE__HAS_POST(FUSE_POST_CLAMP))
+      return FUSE__V_MIN(FUSE__V_SET1(op->hi), FUSE__V_MAX(FUSE__V_SET1(op->lo), v));
+    break;
   case FUSE_POST_LINEAR:
-    return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    if (FUSE__HAS_POST(FUSE_POST_LINEAR))
+      return FUSE__V_FMA(v, FUSE__V_SET1(op->alpha), FUSE__V_SET1(op->beta));
+    break;
   case FUSE_POST_HARDSWISH:
-    return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    if (FUSE__HAS_POST(FUSE_POST_HARDSWISH))
+      return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__post_hardsigmoid)(v, 1.0f / 6, 0.5f));
+    break;
   case FUSE_POST_HARDSIGMOID:
-    return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    if (FUSE__HAS_POST(FUSE_POST_HARDSIGMOID))
+      return FUSE__VEC_FN(fuse__post_hardsigmoid)(v, op->alpha, op->beta);
+    break;
   default:
-    return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    if (FUSE__HAS_POST_MATH) return FUSE__VEC_FN(fuse__post_activation)(v, op);
+    break;
   }
+  return v;
 }
 
 /* Post-ops q0 .. q1 - 1 over a block of finished output in memory (still in L1): rows rows of
@@ -28161,6 +28745,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
                                                           const float *const *chan,
                                                           int chan_rows) {
   int q, r, j;
+  if (!FUSE__HAS_POST_MATH) return; /* only the vector math's kinds come here first */
   for (q = q0; q < q1; q++) {
     const fuse_post_op *op = &post[q];
     const FUSE__VEC alpha = FUSE__V_SET1(op->alpha);
@@ -28171,11 +28756,12 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       FUSE__VEC v = FUSE__V_LOAD_MASK(at, m[j]);                                               \
       FUSE__V_STORE_MASK(at, m[j], expr);                                                      \
     }
-    switch (op->kind) {
+    switch (op->kind) { /* (a kind this build leaves out, FUSE_NO_POST_*: its case is dead) */
     case FUSE_POST_SIGMOID:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
+      if (FUSE__HAS_POST(FUSE_POST_SIGMOID)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vsigmoid)(v));
       break;
     case FUSE_POST_SILU: /* v * 1 is v: SiLU's usual alpha costs no multiply */
+      if (!FUSE__HAS_POST(FUSE_POST_SILU)) break;
       if (op->alpha == 1.0f) {
         FUSE__POST_BLOCK(FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(v)));
       } else {
@@ -28183,7 +28769,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
       }
       break;
     case FUSE_POST_TANH:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
+      if (FUSE__HAS_POST(FUSE_POST_TANH)) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__vtanh)(v));
       break;
     case FUSE_POST_GELU:
     case FUSE_POST_GELU_TANH:
@@ -28193,7 +28779,7 @@ FUSE__VEC_TARGET static void FUSE__VEC_FN(fuse__post_block)(float *y, int64_t ld
     case FUSE_POST_SOFTPLUS:
     case FUSE_POST_MISH:
     case FUSE_POST_EXP:
-      FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
+      if (FUSE__HAS_POST_MATH) FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_math)(v, op));
       break;
     default: /* the kinds fuse__post_apply has inline (after a vector-math one) */
       FUSE__POST_BLOCK(FUSE__VEC_FN(fuse__post_apply)(
@@ -28364,18 +28950,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -28408,7 +28994,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -28579,18 +29165,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -28623,7 +29209,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -28794,18 +29380,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -28838,7 +29424,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int ntaps, int L,
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -28951,18 +29537,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -28995,7 +29581,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -29102,18 +29688,18 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
     }
     for (q = 0; q < split; q++) {
       const fuse_post_op *op = &e->post[q];
-      if (op->kind == FUSE_POST_CLAMP) {
+      if (FUSE__POST_IS(op, FUSE_POST_CLAMP)) {
         FUSE__VEC lo = FUSE__V_SET1(op->lo), hi = FUSE__V_SET1(op->hi);
         FUSE__TILE_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, c[r][j])))
-      } else if (op->kind == FUSE_POST_LINEAR) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_LINEAR)) {
         FUSE__VEC alpha = FUSE__V_SET1(op->alpha), beta = FUSE__V_SET1(op->beta);
         FUSE__TILE_EACH(FUSE__V_FMA(c[r][j], alpha, beta))
-      } else if (op->kind == FUSE_POST_HARDSWISH) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSWISH)) {
         FUSE__TILE_EACH(
             FUSE__V_MUL(c[r][j], FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], 1.0f / 6, 0.5f)))
-      } else if (op->kind == FUSE_POST_HARDSIGMOID) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_HARDSIGMOID)) {
         FUSE__TILE_EACH(FUSE__VEC_FN(fuse__post_hardsigmoid)(c[r][j], op->alpha, op->beta))
-      } else if (op->kind == FUSE_POST_ADD) {
+      } else if (FUSE__POST_IS(op, FUSE_POST_ADD)) {
         FUSE__UNROLL
         for (r = 0; r < FUSE__GEMM_MR; r++) {
           if (r >= rows) continue; /* not stored; a residual has no row there to read */
@@ -29146,7 +29732,7 @@ FUSE__VEC_TARGET static void FUSE__KERNEL_FN(FUSE__GEMM_NAME)(int nseg, const in
         FUSE__V_STORE_MASK(y + r * ldy + j * FUSE__VEC_WIDTH, m[j], c[r][j]);
     }
   }
-  if (split < e->num_post) {
+  if (FUSE__HAS_POST_MATH && split < e->num_post) {
     const float *res[FUSE_MAX_POST_OPS], *chan[FUSE_MAX_POST_OPS];
     int q;
     for (q = 0; q < e->num_post; q++) {
@@ -29290,9 +29876,9 @@ FUSE__VEC_TARGET static inline void FUSE__VEC_FN(fuse__dw_store)(const fuse__dw_
    inlined (fuse__post_math's code, the same bits) */
 FUSE__VEC_TARGET static FUSE__TILE_INLINE FUSE__VEC FUSE__VEC_FN(fuse__dw_post)(
     FUSE__VEC v, const fuse_post_op *op, const float *r, FUSE__VEC_MASK m, FUSE__VEC c) {
-  if (op->kind == FUSE_POST_SILU)
+  if (FUSE__POST_IS(op, FUSE_POST_SILU))
     return FUSE__V_MUL(v, FUSE__VEC_FN(fuse__vsigmoid)(FUSE__V_MUL(v, FUSE__V_SET1(op->alpha))));
-  if (op->kind == FUSE_POST_SIGMOID) return FUSE__VEC_FN(fuse__vsigmoid)(v);
+  if (FUSE__POST_IS(op, FUSE_POST_SIGMOID)) return FUSE__VEC_FN(fuse__vsigmoid)(v);
   return FUSE__VEC_FN(fuse__post_apply)(v, op, r, m, c);
 }
 
@@ -31653,7 +32239,7 @@ FUSE__VEC_TARGET static FUSE__TILE_INLINE void FUSE__VEC_FN(fuse__chain_tile)(
   case FUSE__CHAIN_NEG: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_NEG(v[t]));
   case FUSE__CHAIN_ABS: FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_ABS(v[t]));
   case FUSE__CHAIN_POST:
-    if (op->post.kind == FUSE_POST_CLAMP) {
+    if (FUSE__POST_IS(&op->post, FUSE_POST_CLAMP)) {
       FUSE__VEC lo = FUSE__V_SET1(op->post.lo), hi = FUSE__V_SET1(op->post.hi);
       FUSE__UNROLL FUSE__CHAIN_EACH(FUSE__V_MIN(hi, FUSE__V_MAX(lo, v[t])));
     }
@@ -32484,25 +33070,35 @@ FUSE__VEC_TARGET static void FUSE__WINO_FN(FUSE__WINO_OUTPUT)(const fuse__wino_a
 
 /* the scalar rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__SCALAR_IGEMM_ROWS                                                                   \
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},           \
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},                              \
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    {FUSE_ISA_SCALAR, 4, 4, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_scalar),             \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_scalar), NULL},                                   \
+    {FUSE_ISA_SCALAR, 4, 2, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x2_scalar), NULL,        \
+     NULL},                                                                                       \
+    {FUSE_ISA_SCALAR, 8, 2, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x2_scalar), NULL,        \
+     NULL},
 #define FUSE__SCALAR_FEW_CHANNELS_ROWS                                                            \
-    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},                                    \
-    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    {FUSE_ISA_SCALAR, 4, 2, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x2_scalar)},     \
+    {FUSE_ISA_SCALAR, 4, 1, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x1_scalar)},
 #define FUSE__SCALAR_GROUPED_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+    {FUSE_ISA_SCALAR, 1, FUSE__KERNEL_OF(GROUPED, fuse__grouped_scalar)},
 #define FUSE__SCALAR_ISA_OPS_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar, \
-     fuse__elt_scalar},
+    {FUSE_ISA_SCALAR, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_scalar),                                  \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_scalar),                                                  \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_scalar),                                         \
+     FUSE__KERNEL_OF(POOL, fuse__pool_scalar), FUSE__KERNEL_OF(ELTWISE, fuse__elt_scalar)},
 #define FUSE__SCALAR_ROW_OPS_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,        \
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,                       \
-     fuse__matmul_rows_scalar},
+    {FUSE_ISA_SCALAR, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_scalar),                            \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_scalar), FUSE__KERNEL_OF(ROWS, fuse__row_max_scalar),    \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_scalar),                                             \
+     FUSE__KERNEL_OF(ROWS, fuse__norm_row_scalar), FUSE__KERNEL_OF(ROWS, fuse__col_sum_scalar),   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_scalar)},
 #define FUSE__SCALAR_WINO_ROWS                                                                    \
-    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},                    \
-    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},                    \
-    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    {FUSE_ISA_SCALAR, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_scalar)},                                       \
+    {FUSE_ISA_SCALAR, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_scalar)},                                       \
+    {FUSE_ISA_SCALAR, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_scalar)},
 /* ==== end src/kernels/isa_scalar.c ==== */
 /* ==== begin src/kernels/table.c ==== */
 /* ------------------------------------------------------------ kernel table -- */
@@ -32878,14 +33474,185 @@ FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, vo
   return FUSE_OK;
 }
 /* ==== end src/plan/plan.c ==== */
+/* ==== begin src/plan/needs.c ==== */
+/* ------------------------------------------------ what a plan needs of the build -- */
+/* The pieces a plan's steps run, as config.h counts them: kinds of step (fuse__run_kind),
+   families of micro-kernels (FUSE__FAMILY_*), post-op kinds, instruction sets. fuse_plan_load
+   and fuse_compile check every step against what this build has, so a plan that needs a piece
+   a FUSE_NO_* macro left out is refused with the macro's name, never run; and
+   fuse_plan_write_config writes, for a set of plans, the macros that leave out everything else
+   (fuse_run --emit-config): an automatic analogue of ONNX Runtime's reduced-operator builds and
+   of TFLite Micro's op resolver. */
+
+typedef struct fuse__needs {
+  unsigned long runs;     /* bit: a fuse__run_kind */
+  unsigned long families; /* bit: a FUSE__FAMILY_* */
+  unsigned long posts;    /* bit: a fuse_post_kind */
+  unsigned isas;          /* bit: a fuse_isa */
+} fuse__needs;
+
+/* The macros' names, FUSE_NO_RUN_ + run name, ...: in the order of their enums */
+static const char *const fuse__run_names[] = {
+    "UNARY", "CONV2D", "MATMUL", "BINARY", "CONCAT", "TRANSPOSE", "SOFTMAX", "BATCH_NORM",
+    "POOL", "GLOBAL_AVG_POOL", "LAYOUT", "CHAIN", "MATH_UNARY", "MATH_BROADCAST", "GATHER",
+    "EXPAND", "TILE", "PAD", "RESIZE", "REDUCE", "LOG_SOFTMAX", "NORM", "SLICE",
+    "CONV_TRANSPOSE2D"};
+typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fuse__run_names ==
+                                                     FUSE__RUN_COUNT
+                                                 ? 1
+                                                 : -1];
+static const char *const fuse__family_names[] = {
+    "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
+    "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS"};
+typedef char fuse__family_names_cover_the_families
+    [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
+static const char *const fuse__post_macro_names[] = {
+    NULL, "CLAMP", "ADD", "LINEAR", "SIGMOID", "TANH", "SILU", "HARDSIGMOID", "HARDSWISH",
+    "LEAKY_RELU", "ELU", "SELU", "SOFTPLUS", "MISH", "GELU", "GELU_TANH", "EXP", "SCALE",
+    "SHIFT", "PRELU"};
+typedef char fuse__post_macro_names_cover_the_kinds
+    [sizeof fuse__post_macro_names / sizeof *fuse__post_macro_names == FUSE_POST_PRELU + 1 ? 1 : -1];
+
+/* What step s of plan p runs: its kind; its kernel's family; the row kernels its kind calls on
+   the plan's instruction set (the reference plan, FUSE_ISA_AUTO, calls none); its post-ops and
+   its chain's. Values out of range (a damaged blob's, checked after this) add nothing. */
+static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
+  int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
+  int simd = p->isa != FUSE_ISA_AUTO, family = -1;
+  if (run < 0) return;
+  n->runs |= 1ul << run;
+  n->isas |= 1u << (unsigned)p->isa;
+  for (k = 0; k < s->num_post && k < FUSE_MAX_POST_OPS; k++)
+    if (s->post[k].kind > 0 && s->post[k].kind <= FUSE_POST_PRELU) n->posts |= 1ul << s->post[k].kind;
+  for (k = 0; k < s->num_chain && k < FUSE__CHAIN_LENGTH; k++)
+    if (s->chain[k].kind == FUSE__CHAIN_POST && s->chain[k].post.kind > 0 &&
+        s->chain[k].post.kind <= FUSE_POST_PRELU)
+      n->posts |= 1ul << s->chain[k].post.kind;
+  switch (s->kernel) { /* conv2d and matmul: the family of their kernel */
+  case FUSE__KERNEL_REF:
+    if (run == FUSE__RUN_CONV2D || run == FUSE__RUN_MATMUL) family = FUSE__FAMILY_REFERENCE;
+    if (run == FUSE__RUN_MATMUL && simd) n->families |= 1ul << FUSE__FAMILY_MATMUL_ROWS;
+    break;
+  case FUSE__KERNEL_IGEMM: family = s->winograd ? FUSE__FAMILY_WINOGRAD : FUSE__FAMILY_IGEMM; break;
+  case FUSE__KERNEL_NCHW_GEMM: family = FUSE__FAMILY_NCHW_GEMM; break;
+  case FUSE__KERNEL_FEW_CHANNELS: family = FUSE__FAMILY_FEW_CHANNELS; break;
+  case FUSE__KERNEL_GROUPED: family = FUSE__FAMILY_GROUPED; break;
+  case FUSE__KERNEL_DW: /* by its input's layout (run/conv_run.c, fuse__conv_dw) */
+    family = s->num_in > 0 && p->tensors[p->operands[s->in_first]].nhwc ? FUSE__FAMILY_DW_NHWC
+                                                                        : FUSE__FAMILY_DW_NCHW;
+    break;
+  default: break;
+  }
+  if (family >= 0) n->families |= 1ul << family;
+  if (!simd) return;
+  switch (run) { /* the row kernels a kind's reference calls on an instruction set's plan */
+  case FUSE__RUN_UNARY: /* relu, clip (run/reference.c, fuse__kernel_unary) */
+    if (fuse__ops[s->op].post == FUSE_POST_CLAMP) n->families |= 1ul << FUSE__FAMILY_ELTWISE;
+    break;
+  case FUSE__RUN_BINARY: n->families |= 1ul << FUSE__FAMILY_ELTWISE; break;
+  case FUSE__RUN_POOL: /* on NHWC (run/steps.c, fuse__kernel_pool_nhwc) */
+    if (s->num_in > 0 && p->tensors[p->operands[s->in_first]].nhwc)
+      n->families |= 1ul << FUSE__FAMILY_POOL;
+    break;
+  case FUSE__RUN_CHAIN: n->families |= 1ul << FUSE__FAMILY_CHAIN; break;
+  case FUSE__RUN_SOFTMAX: /* run/chain_run.c's fast paths */
+  case FUSE__RUN_LOG_SOFTMAX:
+  case FUSE__RUN_NORM:
+  case FUSE__RUN_REDUCE:
+  case FUSE__RUN_GLOBAL_AVG_POOL: n->families |= 1ul << FUSE__FAMILY_ROWS; break;
+  default: break;
+  }
+}
+
+/* The first piece step s needs that this build leaves out, as a code for fuse__lack_kind and
+   fuse__lack_name (the define that left it out is FUSE_NO_<kind>_<name>); 0 when the build has
+   everything. (A code, not the names: a build without messages, FUSE_NO_MESSAGES, then has no
+   names either.) */
+enum { FUSE__LACK_RUN = 1 << 8, FUSE__LACK_KERNEL = 2 << 8, FUSE__LACK_POST = 3 << 8 };
+static int fuse__step_lacks(const fuse_plan *p, const fuse__step *s) {
+  fuse__needs n;
+  int k;
+  memset(&n, 0, sizeof n);
+  fuse__step_needs(p, s, &n);
+  for (k = 0; k < FUSE__RUN_COUNT; k++)
+    if ((n.runs >> k & 1ul) && !FUSE__HAS_RUN(k)) return FUSE__LACK_RUN | k;
+  for (k = 0; k < FUSE__FAMILY_COUNT; k++)
+    if ((n.families >> k & 1ul) && !(FUSE__FAMILIES_BUILT >> k & 1ul)) return FUSE__LACK_KERNEL | k;
+  for (k = FUSE_POST_CLAMP; k <= FUSE_POST_PRELU; k++)
+    if ((n.posts >> k & 1ul) && !FUSE__HAS_POST(k)) return FUSE__LACK_POST | k;
+  return 0;
+}
+static const char *fuse__lack_kind(int lack) {
+  return (lack & ~0xff) == FUSE__LACK_RUN      ? "RUN"
+         : (lack & ~0xff) == FUSE__LACK_KERNEL ? "KERNEL"
+                                               : "POST";
+}
+static const char *fuse__lack_name(int lack) {
+  return (lack & ~0xff) == FUSE__LACK_RUN      ? fuse__run_names[lack & 0xff]
+         : (lack & ~0xff) == FUSE__LACK_KERNEL ? fuse__family_names[lack & 0xff]
+                                               : fuse__post_macro_names[lack & 0xff];
+}
+
+/* The message of a plan refused for a step that needs a piece left out: step, op, kind, name */
+#define FUSE__LACKS_FORMAT                                                                    \
+  "step %d (%s) needs what this build leaves out: FUSE_NO_%s_%s is defined (fuse_run "          \
+  "--emit-config writes the defines a set of plans allows)"
+
+/* One "#define FUSE_NO_<kind><name>" line, guarded (the user may define it too). */
+static void fuse__config_define(fuse__out *o, const char *kind, const char *name) {
+  fuse__puts(o, "#ifndef FUSE_NO_");
+  fuse__puts(o, kind);
+  fuse__puts(o, name);
+  fuse__puts(o, "\n#define FUSE_NO_");
+  fuse__puts(o, kind);
+  fuse__puts(o, name);
+  fuse__puts(o, "\n#endif\n");
+}
+
+FUSE_API fuse_result fuse_plan_write_config(const fuse_plan *const *plans, int count,
+                                            fuse_write_fn write, void *user) {
+  char buf[512];
+  fuse__out o;
+  fuse__needs n;
+  int i, k, steps = 0;
+  if (count < 0 || (count && !plans) || !write) return FUSE_ERROR_INVALID_ARGUMENT;
+  memset(&n, 0, sizeof n);
+  for (i = 0; i < count; i++) {
+    if (!plans[i]) return FUSE_ERROR_INVALID_ARGUMENT;
+    for (k = 0; k < plans[i]->num_steps; k++) fuse__step_needs(plans[i], &plans[i]->steps[k], &n);
+    steps += plans[i]->num_steps;
+  }
+  o.buf = buf, o.len = 0, o.cap = sizeof buf, o.write = write, o.user = user;
+  fuse__format(&o, NULL,
+               "/* fuse_plan_write_config (fuse_run --emit-config), for %d plan%s of %d step%s:\n"
+               "   defined before fuse.h's implementation, these leave out of the build every\n"
+               "   kind of step, family of kernels, post-op and instruction set none of them\n"
+               "   uses. fuse_plan_load refuses a plan that needs one, naming it. */\n",
+               count, count == 1 ? "" : "s", steps, steps == 1 ? "" : "s");
+  /* the instruction sets: an AVX-512 plan keeps AVX2 too (its transposes and zips run there) */
+  if (!(n.isas >> FUSE_ISA_AVX512 & 1u)) fuse__config_define(&o, "", "AVX512");
+  if (!(n.isas >> FUSE_ISA_AVX2 & 1u) && !(n.isas >> FUSE_ISA_AVX512 & 1u))
+    fuse__config_define(&o, "", "AVX2");
+  if (!(n.isas >> FUSE_ISA_NEON & 1u)) fuse__config_define(&o, "", "NEON");
+  for (k = 0; k < FUSE__RUN_COUNT; k++)
+    if (!(n.runs >> k & 1ul)) fuse__config_define(&o, "RUN_", fuse__run_names[k]);
+  for (k = 0; k < FUSE__FAMILY_COUNT; k++)
+    if (!(n.families >> k & 1ul)) fuse__config_define(&o, "KERNEL_", fuse__family_names[k]);
+  for (k = FUSE_POST_CLAMP; k <= FUSE_POST_PRELU; k++)
+    if (!(n.posts >> k & 1ul)) fuse__config_define(&o, "POST_", fuse__post_macro_names[k]);
+  fuse__flush(&o);
+  return FUSE_OK;
+}
+/* ==== end src/plan/needs.c ==== */
 /* the compiler: not in a runtime-only build */
 #ifndef FUSE_RUNTIME_ONLY
 /* ==== begin src/plan/compile_parts.c ==== */
 /* ------------------------------------------------- what the compile phases share -- */
 /* The pieces of fuse_compile (plan/compile.c) that the phases before it use too: whether this
    build has an ISA's kernels, a tensor's workspace bytes, views, the compile's error message,
-   the workspace placement, and how a composite runs (fuse__fusion) with the operands of its
-   step. A runtime-only build (FUSE_RUNTIME_ONLY) has none of it. */
+   the workspace placement, how a composite runs (fuse__fusion) with the operands of its step,
+   and whether this build has what a plan needs. A runtime-only build (FUSE_RUNTIME_ONLY) has
+   none of it. */
 
 /* Whether this build has kernels of `isa` (a row of the GEMM table), whatever the CPU. */
 static int fuse__isa_built(fuse_isa isa) {
@@ -32989,6 +33756,19 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   }
   if (out && n->num_in) memcpy(out, n->in, (size_t)n->num_in * sizeof(fuse_value));
   return n->num_in;
+}
+
+/* Why plan p cannot run on this build, into o ("step 3 (conv2d) needs what this build leaves
+   out: FUSE_NO_KERNEL_DW_NHWC ..."); 0 when it can. */
+static int fuse__plan_lacks(const fuse_plan *p, fuse__out *o) {
+  int i, lack;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].kernel != FUSE__KERNEL_BACKEND && (lack = fuse__step_lacks(p, &p->steps[i]))) {
+      fuse__format(o, NULL, FUSE__LACKS_FORMAT, i, fuse__ops[p->steps[i].op].name,
+                   fuse__lack_kind(lack), fuse__lack_name(lack));
+      return 1;
+    }
+  return 0;
 }
 /* ==== end src/plan/compile_parts.c ==== */
 /* ==== begin src/plan/layouts.c ==== */
@@ -35299,7 +36079,16 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__copy_constants(&c) &&
        /* only a plan that is complete gets its workspace and description */
        fuse__compile_finish(&c);
-  if (ok) {
+  if (ok) { /* a plan that needs what a FUSE_NO_* define left out of this build: refused */
+    char why[256];
+    fuse__out o;
+    o.buf = why, o.len = 0, o.cap = sizeof why, o.write = NULL, o.user = NULL;
+    why[0] = 0;
+    if (fuse__plan_lacks(c.p, &o)) {
+      fuse__compile_error(opt, g, "compile: %s", why);
+      fuse__compiler_free(&c);
+      return FUSE_ERROR_UNSUPPORTED;
+    }
     *out = c.p;
     c.p = NULL;
   } else if (!c.reported) {
@@ -36674,14 +37463,31 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-  switch (s->kernel) { /* a kernel of the table; else the reference loops below */
-  case FUSE__KERNEL_IGEMM: s->winograd ? fuse__conv_winograd(r, s) : fuse__conv_igemm(r, s); return;
-  case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
-  case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
-  case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;
-  case FUSE__KERNEL_GROUPED: fuse__conv_grouped(r, s); return;
+  /* a kernel of the table; else the reference loops below. A family this build leaves out
+     (FUSE_NO_KERNEL_*, config.h) is never called: fuse_plan_load refused its plans. */
+  switch (s->kernel) {
+  case FUSE__KERNEL_IGEMM:
+    if (s->winograd) {
+      if (FUSE__HAS_KERNEL(WINOGRAD)) fuse__conv_winograd(r, s);
+    } else if (FUSE__HAS_KERNEL(IGEMM)) {
+      fuse__conv_igemm(r, s);
+    }
+    return;
+  case FUSE__KERNEL_NCHW_GEMM:
+    if (FUSE__HAS_KERNEL(NCHW_GEMM)) fuse__conv_nchw_gemm(r, s);
+    return;
+  case FUSE__KERNEL_FEW_CHANNELS:
+    if (FUSE__HAS_KERNEL(FEW_CHANNELS)) fuse__conv_few_channels(r, s);
+    return;
+  case FUSE__KERNEL_DW:
+    if (FUSE__HAS_KERNEL(DW_NHWC) || FUSE__HAS_KERNEL(DW_NCHW)) fuse__conv_dw(r, s);
+    return;
+  case FUSE__KERNEL_GROUPED:
+    if (FUSE__HAS_KERNEL(GROUPED)) fuse__conv_grouped(r, s);
+    return;
   default: break;
   }
+  if (!FUSE__HAS_KERNEL(REFERENCE)) return;
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) { /* images ty->stride apart when written into a concat in place */
       float *yp = y + n * (ty->stride ? ty->stride : K * OH * OW) + k * OH * OW;
@@ -36770,9 +37576,10 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
   fuse__matmul_job j;
   if (s->kernel == FUSE__KERNEL_IGEMM) {
-    fuse__conv_igemm(r, s);
+    if (FUSE__HAS_KERNEL(IGEMM)) fuse__conv_igemm(r, s);
     return;
   }
+  if (!FUSE__HAS_KERNEL(REFERENCE)) return; /* (as the conv2d above) */
   j.r = r, j.s = s;
   j.a = fuse__in(r, s, 0), j.b = fuse__in(r, s, 1), j.y = fuse__data(r, s->out);
   j.M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], j.K = ta->shape[ta->rank - 1];
@@ -38125,38 +38932,42 @@ static void fuse__run_norm(const fuse__run *r, const fuse__step *s) {
   if (!fuse__rows_norm(r, s)) fuse__kernel_norm(r, s);
 }
 
-/* What a step runs, by its op row's `run` kind (graph/graph.c), one row per fuse__run_kind in
-   its order: the count is checked when this compiles, the order whenever a step runs. */
+/* What a step runs, by its op row's `run` kind (graph/ops.c), one row per fuse__run_kind in
+   its order: the count is checked when this compiles, the order whenever a step runs. A kind
+   this build leaves out (FUSE_NO_RUN_*, config.h) has no function: fuse_plan_load refuses a
+   plan with such a step. */
 typedef struct fuse__run_kernel {
   int kind;
   void (*run)(const fuse__run *r, const fuse__step *s);
 } fuse__run_kernel;
+#define FUSE__RUN_ROW(kind, fn) {FUSE__RUN_##kind, FUSE__IF(FUSE__HAS_RUN(FUSE__RUN_##kind), fn)}
 static const fuse__run_kernel fuse__run_kernels[] = {
-    {FUSE__RUN_UNARY, fuse__kernel_unary}, /* relu, clip, sigmoid; input, const and the copies */
-    {FUSE__RUN_CONV2D, fuse__kernel_conv2d},
-    {FUSE__RUN_MATMUL, fuse__kernel_matmul},
-    {FUSE__RUN_BINARY, fuse__kernel_binary},
-    {FUSE__RUN_CONCAT, fuse__kernel_concat},
-    {FUSE__RUN_TRANSPOSE, fuse__kernel_transpose},
-    {FUSE__RUN_SOFTMAX, fuse__run_softmax},
-    {FUSE__RUN_BATCH_NORM, fuse__kernel_batch_norm},
-    {FUSE__RUN_POOL, fuse__kernel_pool},
-    {FUSE__RUN_GLOBAL_AVG_POOL, fuse__run_global_avg_pool},
-    {FUSE__RUN_LAYOUT, fuse__kernel_layout},
-    {FUSE__RUN_CHAIN, fuse__kernel_chain},
-    {FUSE__RUN_MATH_UNARY, fuse__kernel_math_unary}, /* run/reference_math.c */
-    {FUSE__RUN_MATH_BROADCAST, fuse__kernel_math_broadcast},
-    {FUSE__RUN_GATHER, fuse__kernel_gather}, /* run/reference_shape.c */
-    {FUSE__RUN_EXPAND, fuse__kernel_expand},
-    {FUSE__RUN_TILE, fuse__kernel_tile},
-    {FUSE__RUN_PAD, fuse__kernel_pad},
-    {FUSE__RUN_RESIZE, fuse__kernel_resize},
-    {FUSE__RUN_REDUCE, fuse__run_reduce}, /* run/reference_nn.c */
-    {FUSE__RUN_LOG_SOFTMAX, fuse__run_log_softmax},
-    {FUSE__RUN_NORM, fuse__run_norm},
-    {FUSE__RUN_SLICE, fuse__kernel_slice}, /* run/reference_layers.c */
-    {FUSE__RUN_CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d},
+    FUSE__RUN_ROW(UNARY, fuse__kernel_unary), /* relu, clip, sigmoid; input, const and the copies */
+    FUSE__RUN_ROW(CONV2D, fuse__kernel_conv2d),
+    FUSE__RUN_ROW(MATMUL, fuse__kernel_matmul),
+    FUSE__RUN_ROW(BINARY, fuse__kernel_binary),
+    FUSE__RUN_ROW(CONCAT, fuse__kernel_concat),
+    FUSE__RUN_ROW(TRANSPOSE, fuse__kernel_transpose),
+    FUSE__RUN_ROW(SOFTMAX, fuse__run_softmax),
+    FUSE__RUN_ROW(BATCH_NORM, fuse__kernel_batch_norm),
+    FUSE__RUN_ROW(POOL, fuse__kernel_pool),
+    FUSE__RUN_ROW(GLOBAL_AVG_POOL, fuse__run_global_avg_pool),
+    FUSE__RUN_ROW(LAYOUT, fuse__kernel_layout),
+    FUSE__RUN_ROW(CHAIN, fuse__kernel_chain),
+    FUSE__RUN_ROW(MATH_UNARY, fuse__kernel_math_unary), /* run/reference_math.c */
+    FUSE__RUN_ROW(MATH_BROADCAST, fuse__kernel_math_broadcast),
+    FUSE__RUN_ROW(GATHER, fuse__kernel_gather), /* run/reference_shape.c */
+    FUSE__RUN_ROW(EXPAND, fuse__kernel_expand),
+    FUSE__RUN_ROW(TILE, fuse__kernel_tile),
+    FUSE__RUN_ROW(PAD, fuse__kernel_pad),
+    FUSE__RUN_ROW(RESIZE, fuse__kernel_resize),
+    FUSE__RUN_ROW(REDUCE, fuse__run_reduce), /* run/reference_nn.c */
+    FUSE__RUN_ROW(LOG_SOFTMAX, fuse__run_log_softmax),
+    FUSE__RUN_ROW(NORM, fuse__run_norm),
+    FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
+    FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
 };
+#undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
                                                            sizeof fuse__run_kernels[0] ==
                                                        FUSE__RUN_COUNT
@@ -38210,7 +39021,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
   r.work = (unsigned char *)workspace;
   for (i = first; i < first + count; i++) {
     const fuse__step *s = &p->steps[i];
-    if (s->kernel == FUSE__KERNEL_BACKEND) { /* NCHW in and out; constant weights: NULL */
+    /* NCHW in and out; constant weights: NULL. (A loaded plan has no backend steps: fuse_plan_save
+       refuses them, so a runtime-only build leaves this out.) */
+    if (FUSE__HAS_BACKENDS && s->kernel == FUSE__KERNEL_BACKEND) {
       const float *ops[FUSE_BACKEND_MAX_OPERANDS];
       fuse_result rc;
       int k;
@@ -38223,6 +39036,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     }
     kernel = &fuse__run_kernels[fuse__ops[s->op].run];
     FUSE_ASSERT(kernel->kind == fuse__ops[s->op].run); /* the table in fuse__run_kind's order */
+    FUSE_ASSERT(kernel->run);                          /* loaded: this build has the kind */
     kernel->run(&r, s);
   }
   return FUSE_OK;
@@ -38617,6 +39431,7 @@ typedef struct fuse__loader {
   fuse_plan *p;
   fuse__blob_reader r;
   int num_operands, operands_used, oom;
+  int lacks; /* a step needs what this build left out (FUSE_NO_*): FUSE_ERROR_UNSUPPORTED */
   size_t weights_bytes;
 } fuse__loader;
 
@@ -38634,6 +39449,10 @@ static fuse_result fuse__blob_refuse(fuse__loader *l, fuse_result rc, const char
   }
   return rc;
 }
+/* without messages (FUSE_NO_MESSAGES), a refusal is its code: the call and its arguments, the
+   format strings included, are dead code */
+#define fuse__blob_refuse(l, rc, ...)                                                            \
+  (FUSE__MESSAGES ? fuse__blob_refuse(l, rc, __VA_ARGS__) : fuse__unexplained(rc))
 
 /* Bytes a tensor spans from its offset: its elements, or rows `stride` floats apart. */
 static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
@@ -38742,8 +39561,8 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   case FUSE__KERNEL_GROUPED:
     g = fuse__grouped_pick(p->isa);
     return g && s->mr == 8 && s->nr == g->width;
-  default: /* depthwise */
-    return fuse__dw_pick(p->isa, 0) && fuse__dw_pick(p->isa, 1);
+  default: /* depthwise, on its input's layout */
+    return fuse__dw_pick(p->isa, p->tensors[p->operands[s->in_first]].nhwc) != NULL;
   }
 }
 
@@ -38756,7 +39575,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   const fuse__attr_spec *spec;
   uint32_t words[sizeof(fuse__attrs) / 4];
   uint64_t packed_at, packed_floats;
-  int k, ok = 1;
+  int k, ok = 1, lack;
   s->op = fuse__get_i32(r), s->out = fuse__get_i32(r), s->num_in = fuse__get_i32(r);
   s->in_first = l->operands_used;
   if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_COUNT || s->num_in < 0 ||
@@ -38833,6 +39652,12 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
                                "step %d (%s): operand %d (shape %S) lies outside its region", i,
                                fuse__ops[s->op].name, k, t->rank, t->shape),
              0;
+  }
+  if ((lack = fuse__step_lacks(p, s)) != 0) { /* a FUSE_NO_* define (config.h) left it out */
+    l->lacks = 1;
+    return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED, FUSE__LACKS_FORMAT, i,
+                             fuse__ops[s->op].name, fuse__lack_kind(lack), fuse__lack_name(lack)),
+           0;
   }
   if (!fuse__blob_kernel(p, s))
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
@@ -39007,6 +39832,7 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
   for (i = 0; i < p->num_steps; i++)
     if (!fuse__blob_step(&l, i, weights)) {
       if (l.oom) rc = fuse__blob_refuse(&l, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      else if (l.lacks) rc = FUSE_ERROR_UNSUPPORTED;
       else if (l.r.failed) fuse__blob_refuse(&l, rc, "step %d: the structure ends early", i);
       goto fail;
     }
@@ -43163,11 +43989,84 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__TEXT_BUILDER
 #undef FUSE__CHAIN_NONE
 #undef FUSE__POST_ERF
+#undef FUSE__LACKS_FORMAT
 #undef FUSE__TEXT
 #undef FUSE__ONNX
 #undef FUSE__DEFAULT
 #undef FUSE__ATTRS_END
 #undef FUSE__FLOATS_IN_MESSAGES
+#undef FUSE__MESSAGES
+#undef fuse__blob_refuse
+/* config.h */
+#undef FUSE__IF
+#undef FUSE__HAS_BACKENDS
+#undef FUSE__OUT_RUN_UNARY
+#undef FUSE__OUT_RUN_CONV2D
+#undef FUSE__OUT_RUN_MATMUL
+#undef FUSE__OUT_RUN_BINARY
+#undef FUSE__OUT_RUN_CONCAT
+#undef FUSE__OUT_RUN_TRANSPOSE
+#undef FUSE__OUT_RUN_SOFTMAX
+#undef FUSE__OUT_RUN_BATCH_NORM
+#undef FUSE__OUT_RUN_POOL
+#undef FUSE__OUT_RUN_GLOBAL_AVG_POOL
+#undef FUSE__OUT_RUN_LAYOUT
+#undef FUSE__OUT_RUN_CHAIN
+#undef FUSE__OUT_RUN_MATH_UNARY
+#undef FUSE__OUT_RUN_MATH_BROADCAST
+#undef FUSE__OUT_RUN_GATHER
+#undef FUSE__OUT_RUN_EXPAND
+#undef FUSE__OUT_RUN_TILE
+#undef FUSE__OUT_RUN_PAD
+#undef FUSE__OUT_RUN_RESIZE
+#undef FUSE__OUT_RUN_REDUCE
+#undef FUSE__OUT_RUN_LOG_SOFTMAX
+#undef FUSE__OUT_RUN_NORM
+#undef FUSE__OUT_RUN_SLICE
+#undef FUSE__OUT_RUN_CONV_TRANSPOSE2D
+#undef FUSE__RUNS_OUT
+#undef FUSE__HAS_RUN
+#undef FUSE__HAS_KERNEL
+#undef FUSE__HAS_KERNEL_REFERENCE
+#undef FUSE__HAS_KERNEL_IGEMM
+#undef FUSE__HAS_KERNEL_NCHW_GEMM
+#undef FUSE__HAS_KERNEL_FEW_CHANNELS
+#undef FUSE__HAS_KERNEL_DW_NHWC
+#undef FUSE__HAS_KERNEL_DW_NCHW
+#undef FUSE__HAS_KERNEL_GROUPED
+#undef FUSE__HAS_KERNEL_WINOGRAD
+#undef FUSE__HAS_KERNEL_POOL
+#undef FUSE__HAS_KERNEL_ELTWISE
+#undef FUSE__HAS_KERNEL_CHAIN
+#undef FUSE__HAS_KERNEL_ROWS
+#undef FUSE__HAS_KERNEL_MATMUL_ROWS
+#undef FUSE__HAS_KERNEL_GEMM_TILES
+#undef FUSE__KERNEL_OF
+#undef FUSE__FAMILIES_BUILT
+#undef FUSE__OUT_POST_CLAMP
+#undef FUSE__OUT_POST_ADD
+#undef FUSE__OUT_POST_LINEAR
+#undef FUSE__OUT_POST_SIGMOID
+#undef FUSE__OUT_POST_TANH
+#undef FUSE__OUT_POST_SILU
+#undef FUSE__OUT_POST_HARDSIGMOID
+#undef FUSE__OUT_POST_HARDSWISH
+#undef FUSE__OUT_POST_LEAKY_RELU
+#undef FUSE__OUT_POST_ELU
+#undef FUSE__OUT_POST_SELU
+#undef FUSE__OUT_POST_SOFTPLUS
+#undef FUSE__OUT_POST_MISH
+#undef FUSE__OUT_POST_GELU
+#undef FUSE__OUT_POST_GELU_TANH
+#undef FUSE__OUT_POST_EXP
+#undef FUSE__OUT_POST_SCALE
+#undef FUSE__OUT_POST_SHIFT
+#undef FUSE__OUT_POST_PRELU
+#undef FUSE__POSTS_OUT
+#undef FUSE__HAS_POST
+#undef FUSE__POST_IS
+#undef FUSE__POSTS_MATH
+#undef FUSE__HAS_POST_MATH
 /* ==== end src/undefs.h ==== */
 #endif /* FUSE_IMPLEMENTATION */
 

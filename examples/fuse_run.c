@@ -42,6 +42,12 @@
    plan's blob to standard output as a C array NAME (64-byte aligned) and NAME_size, and runs
    nothing: a build step for firmware that links its plan in.
 
+   Configurations: fuse_run --emit-config BLOB... loads each blob (as a .fplan runs) and writes
+   to standard output the C header of #defines that leave out of a build every kind of step,
+   family of kernels, post-op and instruction set none of them uses
+   (fuse_plan_write_config): with FUSE_RUNTIME_ONLY, the smallest build that runs them. A blob
+   for an ISA this build or CPU lacks does not load here (a scalar blob loads anywhere).
+
    Exit status: 0 success, 1 the model or a file could not be loaded / compiled / run, or an
    output differs from its --expect file by more than the tolerance, 2 bad command line or an
    unavailable backend.
@@ -93,6 +99,7 @@ static const char *usage_text =
     "usage: fuse_run model.onnx [options]\n"
     "\n"
     "       fuse_run plan.fplan [options]\n"
+    "       fuse_run --emit-config plan.fplan...\n"
     "\n"
     "Loads an ONNX model, optimizes it with fuse_optimize, compiles and runs it (or loads a\n"
     "plan blob saved by --save-plan and runs it), and prints\n"
@@ -104,6 +111,8 @@ static const char *usage_text =
     "                      a CPU other than this one it is saved, not run\n"
     "  --emit-c NAME       write the plan's blob to standard output as a C array NAME,\n"
     "                      64-byte aligned, and NAME_size; runs nothing\n"
+    "  --emit-config       every argument is a plan blob: write the #defines that leave out of\n"
+    "                      a build what none of them uses (fuse_plan_write_config); runs nothing\n"
     "  --print             print the graph before and after fuse_optimize\n"
     "  --runs N            timed runs after one warm-up run (default 10)\n"
     "  --threads N         threads for the plan, run by a job pool of fuse_run's (default 0 =\n"
@@ -563,6 +572,9 @@ typedef struct options {
   int print, optimize, dnnl, explain, no_winograd;
   const char *dot, *dot_only; /* --dot FILE, --dot-only TEXT */
   const char *save_plan, *emit_c; /* --save-plan FILE, --emit-c NAME */
+  int emit_config;                /* --emit-config: the blobs are model and more[] */
+  const char *more[MAX_FILES];
+  int num_more;
   long runs, threads;
   fuse_isa isa;
   const char *isa_name;
@@ -601,6 +613,8 @@ static int parse_args(int argc, char **argv, options *o) {
       i++;
     } else if (strcmp(a, "--explain") == 0) {
       o->explain = 1;
+    } else if (strcmp(a, "--emit-config") == 0) {
+      o->emit_config = 1;
     } else if (strcmp(a, "--save-plan") == 0 || strcmp(a, "--emit-c") == 0) {
       if (!value) {
         fail_usage("%s needs a value", a);
@@ -684,8 +698,10 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (a[0] == '-' && a[1] != 0) {
       fail_usage("unknown option '%s'", a);
       return 2;
+    } else if (o->model && o->num_more < MAX_FILES) {
+      o->more[o->num_more++] = a; /* more blobs for --emit-config, else an error below */
     } else if (o->model) {
-      fail_usage("one model at a time: got '%s' and '%s'", o->model, a);
+      fail_usage("too many files (at most %d)", MAX_FILES + 1);
       return 2;
     } else {
       o->model = a;
@@ -693,6 +709,10 @@ static int parse_args(int argc, char **argv, options *o) {
   }
   if (!o->model) {
     fputs(usage_text, stderr);
+    return 2;
+  }
+  if (o->num_more && !o->emit_config) {
+    fail_usage("one model at a time: got '%s' and '%s'", o->model, o->more[0]);
     return 2;
   }
   if (o->dot_only && !o->dot) {
@@ -861,6 +881,48 @@ static int emit_c(const char *name, const fuse_plan *plan, const unsigned char *
   return fflush(stdout) == 0;
 }
 
+/* --emit-config BLOB...: each blob loaded as a .fplan runs, then the defines none of them needs */
+static int emit_config(const options *o) {
+  fuse_plan *plans[MAX_FILES + 1];
+  void *blobs[MAX_FILES + 1];
+  size_t sizes[MAX_FILES + 1];
+  char why[512];
+  int n = 0, i, ok = 1;
+  for (i = 0; i <= o->num_more && ok; i++) {
+    const char *path = i ? o->more[i - 1] : o->model;
+    fuse_plan_load_options lo;
+    fuse_result r;
+    if (!file_is_blob(path)) {
+      fprintf(stderr, "fuse_run: --emit-config: '%s' is not a plan blob (fuse_run --save-plan "
+                      "makes one)\n", path);
+      ok = 0;
+      break;
+    }
+    if (!(blobs[n] = map_file(path, &sizes[n]))) {
+      ok = 0;
+      break;
+    }
+    memset(&lo, 0, sizeof lo);
+    lo.error = why;
+    lo.error_size = sizeof why;
+    r = fuse_plan_load(blobs[n], sizes[n], &lo, &plans[n]);
+    if (r != FUSE_OK) {
+      fprintf(stderr, "fuse_run: cannot load '%s': %s: %s\n", path, fuse_result_string(r), why);
+      munmap(blobs[n], sizes[n]);
+      ok = 0;
+      break;
+    }
+    n++;
+  }
+  if (ok && fuse_plan_write_config((const fuse_plan *const *)plans, n, file_write, stdout) != FUSE_OK)
+    ok = 0;
+  for (i = 0; i < n; i++) {
+    fuse_plan_destroy(plans[i]);
+    munmap(blobs[i], sizes[i]);
+  }
+  return ok && fflush(stdout) == 0;
+}
+
 /* --save-plan FILE */
 static int save_plan(const char *path, const fuse_plan *plan) {
   blob_sink b = {NULL, 0, 0};
@@ -964,6 +1026,7 @@ int main(int argc, char **argv) {
   case 1: return 0;
   default: return 2;
   }
+  if (o.emit_config) return emit_config(&o) ? 0 : 1;
 
   if (o.dnnl) {
     backends[0] = fuse_dnnl_backend();

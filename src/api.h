@@ -559,6 +559,15 @@ typedef struct fuse_plan_load_options { /* all-zero = defaults */
 FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
                                     const fuse_plan_load_options *opt, fuse_plan **out);
 FUSE_API fuse_isa fuse_cpu_isa(void); /* best ISA this CPU and build support */
+/* Leaving out what plans do not use: writes a C header of the #defines that leave out of a
+   build (before fuse.h's implementation; with FUSE_RUNTIME_ONLY for firmware) every kind of
+   step, family of micro-kernels, post-op kind and instruction set that none of the `count`
+   plans uses (FUSE_NO_RUN_*, FUSE_NO_KERNEL_*, FUSE_NO_POST_*, FUSE_NO_AVX512 / _AVX2 / _NEON:
+   see CONFIGURATION). fuse_run --emit-config BLOB... writes it for blob files. A build with
+   such defines refuses, at fuse_plan_load (and fuse_compile), a plan that needs what they left
+   out, and says which define. */
+FUSE_API fuse_result fuse_plan_write_config(const fuse_plan *const *plans, int count,
+                                            fuse_write_fn write, void *user);
 
 /* ---- backends: another library runs fused steps (fuse_dnnl.h: oneDNN) ----
    fuse_compile offers each fused conv2d / matmul step whose composite's codegen equals a

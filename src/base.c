@@ -298,6 +298,18 @@ static int fuse__broadcast(int ra, const int64_t *a, int rb, const int64_t *b, i
   return 1;
 }
 
+/* FUSE_NO_MESSAGES: fuse_plan_load's refusals return their code with an empty message, and
+   the messages and their formatting are not compiled in (run/plan_blob.c), for firmware that
+   has nowhere to print them, as TensorFlow Lite Micro's TF_LITE_STRIP_ERROR_STRINGS does. */
+#ifdef FUSE_NO_MESSAGES
+#define FUSE__MESSAGES 0
+#else
+#define FUSE__MESSAGES 1
+#endif
+/* a refusal without its message: its code (a call, so that a refusal whose code is not used is
+   no statement without effect) */
+static fuse_result fuse__unexplained(fuse_result rc) { return rc; }
+
 /* %f: the shortest decimal that reads back (fuse__put_float). A runtime-only build's own
    messages print no floats (the loader's name counts, offsets, sizes and shapes), so there %f
    rounds to a whole number and the round-trip search, with the libm calls it makes (log10,
@@ -367,4 +379,12 @@ static void fuse__vformat(fuse__out *o, const fuse_graph *g, const char *fmt, va
     default: FUSE_ASSERT(0 && "fuse__vformat: unknown directive"); return;
     }
   }
+}
+
+/* fuse__vformat with the arguments in place. */
+static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fuse__vformat(o, g, fmt, ap);
+  va_end(ap);
 }

@@ -66,9 +66,14 @@
                            -mfpu=neon-vfpv4)
      FUSE_RUNTIME_ONLY     only what loads and runs plan blobs (fuse_plan_load, fuse_run,
                            fuse_run_steps, fuse_plan_destroy, the plan queries, fuse_plan_save,
-                           fuse_cpu_isa, fuse_result_string) and the kernels: no graph,
-                           builders, text form, passes, compiler, ONNX, DOT or explain, whose
-                           declarations it hides; define it in every unit
+                           fuse_plan_write_config, fuse_cpu_isa, fuse_result_string) and the
+                           kernels: no graph, builders, text form, passes, compiler, ONNX, DOT
+                           or explain, whose declarations it hides; define it in every unit
+     FUSE_NO_RUN_<KIND>, FUSE_NO_KERNEL_<FAMILY>, FUSE_NO_POST_<KIND>   leave out a kind of
+                           step, a family of micro-kernels, a post-op kind (src/config.h lists
+                           them); fuse_run --emit-config (fuse_plan_write_config) writes those a
+                           set of plans does not use. A plan that needs one is refused, naming it
+     FUSE_NO_MESSAGES      fuse_plan_load's refusals without their text (for firmware)
 
    VERSION  0.1.0 - see CHANGELOG.md
 */
@@ -82,6 +87,7 @@
 
 #include "base.c"
 #include "graph/ops.c"
+#include "config.h"
 /* the graph, its builders, passes and text form: not in a runtime-only build */
 #ifndef FUSE_RUNTIME_ONLY
 #include "graph/graph.c"
@@ -117,6 +123,7 @@
 #include "kernels/isa_scalar.c"
 #include "kernels/table.c"
 #include "plan/plan.c"
+#include "plan/needs.c"
 /* the compiler: not in a runtime-only build */
 #ifndef FUSE_RUNTIME_ONLY
 #include "plan/compile_parts.c"

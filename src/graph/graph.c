@@ -113,14 +113,6 @@ static const char *fuse__value_name(const fuse_graph *g, fuse_value v) {
   return fuse__valid(g, v) ? g->nodes[v].name : NULL;
 }
 
-/* fuse__vformat with the arguments in place. */
-static void fuse__format(fuse__out *o, const fuse_graph *g, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fuse__vformat(o, g, fmt, ap);
-  va_end(ap);
-}
-
 /* Records the graph's first error; returns FUSE_NONE so builders can `return fuse__fail(...)`. */
 static fuse_value fuse__fail(fuse_graph *g, fuse_result r, const char *fmt, ...) {
   va_list ap;

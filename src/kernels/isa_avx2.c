@@ -130,25 +130,36 @@ __attribute__((target("avx2,fma"))) static inline int64_t fuse__interleave3_avx2
 
 /* AVX2's rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__AVX2_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_AVX2, 6, 16, 100, fuse__igemm_6x16_avx2, fuse__nchw_pack_avx2,                      \
-     fuse__igemm_6x16_blocks_avx2},                                                               \
-    {FUSE_ISA_AVX2, 4, 24, 95, fuse__igemm_4x24_avx2, NULL, fuse__igemm_4x24_blocks_avx2},        \
-    {FUSE_ISA_AVX2, 12, 8, 75, fuse__igemm_12x8_avx2, NULL, fuse__igemm_12x8_blocks_avx2},
+    {FUSE_ISA_AVX2, 6, 16, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x16_avx2),               \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx2),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x16_blocks_avx2)},                                  \
+    {FUSE_ISA_AVX2, 4, 24, 95, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x24_avx2), NULL,          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x24_blocks_avx2)},                                  \
+    {FUSE_ISA_AVX2, 12, 8, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x8_avx2), NULL,          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x8_blocks_avx2)},
 #define FUSE__AVX2_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_AVX2, 6, 16, 2, fuse__few_channels_6x16_avx2},                                      \
-    {FUSE_ISA_AVX2, 6, 8, 1, fuse__few_channels_6x8_avx2},
+    {FUSE_ISA_AVX2, 6, 16, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_6x16_avx2)},       \
+    {FUSE_ISA_AVX2, 6, 8, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_6x8_avx2)},
 #define FUSE__AVX2_GROUPED_ROWS                                                                   \
-    {FUSE_ISA_AVX2, 8, fuse__grouped_avx2},
+    {FUSE_ISA_AVX2, 8, FUSE__KERNEL_OF(GROUPED, fuse__grouped_avx2)},
 #define FUSE__AVX2_ISA_OPS_ROWS                                                                   \
-    {FUSE_ISA_AVX2, fuse__dw_avx2, fuse__dwc_avx2, fuse__dwc_row_avx2, fuse__pool_avx2,           \
-     fuse__elt_avx2},
+    {FUSE_ISA_AVX2, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_avx2),                                      \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_avx2),                                                    \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_avx2), FUSE__KERNEL_OF(POOL, fuse__pool_avx2),   \
+     FUSE__KERNEL_OF(ELTWISE, fuse__elt_avx2)},
 #define FUSE__AVX2_ROW_OPS_ROWS                                                                   \
-    {FUSE_ISA_AVX2, fuse__chain_rows_avx2, fuse__row_sum_avx2, fuse__row_max_avx2,                \
-     fuse__softmax_row_avx2, fuse__norm_row_avx2, fuse__col_sum_avx2, fuse__matmul_rows_avx2},
+    {FUSE_ISA_AVX2, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_avx2),                                \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_avx2), FUSE__KERNEL_OF(ROWS, fuse__row_max_avx2),        \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_avx2), FUSE__KERNEL_OF(ROWS, fuse__norm_row_avx2),   \
+     FUSE__KERNEL_OF(ROWS, fuse__col_sum_avx2),                                                   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_avx2)},
 #define FUSE__AVX2_WINO_ROWS                                                                      \
-    {FUSE_ISA_AVX2, 2, fuse__wino_input2_avx2, fuse__wino_output2_avx2},                          \
-    {FUSE_ISA_AVX2, 4, fuse__wino_input4_avx2, fuse__wino_output4_avx2},                          \
-    {FUSE_ISA_AVX2, 6, fuse__wino_input6_avx2, fuse__wino_output6_avx2},
+    {FUSE_ISA_AVX2, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_avx2)},                                         \
+    {FUSE_ISA_AVX2, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_avx2)},                                         \
+    {FUSE_ISA_AVX2, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_avx2),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_avx2)},
 #else /* compiled out: no rows */
 #define FUSE__AVX2_IGEMM_ROWS
 #define FUSE__AVX2_FEW_CHANNELS_ROWS

@@ -101,33 +101,44 @@
 
 /* AVX-512's rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__AVX512_IGEMM_ROWS                                                                   \
-    {FUSE_ISA_AVX512, 6, 64, 100, fuse__igemm_6x64_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_6x64_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 8, 48, 100, fuse__igemm_8x48_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_8x48_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 7, 48, 100, fuse__igemm_7x48_avx512, fuse__nchw_pack_avx512,                \
-     fuse__igemm_7x48_blocks_avx512},                                                             \
-    {FUSE_ISA_AVX512, 12, 32, 97, fuse__igemm_12x32_avx512, NULL,                                 \
-     fuse__igemm_12x32_blocks_avx512},                                                            \
-    {FUSE_ISA_AVX512, 7, 32, 90, fuse__igemm_7x32_avx512, NULL, fuse__igemm_7x32_blocks_avx512},  \
-    {FUSE_ISA_AVX512, 12, 16, 70, fuse__igemm_12x16_avx512, NULL,                                 \
-     fuse__igemm_12x16_blocks_avx512},
+    {FUSE_ISA_AVX512, 6, 64, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x64_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_6x64_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 8, 48, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x48_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x48_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 7, 48, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x48_avx512),           \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_avx512),                                          \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x48_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 12, 32, 97, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x32_avx512), NULL,    \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x32_blocks_avx512)},                               \
+    {FUSE_ISA_AVX512, 7, 32, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x32_avx512), NULL,      \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_7x32_blocks_avx512)},                                \
+    {FUSE_ISA_AVX512, 12, 16, 70, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x16_avx512), NULL,    \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_12x16_blocks_avx512)},
 #define FUSE__AVX512_FEW_CHANNELS_ROWS                                                            \
-    {FUSE_ISA_AVX512, 8, 32, 2, fuse__few_channels_8x32_avx512},                                  \
-    {FUSE_ISA_AVX512, 8, 16, 1, fuse__few_channels_8x16_avx512},
+    {FUSE_ISA_AVX512, 8, 32, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x32_avx512)},   \
+    {FUSE_ISA_AVX512, 8, 16, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x16_avx512)},
 #define FUSE__AVX512_GROUPED_ROWS                                                                 \
-    {FUSE_ISA_AVX512, 16, fuse__grouped_avx512},
+    {FUSE_ISA_AVX512, 16, FUSE__KERNEL_OF(GROUPED, fuse__grouped_avx512)},
 #define FUSE__AVX512_ISA_OPS_ROWS                                                                 \
-    {FUSE_ISA_AVX512, fuse__dw_avx512, fuse__dwc_avx512, fuse__dwc_row_avx512, fuse__pool_avx512, \
-     fuse__elt_avx512},
+    {FUSE_ISA_AVX512, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_avx512),                                  \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_avx512),                                                  \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_avx512),                                         \
+     FUSE__KERNEL_OF(POOL, fuse__pool_avx512), FUSE__KERNEL_OF(ELTWISE, fuse__elt_avx512)},
 #define FUSE__AVX512_ROW_OPS_ROWS                                                                 \
-    {FUSE_ISA_AVX512, fuse__chain_rows_avx512, fuse__row_sum_avx512, fuse__row_max_avx512,        \
-     fuse__softmax_row_avx512, fuse__norm_row_avx512, fuse__col_sum_avx512,                       \
-     fuse__matmul_rows_avx512},
+    {FUSE_ISA_AVX512, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_avx512),                            \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_avx512), FUSE__KERNEL_OF(ROWS, fuse__row_max_avx512),    \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_avx512),                                             \
+     FUSE__KERNEL_OF(ROWS, fuse__norm_row_avx512), FUSE__KERNEL_OF(ROWS, fuse__col_sum_avx512),   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_avx512)},
 #define FUSE__AVX512_WINO_ROWS                                                                    \
-    {FUSE_ISA_AVX512, 2, fuse__wino_input2_avx512, fuse__wino_output2_avx512},                    \
-    {FUSE_ISA_AVX512, 4, fuse__wino_input4_avx512, fuse__wino_output4_avx512},                    \
-    {FUSE_ISA_AVX512, 6, fuse__wino_input6_avx512, fuse__wino_output6_avx512},
+    {FUSE_ISA_AVX512, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_avx512)},                                       \
+    {FUSE_ISA_AVX512, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_avx512)},                                       \
+    {FUSE_ISA_AVX512, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_avx512),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_avx512)},
 #else /* compiled out: no rows */
 #define FUSE__AVX512_IGEMM_ROWS
 #define FUSE__AVX512_FEW_CHANNELS_ROWS

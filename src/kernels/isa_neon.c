@@ -139,35 +139,48 @@ static inline int64_t fuse__interleave3_neon(const float *x, int64_t ldx, float 
 /* NEON's rows of the kernel tables (table.c), in the order the picks read them */
 #if defined(__aarch64__)
 #define FUSE__NEON_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_NEON, 8, 8, 100, fuse__igemm_8x8_neon, fuse__nchw_pack_neon,                        \
-     fuse__igemm_8x8_blocks_neon},                                                                \
-    {FUSE_ISA_NEON, 4, 16, 100, fuse__igemm_4x16_neon, fuse__nchw_pack_neon,                      \
-     fuse__igemm_4x16_blocks_neon},                                                               \
-    {FUSE_ISA_NEON, 8, 4, 75, fuse__igemm_8x4_neon, NULL, fuse__igemm_8x4_blocks_neon},
+    {FUSE_ISA_NEON, 8, 8, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x8_neon),                 \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x8_blocks_neon)},                                   \
+    {FUSE_ISA_NEON, 4, 16, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x16_neon),               \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x16_blocks_neon)},                                  \
+    {FUSE_ISA_NEON, 8, 4, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x4_neon), NULL,            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x4_blocks_neon)},
 #define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_NEON, 8, 8, 2, fuse__few_channels_8x8_neon},                                        \
-    {FUSE_ISA_NEON, 8, 4, 1, fuse__few_channels_8x4_neon},
+    {FUSE_ISA_NEON, 8, 8, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x8_neon)},         \
+    {FUSE_ISA_NEON, 8, 4, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_8x4_neon)},
 #else
 #define FUSE__NEON_IGEMM_ROWS                                                                     \
-    {FUSE_ISA_NEON, 4, 8, 100, fuse__igemm_4x8_neon, fuse__nchw_pack_neon,                        \
-     fuse__igemm_4x8_blocks_neon},                                                                \
-    {FUSE_ISA_NEON, 4, 4, 75, fuse__igemm_4x4_neon, NULL, fuse__igemm_4x4_blocks_neon},
+    {FUSE_ISA_NEON, 4, 8, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x8_neon),                 \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_neon),                                            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x8_blocks_neon)},                                   \
+    {FUSE_ISA_NEON, 4, 4, 75, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_neon), NULL,            \
+     FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_blocks_neon)},
 #define FUSE__NEON_FEW_CHANNELS_ROWS                                                              \
-    {FUSE_ISA_NEON, 4, 8, 2, fuse__few_channels_4x8_neon},                                        \
-    {FUSE_ISA_NEON, 4, 4, 1, fuse__few_channels_4x4_neon},
+    {FUSE_ISA_NEON, 4, 8, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x8_neon)},         \
+    {FUSE_ISA_NEON, 4, 4, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x4_neon)},
 #endif
 #define FUSE__NEON_GROUPED_ROWS                                                                   \
-    {FUSE_ISA_NEON, 4, fuse__grouped_neon},
+    {FUSE_ISA_NEON, 4, FUSE__KERNEL_OF(GROUPED, fuse__grouped_neon)},
 #define FUSE__NEON_ISA_OPS_ROWS                                                                   \
-    {FUSE_ISA_NEON, fuse__dw_neon, fuse__dwc_neon, fuse__dwc_row_neon, fuse__pool_neon,           \
-     fuse__elt_neon},
+    {FUSE_ISA_NEON, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_neon),                                      \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_neon),                                                    \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_neon), FUSE__KERNEL_OF(POOL, fuse__pool_neon),   \
+     FUSE__KERNEL_OF(ELTWISE, fuse__elt_neon)},
 #define FUSE__NEON_ROW_OPS_ROWS                                                                   \
-    {FUSE_ISA_NEON, fuse__chain_rows_neon, fuse__row_sum_neon, fuse__row_max_neon,                \
-     fuse__softmax_row_neon, fuse__norm_row_neon, fuse__col_sum_neon, fuse__matmul_rows_neon},
+    {FUSE_ISA_NEON, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_neon),                                \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_neon), FUSE__KERNEL_OF(ROWS, fuse__row_max_neon),        \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_neon), FUSE__KERNEL_OF(ROWS, fuse__norm_row_neon),   \
+     FUSE__KERNEL_OF(ROWS, fuse__col_sum_neon),                                                   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_neon)},
 #define FUSE__NEON_WINO_ROWS                                                                      \
-    {FUSE_ISA_NEON, 2, fuse__wino_input2_neon, fuse__wino_output2_neon},                          \
-    {FUSE_ISA_NEON, 4, fuse__wino_input4_neon, fuse__wino_output4_neon},                          \
-    {FUSE_ISA_NEON, 6, fuse__wino_input6_neon, fuse__wino_output6_neon},
+    {FUSE_ISA_NEON, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_neon)},                                         \
+    {FUSE_ISA_NEON, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_neon)},                                         \
+    {FUSE_ISA_NEON, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_neon),                         \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_neon)},
 #else /* not compiled in: no rows */
 #define FUSE__NEON_IGEMM_ROWS
 #define FUSE__NEON_FEW_CHANNELS_ROWS

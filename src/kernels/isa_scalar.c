@@ -65,22 +65,32 @@
 
 /* the scalar rows of the kernel tables (table.c), in the order the picks read them */
 #define FUSE__SCALAR_IGEMM_ROWS                                                                   \
-    {FUSE_ISA_SCALAR, 4, 4, 100, fuse__igemm_4x4_scalar, fuse__nchw_pack_scalar, NULL},           \
-    {FUSE_ISA_SCALAR, 4, 2, 90, fuse__igemm_4x2_scalar, NULL, NULL},                              \
-    {FUSE_ISA_SCALAR, 8, 2, 90, fuse__igemm_8x2_scalar, NULL, NULL},
+    {FUSE_ISA_SCALAR, 4, 4, 100, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x4_scalar),             \
+     FUSE__KERNEL_OF(NCHW_GEMM, fuse__nchw_pack_scalar), NULL},                                   \
+    {FUSE_ISA_SCALAR, 4, 2, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_4x2_scalar), NULL,        \
+     NULL},                                                                                       \
+    {FUSE_ISA_SCALAR, 8, 2, 90, FUSE__KERNEL_OF(GEMM_TILES, fuse__igemm_8x2_scalar), NULL,        \
+     NULL},
 #define FUSE__SCALAR_FEW_CHANNELS_ROWS                                                            \
-    {FUSE_ISA_SCALAR, 4, 2, 2, fuse__few_channels_4x2_scalar},                                    \
-    {FUSE_ISA_SCALAR, 4, 1, 1, fuse__few_channels_4x1_scalar},
+    {FUSE_ISA_SCALAR, 4, 2, 2, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x2_scalar)},     \
+    {FUSE_ISA_SCALAR, 4, 1, 1, FUSE__KERNEL_OF(FEW_CHANNELS, fuse__few_channels_4x1_scalar)},
 #define FUSE__SCALAR_GROUPED_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, 1, fuse__grouped_scalar},
+    {FUSE_ISA_SCALAR, 1, FUSE__KERNEL_OF(GROUPED, fuse__grouped_scalar)},
 #define FUSE__SCALAR_ISA_OPS_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, fuse__dw_scalar, fuse__dwc_scalar, fuse__dwc_row_scalar, fuse__pool_scalar, \
-     fuse__elt_scalar},
+    {FUSE_ISA_SCALAR, FUSE__KERNEL_OF(DW_NHWC, fuse__dw_scalar),                                  \
+     FUSE__KERNEL_OF(DW_NCHW, fuse__dwc_scalar),                                                  \
+     FUSE__KERNEL_OF(FEW_CHANNELS, fuse__dwc_row_scalar),                                         \
+     FUSE__KERNEL_OF(POOL, fuse__pool_scalar), FUSE__KERNEL_OF(ELTWISE, fuse__elt_scalar)},
 #define FUSE__SCALAR_ROW_OPS_ROWS                                                                 \
-    {FUSE_ISA_SCALAR, fuse__chain_rows_scalar, fuse__row_sum_scalar, fuse__row_max_scalar,        \
-     fuse__softmax_row_scalar, fuse__norm_row_scalar, fuse__col_sum_scalar,                       \
-     fuse__matmul_rows_scalar},
+    {FUSE_ISA_SCALAR, FUSE__KERNEL_OF(CHAIN, fuse__chain_rows_scalar),                            \
+     FUSE__KERNEL_OF(ROWS, fuse__row_sum_scalar), FUSE__KERNEL_OF(ROWS, fuse__row_max_scalar),    \
+     FUSE__KERNEL_OF(ROWS, fuse__softmax_row_scalar),                                             \
+     FUSE__KERNEL_OF(ROWS, fuse__norm_row_scalar), FUSE__KERNEL_OF(ROWS, fuse__col_sum_scalar),   \
+     FUSE__KERNEL_OF(MATMUL_ROWS, fuse__matmul_rows_scalar)},
 #define FUSE__SCALAR_WINO_ROWS                                                                    \
-    {FUSE_ISA_SCALAR, 2, fuse__wino_input2_scalar, fuse__wino_output2_scalar},                    \
-    {FUSE_ISA_SCALAR, 4, fuse__wino_input4_scalar, fuse__wino_output4_scalar},                    \
-    {FUSE_ISA_SCALAR, 6, fuse__wino_input6_scalar, fuse__wino_output6_scalar},
+    {FUSE_ISA_SCALAR, 2, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input2_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output2_scalar)},                                       \
+    {FUSE_ISA_SCALAR, 4, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input4_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output4_scalar)},                                       \
+    {FUSE_ISA_SCALAR, 6, FUSE__KERNEL_OF(WINOGRAD, fuse__wino_input6_scalar),                     \
+     FUSE__KERNEL_OF(WINOGRAD, fuse__wino_output6_scalar)},

@@ -539,7 +539,16 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        fuse__copy_constants(&c) &&
        /* only a plan that is complete gets its workspace and description */
        fuse__compile_finish(&c);
-  if (ok) {
+  if (ok) { /* a plan that needs what a FUSE_NO_* define left out of this build: refused */
+    char why[256];
+    fuse__out o;
+    o.buf = why, o.len = 0, o.cap = sizeof why, o.write = NULL, o.user = NULL;
+    why[0] = 0;
+    if (fuse__plan_lacks(c.p, &o)) {
+      fuse__compile_error(opt, g, "compile: %s", why);
+      fuse__compiler_free(&c);
+      return FUSE_ERROR_UNSUPPORTED;
+    }
     *out = c.p;
     c.p = NULL;
   } else if (!c.reported) {

@@ -1,8 +1,9 @@
 /* ------------------------------------------------- what the compile phases share -- */
 /* The pieces of fuse_compile (plan/compile.c) that the phases before it use too: whether this
    build has an ISA's kernels, a tensor's workspace bytes, views, the compile's error message,
-   the workspace placement, and how a composite runs (fuse__fusion) with the operands of its
-   step. A runtime-only build (FUSE_RUNTIME_ONLY) has none of it. */
+   the workspace placement, how a composite runs (fuse__fusion) with the operands of its step,
+   and whether this build has what a plan needs. A runtime-only build (FUSE_RUNTIME_ONLY) has
+   none of it. */
 
 /* Whether this build has kernels of `isa` (a row of the GEMM table), whatever the CPU. */
 static int fuse__isa_built(fuse_isa isa) {
@@ -106,4 +107,17 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   }
   if (out && n->num_in) memcpy(out, n->in, (size_t)n->num_in * sizeof(fuse_value));
   return n->num_in;
+}
+
+/* Why plan p cannot run on this build, into o ("step 3 (conv2d) needs what this build leaves
+   out: FUSE_NO_KERNEL_DW_NHWC ..."); 0 when it can. */
+static int fuse__plan_lacks(const fuse_plan *p, fuse__out *o) {
+  int i, lack;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].kernel != FUSE__KERNEL_BACKEND && (lack = fuse__step_lacks(p, &p->steps[i]))) {
+      fuse__format(o, NULL, FUSE__LACKS_FORMAT, i, fuse__ops[p->steps[i].op].name,
+                   fuse__lack_kind(lack), fuse__lack_name(lack));
+      return 1;
+    }
+  return 0;
 }

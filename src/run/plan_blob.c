@@ -384,6 +384,7 @@ typedef struct fuse__loader {
   fuse_plan *p;
   fuse__blob_reader r;
   int num_operands, operands_used, oom;
+  int lacks; /* a step needs what this build left out (FUSE_NO_*): FUSE_ERROR_UNSUPPORTED */
   size_t weights_bytes;
 } fuse__loader;
 
@@ -401,6 +402,10 @@ static fuse_result fuse__blob_refuse(fuse__loader *l, fuse_result rc, const char
   }
   return rc;
 }
+/* without messages (FUSE_NO_MESSAGES), a refusal is its code: the call and its arguments, the
+   format strings included, are dead code */
+#define fuse__blob_refuse(l, rc, ...)                                                            \
+  (FUSE__MESSAGES ? fuse__blob_refuse(l, rc, __VA_ARGS__) : fuse__unexplained(rc))
 
 /* Bytes a tensor spans from its offset: its elements, or rows `stride` floats apart. */
 static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
@@ -509,8 +514,8 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   case FUSE__KERNEL_GROUPED:
     g = fuse__grouped_pick(p->isa);
     return g && s->mr == 8 && s->nr == g->width;
-  default: /* depthwise */
-    return fuse__dw_pick(p->isa, 0) && fuse__dw_pick(p->isa, 1);
+  default: /* depthwise, on its input's layout */
+    return fuse__dw_pick(p->isa, p->tensors[p->operands[s->in_first]].nhwc) != NULL;
   }
 }
 
@@ -523,7 +528,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   const fuse__attr_spec *spec;
   uint32_t words[sizeof(fuse__attrs) / 4];
   uint64_t packed_at, packed_floats;
-  int k, ok = 1;
+  int k, ok = 1, lack;
   s->op = fuse__get_i32(r), s->out = fuse__get_i32(r), s->num_in = fuse__get_i32(r);
   s->in_first = l->operands_used;
   if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_COUNT || s->num_in < 0 ||
@@ -600,6 +605,12 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
                                "step %d (%s): operand %d (shape %S) lies outside its region", i,
                                fuse__ops[s->op].name, k, t->rank, t->shape),
              0;
+  }
+  if ((lack = fuse__step_lacks(p, s)) != 0) { /* a FUSE_NO_* define (config.h) left it out */
+    l->lacks = 1;
+    return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED, FUSE__LACKS_FORMAT, i,
+                             fuse__ops[s->op].name, fuse__lack_kind(lack), fuse__lack_name(lack)),
+           0;
   }
   if (!fuse__blob_kernel(p, s))
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
@@ -774,6 +785,7 @@ FUSE_API fuse_result fuse_plan_load(const void *data, size_t size,
   for (i = 0; i < p->num_steps; i++)
     if (!fuse__blob_step(&l, i, weights)) {
       if (l.oom) rc = fuse__blob_refuse(&l, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
+      else if (l.lacks) rc = FUSE_ERROR_UNSUPPORTED;
       else if (l.r.failed) fuse__blob_refuse(&l, rc, "step %d: the structure ends early", i);
       goto fail;
     }

@@ -18,38 +18,42 @@ static void fuse__run_norm(const fuse__run *r, const fuse__step *s) {
   if (!fuse__rows_norm(r, s)) fuse__kernel_norm(r, s);
 }
 
-/* What a step runs, by its op row's `run` kind (graph/graph.c), one row per fuse__run_kind in
-   its order: the count is checked when this compiles, the order whenever a step runs. */
+/* What a step runs, by its op row's `run` kind (graph/ops.c), one row per fuse__run_kind in
+   its order: the count is checked when this compiles, the order whenever a step runs. A kind
+   this build leaves out (FUSE_NO_RUN_*, config.h) has no function: fuse_plan_load refuses a
+   plan with such a step. */
 typedef struct fuse__run_kernel {
   int kind;
   void (*run)(const fuse__run *r, const fuse__step *s);
 } fuse__run_kernel;
+#define FUSE__RUN_ROW(kind, fn) {FUSE__RUN_##kind, FUSE__IF(FUSE__HAS_RUN(FUSE__RUN_##kind), fn)}
 static const fuse__run_kernel fuse__run_kernels[] = {
-    {FUSE__RUN_UNARY, fuse__kernel_unary}, /* relu, clip, sigmoid; input, const and the copies */
-    {FUSE__RUN_CONV2D, fuse__kernel_conv2d},
-    {FUSE__RUN_MATMUL, fuse__kernel_matmul},
-    {FUSE__RUN_BINARY, fuse__kernel_binary},
-    {FUSE__RUN_CONCAT, fuse__kernel_concat},
-    {FUSE__RUN_TRANSPOSE, fuse__kernel_transpose},
-    {FUSE__RUN_SOFTMAX, fuse__run_softmax},
-    {FUSE__RUN_BATCH_NORM, fuse__kernel_batch_norm},
-    {FUSE__RUN_POOL, fuse__kernel_pool},
-    {FUSE__RUN_GLOBAL_AVG_POOL, fuse__run_global_avg_pool},
-    {FUSE__RUN_LAYOUT, fuse__kernel_layout},
-    {FUSE__RUN_CHAIN, fuse__kernel_chain},
-    {FUSE__RUN_MATH_UNARY, fuse__kernel_math_unary}, /* run/reference_math.c */
-    {FUSE__RUN_MATH_BROADCAST, fuse__kernel_math_broadcast},
-    {FUSE__RUN_GATHER, fuse__kernel_gather}, /* run/reference_shape.c */
-    {FUSE__RUN_EXPAND, fuse__kernel_expand},
-    {FUSE__RUN_TILE, fuse__kernel_tile},
-    {FUSE__RUN_PAD, fuse__kernel_pad},
-    {FUSE__RUN_RESIZE, fuse__kernel_resize},
-    {FUSE__RUN_REDUCE, fuse__run_reduce}, /* run/reference_nn.c */
-    {FUSE__RUN_LOG_SOFTMAX, fuse__run_log_softmax},
-    {FUSE__RUN_NORM, fuse__run_norm},
-    {FUSE__RUN_SLICE, fuse__kernel_slice}, /* run/reference_layers.c */
-    {FUSE__RUN_CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d},
+    FUSE__RUN_ROW(UNARY, fuse__kernel_unary), /* relu, clip, sigmoid; input, const and the copies */
+    FUSE__RUN_ROW(CONV2D, fuse__kernel_conv2d),
+    FUSE__RUN_ROW(MATMUL, fuse__kernel_matmul),
+    FUSE__RUN_ROW(BINARY, fuse__kernel_binary),
+    FUSE__RUN_ROW(CONCAT, fuse__kernel_concat),
+    FUSE__RUN_ROW(TRANSPOSE, fuse__kernel_transpose),
+    FUSE__RUN_ROW(SOFTMAX, fuse__run_softmax),
+    FUSE__RUN_ROW(BATCH_NORM, fuse__kernel_batch_norm),
+    FUSE__RUN_ROW(POOL, fuse__kernel_pool),
+    FUSE__RUN_ROW(GLOBAL_AVG_POOL, fuse__run_global_avg_pool),
+    FUSE__RUN_ROW(LAYOUT, fuse__kernel_layout),
+    FUSE__RUN_ROW(CHAIN, fuse__kernel_chain),
+    FUSE__RUN_ROW(MATH_UNARY, fuse__kernel_math_unary), /* run/reference_math.c */
+    FUSE__RUN_ROW(MATH_BROADCAST, fuse__kernel_math_broadcast),
+    FUSE__RUN_ROW(GATHER, fuse__kernel_gather), /* run/reference_shape.c */
+    FUSE__RUN_ROW(EXPAND, fuse__kernel_expand),
+    FUSE__RUN_ROW(TILE, fuse__kernel_tile),
+    FUSE__RUN_ROW(PAD, fuse__kernel_pad),
+    FUSE__RUN_ROW(RESIZE, fuse__kernel_resize),
+    FUSE__RUN_ROW(REDUCE, fuse__run_reduce), /* run/reference_nn.c */
+    FUSE__RUN_ROW(LOG_SOFTMAX, fuse__run_log_softmax),
+    FUSE__RUN_ROW(NORM, fuse__run_norm),
+    FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
+    FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
 };
+#undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
                                                            sizeof fuse__run_kernels[0] ==
                                                        FUSE__RUN_COUNT
@@ -103,7 +107,9 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
   r.work = (unsigned char *)workspace;
   for (i = first; i < first + count; i++) {
     const fuse__step *s = &p->steps[i];
-    if (s->kernel == FUSE__KERNEL_BACKEND) { /* NCHW in and out; constant weights: NULL */
+    /* NCHW in and out; constant weights: NULL. (A loaded plan has no backend steps: fuse_plan_save
+       refuses them, so a runtime-only build leaves this out.) */
+    if (FUSE__HAS_BACKENDS && s->kernel == FUSE__KERNEL_BACKEND) {
       const float *ops[FUSE_BACKEND_MAX_OPERANDS];
       fuse_result rc;
       int k;
@@ -116,6 +122,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
     }
     kernel = &fuse__run_kernels[fuse__ops[s->op].run];
     FUSE_ASSERT(kernel->kind == fuse__ops[s->op].run); /* the table in fuse__run_kind's order */
+    FUSE_ASSERT(kernel->run);                          /* loaded: this build has the kind */
     kernel->run(&r, s);
   }
   return FUSE_OK;

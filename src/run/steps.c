@@ -158,14 +158,31 @@ static void fuse__kernel_conv2d(const fuse__run *r, const fuse__step *s) {
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cg = C / a->groups, Kg = K / a->groups;
   int64_t sh = a->strides[0], sw = a->strides[1], dh = a->dilation[0], dw = a->dilation[1];
   int64_t pt = a->padding[0], pl = a->padding[1], n, k, c, kh, kw, oh, ow;
-  switch (s->kernel) { /* a kernel of the table; else the reference loops below */
-  case FUSE__KERNEL_IGEMM: s->winograd ? fuse__conv_winograd(r, s) : fuse__conv_igemm(r, s); return;
-  case FUSE__KERNEL_NCHW_GEMM: fuse__conv_nchw_gemm(r, s); return;
-  case FUSE__KERNEL_FEW_CHANNELS: fuse__conv_few_channels(r, s); return;
-  case FUSE__KERNEL_DW: fuse__conv_dw(r, s); return;
-  case FUSE__KERNEL_GROUPED: fuse__conv_grouped(r, s); return;
+  /* a kernel of the table; else the reference loops below. A family this build leaves out
+     (FUSE_NO_KERNEL_*, config.h) is never called: fuse_plan_load refused its plans. */
+  switch (s->kernel) {
+  case FUSE__KERNEL_IGEMM:
+    if (s->winograd) {
+      if (FUSE__HAS_KERNEL(WINOGRAD)) fuse__conv_winograd(r, s);
+    } else if (FUSE__HAS_KERNEL(IGEMM)) {
+      fuse__conv_igemm(r, s);
+    }
+    return;
+  case FUSE__KERNEL_NCHW_GEMM:
+    if (FUSE__HAS_KERNEL(NCHW_GEMM)) fuse__conv_nchw_gemm(r, s);
+    return;
+  case FUSE__KERNEL_FEW_CHANNELS:
+    if (FUSE__HAS_KERNEL(FEW_CHANNELS)) fuse__conv_few_channels(r, s);
+    return;
+  case FUSE__KERNEL_DW:
+    if (FUSE__HAS_KERNEL(DW_NHWC) || FUSE__HAS_KERNEL(DW_NCHW)) fuse__conv_dw(r, s);
+    return;
+  case FUSE__KERNEL_GROUPED:
+    if (FUSE__HAS_KERNEL(GROUPED)) fuse__conv_grouped(r, s);
+    return;
   default: break;
   }
+  if (!FUSE__HAS_KERNEL(REFERENCE)) return;
   for (n = 0; n < N; n++)
     for (k = 0; k < K; k++) { /* images ty->stride apart when written into a concat in place */
       float *yp = y + n * (ty->stride ? ty->stride : K * OH * OW) + k * OH * OW;
@@ -254,9 +271,10 @@ static void fuse__kernel_matmul(const fuse__run *r, const fuse__step *s) {
   fuse__tensor ba, bb; /* batch parts of a and b, in units of whole matrices */
   fuse__matmul_job j;
   if (s->kernel == FUSE__KERNEL_IGEMM) {
-    fuse__conv_igemm(r, s);
+    if (FUSE__HAS_KERNEL(IGEMM)) fuse__conv_igemm(r, s);
     return;
   }
+  if (!FUSE__HAS_KERNEL(REFERENCE)) return; /* (as the conv2d above) */
   j.r = r, j.s = s;
   j.a = fuse__in(r, s, 0), j.b = fuse__in(r, s, 1), j.y = fuse__data(r, s->out);
   j.M = ta->rank == 1 ? 1 : ta->shape[ta->rank - 2], j.K = ta->shape[ta->rank - 1];

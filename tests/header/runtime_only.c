@@ -2,11 +2,18 @@
    running plans, the kernels; no graph, passes, compiler or ONNX) builds warning-free and runs
    a plan blob as the full build does, bit for bit.
 
-       runtime_only PLAN.fplan INPUT.bin WANT.bin
+       runtime_only PLAN.fplan INPUT.bin WANT.bin [NEEDS_MORE.fplan]
 
    loads PLAN.fplan (in place, from a 64-byte aligned copy), runs it on INPUT.bin (its one input,
    raw float32) and compares the output with WANT.bin (the full build's output of the same
-   blob, fuse_run --output) byte for byte. Exit status 0: they are the same. */
+   blob, fuse_run --output) byte for byte. Built with RUNTIME_ONLY_CONFIG="file.h", the header
+   fuse_run --emit-config wrote for PLAN.fplan, the build leaves out everything that plan does
+   not use; NEEDS_MORE.fplan, a plan that needs some of it, must then be refused with
+   FUSE_ERROR_UNSUPPORTED and a message naming a FUSE_NO_ define (an empty message with
+   FUSE_NO_MESSAGES). Exit status 0: all of that held. */
+#ifdef RUNTIME_ONLY_CONFIG
+#include RUNTIME_ONLY_CONFIG
+#endif
 #define FUSE_RUNTIME_ONLY
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
@@ -49,7 +56,7 @@ int main(int argc, char **argv) {
   int64_t n = 1;
   int rank, d, status = 1;
   fuse_result r;
-  if (argc < 4) return fail("usage: runtime_only PLAN.fplan INPUT.bin WANT.bin", NULL);
+  if (argc < 4) return fail("usage: runtime_only PLAN.fplan INPUT.bin WANT.bin [NEEDS_MORE.fplan]", NULL);
   blob_block = read_file(argv[1], &blob, &blob_size);
   in_block = read_file(argv[2], &in, &in_size);
   want_block = read_file(argv[3], &want, &want_size);
@@ -89,6 +96,33 @@ int main(int argc, char **argv) {
   }
   fuse_plan_destroy(plan);
   plan = NULL;
+  if (argc > 4) { /* a plan that needs what the configuration left out */
+    size_t more_size = 0;
+    void *more, *more_block = read_file(argv[4], &more, &more_size);
+    if (!more) {
+      fail("cannot read", argv[4]);
+      goto done;
+    }
+    r = fuse_plan_load(more, more_size, &opt, &plan);
+    if (r == FUSE_OK) fuse_plan_destroy(plan); /* (the plan read the blob in place) */
+    plan = NULL;
+    free(more_block);
+#ifdef RUNTIME_ONLY_CONFIG
+#ifdef FUSE_NO_MESSAGES
+    if (r != FUSE_ERROR_UNSUPPORTED || why[0]) {
+#else
+    if (r != FUSE_ERROR_UNSUPPORTED || !strstr(why, "FUSE_NO_")) {
+#endif
+      fail("a plan that needs what the build left out was not refused as it should be", why);
+      goto done;
+    }
+#else
+    if (r != FUSE_OK) {
+      fail(fuse_result_string(r), why);
+      goto done;
+    }
+#endif
+  }
   status = 0;
 done:
   fuse_plan_destroy(plan);
