@@ -280,14 +280,16 @@ check-dnnl: $(IMPL) | $(HB)
 	$(HB)/dnnl_off_cxx
 
 # every example builds warning-free, and the seed examples run: each exits non-zero when its
-# fused and unfused results differ (their output is shown only then); fuse_run runs the
-# committed network on two threads of its job pool against PyTorch's output, then saves its
-# plan (--save-plan) and runs the .fplan against the same output and bit for bit against the
-# plan it came from
+# fused and unfused results differ (their output is shown only then); the embedded example's
+# host build runs its plan blob (embedded_plan's) and checks it against its direct loop;
+# fuse_run runs the committed network on two threads of its job pool against PyTorch's output,
+# then saves its plan (--save-plan) and runs the .fplan against the same output and bit for
+# bit against the plan it came from
 check-examples: $(EXAMPLE_PROGRAMS)
 	@for e in $(SEED_EXAMPLES); do \
 	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
 	done
+	@./$(BUILD)/embedded || { echo "example embedded failed (exit status $$?)"; exit 1; }
 	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --threads 2 --runs 2 \
 	  --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --threads 2 failed"; exit 1; }
@@ -344,17 +346,32 @@ demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 examples: $(EXAMPLE_PROGRAMS)
 
 # the examples link $(IMPL) as the tests do (see above); embedded.c configures the library its
-# own way (no malloc, no stdio) and builds it into its own unit
+# own way (runtime-only, no malloc, no stdio) and builds it into its own unit, with the plan
+# blob that embedded_plan makes as a C array and the header of what it leaves out (fuse_run
+# --emit-c, --emit-config), in $(EMB)
 LINKED_EXAMPLES := $(filter-out $(BUILD)/embedded,$(EXAMPLE_PROGRAMS))
+EMB := $(BUILD)/embedded-plan
 $(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) $< $(IMPL) -o $@ $(LDLIBS)
 
 $(BUILD)/fuse_run: examples/job_pool.h # its job pool for --threads
 
-$(BUILD)/embedded: examples/embedded.c fuse.h | $(BUILD)
+$(BUILD)/embedded_plan: examples/embedded_model.h
+
+$(EMB):
+	@mkdir -p $@
+$(EMB)/plan.fplan: $(BUILD)/embedded_plan | $(EMB)
+	./$(BUILD)/embedded_plan $@ >/dev/null
+$(EMB)/embedded_blob.h: $(EMB)/plan.fplan $(BUILD)/fuse_run
+	./$(BUILD)/fuse_run $< --emit-c embedded_blob > $@.tmp && mv $@.tmp $@
+$(EMB)/embedded_config.h: $(EMB)/plan.fplan $(BUILD)/fuse_run
+	./$(BUILD)/fuse_run --emit-config $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/embedded: examples/embedded.c examples/embedded_model.h fuse.h $(EMB)/embedded_blob.h \
+    $(EMB)/embedded_config.h | $(BUILD)
 	@rm -f $@
-	$(CC) $(QUICK_CFLAGS) $< -o $@ $(LDLIBS)
+	$(CC) $(QUICK_CFLAGS) -I$(EMB) $< -o $@ $(LDLIBS)
 
 # ----------------------------------------------------------------- bench, fuzz --
 # make bench: the pattern-pass timings on a 10,000-op graph, then bench/layers: the conv layer
@@ -654,19 +671,26 @@ neon-mca:
 	@python3 tools/neon_mca.py --markdown
 
 # -------------------------------------------------------------------- Cortex-M7 --
-# make test-m7: examples/embedded.c (builds a conv -> reshape(bias) -> add -> relu graph,
-# fuse_optimize, compiles, runs it, checks it against a direct loop; no malloc, no stdio) for a
-# bare-metal Cortex-M7 with Debian's gcc-arm-none-eabi and libnewlib-arm-none-eabi, into
-# build-cross/m7/. Five checks, then "total: N passed, N failed":
-#   build    embedded.c compiles warning-free (-Werror) with M7_FLAGS
+# make test-m7: examples/embedded.c, the firmware that runs a plan blob linked in as a const
+# array (FUSE_RUNTIME_ONLY, FUSE_NO_MESSAGES, a static arena: no malloc, no stdio; the result
+# checked against a direct loop), for a bare-metal Cortex-M7 with Debian's gcc-arm-none-eabi and
+# libnewlib-arm-none-eabi, into build-cross/m7/. The host makes the plan first (embedded_plan:
+# conv -> bias -> relu6 compiled for FUSE_ISA_SCALAR, saved) and with fuse_run its C array
+# (--emit-c) and the header of what the firmware leaves out (--emit-config), in $(EMB). Six
+# checks, then "total: N passed, N failed":
+#   build    embedded.c compiles warning-free (-Werror) with M7_FLAGS and that header
 #   link     embedded.elf links against newlib-nano with no system calls (nosys.specs);
 #            its size (arm-none-eabi-size) and link map (embedded.map) are printed / kept
+#   size     its text without the blob (the array embedded_blob) is at most M7_TEXT_MAX bytes
 #   library  the whole library with FUSE_NO_STDIO only (ONNX reader included) compiles too
 #   symbols  what both objects call from outside (arm-none-eabi-nm -u) is in M7_LIBC, the
 #            list in README.md (Supported targets), or libgcc's __aeabi_* helpers
 #   run      when qemu-arm is installed: the same embedded.o linked with
 #            tests/embedded/qemu_start.c runs under qemu-user and exits 0 (else "not run")
-.PHONY: test-m7
+# make m7-size M7_PLAN=plan.fplan: the same firmware's text for any plan blob
+# (tests/embedded/plan_size.c: loads it, runs it on zeros), without the blob, and under qemu-arm
+# whether it runs; M7_ARENA bytes of arena (default 64 MB, for the workspace of a network).
+.PHONY: test-m7 m7-size
 M7_CC ?= arm-none-eabi-gcc
 M7_FLAGS := -mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -mthumb -Os -ffunction-sections \
   -fdata-sections
@@ -674,14 +698,18 @@ M7_LDFLAGS := -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs
 M7_SIZE ?= arm-none-eabi-size
 M7_NM ?= arm-none-eabi-nm
 M7_QEMU ?= qemu-arm
+M7_TEXT_MAX ?= 16384
 # libc / libm functions fuse.h may call with FUSE_NO_STDIO (malloc / free unless FUSE_MALLOC /
 # FUSE_FREE are defined, __assert_func (assert) unless FUSE_ASSERT is)
 M7_LIBC := memcpy memset memcmp memchr strlen strcmp strncmp strchr strcpy \
   expf sqrt log10 floor fabs fabsf malloc free __assert_func \
   sqrtf logf powf tanhf erff erfcf expm1f log1pf exp log fmod
 M7 := build-cross/m7
+# the text of an ELF without its blob: m7_text ELF SYMBOL -> "text blob"
+m7_text = $(M7_SIZE) $(1) | awk 'NR == 2 {print $$1}'; \
+  printf '%d\n' 0x$$($(M7_NM) -S $(1) | awk '$$4 == "$(2)" {print $$2}')
 
-test-m7:
+test-m7: $(EMB)/embedded_blob.h $(EMB)/embedded_config.h
 	@mkdir -p $(M7); p=0; f=0; \
 	ok() { echo "ok   m7 $$1"; p=$$((p + 1)); }; \
 	bad() { echo "FAIL m7 $$1"; f=$$((f + 1)); }; \
@@ -689,11 +717,16 @@ test-m7:
 	  echo "test-m7: needs $(M7_CC) (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi)"; \
 	  echo "total: 0 passed, 1 failed"; exit 1; fi; \
 	rm -f $(M7)/embedded.o $(M7)/embedded.elf $(M7)/library.o $(M7)/embedded-qemu.elf; \
-	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -c examples/embedded.c -o $(M7)/embedded.o; \
+	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -I$(EMB) -c examples/embedded.c -o $(M7)/embedded.o; \
 	then ok build; else bad build; fi; \
 	if [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) $(M7_LDFLAGS) \
 	    -Wl,-Map=$(M7)/embedded.map $(M7)/embedded.o -o $(M7)/embedded.elf -lm; then \
 	  ok link; $(M7_SIZE) $(M7)/embedded.elf; else bad link; fi; \
+	if [ -f $(M7)/embedded.elf ]; then \
+	  set -- $$($(call m7_text,$(M7)/embedded.elf,embedded_blob)); \
+	  msg="size (text $$1 bytes; without the $$2-byte blob $$(($$1 - $$2)), at most $(M7_TEXT_MAX))"; \
+	  if [ $$(($$1 - $$2)) -le $(M7_TEXT_MAX) ]; then ok "$$msg"; else bad "$$msg"; fi; \
+	else bad size; fi; \
 	printf '#define FUSE_NO_STDIO\n#define FUSE_IMPLEMENTATION\n#include "fuse.h"\n' > $(M7)/library.c; \
 	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -c $(M7)/library.c -o $(M7)/library.o; \
 	then ok library; else bad library; fi; \
@@ -708,10 +741,28 @@ test-m7:
 	if ! command -v $(M7_QEMU) >/dev/null; then echo "m7 run: not run, no $(M7_QEMU)"; \
 	elif [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) -nostartfiles $(M7_LDFLAGS) \
 	    tests/embedded/qemu_start.c $(M7)/embedded.o -o $(M7)/embedded-qemu.elf -lm && \
-	    $(M7_QEMU) $(M7)/embedded-qemu.elf; then ok "run ($(M7_QEMU): fused result = direct loop)"; \
+	    $(M7_QEMU) $(M7)/embedded-qemu.elf; then ok "run ($(M7_QEMU): plan's result = direct loop)"; \
 	else bad "run (exit status $$?)"; fi; \
 	echo "total: $$p passed, $$f failed"; \
 	test $$f -eq 0
+
+M7_PLAN ?=
+M7_ARENA ?= 67108864
+m7-size: $(BUILD)/fuse_run
+	@if [ -z "$(M7_PLAN)" ]; then echo "m7-size: M7_PLAN=plan.fplan (fuse_run --save-plan)"; exit 2; fi
+	@mkdir -p $(M7)/size
+	./$(BUILD)/fuse_run $(M7_PLAN) --emit-c embedded_blob > $(M7)/size/embedded_blob.h
+	./$(BUILD)/fuse_run --emit-config $(M7_PLAN) > $(M7)/size/embedded_config.h
+	$(M7_CC) $(WARN) $(M7_FLAGS) -I. -I$(M7)/size -DARENA_BYTES=$(M7_ARENA) -c \
+	  tests/embedded/plan_size.c -o $(M7)/size/plan.o
+	$(M7_CC) $(M7_FLAGS) $(M7_LDFLAGS) -Wl,-Map=$(M7)/size/plan.map $(M7)/size/plan.o \
+	  -o $(M7)/size/plan.elf -lm
+	@$(M7_SIZE) $(M7)/size/plan.elf; set -- $$($(call m7_text,$(M7)/size/plan.elf,embedded_blob)); \
+	echo "m7-size: text $$1 bytes; without the $$2-byte blob $$(($$1 - $$2))"
+	@if command -v $(M7_QEMU) >/dev/null; then \
+	  $(M7_CC) $(M7_FLAGS) -nostartfiles $(M7_LDFLAGS) tests/embedded/qemu_start.c \
+	    $(M7)/size/plan.o -o $(M7)/size/plan-qemu.elf -lm && \
+	  $(M7_QEMU) $(M7)/size/plan-qemu.elf && echo "m7-size: it runs under $(M7_QEMU)"; fi
 
 # ------------------------------------------------------------------------ CMake --
 # make test-cmake: tests/cmake/run.sh - the consumer project in tests/cmake (main.c + check.c)
