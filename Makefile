@@ -4,7 +4,8 @@
 #                           the last line is "total: N passed, N failed"
 #   make test SANITIZE=1    the same with AddressSanitizer + UBSan, in build-san/
 #   make demo               build and run examples/demo.c, the seed examples (--short), then
-#                           fuse_run on the committed ONNX network (tests/data/onnx/tinynet_bn.onnx)
+#                           fuse_run on the committed ONNX network (tests/data/onnx/tinynet_bn.onnx),
+#                           then game_loop --short (a network across frames under a budget)
 #   make examples           build every examples/*.c into $(BUILD)/
 #   make test-cross         the test programs for aarch64, armhf and i386 under qemu-user
 #                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
@@ -284,7 +285,9 @@ check-dnnl: $(IMPL) | $(HB)
 # host build runs its plan blob (embedded_plan's) and checks it against its direct loop;
 # fuse_run runs the committed network on two threads of its job pool against PyTorch's output,
 # then saves its plan (--save-plan) and runs the .fplan against the same output and bit for
-# bit against the plan it came from
+# bit against the plan it came from; game_loop runs its built-in network and the committed one
+# for 30 frames under a 2 ms budget on two threads, each inference (fuse_run_steps, a few
+# steps a frame) bit for bit against a plain fuse_run on the same snapshot
 check-examples: $(EXAMPLE_PROGRAMS)
 	@for e in $(SEED_EXAMPLES); do \
 	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
@@ -300,6 +303,10 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --output $(BUILD)/tinynet.fplan-out.bin 2>&1 && \
 	  cmp $(BUILD)/tinynet.onnx-out.bin $(BUILD)/tinynet.fplan-out.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan, then the .fplan: failed or not bit for bit"; exit 1; }
+	@for model in "" tests/data/onnx/tinynet_bn.onnx; do \
+	  out=$$(./$(BUILD)/game_loop $$model --short --threads 2 --frames 30 2>&1) || \
+	  { printf '%s\n' "$$out"; echo "game_loop $$model failed (or an inference across frames is not fuse_run's)"; exit 1; }; \
+	done
 
 # (h) FUSE_RUNTIME_ONLY: a unit with only loading, running and the kernels (no graph, passes,
 # compiler or ONNX) builds warning-free and runs a blob as the full build does, bit for bit:
@@ -334,7 +341,7 @@ endif
 
 # ------------------------------------------------------------- demo, examples --
 
-demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
+demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run $(BUILD)/game_loop
 	./$(BUILD)/demo
 	@for e in $(SEED_EXAMPLES); do \
 	  echo; echo "== $$e (./$(BUILD)/$$e for the full listings)"; \
@@ -342,6 +349,8 @@ demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 	done
 	@echo; echo "== fuse_run: the committed ONNX network, checked against PyTorch's output"
 	./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin --runs 5
+	@echo; echo "== game_loop: a network run a few steps a frame under a 2 ms budget (./$(BUILD)/game_loop for the frames)"
+	./$(BUILD)/game_loop --short
 
 examples: $(EXAMPLE_PROGRAMS)
 
@@ -355,7 +364,7 @@ $(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
 	@rm -f $@
 	$(CC) $(ALL_CFLAGS) $(LINK_FLAGS) $< $(IMPL) -o $@ $(LDLIBS)
 
-$(BUILD)/fuse_run: examples/job_pool.h # its job pool for --threads
+$(BUILD)/fuse_run $(BUILD)/game_loop: examples/job_pool.h # their job pool for --threads
 
 $(BUILD)/embedded_plan: examples/embedded_model.h
 
