@@ -341,7 +341,7 @@ endif
 
 # ------------------------------------------------------------- demo, examples --
 
-demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run $(BUILD)/game_loop
+demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 	./$(BUILD)/demo
 	@for e in $(SEED_EXAMPLES); do \
 	  echo; echo "== $$e (./$(BUILD)/$$e for the full listings)"; \
@@ -349,8 +349,7 @@ demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run $(
 	done
 	@echo; echo "== fuse_run: the committed ONNX network, checked against PyTorch's output"
 	./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin --runs 5
-	@echo; echo "== game_loop: a network run a few steps a frame under a 2 ms budget (./$(BUILD)/game_loop for the frames)"
-	./$(BUILD)/game_loop --short
+	@echo; echo "== a frame loop: make build/game_loop && ./build/game_loop (check-examples runs it)"
 
 examples: $(EXAMPLE_PROGRAMS)
 
