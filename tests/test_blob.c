@@ -9,6 +9,7 @@
    1e-5 of x86-64's output. Given a directory (default tests/data) it reads blob/ there. */
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
+#include "blob_buffer.h"
 #include "counting_alloc.h"
 #include "runner.h"
 
@@ -86,33 +87,6 @@ static fuse_graph *blob_graph(const char *text) {
 }
 
 /* ---------------------------------------------------------------- blobs in memory -- */
-
-typedef struct blob {
-  unsigned char *raw, *data; /* data: 64-byte aligned (+ shift) */
-  size_t len, cap, shift;
-  int failed;
-} blob;
-
-static void blob_write(void *user, const char *text, size_t len) {
-  blob *b = (blob *)user;
-  if (b->failed) return;
-  if (b->len + len > b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 65536;
-    unsigned char *raw, *data;
-    while (cap < b->len + len) cap *= 2;
-    raw = (unsigned char *)malloc(cap + 128);
-    if (!raw) {
-      b->failed = 1;
-      return;
-    }
-    data = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) + b->shift;
-    if (b->len) memcpy(data, b->data, b->len);
-    free(b->raw);
-    b->raw = raw, b->data = data, b->cap = cap;
-  }
-  memcpy(b->data + b->len, text, len);
-  b->len += len;
-}
 
 static blob blob_save(const fuse_plan *p) {
   blob b;

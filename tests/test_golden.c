@@ -44,6 +44,7 @@
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "runner.h"
+#include "blob_buffer.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -309,43 +310,18 @@ static const char *golden_isa_name(fuse_isa isa) {
 /* Compiles g for isa, runs it on the case's inputs (with the plan's own workspace, or with a
    caller's 64-byte aligned block when own_workspace is 0) and compares every output with the
    reference. */
-/* A blob in memory, 64-byte aligned as a loader in place needs (fuse_plan_save's sink). */
-typedef struct golden_blob {
-  unsigned char *raw, *data;
-  size_t len, cap;
-  int failed;
-} golden_blob;
-static void golden_blob_write(void *user, const char *text, size_t len) {
-  golden_blob *b = (golden_blob *)user;
-  if (b->failed) return;
-  if (b->len + len > b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 65536;
-    unsigned char *raw, *data;
-    while (cap < b->len + len) cap *= 2;
-    raw = (unsigned char *)malloc(cap + 64);
-    if (!raw) {
-      b->failed = 1;
-      return;
-    }
-    data = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
-    if (b->len) memcpy(data, b->data, b->len);
-    free(b->raw);
-    b->raw = raw, b->data = data, b->cap = cap;
-  }
-  memcpy(b->data + b->len, text, len);
-  b->len += len;
-}
-
 static int golden_blob_cases;
 static void golden_blob_round_trip(const char *what, const fuse_plan *plan, const float **in,
                                    float **want, int no, const golden_case *gc) {
-  golden_blob b = {NULL, NULL, 0, 0, 0};
+  blob b;
   fuse_plan_load_options lo;
   fuse_plan *loaded = NULL;
   float **got = (float **)calloc((size_t)no + 1, sizeof *got);
   char why[256];
-  fuse_result r = fuse_plan_save(plan, golden_blob_write, &b);
+  fuse_result r;
   int i, ok = got != NULL;
+  memset(&b, 0, sizeof b);
+  r = fuse_plan_save(plan, blob_write, &b);
   CHECK_EQ_INT(r, FUSE_OK);
   CHECK(!b.failed && got);
   memset(&lo, 0, sizeof lo);
