@@ -132,12 +132,18 @@ typedef struct fuse_allocator {
 } fuse_allocator;
 
 /* ========================================================================= graph == */
-/* Tensors are float32, NCHW for images; element-wise ops broadcast as numpy does. */
+/* Tensors are float32 unless made otherwise, NCHW for images; element-wise ops broadcast as
+   numpy does. Quantized models carry uint8 / int8 tensors (and int32 biases) between
+   fuse_quantize and fuse_dequantize; every other op takes float32 operands, but reshape and
+   flatten, which keep their operand's type. */
 
 typedef struct fuse_graph fuse_graph;
 typedef int32_t fuse_value; /* a tensor in a graph */
 #define FUSE_NONE (-1)      /* returned by a builder that failed */
 #define FUSE_MAX_RANK 8
+typedef enum fuse_type { /* a tensor's elements; the text form spells them f32, u8, i8, i32 */
+  FUSE_FLOAT32 = 0, FUSE_UINT8, FUSE_INT8, FUSE_INT32
+} fuse_type;
 
 #ifndef FUSE_RUNTIME_ONLY /* the graph's functions (not in a runtime-only build: see CONFIGURATION) */
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
@@ -153,6 +159,22 @@ FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data); /* data is copied */
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+/* Inputs and constants of any element type (data: numel elements of that type, copied). */
+FUSE_API fuse_value fuse_typed_input(fuse_graph *g, const char *name, fuse_type type, int rank,
+                                     const int64_t *shape);
+FUSE_API fuse_value fuse_typed_constant(fuse_graph *g, const char *name, fuse_type type,
+                                        int rank, const int64_t *shape, const void *data);
+FUSE_API fuse_type fuse_value_type(const fuse_graph *g, fuse_value v); /* FUSE_FLOAT32 for bad v */
+/* ONNX QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to even, into
+   zero_point's type (uint8 / int8 / int32; FUSE_NONE: uint8 with zero point 0). scale (float32)
+   and zero_point hold one value, or one per index of x's dimension `axis` (negative counts
+   from the end). */
+FUSE_API fuse_value fuse_quantize(fuse_graph *g, fuse_value x, fuse_value scale,
+                                  fuse_value zero_point, int axis);
+/* ONNX DequantizeLinear: (q - zero_point) * scale in float32; q uint8, int8 or int32,
+   zero_point of q's type or FUSE_NONE (0); scale and axis as in fuse_quantize. */
+FUSE_API fuse_value fuse_dequantize(fuse_graph *g, fuse_value q, fuse_value scale,
+                                    fuse_value zero_point, int axis);
 #endif
 
 /* All-zero = stride 1, no padding, dilation 1, groups 1. */
@@ -599,6 +621,9 @@ FUSE_API int fuse_plan_input_count(const fuse_plan *p);
 FUSE_API int fuse_plan_output_count(const fuse_plan *p);
 FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims);
 FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims);
+/* Their element types (FUSE_FLOAT32 unless the graph made them otherwise); -1 out of range. */
+FUSE_API int fuse_plan_input_type(const fuse_plan *p, int i);
+FUSE_API int fuse_plan_output_type(const fuse_plan *p, int i);
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
@@ -609,6 +634,10 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
    workspace must carry the values between calls. fuse_run = all steps. */
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count);
+/* fuse_run for plans whose inputs or outputs are not all float32 (a uint8 image in, int8
+   logits out): each array holds elements of its fuse_plan_input_type / _output_type. */
+FUSE_API fuse_result fuse_run_typed(fuse_plan *p, const void *const *inputs,
+                                    void *const *outputs, void *workspace);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
 
 /* Plan blobs: a compiled plan as bytes (steps, kernel choices, memory plan, packed weights) that
@@ -1226,6 +1255,9 @@ typedef enum fuse__op {
   FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
   /* transposed convolution (graph/builders_layers.c) */
   FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
+  /* quantization (graph/builders_quant.c, run/reference_quant.c): x, scale, zero point */
+  FUSE__OP_QUANTIZE,   /* a.quant.axis; its type is the zero point's */
+  FUSE__OP_DEQUANTIZE, /* a.quant.axis */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
@@ -1270,16 +1302,26 @@ typedef union fuse__attrs {
     float eps;
   } norm;
   fuse_conv_transpose2d_attrs convt; /* normalized: no zeros */
+  struct {
+    int axis; /* of the per-axis scale and zero point, normalized to 0..rank-1 (0 per tensor) */
+  } quant;
 } fuse__attrs;
+
+/* Bytes of one element of a fuse_type. */
+static size_t fuse__type_size(int type) {
+  return type == FUSE_UINT8 || type == FUSE_INT8 ? 1 : 4;
+}
 
 typedef struct fuse__node {
   int op;
+  int type; /* fuse_type of its elements */
   int rank;
   int num_in;
   int64_t shape[FUSE_MAX_RANK];
   fuse_value *in; /* operands */
   char *name;     /* NULL: unnamed */
-  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned; NULL while raw is set */
+  float *data;    /* constants: numel elements of its type (floats but for typed constants),
+                     FUSE__ALIGN-aligned; NULL while raw is set */
   const unsigned char *raw; /* a constant still in the file the graph maps (fuse__const_floats) */
   int raw_transposed;       /* raw holds the transpose, [shape[1]][shape[0]] */
   int composite;  /* the composite this op belongs to, or -1 */
@@ -1429,6 +1471,8 @@ static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
     {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), FUSE__DEFAULT(0)},
     {"groups", 'i', 'i', FUSE__AT(a.convt.groups), FUSE__DEFAULT(0)},
     FUSE__ATTRS_END};
+static const fuse__attr_spec fuse__attrs_quant[] = {
+    {"axis", 'i', 'i', FUSE__AT(a.quant.axis), FUSE__DEFAULT(1)}, FUSE__ATTRS_END};
 #undef FUSE__AT
 /* The resize enums ('E'): one size for the three, an int's or less (C compilers for small
    targets may give an enum of small values one byte: -fshort-enums, the ARM EABI's default
@@ -1463,6 +1507,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_NORM,
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
+  FUSE__RUN_QUANT, /* quantize, dequantize */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -1503,7 +1548,9 @@ enum {
   FUSE__OPF_FOLLOWS_NHWC = 2, /* runs in either layout: takes NHWC when an operand is NHWC */
   FUSE__OPF_TAKES_NHWC = 4,   /* a kernel step that reads NHWC (conv2d, pools, concat) */
   FUSE__OPF_EPILOGUE = 8,     /* a post-op of one operand the epilogue analyzer may fold */
-  FUSE__OPF_POST_ALPHA = 16   /* its post-op takes a.unary's alpha and beta */
+  FUSE__OPF_POST_ALPHA = 16,  /* its post-op takes a.unary's alpha and beta */
+  FUSE__OPF_TYPED = 32        /* takes operands of any element type (its builder checks them);
+                                 every other op takes float32 only */
 };
 
 struct fuse__parser;
@@ -1552,6 +1599,7 @@ FUSE__TEXT_BUILDER(fuse__text_layer_norm);
 FUSE__TEXT_BUILDER(fuse__text_instance_norm);
 FUSE__TEXT_BUILDER(fuse__text_group_norm);
 FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d);
+FUSE__TEXT_BUILDER(fuse__text_quant);
 #endif
 
 /* One row per op, in fuse__op's order (the count is checked when this compiles, the order by
@@ -1576,6 +1624,7 @@ typedef struct fuse__op_row {
 #define FUSE__T FUSE__OPF_TAKES_NHWC
 #define FUSE__P FUSE__OPF_EPILOGUE
 #define FUSE__A FUSE__OPF_POST_ALPHA
+#define FUSE__Y FUSE__OPF_TYPED
 static const fuse__op_row fuse__ops[] = {
     {FUSE__OP_INPUT, "input", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
@@ -1601,9 +1650,9 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, FUSE__TEXT(fuse__text_clip)},
     {FUSE__OP_SIGMOID, "sigmoid", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
      FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, FUSE__TEXT(fuse__text_unary)},
-    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_UNARY,
+    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reshape)},
-    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, 0, FUSE__RUN_UNARY,
+    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_flatten)},
     {FUSE__OP_CONCAT, "concat", NULL, fuse__attrs_axis0, 1, -1, FUSE__F | FUSE__T,
      FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_concat)},
@@ -1713,9 +1762,14 @@ static const fuse__op_row fuse__ops[] = {
     /* transposed convolution (graph/builders_layers.c, run/reference_layers.c) */
     {FUSE__OP_CONV_TRANSPOSE2D, "conv_transpose2d", NULL, fuse__attrs_conv_transpose, 2, 2, 0,
      FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_conv_transpose2d)},
+    /* quantization (graph/builders_quant.c, run/reference_quant.c) */
+    {FUSE__OP_QUANTIZE, "quantize", NULL, fuse__attrs_quant, 2, 3, FUSE__Y, FUSE__RUN_QUANT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_quant)},
+    {FUSE__OP_DEQUANTIZE, "dequantize", NULL, fuse__attrs_quant, 2, 3, FUSE__Y, FUSE__RUN_QUANT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_quant)},
     /* plan only */
-    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_UNARY, FUSE__CHAIN_NONE,
-     0, FUSE__TEXT(NULL)},
+    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NHWC, "to_nhwc", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
@@ -1728,6 +1782,7 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__T
 #undef FUSE__P
 #undef FUSE__A
+#undef FUSE__Y
 typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
                                           ? 1
                                           : -1];
@@ -1888,6 +1943,11 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
 #else
 #define FUSE__OUT_RUN_CONV_TRANSPOSE2D 0ul
 #endif
+#ifdef FUSE_NO_RUN_QUANT
+#define FUSE__OUT_RUN_QUANT (1ul << FUSE__RUN_QUANT)
+#else
+#define FUSE__OUT_RUN_QUANT 0ul
+#endif
 /* a kind added to fuse__run_kind gets its macro above and its term here */
 #define FUSE__RUNS_OUT                                                                        \
   (FUSE__OUT_RUN_UNARY | FUSE__OUT_RUN_CONV2D | FUSE__OUT_RUN_MATMUL | FUSE__OUT_RUN_BINARY |    \
@@ -1897,7 +1957,7 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
    FUSE__OUT_RUN_MATH_BROADCAST | FUSE__OUT_RUN_GATHER | FUSE__OUT_RUN_EXPAND |                 \
    FUSE__OUT_RUN_TILE | FUSE__OUT_RUN_PAD | FUSE__OUT_RUN_RESIZE | FUSE__OUT_RUN_REDUCE |       \
    FUSE__OUT_RUN_LOG_SOFTMAX | FUSE__OUT_RUN_NORM | FUSE__OUT_RUN_SLICE |                       \
-   FUSE__OUT_RUN_CONV_TRANSPOSE2D)
+   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT)
 #define FUSE__HAS_RUN(kind) (!(FUSE__RUNS_OUT >> (kind) & 1ul))
 typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 
@@ -2273,9 +2333,10 @@ static int fuse__oom(fuse_graph *g, const char *what) {
 static void fuse__const_read(const fuse__node *n, int64_t first, int64_t count, float *dst) {
   int64_t i, R, C;
   if (count <= 0) return;
-  if (n->data || !n->raw) {
-    if (n->data) memcpy(dst, n->data + first, (size_t)count * sizeof(float));
-    else memset(dst, 0, (size_t)count * sizeof(float));
+  if (n->data || !n->raw) { /* (a typed constant's elements as they are, into dst's bytes) */
+    size_t size = fuse__type_size(n->type);
+    if (n->data) memcpy(dst, (const char *)n->data + (size_t)first * size, (size_t)count * size);
+    else memset(dst, 0, (size_t)count * size);
     return;
   }
   if (!n->raw_transposed) {
@@ -2384,11 +2445,30 @@ static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const c
   return 1;
 }
 
-/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory. */
+/* A fuse_type's name in the text form and messages. */
+static const char *fuse__type_name(int type) {
+  static const char *const names[] = {"f32", "u8", "i8", "i32"};
+  return type >= 0 && type <= FUSE_INT32 ? names[type] : "?";
+}
+
+/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory
+   or when an operand is not float32 and the op takes only float32 (FUSE__OPF_TYPED: its
+   builder checks the types, and the node takes its first operand's type until it says else). */
 static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_value *in,
                                   int rank, const int64_t *shape) {
   fuse__node *n, *nodes;
   int64_t dims[FUSE_MAX_RANK];
+  int k, type = FUSE_FLOAT32;
+  for (k = 0; k < num_in; k++)
+    if (in[k] >= 0 && in[k] < g->num_nodes && g->nodes[in[k]].type != FUSE_FLOAT32 &&
+        !(fuse__ops[op].flags & FUSE__OPF_TYPED))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: operand %d (%V) is %s; %s takes float32 (dequantize it first)",
+                        fuse__ops[op].name, k, in[k], fuse__type_name(g->nodes[in[k]].type),
+                        fuse__ops[op].name),
+             (fuse__node *)NULL;
+  if (num_in && (fuse__ops[op].flags & FUSE__OPF_TYPED) && in[0] >= 0 && in[0] < g->num_nodes)
+    type = g->nodes[in[0]].type;
   if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
   nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
                                    g->num_nodes + 1, sizeof(fuse__node));
@@ -2397,6 +2477,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   n = &g->nodes[g->num_nodes];
   memset(n, 0, sizeof *n);
   n->op = op;
+  n->type = type;
   n->rank = rank;
   n->composite = -1;
   if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));
@@ -2521,8 +2602,8 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
 
 /* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
    left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
-static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
-                             const int64_t *shape, const float *data, int uninit) {
+static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int type, int rank,
+                             const int64_t *shape, const void *data, int uninit) {
   const char *who = fuse__ops[op].name;
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
@@ -2541,6 +2622,9 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
     fuse__puts(&o, "'");
   }
   if (!fuse__begin(g, who, 0, NULL) || !fuse__check_shape(g, named, rank, shape)) return FUSE_NONE;
+  if (!fuse__enum_in(type, FUSE_FLOAT32, FUSE_INT32))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: element type %d is not a fuse_type",
+                      named, type);
   if (name && fuse__find(g, name) != FUSE_NONE) {
     fuse__set_name(g, FUSE_NONE, name, who); /* reports the clash */
     return FUSE_NONE;
@@ -2553,13 +2637,14 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
   }
   if (!(n = fuse__new_node(g, op, 0, NULL, rank, shape))) return FUSE_NONE;
   v = fuse__id(g, n);
+  n->type = type;
   if (op == FUSE__OP_CONST) {
     if ((uint64_t)fuse__numel(n->rank, n->shape) > (uint64_t)((size_t)-1 / 2 / sizeof(float))) {
       g->num_nodes--;
       return fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY,
                         "%s: %S is larger than this target's address space", named, rank, shape);
     }
-    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
+    bytes = (size_t)fuse__numel(n->rank, n->shape) * fuse__type_size(type); /* shape may have moved */
     if (uninit != 2) { /* 2: borrowed, the caller points raw at the file */
       n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
       if (!n->data) {
@@ -2581,16 +2666,30 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
 }
 
 FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL, 0);
+  return fuse__leaf(g, FUSE__OP_INPUT, name, FUSE_FLOAT32, rank, shape, NULL, 0);
 }
 
 FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data) {
-  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data, 0);
+  return fuse__leaf(g, FUSE__OP_CONST, name, FUSE_FLOAT32, rank, shape, data, 0);
 }
 
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v, 0);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, 0, NULL, &v, 0);
+}
+
+FUSE_API fuse_value fuse_typed_input(fuse_graph *g, const char *name, fuse_type type, int rank,
+                                     const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_INPUT, name, (int)type, rank, shape, NULL, 0);
+}
+
+FUSE_API fuse_value fuse_typed_constant(fuse_graph *g, const char *name, fuse_type type,
+                                        int rank, const int64_t *shape, const void *data) {
+  return fuse__leaf(g, FUSE__OP_CONST, name, (int)type, rank, shape, data, 0);
+}
+
+FUSE_API fuse_type fuse_value_type(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? (fuse_type)g->nodes[v].type : FUSE_FLOAT32;
 }
 
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {
@@ -4498,6 +4597,126 @@ FUSE_API fuse_result fuse_gru(fuse_graph *g, fuse_value x, fuse_value w, fuse_va
   return fuse__rnn_build(g, "gru", 3, ops, a, y, y_h, NULL);
 }
 /* ==== end src/graph/builders_layers.c ==== */
+/* ==== begin src/graph/builders_quant.c ==== */
+/* ----------------------------------------------------------- quantization ops -- */
+/* QuantizeLinear and DequantizeLinear (ONNX opsets 10-19): the float32 tensors of a model meet
+   its uint8 / int8 / int32 ones only through these two. A quantized model's other ops take
+   and give float32 between a dequantize and a quantize: the passes find the patterns that run
+   in integers instead (passes/quant.c). */
+
+/* Element i of constant n as a double, whatever its type. */
+static double fuse__const_value(const fuse__node *n, int64_t i) {
+  const void *p = n->data;
+  switch (n->type) {
+  case FUSE_UINT8: return ((const uint8_t *)p)[i];
+  case FUSE_INT8: return ((const int8_t *)p)[i];
+  case FUSE_INT32: return ((const int32_t *)p)[i];
+  default: return fuse__const_at(n, i);
+  }
+}
+
+/* The lowest and highest value of a quantized type. */
+static void fuse__type_range(int type, double *lo, double *hi) {
+  *lo = type == FUSE_UINT8 ? 0 : type == FUSE_INT8 ? -128 : -2147483648.0;
+  *hi = type == FUSE_UINT8 ? 255 : type == FUSE_INT8 ? 127 : 2147483647.0;
+}
+
+/* Checks the scale and zero point of a quantize / dequantize of x (whose type is `qtype` for
+   a dequantize) and normalizes axis: both hold one value, or x.shape[axis] values, the zero
+   point of type qtype; a constant scale is positive and finite. */
+static int fuse__quant_params(fuse_graph *g, int op, fuse_value x, fuse_value scale,
+                              fuse_value zero, int qtype, int *axis) {
+  const char *who = fuse__ops[op].name;
+  const fuse__node *nx = &g->nodes[x], *ns = &g->nodes[scale];
+  int64_t count = fuse__numel(ns->rank, ns->shape), k;
+  if (ns->type != FUSE_FLOAT32)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: scale %V is %s, not float32", who,
+                      scale, fuse__type_name(ns->type)),
+           0;
+  if (ns->rank > 1)
+    return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: scale %V is %S; one value or one per index of an axis",
+                      who, scale, ns->rank, ns->shape),
+           0;
+  if (count > 1) {
+    int a = *axis < 0 ? *axis + nx->rank : *axis;
+    if (a < 0 || a >= nx->rank)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: axis %d is outside %V %S", who,
+                        *axis, x, nx->rank, nx->shape),
+             0;
+    if (nx->shape[a] != count)
+      return fuse__fail(g, FUSE_ERROR_SHAPE,
+                        "%s: scale %V %S is per axis %d, but %V %S has %D there", who, scale,
+                        ns->rank, ns->shape, a, x, nx->rank, nx->shape, (int64_t)nx->shape[a]),
+             0;
+    *axis = a;
+  } else {
+    *axis = 1; /* per tensor: axis plays no part (the text form's default) */
+  }
+  if (ns->op == FUSE__OP_CONST && (ns->data || ns->raw))
+    for (k = 0; k < count; k++) {
+      float s = fuse__const_at(ns, k);
+      if (!(s > 0 && s < HUGE_VALF))
+        return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                          "%s: scale %V[%D] = %f; a scale is positive and finite", who, scale,
+                          (int64_t)k, (double)s),
+               0;
+    }
+  if (zero != FUSE_NONE) {
+    const fuse__node *nz = &g->nodes[zero];
+    if (nz->type != qtype || qtype == FUSE_FLOAT32)
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: zero point %V is %s; it must be u8, i8 or i32%s%s", who, zero,
+                        fuse__type_name(nz->type), qtype == FUSE_FLOAT32 ? "" : " as ",
+                        qtype == FUSE_FLOAT32 ? "" : fuse__type_name(qtype)),
+             0;
+    if (fuse__numel(nz->rank, nz->shape) != count || nz->rank > 1)
+      return fuse__fail(g, FUSE_ERROR_SHAPE, "%s: zero point %V %S does not match scale %V %S",
+                        who, zero, nz->rank, nz->shape, scale, ns->rank, ns->shape),
+             0;
+  }
+  return 1;
+}
+
+FUSE_API fuse_value fuse_quantize(fuse_graph *g, fuse_value x, fuse_value scale,
+                                  fuse_value zero_point, int axis) {
+  fuse_value in[3];
+  fuse__node *n;
+  int type;
+  in[0] = x, in[1] = scale, in[2] = zero_point;
+  if (!fuse__begin(g, "quantize", zero_point == FUSE_NONE ? 2 : 3, in)) return FUSE_NONE;
+  if (g->nodes[x].type != FUSE_FLOAT32)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "quantize: %V is %s, not float32", x,
+                      fuse__type_name(g->nodes[x].type));
+  type = zero_point == FUSE_NONE ? FUSE_UINT8 : g->nodes[zero_point].type;
+  if (!fuse__quant_params(g, FUSE__OP_QUANTIZE, x, scale, zero_point, type, &axis))
+    return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_QUANTIZE, zero_point == FUSE_NONE ? 2 : 3, in,
+                     g->nodes[x].rank, g->nodes[x].shape);
+  if (!n) return FUSE_NONE;
+  n->type = type;
+  n->a.quant.axis = axis;
+  return fuse__id(g, n);
+}
+
+FUSE_API fuse_value fuse_dequantize(fuse_graph *g, fuse_value q, fuse_value scale,
+                                    fuse_value zero_point, int axis) {
+  fuse_value in[3];
+  fuse__node *n;
+  in[0] = q, in[1] = scale, in[2] = zero_point;
+  if (!fuse__begin(g, "dequantize", zero_point == FUSE_NONE ? 2 : 3, in)) return FUSE_NONE;
+  if (g->nodes[q].type == FUSE_FLOAT32)
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                      "dequantize: %V is float32; it takes u8, i8 or i32", q);
+  if (!fuse__quant_params(g, FUSE__OP_DEQUANTIZE, q, scale, zero_point, g->nodes[q].type, &axis))
+    return FUSE_NONE;
+  n = fuse__new_node(g, FUSE__OP_DEQUANTIZE, zero_point == FUSE_NONE ? 2 : 3, in,
+                     g->nodes[q].rank, g->nodes[q].shape);
+  if (!n) return FUSE_NONE;
+  n->type = FUSE_FLOAT32;
+  n->a.quant.axis = axis;
+  return fuse__id(g, n);
+}
+/* ==== end src/graph/builders_quant.c ==== */
 /* ==== begin src/passes/composites.c ==== */
 /* --------------------------------------------------------------- composites -- */
 
@@ -6249,7 +6468,7 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
     K = wshape[0];
     per = fuse__numel(3, wshape + 1);
-    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, 4, wshape, NULL, 1); /* filled below */
+    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, 4, wshape, NULL, 1); /* filled below */
     if (nw != FUSE_NONE) fuse__const_read(&g->nodes[w_id], 0, K * per, g->nodes[nw].data);
     bshape[0] = 1;
     bshape[1] = K;
@@ -6499,7 +6718,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
     raw = src->raw && !src->raw_transposed ? src->raw : NULL; /* same bytes, still borrowed */
     data = NULL;
     if (!raw) {
-      bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+      bytes = (size_t)fuse__numel(n->rank, n->shape) * fuse__type_size(n->type);
       data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
       if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
       fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
@@ -6646,6 +6865,8 @@ FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
   return FUSE_OK;
 }
 
+static fuse_result fuse__fold_dequantized_constants(fuse_graph *g); /* passes/quant.c */
+
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
   int n_rules;
@@ -6660,6 +6881,9 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
                             codegen);
   /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  /* a quantized model's weights and biases: int8 / int32 constants dequantized, to float32 */
+  if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
@@ -6668,13 +6892,66 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
 }
 
 /* ==== end src/passes/rules.c ==== */
+/* ==== begin src/passes/quant.c ==== */
+/* -------------------------------------------------------- quantized models' passes -- */
+/* What fuse_optimize does to the quantize / dequantize ops of a QDQ model (ONNX Runtime's
+   quantize_static, PyTorch fake-quant exports). */
+
+/* dequantize(const, const scale, const zero point) -> a float32 constant of the same values
+   (a weight stored as int8 with its scales), so that the float kernels pack it as any
+   weight. Value ids stay valid. */
+static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
+  int v, k;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *q, *s, *z;
+    int64_t count, channels, inner, i;
+    float *data;
+    if (n->op != FUSE__OP_DEQUANTIZE || n->composite >= 0) continue;
+    for (k = 0; k < n->num_in && g->nodes[n->in[k]].op == FUSE__OP_CONST &&
+                (g->nodes[n->in[k]].data || g->nodes[n->in[k]].raw);
+         k++) {
+    }
+    if (k < n->num_in) continue;
+    q = &g->nodes[n->in[0]], s = &g->nodes[n->in[1]];
+    z = n->num_in > 2 ? &g->nodes[n->in[2]] : NULL;
+    count = fuse__numel(n->rank, n->shape);
+    channels = fuse__numel(s->rank, s->shape);
+    inner = channels > 1 ? fuse__numel(n->rank - n->a.quant.axis - 1, n->shape + n->a.quant.axis + 1)
+                         : count;
+    data = (float *)fuse__alloc(&g->alloc, (size_t)count * sizeof(float), FUSE__ALIGN);
+    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    for (i = 0; i < count; i++) { /* as the kernel (run/reference_quant.c) computes it */
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      int64_t zc = z ? (int64_t)fuse__const_value(z, c) : 0;
+      data[i] = (float)((int64_t)fuse__const_value(q, i) - zc) * fuse__const_at(s, c);
+    }
+    fuse__derived_name(g, v, q->name, ".dequantized");
+    n = &g->nodes[v];
+    fuse__free(&g->alloc, n->in);
+    n->in = NULL;
+    n->num_in = 0;
+    n->op = FUSE__OP_CONST;
+    n->data = data;
+    memset(&n->a, 0, sizeof n->a);
+  }
+  return FUSE_OK;
+}
+/* ==== end src/passes/quant.c ==== */
 /* ==== begin src/graph/text_write.c ==== */
 /* ---------------------------------------------------------------- text form -- */
 
 
 /* Unnamed rank-0 constants (fuse_scalar) print inline as numbers where they are used. */
 static int fuse__is_inline_scalar(const fuse__node *n) {
-  return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name;
+  return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name && n->type == FUSE_FLOAT32;
+}
+
+/* A value's type and shape as the text form declares it: "[1, 4, 8, 8]" for float32 (every
+   listing before element types), "u8[1, 4, 8, 8]" for the others. */
+static void fuse__put_type_dims(fuse__out *o, const fuse__node *n) {
+  if (n->type != FUSE_FLOAT32) fuse__puts(o, fuse__type_name(n->type));
+  fuse__put_dims(o, n->rank, n->shape, ", ");
 }
 
 static void fuse__put_quoted(fuse__out *o, const char *str) {
@@ -6849,7 +7126,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
   fuse__puts(o, indent);
   fuse__put_label(o, g, v, number);
   fuse__puts(o, ": ");
-  fuse__put_dims(o, n->rank, n->shape, ", ");
+  fuse__put_type_dims(o, n);
   fuse__puts(o, " = ");
   fuse__puts(o, fuse__ops[n->op].name);
   if (n->op == FUSE__OP_CONST) {
@@ -6858,7 +7135,8 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
       fuse__puts(o, "{");
       for (k = 0; k < count; k++) {
         if (k) fuse__puts(o, ", ");
-        fuse__put_float(o, fuse__const_at(n, k));
+        if (n->type == FUSE_FLOAT32) fuse__put_float(o, fuse__const_at(n, k));
+        else fuse__put_int(o, (int64_t)fuse__const_value(n, k));
       }
       fuse__puts(o, "}");
     }
@@ -6957,7 +7235,7 @@ FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, 
     if (i) fuse__puts(&o, ", ");
     fuse__put_label(&o, g, g->inputs[i], number);
     fuse__puts(&o, ": ");
-    fuse__put_dims(&o, n->rank, n->shape, ", ");
+    fuse__put_type_dims(&o, n);
   }
   fuse__puts(&o, ") {\n");
   for (i = 0; i < w.num_items; i++) {
@@ -7225,6 +7503,21 @@ static int fuse__text_shape(fuse__parser *ps, int *rank, int64_t *dims) {
     dims[(*rank)++] = (int64_t)v;
   } while (fuse__text_accept(ps, ','));
   return fuse__text_expect(ps, ']', "',' or ']' in a shape");
+}
+
+/* A declaration's type and shape: "[...]" is float32, "u8[...]" (i8, i32, f32) typed. */
+static int fuse__text_type_shape(fuse__parser *ps, int *type, int *rank, int64_t *dims) {
+  *type = FUSE_FLOAT32;
+  fuse__text_skip(ps);
+  if (*ps->p != '[') {
+    char word[8];
+    const char *start = ps->p;
+    for (*type = FUSE_FLOAT32; *type <= FUSE_INT32; (*type)++)
+      if (fuse__text_word(ps, word, sizeof word) && strcmp(word, fuse__type_name(*type)) == 0) break;
+      else ps->p = start;
+    if (*type > FUSE_INT32) return fuse__text_fail(ps, "'[' or an element type (f32, u8, i8, i32)");
+  }
+  return fuse__text_shape(ps, rank, dims);
 }
 
 static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
@@ -7614,6 +7907,14 @@ FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d) {
   (void)op, (void)n_in;
   return fuse_conv_transpose2d(ps->g, in[0], in[1], &c);
 }
+
+FUSE__TEXT_BUILDER(fuse__text_quant) { /* quantize, dequantize: the zero point is optional */
+  fuse_value zero = n_in == 3 ? in[2] : FUSE_NONE;
+  if (op == FUSE__OP_QUANTIZE)
+    return fuse_quantize(ps->g, in[0], in[1], zero, FUSE__TEXT_INT("axis"));
+  return fuse_dequantize(ps->g, in[0], in[1], zero, FUSE__TEXT_INT("axis"));
+}
+
 #undef FUSE__TEXT_FLOAT
 #undef FUSE__TEXT_INT
 /* ==== end src/graph/text_build.c ==== */
@@ -7661,11 +7962,11 @@ static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
 
 /* "const" after "%label: shape =": the constant, with at most 4 values inline in braces.
    FUSE_NONE: it failed (the graph says why). */
-static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered,
+static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered, int type,
                                    int declared_rank, const int64_t *declared) {
   fuse_graph *g = ps->g;
   float vals[FUSE__INLINE_CONST_MAX];
-  int count = 0;
+  int count = 0, k;
   if (declared_rank < 0) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
                ps->at_line, ps->at_col, label);
@@ -7686,6 +7987,23 @@ static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numb
                  ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
       return FUSE_NONE;
     }
+  }
+  if (type != FUSE_FLOAT32) { /* whole numbers in the type's range, stored as the type */
+    int32_t i32[FUSE__INLINE_CONST_MAX];
+    uint8_t u8[FUSE__INLINE_CONST_MAX];
+    double lo, hi;
+    fuse__type_range(type, &lo, &hi);
+    for (k = 0; k < count; k++) {
+      if (vals[k] != floorf(vals[k]) || vals[k] < lo || vals[k] > hi) {
+        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %f is not a %s value", ps->at_line,
+                   ps->at_col, (double)vals[k], fuse__type_name(type));
+        return FUSE_NONE;
+      }
+      i32[k] = (int32_t)vals[k];
+      u8[k] = (uint8_t)(i32[k] & 0xff); /* u8 / i8: the byte */
+    }
+    return fuse_typed_constant(g, numbered ? NULL : label, (fuse_type)type, declared_rank,
+                               declared, !count ? NULL : type == FUSE_INT32 ? (const void *)i32 : u8);
   }
   return fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
 }
@@ -7747,7 +8065,7 @@ static int fuse__text_arguments(fuse__parser *ps, int op, fuse_value **in, int *
 /* "op(operands, attrs)" after "%label[: shape] =": the op built, its shape checked against
    the declared one. FUSE_NONE: it failed (the graph says why). */
 static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, const char *label,
-                                int declared_rank, const int64_t *declared) {
+                                int type, int declared_rank, const int64_t *declared) {
   fuse_graph *g = ps->g;
   fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
   fuse_value v = FUSE_NONE, *in = NULL;
@@ -7764,6 +8082,11 @@ static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, cons
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
                declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
     v = FUSE_NONE;
+  } else if (declared_rank >= 0 && type != g->nodes[v].type) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %s but %s gives %s",
+               ps->at_line, ps->at_col, label, fuse__type_name(type), word,
+               fuse__type_name(g->nodes[v].type));
+    v = FUSE_NONE;
   }
 done:
   fuse__free(&g->alloc, in);
@@ -7773,7 +8096,7 @@ done:
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, ok = 0;
+  int declared_rank = -1, type = FUSE_FLOAT32, op, ok = 0;
   char word[32];
   fuse_value v;
   fuse_graph *g = ps->g;
@@ -7787,7 +8110,8 @@ static int fuse__text_statement(fuse__parser *ps) {
     return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is defined twice", ps->at_line, ps->at_col, ps->name), 0;
   if (!(label = fuse__strdup(g, ps->name))) return fuse__oom(g, "parse");
   numbered = ps->name_numbered;
-  if (fuse__text_accept(ps, ':') && !fuse__text_shape(ps, &declared_rank, declared)) goto done;
+  if (fuse__text_accept(ps, ':') && !fuse__text_type_shape(ps, &type, &declared_rank, declared))
+    goto done;
   if (!fuse__text_expect(ps, '=', "'=' after the value") || !fuse__text_word(ps, word, sizeof word)) {
     if (g->status == FUSE_OK) fuse__text_fail(ps, "an op name");
     goto done;
@@ -7798,8 +8122,8 @@ static int fuse__text_statement(fuse__parser *ps) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
-  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, declared_rank, declared)
-                           : fuse__text_op(ps, op, word, label, declared_rank, declared);
+  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, type, declared_rank, declared)
+                           : fuse__text_op(ps, op, word, label, type, declared_rank, declared);
   if (v == FUSE_NONE) goto done;
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
@@ -7914,7 +8238,7 @@ static int fuse__text_graph(fuse__parser *ps) {
   if (!fuse__text_accept(ps, ')')) {
     do {
       int64_t shape[FUSE_MAX_RANK];
-      int rank;
+      int rank, type;
       fuse_value v;
       fuse__text_skip(ps);
       ps->at_line = ps->line;
@@ -7925,8 +8249,8 @@ static int fuse__text_graph(fuse__parser *ps) {
                           ps->name),
                0;
       if (!fuse__text_expect(ps, ':', "':' and the input's shape")) return 0;
-      if (!fuse__text_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
-      v = fuse_input(g, ps->name_numbered ? NULL : ps->name, rank, shape);
+      if (!fuse__text_type_shape(ps, &type, &rank, shape)) return 0; /* leaves ps->name */
+      v = fuse_typed_input(g, ps->name_numbered ? NULL : ps->name, (fuse_type)type, rank, shape);
       if (v == FUSE_NONE) return fuse__text_locate_error(ps), 0;
       if (ps->name_numbered && !fuse__text_bind(ps, v)) return 0;
     } while (fuse__text_accept(ps, ','));
@@ -8028,6 +8352,22 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
     return fuse__fail(g, FUSE_ERROR_SHAPE, "set_constant: '%s' %S has %D elements, not %D", name,
                       node->rank, node->shape, count, (int64_t)n),
            g->status;
+  if (node->type != FUSE_FLOAT32) { /* whole numbers in the type's range, stored as the type */
+    double lo, hi;
+    size_t i;
+    fuse__type_range(node->type, &lo, &hi);
+    for (i = 0; i < n; i++)
+      if (data[i] != floorf(data[i]) || data[i] < lo || data[i] > hi)
+        return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                          "set_constant: '%s' is %s, and data[%D] = %f is not a %s value", name,
+                          fuse__type_name(node->type), (int64_t)i, (double)data[i],
+                          fuse__type_name(node->type)),
+               g->status;
+    for (i = 0; i < n; i++)
+      if (node->type == FUSE_INT32) ((int32_t *)(void *)node->data)[i] = (int32_t)data[i];
+      else ((uint8_t *)node->data)[i] = (uint8_t)((int32_t)data[i] & 0xff);
+    return FUSE_OK;
+  }
   if (!fuse__const_floats(g, v)) return g->status; /* borrowed from a file: its own copy now */
   memcpy(g->nodes[v].data, data, n * sizeof(float));
   return FUSE_OK;
@@ -33303,6 +33643,7 @@ enum { FUSE__LOC_INPUT, FUSE__LOC_OUTPUT, FUSE__LOC_WORK, FUSE__LOC_CONST };
 
 typedef struct fuse__tensor {
   int kind;      /* FUSE__LOC_* */
+  int type;      /* fuse_type of its elements */
   int index;     /* input / output position */
   size_t offset; /* bytes into the workspace or the constants */
   int rank;
@@ -33496,7 +33837,7 @@ static const char *const fuse__run_names[] = {
     "UNARY", "CONV2D", "MATMUL", "BINARY", "CONCAT", "TRANSPOSE", "SOFTMAX", "BATCH_NORM",
     "POOL", "GLOBAL_AVG_POOL", "LAYOUT", "CHAIN", "MATH_UNARY", "MATH_BROADCAST", "GATHER",
     "EXPAND", "TILE", "PAD", "RESIZE", "REDUCE", "LOG_SOFTMAX", "NORM", "SLICE",
-    "CONV_TRANSPOSE2D"};
+    "CONV_TRANSPOSE2D", "QUANT"};
 typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fuse__run_names ==
                                                      FUSE__RUN_COUNT
                                                  ? 1
@@ -33663,7 +34004,7 @@ static int fuse__isa_built(fuse_isa isa) {
 }
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
-  size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
+  size_t b = (size_t)fuse__numel(t->rank, t->shape) * fuse__type_size(t->type);
   if (t->bytes > b) b = t->bytes;
   return (b + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
 }
@@ -35761,6 +36102,7 @@ static int fuse__place_tensors(fuse__compiler *c) {
     const fuse__node *nd = &g->nodes[i];
     fuse__tensor *t = &p->tensors[i];
     t->rank = nd->rank;
+    t->type = nd->type;
     t->value = i;
     memcpy(t->shape, nd->shape, sizeof t->shape);
     if (!c->needed[i]) continue;
@@ -36312,8 +36654,8 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
                              (int)(sizeof fuse__unary_loops / sizeof *fuse__unary_loops), s->op);
   if (loop)
     loop(y, x, count, s);
-  else if (y != x)
-    memcpy(y, x, (size_t)count * sizeof(float));
+  else if (y != x) /* the copies: of any element type */
+    memcpy(y, x, (size_t)count * fuse__type_size(ty->type));
 }
 
 /* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has
@@ -38628,6 +38970,67 @@ static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *
     }
 }
 /* ==== end src/run/reference_layers.c ==== */
+/* ==== begin src/run/reference_quant.c ==== */
+/* ------------------------------------------------ quantize, dequantize (reference) -- */
+/* ONNX QuantizeLinear and DequantizeLinear, element by element: the oracle the integer
+   kernels are tested against and what runs where a quantized model stays in float32. */
+
+/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+static float fuse__round_half_even(float v) {
+  float r = floorf(v), d = v - r;
+  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
+}
+
+/* Element i of a typed tensor's data as an integer (the zero points, the quantized values). */
+static int64_t fuse__typed_at(const void *data, int type, int64_t i) {
+  switch (type) {
+  case FUSE_UINT8: return ((const uint8_t *)data)[i];
+  case FUSE_INT8: return ((const int8_t *)data)[i];
+  case FUSE_INT32: return ((const int32_t *)data)[i];
+  default: return (int64_t)((const float *)data)[i];
+  }
+}
+
+/* quantize: y = saturate(round(x / scale) + zero point); NaN gives the zero point.
+   dequantize: y = (q - zero point) * scale. Per tensor, or per index of a.quant.axis when the
+   scale holds more than one value. */
+static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ts = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
+  const void *x = fuse__in(r, s, 0), *zero = s->num_in > 2 ? (const void *)fuse__in(r, s, 2) : NULL;
+  const float *scale = fuse__in(r, s, 1);
+  void *y = fuse__data(r, s->out);
+  int64_t n = fuse__numel(tx->rank, tx->shape), channels = fuse__numel(ts->rank, ts->shape);
+  int64_t inner = channels > 1 ? fuse__numel(tx->rank - s->a.quant.axis - 1,
+                                             tx->shape + s->a.quant.axis + 1)
+                               : n;
+  int ztype = s->num_in > 2 ? fuse__in_t(r, s, 2)->type : FUSE_UINT8;
+  int64_t i;
+  if (s->op == FUSE__OP_DEQUANTIZE) {
+    for (i = 0; i < n; i++) {
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      int64_t z = zero ? fuse__typed_at(zero, ztype, c) : 0;
+      ((float *)y)[i] = (float)(fuse__typed_at(x, tx->type, i) - z) * scale[c];
+    }
+    return;
+  }
+  {
+    double lo = ty->type == FUSE_UINT8 ? 0 : ty->type == FUSE_INT8 ? -128 : -2147483648.0;
+    double hi = ty->type == FUSE_UINT8 ? 255 : ty->type == FUSE_INT8 ? 127 : 2147483647.0;
+    for (i = 0; i < n; i++) {
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      double z = zero ? (double)fuse__typed_at(zero, ztype, c) : 0;
+      double q = (double)fuse__round_half_even(((const float *)x)[i] / scale[c]) + z;
+      if (q != q) q = z;
+      q = q < lo ? lo : q > hi ? hi : q;
+      if (ty->type == FUSE_INT32) ((int32_t *)y)[i] = (int32_t)q;
+      else if (ty->type == FUSE_INT8) ((int8_t *)y)[i] = (int8_t)q;
+      else ((uint8_t *)y)[i] = (uint8_t)q;
+    }
+  }
+}
+/* ==== end src/run/reference_quant.c ==== */
 /* ==== begin src/run/chain_run.c ==== */
 /* ------------------------------------------- chain and row kernels' drivers -- */
 /* The chain step (kernels/chain_rows.c) and the vector paths of softmax, log-softmax, the
@@ -38966,6 +39369,7 @@ static const fuse__run_kernel fuse__run_kernels[] = {
     FUSE__RUN_ROW(NORM, fuse__run_norm),
     FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
     FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
+    FUSE__RUN_ROW(QUANT, fuse__kernel_quant), /* run/reference_quant.c */
 };
 #undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
@@ -38995,9 +39399,31 @@ FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims) {
   return fuse__plan_io_shape(p, FUSE__LOC_OUTPUT, i, dims);
 }
 
+/* The element type of the tensor of kind `kind` at position i; -1 for none. */
+static int fuse__plan_io_type(const fuse_plan *p, int kind, int i) {
+  int t;
+  for (t = 0; p && t < p->num_tensors; t++)
+    if (p->tensors[t].kind == kind && p->tensors[t].index == i) return p->tensors[t].type;
+  return -1;
+}
+FUSE_API int fuse_plan_input_type(const fuse_plan *p, int i) {
+  return fuse__plan_io_type(p, FUSE__LOC_INPUT, i);
+}
+FUSE_API int fuse_plan_output_type(const fuse_plan *p, int i) {
+  return fuse__plan_io_type(p, FUSE__LOC_OUTPUT, i);
+}
+
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
   return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
+}
+
+/* The steps read every input and write every output through its tensor's type: a typed
+   caller's arrays pass as they are. */
+FUSE_API fuse_result fuse_run_typed(fuse_plan *p, const void *const *inputs,
+                                    void *const *outputs, void *workspace) {
+  return fuse_run_steps(p, (const float *const *)inputs, (float *const *)outputs, workspace, 0,
+                        p ? p->num_steps : 0);
 }
 
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
@@ -39067,7 +39493,7 @@ FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
    nothing outside the blob. The checksum finds damage, not forgery: a blob made by hand
    with matching checksums is checked for its bounds, not for every kernel's invariants. */
 
-#define FUSE__BLOB_VERSION 1u
+#define FUSE__BLOB_VERSION 2u /* 2: tensors carry their element type */
 #define FUSE__BLOB_HEADER 64
 #define FUSE__BLOB_ORDER 0x01020304u
 #define FUSE__BLOB_ATTR_WORDS ((int)(sizeof(fuse__attrs) / 4))
@@ -39332,7 +39758,7 @@ FUSE_API fuse_result fuse_plan_save(const fuse_plan *p, fuse_write_fn write, voi
     fuse__put_i32(&b, t->kind), fuse__put_i32(&b, t->index), fuse__put_u64(&b, t->offset);
     fuse__put_i32(&b, t->rank);
     for (d = 0; d < t->rank; d++) fuse__put_u64(&b, (uint64_t)t->shape[d]);
-    fuse__put_i32(&b, t->nhwc), fuse__put_i32(&b, t->value);
+    fuse__put_i32(&b, t->nhwc), fuse__put_i32(&b, t->value), fuse__put_i32(&b, t->type);
     fuse__put_u64(&b, (uint64_t)t->stride), fuse__put_u64(&b, t->view_at);
   }
   for (i = 0; i < p->num_steps; i++) fuse__put_step(&b, &p->steps[i], p->operands, packed_at[i]);
@@ -39454,9 +39880,9 @@ static fuse_result fuse__blob_refuse(fuse__loader *l, fuse_result rc, const char
 #define fuse__blob_refuse(l, rc, ...)                                                            \
   (FUSE__MESSAGES ? fuse__blob_refuse(l, rc, __VA_ARGS__) : fuse__unexplained(rc))
 
-/* Bytes a tensor spans from its offset: its elements, or rows `stride` floats apart. */
+/* Bytes a tensor spans from its offset: its elements, or rows `stride` elements apart. */
 static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
-  uint64_t n = 1, rows, row;
+  uint64_t n = 1, rows, row, size = fuse__type_size(t->type);
   int d;
   for (d = 0; d < t->rank; d++) {
     if (t->shape[d] < 0 || (t->shape[d] && n > FUSE__MAX_BYTES / 4 / (uint64_t)t->shape[d]))
@@ -39464,14 +39890,14 @@ static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
     n *= (uint64_t)t->shape[d];
   }
   if (t->stride <= 0 || n == 0) {
-    *bytes = n * 4;
+    *bytes = n * size;
     return t->stride >= 0;
   }
   if (t->rank < 2) return 0;
   row = t->nhwc ? (uint64_t)t->shape[1] : n / (uint64_t)t->shape[0];
   rows = n / row;
   if ((uint64_t)t->stride < row || (uint64_t)t->stride > FUSE__MAX_BYTES / 4 / rows) return 0;
-  *bytes = ((rows - 1) * (uint64_t)t->stride + row) * 4;
+  *bytes = ((rows - 1) * (uint64_t)t->stride + row) * size;
   return 1;
 }
 
@@ -39481,7 +39907,8 @@ static int fuse__blob_region_ok(const fuse_plan *p, const fuse__tensor *t) {
   uint64_t extent = 0, limit = t->kind == FUSE__LOC_WORK ? p->tensors_size : p->const_bytes;
   if (!fuse__blob_extent(t, &extent)) return 0;
   if (t->kind != FUSE__LOC_WORK && t->kind != FUSE__LOC_CONST) return 1;
-  return extent <= limit && t->offset <= limit - extent && !(t->offset & 3);
+  return extent <= limit && t->offset <= limit - extent &&
+         !(t->offset & (fuse__type_size(t->type) - 1));
 }
 
 /* The tensors: kinds, positions and shapes here; their regions where a step reads or writes
@@ -39499,14 +39926,17 @@ static int fuse__blob_tensors(fuse__loader *l) {
       return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "tensor %d: rank %d", i, t->rank), 0;
     for (d = 0; d < t->rank; d++) t->shape[d] = (int64_t)fuse__get_u64(&l->r);
     t->nhwc = fuse__get_i32(&l->r) != 0, t->value = fuse__get_i32(&l->r);
+    t->type = fuse__get_i32(&l->r);
     t->stride = (int64_t)fuse__get_u64(&l->r), t->view_at = fuse__get_size(&l->r);
     t->bytes = 0;
     if (l->r.failed) break;
     if ((t->kind == FUSE__LOC_INPUT && (t->index < 0 || t->index >= p->num_inputs)) ||
         (t->kind == FUSE__LOC_OUTPUT && (t->index < 0 || t->index >= p->num_outputs)) ||
-        t->kind < FUSE__LOC_INPUT || t->kind > FUSE__LOC_CONST || !fuse__blob_extent(t, &extent))
-      return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "tensor %d: kind %d, position %d, shape %S",
-                               i, t->kind, t->index, t->rank, t->shape),
+        t->kind < FUSE__LOC_INPUT || t->kind > FUSE__LOC_CONST || t->type < FUSE_FLOAT32 ||
+        t->type > FUSE_INT32 || !fuse__blob_extent(t, &extent))
+      return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                               "tensor %d: kind %d, position %d, type %d, shape %S", i, t->kind,
+                               t->index, t->type, t->rank, t->shape),
              0;
   }
   return !l->r.failed;
@@ -39876,14 +40306,14 @@ fail:
 
 /* An unnamed constant whose values the caller writes (straight from a file). */
 static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, rank, shape, NULL, 1);
 }
 
 /* A constant whose values stay in the model file the graph maps (fuse__const_read): raw is
    its little-endian float32 bytes, of its transpose when transposed. */
 static fuse_value fuse__constant_borrowed(fuse_graph *g, int rank, const int64_t *shape,
                                           const unsigned char *raw, int transposed) {
-  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 2);
+  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, rank, shape, NULL, 2);
   if (v != FUSE_NONE) g->nodes[v].raw = raw, g->nodes[v].raw_transposed = transposed;
   return v;
 }
@@ -44024,6 +44454,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__OUT_RUN_NORM
 #undef FUSE__OUT_RUN_SLICE
 #undef FUSE__OUT_RUN_CONV_TRANSPOSE2D
+#undef FUSE__OUT_RUN_QUANT
 #undef FUSE__RUNS_OUT
 #undef FUSE__HAS_RUN
 #undef FUSE__HAS_KERNEL

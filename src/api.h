@@ -52,12 +52,18 @@ typedef struct fuse_allocator {
 } fuse_allocator;
 
 /* ========================================================================= graph == */
-/* Tensors are float32, NCHW for images; element-wise ops broadcast as numpy does. */
+/* Tensors are float32 unless made otherwise, NCHW for images; element-wise ops broadcast as
+   numpy does. Quantized models carry uint8 / int8 tensors (and int32 biases) between
+   fuse_quantize and fuse_dequantize; every other op takes float32 operands, but reshape and
+   flatten, which keep their operand's type. */
 
 typedef struct fuse_graph fuse_graph;
 typedef int32_t fuse_value; /* a tensor in a graph */
 #define FUSE_NONE (-1)      /* returned by a builder that failed */
 #define FUSE_MAX_RANK 8
+typedef enum fuse_type { /* a tensor's elements; the text form spells them f32, u8, i8, i32 */
+  FUSE_FLOAT32 = 0, FUSE_UINT8, FUSE_INT8, FUSE_INT32
+} fuse_type;
 
 #ifndef FUSE_RUNTIME_ONLY /* the graph's functions (not in a runtime-only build: see CONFIGURATION) */
 FUSE_API fuse_graph *fuse_graph_create(const fuse_allocator *alloc); /* alloc may be NULL */
@@ -73,6 +79,22 @@ FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data); /* data is copied */
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v); /* rank-0 constant */
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v);
+/* Inputs and constants of any element type (data: numel elements of that type, copied). */
+FUSE_API fuse_value fuse_typed_input(fuse_graph *g, const char *name, fuse_type type, int rank,
+                                     const int64_t *shape);
+FUSE_API fuse_value fuse_typed_constant(fuse_graph *g, const char *name, fuse_type type,
+                                        int rank, const int64_t *shape, const void *data);
+FUSE_API fuse_type fuse_value_type(const fuse_graph *g, fuse_value v); /* FUSE_FLOAT32 for bad v */
+/* ONNX QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to even, into
+   zero_point's type (uint8 / int8 / int32; FUSE_NONE: uint8 with zero point 0). scale (float32)
+   and zero_point hold one value, or one per index of x's dimension `axis` (negative counts
+   from the end). */
+FUSE_API fuse_value fuse_quantize(fuse_graph *g, fuse_value x, fuse_value scale,
+                                  fuse_value zero_point, int axis);
+/* ONNX DequantizeLinear: (q - zero_point) * scale in float32; q uint8, int8 or int32,
+   zero_point of q's type or FUSE_NONE (0); scale and axis as in fuse_quantize. */
+FUSE_API fuse_value fuse_dequantize(fuse_graph *g, fuse_value q, fuse_value scale,
+                                    fuse_value zero_point, int axis);
 #endif
 
 /* All-zero = stride 1, no padding, dilation 1, groups 1. */
@@ -519,6 +541,9 @@ FUSE_API int fuse_plan_input_count(const fuse_plan *p);
 FUSE_API int fuse_plan_output_count(const fuse_plan *p);
 FUSE_API int fuse_plan_input_shape(const fuse_plan *p, int i, int64_t *dims);
 FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims);
+/* Their element types (FUSE_FLOAT32 unless the graph made them otherwise); -1 out of range. */
+FUSE_API int fuse_plan_input_type(const fuse_plan *p, int i);
+FUSE_API int fuse_plan_output_type(const fuse_plan *p, int i);
 FUSE_API fuse_result fuse_plan_write(const fuse_plan *p, fuse_write_fn write, void *user);
 /* inputs / outputs: NCHW float arrays in fuse_input / fuse_output order; outputs must not
    overlap inputs. workspace: NULL = the plan's own (one caller at a time); a caller's own
@@ -529,6 +554,10 @@ FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *c
    workspace must carry the values between calls. fuse_run = all steps. */
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,
                                     float *const *outputs, void *workspace, int first, int count);
+/* fuse_run for plans whose inputs or outputs are not all float32 (a uint8 image in, int8
+   logits out): each array holds elements of its fuse_plan_input_type / _output_type. */
+FUSE_API fuse_result fuse_run_typed(fuse_plan *p, const void *const *inputs,
+                                    void *const *outputs, void *workspace);
 FUSE_API void fuse_plan_destroy(fuse_plan *p);
 
 /* Plan blobs: a compiled plan as bytes (steps, kernel choices, memory plan, packed weights) that

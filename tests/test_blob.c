@@ -360,9 +360,12 @@ TEST(refusals_say_why) {
   memcpy(b.data, "FUSEPLAX", 8);
   blob_refused(&b, b.len, "not a plan blob", "magic");
   memcpy(b.data, "FUSEPLAN", 8);
-  v = 2, memcpy(b.data + 8, &v, 4);
-  blob_refused(&b, b.len, "format version 2", "version");
-  v = 1, memcpy(b.data + 8, &v, 4);
+  memcpy(&u, b.data + 8, 4); /* (the format version this build writes, in u's low half) */
+  v = 1, memcpy(b.data + 8, &v, 4); /* version 1's tensors had no element type */
+  blob_refused(&b, b.len, "format version 1; this build reads version 2", "version");
+  v = 99, memcpy(b.data + 8, &v, 4);
+  blob_refused(&b, b.len, "format version 99", "version");
+  memcpy(b.data + 8, &u, 4);
   v = 0x04030201u, memcpy(b.data + 12, &v, 4);
   blob_refused(&b, b.len, "other byte order", "byte order");
   v = 0x01020304u, memcpy(b.data + 12, &v, 4);

@@ -103,8 +103,8 @@ FUSE_API const char *fuse_graph_error(const fuse_graph *g) {
 
 /* An input or a constant; a constant's values are copied from data, zeros when data is NULL,
    left for the caller to fill when uninit is 1, not allocated when it is 2 (borrowed). */
-static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
-                             const int64_t *shape, const float *data, int uninit) {
+static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int type, int rank,
+                             const int64_t *shape, const void *data, int uninit) {
   const char *who = fuse__ops[op].name;
   char named[96]; /* "input 'x'": messages about the shape name the value */
   fuse__node *n;
@@ -123,6 +123,9 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
     fuse__puts(&o, "'");
   }
   if (!fuse__begin(g, who, 0, NULL) || !fuse__check_shape(g, named, rank, shape)) return FUSE_NONE;
+  if (!fuse__enum_in(type, FUSE_FLOAT32, FUSE_INT32))
+    return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT, "%s: element type %d is not a fuse_type",
+                      named, type);
   if (name && fuse__find(g, name) != FUSE_NONE) {
     fuse__set_name(g, FUSE_NONE, name, who); /* reports the clash */
     return FUSE_NONE;
@@ -135,13 +138,14 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
   }
   if (!(n = fuse__new_node(g, op, 0, NULL, rank, shape))) return FUSE_NONE;
   v = fuse__id(g, n);
+  n->type = type;
   if (op == FUSE__OP_CONST) {
     if ((uint64_t)fuse__numel(n->rank, n->shape) > (uint64_t)((size_t)-1 / 2 / sizeof(float))) {
       g->num_nodes--;
       return fuse__fail(g, FUSE_ERROR_OUT_OF_MEMORY,
                         "%s: %S is larger than this target's address space", named, rank, shape);
     }
-    bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float); /* shape may have moved */
+    bytes = (size_t)fuse__numel(n->rank, n->shape) * fuse__type_size(type); /* shape may have moved */
     if (uninit != 2) { /* 2: borrowed, the caller points raw at the file */
       n->data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
       if (!n->data) {
@@ -163,16 +167,30 @@ static fuse_value fuse__leaf(fuse_graph *g, int op, const char *name, int rank,
 }
 
 FUSE_API fuse_value fuse_input(fuse_graph *g, const char *name, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_INPUT, name, rank, shape, NULL, 0);
+  return fuse__leaf(g, FUSE__OP_INPUT, name, FUSE_FLOAT32, rank, shape, NULL, 0);
 }
 
 FUSE_API fuse_value fuse_constant(fuse_graph *g, const char *name, int rank,
                                   const int64_t *shape, const float *data) {
-  return fuse__leaf(g, FUSE__OP_CONST, name, rank, shape, data, 0);
+  return fuse__leaf(g, FUSE__OP_CONST, name, FUSE_FLOAT32, rank, shape, data, 0);
 }
 
 FUSE_API fuse_value fuse_scalar(fuse_graph *g, float v) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, 0, NULL, &v, 0);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, 0, NULL, &v, 0);
+}
+
+FUSE_API fuse_value fuse_typed_input(fuse_graph *g, const char *name, fuse_type type, int rank,
+                                     const int64_t *shape) {
+  return fuse__leaf(g, FUSE__OP_INPUT, name, (int)type, rank, shape, NULL, 0);
+}
+
+FUSE_API fuse_value fuse_typed_constant(fuse_graph *g, const char *name, fuse_type type,
+                                        int rank, const int64_t *shape, const void *data) {
+  return fuse__leaf(g, FUSE__OP_CONST, name, (int)type, rank, shape, data, 0);
+}
+
+FUSE_API fuse_type fuse_value_type(const fuse_graph *g, fuse_value v) {
+  return fuse__valid(g, v) ? (fuse_type)g->nodes[v].type : FUSE_FLOAT32;
 }
 
 FUSE_API fuse_result fuse_output(fuse_graph *g, fuse_value v) {

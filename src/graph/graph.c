@@ -147,9 +147,10 @@ static int fuse__oom(fuse_graph *g, const char *what) {
 static void fuse__const_read(const fuse__node *n, int64_t first, int64_t count, float *dst) {
   int64_t i, R, C;
   if (count <= 0) return;
-  if (n->data || !n->raw) {
-    if (n->data) memcpy(dst, n->data + first, (size_t)count * sizeof(float));
-    else memset(dst, 0, (size_t)count * sizeof(float));
+  if (n->data || !n->raw) { /* (a typed constant's elements as they are, into dst's bytes) */
+    size_t size = fuse__type_size(n->type);
+    if (n->data) memcpy(dst, (const char *)n->data + (size_t)first * size, (size_t)count * size);
+    else memset(dst, 0, (size_t)count * size);
     return;
   }
   if (!n->raw_transposed) {
@@ -258,11 +259,30 @@ static int fuse__set_name(fuse_graph *g, fuse_value v, const char *name, const c
   return 1;
 }
 
-/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory. */
+/* A fuse_type's name in the text form and messages. */
+static const char *fuse__type_name(int type) {
+  static const char *const names[] = {"f32", "u8", "i8", "i32"};
+  return type >= 0 && type <= FUSE_INT32 ? names[type] : "?";
+}
+
+/* Appends a node with its operands and shape; NULL (and the graph's error) when out of memory
+   or when an operand is not float32 and the op takes only float32 (FUSE__OPF_TYPED: its
+   builder checks the types, and the node takes its first operand's type until it says else). */
 static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_value *in,
                                   int rank, const int64_t *shape) {
   fuse__node *n, *nodes;
   int64_t dims[FUSE_MAX_RANK];
+  int k, type = FUSE_FLOAT32;
+  for (k = 0; k < num_in; k++)
+    if (in[k] >= 0 && in[k] < g->num_nodes && g->nodes[in[k]].type != FUSE_FLOAT32 &&
+        !(fuse__ops[op].flags & FUSE__OPF_TYPED))
+      return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                        "%s: operand %d (%V) is %s; %s takes float32 (dequantize it first)",
+                        fuse__ops[op].name, k, in[k], fuse__type_name(g->nodes[in[k]].type),
+                        fuse__ops[op].name),
+             (fuse__node *)NULL;
+  if (num_in && (fuse__ops[op].flags & FUSE__OPF_TYPED) && in[0] >= 0 && in[0] < g->num_nodes)
+    type = g->nodes[in[0]].type;
   if (rank) memcpy(dims, shape, (size_t)rank * sizeof(int64_t)); /* shape may be in g->nodes */
   nodes = (fuse__node *)fuse__grow(&g->alloc, g->nodes, g->num_nodes, &g->cap_nodes,
                                    g->num_nodes + 1, sizeof(fuse__node));
@@ -271,6 +291,7 @@ static fuse__node *fuse__new_node(fuse_graph *g, int op, int num_in, const fuse_
   n = &g->nodes[g->num_nodes];
   memset(n, 0, sizeof *n);
   n->op = op;
+  n->type = type;
   n->rank = rank;
   n->composite = -1;
   if (rank) memcpy(n->shape, dims, (size_t)rank * sizeof(int64_t));

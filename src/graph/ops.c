@@ -70,6 +70,9 @@ typedef enum fuse__op {
   FUSE__OP_GROUP_NORM,       /* a.norm: groups, eps */
   /* transposed convolution (graph/builders_layers.c) */
   FUSE__OP_CONV_TRANSPOSE2D, /* a.convt */
+  /* quantization (graph/builders_quant.c, run/reference_quant.c): x, scale, zero point */
+  FUSE__OP_QUANTIZE,   /* a.quant.axis; its type is the zero point's */
+  FUSE__OP_DEQUANTIZE, /* a.quant.axis */
   FUSE__OP_COPY,    /* plan only: copies a value into an output buffer */
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
@@ -114,16 +117,26 @@ typedef union fuse__attrs {
     float eps;
   } norm;
   fuse_conv_transpose2d_attrs convt; /* normalized: no zeros */
+  struct {
+    int axis; /* of the per-axis scale and zero point, normalized to 0..rank-1 (0 per tensor) */
+  } quant;
 } fuse__attrs;
+
+/* Bytes of one element of a fuse_type. */
+static size_t fuse__type_size(int type) {
+  return type == FUSE_UINT8 || type == FUSE_INT8 ? 1 : 4;
+}
 
 typedef struct fuse__node {
   int op;
+  int type; /* fuse_type of its elements */
   int rank;
   int num_in;
   int64_t shape[FUSE_MAX_RANK];
   fuse_value *in; /* operands */
   char *name;     /* NULL: unnamed */
-  float *data;    /* constants: numel floats, FUSE__ALIGN-aligned; NULL while raw is set */
+  float *data;    /* constants: numel elements of its type (floats but for typed constants),
+                     FUSE__ALIGN-aligned; NULL while raw is set */
   const unsigned char *raw; /* a constant still in the file the graph maps (fuse__const_floats) */
   int raw_transposed;       /* raw holds the transpose, [shape[1]][shape[0]] */
   int composite;  /* the composite this op belongs to, or -1 */
@@ -273,6 +286,8 @@ static const fuse__attr_spec fuse__attrs_conv_transpose[] = {
     {"dilation", '2', 'n', FUSE__AT(a.convt.dilation), FUSE__DEFAULT(0)},
     {"groups", 'i', 'i', FUSE__AT(a.convt.groups), FUSE__DEFAULT(0)},
     FUSE__ATTRS_END};
+static const fuse__attr_spec fuse__attrs_quant[] = {
+    {"axis", 'i', 'i', FUSE__AT(a.quant.axis), FUSE__DEFAULT(1)}, FUSE__ATTRS_END};
 #undef FUSE__AT
 /* The resize enums ('E'): one size for the three, an int's or less (C compilers for small
    targets may give an enum of small values one byte: -fshort-enums, the ARM EABI's default
@@ -307,6 +322,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_NORM,
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
+  FUSE__RUN_QUANT, /* quantize, dequantize */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -347,7 +363,9 @@ enum {
   FUSE__OPF_FOLLOWS_NHWC = 2, /* runs in either layout: takes NHWC when an operand is NHWC */
   FUSE__OPF_TAKES_NHWC = 4,   /* a kernel step that reads NHWC (conv2d, pools, concat) */
   FUSE__OPF_EPILOGUE = 8,     /* a post-op of one operand the epilogue analyzer may fold */
-  FUSE__OPF_POST_ALPHA = 16   /* its post-op takes a.unary's alpha and beta */
+  FUSE__OPF_POST_ALPHA = 16,  /* its post-op takes a.unary's alpha and beta */
+  FUSE__OPF_TYPED = 32        /* takes operands of any element type (its builder checks them);
+                                 every other op takes float32 only */
 };
 
 struct fuse__parser;
@@ -396,6 +414,7 @@ FUSE__TEXT_BUILDER(fuse__text_layer_norm);
 FUSE__TEXT_BUILDER(fuse__text_instance_norm);
 FUSE__TEXT_BUILDER(fuse__text_group_norm);
 FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d);
+FUSE__TEXT_BUILDER(fuse__text_quant);
 #endif
 
 /* One row per op, in fuse__op's order (the count is checked when this compiles, the order by
@@ -420,6 +439,7 @@ typedef struct fuse__op_row {
 #define FUSE__T FUSE__OPF_TAKES_NHWC
 #define FUSE__P FUSE__OPF_EPILOGUE
 #define FUSE__A FUSE__OPF_POST_ALPHA
+#define FUSE__Y FUSE__OPF_TYPED
 static const fuse__op_row fuse__ops[] = {
     {FUSE__OP_INPUT, "input", NULL, fuse__attrs_none, 0, 0, 0, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
@@ -445,9 +465,9 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_CLAMP, FUSE__TEXT(fuse__text_clip)},
     {FUSE__OP_SIGMOID, "sigmoid", NULL, fuse__attrs_none, 1, 1, FUSE__E | FUSE__F | FUSE__P,
      FUSE__RUN_UNARY, FUSE__CHAIN_POST, FUSE_POST_SIGMOID, FUSE__TEXT(fuse__text_unary)},
-    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, 0, FUSE__RUN_UNARY,
+    {FUSE__OP_RESHAPE, "reshape", NULL, fuse__attrs_shape, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_reshape)},
-    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, 0, FUSE__RUN_UNARY,
+    {FUSE__OP_FLATTEN, "flatten", NULL, fuse__attrs_axis1, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_flatten)},
     {FUSE__OP_CONCAT, "concat", NULL, fuse__attrs_axis0, 1, -1, FUSE__F | FUSE__T,
      FUSE__RUN_CONCAT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_concat)},
@@ -557,9 +577,14 @@ static const fuse__op_row fuse__ops[] = {
     /* transposed convolution (graph/builders_layers.c, run/reference_layers.c) */
     {FUSE__OP_CONV_TRANSPOSE2D, "conv_transpose2d", NULL, fuse__attrs_conv_transpose, 2, 2, 0,
      FUSE__RUN_CONV_TRANSPOSE2D, FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_conv_transpose2d)},
+    /* quantization (graph/builders_quant.c, run/reference_quant.c) */
+    {FUSE__OP_QUANTIZE, "quantize", NULL, fuse__attrs_quant, 2, 3, FUSE__Y, FUSE__RUN_QUANT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_quant)},
+    {FUSE__OP_DEQUANTIZE, "dequantize", NULL, fuse__attrs_quant, 2, 3, FUSE__Y, FUSE__RUN_QUANT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(fuse__text_quant)},
     /* plan only */
-    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_UNARY, FUSE__CHAIN_NONE,
-     0, FUSE__TEXT(NULL)},
+    {FUSE__OP_COPY, "copy", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_UNARY,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NHWC, "to_nhwc", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
@@ -572,6 +597,7 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__T
 #undef FUSE__P
 #undef FUSE__A
+#undef FUSE__Y
 typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
                                           ? 1
                                           : -1];

@@ -318,5 +318,13 @@ FUSE__TEXT_BUILDER(fuse__text_conv_transpose2d) {
   (void)op, (void)n_in;
   return fuse_conv_transpose2d(ps->g, in[0], in[1], &c);
 }
+
+FUSE__TEXT_BUILDER(fuse__text_quant) { /* quantize, dequantize: the zero point is optional */
+  fuse_value zero = n_in == 3 ? in[2] : FUSE_NONE;
+  if (op == FUSE__OP_QUANTIZE)
+    return fuse_quantize(ps->g, in[0], in[1], zero, FUSE__TEXT_INT("axis"));
+  return fuse_dequantize(ps->g, in[0], in[1], zero, FUSE__TEXT_INT("axis"));
+}
+
 #undef FUSE__TEXT_FLOAT
 #undef FUSE__TEXT_INT

@@ -229,6 +229,21 @@ static int fuse__text_shape(fuse__parser *ps, int *rank, int64_t *dims) {
   return fuse__text_expect(ps, ']', "',' or ']' in a shape");
 }
 
+/* A declaration's type and shape: "[...]" is float32, "u8[...]" (i8, i32, f32) typed. */
+static int fuse__text_type_shape(fuse__parser *ps, int *type, int *rank, int64_t *dims) {
+  *type = FUSE_FLOAT32;
+  fuse__text_skip(ps);
+  if (*ps->p != '[') {
+    char word[8];
+    const char *start = ps->p;
+    for (*type = FUSE_FLOAT32; *type <= FUSE_INT32; (*type)++)
+      if (fuse__text_word(ps, word, sizeof word) && strcmp(word, fuse__type_name(*type)) == 0) break;
+      else ps->p = start;
+    if (*type > FUSE_INT32) return fuse__text_fail(ps, "'[' or an element type (f32, u8, i8, i32)");
+  }
+  return fuse__text_shape(ps, rank, dims);
+}
+
 static int fuse__text_attr(fuse__parser *ps, fuse__parse_attr *a) {
   a->count = 0;
   a->is_list = 0;

@@ -41,11 +41,11 @@ static int fuse__text_operand(fuse__parser *ps, fuse_value *out) {
 
 /* "const" after "%label: shape =": the constant, with at most 4 values inline in braces.
    FUSE_NONE: it failed (the graph says why). */
-static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered,
+static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numbered, int type,
                                    int declared_rank, const int64_t *declared) {
   fuse_graph *g = ps->g;
   float vals[FUSE__INLINE_CONST_MAX];
-  int count = 0;
+  int count = 0, k;
   if (declared_rank < 0) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: a constant needs its shape: %%%s: [...] = const",
                ps->at_line, ps->at_col, label);
@@ -66,6 +66,23 @@ static fuse_value fuse__text_const(fuse__parser *ps, const char *label, int numb
                  ps->at_line, ps->at_col, declared_rank, declared, fuse__numel(declared_rank, declared), count);
       return FUSE_NONE;
     }
+  }
+  if (type != FUSE_FLOAT32) { /* whole numbers in the type's range, stored as the type */
+    int32_t i32[FUSE__INLINE_CONST_MAX];
+    uint8_t u8[FUSE__INLINE_CONST_MAX];
+    double lo, hi;
+    fuse__type_range(type, &lo, &hi);
+    for (k = 0; k < count; k++) {
+      if (vals[k] != floorf(vals[k]) || vals[k] < lo || vals[k] > hi) {
+        fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %f is not a %s value", ps->at_line,
+                   ps->at_col, (double)vals[k], fuse__type_name(type));
+        return FUSE_NONE;
+      }
+      i32[k] = (int32_t)vals[k];
+      u8[k] = (uint8_t)(i32[k] & 0xff); /* u8 / i8: the byte */
+    }
+    return fuse_typed_constant(g, numbered ? NULL : label, (fuse_type)type, declared_rank,
+                               declared, !count ? NULL : type == FUSE_INT32 ? (const void *)i32 : u8);
   }
   return fuse_constant(g, numbered ? NULL : label, declared_rank, declared, count ? vals : NULL);
 }
@@ -127,7 +144,7 @@ static int fuse__text_arguments(fuse__parser *ps, int op, fuse_value **in, int *
 /* "op(operands, attrs)" after "%label[: shape] =": the op built, its shape checked against
    the declared one. FUSE_NONE: it failed (the graph says why). */
 static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, const char *label,
-                                int declared_rank, const int64_t *declared) {
+                                int type, int declared_rank, const int64_t *declared) {
   fuse_graph *g = ps->g;
   fuse__parse_attr attrs[FUSE__MAX_PARSE_ATTRS];
   fuse_value v = FUSE_NONE, *in = NULL;
@@ -144,6 +161,11 @@ static fuse_value fuse__text_op(fuse__parser *ps, int op, const char *word, cons
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %S but %s gives %S", ps->at_line, ps->at_col, label,
                declared_rank, declared, word, g->nodes[v].rank, g->nodes[v].shape);
     v = FUSE_NONE;
+  } else if (declared_rank >= 0 && type != g->nodes[v].type) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is declared %s but %s gives %s",
+               ps->at_line, ps->at_col, label, fuse__type_name(type), word,
+               fuse__type_name(g->nodes[v].type));
+    v = FUSE_NONE;
   }
 done:
   fuse__free(&g->alloc, in);
@@ -153,7 +175,7 @@ done:
 /* One body statement: %label[: shape] = const{...} | op(operands, attrs). */
 static int fuse__text_statement(fuse__parser *ps) {
   int64_t declared[FUSE_MAX_RANK];
-  int declared_rank = -1, op, ok = 0;
+  int declared_rank = -1, type = FUSE_FLOAT32, op, ok = 0;
   char word[32];
   fuse_value v;
   fuse_graph *g = ps->g;
@@ -167,7 +189,8 @@ static int fuse__text_statement(fuse__parser *ps) {
     return fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: %%%s is defined twice", ps->at_line, ps->at_col, ps->name), 0;
   if (!(label = fuse__strdup(g, ps->name))) return fuse__oom(g, "parse");
   numbered = ps->name_numbered;
-  if (fuse__text_accept(ps, ':') && !fuse__text_shape(ps, &declared_rank, declared)) goto done;
+  if (fuse__text_accept(ps, ':') && !fuse__text_type_shape(ps, &type, &declared_rank, declared))
+    goto done;
   if (!fuse__text_expect(ps, '=', "'=' after the value") || !fuse__text_word(ps, word, sizeof word)) {
     if (g->status == FUSE_OK) fuse__text_fail(ps, "an op name");
     goto done;
@@ -178,8 +201,8 @@ static int fuse__text_statement(fuse__parser *ps) {
     fuse__fail(g, FUSE_ERROR_PARSE, "line %d, column %d: unknown op '%s'", ps->at_line, ps->at_col, word);
     goto done;
   }
-  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, declared_rank, declared)
-                           : fuse__text_op(ps, op, word, label, declared_rank, declared);
+  v = op == FUSE__OP_CONST ? fuse__text_const(ps, label, numbered, type, declared_rank, declared)
+                           : fuse__text_op(ps, op, word, label, type, declared_rank, declared);
   if (v == FUSE_NONE) goto done;
   /* bind the statement's own label (operands reused ps->name; it only ever grows) */
   ps->name_numbered = numbered;
@@ -294,7 +317,7 @@ static int fuse__text_graph(fuse__parser *ps) {
   if (!fuse__text_accept(ps, ')')) {
     do {
       int64_t shape[FUSE_MAX_RANK];
-      int rank;
+      int rank, type;
       fuse_value v;
       fuse__text_skip(ps);
       ps->at_line = ps->line;
@@ -305,8 +328,8 @@ static int fuse__text_graph(fuse__parser *ps) {
                           ps->name),
                0;
       if (!fuse__text_expect(ps, ':', "':' and the input's shape")) return 0;
-      if (!fuse__text_shape(ps, &rank, shape)) return 0; /* leaves the label in ps->name */
-      v = fuse_input(g, ps->name_numbered ? NULL : ps->name, rank, shape);
+      if (!fuse__text_type_shape(ps, &type, &rank, shape)) return 0; /* leaves ps->name */
+      v = fuse_typed_input(g, ps->name_numbered ? NULL : ps->name, (fuse_type)type, rank, shape);
       if (v == FUSE_NONE) return fuse__text_locate_error(ps), 0;
       if (ps->name_numbered && !fuse__text_bind(ps, v)) return 0;
     } while (fuse__text_accept(ps, ','));
@@ -408,6 +431,22 @@ FUSE_API fuse_result fuse_graph_set_constant(fuse_graph *g, const char *name, co
     return fuse__fail(g, FUSE_ERROR_SHAPE, "set_constant: '%s' %S has %D elements, not %D", name,
                       node->rank, node->shape, count, (int64_t)n),
            g->status;
+  if (node->type != FUSE_FLOAT32) { /* whole numbers in the type's range, stored as the type */
+    double lo, hi;
+    size_t i;
+    fuse__type_range(node->type, &lo, &hi);
+    for (i = 0; i < n; i++)
+      if (data[i] != floorf(data[i]) || data[i] < lo || data[i] > hi)
+        return fuse__fail(g, FUSE_ERROR_INVALID_ARGUMENT,
+                          "set_constant: '%s' is %s, and data[%D] = %f is not a %s value", name,
+                          fuse__type_name(node->type), (int64_t)i, (double)data[i],
+                          fuse__type_name(node->type)),
+               g->status;
+    for (i = 0; i < n; i++)
+      if (node->type == FUSE_INT32) ((int32_t *)(void *)node->data)[i] = (int32_t)data[i];
+      else ((uint8_t *)node->data)[i] = (uint8_t)((int32_t)data[i] & 0xff);
+    return FUSE_OK;
+  }
   if (!fuse__const_floats(g, v)) return g->status; /* borrowed from a file: its own copy now */
   memcpy(g->nodes[v].data, data, n * sizeof(float));
   return FUSE_OK;

@@ -3,7 +3,14 @@
 
 /* Unnamed rank-0 constants (fuse_scalar) print inline as numbers where they are used. */
 static int fuse__is_inline_scalar(const fuse__node *n) {
-  return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name;
+  return n->op == FUSE__OP_CONST && n->rank == 0 && !n->name && n->type == FUSE_FLOAT32;
+}
+
+/* A value's type and shape as the text form declares it: "[1, 4, 8, 8]" for float32 (every
+   listing before element types), "u8[1, 4, 8, 8]" for the others. */
+static void fuse__put_type_dims(fuse__out *o, const fuse__node *n) {
+  if (n->type != FUSE_FLOAT32) fuse__puts(o, fuse__type_name(n->type));
+  fuse__put_dims(o, n->rank, n->shape, ", ");
 }
 
 static void fuse__put_quoted(fuse__out *o, const char *str) {
@@ -178,7 +185,7 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
   fuse__puts(o, indent);
   fuse__put_label(o, g, v, number);
   fuse__puts(o, ": ");
-  fuse__put_dims(o, n->rank, n->shape, ", ");
+  fuse__put_type_dims(o, n);
   fuse__puts(o, " = ");
   fuse__puts(o, fuse__ops[n->op].name);
   if (n->op == FUSE__OP_CONST) {
@@ -187,7 +194,8 @@ static void fuse__put_line(fuse__out *o, const fuse_graph *g, fuse_value v, cons
       fuse__puts(o, "{");
       for (k = 0; k < count; k++) {
         if (k) fuse__puts(o, ", ");
-        fuse__put_float(o, fuse__const_at(n, k));
+        if (n->type == FUSE_FLOAT32) fuse__put_float(o, fuse__const_at(n, k));
+        else fuse__put_int(o, (int64_t)fuse__const_value(n, k));
       }
       fuse__puts(o, "}");
     }
@@ -286,7 +294,7 @@ FUSE_API fuse_result fuse_graph_write(const fuse_graph *g, fuse_write_fn write, 
     if (i) fuse__puts(&o, ", ");
     fuse__put_label(&o, g, g->inputs[i], number);
     fuse__puts(&o, ": ");
-    fuse__put_dims(&o, n->rank, n->shape, ", ");
+    fuse__put_type_dims(&o, n);
   }
   fuse__puts(&o, ") {\n");
   for (i = 0; i < w.num_items; i++) {

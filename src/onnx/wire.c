@@ -6,14 +6,14 @@
 
 /* An unnamed constant whose values the caller writes (straight from a file). */
 static fuse_value fuse__constant_uninit(fuse_graph *g, int rank, const int64_t *shape) {
-  return fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 1);
+  return fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, rank, shape, NULL, 1);
 }
 
 /* A constant whose values stay in the model file the graph maps (fuse__const_read): raw is
    its little-endian float32 bytes, of its transpose when transposed. */
 static fuse_value fuse__constant_borrowed(fuse_graph *g, int rank, const int64_t *shape,
                                           const unsigned char *raw, int transposed) {
-  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, rank, shape, NULL, 2);
+  fuse_value v = fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, rank, shape, NULL, 2);
   if (v != FUSE_NONE) g->nodes[v].raw = raw, g->nodes[v].raw_transposed = transposed;
   return v;
 }

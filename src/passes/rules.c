@@ -54,7 +54,7 @@ FUSE_API fuse_result fuse_fold_batch_norm(fuse_graph *g) {
     memcpy(wshape, w->shape, sizeof wshape); /* the node array grows below */
     K = wshape[0];
     per = fuse__numel(3, wshape + 1);
-    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, 4, wshape, NULL, 1); /* filled below */
+    nw = fuse__leaf(g, FUSE__OP_CONST, NULL, FUSE_FLOAT32, 4, wshape, NULL, 1); /* filled below */
     if (nw != FUSE_NONE) fuse__const_read(&g->nodes[w_id], 0, K * per, g->nodes[nw].data);
     bshape[0] = 1;
     bshape[1] = K;
@@ -304,7 +304,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
     raw = src->raw && !src->raw_transposed ? src->raw : NULL; /* same bytes, still borrowed */
     data = NULL;
     if (!raw) {
-      bytes = (size_t)fuse__numel(n->rank, n->shape) * sizeof(float);
+      bytes = (size_t)fuse__numel(n->rank, n->shape) * fuse__type_size(n->type);
       data = (float *)fuse__alloc(&g->alloc, bytes, FUSE__ALIGN);
       if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
       fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
@@ -451,6 +451,8 @@ FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
   return FUSE_OK;
 }
 
+static fuse_result fuse__fold_dequantized_constants(fuse_graph *g); /* passes/quant.c */
+
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
   int n_rules;
@@ -464,6 +466,9 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
                             "optimize: no built-in rules for codegen '%s' (use \"fuse\" or \"dnnl\")",
                             codegen);
   /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
+  if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  /* a quantized model's weights and biases: int8 / int32 constants dequantized, to float32 */
+  if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;

@@ -221,6 +221,7 @@ static int fuse__place_tensors(fuse__compiler *c) {
     const fuse__node *nd = &g->nodes[i];
     fuse__tensor *t = &p->tensors[i];
     t->rank = nd->rank;
+    t->type = nd->type;
     t->value = i;
     memcpy(t->shape, nd->shape, sizeof t->shape);
     if (!c->needed[i]) continue;

@@ -14,7 +14,7 @@ static int fuse__isa_built(fuse_isa isa) {
 }
 
 static size_t fuse__tensor_bytes(const fuse__tensor *t) {
-  size_t b = (size_t)fuse__numel(t->rank, t->shape) * sizeof(float);
+  size_t b = (size_t)fuse__numel(t->rank, t->shape) * fuse__type_size(t->type);
   if (t->bytes > b) b = t->bytes;
   return (b + FUSE__ALIGN - 1) & ~(size_t)(FUSE__ALIGN - 1);
 }

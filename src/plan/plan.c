@@ -7,6 +7,7 @@ enum { FUSE__LOC_INPUT, FUSE__LOC_OUTPUT, FUSE__LOC_WORK, FUSE__LOC_CONST };
 
 typedef struct fuse__tensor {
   int kind;      /* FUSE__LOC_* */
+  int type;      /* fuse_type of its elements */
   int index;     /* input / output position */
   size_t offset; /* bytes into the workspace or the constants */
   int rank;

@@ -20,7 +20,7 @@
    nothing outside the blob. The checksum finds damage, not forgery: a blob made by hand
    with matching checksums is checked for its bounds, not for every kernel's invariants. */
 
-#define FUSE__BLOB_VERSION 1u
+#define FUSE__BLOB_VERSION 2u /* 2: tensors carry their element type */
 #define FUSE__BLOB_HEADER 64
 #define FUSE__BLOB_ORDER 0x01020304u
 #define FUSE__BLOB_ATTR_WORDS ((int)(sizeof(fuse__attrs) / 4))
@@ -285,7 +285,7 @@ FUSE_API fuse_result fuse_plan_save(const fuse_plan *p, fuse_write_fn write, voi
     fuse__put_i32(&b, t->kind), fuse__put_i32(&b, t->index), fuse__put_u64(&b, t->offset);
     fuse__put_i32(&b, t->rank);
     for (d = 0; d < t->rank; d++) fuse__put_u64(&b, (uint64_t)t->shape[d]);
-    fuse__put_i32(&b, t->nhwc), fuse__put_i32(&b, t->value);
+    fuse__put_i32(&b, t->nhwc), fuse__put_i32(&b, t->value), fuse__put_i32(&b, t->type);
     fuse__put_u64(&b, (uint64_t)t->stride), fuse__put_u64(&b, t->view_at);
   }
   for (i = 0; i < p->num_steps; i++) fuse__put_step(&b, &p->steps[i], p->operands, packed_at[i]);
@@ -407,9 +407,9 @@ static fuse_result fuse__blob_refuse(fuse__loader *l, fuse_result rc, const char
 #define fuse__blob_refuse(l, rc, ...)                                                            \
   (FUSE__MESSAGES ? fuse__blob_refuse(l, rc, __VA_ARGS__) : fuse__unexplained(rc))
 
-/* Bytes a tensor spans from its offset: its elements, or rows `stride` floats apart. */
+/* Bytes a tensor spans from its offset: its elements, or rows `stride` elements apart. */
 static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
-  uint64_t n = 1, rows, row;
+  uint64_t n = 1, rows, row, size = fuse__type_size(t->type);
   int d;
   for (d = 0; d < t->rank; d++) {
     if (t->shape[d] < 0 || (t->shape[d] && n > FUSE__MAX_BYTES / 4 / (uint64_t)t->shape[d]))
@@ -417,14 +417,14 @@ static int fuse__blob_extent(const fuse__tensor *t, uint64_t *bytes) {
     n *= (uint64_t)t->shape[d];
   }
   if (t->stride <= 0 || n == 0) {
-    *bytes = n * 4;
+    *bytes = n * size;
     return t->stride >= 0;
   }
   if (t->rank < 2) return 0;
   row = t->nhwc ? (uint64_t)t->shape[1] : n / (uint64_t)t->shape[0];
   rows = n / row;
   if ((uint64_t)t->stride < row || (uint64_t)t->stride > FUSE__MAX_BYTES / 4 / rows) return 0;
-  *bytes = ((rows - 1) * (uint64_t)t->stride + row) * 4;
+  *bytes = ((rows - 1) * (uint64_t)t->stride + row) * size;
   return 1;
 }
 
@@ -434,7 +434,8 @@ static int fuse__blob_region_ok(const fuse_plan *p, const fuse__tensor *t) {
   uint64_t extent = 0, limit = t->kind == FUSE__LOC_WORK ? p->tensors_size : p->const_bytes;
   if (!fuse__blob_extent(t, &extent)) return 0;
   if (t->kind != FUSE__LOC_WORK && t->kind != FUSE__LOC_CONST) return 1;
-  return extent <= limit && t->offset <= limit - extent && !(t->offset & 3);
+  return extent <= limit && t->offset <= limit - extent &&
+         !(t->offset & (fuse__type_size(t->type) - 1));
 }
 
 /* The tensors: kinds, positions and shapes here; their regions where a step reads or writes
@@ -452,14 +453,17 @@ static int fuse__blob_tensors(fuse__loader *l) {
       return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "tensor %d: rank %d", i, t->rank), 0;
     for (d = 0; d < t->rank; d++) t->shape[d] = (int64_t)fuse__get_u64(&l->r);
     t->nhwc = fuse__get_i32(&l->r) != 0, t->value = fuse__get_i32(&l->r);
+    t->type = fuse__get_i32(&l->r);
     t->stride = (int64_t)fuse__get_u64(&l->r), t->view_at = fuse__get_size(&l->r);
     t->bytes = 0;
     if (l->r.failed) break;
     if ((t->kind == FUSE__LOC_INPUT && (t->index < 0 || t->index >= p->num_inputs)) ||
         (t->kind == FUSE__LOC_OUTPUT && (t->index < 0 || t->index >= p->num_outputs)) ||
-        t->kind < FUSE__LOC_INPUT || t->kind > FUSE__LOC_CONST || !fuse__blob_extent(t, &extent))
-      return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "tensor %d: kind %d, position %d, shape %S",
-                               i, t->kind, t->index, t->rank, t->shape),
+        t->kind < FUSE__LOC_INPUT || t->kind > FUSE__LOC_CONST || t->type < FUSE_FLOAT32 ||
+        t->type > FUSE_INT32 || !fuse__blob_extent(t, &extent))
+      return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                               "tensor %d: kind %d, position %d, type %d, shape %S", i, t->kind,
+                               t->index, t->type, t->rank, t->shape),
              0;
   }
   return !l->r.failed;

@@ -210,8 +210,8 @@ static void fuse__kernel_unary(const fuse__run *r, const fuse__step *s) {
                              (int)(sizeof fuse__unary_loops / sizeof *fuse__unary_loops), s->op);
   if (loop)
     loop(y, x, count, s);
-  else if (y != x)
-    memcpy(y, x, (size_t)count * sizeof(float));
+  else if (y != x) /* the copies: of any element type */
+    memcpy(y, x, (size_t)count * fuse__type_size(ty->type));
 }
 
 /* Post-op q's tensor operand (a residual) at its first element, or NULL when the post-op has

@@ -52,6 +52,7 @@ static const fuse__run_kernel fuse__run_kernels[] = {
     FUSE__RUN_ROW(NORM, fuse__run_norm),
     FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
     FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
+    FUSE__RUN_ROW(QUANT, fuse__kernel_quant), /* run/reference_quant.c */
 };
 #undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
@@ -81,9 +82,31 @@ FUSE_API int fuse_plan_output_shape(const fuse_plan *p, int i, int64_t *dims) {
   return fuse__plan_io_shape(p, FUSE__LOC_OUTPUT, i, dims);
 }
 
+/* The element type of the tensor of kind `kind` at position i; -1 for none. */
+static int fuse__plan_io_type(const fuse_plan *p, int kind, int i) {
+  int t;
+  for (t = 0; p && t < p->num_tensors; t++)
+    if (p->tensors[t].kind == kind && p->tensors[t].index == i) return p->tensors[t].type;
+  return -1;
+}
+FUSE_API int fuse_plan_input_type(const fuse_plan *p, int i) {
+  return fuse__plan_io_type(p, FUSE__LOC_INPUT, i);
+}
+FUSE_API int fuse_plan_output_type(const fuse_plan *p, int i) {
+  return fuse__plan_io_type(p, FUSE__LOC_OUTPUT, i);
+}
+
 FUSE_API fuse_result fuse_run(fuse_plan *p, const float *const *inputs, float *const *outputs,
                               void *workspace) {
   return fuse_run_steps(p, inputs, outputs, workspace, 0, p ? p->num_steps : 0);
+}
+
+/* The steps read every input and write every output through its tensor's type: a typed
+   caller's arrays pass as they are. */
+FUSE_API fuse_result fuse_run_typed(fuse_plan *p, const void *const *inputs,
+                                    void *const *outputs, void *workspace) {
+  return fuse_run_steps(p, (const float *const *)inputs, (float *const *)outputs, workspace, 0,
+                        p ? p->num_steps : 0);
 }
 
 FUSE_API fuse_result fuse_run_steps(fuse_plan *p, const float *const *inputs,

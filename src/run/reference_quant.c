@@ -1,0 +1,59 @@
+/* ------------------------------------------------ quantize, dequantize (reference) -- */
+/* ONNX QuantizeLinear and DequantizeLinear, element by element: the oracle the integer
+   kernels are tested against and what runs where a quantized model stays in float32. */
+
+/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+static float fuse__round_half_even(float v) {
+  float r = floorf(v), d = v - r;
+  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
+}
+
+/* Element i of a typed tensor's data as an integer (the zero points, the quantized values). */
+static int64_t fuse__typed_at(const void *data, int type, int64_t i) {
+  switch (type) {
+  case FUSE_UINT8: return ((const uint8_t *)data)[i];
+  case FUSE_INT8: return ((const int8_t *)data)[i];
+  case FUSE_INT32: return ((const int32_t *)data)[i];
+  default: return (int64_t)((const float *)data)[i];
+  }
+}
+
+/* quantize: y = saturate(round(x / scale) + zero point); NaN gives the zero point.
+   dequantize: y = (q - zero point) * scale. Per tensor, or per index of a.quant.axis when the
+   scale holds more than one value. */
+static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ts = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
+  const void *x = fuse__in(r, s, 0), *zero = s->num_in > 2 ? (const void *)fuse__in(r, s, 2) : NULL;
+  const float *scale = fuse__in(r, s, 1);
+  void *y = fuse__data(r, s->out);
+  int64_t n = fuse__numel(tx->rank, tx->shape), channels = fuse__numel(ts->rank, ts->shape);
+  int64_t inner = channels > 1 ? fuse__numel(tx->rank - s->a.quant.axis - 1,
+                                             tx->shape + s->a.quant.axis + 1)
+                               : n;
+  int ztype = s->num_in > 2 ? fuse__in_t(r, s, 2)->type : FUSE_UINT8;
+  int64_t i;
+  if (s->op == FUSE__OP_DEQUANTIZE) {
+    for (i = 0; i < n; i++) {
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      int64_t z = zero ? fuse__typed_at(zero, ztype, c) : 0;
+      ((float *)y)[i] = (float)(fuse__typed_at(x, tx->type, i) - z) * scale[c];
+    }
+    return;
+  }
+  {
+    double lo = ty->type == FUSE_UINT8 ? 0 : ty->type == FUSE_INT8 ? -128 : -2147483648.0;
+    double hi = ty->type == FUSE_UINT8 ? 255 : ty->type == FUSE_INT8 ? 127 : 2147483647.0;
+    for (i = 0; i < n; i++) {
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      double z = zero ? (double)fuse__typed_at(zero, ztype, c) : 0;
+      double q = (double)fuse__round_half_even(((const float *)x)[i] / scale[c]) + z;
+      if (q != q) q = z;
+      q = q < lo ? lo : q > hi ? hi : q;
+      if (ty->type == FUSE_INT32) ((int32_t *)y)[i] = (int32_t)q;
+      else if (ty->type == FUSE_INT8) ((int8_t *)y)[i] = (int8_t)q;
+      else ((uint8_t *)y)[i] = (uint8_t)q;
+    }
+  }
+}

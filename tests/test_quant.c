@@ -1,0 +1,344 @@
+/* test_quant.c - element types and the quantize / dequantize ops: typed inputs and constants
+   through the builders, the text form (written and read back), the plan (its memory plan, its
+   typed inputs and outputs, fuse_run_typed, blobs); quantize's rounding (half to even, as ONNX
+   says), saturation and per-axis scales against values worked out by hand; dequantize; the
+   folding of dequantized constant weights in fuse_optimize; and the errors: a float op given a
+   uint8 tensor, a bad scale, a zero point of the wrong type or shape. */
+#define FUSE_IMPLEMENTATION
+#include "fuse.h"
+#include "runner.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct text_buf {
+  char s[8192];
+  size_t n;
+} text_buf;
+static void text_sink(void *user, const char *text, size_t len) {
+  text_buf *b = (text_buf *)user;
+  if (b->n + len < sizeof b->s) memcpy(b->s + b->n, text, len), b->n += len, b->s[b->n] = 0;
+}
+
+/* compiles g (reference kernels or not) and runs it with typed arrays */
+static fuse_result run_typed(const fuse_graph *g, int reference, const void *const *in,
+                             void *const *out) {
+  fuse_compile_options o;
+  fuse_plan *p = NULL;
+  fuse_result r;
+  memset(&o, 0, sizeof o);
+  o.reference_kernels = reference;
+  o.num_threads = 1;
+  if ((r = fuse_compile(g, &o, &p)) != FUSE_OK) return r;
+  r = fuse_run_typed(p, in, out, NULL);
+  fuse_plan_destroy(p);
+  return r;
+}
+
+TEST(quantize_rounds_half_to_even_and_saturates) {
+  /* scale 0.5, zero point 10: x / 0.5 = 2x; ties at x = 0.25 (0.5 -> 0), 0.75 (1.5 -> 2),
+     -0.25 (-0.5 -> -0), 1.25 (2.5 -> 2); saturation at both ends; NaN to the zero point */
+  static const float x[12] = {0.25f, 0.75f, -0.25f, 1.25f, 1.2f, -1.3f, 200.0f, -200.0f,
+                              0.0f, -5.0f, 3.0f, 0.0f};
+  static const uint8_t want[12] = {10, 12, 10, 12, 12, 7, 255, 0, 10, 0, 16, 10};
+  int64_t shape[1] = {12};
+  uint8_t got[12], zp = 10;
+  float xs[12];
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value in = fuse_input(g, "x", 1, shape);
+  fuse_value s = fuse_scalar(g, 0.5f), z = fuse_typed_constant(g, NULL, FUSE_UINT8, 0, NULL, &zp);
+  fuse_value q = fuse_quantize(g, in, s, z, 1);
+  const void *ins[1];
+  void *outs[1];
+  int i, ref;
+  memcpy(xs, x, sizeof xs);
+  xs[11] = NAN;
+  CHECK(q != FUSE_NONE);
+  CHECK_EQ_INT(fuse_value_type(g, q), FUSE_UINT8);
+  fuse_output(g, q);
+  ins[0] = xs, outs[0] = got;
+  for (ref = 0; ref < 2; ref++) {
+    memset(got, 0xaa, sizeof got);
+    CHECK_EQ_INT(run_typed(g, ref, ins, outs), FUSE_OK);
+    for (i = 0; i < 12; i++) {
+      if (got[i] != want[i]) fprintf(stderr, "  x = %g: got %d, want %d\n", (double)xs[i], got[i], want[i]);
+      CHECK(got[i] == want[i]);
+    }
+  }
+  fuse_graph_destroy(g);
+}
+
+TEST(quantize_int8_and_int32_and_no_zero_point) {
+  static const float x[6] = {-1000.0f, -64.5f, -63.5f, 0.49f, 63.5f, 1000.0f};
+  static const int8_t want8[6] = {-128, -64, -64, 0, 64, 127};
+  static const uint8_t want_u8[6] = {0, 0, 0, 0, 64, 255};
+  static const int32_t want32[6] = {-1000, -64, -64, 0, 64, 1000};
+  int64_t shape[1] = {6};
+  int8_t z8 = 0, got8[6];
+  int32_t z32 = 0, got32[6];
+  uint8_t got_u8[6];
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value in = fuse_input(g, "x", 1, shape), one = fuse_scalar(g, 1.0f);
+  fuse_value q8 = fuse_quantize(g, in, one, fuse_typed_constant(g, NULL, FUSE_INT8, 0, NULL, &z8), 0);
+  fuse_value q32 = fuse_quantize(g, in, one, fuse_typed_constant(g, NULL, FUSE_INT32, 0, NULL, &z32), 0);
+  fuse_value qu = fuse_quantize(g, in, one, FUSE_NONE, 0);
+  const void *ins[1];
+  void *outs[3];
+  int i;
+  CHECK_EQ_INT(fuse_value_type(g, q8), FUSE_INT8);
+  CHECK_EQ_INT(fuse_value_type(g, q32), FUSE_INT32);
+  CHECK_EQ_INT(fuse_value_type(g, qu), FUSE_UINT8);
+  fuse_output(g, q8), fuse_output(g, q32), fuse_output(g, qu);
+  ins[0] = x, outs[0] = got8, outs[1] = got32, outs[2] = got_u8;
+  CHECK_EQ_INT(run_typed(g, 0, ins, outs), FUSE_OK);
+  for (i = 0; i < 6; i++) {
+    CHECK_EQ_INT(got8[i], want8[i]);
+    CHECK_EQ_INT(got32[i], want32[i]);
+    CHECK_EQ_INT(got_u8[i], want_u8[i]);
+  }
+  fuse_graph_destroy(g);
+}
+
+/* per-axis: x [1, 2, 2] along axis 1, scales {1, 0.25}, zero points {-3, 5} (int8); then
+   dequantize with the same parameters gives x rounded to the grid */
+TEST(per_axis_quantize_dequantize) {
+  static const float x[4] = {1.4f, -2.6f, 0.3f, -0.1f};
+  static const float scales[2] = {1.0f, 0.25f};
+  static const int8_t zeros[2] = {-3, 5};
+  static const int8_t want_q[4] = {-2, -6, 6, 5};
+  static const float want_y[4] = {1.0f, -3.0f, 0.25f, 0.0f};
+  int64_t shape[3] = {1, 2, 2}, two[1] = {2};
+  int8_t q[4];
+  float y[4];
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value in = fuse_input(g, "x", 3, shape);
+  fuse_value s = fuse_constant(g, "s", 1, two, scales);
+  fuse_value z = fuse_typed_constant(g, "z", FUSE_INT8, 1, two, zeros);
+  fuse_value qv = fuse_quantize(g, in, s, z, -2), yv = fuse_dequantize(g, qv, s, z, 1);
+  const void *ins[1];
+  void *outs[2];
+  int i;
+  CHECK(yv != FUSE_NONE);
+  CHECK_EQ_INT(fuse_value_type(g, yv), FUSE_FLOAT32);
+  fuse_output(g, qv), fuse_output(g, yv);
+  ins[0] = x, outs[0] = q, outs[1] = y;
+  CHECK_EQ_INT(run_typed(g, 0, ins, outs), FUSE_OK);
+  for (i = 0; i < 4; i++) {
+    CHECK_EQ_INT(q[i], want_q[i]);
+    CHECK(y[i] == want_y[i]);
+  }
+  fuse_graph_destroy(g);
+}
+
+/* A uint8 image in, dequantized, through a float conv, quantized out as int8: typed inputs and
+   outputs of a plan, its listing read back, the plan's blob. */
+static const char *typed_net =
+    "graph(%img: u8[1, 2, 4, 4]) {\n"
+    "  %s: [] = const{0.0078125}\n"
+    "  %z: u8[] = const{128}\n"
+    "  %w: [3, 2, 3, 3] = const\n"
+    "  %so: [] = const{0.03125}\n"
+    "  %zo: i8[] = const{-5}\n"
+    "  %x = dequantize(%img, %s, %z)\n"
+    "  %c = conv2d(%x, %w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1)\n"
+    "  %r = relu(%c)\n"
+    "  %q: i8[1, 3, 4, 4] = quantize(%r, %so, %zo)\n"
+    "  return %q\n"
+    "}\n";
+
+static void fill_weights(fuse_graph *g) {
+  float w[54];
+  int i;
+  for (i = 0; i < 54; i++) w[i] = (float)((i * 37) % 17 - 8) / 16.0f;
+  fuse_graph_set_constant(g, "w", w, 54);
+}
+
+TEST(typed_graph_text_plan_and_blob) {
+  fuse_graph *g = NULL, *g2 = NULL;
+  fuse_plan *p = NULL, *loaded = NULL;
+  text_buf t1, t2;
+  uint8_t img[32];
+  int8_t out1[48], out2[48], out3[48];
+  const void *ins[1];
+  void *outs[1];
+  fuse_compile_options o;
+  int64_t dims[FUSE_MAX_RANK];
+  int i;
+  CHECK_EQ_INT(fuse_graph_parse(typed_net, NULL, &g), FUSE_OK);
+  if (fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %s\n", fuse_graph_error(g));
+  fill_weights(g);
+  CHECK_EQ_INT(fuse_value_type(g, fuse_graph_input(g, 0)), FUSE_UINT8);
+  CHECK_EQ_INT(fuse_value_type(g, fuse_graph_output(g, 0)), FUSE_INT8);
+  /* the listing says the types and reads back to the same listing */
+  t1.n = t2.n = 0;
+  CHECK_EQ_INT(fuse_graph_write(g, text_sink, &t1), FUSE_OK);
+  CHECK_STR_CONTAINS(t1.s, "%img: u8[1, 2, 4, 4]");
+  CHECK_STR_CONTAINS(t1.s, "i8[1, 3, 4, 4] = quantize(");
+  CHECK_STR_CONTAINS(t1.s, "u8[] = const{128}");
+  CHECK_EQ_INT(fuse_graph_parse(t1.s, NULL, &g2), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_write(g2, text_sink, &t2), FUSE_OK);
+  CHECK(strcmp(t1.s, t2.s) == 0);
+  for (i = 0; i < 32; i++) img[i] = (uint8_t)(i * 8 + 3);
+  ins[0] = img, outs[0] = out1;
+  memset(&o, 0, sizeof o);
+  o.num_threads = 1;
+  o.reference_kernels = 1;
+  CHECK_EQ_INT(run_typed(g, 1, ins, outs), FUSE_OK);
+  /* optimized (the conv fused with its relu), the SIMD kernels */
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  outs[0] = out2;
+  o.reference_kernels = 0;
+  CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+  CHECK_EQ_INT(fuse_plan_input_type(p, 0), FUSE_UINT8);
+  CHECK_EQ_INT(fuse_plan_output_type(p, 0), FUSE_INT8);
+  CHECK_EQ_INT(fuse_plan_input_type(p, 1), -1);
+  CHECK_EQ_INT(fuse_plan_output_shape(p, 0, dims), 4);
+  CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+  for (i = 0; i < 48; i++) CHECK(abs(out1[i] - out2[i]) <= 1); /* float sums in two orders */
+  {
+    int saw_low = 0, saw_high = 0;
+    for (i = 0; i < 48; i++) saw_low |= out2[i] == -5, saw_high |= out2[i] > 10;
+    CHECK(saw_low && saw_high); /* relu's zeros at the zero point; some large values */
+  }
+  { /* through a blob: the same bytes */
+    text_buf *blob = (text_buf *)calloc(1, sizeof *blob);
+    size_t k;
+    fuse_plan_load_options lo;
+    int saved = fuse_plan_save(p, text_sink, blob);
+    CHECK_EQ_INT(saved, FUSE_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.copy = 1;
+    CHECK(blob->n > 64 && blob->n < sizeof blob->s - 1);
+    CHECK_EQ_INT(fuse_plan_load(blob->s, blob->n, &lo, &loaded), FUSE_OK);
+    CHECK_EQ_INT(fuse_plan_input_type(loaded, 0), FUSE_UINT8);
+    CHECK_EQ_INT(fuse_plan_output_type(loaded, 0), FUSE_INT8);
+    outs[0] = out3;
+    CHECK_EQ_INT(fuse_run_typed(loaded, ins, outs, NULL), FUSE_OK);
+    for (k = 0; k < 48; k++) CHECK(out3[k] == out2[k]);
+    free(blob);
+  }
+  fuse_plan_destroy(loaded);
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g2);
+  fuse_graph_destroy(g);
+}
+
+/* dequantize of an int8 weight with per-channel scales folds to a float constant in
+   fuse_optimize; the conv then fuses with its bias as any float conv */
+TEST(optimize_folds_dequantized_weights) {
+  static const char *text =
+      "graph(%x: [1, 2, 3, 3]) {\n"
+      "  %wq: i8[2, 2, 1, 1] = const{-128, 127, 3, -4}\n"
+      "  %ws: [2] = const{0.5, 0.25}\n"
+      "  %bq: i32[2] = const{8, -8}\n"
+      "  %bs: [2] = const{0.125, 0.125}\n"
+      "  %w = dequantize(%wq, %ws, axis=0)\n"
+      "  %b = dequantize(%bq, %bs, axis=0)\n"
+      "  %c = conv2d(%x, %w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1)\n"
+      "  %br = reshape(%b, shape=[1, 2, 1, 1])\n"
+      "  %y = add(%c, %br)\n"
+      "  return %y\n"
+      "}\n";
+  fuse_graph *g = NULL;
+  fuse_composite_info info;
+  float x[18], y[18], want[18];
+  const void *ins[1];
+  void *outs[1];
+  int i, ch;
+  CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+  if (fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %s\n", fuse_graph_error(g));
+  for (i = 0; i < 18; i++) x[i] = (float)(i % 7) - 3.0f;
+  for (ch = 0; ch < 2; ch++)
+    for (i = 0; i < 9; i++) {
+      const float w0 = ch ? 0.75f : -64.0f, w1 = ch ? -1.0f : 63.5f;
+      want[ch * 9 + i] = x[i] * w0 + x[9 + i] * w1 + (ch ? -1.0f : 1.0f);
+    }
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  CHECK_EQ_INT(fuse_composite_count(g), 1);
+  CHECK_EQ_INT(fuse_composite_get(g, 0, &info), FUSE_OK);
+  CHECK(info.has_epilogue && info.epilogue.bias != FUSE_NONE);
+  { /* %w is a float constant now, unless it had no name */
+    text_buf t;
+    t.n = 0;
+    fuse_graph_write(g, text_sink, &t);
+    CHECK_STR_CONTAINS(t.s, "%w: [2, 2, 1, 1] = const{-64, 63.5, 0.75, -1}");
+    CHECK(strstr(t.s, "dequantize") == NULL);
+  }
+  ins[0] = x, outs[0] = y;
+  CHECK_EQ_INT(run_typed(g, 0, ins, outs), FUSE_OK);
+  for (i = 0; i < 18; i++) CHECK(y[i] == want[i]);
+  fuse_graph_destroy(g);
+}
+
+TEST(errors_name_the_op_and_the_types) {
+  int64_t shape[2] = {2, 3}, three[1] = {3}, two[1] = {2}, one[1] = {1};
+  static const float s3[3] = {1, 1, 1}, bad[1] = {-1.0f};
+  uint8_t z3[3] = {0, 0, 0};
+  int8_t z8 = 0;
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x = fuse_input(g, "x", 2, shape), u = fuse_typed_input(g, "u", FUSE_UINT8, 2, shape);
+  CHECK_EQ_INT(fuse_relu(g, u), FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "relu: operand 0 ('u') is u8; relu takes float32");
+  fuse_graph_destroy(g);
+
+  g = fuse_graph_create(NULL);
+  x = fuse_input(g, "x", 2, shape);
+  CHECK_EQ_INT(fuse_quantize(g, x, fuse_constant(g, "s", 1, two, s3), FUSE_NONE, 1), FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "per axis 1, but 'x' [2,3] has 3 there");
+  fuse_graph_destroy(g);
+
+  g = fuse_graph_create(NULL);
+  x = fuse_input(g, "x", 2, shape);
+  CHECK_EQ_INT(fuse_quantize(g, x, fuse_constant(g, "s", 1, three, s3),
+                             fuse_typed_constant(g, "z", FUSE_INT8, 0, NULL, &z8), 1),
+               FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "zero point 'z' [] does not match scale 's' [3]");
+  fuse_graph_destroy(g);
+
+  g = fuse_graph_create(NULL);
+  x = fuse_input(g, "x", 2, shape);
+  CHECK_EQ_INT(fuse_quantize(g, x, fuse_constant(g, "s", 1, one, bad), FUSE_NONE, 1), FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "scale 's'[0] = -1; a scale is positive and finite");
+  fuse_graph_destroy(g);
+
+  g = fuse_graph_create(NULL);
+  u = fuse_typed_input(g, "u", FUSE_UINT8, 2, shape);
+  CHECK_EQ_INT(fuse_dequantize(g, u, fuse_constant(g, "s", 1, three, s3),
+                               fuse_typed_constant(g, "z", FUSE_INT8, 1, three, z3), 1),
+               FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "zero point 'z' is i8; it must be u8, i8 or i32 as u8");
+  fuse_graph_destroy(g);
+
+  g = fuse_graph_create(NULL);
+  x = fuse_input(g, "x", 2, shape);
+  CHECK_EQ_INT(fuse_dequantize(g, x, fuse_scalar(g, 1.0f), FUSE_NONE, 1), FUSE_NONE);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "dequantize: 'x' is float32");
+  fuse_graph_destroy(g);
+
+  g = NULL; /* the text form: a declared type that is not the op's */
+  CHECK(fuse_graph_parse("graph(%x: [2]) {\n  %s: [] = const{1}\n  %q: i8[2] = quantize(%x, %s)\n"
+                         "  return %q\n}\n",
+                         NULL, &g) != FUSE_OK);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "%q is declared i8 but quantize gives u8");
+  fuse_graph_destroy(g);
+  g = NULL;
+  CHECK(fuse_graph_parse("graph(%x: u9[2]) {\n  return %x\n}\n", NULL, &g) != FUSE_OK);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "an element type (f32, u8, i8, i32)");
+  fuse_graph_destroy(g);
+  g = NULL;
+  CHECK(fuse_graph_parse("graph(%x: [2]) {\n  %z: u8[] = const{300}\n  return %x\n}\n", NULL, &g) !=
+        FUSE_OK);
+  CHECK_STR_CONTAINS(fuse_graph_error(g), "300 is not a u8 value");
+  fuse_graph_destroy(g);
+}
+
+int main(void) {
+  RUN(quantize_rounds_half_to_even_and_saturates);
+  RUN(quantize_int8_and_int32_and_no_zero_point);
+  RUN(per_axis_quantize_dequantize);
+  RUN(typed_graph_text_plan_and_blob);
+  RUN(optimize_folds_dequantized_weights);
+  RUN(errors_name_the_op_and_the_types);
+  return runner_finish("quant");
+}
