@@ -1262,6 +1262,7 @@ typedef enum fuse__op {
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
+  FUSE__OP_QCONV2D, /* plan only: a quantized conv2d in integers (passes/quant.c, run/qconv_run.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1310,6 +1311,14 @@ typedef union fuse__attrs {
 /* Bytes of one element of a fuse_type. */
 static size_t fuse__type_size(int type) {
   return type == FUSE_UINT8 || type == FUSE_INT8 ? 1 : 4;
+}
+
+/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+static float fuse__round_half_even(float v) {
+  float r = floorf(v), d = v - r;
+  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
 }
 
 typedef struct fuse__node {
@@ -1508,6 +1517,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
+  FUSE__RUN_QCONV, /* a quantized conv2d: u8 in, int32 sums, requantized out */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -1776,6 +1786,8 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QCONV,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1948,6 +1960,11 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
 #else
 #define FUSE__OUT_RUN_QUANT 0ul
 #endif
+#ifdef FUSE_NO_RUN_QCONV
+#define FUSE__OUT_RUN_QCONV (1ul << FUSE__RUN_QCONV)
+#else
+#define FUSE__OUT_RUN_QCONV 0ul
+#endif
 /* a kind added to fuse__run_kind gets its macro above and its term here */
 #define FUSE__RUNS_OUT                                                                        \
   (FUSE__OUT_RUN_UNARY | FUSE__OUT_RUN_CONV2D | FUSE__OUT_RUN_MATMUL | FUSE__OUT_RUN_BINARY |    \
@@ -1957,7 +1974,7 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
    FUSE__OUT_RUN_MATH_BROADCAST | FUSE__OUT_RUN_GATHER | FUSE__OUT_RUN_EXPAND |                 \
    FUSE__OUT_RUN_TILE | FUSE__OUT_RUN_PAD | FUSE__OUT_RUN_RESIZE | FUSE__OUT_RUN_REDUCE |       \
    FUSE__OUT_RUN_LOG_SOFTMAX | FUSE__OUT_RUN_NORM | FUSE__OUT_RUN_SLICE |                       \
-   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT)
+   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT | FUSE__OUT_RUN_QCONV)
 #define FUSE__HAS_RUN(kind) (!(FUSE__RUNS_OUT >> (kind) & 1ul))
 typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 
@@ -6866,6 +6883,7 @@ FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
 }
 
 static fuse_result fuse__fold_dequantized_constants(fuse_graph *g); /* passes/quant.c */
+static fuse_result fuse__quant_composites(fuse_graph *g);
 
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
@@ -6881,7 +6899,9 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
                             codegen);
   /* reshapes of constants first: a weight that is reshape(const) becomes foldable */
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
-  /* a quantized model's weights and biases: int8 / int32 constants dequantized, to float32 */
+  /* a quantized model: its convs in integers where the pattern allows (they keep their int8
+     weights), then the other dequantized constants folded to float32 */
+  if ((r = fuse__quant_composites(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
@@ -6935,6 +6955,154 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
     n->data = data;
     memset(&n->a, 0, sizeof n->a);
   }
+  return FUSE_OK;
+}
+
+/* ------------------------------------------------------------ integer conv2d -- */
+/* The pattern a QDQ export writes around a convolution, which runs in integers as one step:
+
+       xq (u8) -> dequantize(x_scale, x_zero) --------\
+       wq (i8 constant) -> dequantize(w_scale[K], 0) -> conv2d -> add(bias)? -> relu / clip?
+       -> quantize(y_scale, y_zero) -> yq (u8 / i8)
+
+   with the bias a float constant or the dequantize of an int32 one, [K] reshaped to
+   [1, K, 1, 1]. Every scale and zero point is a constant; the weights' zero points are 0
+   (symmetric int8, what quantizers write). The conv's input dequantize stays outside (other
+   ops may read it); the weights' dequantize, the bias's, the conv, the add, the activation and
+   the quantize form the composite "fuse.qconv2d", whose step reads xq and writes yq. */
+typedef struct fuse__qconv_parts {
+  fuse_value x_dq, w_dq, conv, bias, act, q; /* bias: the add's other operand, or FUSE_NONE */
+  fuse_value members[8];
+  int num_members;
+} fuse__qconv_parts;
+
+/* Whether v is a constant with its values (not a bare parse placeholder). */
+static int fuse__has_values(const fuse_graph *g, fuse_value v) {
+  return v != FUSE_NONE && g->nodes[v].op == FUSE__OP_CONST && (g->nodes[v].data || g->nodes[v].raw);
+}
+
+/* A dequantize / quantize node whose scale and zero point are constants (the zero point of a
+   weight 0 everywhere when `zero_free`). */
+static int fuse__quant_constant_params(const fuse_graph *g, fuse_value v, int zero_free) {
+  const fuse__node *n = &g->nodes[v];
+  int64_t k, count;
+  if ((n->op != FUSE__OP_QUANTIZE && n->op != FUSE__OP_DEQUANTIZE) || !fuse__has_values(g, n->in[1]))
+    return 0;
+  if (n->num_in < 3) return 1;
+  if (!fuse__has_values(g, n->in[2])) return 0;
+  count = fuse__numel(g->nodes[n->in[2]].rank, g->nodes[n->in[2]].shape);
+  for (k = 0; zero_free && k < count; k++)
+    if (fuse__const_value(&g->nodes[n->in[2]], k) != 0) return 0;
+  return 1;
+}
+
+/* The parts of the pattern above rooted at quantize q (composite members may already carry
+   `member_of`, -1 before the pass). 0: not this pattern. */
+static int fuse__qconv_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
+                             int member_of, fuse__qconv_parts *m) {
+  const fuse__node *nq = &g->nodes[q], *nc, *nx, *nw;
+  fuse_value v;
+  int64_t K;
+  memset(m, 0, sizeof *m);
+  m->bias = m->act = FUSE_NONE;
+  m->q = q;
+  if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
+      !fuse__quant_constant_params(g, q, 0) || fuse__numel(g->nodes[nq->in[1]].rank, g->nodes[nq->in[1]].shape) != 1)
+    return 0;
+#define FUSE__Q_ONLY_INTO(val, user) \
+  (!fuse__is_output(g, val) && u->first[(val) + 1] - u->first[val] == 1 && \
+   u->list[u->first[val]] == (user) && g->nodes[val].composite == member_of)
+  v = nq->in[0];
+  if ((g->nodes[v].op == FUSE__OP_RELU || g->nodes[v].op == FUSE__OP_CLIP) && FUSE__Q_ONLY_INTO(v, q)) {
+    m->act = v;
+    v = g->nodes[v].in[0];
+  }
+  if (g->nodes[v].op == FUSE__OP_ADD && FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
+    fuse_value add = v, a = g->nodes[v].in[0], b = g->nodes[v].in[1];
+    if (g->nodes[a].op != FUSE__OP_CONV2D) a = g->nodes[v].in[1], b = g->nodes[v].in[0];
+    if (g->nodes[a].op != FUSE__OP_CONV2D || !FUSE__Q_ONLY_INTO(a, add)) return 0;
+    m->bias = b;
+    m->members[m->num_members++] = add; /* (put in order below) */
+    v = a;
+  } else if (g->nodes[v].op != FUSE__OP_CONV2D ||
+             !FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
+    return 0;
+  }
+  m->conv = v;
+  nc = &g->nodes[v];
+  if (nc->rank != 4) return 0; /* (a 1-D conv2d stays in float) */
+  m->x_dq = nc->in[0], m->w_dq = nc->in[1];
+  nx = &g->nodes[m->x_dq], nw = &g->nodes[m->w_dq];
+  if (nx->op != FUSE__OP_DEQUANTIZE || g->nodes[nx->in[0]].type != FUSE_UINT8 ||
+      !fuse__quant_constant_params(g, m->x_dq, 0) ||
+      fuse__numel(g->nodes[nx->in[1]].rank, g->nodes[nx->in[1]].shape) != 1)
+    return 0;
+  if (nw->op != FUSE__OP_DEQUANTIZE || !fuse__has_values(g, nw->in[0]) ||
+      g->nodes[nw->in[0]].type != FUSE_INT8 || !g->nodes[nw->in[0]].data ||
+      !fuse__quant_constant_params(g, m->w_dq, 1) ||
+      (fuse__numel(g->nodes[nw->in[1]].rank, g->nodes[nw->in[1]].shape) > 1 && nw->a.quant.axis != 0) ||
+      !FUSE__Q_ONLY_INTO(m->w_dq, m->conv))
+    return 0;
+  K = nc->shape[1];
+  if (m->bias != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of the
+                                 dequantize of an int32 / the reshape of a constant */
+    const fuse__node *nb = &g->nodes[m->bias];
+    fuse_value src = m->bias;
+    int d;
+    if (fuse__numel(nb->rank, nb->shape) != K || nb->rank < 3 || nb->rank > 4 || nb->shape[nb->rank - 3] != K)
+      return 0;
+    for (d = 0; d < nb->rank; d++)
+      if (d != nb->rank - 3 && nb->shape[d] != 1) return 0;
+    if (nb->op == FUSE__OP_RESHAPE) {
+      if (!FUSE__Q_ONLY_INTO(m->bias, m->members[0])) return 0;
+      src = nb->in[0];
+    }
+    if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
+      if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
+          !FUSE__Q_ONLY_INTO(src, src == m->bias ? m->members[0] : m->bias))
+        return 0;
+      m->members[m->num_members++] = src;
+    } else if (!fuse__has_values(g, src)) {
+      return 0;
+    }
+    if (src != m->bias) m->members[m->num_members++] = m->bias;
+  }
+#undef FUSE__Q_ONLY_INTO
+  { /* members in id order, the root last */
+    fuse_value list[8];
+    int n = 0, i, j;
+    list[n++] = m->w_dq;
+    for (i = 0; i < m->num_members; i++) list[n++] = m->members[i];
+    list[n++] = m->conv;
+    if (m->act != FUSE_NONE) list[n++] = m->act;
+    for (i = 1; i < n; i++)
+      for (j = i; j > 0 && list[j - 1] > list[j]; j--) {
+        fuse_value t = list[j];
+        list[j] = list[j - 1], list[j - 1] = t;
+      }
+    list[n++] = q;
+    memcpy(m->members, list, (size_t)n * sizeof(fuse_value));
+    m->num_members = n;
+  }
+  return 1;
+}
+
+/* Makes a composite "fuse.qconv2d" of every match of the pattern above (before the
+   dequantized weights are folded to float: the composite keeps them as int8). */
+static fuse_result fuse__quant_composites(fuse_graph *g) {
+  fuse__users users;
+  fuse__qconv_parts m;
+  int v;
+  if (!fuse__users_build(g, &users))
+    return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+  for (v = 0; v < g->num_nodes; v++)
+    if (fuse__qconv_match(g, &users, v, -1, &m) &&
+        !fuse__composite_add(g, "fuse.qconv2d", "fused_qconv2d", "fuse", 1, m.members,
+                             m.num_members)) {
+      fuse__users_free(g, &users);
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    }
+  fuse__users_free(g, &users);
   return FUSE_OK;
 }
 /* ==== end src/passes/quant.c ==== */
@@ -33659,6 +33827,18 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
+/* A quantized conv2d step's packed bytes (FUSE__OP_QCONV2D, run/qconv_run.c) start with this
+   header, then int32 bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale *
+   w_scale[k] / y_scale) and the int8 weights in `layout`. */
+typedef struct fuse__qconv_head {
+  int32_t x_zero, y_zero; /* the input's and the output's zero points */
+  int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
+  int32_t K, C, KH, KW;   /* output channels, input channels (all groups), the kernel */
+  int32_t layout;         /* 0: the graph's [K][C / groups][KH][KW] */
+  int32_t reserved[7];
+} fuse__qconv_head;
+typedef char fuse__qconv_head_is_64_bytes[sizeof(fuse__qconv_head) == 64 ? 1 : -1];
+
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */
@@ -33837,7 +34017,7 @@ static const char *const fuse__run_names[] = {
     "UNARY", "CONV2D", "MATMUL", "BINARY", "CONCAT", "TRANSPOSE", "SOFTMAX", "BATCH_NORM",
     "POOL", "GLOBAL_AVG_POOL", "LAYOUT", "CHAIN", "MATH_UNARY", "MATH_BROADCAST", "GATHER",
     "EXPAND", "TILE", "PAD", "RESIZE", "REDUCE", "LOG_SOFTMAX", "NORM", "SLICE",
-    "CONV_TRANSPOSE2D", "QUANT"};
+    "CONV_TRANSPOSE2D", "QUANT", "QCONV"};
 typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fuse__run_names ==
                                                      FUSE__RUN_COUNT
                                                  ? 1
@@ -34072,6 +34252,8 @@ static int fuse__place(fuse_plan *p, const int *first, const int *last, int *ord
 typedef struct fuse__fusion {
   fuse_epilogue e;
   int fused;
+  int quant;             /* a fuse.qconv2d composite: one integer step (passes/quant.c) */
+  fuse__qconv_parts q;   /* its parts */
 } fuse__fusion;
 
 /* The operands a node's step reads: its own, or, for a fused root, x, w, bias, residuals. */
@@ -34079,6 +34261,11 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
                              fuse_value *out) {
   const fuse__node *n = &g->nodes[v];
   int k, count = 0;
+  if (n->composite >= 0 && fz[n->composite].quant && g->composites[n->composite].root == v) {
+    if (out) out[0] = g->nodes[fz[n->composite].q.x_dq].in[0]; /* the quantized input; the
+                                                                 rest is packed */
+    return 1;
+  }
   if (n->composite >= 0 && fz[n->composite].fused && g->composites[n->composite].root == v) {
     const fuse_epilogue *e = &fz[n->composite].e;
     const fuse__node *red = &g->nodes[e->reduction];
@@ -35878,6 +36065,89 @@ done:
   return ok;
 }
 /* ==== end src/plan/backends.c ==== */
+/* ==== begin src/plan/quant_pack.c ==== */
+/* ------------------------------------------------- packing a quantized conv2d -- */
+/* A fuse.qconv2d composite's constants as its step's packed bytes (fuse__qconv_head, plan.c):
+   the zero points and clamp, the bias in int32 units of x_scale * w_scale[k] (an int32 bias
+   dequantized with that scale is taken as it is; a float bias is rounded to those units, as
+   ONNX Runtime's quantizer rounds it), the requantization multipliers, the int8 weights. */
+
+/* The output clamp of quantize(act(v)): the quantized type's range, narrowed by a relu / clip
+   to the quantized values of its bounds (quantization is monotonic, so quantizing the clamped
+   value is clamping the quantized one). */
+static void fuse__qconv_clamp(const fuse_graph *g, const fuse__qconv_parts *q, float y_scale,
+                              int32_t y_zero, int32_t *lo, int32_t *hi) {
+  const fuse__node *act = q->act != FUSE_NONE ? &g->nodes[q->act] : NULL;
+  int type = g->nodes[q->q].type;
+  double tlo, thi;
+  fuse__type_range(type, &tlo, &thi);
+  *lo = (int32_t)tlo, *hi = (int32_t)thi;
+  if (!act) return;
+  {
+    float a = act->op == FUSE__OP_RELU ? 0.0f : act->a.clip.lo;
+    float b = act->op == FUSE__OP_RELU ? HUGE_VALF : act->a.clip.hi;
+    double qa = (double)fuse__round_half_even(a / y_scale) + y_zero;
+    double qb = (double)fuse__round_half_even(b / y_scale) + y_zero;
+    if (qa == qa && qa > *lo) *lo = qa > thi ? (int32_t)thi : (int32_t)qa;
+    if (qb == qb && qb < *hi) *hi = qb < tlo ? (int32_t)tlo : (int32_t)qb;
+  }
+}
+
+/* Packs step st (FUSE__OP_QCONV2D) from its composite's parts q. 0: out of memory. */
+static int fuse__qconv_pack(fuse_plan *p, const fuse_graph *g, const fuse__qconv_parts *q,
+                            fuse__step *st) {
+  const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
+  const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
+  const fuse__node *ws = &g->nodes[nw->in[1]];
+  fuse__qconv_head h;
+  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, i;
+  int64_t wscales = fuse__numel(ws->rank, ws->shape);
+  float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
+  size_t bytes = sizeof h + (size_t)K * 8 + (size_t)(K * per);
+  unsigned char *buf;
+  int32_t *bias;
+  float *scale;
+  memset(&h, 0, sizeof h);
+  h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
+  h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
+  fuse__qconv_clamp(g, q, y_scale, h.y_zero, &h.lo, &h.hi);
+  h.K = (int32_t)K, h.C = (int32_t)g->nodes[nx->in[0]].shape[1];
+  h.KH = (int32_t)wq->shape[2], h.KW = (int32_t)wq->shape[3];
+  buf = (unsigned char *)fuse__alloc(&p->alloc, (bytes + 3) & ~(size_t)3, FUSE__ALIGN);
+  if (!buf) return 0;
+  memset(buf, 0, (bytes + 3) & ~(size_t)3);
+  memcpy(buf, &h, sizeof h);
+  bias = (int32_t *)(void *)(buf + sizeof h);
+  scale = (float *)(void *)(bias + K);
+  for (k = 0; k < K; k++) {
+    float w_scale = fuse__const_at(ws, wscales > 1 ? k : 0), unit = x_scale * w_scale;
+    scale[k] = unit / y_scale;
+    bias[k] = 0;
+    if (q->bias != FUSE_NONE) {
+      const fuse__node *nb = &g->nodes[q->bias];
+      const fuse__node *src = nb->op == FUSE__OP_RESHAPE ? &g->nodes[nb->in[0]] : nb;
+      double b;
+      if (src->op == FUSE__OP_DEQUANTIZE) { /* int32 units of its own scale */
+        const fuse__node *bs = &g->nodes[src->in[1]];
+        float b_scale = fuse__const_at(bs, fuse__numel(bs->rank, bs->shape) > 1 ? k : 0);
+        double bz = src->num_in > 2 ? fuse__const_value(&g->nodes[src->in[2]],
+                                                        fuse__numel(bs->rank, bs->shape) > 1 ? k : 0)
+                                    : 0;
+        double units = fuse__const_value(&g->nodes[src->in[0]], k) - bz;
+        b = b_scale == unit ? units : fuse__round_half_even((float)(units * b_scale / unit));
+      } else {
+        b = fuse__round_half_even(fuse__const_at(src, k) / unit);
+      }
+      bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
+    }
+  }
+  for (i = 0; i < K * per; i++) ((int8_t *)(scale + K))[i] = ((const int8_t *)wq->data)[i];
+  st->packed = (float *)(void *)buf;
+  st->packed_floats = ((bytes + 3) & ~(size_t)3) / 4;
+  p->weights_size += st->packed_floats * 4;
+  return 1;
+}
+/* ==== end src/plan/quant_pack.c ==== */
 /* ==== begin src/plan/compile.c ==== */
 /* ------------------------------------------------------------------ compile -- */
 /* fuse_compile runs the phases below in order over one fuse__compiler. A phase returns 0 when
@@ -36003,9 +36273,12 @@ static int fuse__decide_fusion(fuse__compiler *c) {
   const fuse_graph *g = c->g;
   fuse__fusion *fz = c->fz;
   int i;
-  for (i = 0; i < g->num_composites; i++)
-    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
-                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE;
+  for (i = 0; i < g->num_composites; i++) {
+    fz[i].quant = strcmp(g->composites[i].name, "fuse.qconv2d") == 0 &&
+                  fuse__qconv_match(g, &c->users, g->composites[i].root, i, &fz[i].q);
+    fz[i].fused = fz[i].quant || (fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
+                                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE);
+  }
   return 1;
 }
 
@@ -36140,6 +36413,11 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->bias = -1;
   st->in_first = in_first;
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
+  if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
+    st->op = FUSE__OP_QCONV2D;
+    st->a = g->nodes[c->fz[nd->composite].q.conv].a;
+    return;
+  }
   if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
     const fuse_epilogue *e = &c->fz[nd->composite].e;
     int next = 2;
@@ -36193,10 +36471,15 @@ static int fuse__build_steps(fuse__compiler *c) {
 static int fuse__choose_kernels(fuse__compiler *c) {
   fuse_plan *p = c->p;
   int i;
-  for (i = 0; i < p->num_steps; i++)
-    if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
-        !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    if (st->op == FUSE__OP_QCONV2D) { /* its composite's constants, packed (plan/quant_pack.c) */
+      if (!fuse__qconv_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+    } else if (st->kernel != FUSE__KERNEL_BACKEND &&
+               !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;
+    }
+  }
   return 1;
 }
 
@@ -38975,14 +39258,6 @@ static void fuse__kernel_conv_transpose2d(const fuse__run *r, const fuse__step *
 /* ONNX QuantizeLinear and DequantizeLinear, element by element: the oracle the integer
    kernels are tested against and what runs where a quantized model stays in float32. */
 
-/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. */
-static float fuse__round_half_even(float v) {
-  float r = floorf(v), d = v - r;
-  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
-  return r;
-}
-
 /* Element i of a typed tensor's data as an integer (the zero points, the quantized values). */
 static int64_t fuse__typed_at(const void *data, int type, int64_t i) {
   switch (type) {
@@ -39031,6 +39306,59 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
   }
 }
 /* ==== end src/run/reference_quant.c ==== */
+/* ==== begin src/run/qconv_run.c ==== */
+/* ------------------------------------------------------ quantized conv2d (run) -- */
+/* A fuse.qconv2d step (plan/quant_pack.c packed it): uint8 NCHW in, int32 sums of
+   (x - x_zero) * w, the bias, then requantized as ONNX Runtime does it: (float)sum * scale[k],
+   clamped to [lo, hi] - y_zero, rounded half to even, plus y_zero, into uint8 / int8 NCHW. */
+
+/* One output value from its int32 sum. */
+static int32_t fuse__requantize(int32_t acc, float scale, const fuse__qconv_head *h) {
+  float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
+  f = f < lo ? lo : f > hi ? hi : f; /* (NaN cannot occur: acc and scale are finite) */
+  return (int32_t)fuse__round_half_even(f) + h->y_zero;
+}
+
+/* The direct loops over every output element: the oracle the integer micro-kernels are tested
+   against, and what runs until they do. */
+static void fuse__kernel_qconv(const fuse__run *r, const fuse__step *s) {
+  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
+  const float *scale = (const float *)(const void *)(bias + h->K);
+  const int8_t *w = (const int8_t *)(const void *)(scale + h->K);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3];
+  int64_t Cg = C / a->groups, Kg = K / a->groups, n, k, oy, ox, c, ky, kx;
+  void *y = fuse__data(r, s->out);
+  for (n = 0; n < N; n++)
+    for (k = 0; k < K; k++) {
+      const int8_t *wk = w + k * Cg * h->KH * h->KW;
+      const uint8_t *xg = x + (n * C + (k / Kg) * Cg) * H * W;
+      for (oy = 0; oy < OH; oy++)
+        for (ox = 0; ox < OW; ox++) {
+          int32_t acc = bias[k], q;
+          int64_t at = ((n * K + k) * OH + oy) * OW + ox;
+          for (c = 0; c < Cg; c++)
+            for (ky = 0; ky < h->KH; ky++) {
+              int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+              if (iy < 0 || iy >= H) continue;
+              for (kx = 0; kx < h->KW; kx++) {
+                int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+                if (ix < 0 || ix >= W) continue;
+                acc += (int32_t)(int16_t)(xg[(c * H + iy) * W + ix] - h->x_zero) *
+                       (int32_t)wk[(c * h->KH + ky) * h->KW + kx];
+              }
+            }
+          q = fuse__requantize(acc, scale[k], h);
+          if (ty->type == FUSE_INT8) ((int8_t *)y)[at] = (int8_t)q;
+          else ((uint8_t *)y)[at] = (uint8_t)q;
+        }
+    }
+}
+/* ==== end src/run/qconv_run.c ==== */
 /* ==== begin src/run/chain_run.c ==== */
 /* ------------------------------------------- chain and row kernels' drivers -- */
 /* The chain step (kernels/chain_rows.c) and the vector paths of softmax, log-softmax, the
@@ -39370,6 +39698,7 @@ static const fuse__run_kernel fuse__run_kernels[] = {
     FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
     FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
     FUSE__RUN_ROW(QUANT, fuse__kernel_quant), /* run/reference_quant.c */
+    FUSE__RUN_ROW(QCONV, fuse__kernel_qconv), /* run/qconv_run.c */
 };
 #undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
@@ -39996,6 +40325,27 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
+/* Whether a quantized conv2d step's packed header (fuse__qconv_head) agrees with its tensors
+   and its packed bytes hold what the header says: what run/qconv_run.c reads stays inside. */
+static int fuse__blob_qconv_ok(const fuse_plan *p, const fuse__step *s) {
+  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+  const fuse__tensor *tx, *ty;
+  uint64_t need;
+  int G = s->a.conv.groups;
+  if (s->num_in != 1 || !s->packed || s->packed_floats * 4 < sizeof *h) return 0;
+  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
+  if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 ||
+      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || tx->shape[0] != ty->shape[0] ||
+      h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
+      h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 || h->x_zero > 255 ||
+      h->lo > h->hi || h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) ||
+      h->hi > (ty->type == FUSE_UINT8 ? 255 : 127) || h->y_zero < -128 || h->y_zero > 255 ||
+      h->layout != 0)
+    return 0;
+  need = sizeof *h + (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+  return need <= (uint64_t)s->packed_floats * 4;
+}
+
 /* One step, checked: its op, tensors, operands, post-ops and chain, its kernel and tile
    (looked up in this build's tables by what they are), its packed weights' place. */
 static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights) {
@@ -40106,6 +40456,10 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
+  if (s->op == FUSE__OP_QCONV2D && !fuse__blob_qconv_ok(p, s))
+    return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                             "step %d (qconv2d): its packed header does not fit its tensors", i),
+           0;
   return 1;
 }
 
@@ -44455,6 +44809,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__OUT_RUN_SLICE
 #undef FUSE__OUT_RUN_CONV_TRANSPOSE2D
 #undef FUSE__OUT_RUN_QUANT
+#undef FUSE__OUT_RUN_QCONV
 #undef FUSE__RUNS_OUT
 #undef FUSE__HAS_RUN
 #undef FUSE__HAS_KERNEL

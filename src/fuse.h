@@ -135,6 +135,7 @@
 #include "plan/chains.c"
 #include "plan/in_place.c"
 #include "plan/backends.c"
+#include "plan/quant_pack.c"
 #include "plan/compile.c"
 #endif
 #include "run/reference.c"
@@ -147,6 +148,7 @@
 #include "run/reference_nn.c"
 #include "run/reference_layers.c"
 #include "run/reference_quant.c"
+#include "run/qconv_run.c"
 #include "run/chain_run.c"
 #include "run/run.c"
 #include "run/plan_blob.c"

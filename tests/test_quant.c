@@ -333,6 +333,155 @@ TEST(errors_name_the_op_and_the_types) {
   fuse_graph_destroy(g);
 }
 
+/* The QDQ pattern around a conv (dequantize, conv2d with dequantized int8 weights and int32
+   bias, relu, quantize) becomes one integer step (fuse.qconv2d): bit for bit the sums worked
+   out here in integers and requantized as ONNX Runtime does; within one unit of the float
+   path (the same graph unoptimized: dequantize, float conv, quantize); the same through a
+   blob. Strided, padded, grouped; relu or clip or nothing; uint8 or int8 out. (Four output channels:
+   the text form holds at most four values inline.) */
+static const char *qconv_net =
+    "graph(%xq: u8[2, 4, 7, 6]) {\n"
+    "  %xs: [] = const{0.05}\n"
+    "  %xz: u8[] = const{121}\n"
+    "  %wq: i8[4, 2, 3, 3] = const\n"
+    "  %ws: [4] = const{0.01, 0.02, 0.015, 0.03}\n"
+    "  %bq: i32[4] = const{100, -250, 3000, -7}\n"
+    "  %bs: [4] = const{0.0005, 0.001, 0.00075, 0.0015}\n"
+    "  %ys: [] = const{0.04}\n"
+    "  %yz: %YT[] = const{%YZ}\n"
+    "  %x = dequantize(%xq, %xs, %xz)\n"
+    "  %w = dequantize(%wq, %ws, axis=0)\n"
+    "  %b = dequantize(%bq, %bs, axis=0)\n"
+    "  %c = conv2d(%x, %w, strides=[2, 1], padding=[1, 0, 1, 2], dilation=[1, 1], groups=2)\n"
+    "  %br = reshape(%b, shape=[1, 4, 1, 1])\n"
+    "  %a = add(%c, %br)\n"
+    "  %r = %ACT\n"
+    "  %yq = quantize(%r, %ys, %yz)\n"
+    "  return %yq\n"
+    "}\n";
+
+static void replace(char *s, const char *key, const char *with) {
+  char *at = strstr(s, key), rest[4096];
+  if (!at) return;
+  strcpy(rest, at + strlen(key));
+  strcpy(at, with);
+  strcat(at, rest);
+}
+
+static int32_t ref_requant(int64_t acc, float scale, int32_t zero, int32_t lo, int32_t hi) {
+  float f = (float)acc * scale;
+  double r;
+  f = f < (float)(lo - zero) ? (float)(lo - zero) : f > (float)(hi - zero) ? (float)(hi - zero) : f;
+  r = floor((double)f);
+  if ((double)f - r > 0.5 || ((double)f - r == 0.5 && fmod(r, 2.0) != 0)) r += 1;
+  return (int32_t)r + zero;
+}
+
+TEST(qdq_conv_runs_in_integers) {
+  static const char *acts[3] = {"relu(%a)", "clip(%a, lo=-0.5, hi=1.5)", "add(%a, 0)"};
+  int act, signed_out;
+  for (act = 0; act < 3; act++)
+    for (signed_out = 0; signed_out < 2; signed_out++) {
+      char text[4096];
+      fuse_graph *g = NULL, *plain = NULL;
+      fuse_plan *p = NULL;
+      fuse_compile_options o;
+      int8_t wq[72];
+      uint8_t xq[2 * 4 * 7 * 6];
+      unsigned char got[2 * 4 * 4 * 6], flt[2 * 4 * 4 * 6];
+      const void *ins[1];
+      void *outs[1];
+      const float ws[4] = {0.01f, 0.02f, 0.015f, 0.03f};
+      const int32_t bq[4] = {100, -250, 3000, -7};
+      int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255, yz = signed_out ? -3 : 7;
+      int i, n, k, oy, ox, c, ky, kx, exact = 1, near = 1, steps_q = 0;
+      strcpy(text, qconv_net);
+      replace(text, "%YT", signed_out ? "i8" : "u8");
+      replace(text, "%YZ", signed_out ? "-3" : "7");
+      replace(text, "%ACT", acts[act]);
+      if (act == 2) replace(text, "  %r = add(%a, 0)\n", ""), replace(text, "quantize(%r,", "quantize(%a,"); /* none */
+      CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+      CHECK_EQ_INT(fuse_graph_parse(text, NULL, &plain), FUSE_OK);
+      if (fuse_graph_status(g) != FUSE_OK) {
+        fprintf(stderr, "  %s\n", fuse_graph_error(g));
+        fuse_graph_destroy(g), fuse_graph_destroy(plain);
+        return;
+      }
+      for (i = 0; i < 72; i++) wq[i] = (int8_t)((i * 53) % 255 - 127);
+      wq[0] = -128, wq[1] = 127;
+      for (i = 0; i < (int)sizeof xq; i++) xq[i] = (uint8_t)((i * 29 + 7) % 256);
+      {
+        float wf[72];
+        for (i = 0; i < 72; i++) wf[i] = wq[i];
+        CHECK_EQ_INT(fuse_graph_set_constant(g, "wq", wf, 72), FUSE_OK);
+        CHECK_EQ_INT(fuse_graph_set_constant(plain, "wq", wf, 72), FUSE_OK);
+      }
+      CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+      memset(&o, 0, sizeof o);
+      o.num_threads = 1;
+      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+      ins[0] = xq, outs[0] = got;
+      CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+      for (i = 0; i < fuse_plan_step_count(p); i++) steps_q++;
+      CHECK_EQ_INT(steps_q, 1); /* the one integer step: no dequantize, conv or quantize */
+      outs[0] = flt;
+      CHECK_EQ_INT(run_typed(plain, 1, ins, outs), FUSE_OK);
+      /* the integer sums here: x zero point 121, x scale 0.05, y scale 0.04 */
+      if (act == 0) lo = lo > yz ? lo : yz;
+      if (act == 1) {
+        int32_t qa = (int32_t)floor(-0.5 / 0.04 + 0.5) + yz, qb = (int32_t)floor(1.5 / 0.04 + 0.5) + yz;
+        lo = lo > qa ? lo : qa, hi = hi < qb ? hi : qb;
+      }
+      for (n = 0; n < 2; n++)
+        for (k = 0; k < 4; k++)
+          for (oy = 0; oy < 4; oy++)
+            for (ox = 0; ox < 6; ox++) {
+              int64_t acc = bq[k];
+              int32_t want, g0 = k / 2, at = ((n * 4 + k) * 4 + oy) * 6 + ox;
+              int have, have_f;
+              for (c = 0; c < 2; c++)
+                for (ky = 0; ky < 3; ky++)
+                  for (kx = 0; kx < 3; kx++) {
+                    int iy = oy * 2 - 1 + ky, ix = ox + kx;
+                    if (iy < 0 || iy >= 7 || ix < 0 || ix >= 6) continue;
+                    acc += (int64_t)(xq[((n * 4 + g0 * 2 + c) * 7 + iy) * 6 + ix] - 121) *
+                           wq[((k * 2 + c) * 3 + ky) * 3 + kx];
+                  }
+              want = ref_requant(acc, 0.05f * ws[k] / 0.04f, yz, lo, hi);
+              have = signed_out ? (int)(int8_t)got[at] : (int)got[at];
+              have_f = signed_out ? (int)(int8_t)flt[at] : (int)flt[at];
+              if (have != want && exact)
+                fprintf(stderr, "  act %d signed %d: at %d got %d, want %d\n", act, signed_out, at,
+                        have, want);
+              exact &= have == want;
+              near &= abs(have_f - want) <= 1;
+            }
+      CHECK(exact);
+      CHECK(near);
+      { /* the listing names the step; a blob runs it bit for bit */
+        text_buf *t = (text_buf *)calloc(1, sizeof *t);
+        fuse_plan *loaded = NULL;
+        fuse_plan_load_options lo_opt;
+        unsigned char again[sizeof got];
+        fuse_plan_write(p, text_sink, t);
+        CHECK_STR_CONTAINS(t->s, "qconv2d");
+        t->n = 0;
+        CHECK_EQ_INT(fuse_plan_save(p, text_sink, t), FUSE_OK);
+        memset(&lo_opt, 0, sizeof lo_opt);
+        lo_opt.copy = 1;
+        CHECK_EQ_INT(fuse_plan_load(t->s, t->n, &lo_opt, &loaded), FUSE_OK);
+        outs[0] = again;
+        CHECK_EQ_INT(fuse_run_typed(loaded, ins, outs, NULL), FUSE_OK);
+        CHECK(memcmp(again, got, sizeof got) == 0);
+        fuse_plan_destroy(loaded);
+        free(t);
+      }
+      fuse_plan_destroy(p);
+      fuse_graph_destroy(plain);
+      fuse_graph_destroy(g);
+    }
+}
+
 int main(void) {
   RUN(quantize_rounds_half_to_even_and_saturates);
   RUN(quantize_int8_and_int32_and_no_zero_point);
@@ -340,5 +489,6 @@ int main(void) {
   RUN(typed_graph_text_plan_and_blob);
   RUN(optimize_folds_dequantized_weights);
   RUN(errors_name_the_op_and_the_types);
+  RUN(qdq_conv_runs_in_integers);
   return runner_finish("quant");
 }

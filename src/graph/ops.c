@@ -77,6 +77,7 @@ typedef enum fuse__op {
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
+  FUSE__OP_QCONV2D, /* plan only: a quantized conv2d in integers (passes/quant.c, run/qconv_run.c) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -125,6 +126,14 @@ typedef union fuse__attrs {
 /* Bytes of one element of a fuse_type. */
 static size_t fuse__type_size(int type) {
   return type == FUSE_UINT8 || type == FUSE_INT8 ? 1 : 4;
+}
+
+/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+static float fuse__round_half_even(float v) {
+  float r = floorf(v), d = v - r;
+  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
 }
 
 typedef struct fuse__node {
@@ -323,6 +332,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
+  FUSE__RUN_QCONV, /* a quantized conv2d: u8 in, int32 sums, requantized out */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -590,6 +600,8 @@ static const fuse__op_row fuse__ops[] = {
     {FUSE__OP_TO_NCHW, "to_nchw", NULL, fuse__attrs_none, 1, 1, 0, FUSE__RUN_LAYOUT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QCONV,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E

@@ -122,9 +122,12 @@ static int fuse__decide_fusion(fuse__compiler *c) {
   const fuse_graph *g = c->g;
   fuse__fusion *fz = c->fz;
   int i;
-  for (i = 0; i < g->num_composites; i++)
-    fz[i].fused = fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
-                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE;
+  for (i = 0; i < g->num_composites; i++) {
+    fz[i].quant = strcmp(g->composites[i].name, "fuse.qconv2d") == 0 &&
+                  fuse__qconv_match(g, &c->users, g->composites[i].root, i, &fz[i].q);
+    fz[i].fused = fz[i].quant || (fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
+                                  fuse__escaping_member(g, &c->users, i) == FUSE_NONE);
+  }
   return 1;
 }
 
@@ -259,6 +262,11 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->bias = -1;
   st->in_first = in_first;
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
+  if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
+    st->op = FUSE__OP_QCONV2D;
+    st->a = g->nodes[c->fz[nd->composite].q.conv].a;
+    return;
+  }
   if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
     const fuse_epilogue *e = &c->fz[nd->composite].e;
     int next = 2;
@@ -312,10 +320,15 @@ static int fuse__build_steps(fuse__compiler *c) {
 static int fuse__choose_kernels(fuse__compiler *c) {
   fuse_plan *p = c->p;
   int i;
-  for (i = 0; i < p->num_steps; i++)
-    if (p->steps[i].kernel != FUSE__KERNEL_BACKEND &&
-        !fuse__choose_kernel(p, c->g, &p->steps[i], &c->zeros, &c->scratch))
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *st = &p->steps[i];
+    if (st->op == FUSE__OP_QCONV2D) { /* its composite's constants, packed (plan/quant_pack.c) */
+      if (!fuse__qconv_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+    } else if (st->kernel != FUSE__KERNEL_BACKEND &&
+               !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;
+    }
+  }
   return 1;
 }
 

@@ -23,6 +23,18 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
+/* A quantized conv2d step's packed bytes (FUSE__OP_QCONV2D, run/qconv_run.c) start with this
+   header, then int32 bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale *
+   w_scale[k] / y_scale) and the int8 weights in `layout`. */
+typedef struct fuse__qconv_head {
+  int32_t x_zero, y_zero; /* the input's and the output's zero points */
+  int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
+  int32_t K, C, KH, KW;   /* output channels, input channels (all groups), the kernel */
+  int32_t layout;         /* 0: the graph's [K][C / groups][KH][KW] */
+  int32_t reserved[7];
+} fuse__qconv_head;
+typedef char fuse__qconv_head_is_64_bytes[sizeof(fuse__qconv_head) == 64 ? 1 : -1];
+
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */

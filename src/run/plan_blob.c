@@ -523,6 +523,27 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
+/* Whether a quantized conv2d step's packed header (fuse__qconv_head) agrees with its tensors
+   and its packed bytes hold what the header says: what run/qconv_run.c reads stays inside. */
+static int fuse__blob_qconv_ok(const fuse_plan *p, const fuse__step *s) {
+  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+  const fuse__tensor *tx, *ty;
+  uint64_t need;
+  int G = s->a.conv.groups;
+  if (s->num_in != 1 || !s->packed || s->packed_floats * 4 < sizeof *h) return 0;
+  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
+  if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 ||
+      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || tx->shape[0] != ty->shape[0] ||
+      h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
+      h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 || h->x_zero > 255 ||
+      h->lo > h->hi || h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) ||
+      h->hi > (ty->type == FUSE_UINT8 ? 255 : 127) || h->y_zero < -128 || h->y_zero > 255 ||
+      h->layout != 0)
+    return 0;
+  need = sizeof *h + (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+  return need <= (uint64_t)s->packed_floats * 4;
+}
+
 /* One step, checked: its op, tensors, operands, post-ops and chain, its kernel and tile
    (looked up in this build's tables by what they are), its packed weights' place. */
 static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights) {
@@ -633,6 +654,10 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
+  if (s->op == FUSE__OP_QCONV2D && !fuse__blob_qconv_ok(p, s))
+    return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                             "step %d (qconv2d): its packed header does not fit its tensors", i),
+           0;
   return 1;
 }
 

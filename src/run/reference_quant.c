@@ -2,14 +2,6 @@
 /* ONNX QuantizeLinear and DequantizeLinear, element by element: the oracle the integer
    kernels are tested against and what runs where a quantized model stays in float32. */
 
-/* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. */
-static float fuse__round_half_even(float v) {
-  float r = floorf(v), d = v - r;
-  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
-  return r;
-}
-
 /* Element i of a typed tensor's data as an integer (the zero points, the quantized values). */
 static int64_t fuse__typed_at(const void *data, int type, int64_t i) {
   switch (type) {
