@@ -1262,7 +1262,11 @@ typedef enum fuse__op {
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
-  FUSE__OP_QCONV2D, /* plan only: a quantized conv2d in integers (passes/quant.c, run/qconv_run.c) */
+  /* plan only: a quantized model's integer steps (passes/quant.c, run/quant_run.c) */
+  FUSE__OP_QCONV2D,
+  FUSE__OP_QADD,
+  FUSE__OP_QLUT,
+  FUSE__OP_QMAX_POOL2D,
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1517,7 +1521,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
-  FUSE__RUN_QCONV, /* a quantized conv2d: u8 in, int32 sums, requantized out */
+  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qadd, qlut, qmax_pool2d */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -1786,8 +1790,14 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QCONV,
+    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y,
+     FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1960,10 +1970,10 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
 #else
 #define FUSE__OUT_RUN_QUANT 0ul
 #endif
-#ifdef FUSE_NO_RUN_QCONV
-#define FUSE__OUT_RUN_QCONV (1ul << FUSE__RUN_QCONV)
+#ifdef FUSE_NO_RUN_QINT
+#define FUSE__OUT_RUN_QINT (1ul << FUSE__RUN_QINT)
 #else
-#define FUSE__OUT_RUN_QCONV 0ul
+#define FUSE__OUT_RUN_QINT 0ul
 #endif
 /* a kind added to fuse__run_kind gets its macro above and its term here */
 #define FUSE__RUNS_OUT                                                                        \
@@ -1974,7 +1984,7 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
    FUSE__OUT_RUN_MATH_BROADCAST | FUSE__OUT_RUN_GATHER | FUSE__OUT_RUN_EXPAND |                 \
    FUSE__OUT_RUN_TILE | FUSE__OUT_RUN_PAD | FUSE__OUT_RUN_RESIZE | FUSE__OUT_RUN_REDUCE |       \
    FUSE__OUT_RUN_LOG_SOFTMAX | FUSE__OUT_RUN_NORM | FUSE__OUT_RUN_SLICE |                       \
-   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT | FUSE__OUT_RUN_QCONV)
+   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT | FUSE__OUT_RUN_QINT)
 #define FUSE__HAS_RUN(kind) (!(FUSE__RUNS_OUT >> (kind) & 1ul))
 typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 
@@ -6958,94 +6968,119 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
   return FUSE_OK;
 }
 
-/* ------------------------------------------------------------ integer conv2d -- */
-/* The pattern a QDQ export writes around a convolution, which runs in integers as one step:
+/* -------------------------------------------------------- integer composites -- */
+/* The patterns a QDQ export writes around the ops that run in integers, each one step
+   (plan/quant_pack.c packs it, run/quant_run.c runs it). Every scale and zero point is a
+   constant and per tensor (but a conv's weights, per output channel); the dequantizes of the
+   inputs stay outside the composite (other ops may read them), the step reads their uint8 /
+   int8 tensors:
 
-       xq (u8) -> dequantize(x_scale, x_zero) --------\
-       wq (i8 constant) -> dequantize(w_scale[K], 0) -> conv2d -> add(bias)? -> relu / clip?
-       -> quantize(y_scale, y_zero) -> yq (u8 / i8)
-
-   with the bias a float constant or the dequantize of an int32 one, [K] reshaped to
-   [1, K, 1, 1]. Every scale and zero point is a constant; the weights' zero points are 0
-   (symmetric int8, what quantizers write). The conv's input dequantize stays outside (other
-   ops may read it); the weights' dequantize, the bias's, the conv, the add, the activation and
-   the quantize form the composite "fuse.qconv2d", whose step reads xq and writes yq. */
-typedef struct fuse__qconv_parts {
-  fuse_value x_dq, w_dq, conv, bias, act, q; /* bias: the add's other operand, or FUSE_NONE */
-  fuse_value members[8];
+   fuse.qconv2d   xq -> dequantize -> conv2d(, dequantize(int8 weights, zero points 0))
+                  -> add(bias)? -> relu / clip? -> quantize. The bias a float constant or
+                  the dequantize of an int32 one, [K] reshaped to [1, K, 1, 1]. xq uint8.
+   fuse.qadd      quantize(f(add(dequantize(aq), dequantize(bq)))), a and b of one shape, f
+                  up to 4 element-wise ops of one value (relu, clip, ...): as the float ops
+                  compute it, fused.
+   fuse.qlut      quantize(f(dequantize(xq))), f up to 4 such ops or none (a requantization):
+                  a table of the 256 results.
+   fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
+                  dequantize is monotonic), then the table of quantize(dequantize(v)). */
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL };
+#define FUSE__Q_CHAIN 4
+typedef struct fuse__qparts {
+  int kind;                            /* FUSE__Q_* */
+  fuse_value x_dq, y_dq;               /* the dequantized inputs (y: qadd's second) */
+  fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
+  fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
+  fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
+  int num_chain;
+  fuse_value q;                        /* the quantize: the root */
+  fuse_value members[16];
   int num_members;
-} fuse__qconv_parts;
+} fuse__qparts;
 
 /* Whether v is a constant with its values (not a bare parse placeholder). */
 static int fuse__has_values(const fuse_graph *g, fuse_value v) {
   return v != FUSE_NONE && g->nodes[v].op == FUSE__OP_CONST && (g->nodes[v].data || g->nodes[v].raw);
 }
 
-/* A dequantize / quantize node whose scale and zero point are constants (the zero point of a
-   weight 0 everywhere when `zero_free`). */
-static int fuse__quant_constant_params(const fuse_graph *g, fuse_value v, int zero_free) {
+/* A dequantize / quantize node whose scale and zero point are constants, one value each
+   unless `per_channel` (then its zero points must be 0). */
+static int fuse__quant_constant_params(const fuse_graph *g, fuse_value v, int per_channel) {
   const fuse__node *n = &g->nodes[v];
   int64_t k, count;
   if ((n->op != FUSE__OP_QUANTIZE && n->op != FUSE__OP_DEQUANTIZE) || !fuse__has_values(g, n->in[1]))
     return 0;
+  if (!per_channel && fuse__numel(g->nodes[n->in[1]].rank, g->nodes[n->in[1]].shape) != 1) return 0;
   if (n->num_in < 3) return 1;
   if (!fuse__has_values(g, n->in[2])) return 0;
   count = fuse__numel(g->nodes[n->in[2]].rank, g->nodes[n->in[2]].shape);
-  for (k = 0; zero_free && k < count; k++)
+  for (k = 0; per_channel && k < count; k++)
     if (fuse__const_value(&g->nodes[n->in[2]], k) != 0) return 0;
   return 1;
 }
 
-/* The parts of the pattern above rooted at quantize q (composite members may already carry
-   `member_of`, -1 before the pass). 0: not this pattern. */
-static int fuse__qconv_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
-                             int member_of, fuse__qconv_parts *m) {
-  const fuse__node *nq = &g->nodes[q], *nc, *nx, *nw;
-  fuse_value v;
+/* A dequantize of a uint8 / int8 tensor (uint8 only when `u8`) with per-tensor constants. */
+static int fuse__q_input(const fuse_graph *g, fuse_value v, int u8) {
+  const fuse__node *n = &g->nodes[v];
+  int t = n->op == FUSE__OP_DEQUANTIZE ? g->nodes[n->in[0]].type : -1;
+  return (t == FUSE_UINT8 || (t == FUSE_INT8 && !u8)) && fuse__quant_constant_params(g, v, 0);
+}
+
+/* Whether val is read by `user` alone (not an output) and sits in composite member_of. */
+static int fuse__q_only_into(const fuse_graph *g, const fuse__users *u, fuse_value val,
+                             fuse_value user, int member_of) {
+  return !fuse__is_output(g, val) && u->first[val + 1] - u->first[val] == 1 &&
+         u->list[u->first[val]] == user && g->nodes[val].composite == member_of;
+}
+
+/* Walks back from v through element-wise ops of one value (each read only by the one after
+   it), collecting them in m->chain (applied first first); returns where the walk stopped. */
+static fuse_value fuse__q_chain(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                                fuse_value user, int member_of, fuse__qparts *m) {
+  fuse_post_op op;
+  fuse_value next, rev[FUSE__Q_CHAIN];
+  int n = 0, k;
+  while (n < FUSE__Q_CHAIN && fuse__unary_post(g, v, &op, &next) && !fuse__post_has_tensor(op.kind) &&
+         op.kind != FUSE__POST_ERF && fuse__q_only_into(g, u, v, user, member_of)) {
+    rev[n++] = v;
+    user = v;
+    v = next;
+  }
+  for (k = 0; k < n; k++) m->chain[k] = rev[n - 1 - k];
+  m->num_chain = n;
+  return v;
+}
+
+/* The conv2d part of fuse.qconv2d at v (read by `user`). */
+static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                          fuse_value user, int member_of, fuse__qparts *m) {
+  const fuse__node *nc, *nw;
   int64_t K;
-  memset(m, 0, sizeof *m);
-  m->bias = m->act = FUSE_NONE;
-  m->q = q;
-  if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
-      !fuse__quant_constant_params(g, q, 0) || fuse__numel(g->nodes[nq->in[1]].rank, g->nodes[nq->in[1]].shape) != 1)
-    return 0;
-#define FUSE__Q_ONLY_INTO(val, user) \
-  (!fuse__is_output(g, val) && u->first[(val) + 1] - u->first[val] == 1 && \
-   u->list[u->first[val]] == (user) && g->nodes[val].composite == member_of)
-  v = nq->in[0];
-  if ((g->nodes[v].op == FUSE__OP_RELU || g->nodes[v].op == FUSE__OP_CLIP) && FUSE__Q_ONLY_INTO(v, q)) {
-    m->act = v;
-    v = g->nodes[v].in[0];
-  }
-  if (g->nodes[v].op == FUSE__OP_ADD && FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
-    fuse_value add = v, a = g->nodes[v].in[0], b = g->nodes[v].in[1];
+  fuse_value add = FUSE_NONE;
+  if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, user, member_of)) {
+    fuse_value a = g->nodes[v].in[0], b = g->nodes[v].in[1];
     if (g->nodes[a].op != FUSE__OP_CONV2D) a = g->nodes[v].in[1], b = g->nodes[v].in[0];
-    if (g->nodes[a].op != FUSE__OP_CONV2D || !FUSE__Q_ONLY_INTO(a, add)) return 0;
-    m->bias = b;
-    m->members[m->num_members++] = add; /* (put in order below) */
-    v = a;
-  } else if (g->nodes[v].op != FUSE__OP_CONV2D ||
-             !FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
-    return 0;
+    add = v, m->bias = b, user = v, v = a;
+    m->members[m->num_members++] = add;
   }
+  if (g->nodes[v].op != FUSE__OP_CONV2D || !fuse__q_only_into(g, u, v, user, member_of)) return 0;
   m->conv = v;
   nc = &g->nodes[v];
   if (nc->rank != 4) return 0; /* (a 1-D conv2d stays in float) */
   m->x_dq = nc->in[0], m->w_dq = nc->in[1];
-  nx = &g->nodes[m->x_dq], nw = &g->nodes[m->w_dq];
-  if (nx->op != FUSE__OP_DEQUANTIZE || g->nodes[nx->in[0]].type != FUSE_UINT8 ||
-      !fuse__quant_constant_params(g, m->x_dq, 0) ||
-      fuse__numel(g->nodes[nx->in[1]].rank, g->nodes[nx->in[1]].shape) != 1)
-    return 0;
-  if (nw->op != FUSE__OP_DEQUANTIZE || !fuse__has_values(g, nw->in[0]) ||
-      g->nodes[nw->in[0]].type != FUSE_INT8 || !g->nodes[nw->in[0]].data ||
-      !fuse__quant_constant_params(g, m->w_dq, 1) ||
+  nw = &g->nodes[m->w_dq];
+  if (!fuse__q_input(g, m->x_dq, 1) || nw->op != FUSE__OP_DEQUANTIZE ||
+      !fuse__has_values(g, nw->in[0]) || g->nodes[nw->in[0]].type != FUSE_INT8 ||
+      !g->nodes[nw->in[0]].data || !fuse__quant_constant_params(g, m->w_dq, 1) ||
       (fuse__numel(g->nodes[nw->in[1]].rank, g->nodes[nw->in[1]].shape) > 1 && nw->a.quant.axis != 0) ||
-      !FUSE__Q_ONLY_INTO(m->w_dq, m->conv))
+      !fuse__q_only_into(g, u, m->w_dq, m->conv, member_of))
     return 0;
+  m->members[m->num_members++] = m->w_dq;
+  m->members[m->num_members++] = m->conv;
   K = nc->shape[1];
-  if (m->bias != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of the
-                                 dequantize of an int32 / the reshape of a constant */
+  if (add != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of a
+                             constant or of the dequantize of an int32 one */
     const fuse__node *nb = &g->nodes[m->bias];
     fuse_value src = m->bias;
     int d;
@@ -7054,51 +7089,97 @@ static int fuse__qconv_match(const fuse_graph *g, const fuse__users *u, fuse_val
     for (d = 0; d < nb->rank; d++)
       if (d != nb->rank - 3 && nb->shape[d] != 1) return 0;
     if (nb->op == FUSE__OP_RESHAPE) {
-      if (!FUSE__Q_ONLY_INTO(m->bias, m->members[0])) return 0;
+      if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
       src = nb->in[0];
+      m->members[m->num_members++] = m->bias;
     }
     if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
       if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
-          !FUSE__Q_ONLY_INTO(src, src == m->bias ? m->members[0] : m->bias))
+          !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
         return 0;
       m->members[m->num_members++] = src;
     } else if (!fuse__has_values(g, src)) {
       return 0;
     }
-    if (src != m->bias) m->members[m->num_members++] = m->bias;
-  }
-#undef FUSE__Q_ONLY_INTO
-  { /* members in id order, the root last */
-    fuse_value list[8];
-    int n = 0, i, j;
-    list[n++] = m->w_dq;
-    for (i = 0; i < m->num_members; i++) list[n++] = m->members[i];
-    list[n++] = m->conv;
-    if (m->act != FUSE_NONE) list[n++] = m->act;
-    for (i = 1; i < n; i++)
-      for (j = i; j > 0 && list[j - 1] > list[j]; j--) {
-        fuse_value t = list[j];
-        list[j] = list[j - 1], list[j - 1] = t;
-      }
-    list[n++] = q;
-    memcpy(m->members, list, (size_t)n * sizeof(fuse_value));
-    m->num_members = n;
   }
   return 1;
 }
 
-/* Makes a composite "fuse.qconv2d" of every match of the pattern above (before the
-   dequantized weights are folded to float: the composite keeps them as int8). */
+/* The parts of an integer composite rooted at quantize q (its members already in composite
+   `member_of`, or -1 before the pass makes it). 0: no pattern above. */
+static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
+                              int member_of, fuse__qparts *m) {
+  const fuse__node *nq = &g->nodes[q];
+  fuse_value v, first;
+  fuse__qparts c; /* (the conv's try, kept when it matches) */
+  int i, j;
+  memset(m, 0, sizeof *m);
+  m->x_dq = m->y_dq = m->w_dq = m->conv = m->bias = m->act = m->pool = m->add = FUSE_NONE;
+  m->q = q;
+  if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
+      !fuse__quant_constant_params(g, q, 0))
+    return 0;
+  v = fuse__q_chain(g, u, nq->in[0], q, member_of, m);
+  first = m->num_chain ? m->chain[0] : q;
+  c = *m;
+  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) {
+    const fuse__node *a = m->num_chain ? &g->nodes[m->chain[0]] : NULL;
+    if (a && a->op != FUSE__OP_RELU && a->op != FUSE__OP_CLIP) return 0; /* (a clamp only) */
+    *m = c;
+    m->kind = FUSE__Q_CONV;
+    m->act = m->num_chain ? m->chain[0] : FUSE_NONE;
+  } else if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, first, member_of) &&
+             fuse__q_input(g, g->nodes[v].in[0], 0) && fuse__q_input(g, g->nodes[v].in[1], 0) &&
+             g->nodes[g->nodes[v].in[0]].rank == nq->rank && g->nodes[g->nodes[v].in[1]].rank == nq->rank &&
+             memcmp(g->nodes[g->nodes[v].in[0]].shape, nq->shape, (size_t)nq->rank * 8) == 0 &&
+             memcmp(g->nodes[g->nodes[v].in[1]].shape, nq->shape, (size_t)nq->rank * 8) == 0) {
+    m->kind = FUSE__Q_ADD;
+    m->add = v, m->x_dq = g->nodes[v].in[0], m->y_dq = g->nodes[v].in[1];
+    m->members[m->num_members++] = v;
+  } else if (m->num_chain == 0 && g->nodes[v].op == FUSE__OP_MAX_POOL2D && g->nodes[v].rank == 4 &&
+             fuse__q_only_into(g, u, v, q, member_of) && fuse__q_input(g, g->nodes[v].in[0], 0)) {
+    m->kind = FUSE__Q_MAXPOOL;
+    m->pool = v, m->x_dq = g->nodes[v].in[0];
+    m->members[m->num_members++] = v;
+  } else if (fuse__q_input(g, v, 0)) {
+    m->kind = FUSE__Q_LUT;
+    m->x_dq = v;
+  } else {
+    return 0;
+  }
+  for (i = 0; i < m->num_chain; i++) m->members[m->num_members++] = m->chain[i];
+  for (i = 1; i < m->num_members; i++) /* members in id order, the root last */
+    for (j = i; j > 0 && m->members[j - 1] > m->members[j]; j--) {
+      fuse_value t = m->members[j];
+      m->members[j] = m->members[j - 1], m->members[j - 1] = t;
+    }
+  m->members[m->num_members++] = q;
+  return 1;
+}
+
+static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
+                                           "fuse.qmax_pool2d"};
+
+/* The integer composite kind a composite's name says (0: not one). */
+static int fuse__qkind(const char *name) {
+  int k;
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_MAXPOOL; k++)
+    if (strcmp(name, fuse__qnames[k]) == 0) return k;
+  return 0;
+}
+
+/* Makes a composite of every match of the patterns above (before the dequantized weights are
+   folded to float: qconv2d keeps them as int8). */
 static fuse_result fuse__quant_composites(fuse_graph *g) {
   fuse__users users;
-  fuse__qconv_parts m;
+  fuse__qparts m;
   int v;
   if (!fuse__users_build(g, &users))
     return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
   for (v = 0; v < g->num_nodes; v++)
-    if (fuse__qconv_match(g, &users, v, -1, &m) &&
-        !fuse__composite_add(g, "fuse.qconv2d", "fused_qconv2d", "fuse", 1, m.members,
-                             m.num_members)) {
+    if (fuse__qparts_match(g, &users, v, -1, &m) &&
+        !fuse__composite_add(g, fuse__qnames[m.kind], fuse__qnames[m.kind] + 5, "fuse", 1,
+                             m.members, m.num_members)) {
       fuse__users_free(g, &users);
       return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
     }
@@ -33827,17 +33908,24 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
-/* A quantized conv2d step's packed bytes (FUSE__OP_QCONV2D, run/qconv_run.c) start with this
-   header, then int32 bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale *
-   w_scale[k] / y_scale) and the int8 weights in `layout`. */
-typedef struct fuse__qconv_head {
+/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
+   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
+   bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale * w_scale[k] / y_scale),
+   the int8 weights in `layout`; qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
+   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
+   int8: -128..127 at 128..255's places). */
+typedef struct fuse__qhead {
   int32_t x_zero, y_zero; /* the input's and the output's zero points */
   int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* output channels, input channels (all groups), the kernel */
-  int32_t layout;         /* 0: the graph's [K][C / groups][KH][KW] */
-  int32_t reserved[7];
-} fuse__qconv_head;
-typedef char fuse__qconv_head_is_64_bytes[sizeof(fuse__qconv_head) == 64 ? 1 : -1];
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
+  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
+  int32_t b_zero;         /* qadd: the second input's zero point */
+  float x_scale, b_scale, y_scale; /* qadd */
+  int32_t num_post;       /* qadd */
+  int32_t reserved[2];
+} fuse__qhead;
+typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
+#define FUSE__QPOST_WORDS 5
 
 typedef struct fuse__step {
   int op;
@@ -34017,7 +34105,7 @@ static const char *const fuse__run_names[] = {
     "UNARY", "CONV2D", "MATMUL", "BINARY", "CONCAT", "TRANSPOSE", "SOFTMAX", "BATCH_NORM",
     "POOL", "GLOBAL_AVG_POOL", "LAYOUT", "CHAIN", "MATH_UNARY", "MATH_BROADCAST", "GATHER",
     "EXPAND", "TILE", "PAD", "RESIZE", "REDUCE", "LOG_SOFTMAX", "NORM", "SLICE",
-    "CONV_TRANSPOSE2D", "QUANT", "QCONV"};
+    "CONV_TRANSPOSE2D", "QUANT", "QINT"};
 typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fuse__run_names ==
                                                      FUSE__RUN_COUNT
                                                  ? 1
@@ -34252,8 +34340,8 @@ static int fuse__place(fuse_plan *p, const int *first, const int *last, int *ord
 typedef struct fuse__fusion {
   fuse_epilogue e;
   int fused;
-  int quant;             /* a fuse.qconv2d composite: one integer step (passes/quant.c) */
-  fuse__qconv_parts q;   /* its parts */
+  int quant;             /* an integer composite (passes/quant.c): its FUSE__Q_* kind */
+  fuse__qparts q;        /* its parts */
 } fuse__fusion;
 
 /* The operands a node's step reads: its own, or, for a fused root, x, w, bias, residuals. */
@@ -34262,9 +34350,11 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   const fuse__node *n = &g->nodes[v];
   int k, count = 0;
   if (n->composite >= 0 && fz[n->composite].quant && g->composites[n->composite].root == v) {
-    if (out) out[0] = g->nodes[fz[n->composite].q.x_dq].in[0]; /* the quantized input; the
-                                                                 rest is packed */
-    return 1;
+    const fuse__qparts *q = &fz[n->composite].q; /* the quantized inputs; the rest is packed */
+    if (out) out[0] = g->nodes[q->x_dq].in[0];
+    if (q->kind != FUSE__Q_ADD) return 1;
+    if (out) out[1] = g->nodes[q->y_dq].in[0];
+    return 2;
   }
   if (n->composite >= 0 && fz[n->composite].fused && g->composites[n->composite].root == v) {
     const fuse_epilogue *e = &fz[n->composite].e;
@@ -36066,85 +36156,139 @@ done:
 }
 /* ==== end src/plan/backends.c ==== */
 /* ==== begin src/plan/quant_pack.c ==== */
-/* ------------------------------------------------- packing a quantized conv2d -- */
-/* A fuse.qconv2d composite's constants as its step's packed bytes (fuse__qconv_head, plan.c):
-   the zero points and clamp, the bias in int32 units of x_scale * w_scale[k] (an int32 bias
-   dequantized with that scale is taken as it is; a float bias is rounded to those units, as
-   ONNX Runtime's quantizer rounds it), the requantization multipliers, the int8 weights. */
+/* ---------------------------------------------------- packing the integer steps -- */
+/* An integer composite's constants (passes/quant.c) as its step's packed bytes (fuse__qhead,
+   plan.c). qconv2d: the zero points and clamp, the bias in int32 units of x_scale *
+   w_scale[k] (an int32 bias dequantized with that scale is taken as it is; a float bias is
+   rounded to those units, as ONNX Runtime's quantizer rounds it), the requantization
+   multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
+   qlut, qmax_pool2d: the table of outputs. */
+
+/* quantize(v) with the scale and zero point of quantize node q, as the reference kernel
+   computes it (run/reference_quant.c). */
+static int32_t fuse__quantize_value(const fuse_graph *g, const fuse__node *q, float v) {
+  double lo, hi, z = q->num_in > 2 ? fuse__const_value(&g->nodes[q->in[2]], 0) : 0;
+  double r = (double)fuse__round_half_even(v / fuse__const_at(&g->nodes[q->in[1]], 0)) + z;
+  fuse__type_range(q->type, &lo, &hi);
+  if (r != r) r = z;
+  return (int32_t)(r < lo ? lo : r > hi ? hi : r);
+}
 
 /* The output clamp of quantize(act(v)): the quantized type's range, narrowed by a relu / clip
    to the quantized values of its bounds (quantization is monotonic, so quantizing the clamped
    value is clamping the quantized one). */
-static void fuse__qconv_clamp(const fuse_graph *g, const fuse__qconv_parts *q, float y_scale,
-                              int32_t y_zero, int32_t *lo, int32_t *hi) {
-  const fuse__node *act = q->act != FUSE_NONE ? &g->nodes[q->act] : NULL;
-  int type = g->nodes[q->q].type;
+static void fuse__qconv_clamp(const fuse_graph *g, const fuse__qparts *q, int32_t *lo, int32_t *hi) {
+  const fuse__node *act = q->act != FUSE_NONE ? &g->nodes[q->act] : NULL, *nq = &g->nodes[q->q];
   double tlo, thi;
-  fuse__type_range(type, &tlo, &thi);
+  fuse__type_range(nq->type, &tlo, &thi);
   *lo = (int32_t)tlo, *hi = (int32_t)thi;
   if (!act) return;
-  {
-    float a = act->op == FUSE__OP_RELU ? 0.0f : act->a.clip.lo;
-    float b = act->op == FUSE__OP_RELU ? HUGE_VALF : act->a.clip.hi;
-    double qa = (double)fuse__round_half_even(a / y_scale) + y_zero;
-    double qb = (double)fuse__round_half_even(b / y_scale) + y_zero;
-    if (qa == qa && qa > *lo) *lo = qa > thi ? (int32_t)thi : (int32_t)qa;
-    if (qb == qb && qb < *hi) *hi = qb < tlo ? (int32_t)tlo : (int32_t)qb;
-  }
+  *lo = fuse__quantize_value(g, nq, act->op == FUSE__OP_RELU ? 0.0f : act->a.clip.lo);
+  if (act->op == FUSE__OP_CLIP) *hi = fuse__quantize_value(g, nq, act->a.clip.hi);
 }
 
-/* Packs step st (FUSE__OP_QCONV2D) from its composite's parts q. 0: out of memory. */
-static int fuse__qconv_pack(fuse_plan *p, const fuse_graph *g, const fuse__qconv_parts *q,
-                            fuse__step *st) {
+/* The element-wise ops of q's chain as post-ops (fuse__unary_post). */
+static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_post_op *post) {
+  fuse_value next;
+  int k;
+  for (k = 0; k < q->num_chain; k++) fuse__unary_post(g, q->chain[k], &post[k], &next);
+  return q->num_chain;
+}
+
+/* The int8 weights, bias and multipliers of a qconv2d after its header h. */
+static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
+                             unsigned char *after) {
   const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
-  const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  const fuse__node *ws = &g->nodes[nw->in[1]];
-  fuse__qconv_head h;
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, i;
+  const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
+  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k;
   int64_t wscales = fuse__numel(ws->rank, ws->shape);
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
-  size_t bytes = sizeof h + (size_t)K * 8 + (size_t)(K * per);
-  unsigned char *buf;
-  int32_t *bias;
-  float *scale;
-  memset(&h, 0, sizeof h);
-  h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
-  h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
-  fuse__qconv_clamp(g, q, y_scale, h.y_zero, &h.lo, &h.hi);
-  h.K = (int32_t)K, h.C = (int32_t)g->nodes[nx->in[0]].shape[1];
-  h.KH = (int32_t)wq->shape[2], h.KW = (int32_t)wq->shape[3];
-  buf = (unsigned char *)fuse__alloc(&p->alloc, (bytes + 3) & ~(size_t)3, FUSE__ALIGN);
-  if (!buf) return 0;
-  memset(buf, 0, (bytes + 3) & ~(size_t)3);
-  memcpy(buf, &h, sizeof h);
-  bias = (int32_t *)(void *)(buf + sizeof h);
-  scale = (float *)(void *)(bias + K);
+  int32_t *bias = (int32_t *)(void *)after;
+  float *scale = (float *)(void *)(bias + K);
+  h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
+  h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
+  fuse__qconv_clamp(g, q, &h->lo, &h->hi);
   for (k = 0; k < K; k++) {
-    float w_scale = fuse__const_at(ws, wscales > 1 ? k : 0), unit = x_scale * w_scale;
+    float unit = x_scale * fuse__const_at(ws, wscales > 1 ? k : 0);
+    double b = 0;
     scale[k] = unit / y_scale;
-    bias[k] = 0;
     if (q->bias != FUSE_NONE) {
       const fuse__node *nb = &g->nodes[q->bias];
       const fuse__node *src = nb->op == FUSE__OP_RESHAPE ? &g->nodes[nb->in[0]] : nb;
-      double b;
       if (src->op == FUSE__OP_DEQUANTIZE) { /* int32 units of its own scale */
         const fuse__node *bs = &g->nodes[src->in[1]];
-        float b_scale = fuse__const_at(bs, fuse__numel(bs->rank, bs->shape) > 1 ? k : 0);
-        double bz = src->num_in > 2 ? fuse__const_value(&g->nodes[src->in[2]],
-                                                        fuse__numel(bs->rank, bs->shape) > 1 ? k : 0)
-                                    : 0;
-        double units = fuse__const_value(&g->nodes[src->in[0]], k) - bz;
+        int64_t at = fuse__numel(bs->rank, bs->shape) > 1 ? k : 0;
+        float b_scale = fuse__const_at(bs, at);
+        double units = fuse__const_value(&g->nodes[src->in[0]], k) -
+                       (src->num_in > 2 ? fuse__const_value(&g->nodes[src->in[2]], at) : 0);
         b = b_scale == unit ? units : fuse__round_half_even((float)(units * b_scale / unit));
       } else {
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
-      bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
+    }
+    bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
+  }
+  memcpy(scale + K, wq->data, (size_t)(K * per));
+}
+
+/* Packs integer step st from its composite's parts q. 0: out of memory. */
+static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qparts *q,
+                            fuse__step *st) {
+  const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
+  fuse_post_op post[FUSE__Q_CHAIN];
+  int num_post = fuse__qchain_posts(g, q, post), k;
+  size_t bytes = sizeof(fuse__qhead);
+  unsigned char *buf;
+  fuse__qhead h;
+  memset(&h, 0, sizeof h);
+  h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
+  h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
+  {
+    double lo, hi;
+    fuse__type_range(nq->type, &lo, &hi);
+    h.lo = (int32_t)lo, h.hi = (int32_t)hi;
+  }
+  if (q->kind == FUSE__Q_CONV) {
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    bytes += (size_t)wq->shape[0] * 8 + (size_t)fuse__numel(wq->rank, wq->shape);
+  } else if (q->kind == FUSE__Q_ADD) {
+    bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
+  } else {
+    bytes += 256;
+  }
+  bytes = (bytes + 3) & ~(size_t)3;
+  if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, bytes, FUSE__ALIGN))) return 0;
+  memset(buf, 0, bytes);
+  if (q->kind == FUSE__Q_CONV) {
+    fuse__qconv_fill(g, q, &h, buf + sizeof h);
+  } else if (q->kind == FUSE__Q_ADD) { /* v = dequantized a + dequantized b, the ops, quantize */
+    const fuse__node *ny = &g->nodes[q->y_dq];
+    int32_t *w = (int32_t *)(void *)(buf + sizeof h);
+    h.b_zero = ny->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[ny->in[2]], 0) : 0;
+    h.x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    h.b_scale = fuse__const_at(&g->nodes[ny->in[1]], 0);
+    h.y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
+    h.num_post = num_post;
+    for (k = 0; k < num_post; k++, w += FUSE__QPOST_WORDS) {
+      w[0] = (int32_t)post[k].kind;
+      memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
+      memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
+    }
+  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v */
+    int in_type = g->nodes[nx->in[0]].type;
+    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    for (k = 0; k < 256; k++) {
+      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k;
+      float f = (float)(v - h.x_zero) * x_scale;
+      int j;
+      for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
+      buf[sizeof h + (size_t)k] = (unsigned char)(fuse__quantize_value(g, nq, f) & 0xff);
     }
   }
-  for (i = 0; i < K * per; i++) ((int8_t *)(scale + K))[i] = ((const int8_t *)wq->data)[i];
+  memcpy(buf, &h, sizeof h);
   st->packed = (float *)(void *)buf;
-  st->packed_floats = ((bytes + 3) & ~(size_t)3) / 4;
-  p->weights_size += st->packed_floats * 4;
+  st->packed_floats = bytes / 4;
+  p->weights_size += bytes;
   return 1;
 }
 /* ==== end src/plan/quant_pack.c ==== */
@@ -36274,8 +36418,10 @@ static int fuse__decide_fusion(fuse__compiler *c) {
   fuse__fusion *fz = c->fz;
   int i;
   for (i = 0; i < g->num_composites; i++) {
-    fz[i].quant = strcmp(g->composites[i].name, "fuse.qconv2d") == 0 &&
-                  fuse__qconv_match(g, &c->users, g->composites[i].root, i, &fz[i].q);
+    fz[i].quant = fuse__qkind(g->composites[i].name) &&
+                          fuse__qparts_match(g, &c->users, g->composites[i].root, i, &fz[i].q)
+                      ? fz[i].q.kind
+                      : 0;
     fz[i].fused = fz[i].quant || (fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
                                   fuse__escaping_member(g, &c->users, i) == FUSE_NONE);
   }
@@ -36414,8 +36560,13 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->in_first = in_first;
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
   if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
-    st->op = FUSE__OP_QCONV2D;
-    st->a = g->nodes[c->fz[nd->composite].q.conv].a;
+    static const int ops[] = {0, FUSE__OP_QCONV2D, FUSE__OP_QADD, FUSE__OP_QLUT,
+                              FUSE__OP_QMAX_POOL2D};
+    const fuse__qparts *q = &c->fz[nd->composite].q;
+    st->op = ops[q->kind];
+    memset(&st->a, 0, sizeof st->a);
+    if (q->conv != FUSE_NONE) st->a = g->nodes[q->conv].a;
+    if (q->pool != FUSE_NONE) st->a = g->nodes[q->pool].a;
     return;
   }
   if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
@@ -36473,8 +36624,8 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   int i;
   for (i = 0; i < p->num_steps; i++) {
     fuse__step *st = &p->steps[i];
-    if (st->op == FUSE__OP_QCONV2D) { /* its composite's constants, packed (plan/quant_pack.c) */
-      if (!fuse__qconv_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+    if (fuse__ops[st->op].run == FUSE__RUN_QINT) { /* its constants, packed (plan/quant_pack.c) */
+      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
     } else if (st->kernel != FUSE__KERNEL_BACKEND &&
                !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;
@@ -39306,23 +39457,34 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
   }
 }
 /* ==== end src/run/reference_quant.c ==== */
-/* ==== begin src/run/qconv_run.c ==== */
-/* ------------------------------------------------------ quantized conv2d (run) -- */
-/* A fuse.qconv2d step (plan/quant_pack.c packed it): uint8 NCHW in, int32 sums of
-   (x - x_zero) * w, the bias, then requantized as ONNX Runtime does it: (float)sum * scale[k],
-   clamped to [lo, hi] - y_zero, rounded half to even, plus y_zero, into uint8 / int8 NCHW. */
+/* ==== begin src/run/quant_run.c ==== */
+/* ------------------------------------------------------ integer steps (run) -- */
+/* The steps of a quantized model that run in integers (plan/quant_pack.c packed them; the
+   header is fuse__qhead, plan.c). qconv2d: uint8 NCHW in, int32 sums of (x - x_zero) * w and
+   the bias, requantized as ONNX Runtime does it: (float)sum * scale[k], clamped to [lo, hi] -
+   y_zero, rounded half to even, plus y_zero, into uint8 / int8 NCHW. qadd: the float ops it
+   fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
+   then the table. */
 
 /* One output value from its int32 sum. */
-static int32_t fuse__requantize(int32_t acc, float scale, const fuse__qconv_head *h) {
+static int32_t fuse__requantize(int32_t acc, float scale, const fuse__qhead *h) {
   float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
   f = f < lo ? lo : f > hi ? hi : f; /* (NaN cannot occur: acc and scale are finite) */
   return (int32_t)fuse__round_half_even(f) + h->y_zero;
 }
 
+/* Element i of a uint8 / int8 tensor. */
+static int32_t fuse__q_at(const void *x, int type, int64_t i) {
+  return type == FUSE_INT8 ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+}
+static void fuse__q_put(void *y, int type, int64_t i, int32_t v) {
+  if (type == FUSE_INT8) ((int8_t *)y)[i] = (int8_t)v;
+  else ((uint8_t *)y)[i] = (uint8_t)v;
+}
+
 /* The direct loops over every output element: the oracle the integer micro-kernels are tested
    against, and what runs until they do. */
-static void fuse__kernel_qconv(const fuse__run *r, const fuse__step *s) {
-  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
   const int32_t *bias = (const int32_t *)(const void *)(h + 1);
@@ -39339,8 +39501,7 @@ static void fuse__kernel_qconv(const fuse__run *r, const fuse__step *s) {
       const uint8_t *xg = x + (n * C + (k / Kg) * Cg) * H * W;
       for (oy = 0; oy < OH; oy++)
         for (ox = 0; ox < OW; ox++) {
-          int32_t acc = bias[k], q;
-          int64_t at = ((n * K + k) * OH + oy) * OW + ox;
+          int32_t acc = bias[k];
           for (c = 0; c < Cg; c++)
             for (ky = 0; ky < h->KH; ky++) {
               int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
@@ -39352,13 +39513,88 @@ static void fuse__kernel_qconv(const fuse__run *r, const fuse__step *s) {
                        (int32_t)wk[(c * h->KH + ky) * h->KW + kx];
               }
             }
-          q = fuse__requantize(acc, scale[k], h);
-          if (ty->type == FUSE_INT8) ((int8_t *)y)[at] = (int8_t)q;
-          else ((uint8_t *)y)[at] = (uint8_t)q;
+          fuse__q_put(y, ty->type, ((n * K + k) * OH + oy) * OW + ox,
+                      fuse__requantize(acc, scale[k], h));
         }
     }
 }
-/* ==== end src/run/qconv_run.c ==== */
+
+/* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize, each as
+   the float step computes it (dequantize, add, the ops, quantize: bit for bit). */
+static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
+  const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
+  const int32_t *words = (const int32_t *)(const void *)(h + 1);
+  fuse_post_op post[4];
+  void *y = fuse__data(r, s->out);
+  int64_t n = fuse__numel(ty->rank, ty->shape), i;
+  int k;
+  for (k = 0; k < h->num_post; k++) {
+    const int32_t *w = words + k * FUSE__QPOST_WORDS;
+    memset(&post[k], 0, sizeof post[k]);
+    post[k].kind = (fuse_post_kind)w[0];
+    memcpy(&post[k].lo, w + 1, 4), memcpy(&post[k].hi, w + 2, 4);
+    memcpy(&post[k].alpha, w + 3, 4), memcpy(&post[k].beta, w + 4, 4);
+    post[k].tensor = FUSE_NONE, post[k].operand = -1;
+  }
+  for (i = 0; i < n; i++) {
+    float v = (float)(fuse__q_at(a, ta->type, i) - h->x_zero) * h->x_scale +
+              (float)(fuse__q_at(b, tb->type, i) - h->b_zero) * h->b_scale;
+    double q;
+    for (k = 0; k < h->num_post; k++) v = fuse__post_apply_scalar(v, &post[k], NULL, 1, 0.0f);
+    q = (double)fuse__round_half_even(v / h->y_scale) + h->y_zero;
+    if (q != q) q = h->y_zero;
+    fuse__q_put(y, ty->type, i, (int32_t)(q < h->lo ? h->lo : q > h->hi ? h->hi : q));
+  }
+}
+
+/* qmax_pool2d: the largest input value of each window (padding never counts), through the
+   table. */
+static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const void *x = fuse__in(r, s, 0);
+  const fuse_pool2d_attrs *a = &s->a.pool;
+  int64_t NC = ty->shape[0] * ty->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oy, ox, ky, kx;
+  void *y = fuse__data(r, s->out);
+  for (nc = 0; nc < NC; nc++)
+    for (oy = 0; oy < OH; oy++)
+      for (ox = 0; ox < OW; ox++) {
+        int32_t best = -129;
+        for (ky = 0; ky < a->kernel[0]; ky++) {
+          int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+          if (iy < 0 || iy >= H) continue;
+          for (kx = 0; kx < a->kernel[1]; kx++) {
+            int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+            int32_t v;
+            if (ix < 0 || ix >= W) continue;
+            v = fuse__q_at(x, tx->type, (nc * H + iy) * W + ix);
+            if (v > best) best = v;
+          }
+        }
+        if (best == -129) best = fuse__q_at(x, tx->type, nc * H * W); /* (no window is empty) */
+        fuse__q_put(y, ty->type, (nc * OH + oy) * OW + ox, table[best & 0xff]);
+      }
+}
+
+static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
+  const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
+  const unsigned char *table = (const unsigned char *)(h + 1);
+  if (s->op == FUSE__OP_QCONV2D) {
+    fuse__qconv_direct(r, s, h);
+  } else if (s->op == FUSE__OP_QADD) {
+    fuse__qadd(r, s, h);
+  } else if (s->op == FUSE__OP_QMAX_POOL2D) {
+    fuse__qmax_pool(r, s, table);
+  } else { /* qlut */
+    const fuse__tensor *tx = fuse__in_t(r, s, 0);
+    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+    int64_t n = fuse__numel(tx->rank, tx->shape), i;
+    for (i = 0; i < n; i++) y[i] = table[x[i]];
+  }
+}
+/* ==== end src/run/quant_run.c ==== */
 /* ==== begin src/run/chain_run.c ==== */
 /* ------------------------------------------- chain and row kernels' drivers -- */
 /* The chain step (kernels/chain_rows.c) and the vector paths of softmax, log-softmax, the
@@ -39698,7 +39934,7 @@ static const fuse__run_kernel fuse__run_kernels[] = {
     FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
     FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
     FUSE__RUN_ROW(QUANT, fuse__kernel_quant), /* run/reference_quant.c */
-    FUSE__RUN_ROW(QCONV, fuse__kernel_qconv), /* run/qconv_run.c */
+    FUSE__RUN_ROW(QINT, fuse__kernel_qint), /* run/quant_run.c */
 };
 #undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
@@ -40325,24 +40561,51 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
-/* Whether a quantized conv2d step's packed header (fuse__qconv_head) agrees with its tensors
-   and its packed bytes hold what the header says: what run/qconv_run.c reads stays inside. */
-static int fuse__blob_qconv_ok(const fuse_plan *p, const fuse__step *s) {
-  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+/* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
+   packed bytes hold what the header says: what run/quant_run.c reads stays inside. */
+static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
+  const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const fuse__tensor *tx, *ty;
-  uint64_t need;
-  int G = s->a.conv.groups;
-  if (s->num_in != 1 || !s->packed || s->packed_floats * 4 < sizeof *h) return 0;
-  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
-  if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 ||
-      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || tx->shape[0] != ty->shape[0] ||
-      h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
-      h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 || h->x_zero > 255 ||
-      h->lo > h->hi || h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) ||
-      h->hi > (ty->type == FUSE_UINT8 ? 255 : 127) || h->y_zero < -128 || h->y_zero > 255 ||
-      h->layout != 0)
+  uint64_t need = sizeof *h, n;
+  int G = s->a.conv.groups, k;
+  if (!s->packed || s->packed_floats * 4 < sizeof *h || s->num_in != (s->op == FUSE__OP_QADD ? 2 : 1))
     return 0;
-  need = sizeof *h + (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
+  n = (uint64_t)fuse__numel(ty->rank, ty->shape);
+  if ((tx->type != FUSE_UINT8 && tx->type != FUSE_INT8) ||
+      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || h->lo > h->hi ||
+      h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) || h->hi > (ty->type == FUSE_UINT8 ? 255 : 127))
+    return 0;
+  switch (s->op) {
+  case FUSE__OP_QCONV2D:
+    if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
+        h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
+        h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
+        h->x_zero > 255 || h->layout != 0)
+      return 0;
+    need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+    break;
+  case FUSE__OP_QADD: {
+    const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
+    if (h->num_post < 0 || h->num_post > 4 || (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
+        (uint64_t)fuse__numel(tx->rank, tx->shape) != n || (uint64_t)fuse__numel(tb->rank, tb->shape) != n)
+      return 0;
+    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4;
+    for (k = 0; k < h->num_post && need <= (uint64_t)s->packed_floats * 4; k++) {
+      int32_t kind = ((const int32_t *)(const void *)(h + 1))[k * FUSE__QPOST_WORDS];
+      if (kind < FUSE_POST_CLAMP || kind > FUSE_POST_EXP || kind == FUSE_POST_ADD) return 0;
+    }
+    break;
+  }
+  case FUSE__OP_QMAX_POOL2D:
+    if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] || tx->shape[1] != ty->shape[1])
+      return 0;
+    need += 256;
+    break;
+  default: /* qlut */
+    if ((uint64_t)fuse__numel(tx->rank, tx->shape) != n) return 0;
+    need += 256;
+  }
   return need <= (uint64_t)s->packed_floats * 4;
 }
 
@@ -40456,9 +40719,10 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
-  if (s->op == FUSE__OP_QCONV2D && !fuse__blob_qconv_ok(p, s))
+  if (fuse__ops[s->op].run == FUSE__RUN_QINT && !fuse__blob_qint_ok(p, s))
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
-                             "step %d (qconv2d): its packed header does not fit its tensors", i),
+                             "step %d (%s): its packed header does not fit its tensors", i,
+                             fuse__ops[s->op].name),
            0;
   return 1;
 }
@@ -44809,7 +45073,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__OUT_RUN_SLICE
 #undef FUSE__OUT_RUN_CONV_TRANSPOSE2D
 #undef FUSE__OUT_RUN_QUANT
-#undef FUSE__OUT_RUN_QCONV
+#undef FUSE__OUT_RUN_QINT
 #undef FUSE__RUNS_OUT
 #undef FUSE__HAS_RUN
 #undef FUSE__HAS_KERNEL

@@ -158,10 +158,10 @@
 #else
 #define FUSE__OUT_RUN_QUANT 0ul
 #endif
-#ifdef FUSE_NO_RUN_QCONV
-#define FUSE__OUT_RUN_QCONV (1ul << FUSE__RUN_QCONV)
+#ifdef FUSE_NO_RUN_QINT
+#define FUSE__OUT_RUN_QINT (1ul << FUSE__RUN_QINT)
 #else
-#define FUSE__OUT_RUN_QCONV 0ul
+#define FUSE__OUT_RUN_QINT 0ul
 #endif
 /* a kind added to fuse__run_kind gets its macro above and its term here */
 #define FUSE__RUNS_OUT                                                                        \
@@ -172,7 +172,7 @@
    FUSE__OUT_RUN_MATH_BROADCAST | FUSE__OUT_RUN_GATHER | FUSE__OUT_RUN_EXPAND |                 \
    FUSE__OUT_RUN_TILE | FUSE__OUT_RUN_PAD | FUSE__OUT_RUN_RESIZE | FUSE__OUT_RUN_REDUCE |       \
    FUSE__OUT_RUN_LOG_SOFTMAX | FUSE__OUT_RUN_NORM | FUSE__OUT_RUN_SLICE |                       \
-   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT | FUSE__OUT_RUN_QCONV)
+   FUSE__OUT_RUN_CONV_TRANSPOSE2D | FUSE__OUT_RUN_QUANT | FUSE__OUT_RUN_QINT)
 #define FUSE__HAS_RUN(kind) (!(FUSE__RUNS_OUT >> (kind) & 1ul))
 typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 

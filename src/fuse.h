@@ -148,7 +148,7 @@
 #include "run/reference_nn.c"
 #include "run/reference_layers.c"
 #include "run/reference_quant.c"
-#include "run/qconv_run.c"
+#include "run/quant_run.c"
 #include "run/chain_run.c"
 #include "run/run.c"
 #include "run/plan_blob.c"

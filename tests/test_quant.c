@@ -482,6 +482,88 @@ TEST(qdq_conv_runs_in_integers) {
     }
 }
 
+/* The other integer steps: qadd (dequantize, add, relu, quantize), qlut (a clip, a sigmoid,
+   a requantization), qmax_pool2d; bit for bit the float path's (the unoptimized graph on the
+   reference kernels), but for the sigmoid's table (the reference kernel's sigmoid and the
+   epilogue's may differ in the last bit: within 1). */
+TEST(qdq_add_lut_pool_run_in_integers) {
+  static const char *text =
+      "graph(%a: u8[1, 3, 6, 4], %b: u8[1, 3, 6, 4]) {\n"
+      "  %sa: [] = const{0.1}\n"
+      "  %za: u8[] = const{12}\n"
+      "  %sb: [] = const{0.05}\n"
+      "  %zb: u8[] = const{200}\n"
+      "  %s1: [] = const{0.07}\n"
+      "  %z1: u8[] = const{3}\n"
+      "  %s2: [] = const{0.01}\n"
+      "  %s4: [] = const{0.00390625}\n"
+      "  %z4: i8[] = const{-128}\n"
+      "  %da = dequantize(%a, %sa, %za)\n"
+      "  %db = dequantize(%b, %sb, %zb)\n"
+      "  %sum = add(%da, %db)\n"
+      "  %r = relu(%sum)\n"
+      "  %q1 = quantize(%r, %s1, %z1)\n"
+      "  %d1 = dequantize(%q1, %s1, %z1)\n"
+      "  %c = clip(%d1, lo=0.2, hi=1)\n"
+      "  %q2 = quantize(%c, %s2)\n"
+      "  %d2 = dequantize(%q2, %s2)\n"
+      "  %mp = max_pool2d(%d2, kernel=[3, 2], strides=[2, 2], padding=[1, 0, 1, 0], dilation=[1, 1], ceil_mode=0)\n"
+      "  %q3 = quantize(%mp, %s2)\n"
+      "  %sg = sigmoid(%da)\n"
+      "  %q4 = quantize(%sg, %s4, %z4)\n"
+      "  %q5 = quantize(%db, %s1, %z1)\n"
+      "  return %q1, %q2, %q3, %q4, %q5\n"
+      "}\n";
+  fuse_graph *g = NULL, *plain = NULL;
+  fuse_plan *p = NULL;
+  fuse_compile_options o;
+  uint8_t a[72], b[72], got[5][72], want[5][72];
+  const void *ins[2];
+  void *outs[5];
+  int i, k, steps;
+  const int sizes[5] = {72, 72, 3 * 3 * 2, 72, 72};
+  CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+  CHECK_EQ_INT(fuse_graph_parse(text, NULL, &plain), FUSE_OK);
+  if (fuse_graph_status(g) != FUSE_OK) {
+    fprintf(stderr, "  %s\n", fuse_graph_error(g));
+    fuse_graph_destroy(g), fuse_graph_destroy(plain);
+    return;
+  }
+  for (i = 0; i < 72; i++) a[i] = (uint8_t)(i * 37 % 256), b[i] = (uint8_t)(255 - i * 11 % 256);
+  ins[0] = a, ins[1] = b;
+  for (k = 0; k < 5; k++) outs[k] = want[k];
+  CHECK_EQ_INT(run_typed(plain, 1, ins, outs), FUSE_OK);
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  memset(&o, 0, sizeof o);
+  o.num_threads = 1;
+  CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+  steps = fuse_plan_step_count(p);
+  CHECK_EQ_INT(steps, 5); /* qadd, qlut, qmax_pool2d, qlut, qlut: no float step */
+  {
+    text_buf *t = (text_buf *)calloc(1, sizeof *t);
+    fuse_plan_write(p, text_sink, t);
+    CHECK_STR_CONTAINS(t->s, "qadd");
+    CHECK_STR_CONTAINS(t->s, "qlut");
+    CHECK_STR_CONTAINS(t->s, "qmax_pool2d");
+    if (steps != 5) fprintf(stderr, "%s\n", t->s);
+    free(t);
+  }
+  for (k = 0; k < 5; k++) outs[k] = got[k];
+  CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+  for (k = 0; k < 5; k++)
+    for (i = 0; i < sizes[k]; i++) {
+      int d = k == 3 ? (int)(int8_t)got[k][i] - (int)(int8_t)want[k][i] : got[k][i] - want[k][i];
+      if (abs(d) > (k == 3)) {
+        fprintf(stderr, "  output %d [%d]: %d, the float path %d\n", k, i, got[k][i], want[k][i]);
+        CHECK(0);
+        break;
+      }
+    }
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(plain);
+  fuse_graph_destroy(g);
+}
+
 int main(void) {
   RUN(quantize_rounds_half_to_even_and_saturates);
   RUN(quantize_int8_and_int32_and_no_zero_point);
@@ -490,5 +572,6 @@ int main(void) {
   RUN(optimize_folds_dequantized_weights);
   RUN(errors_name_the_op_and_the_types);
   RUN(qdq_conv_runs_in_integers);
+  RUN(qdq_add_lut_pool_run_in_integers);
   return runner_finish("quant");
 }

@@ -77,7 +77,11 @@ typedef enum fuse__op {
   FUSE__OP_TO_NHWC, /* plan only: layout conversions */
   FUSE__OP_TO_NCHW,
   FUSE__OP_CHAIN,   /* plan only: element-wise ops run as one pass (kernels/chain_rows.c) */
-  FUSE__OP_QCONV2D, /* plan only: a quantized conv2d in integers (passes/quant.c, run/qconv_run.c) */
+  /* plan only: a quantized model's integer steps (passes/quant.c, run/quant_run.c) */
+  FUSE__OP_QCONV2D,
+  FUSE__OP_QADD,
+  FUSE__OP_QLUT,
+  FUSE__OP_QMAX_POOL2D,
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -332,7 +336,7 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
-  FUSE__RUN_QCONV, /* a quantized conv2d: u8 in, int32 sums, requantized out */
+  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qadd, qlut, qmax_pool2d */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -601,8 +605,14 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_CHAIN, "chain", NULL, fuse__attrs_none, 1, -1, 0, FUSE__RUN_CHAIN,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QCONV,
+    {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y,
+     FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F

@@ -43,94 +43,119 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
   return FUSE_OK;
 }
 
-/* ------------------------------------------------------------ integer conv2d -- */
-/* The pattern a QDQ export writes around a convolution, which runs in integers as one step:
+/* -------------------------------------------------------- integer composites -- */
+/* The patterns a QDQ export writes around the ops that run in integers, each one step
+   (plan/quant_pack.c packs it, run/quant_run.c runs it). Every scale and zero point is a
+   constant and per tensor (but a conv's weights, per output channel); the dequantizes of the
+   inputs stay outside the composite (other ops may read them), the step reads their uint8 /
+   int8 tensors:
 
-       xq (u8) -> dequantize(x_scale, x_zero) --------\
-       wq (i8 constant) -> dequantize(w_scale[K], 0) -> conv2d -> add(bias)? -> relu / clip?
-       -> quantize(y_scale, y_zero) -> yq (u8 / i8)
-
-   with the bias a float constant or the dequantize of an int32 one, [K] reshaped to
-   [1, K, 1, 1]. Every scale and zero point is a constant; the weights' zero points are 0
-   (symmetric int8, what quantizers write). The conv's input dequantize stays outside (other
-   ops may read it); the weights' dequantize, the bias's, the conv, the add, the activation and
-   the quantize form the composite "fuse.qconv2d", whose step reads xq and writes yq. */
-typedef struct fuse__qconv_parts {
-  fuse_value x_dq, w_dq, conv, bias, act, q; /* bias: the add's other operand, or FUSE_NONE */
-  fuse_value members[8];
+   fuse.qconv2d   xq -> dequantize -> conv2d(, dequantize(int8 weights, zero points 0))
+                  -> add(bias)? -> relu / clip? -> quantize. The bias a float constant or
+                  the dequantize of an int32 one, [K] reshaped to [1, K, 1, 1]. xq uint8.
+   fuse.qadd      quantize(f(add(dequantize(aq), dequantize(bq)))), a and b of one shape, f
+                  up to 4 element-wise ops of one value (relu, clip, ...): as the float ops
+                  compute it, fused.
+   fuse.qlut      quantize(f(dequantize(xq))), f up to 4 such ops or none (a requantization):
+                  a table of the 256 results.
+   fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
+                  dequantize is monotonic), then the table of quantize(dequantize(v)). */
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL };
+#define FUSE__Q_CHAIN 4
+typedef struct fuse__qparts {
+  int kind;                            /* FUSE__Q_* */
+  fuse_value x_dq, y_dq;               /* the dequantized inputs (y: qadd's second) */
+  fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
+  fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
+  fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
+  int num_chain;
+  fuse_value q;                        /* the quantize: the root */
+  fuse_value members[16];
   int num_members;
-} fuse__qconv_parts;
+} fuse__qparts;
 
 /* Whether v is a constant with its values (not a bare parse placeholder). */
 static int fuse__has_values(const fuse_graph *g, fuse_value v) {
   return v != FUSE_NONE && g->nodes[v].op == FUSE__OP_CONST && (g->nodes[v].data || g->nodes[v].raw);
 }
 
-/* A dequantize / quantize node whose scale and zero point are constants (the zero point of a
-   weight 0 everywhere when `zero_free`). */
-static int fuse__quant_constant_params(const fuse_graph *g, fuse_value v, int zero_free) {
+/* A dequantize / quantize node whose scale and zero point are constants, one value each
+   unless `per_channel` (then its zero points must be 0). */
+static int fuse__quant_constant_params(const fuse_graph *g, fuse_value v, int per_channel) {
   const fuse__node *n = &g->nodes[v];
   int64_t k, count;
   if ((n->op != FUSE__OP_QUANTIZE && n->op != FUSE__OP_DEQUANTIZE) || !fuse__has_values(g, n->in[1]))
     return 0;
+  if (!per_channel && fuse__numel(g->nodes[n->in[1]].rank, g->nodes[n->in[1]].shape) != 1) return 0;
   if (n->num_in < 3) return 1;
   if (!fuse__has_values(g, n->in[2])) return 0;
   count = fuse__numel(g->nodes[n->in[2]].rank, g->nodes[n->in[2]].shape);
-  for (k = 0; zero_free && k < count; k++)
+  for (k = 0; per_channel && k < count; k++)
     if (fuse__const_value(&g->nodes[n->in[2]], k) != 0) return 0;
   return 1;
 }
 
-/* The parts of the pattern above rooted at quantize q (composite members may already carry
-   `member_of`, -1 before the pass). 0: not this pattern. */
-static int fuse__qconv_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
-                             int member_of, fuse__qconv_parts *m) {
-  const fuse__node *nq = &g->nodes[q], *nc, *nx, *nw;
-  fuse_value v;
+/* A dequantize of a uint8 / int8 tensor (uint8 only when `u8`) with per-tensor constants. */
+static int fuse__q_input(const fuse_graph *g, fuse_value v, int u8) {
+  const fuse__node *n = &g->nodes[v];
+  int t = n->op == FUSE__OP_DEQUANTIZE ? g->nodes[n->in[0]].type : -1;
+  return (t == FUSE_UINT8 || (t == FUSE_INT8 && !u8)) && fuse__quant_constant_params(g, v, 0);
+}
+
+/* Whether val is read by `user` alone (not an output) and sits in composite member_of. */
+static int fuse__q_only_into(const fuse_graph *g, const fuse__users *u, fuse_value val,
+                             fuse_value user, int member_of) {
+  return !fuse__is_output(g, val) && u->first[val + 1] - u->first[val] == 1 &&
+         u->list[u->first[val]] == user && g->nodes[val].composite == member_of;
+}
+
+/* Walks back from v through element-wise ops of one value (each read only by the one after
+   it), collecting them in m->chain (applied first first); returns where the walk stopped. */
+static fuse_value fuse__q_chain(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                                fuse_value user, int member_of, fuse__qparts *m) {
+  fuse_post_op op;
+  fuse_value next, rev[FUSE__Q_CHAIN];
+  int n = 0, k;
+  while (n < FUSE__Q_CHAIN && fuse__unary_post(g, v, &op, &next) && !fuse__post_has_tensor(op.kind) &&
+         op.kind != FUSE__POST_ERF && fuse__q_only_into(g, u, v, user, member_of)) {
+    rev[n++] = v;
+    user = v;
+    v = next;
+  }
+  for (k = 0; k < n; k++) m->chain[k] = rev[n - 1 - k];
+  m->num_chain = n;
+  return v;
+}
+
+/* The conv2d part of fuse.qconv2d at v (read by `user`). */
+static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                          fuse_value user, int member_of, fuse__qparts *m) {
+  const fuse__node *nc, *nw;
   int64_t K;
-  memset(m, 0, sizeof *m);
-  m->bias = m->act = FUSE_NONE;
-  m->q = q;
-  if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
-      !fuse__quant_constant_params(g, q, 0) || fuse__numel(g->nodes[nq->in[1]].rank, g->nodes[nq->in[1]].shape) != 1)
-    return 0;
-#define FUSE__Q_ONLY_INTO(val, user) \
-  (!fuse__is_output(g, val) && u->first[(val) + 1] - u->first[val] == 1 && \
-   u->list[u->first[val]] == (user) && g->nodes[val].composite == member_of)
-  v = nq->in[0];
-  if ((g->nodes[v].op == FUSE__OP_RELU || g->nodes[v].op == FUSE__OP_CLIP) && FUSE__Q_ONLY_INTO(v, q)) {
-    m->act = v;
-    v = g->nodes[v].in[0];
-  }
-  if (g->nodes[v].op == FUSE__OP_ADD && FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
-    fuse_value add = v, a = g->nodes[v].in[0], b = g->nodes[v].in[1];
+  fuse_value add = FUSE_NONE;
+  if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, user, member_of)) {
+    fuse_value a = g->nodes[v].in[0], b = g->nodes[v].in[1];
     if (g->nodes[a].op != FUSE__OP_CONV2D) a = g->nodes[v].in[1], b = g->nodes[v].in[0];
-    if (g->nodes[a].op != FUSE__OP_CONV2D || !FUSE__Q_ONLY_INTO(a, add)) return 0;
-    m->bias = b;
-    m->members[m->num_members++] = add; /* (put in order below) */
-    v = a;
-  } else if (g->nodes[v].op != FUSE__OP_CONV2D ||
-             !FUSE__Q_ONLY_INTO(v, m->act != FUSE_NONE ? m->act : q)) {
-    return 0;
+    add = v, m->bias = b, user = v, v = a;
+    m->members[m->num_members++] = add;
   }
+  if (g->nodes[v].op != FUSE__OP_CONV2D || !fuse__q_only_into(g, u, v, user, member_of)) return 0;
   m->conv = v;
   nc = &g->nodes[v];
   if (nc->rank != 4) return 0; /* (a 1-D conv2d stays in float) */
   m->x_dq = nc->in[0], m->w_dq = nc->in[1];
-  nx = &g->nodes[m->x_dq], nw = &g->nodes[m->w_dq];
-  if (nx->op != FUSE__OP_DEQUANTIZE || g->nodes[nx->in[0]].type != FUSE_UINT8 ||
-      !fuse__quant_constant_params(g, m->x_dq, 0) ||
-      fuse__numel(g->nodes[nx->in[1]].rank, g->nodes[nx->in[1]].shape) != 1)
-    return 0;
-  if (nw->op != FUSE__OP_DEQUANTIZE || !fuse__has_values(g, nw->in[0]) ||
-      g->nodes[nw->in[0]].type != FUSE_INT8 || !g->nodes[nw->in[0]].data ||
-      !fuse__quant_constant_params(g, m->w_dq, 1) ||
+  nw = &g->nodes[m->w_dq];
+  if (!fuse__q_input(g, m->x_dq, 1) || nw->op != FUSE__OP_DEQUANTIZE ||
+      !fuse__has_values(g, nw->in[0]) || g->nodes[nw->in[0]].type != FUSE_INT8 ||
+      !g->nodes[nw->in[0]].data || !fuse__quant_constant_params(g, m->w_dq, 1) ||
       (fuse__numel(g->nodes[nw->in[1]].rank, g->nodes[nw->in[1]].shape) > 1 && nw->a.quant.axis != 0) ||
-      !FUSE__Q_ONLY_INTO(m->w_dq, m->conv))
+      !fuse__q_only_into(g, u, m->w_dq, m->conv, member_of))
     return 0;
+  m->members[m->num_members++] = m->w_dq;
+  m->members[m->num_members++] = m->conv;
   K = nc->shape[1];
-  if (m->bias != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of the
-                                 dequantize of an int32 / the reshape of a constant */
+  if (add != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of a
+                             constant or of the dequantize of an int32 one */
     const fuse__node *nb = &g->nodes[m->bias];
     fuse_value src = m->bias;
     int d;
@@ -139,51 +164,97 @@ static int fuse__qconv_match(const fuse_graph *g, const fuse__users *u, fuse_val
     for (d = 0; d < nb->rank; d++)
       if (d != nb->rank - 3 && nb->shape[d] != 1) return 0;
     if (nb->op == FUSE__OP_RESHAPE) {
-      if (!FUSE__Q_ONLY_INTO(m->bias, m->members[0])) return 0;
+      if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
       src = nb->in[0];
+      m->members[m->num_members++] = m->bias;
     }
     if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
       if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
-          !FUSE__Q_ONLY_INTO(src, src == m->bias ? m->members[0] : m->bias))
+          !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
         return 0;
       m->members[m->num_members++] = src;
     } else if (!fuse__has_values(g, src)) {
       return 0;
     }
-    if (src != m->bias) m->members[m->num_members++] = m->bias;
-  }
-#undef FUSE__Q_ONLY_INTO
-  { /* members in id order, the root last */
-    fuse_value list[8];
-    int n = 0, i, j;
-    list[n++] = m->w_dq;
-    for (i = 0; i < m->num_members; i++) list[n++] = m->members[i];
-    list[n++] = m->conv;
-    if (m->act != FUSE_NONE) list[n++] = m->act;
-    for (i = 1; i < n; i++)
-      for (j = i; j > 0 && list[j - 1] > list[j]; j--) {
-        fuse_value t = list[j];
-        list[j] = list[j - 1], list[j - 1] = t;
-      }
-    list[n++] = q;
-    memcpy(m->members, list, (size_t)n * sizeof(fuse_value));
-    m->num_members = n;
   }
   return 1;
 }
 
-/* Makes a composite "fuse.qconv2d" of every match of the pattern above (before the
-   dequantized weights are folded to float: the composite keeps them as int8). */
+/* The parts of an integer composite rooted at quantize q (its members already in composite
+   `member_of`, or -1 before the pass makes it). 0: no pattern above. */
+static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
+                              int member_of, fuse__qparts *m) {
+  const fuse__node *nq = &g->nodes[q];
+  fuse_value v, first;
+  fuse__qparts c; /* (the conv's try, kept when it matches) */
+  int i, j;
+  memset(m, 0, sizeof *m);
+  m->x_dq = m->y_dq = m->w_dq = m->conv = m->bias = m->act = m->pool = m->add = FUSE_NONE;
+  m->q = q;
+  if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
+      !fuse__quant_constant_params(g, q, 0))
+    return 0;
+  v = fuse__q_chain(g, u, nq->in[0], q, member_of, m);
+  first = m->num_chain ? m->chain[0] : q;
+  c = *m;
+  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) {
+    const fuse__node *a = m->num_chain ? &g->nodes[m->chain[0]] : NULL;
+    if (a && a->op != FUSE__OP_RELU && a->op != FUSE__OP_CLIP) return 0; /* (a clamp only) */
+    *m = c;
+    m->kind = FUSE__Q_CONV;
+    m->act = m->num_chain ? m->chain[0] : FUSE_NONE;
+  } else if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, first, member_of) &&
+             fuse__q_input(g, g->nodes[v].in[0], 0) && fuse__q_input(g, g->nodes[v].in[1], 0) &&
+             g->nodes[g->nodes[v].in[0]].rank == nq->rank && g->nodes[g->nodes[v].in[1]].rank == nq->rank &&
+             memcmp(g->nodes[g->nodes[v].in[0]].shape, nq->shape, (size_t)nq->rank * 8) == 0 &&
+             memcmp(g->nodes[g->nodes[v].in[1]].shape, nq->shape, (size_t)nq->rank * 8) == 0) {
+    m->kind = FUSE__Q_ADD;
+    m->add = v, m->x_dq = g->nodes[v].in[0], m->y_dq = g->nodes[v].in[1];
+    m->members[m->num_members++] = v;
+  } else if (m->num_chain == 0 && g->nodes[v].op == FUSE__OP_MAX_POOL2D && g->nodes[v].rank == 4 &&
+             fuse__q_only_into(g, u, v, q, member_of) && fuse__q_input(g, g->nodes[v].in[0], 0)) {
+    m->kind = FUSE__Q_MAXPOOL;
+    m->pool = v, m->x_dq = g->nodes[v].in[0];
+    m->members[m->num_members++] = v;
+  } else if (fuse__q_input(g, v, 0)) {
+    m->kind = FUSE__Q_LUT;
+    m->x_dq = v;
+  } else {
+    return 0;
+  }
+  for (i = 0; i < m->num_chain; i++) m->members[m->num_members++] = m->chain[i];
+  for (i = 1; i < m->num_members; i++) /* members in id order, the root last */
+    for (j = i; j > 0 && m->members[j - 1] > m->members[j]; j--) {
+      fuse_value t = m->members[j];
+      m->members[j] = m->members[j - 1], m->members[j - 1] = t;
+    }
+  m->members[m->num_members++] = q;
+  return 1;
+}
+
+static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
+                                           "fuse.qmax_pool2d"};
+
+/* The integer composite kind a composite's name says (0: not one). */
+static int fuse__qkind(const char *name) {
+  int k;
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_MAXPOOL; k++)
+    if (strcmp(name, fuse__qnames[k]) == 0) return k;
+  return 0;
+}
+
+/* Makes a composite of every match of the patterns above (before the dequantized weights are
+   folded to float: qconv2d keeps them as int8). */
 static fuse_result fuse__quant_composites(fuse_graph *g) {
   fuse__users users;
-  fuse__qconv_parts m;
+  fuse__qparts m;
   int v;
   if (!fuse__users_build(g, &users))
     return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
   for (v = 0; v < g->num_nodes; v++)
-    if (fuse__qconv_match(g, &users, v, -1, &m) &&
-        !fuse__composite_add(g, "fuse.qconv2d", "fused_qconv2d", "fuse", 1, m.members,
-                             m.num_members)) {
+    if (fuse__qparts_match(g, &users, v, -1, &m) &&
+        !fuse__composite_add(g, fuse__qnames[m.kind], fuse__qnames[m.kind] + 5, "fuse", 1,
+                             m.members, m.num_members)) {
       fuse__users_free(g, &users);
       return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
     }

@@ -123,8 +123,10 @@ static int fuse__decide_fusion(fuse__compiler *c) {
   fuse__fusion *fz = c->fz;
   int i;
   for (i = 0; i < g->num_composites; i++) {
-    fz[i].quant = strcmp(g->composites[i].name, "fuse.qconv2d") == 0 &&
-                  fuse__qconv_match(g, &c->users, g->composites[i].root, i, &fz[i].q);
+    fz[i].quant = fuse__qkind(g->composites[i].name) &&
+                          fuse__qparts_match(g, &c->users, g->composites[i].root, i, &fz[i].q)
+                      ? fz[i].q.kind
+                      : 0;
     fz[i].fused = fz[i].quant || (fuse_analyze_epilogue(g, g->composites[i].root, &fz[i].e) == FUSE_OK &&
                                   fuse__escaping_member(g, &c->users, i) == FUSE_NONE);
   }
@@ -263,8 +265,13 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->in_first = in_first;
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
   if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
-    st->op = FUSE__OP_QCONV2D;
-    st->a = g->nodes[c->fz[nd->composite].q.conv].a;
+    static const int ops[] = {0, FUSE__OP_QCONV2D, FUSE__OP_QADD, FUSE__OP_QLUT,
+                              FUSE__OP_QMAX_POOL2D};
+    const fuse__qparts *q = &c->fz[nd->composite].q;
+    st->op = ops[q->kind];
+    memset(&st->a, 0, sizeof st->a);
+    if (q->conv != FUSE_NONE) st->a = g->nodes[q->conv].a;
+    if (q->pool != FUSE_NONE) st->a = g->nodes[q->pool].a;
     return;
   }
   if (nd->composite >= 0 && c->fz[nd->composite].fused && g->composites[nd->composite].root == i) {
@@ -322,8 +329,8 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   int i;
   for (i = 0; i < p->num_steps; i++) {
     fuse__step *st = &p->steps[i];
-    if (st->op == FUSE__OP_QCONV2D) { /* its composite's constants, packed (plan/quant_pack.c) */
-      if (!fuse__qconv_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+    if (fuse__ops[st->op].run == FUSE__RUN_QINT) { /* its constants, packed (plan/quant_pack.c) */
+      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
     } else if (st->kernel != FUSE__KERNEL_BACKEND &&
                !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;

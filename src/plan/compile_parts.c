@@ -82,8 +82,8 @@ static int fuse__place(fuse_plan *p, const int *first, const int *last, int *ord
 typedef struct fuse__fusion {
   fuse_epilogue e;
   int fused;
-  int quant;             /* a fuse.qconv2d composite: one integer step (passes/quant.c) */
-  fuse__qconv_parts q;   /* its parts */
+  int quant;             /* an integer composite (passes/quant.c): its FUSE__Q_* kind */
+  fuse__qparts q;        /* its parts */
 } fuse__fusion;
 
 /* The operands a node's step reads: its own, or, for a fused root, x, w, bias, residuals. */
@@ -92,9 +92,11 @@ static int fuse__step_inputs(const fuse_graph *g, const fuse__fusion *fz, fuse_v
   const fuse__node *n = &g->nodes[v];
   int k, count = 0;
   if (n->composite >= 0 && fz[n->composite].quant && g->composites[n->composite].root == v) {
-    if (out) out[0] = g->nodes[fz[n->composite].q.x_dq].in[0]; /* the quantized input; the
-                                                                 rest is packed */
-    return 1;
+    const fuse__qparts *q = &fz[n->composite].q; /* the quantized inputs; the rest is packed */
+    if (out) out[0] = g->nodes[q->x_dq].in[0];
+    if (q->kind != FUSE__Q_ADD) return 1;
+    if (out) out[1] = g->nodes[q->y_dq].in[0];
+    return 2;
   }
   if (n->composite >= 0 && fz[n->composite].fused && g->composites[n->composite].root == v) {
     const fuse_epilogue *e = &fz[n->composite].e;

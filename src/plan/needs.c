@@ -19,7 +19,7 @@ static const char *const fuse__run_names[] = {
     "UNARY", "CONV2D", "MATMUL", "BINARY", "CONCAT", "TRANSPOSE", "SOFTMAX", "BATCH_NORM",
     "POOL", "GLOBAL_AVG_POOL", "LAYOUT", "CHAIN", "MATH_UNARY", "MATH_BROADCAST", "GATHER",
     "EXPAND", "TILE", "PAD", "RESIZE", "REDUCE", "LOG_SOFTMAX", "NORM", "SLICE",
-    "CONV_TRANSPOSE2D", "QUANT", "QCONV"};
+    "CONV_TRANSPOSE2D", "QUANT", "QINT"};
 typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fuse__run_names ==
                                                      FUSE__RUN_COUNT
                                                  ? 1

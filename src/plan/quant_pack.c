@@ -1,81 +1,135 @@
-/* ------------------------------------------------- packing a quantized conv2d -- */
-/* A fuse.qconv2d composite's constants as its step's packed bytes (fuse__qconv_head, plan.c):
-   the zero points and clamp, the bias in int32 units of x_scale * w_scale[k] (an int32 bias
-   dequantized with that scale is taken as it is; a float bias is rounded to those units, as
-   ONNX Runtime's quantizer rounds it), the requantization multipliers, the int8 weights. */
+/* ---------------------------------------------------- packing the integer steps -- */
+/* An integer composite's constants (passes/quant.c) as its step's packed bytes (fuse__qhead,
+   plan.c). qconv2d: the zero points and clamp, the bias in int32 units of x_scale *
+   w_scale[k] (an int32 bias dequantized with that scale is taken as it is; a float bias is
+   rounded to those units, as ONNX Runtime's quantizer rounds it), the requantization
+   multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
+   qlut, qmax_pool2d: the table of outputs. */
+
+/* quantize(v) with the scale and zero point of quantize node q, as the reference kernel
+   computes it (run/reference_quant.c). */
+static int32_t fuse__quantize_value(const fuse_graph *g, const fuse__node *q, float v) {
+  double lo, hi, z = q->num_in > 2 ? fuse__const_value(&g->nodes[q->in[2]], 0) : 0;
+  double r = (double)fuse__round_half_even(v / fuse__const_at(&g->nodes[q->in[1]], 0)) + z;
+  fuse__type_range(q->type, &lo, &hi);
+  if (r != r) r = z;
+  return (int32_t)(r < lo ? lo : r > hi ? hi : r);
+}
 
 /* The output clamp of quantize(act(v)): the quantized type's range, narrowed by a relu / clip
    to the quantized values of its bounds (quantization is monotonic, so quantizing the clamped
    value is clamping the quantized one). */
-static void fuse__qconv_clamp(const fuse_graph *g, const fuse__qconv_parts *q, float y_scale,
-                              int32_t y_zero, int32_t *lo, int32_t *hi) {
-  const fuse__node *act = q->act != FUSE_NONE ? &g->nodes[q->act] : NULL;
-  int type = g->nodes[q->q].type;
+static void fuse__qconv_clamp(const fuse_graph *g, const fuse__qparts *q, int32_t *lo, int32_t *hi) {
+  const fuse__node *act = q->act != FUSE_NONE ? &g->nodes[q->act] : NULL, *nq = &g->nodes[q->q];
   double tlo, thi;
-  fuse__type_range(type, &tlo, &thi);
+  fuse__type_range(nq->type, &tlo, &thi);
   *lo = (int32_t)tlo, *hi = (int32_t)thi;
   if (!act) return;
-  {
-    float a = act->op == FUSE__OP_RELU ? 0.0f : act->a.clip.lo;
-    float b = act->op == FUSE__OP_RELU ? HUGE_VALF : act->a.clip.hi;
-    double qa = (double)fuse__round_half_even(a / y_scale) + y_zero;
-    double qb = (double)fuse__round_half_even(b / y_scale) + y_zero;
-    if (qa == qa && qa > *lo) *lo = qa > thi ? (int32_t)thi : (int32_t)qa;
-    if (qb == qb && qb < *hi) *hi = qb < tlo ? (int32_t)tlo : (int32_t)qb;
-  }
+  *lo = fuse__quantize_value(g, nq, act->op == FUSE__OP_RELU ? 0.0f : act->a.clip.lo);
+  if (act->op == FUSE__OP_CLIP) *hi = fuse__quantize_value(g, nq, act->a.clip.hi);
 }
 
-/* Packs step st (FUSE__OP_QCONV2D) from its composite's parts q. 0: out of memory. */
-static int fuse__qconv_pack(fuse_plan *p, const fuse_graph *g, const fuse__qconv_parts *q,
-                            fuse__step *st) {
+/* The element-wise ops of q's chain as post-ops (fuse__unary_post). */
+static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_post_op *post) {
+  fuse_value next;
+  int k;
+  for (k = 0; k < q->num_chain; k++) fuse__unary_post(g, q->chain[k], &post[k], &next);
+  return q->num_chain;
+}
+
+/* The int8 weights, bias and multipliers of a qconv2d after its header h. */
+static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
+                             unsigned char *after) {
   const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
-  const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  const fuse__node *ws = &g->nodes[nw->in[1]];
-  fuse__qconv_head h;
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, i;
+  const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
+  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k;
   int64_t wscales = fuse__numel(ws->rank, ws->shape);
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
-  size_t bytes = sizeof h + (size_t)K * 8 + (size_t)(K * per);
-  unsigned char *buf;
-  int32_t *bias;
-  float *scale;
-  memset(&h, 0, sizeof h);
-  h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
-  h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
-  fuse__qconv_clamp(g, q, y_scale, h.y_zero, &h.lo, &h.hi);
-  h.K = (int32_t)K, h.C = (int32_t)g->nodes[nx->in[0]].shape[1];
-  h.KH = (int32_t)wq->shape[2], h.KW = (int32_t)wq->shape[3];
-  buf = (unsigned char *)fuse__alloc(&p->alloc, (bytes + 3) & ~(size_t)3, FUSE__ALIGN);
-  if (!buf) return 0;
-  memset(buf, 0, (bytes + 3) & ~(size_t)3);
-  memcpy(buf, &h, sizeof h);
-  bias = (int32_t *)(void *)(buf + sizeof h);
-  scale = (float *)(void *)(bias + K);
+  int32_t *bias = (int32_t *)(void *)after;
+  float *scale = (float *)(void *)(bias + K);
+  h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
+  h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
+  fuse__qconv_clamp(g, q, &h->lo, &h->hi);
   for (k = 0; k < K; k++) {
-    float w_scale = fuse__const_at(ws, wscales > 1 ? k : 0), unit = x_scale * w_scale;
+    float unit = x_scale * fuse__const_at(ws, wscales > 1 ? k : 0);
+    double b = 0;
     scale[k] = unit / y_scale;
-    bias[k] = 0;
     if (q->bias != FUSE_NONE) {
       const fuse__node *nb = &g->nodes[q->bias];
       const fuse__node *src = nb->op == FUSE__OP_RESHAPE ? &g->nodes[nb->in[0]] : nb;
-      double b;
       if (src->op == FUSE__OP_DEQUANTIZE) { /* int32 units of its own scale */
         const fuse__node *bs = &g->nodes[src->in[1]];
-        float b_scale = fuse__const_at(bs, fuse__numel(bs->rank, bs->shape) > 1 ? k : 0);
-        double bz = src->num_in > 2 ? fuse__const_value(&g->nodes[src->in[2]],
-                                                        fuse__numel(bs->rank, bs->shape) > 1 ? k : 0)
-                                    : 0;
-        double units = fuse__const_value(&g->nodes[src->in[0]], k) - bz;
+        int64_t at = fuse__numel(bs->rank, bs->shape) > 1 ? k : 0;
+        float b_scale = fuse__const_at(bs, at);
+        double units = fuse__const_value(&g->nodes[src->in[0]], k) -
+                       (src->num_in > 2 ? fuse__const_value(&g->nodes[src->in[2]], at) : 0);
         b = b_scale == unit ? units : fuse__round_half_even((float)(units * b_scale / unit));
       } else {
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
-      bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
+    }
+    bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
+  }
+  memcpy(scale + K, wq->data, (size_t)(K * per));
+}
+
+/* Packs integer step st from its composite's parts q. 0: out of memory. */
+static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qparts *q,
+                            fuse__step *st) {
+  const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
+  fuse_post_op post[FUSE__Q_CHAIN];
+  int num_post = fuse__qchain_posts(g, q, post), k;
+  size_t bytes = sizeof(fuse__qhead);
+  unsigned char *buf;
+  fuse__qhead h;
+  memset(&h, 0, sizeof h);
+  h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
+  h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
+  {
+    double lo, hi;
+    fuse__type_range(nq->type, &lo, &hi);
+    h.lo = (int32_t)lo, h.hi = (int32_t)hi;
+  }
+  if (q->kind == FUSE__Q_CONV) {
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    bytes += (size_t)wq->shape[0] * 8 + (size_t)fuse__numel(wq->rank, wq->shape);
+  } else if (q->kind == FUSE__Q_ADD) {
+    bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
+  } else {
+    bytes += 256;
+  }
+  bytes = (bytes + 3) & ~(size_t)3;
+  if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, bytes, FUSE__ALIGN))) return 0;
+  memset(buf, 0, bytes);
+  if (q->kind == FUSE__Q_CONV) {
+    fuse__qconv_fill(g, q, &h, buf + sizeof h);
+  } else if (q->kind == FUSE__Q_ADD) { /* v = dequantized a + dequantized b, the ops, quantize */
+    const fuse__node *ny = &g->nodes[q->y_dq];
+    int32_t *w = (int32_t *)(void *)(buf + sizeof h);
+    h.b_zero = ny->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[ny->in[2]], 0) : 0;
+    h.x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    h.b_scale = fuse__const_at(&g->nodes[ny->in[1]], 0);
+    h.y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
+    h.num_post = num_post;
+    for (k = 0; k < num_post; k++, w += FUSE__QPOST_WORDS) {
+      w[0] = (int32_t)post[k].kind;
+      memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
+      memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
+    }
+  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v */
+    int in_type = g->nodes[nx->in[0]].type;
+    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    for (k = 0; k < 256; k++) {
+      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k;
+      float f = (float)(v - h.x_zero) * x_scale;
+      int j;
+      for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
+      buf[sizeof h + (size_t)k] = (unsigned char)(fuse__quantize_value(g, nq, f) & 0xff);
     }
   }
-  for (i = 0; i < K * per; i++) ((int8_t *)(scale + K))[i] = ((const int8_t *)wq->data)[i];
+  memcpy(buf, &h, sizeof h);
   st->packed = (float *)(void *)buf;
-  st->packed_floats = ((bytes + 3) & ~(size_t)3) / 4;
-  p->weights_size += st->packed_floats * 4;
+  st->packed_floats = bytes / 4;
+  p->weights_size += bytes;
   return 1;
 }

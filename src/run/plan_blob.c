@@ -523,24 +523,51 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
-/* Whether a quantized conv2d step's packed header (fuse__qconv_head) agrees with its tensors
-   and its packed bytes hold what the header says: what run/qconv_run.c reads stays inside. */
-static int fuse__blob_qconv_ok(const fuse_plan *p, const fuse__step *s) {
-  const fuse__qconv_head *h = (const fuse__qconv_head *)(const void *)s->packed;
+/* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
+   packed bytes hold what the header says: what run/quant_run.c reads stays inside. */
+static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
+  const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const fuse__tensor *tx, *ty;
-  uint64_t need;
-  int G = s->a.conv.groups;
-  if (s->num_in != 1 || !s->packed || s->packed_floats * 4 < sizeof *h) return 0;
-  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
-  if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 ||
-      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || tx->shape[0] != ty->shape[0] ||
-      h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
-      h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 || h->x_zero > 255 ||
-      h->lo > h->hi || h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) ||
-      h->hi > (ty->type == FUSE_UINT8 ? 255 : 127) || h->y_zero < -128 || h->y_zero > 255 ||
-      h->layout != 0)
+  uint64_t need = sizeof *h, n;
+  int G = s->a.conv.groups, k;
+  if (!s->packed || s->packed_floats * 4 < sizeof *h || s->num_in != (s->op == FUSE__OP_QADD ? 2 : 1))
     return 0;
-  need = sizeof *h + (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+  tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
+  n = (uint64_t)fuse__numel(ty->rank, ty->shape);
+  if ((tx->type != FUSE_UINT8 && tx->type != FUSE_INT8) ||
+      (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || h->lo > h->hi ||
+      h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) || h->hi > (ty->type == FUSE_UINT8 ? 255 : 127))
+    return 0;
+  switch (s->op) {
+  case FUSE__OP_QCONV2D:
+    if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
+        h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
+        h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
+        h->x_zero > 255 || h->layout != 0)
+      return 0;
+    need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
+    break;
+  case FUSE__OP_QADD: {
+    const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
+    if (h->num_post < 0 || h->num_post > 4 || (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
+        (uint64_t)fuse__numel(tx->rank, tx->shape) != n || (uint64_t)fuse__numel(tb->rank, tb->shape) != n)
+      return 0;
+    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4;
+    for (k = 0; k < h->num_post && need <= (uint64_t)s->packed_floats * 4; k++) {
+      int32_t kind = ((const int32_t *)(const void *)(h + 1))[k * FUSE__QPOST_WORDS];
+      if (kind < FUSE_POST_CLAMP || kind > FUSE_POST_EXP || kind == FUSE_POST_ADD) return 0;
+    }
+    break;
+  }
+  case FUSE__OP_QMAX_POOL2D:
+    if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] || tx->shape[1] != ty->shape[1])
+      return 0;
+    need += 256;
+    break;
+  default: /* qlut */
+    if ((uint64_t)fuse__numel(tx->rank, tx->shape) != n) return 0;
+    need += 256;
+  }
   return need <= (uint64_t)s->packed_floats * 4;
 }
 
@@ -654,9 +681,10 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
-  if (s->op == FUSE__OP_QCONV2D && !fuse__blob_qconv_ok(p, s))
+  if (fuse__ops[s->op].run == FUSE__RUN_QINT && !fuse__blob_qint_ok(p, s))
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
-                             "step %d (qconv2d): its packed header does not fit its tensors", i),
+                             "step %d (%s): its packed header does not fit its tensors", i,
+                             fuse__ops[s->op].name),
            0;
   return 1;
 }

@@ -53,7 +53,7 @@ static const fuse__run_kernel fuse__run_kernels[] = {
     FUSE__RUN_ROW(SLICE, fuse__kernel_slice), /* run/reference_layers.c */
     FUSE__RUN_ROW(CONV_TRANSPOSE2D, fuse__kernel_conv_transpose2d),
     FUSE__RUN_ROW(QUANT, fuse__kernel_quant), /* run/reference_quant.c */
-    FUSE__RUN_ROW(QCONV, fuse__kernel_qconv), /* run/qconv_run.c */
+    FUSE__RUN_ROW(QINT, fuse__kernel_qint), /* run/quant_run.c */
 };
 #undef FUSE__RUN_ROW
 typedef char fuse__run_kernels_cover_the_kinds[sizeof fuse__run_kernels /
