@@ -129,13 +129,14 @@ $(BUILD) $(HB):
 # (fuse.h's implementation guard: their own `#define FUSE_IMPLEMENTATION` then compiles
 # nothing, and each source still builds alone as users would build it). Self-contained, with
 # the implementation in their own unit: test_kernels and test_vmath (internal tables and
-# functions), test_run and test_fuzz_regress (their own FUSE_MALLOC; the fuzz targets' ONNX
+# functions; test_qkernels: the integer conv tiles), test_run and test_fuzz_regress (their own
+# FUSE_MALLOC; the fuzz targets' ONNX
 # entry point), test_config (pieces left out: FUSE_NO_POST_SIGMOID, ...), and the embedded
 # example (its own allocator and configuration). Each is a
 # build of the whole implementation (about a minute at -O2, 35 s at -O1): a test that can use
 # the public API alone links $(IMPL).
 IMPL := $(BUILD)/fuse.o
-SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress vmath config)
+SELF_CONTAINED_TESTS := $(addprefix $(BUILD)/test_,kernels run fuzz_regress vmath config qkernels)
 LINKED_TESTS := $(filter-out $(SELF_CONTAINED_TESTS),$(TEST_PROGRAMS))
 LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 # Of the self-contained tests only test_kernels builds at -O2 as users build; test_run,
@@ -145,7 +146,7 @@ LINK_FLAGS := -DFUSE_IMPLEMENTATION_DONE
 # build in 6 s instead of 60; the -O2 build of the implementation is $(IMPL), which every
 # linked test runs on every ISA. test_dnnl links $(IMPL) too: its unit compiles fuse_dnnl.h's
 # implementation alone (FUSE_IMPLEMENTATION_DONE, which fuse_dnnl.h supports).
-SELF_CONTAINED_QUICK := $(addprefix $(BUILD)/test_,run fuzz_regress vmath config)
+SELF_CONTAINED_QUICK := $(addprefix $(BUILD)/test_,run fuzz_regress vmath config qkernels)
 $(SELF_CONTAINED_QUICK): OPT := $(QUICK_OPT)
 
 # With gcc 10 or later (not under the sanitizers) $(IMPL) is built in parallel: the unit's back

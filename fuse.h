@@ -1325,6 +1325,27 @@ static float fuse__round_half_even(float v) {
   return r;
 }
 
+/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
+   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
+   bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
+   y_scale), the weights in `layout` (kernels/qconv.c; Kp = K for the direct form, else K
+   rounded up to 16, the padding's bias and scale 0); qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
+   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
+   int8: -128..127 at 128..255's places). */
+typedef struct fuse__qhead {
+  int32_t x_zero, y_zero; /* the input's and the output's zero points */
+  int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
+  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
+  int32_t b_zero;         /* qadd: the second input's zero point */
+  float x_scale, b_scale, y_scale; /* qadd */
+  int32_t num_post;       /* qadd */
+  int32_t y_signed;       /* the output is int8 (else uint8) */
+  int32_t reserved;
+} fuse__qhead;
+typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
+#define FUSE__QPOST_WORDS 5
+
 typedef struct fuse__node {
   int op;
   int type; /* fuse_type of its elements */
@@ -10245,6 +10266,262 @@ typedef struct fuse__wino_kind {
   fuse__wino_output_fn output;
 } fuse__wino_kind;
 /* ==== end src/kernels/winograd.c ==== */
+/* ==== begin src/kernels/qconv.c ==== */
+/* ------------------------------------------------ integer conv2d micro-kernels -- */
+/* The quantized conv2d (a qconv2d step, groups 1) as an indirect GEMM over NHWC rows: for a
+   tile of MR output pixels, the row of each tap (its input channels, or the padding row)
+   times a panel of 16 output channels, int32 sums kept in registers over every tap and
+   channel, then requantized on registers (bias, * scale, clamp, round half to even, + zero
+   point) and stored as 16 bytes per pixel. Two packed forms, the step's `layout`:
+
+   FUSE__QL_PAIRS  int16 pairs: the input as (x - x_zero) int16, channels padded to even; the
+                   weights [K / 16][taps][C / 2][16][2] int16. A pair of products per 32-bit
+                   lane: vpmaddwd on AVX2 (exact: |x - x_zero| <= 255, |w| <= 128, the pair
+                   sum fits int32 with room; vpmaddubsw's 16-bit sums would saturate with
+                   full-range weights), and the scalar twin (16 x 16 -> 32-bit products, as a
+                   Cortex-M's dual MAC takes them).
+   FUSE__QL_QUADS  int8 quads: the input as uint8 as it is, channels padded to 4; the weights
+                   [K / 16][taps][C / 4][16][4] int8; vpdpbusd (AVX-512 VNNI, or AVX-VNNI on
+                   256-bit registers) sums four u8 x s8 products per lane exactly. The zero
+                   point comes out of the bias at pack time: bias[k] - x_zero * sum(w[k]); the
+                   padding row holds x_zero, so a padded tap adds x_zero * w as an inside one.
+
+   Rounding: the SIMD tiles round with cvtps2dq under the caller's rounding mode, the default
+   (nearest, ties to even), as ONNX Runtime's do; the scalar twin rounds half to even
+   whatever the mode. */
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2 };
+#define FUSE__QNR 16
+
+/* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, the
+   panel w of 16 output channels, written to y (ldy bytes between pixels), bias and scale
+   those 16 channels' (padded channels have bias 0, scale 0). */
+typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, const void *w,
+                               unsigned char *y, int64_t ldy, const int32_t *bias,
+                               const float *scale, const fuse__qhead *h);
+
+/* The requantization of one sum, as fuse__requantize (run/quant_run.c) and the SIMD tiles. */
+static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *h) {
+  float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
+  f = f < lo ? lo : f > hi ? hi : f;
+  return (int32_t)fuse__round_half_even(f) + h->y_zero;
+}
+
+#define FUSE__QMR_SCALAR 4
+static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *rows,
+                                     const void *wv, unsigned char *y, int64_t ldy,
+                                     const int32_t *bias, const float *scale,
+                                     const fuse__qhead *h) {
+  const int16_t *w = (const int16_t *)wv;
+  int32_t acc[FUSE__QMR_SCALAR][FUSE__QNR];
+  int t, c, r, j;
+  for (r = 0; r < FUSE__QMR_SCALAR; r++)
+    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = bias[j];
+  for (t = 0; t < ntaps; t++)
+    for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
+      for (r = 0; r < FUSE__QMR_SCALAR; r++) {
+        const int16_t *x = (const int16_t *)rows[t * FUSE__QMR_SCALAR + r] + 2 * c;
+        for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
+          acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
+      }
+  for (r = 0; r < FUSE__QMR_SCALAR; r++)
+    for (j = 0; j < FUSE__QNR; j++)
+      y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 16 int32 sums (two vectors) + bias, requantized, as 16 bytes at y. */
+__attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
+    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
+    unsigned char *y) {
+  const __m256 lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
+  const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
+  const __m256i zero = _mm256_set1_epi32(h->y_zero);
+  __m256 f0 = _mm256_cvtepi32_ps(_mm256_add_epi32(a0, _mm256_loadu_si256((const __m256i *)bias)));
+  __m256 f1 = _mm256_cvtepi32_ps(_mm256_add_epi32(a1, _mm256_loadu_si256((const __m256i *)(bias + 8))));
+  __m256i q0, q1, p16;
+  __m128i b;
+  f0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f0, _mm256_loadu_ps(scale)), lo), hi);
+  f1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f1, _mm256_loadu_ps(scale + 8)), lo), hi);
+  q0 = _mm256_add_epi32(_mm256_cvtps_epi32(f0), zero);
+  q1 = _mm256_add_epi32(_mm256_cvtps_epi32(f1), zero);
+  p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
+  b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
+                  : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
+  _mm_storeu_si128((__m128i *)(void *)y, b);
+}
+
+/* AVX2: MR = 6 pixels x 16 channels, 12 accumulators; vpmaddwd on int16 pairs. */
+#define FUSE__QMR_AVX2 6
+__attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
+    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
+    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+  const int16_t *w = (const int16_t *)wv;
+  __m256i acc[FUSE__QMR_AVX2][2];
+  int t, c, r;
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (t = 0; t < ntaps; t++) {
+    const int16_t *x[FUSE__QMR_AVX2];
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__QMR_AVX2; r++) x[r] = (const int16_t *)rows[t * FUSE__QMR_AVX2 + r];
+    for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR) {
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_AVX2; r++) {
+        int32_t pair;
+        __m256i xb;
+        memcpy(&pair, x[r] + 2 * c, 4);
+        xb = _mm256_set1_epi32(pair);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(xb, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(xb, w1));
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+}
+
+/* AVX-VNNI: the same tile on int8 quads, vpdpbusd on 256-bit registers. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || defined(__clang__) && __clang_major__ >= 12
+#define FUSE__HAVE_AVXVNNI 1
+__attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnni(
+    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
+    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+  const int8_t *w = (const int8_t *)wv;
+  __m256i acc[FUSE__QMR_AVX2][2];
+  int t, c, r;
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (t = 0; t < ntaps; t++) {
+    const uint8_t *x[FUSE__QMR_AVX2];
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__QMR_AVX2; r++) x[r] = (const uint8_t *)rows[t * FUSE__QMR_AVX2 + r];
+    for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) {
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 32));
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_AVX2; r++) {
+        int32_t quad;
+        __m256i xb;
+        memcpy(&quad, x[r] + 4 * c, 4);
+        xb = _mm256_set1_epi32(quad);
+        acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], xb, w0);
+        acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], xb, w1);
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+}
+#endif
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* AVX-512 VNNI: MR = 8 pixels x 16 channels (one register each), vpdpbusd. */
+#define FUSE__QMR_AVX512 8
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) static void
+fuse__qtile_quads_avx512(int ntaps, int csteps, const void *const *rows, const void *wv,
+                         unsigned char *y, int64_t ldy, const int32_t *bias, const float *scale,
+                         const fuse__qhead *h) {
+  const int8_t *w = (const int8_t *)wv;
+  const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
+  const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
+  const __m512i zero = _mm512_set1_epi32(h->y_zero), b = _mm512_loadu_si512(bias);
+  const __m512 s = _mm512_loadu_ps(scale);
+  __m512i acc[FUSE__QMR_AVX512];
+  int t, c, r;
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX512; r++) acc[r] = _mm512_setzero_si512();
+  for (t = 0; t < ntaps; t++) {
+    const uint8_t *x[FUSE__QMR_AVX512];
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__QMR_AVX512; r++) x[r] = (const uint8_t *)rows[t * FUSE__QMR_AVX512 + r];
+    for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) {
+      const __m512i w0 = _mm512_loadu_si512(w);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_AVX512; r++) {
+        int32_t quad;
+        memcpy(&quad, x[r] + 4 * c, 4);
+        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(quad), w0);
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX512; r++) {
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+    const __mmask16 all = (__mmask16)-1;
+    __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc[r], b));
+    __m512i q;
+    f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, s), lo), hi);
+    q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
+    if (h->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + r * ldy, all, q);
+    else _mm512_mask_cvtusepi32_storeu_epi8(y + r * ldy, all, q);
+  }
+}
+#endif
+
+/* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
+   2 AVX-VNNI, 3 both, 0 none. */
+static int fuse__cpu_vnni(void) {
+  int v = 0;
+#ifdef FUSE__X86
+  unsigned r[4];
+  fuse__cpuid(0, 0, r);
+  if (r[0] < 7 || fuse_cpu_isa() == FUSE_ISA_SCALAR) return 0;
+  fuse__cpuid(7, 0, r);
+  if (fuse_cpu_isa() == FUSE_ISA_AVX512 && (r[2] & (1u << 11))) v |= 1;
+  fuse__cpuid(7, 1, r);
+  if (r[0] & (1u << 4)) v |= 2;
+#endif
+  return v;
+}
+
+/* The tile for a plan's ISA and a packed layout, on this CPU (NULL: none: the direct loops);
+   its MR in *mr. */
+static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int *mr) {
+  int vnni = layout == FUSE__QL_QUADS ? fuse__cpu_vnni() : 0;
+  (void)vnni;
+  *mr = FUSE__QMR_SCALAR;
+  if (layout == FUSE__QL_PAIRS) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return *mr = FUSE__QMR_AVX2, fuse__qtile_pairs_avx2;
+#endif
+    return isa == FUSE_ISA_AUTO ? NULL : fuse__qtile_pairs_scalar;
+  }
+  if (layout == FUSE__QL_QUADS) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    if (isa == FUSE_ISA_AVX512 && (vnni & 1)) return *mr = FUSE__QMR_AVX512, fuse__qtile_quads_avx512;
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2) && defined(FUSE__HAVE_AVXVNNI)
+    if ((isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) && (vnni & 2))
+      return *mr = FUSE__QMR_AVX2, fuse__qtile_quads_avxvnni;
+#endif
+  }
+  return NULL;
+}
+
+
+/* Bytes of a qconv2d's weights in `layout` (kernels/qconv.c), and its Kp. */
+static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_t taps,
+                                       int64_t *Kp) {
+  int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
+  *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
+  if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
+  if (layout == FUSE__QL_QUADS) return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
+  return (size_t)(K * Cg * taps);
+}
+
+/* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c): the input as NHWC
+   rows, the padding row, the tile's row pointers, one image's NHWC output. */
+static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
+                                  int64_t taps, int64_t npix, int64_t Kp) {
+  int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
+  size_t a = FUSE__ALIGN - 1;
+  return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
+         (((size_t)taps * 8 * sizeof(void *) + a) & ~a) + (size_t)((npix + 8) * Kp) + FUSE__ALIGN;
+}
+/* ==== end src/kernels/qconv.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
 /* ------------------------------------------------------------ AVX-512 instances -- */
 /* Every kernel template on the AVX-512 layer (vec_avx512.h), once each (the GEMM family's once
@@ -33908,25 +34185,6 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
-/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
-   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
-   bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale * w_scale[k] / y_scale),
-   the int8 weights in `layout`; qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
-   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
-   int8: -128..127 at 128..255's places). */
-typedef struct fuse__qhead {
-  int32_t x_zero, y_zero; /* the input's and the output's zero points */
-  int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
-  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
-  int32_t b_zero;         /* qadd: the second input's zero point */
-  float x_scale, b_scale, y_scale; /* qadd */
-  int32_t num_post;       /* qadd */
-  int32_t reserved[2];
-} fuse__qhead;
-typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
-#define FUSE__QPOST_WORDS 5
-
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */
@@ -36164,6 +36422,16 @@ done:
    multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
    qlut, qmax_pool2d: the table of outputs. */
 
+/* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
+   pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
+   reference kernels and grouped convs. */
+static int fuse__qconv_layout(fuse_isa isa, int groups, int save_only) {
+  int mr;
+  if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, &mr)) return FUSE__QL_QUADS;
+  return FUSE__QL_PAIRS;
+}
+
 /* quantize(v) with the scale and zero point of quantize node q, as the reference kernel
    computes it (run/reference_quant.c). */
 static int32_t fuse__quantize_value(const fuse_graph *g, const fuse__node *q, float v) {
@@ -36195,16 +36463,19 @@ static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_p
   return q->num_chain;
 }
 
-/* The int8 weights, bias and multipliers of a qconv2d after its header h. */
+/* The int8 weights, bias and multipliers of a qconv2d after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
                              unsigned char *after) {
   const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
   const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k;
-  int64_t wscales = fuse__numel(ws->rank, ws->shape);
+  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, Kp;
+  int64_t wscales = fuse__numel(ws->rank, ws->shape), Cg = wq->shape[1], taps = per / Cg;
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
-  int32_t *bias = (int32_t *)(void *)after;
-  float *scale = (float *)(void *)(bias + K);
+  int32_t *bias;
+  float *scale;
+  fuse__qconv_weight_bytes(h->layout, K, Cg, taps, &Kp);
+  bias = (int32_t *)(void *)after;
+  scale = (float *)(void *)(bias + Kp);
   h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
   h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
   fuse__qconv_clamp(g, q, &h->lo, &h->hi);
@@ -36226,14 +36497,38 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
+    if (h->layout == FUSE__QL_QUADS) { /* the zero point's share: x_zero * the weights' sum */
+      const int8_t *wk = (const int8_t *)wq->data + k * per;
+      int64_t i, sum = 0;
+      for (i = 0; i < per; i++) sum += wk[i];
+      b -= (double)h->x_zero * (double)sum;
+    }
     bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
   }
-  memcpy(scale + K, wq->data, (size_t)(K * per));
+  if (h->layout == FUSE__QL_DIRECT) {
+    memcpy(scale + K, wq->data, (size_t)(K * per));
+  } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
+    const int8_t *src = (const int8_t *)wq->data;
+    int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
+    int64_t csteps = (Cg + step - 1) / step, t, c, j, e;
+    for (k = 0; k < Kp; k += FUSE__QNR)
+      for (t = 0; t < taps; t++)
+        for (c = 0; c < csteps; c++)
+          for (j = 0; j < FUSE__QNR; j++)
+            for (e = 0; e < step; e++) {
+              int64_t kk = k + j, ch = c * step + e;
+              int8_t v = kk < K && ch < Cg ? src[(kk * Cg + ch) * taps + t] : 0;
+              int64_t at = (((k / FUSE__QNR * taps + t) * csteps + c) * FUSE__QNR + j) * step + e;
+              if (step == 2) ((int16_t *)(void *)(scale + Kp))[at] = v;
+              else ((int8_t *)(void *)(scale + Kp))[at] = v;
+            }
+  }
 }
 
-/* Packs integer step st from its composite's parts q. 0: out of memory. */
+/* Packs integer step st from its composite's parts q; the scratch it needs into *scratch.
+   0: out of memory. */
 static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qparts *q,
-                            fuse__step *st) {
+                            fuse__step *st, size_t *scratch) {
   const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
   fuse_post_op post[FUSE__Q_CHAIN];
   int num_post = fuse__qchain_posts(g, q, post), k;
@@ -36243,14 +36538,25 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   memset(&h, 0, sizeof h);
   h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
   h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
+  h.y_signed = nq->type == FUSE_INT8;
   {
     double lo, hi;
     fuse__type_range(nq->type, &lo, &hi);
     h.lo = (int32_t)lo, h.hi = (int32_t)hi;
   }
   if (q->kind == FUSE__Q_CONV) {
-    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
-    bytes += (size_t)wq->shape[0] * 8 + (size_t)fuse__numel(wq->rank, wq->shape);
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]], *nc = &g->nodes[q->conv];
+    const fuse__node *xq = &g->nodes[nx->in[0]];
+    int64_t Kp, taps = wq->shape[2] * wq->shape[3];
+    size_t need;
+    h.layout = fuse__qconv_layout(p->isa, nc->a.conv.groups, p->elsewhere);
+    bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
+    bytes += (size_t)Kp * 8;
+    need = h.layout == FUSE__QL_DIRECT ? 0
+                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+                                                             xq->shape[2], xq->shape[3], taps,
+                                                             nc->shape[2] * nc->shape[3], Kp);
+    if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
   } else {
@@ -36625,7 +36931,8 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   for (i = 0; i < p->num_steps; i++) {
     fuse__step *st = &p->steps[i];
     if (fuse__ops[st->op].run == FUSE__RUN_QINT) { /* its constants, packed (plan/quant_pack.c) */
-      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st, &c->scratch))
+        return 0;
     } else if (st->kernel != FUSE__KERNEL_BACKEND &&
                !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;
@@ -39577,11 +39884,87 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
       }
 }
 
+
+/* qconv2d in a packed layout (kernels/qconv.c): the input as NHWC rows in the scratch (int16
+   x - x_zero, or uint8 as it is), then per image, per tile of MR pixels, the taps' row
+   pointers (the padding row where a tap falls outside) and a tile per 16 output channels
+   into the image's NHWC output, then that transposed into the NCHW output. */
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h,
+                               fuse__qtile_fn tile, int mr) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
+  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
+  int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
+  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4;
+  int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
+  size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
+  unsigned char *in = r->work + p->scratch_offset;
+  unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
+  const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
+  unsigned char *out = (unsigned char *)rows + (((size_t)taps * 8 * sizeof(void *) + al) & ~al);
+  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
+  const float *scale = (const float *)(const void *)(bias + Kp);
+  const unsigned char *w = (const unsigned char *)(const void *)(scale + Kp);
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
+  for (n = 0; n < N; n++) /* NCHW -> NHWC rows, the padding channels 0 (pairs) / x_zero */
+    for (i = 0; i < H * W; i++) {
+      const uint8_t *src = x + n * C * H * W + i;
+      if (pairs) {
+        int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
+        for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * H * W] - h->x_zero);
+        for (; c < csteps * step; c++) row[c] = 0;
+      } else {
+        unsigned char *row = in + (n * H * W + i) * cs;
+        for (c = 0; c < C; c++) row[c] = src[c * H * W];
+        for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+      }
+    }
+  if (pairs) memset(pad, 0, (size_t)cs);
+  else memset(pad, h->x_zero, (size_t)cs);
+  for (n = 0; n < N; n++) {
+    for (m0 = 0; m0 < npix; m0 += mr) {
+      int64_t y0[8], x0[8]; /* each pixel's window corner (mr <= 8) */
+      int j;
+      for (j = 0; j < mr; j++) {
+        int64_t pix = m0 + j < npix ? m0 + j : npix - 1;
+        y0[j] = pix / OW * a->strides[0] - a->padding[0];
+        x0[j] = pix % OW * a->strides[1] - a->padding[1];
+      }
+      for (t = 0; t < taps; t++) {
+        int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+        for (j = 0; j < mr; j++) {
+          int64_t iy = y0[j] + dy, ix = x0[j] + dx;
+          rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                 ? (const void *)(in + ((n * H + iy) * W + ix) * cs)
+                                 : (const void *)pad;
+        }
+      }
+      for (k = 0; k < Kp; k += FUSE__QNR)
+        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, out + m0 * Kp + k,
+             Kp, bias + k, scale + k, h);
+    }
+    for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
+      int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
+      unsigned char *yk = y + (n * K + k) * npix;
+      for (i = 0; i < npix; i++)
+        for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
+    }
+  }
+}
+
 static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    fuse__qconv_direct(r, s, h);
+    int mr;
+    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, &mr) : NULL;
+    FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
+    if (tile) fuse__qconv_packed(r, s, h, tile, mr);
+    else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
@@ -40562,7 +40945,8 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
 }
 
 /* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
-   packed bytes hold what the header says: what run/quant_run.c reads stays inside. */
+   packed bytes hold what the header says: what run/quant_run.c reads stays inside. -1: a
+   VNNI layout on a CPU without it. */
 static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const fuse__tensor *tx, *ty;
@@ -40581,8 +40965,19 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout != 0)
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_QUADS ||
+        (h->layout != FUSE__QL_DIRECT && G != 1))
       return 0;
+    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
+      int64_t Kp, taps = (int64_t)h->KH * h->KW;
+      int mr;
+      if (!fuse__qtile_pick(p->isa, h->layout, &mr)) return -1;
+      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
+      if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
+                              taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
+        return 0;
+      break;
+    }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
   case FUSE__OP_QADD: {
@@ -40719,10 +41114,13 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
-  if (fuse__ops[s->op].run == FUSE__RUN_QINT && !fuse__blob_qint_ok(p, s))
-    return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
-                             "step %d (%s): its packed header does not fit its tensors", i,
-                             fuse__ops[s->op].name),
+  if (fuse__ops[s->op].run == FUSE__RUN_QINT && (ok = fuse__blob_qint_ok(p, s)) != 1)
+    return ok < 0 ? fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
+                                      "step %d (%s) was packed for VNNI (vpdpbusd), which this "
+                                      "CPU lacks", i, fuse__ops[s->op].name)
+                  : fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                                      "step %d (%s): its packed header does not fit its tensors",
+                                      i, fuse__ops[s->op].name),
            0;
   return 1;
 }

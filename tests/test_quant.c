@@ -379,14 +379,17 @@ static int32_t ref_requant(int64_t acc, float scale, int32_t zero, int32_t lo, i
 
 TEST(qdq_conv_runs_in_integers) {
   static const char *acts[3] = {"relu(%a)", "clip(%a, lo=-0.5, hi=1.5)", "add(%a, 0)"};
-  int act, signed_out;
+  int act, signed_out, G, isa;
+  for (G = 1; G <= 2; G++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
   for (act = 0; act < 3; act++)
     for (signed_out = 0; signed_out < 2; signed_out++) {
       char text[4096];
       fuse_graph *g = NULL, *plain = NULL;
       fuse_plan *p = NULL;
       fuse_compile_options o;
-      int8_t wq[72];
+      int8_t wq[144];
+      int Cg = 4 / G;
       uint8_t xq[2 * 4 * 7 * 6];
       unsigned char got[2 * 4 * 4 * 6], flt[2 * 4 * 4 * 6];
       const void *ins[1];
@@ -395,7 +398,11 @@ TEST(qdq_conv_runs_in_integers) {
       const int32_t bq[4] = {100, -250, 3000, -7};
       int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255, yz = signed_out ? -3 : 7;
       int i, n, k, oy, ox, c, ky, kx, exact = 1, near = 1, steps_q = 0;
+      if (isa > (int)fuse_cpu_isa() || (isa == FUSE_ISA_SCALAR + 1 && fuse_cpu_isa() == FUSE_ISA_NEON) ||
+          (G == 2 && isa != FUSE_ISA_SCALAR))
+        continue; /* (grouped: the direct loops, whatever the ISA) */
       strcpy(text, qconv_net);
+      if (G == 1) replace(text, "i8[4, 2, 3, 3]", "i8[4, 4, 3, 3]"), replace(text, "groups=2", "groups=1");
       replace(text, "%YT", signed_out ? "i8" : "u8");
       replace(text, "%YZ", signed_out ? "-3" : "7");
       replace(text, "%ACT", acts[act]);
@@ -407,18 +414,19 @@ TEST(qdq_conv_runs_in_integers) {
         fuse_graph_destroy(g), fuse_graph_destroy(plain);
         return;
       }
-      for (i = 0; i < 72; i++) wq[i] = (int8_t)((i * 53) % 255 - 127);
+      for (i = 0; i < 36 * Cg; i++) wq[i] = (int8_t)((i * 53) % 255 - 127);
       wq[0] = -128, wq[1] = 127;
       for (i = 0; i < (int)sizeof xq; i++) xq[i] = (uint8_t)((i * 29 + 7) % 256);
       {
-        float wf[72];
-        for (i = 0; i < 72; i++) wf[i] = wq[i];
-        CHECK_EQ_INT(fuse_graph_set_constant(g, "wq", wf, 72), FUSE_OK);
-        CHECK_EQ_INT(fuse_graph_set_constant(plain, "wq", wf, 72), FUSE_OK);
+        float wf[144];
+        for (i = 0; i < 36 * Cg; i++) wf[i] = wq[i];
+        CHECK_EQ_INT(fuse_graph_set_constant(g, "wq", wf, (size_t)(36 * Cg)), FUSE_OK);
+        CHECK_EQ_INT(fuse_graph_set_constant(plain, "wq", wf, (size_t)(36 * Cg)), FUSE_OK);
       }
       CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
       memset(&o, 0, sizeof o);
       o.num_threads = 1;
+      o.isa = (fuse_isa)isa;
       CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
       ins[0] = xq, outs[0] = got;
       CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
@@ -437,22 +445,22 @@ TEST(qdq_conv_runs_in_integers) {
           for (oy = 0; oy < 4; oy++)
             for (ox = 0; ox < 6; ox++) {
               int64_t acc = bq[k];
-              int32_t want, g0 = k / 2, at = ((n * 4 + k) * 4 + oy) * 6 + ox;
+              int32_t want, g0 = k / (4 / G), at = ((n * 4 + k) * 4 + oy) * 6 + ox;
               int have, have_f;
-              for (c = 0; c < 2; c++)
+              for (c = 0; c < Cg; c++)
                 for (ky = 0; ky < 3; ky++)
                   for (kx = 0; kx < 3; kx++) {
                     int iy = oy * 2 - 1 + ky, ix = ox + kx;
                     if (iy < 0 || iy >= 7 || ix < 0 || ix >= 6) continue;
-                    acc += (int64_t)(xq[((n * 4 + g0 * 2 + c) * 7 + iy) * 6 + ix] - 121) *
-                           wq[((k * 2 + c) * 3 + ky) * 3 + kx];
+                    acc += (int64_t)(xq[((n * 4 + g0 * Cg + c) * 7 + iy) * 6 + ix] - 121) *
+                           wq[((k * Cg + c) * 3 + ky) * 3 + kx];
                   }
               want = ref_requant(acc, 0.05f * ws[k] / 0.04f, yz, lo, hi);
               have = signed_out ? (int)(int8_t)got[at] : (int)got[at];
               have_f = signed_out ? (int)(int8_t)flt[at] : (int)flt[at];
               if (have != want && exact)
-                fprintf(stderr, "  act %d signed %d: at %d got %d, want %d\n", act, signed_out, at,
-                        have, want);
+                fprintf(stderr, "  groups %d isa %d act %d signed %d: at %d got %d, want %d\n", G, isa,
+                        act, signed_out, at, have, want);
               exact &= have == want;
               near &= abs(have_f - want) <= 1;
             }

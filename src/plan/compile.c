@@ -330,7 +330,8 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   for (i = 0; i < p->num_steps; i++) {
     fuse__step *st = &p->steps[i];
     if (fuse__ops[st->op].run == FUSE__RUN_QINT) { /* its constants, packed (plan/quant_pack.c) */
-      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st)) return 0;
+      if (!fuse__quant_pack(p, c->g, &c->fz[c->g->nodes[st->out].composite].q, st, &c->scratch))
+        return 0;
     } else if (st->kernel != FUSE__KERNEL_BACKEND &&
                !fuse__choose_kernel(p, c->g, st, &c->zeros, &c->scratch)) {
       return 0;

@@ -23,25 +23,6 @@ typedef struct fuse__tensor {
 
 /* A fused step is a conv2d / matmul whose epilogue runs on each finished output element,
    once, before the store. Its operands: x, w, then the bias and residuals it names. */
-/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
-   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
-   bias[K] (in units of x_scale * w_scale[k]), float scale[K] (x_scale * w_scale[k] / y_scale),
-   the int8 weights in `layout`; qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
-   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
-   int8: -128..127 at 128..255's places). */
-typedef struct fuse__qhead {
-  int32_t x_zero, y_zero; /* the input's and the output's zero points */
-  int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
-  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
-  int32_t b_zero;         /* qadd: the second input's zero point */
-  float x_scale, b_scale, y_scale; /* qadd */
-  int32_t num_post;       /* qadd */
-  int32_t reserved[2];
-} fuse__qhead;
-typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
-#define FUSE__QPOST_WORDS 5
-
 typedef struct fuse__step {
   int op;
   int out;                 /* tensor */

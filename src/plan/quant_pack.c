@@ -6,6 +6,16 @@
    multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
    qlut, qmax_pool2d: the table of outputs. */
 
+/* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
+   pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
+   reference kernels and grouped convs. */
+static int fuse__qconv_layout(fuse_isa isa, int groups, int save_only) {
+  int mr;
+  if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, &mr)) return FUSE__QL_QUADS;
+  return FUSE__QL_PAIRS;
+}
+
 /* quantize(v) with the scale and zero point of quantize node q, as the reference kernel
    computes it (run/reference_quant.c). */
 static int32_t fuse__quantize_value(const fuse_graph *g, const fuse__node *q, float v) {
@@ -37,16 +47,19 @@ static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_p
   return q->num_chain;
 }
 
-/* The int8 weights, bias and multipliers of a qconv2d after its header h. */
+/* The int8 weights, bias and multipliers of a qconv2d after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
                              unsigned char *after) {
   const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
   const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k;
-  int64_t wscales = fuse__numel(ws->rank, ws->shape);
+  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, Kp;
+  int64_t wscales = fuse__numel(ws->rank, ws->shape), Cg = wq->shape[1], taps = per / Cg;
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
-  int32_t *bias = (int32_t *)(void *)after;
-  float *scale = (float *)(void *)(bias + K);
+  int32_t *bias;
+  float *scale;
+  fuse__qconv_weight_bytes(h->layout, K, Cg, taps, &Kp);
+  bias = (int32_t *)(void *)after;
+  scale = (float *)(void *)(bias + Kp);
   h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
   h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
   fuse__qconv_clamp(g, q, &h->lo, &h->hi);
@@ -68,14 +81,38 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
+    if (h->layout == FUSE__QL_QUADS) { /* the zero point's share: x_zero * the weights' sum */
+      const int8_t *wk = (const int8_t *)wq->data + k * per;
+      int64_t i, sum = 0;
+      for (i = 0; i < per; i++) sum += wk[i];
+      b -= (double)h->x_zero * (double)sum;
+    }
     bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
   }
-  memcpy(scale + K, wq->data, (size_t)(K * per));
+  if (h->layout == FUSE__QL_DIRECT) {
+    memcpy(scale + K, wq->data, (size_t)(K * per));
+  } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
+    const int8_t *src = (const int8_t *)wq->data;
+    int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
+    int64_t csteps = (Cg + step - 1) / step, t, c, j, e;
+    for (k = 0; k < Kp; k += FUSE__QNR)
+      for (t = 0; t < taps; t++)
+        for (c = 0; c < csteps; c++)
+          for (j = 0; j < FUSE__QNR; j++)
+            for (e = 0; e < step; e++) {
+              int64_t kk = k + j, ch = c * step + e;
+              int8_t v = kk < K && ch < Cg ? src[(kk * Cg + ch) * taps + t] : 0;
+              int64_t at = (((k / FUSE__QNR * taps + t) * csteps + c) * FUSE__QNR + j) * step + e;
+              if (step == 2) ((int16_t *)(void *)(scale + Kp))[at] = v;
+              else ((int8_t *)(void *)(scale + Kp))[at] = v;
+            }
+  }
 }
 
-/* Packs integer step st from its composite's parts q. 0: out of memory. */
+/* Packs integer step st from its composite's parts q; the scratch it needs into *scratch.
+   0: out of memory. */
 static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qparts *q,
-                            fuse__step *st) {
+                            fuse__step *st, size_t *scratch) {
   const fuse__node *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
   fuse_post_op post[FUSE__Q_CHAIN];
   int num_post = fuse__qchain_posts(g, q, post), k;
@@ -85,14 +122,25 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   memset(&h, 0, sizeof h);
   h.x_zero = nx->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nx->in[2]], 0) : 0;
   h.y_zero = nq->num_in > 2 ? (int32_t)fuse__const_value(&g->nodes[nq->in[2]], 0) : 0;
+  h.y_signed = nq->type == FUSE_INT8;
   {
     double lo, hi;
     fuse__type_range(nq->type, &lo, &hi);
     h.lo = (int32_t)lo, h.hi = (int32_t)hi;
   }
   if (q->kind == FUSE__Q_CONV) {
-    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
-    bytes += (size_t)wq->shape[0] * 8 + (size_t)fuse__numel(wq->rank, wq->shape);
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]], *nc = &g->nodes[q->conv];
+    const fuse__node *xq = &g->nodes[nx->in[0]];
+    int64_t Kp, taps = wq->shape[2] * wq->shape[3];
+    size_t need;
+    h.layout = fuse__qconv_layout(p->isa, nc->a.conv.groups, p->elsewhere);
+    bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
+    bytes += (size_t)Kp * 8;
+    need = h.layout == FUSE__QL_DIRECT ? 0
+                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+                                                             xq->shape[2], xq->shape[3], taps,
+                                                             nc->shape[2] * nc->shape[3], Kp);
+    if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
   } else {

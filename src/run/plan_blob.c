@@ -524,7 +524,8 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
 }
 
 /* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
-   packed bytes hold what the header says: what run/quant_run.c reads stays inside. */
+   packed bytes hold what the header says: what run/quant_run.c reads stays inside. -1: a
+   VNNI layout on a CPU without it. */
 static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const fuse__tensor *tx, *ty;
@@ -543,8 +544,19 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout != 0)
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_QUADS ||
+        (h->layout != FUSE__QL_DIRECT && G != 1))
       return 0;
+    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
+      int64_t Kp, taps = (int64_t)h->KH * h->KW;
+      int mr;
+      if (!fuse__qtile_pick(p->isa, h->layout, &mr)) return -1;
+      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
+      if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
+                              taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
+        return 0;
+      break;
+    }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
   case FUSE__OP_QADD: {
@@ -681,10 +693,13 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
-  if (fuse__ops[s->op].run == FUSE__RUN_QINT && !fuse__blob_qint_ok(p, s))
-    return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
-                             "step %d (%s): its packed header does not fit its tensors", i,
-                             fuse__ops[s->op].name),
+  if (fuse__ops[s->op].run == FUSE__RUN_QINT && (ok = fuse__blob_qint_ok(p, s)) != 1)
+    return ok < 0 ? fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
+                                      "step %d (%s) was packed for VNNI (vpdpbusd), which this "
+                                      "CPU lacks", i, fuse__ops[s->op].name)
+                  : fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                                      "step %d (%s): its packed header does not fit its tensors",
+                                      i, fuse__ops[s->op].name),
            0;
   return 1;
 }

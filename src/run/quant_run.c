@@ -117,11 +117,87 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
       }
 }
 
+
+/* qconv2d in a packed layout (kernels/qconv.c): the input as NHWC rows in the scratch (int16
+   x - x_zero, or uint8 as it is), then per image, per tile of MR pixels, the taps' row
+   pointers (the padding row where a tap falls outside) and a tile per 16 output channels
+   into the image's NHWC output, then that transposed into the NCHW output. */
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h,
+                               fuse__qtile_fn tile, int mr) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
+  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
+  int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
+  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4;
+  int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
+  size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
+  unsigned char *in = r->work + p->scratch_offset;
+  unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
+  const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
+  unsigned char *out = (unsigned char *)rows + (((size_t)taps * 8 * sizeof(void *) + al) & ~al);
+  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
+  const float *scale = (const float *)(const void *)(bias + Kp);
+  const unsigned char *w = (const unsigned char *)(const void *)(scale + Kp);
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
+  for (n = 0; n < N; n++) /* NCHW -> NHWC rows, the padding channels 0 (pairs) / x_zero */
+    for (i = 0; i < H * W; i++) {
+      const uint8_t *src = x + n * C * H * W + i;
+      if (pairs) {
+        int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
+        for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * H * W] - h->x_zero);
+        for (; c < csteps * step; c++) row[c] = 0;
+      } else {
+        unsigned char *row = in + (n * H * W + i) * cs;
+        for (c = 0; c < C; c++) row[c] = src[c * H * W];
+        for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+      }
+    }
+  if (pairs) memset(pad, 0, (size_t)cs);
+  else memset(pad, h->x_zero, (size_t)cs);
+  for (n = 0; n < N; n++) {
+    for (m0 = 0; m0 < npix; m0 += mr) {
+      int64_t y0[8], x0[8]; /* each pixel's window corner (mr <= 8) */
+      int j;
+      for (j = 0; j < mr; j++) {
+        int64_t pix = m0 + j < npix ? m0 + j : npix - 1;
+        y0[j] = pix / OW * a->strides[0] - a->padding[0];
+        x0[j] = pix % OW * a->strides[1] - a->padding[1];
+      }
+      for (t = 0; t < taps; t++) {
+        int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+        for (j = 0; j < mr; j++) {
+          int64_t iy = y0[j] + dy, ix = x0[j] + dx;
+          rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                 ? (const void *)(in + ((n * H + iy) * W + ix) * cs)
+                                 : (const void *)pad;
+        }
+      }
+      for (k = 0; k < Kp; k += FUSE__QNR)
+        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, out + m0 * Kp + k,
+             Kp, bias + k, scale + k, h);
+    }
+    for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
+      int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
+      unsigned char *yk = y + (n * K + k) * npix;
+      for (i = 0; i < npix; i++)
+        for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
+    }
+  }
+}
+
 static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    fuse__qconv_direct(r, s, h);
+    int mr;
+    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, &mr) : NULL;
+    FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
+    if (tile) fuse__qconv_packed(r, s, h, tile, mr);
+    else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
