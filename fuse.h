@@ -748,9 +748,11 @@ struct fuse_backend {
    pools, normalizations, reductions, the activations, element-wise math, data movement,
    Resize, LSTM / GRU; README's "The loader" lists them), with the shape arithmetic around them
    (Shape, Gather, Concat, Range, If on a known condition, ...) folded at load over int64 /
-   int32 / bool / float tensors. A model with operators it does not know is refused with all
-   of them listed at once. Graph inputs are the model's inputs that are not initializers, in
-   order. */
+   int32 / bool / float tensors; and quantized models (QuantizeLinear, DequantizeLinear,
+   QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear: uint8 / int8
+   / int32 tensors through fuse_quantize / fuse_dequantize). A model with operators it does
+   not know is refused with all of them listed at once. Graph inputs are the model's inputs
+   that are not initializers, in order, of their element types (fuse_value_type). */
 #if !defined(FUSE_NO_ONNX) && !defined(FUSE_RUNTIME_ONLY)
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
