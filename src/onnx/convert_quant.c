@@ -73,6 +73,7 @@ static int fuse__onnx_quant_pair(fuse__onnx *ld, fuse_value *scale, fuse_value *
   }
   if (nz == 1 && g->nodes[*zero].rank <= 1 && g->nodes[*scale].rank == 1) {
     const fuse__node *z = &g->nodes[*zero];
+    int type = z->type;
     fuse_value many;
     int64_t value;
     if (z->op != FUSE__OP_CONST || !z->data)
@@ -80,10 +81,10 @@ static int fuse__onnx_quant_pair(fuse__onnx *ld, fuse_value *scale, fuse_value *
                               "zero point %V is one run-time value for scale %V of %D values: "
                               "give one zero point per channel, or a constant", *zero, *scale,
                               ns), 0;
-    value = (int64_t)fuse__const_value(z, 0);
-    many = fuse_typed_constant(g, NULL, (fuse_type)z->type, 1, &ns, NULL);
+    value = (int64_t)fuse__const_value(z, 0); /* (z moves when the graph grows) */
+    many = fuse_typed_constant(g, NULL, (fuse_type)type, 1, &ns, NULL);
     if (many == FUSE_NONE) return 0;
-    for (i = 0; i < ns; i++) fuse__typed_put(g->nodes[many].data, g->nodes[many].type, i, value);
+    for (i = 0; i < ns; i++) fuse__typed_put(g->nodes[many].data, type, i, value);
     *zero = many;
   }
   return 1;
