@@ -458,8 +458,9 @@ $(BUILD)/nets: bench/nets.c bench/pool.h examples/job_pool.h fuse.h fuse_dnnl.h 
 # make fuzz: each libFuzzer target in fuzz/ for FUZZ_SECONDS (clang), from its seed corpus
 # (fuzz/corpus/<name>, plus every input once found, tests/data/fuzz-regress/<name>; the text
 # target also starts from the graphs of tests/data/*.golden, the ONNX target from the ONNX test
-# suite's models and tests/data/onnx). UBSan reports stop the run like crashes. A finding
-# prints the log's end and fails; the input is kept as $(BUILD)/fuzz-crashes/<name>-crash-*
+# suite's models, tests/data/onnx and tests/data/onnx_quant). UBSan reports stop the run like
+# crashes. A finding prints the log's end and fails; the input is kept as
+# $(BUILD)/fuzz-crashes/<name>-crash-*
 # (copy it to tests/data/fuzz-regress/<name>/, see fuzz/README.md).
 #   make fuzz FUZZ_SECONDS=600            make fuzz FUZZ_TARGETS=builder
 # FUZZ_SEED=N fixes libFuzzer's seed (CI does: a run there replays the mutations a developer

@@ -748,9 +748,11 @@ struct fuse_backend {
    pools, normalizations, reductions, the activations, element-wise math, data movement,
    Resize, LSTM / GRU; README's "The loader" lists them), with the shape arithmetic around them
    (Shape, Gather, Concat, Range, If on a known condition, ...) folded at load over int64 /
-   int32 / bool / float tensors. A model with operators it does not know is refused with all
-   of them listed at once. Graph inputs are the model's inputs that are not initializers, in
-   order. */
+   int32 / bool / float tensors; and quantized models (QuantizeLinear, DequantizeLinear,
+   QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear: uint8 / int8
+   / int32 tensors through fuse_quantize / fuse_dequantize). A model with operators it does
+   not know is refused with all of them listed at once. Graph inputs are the model's inputs
+   that are not initializers, in order, of their element types (fuse_value_type). */
 #if !defined(FUSE_NO_ONNX) && !defined(FUSE_RUNTIME_ONLY)
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
@@ -765,13 +767,18 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
 FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
                                          fuse_graph **out);
 #endif
-/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files), float32 only. */
+/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files): float32, or uint8,
+   int8, int32 (a quantized model's). data holds the values as floats whatever the type, so
+   that a float caller reads any of them: exactly for uint8 and int8, for int32 while they stay
+   within 2^24 in magnitude (beyond, the nearest float). type says what the file held: convert
+   data to that type for fuse_run_typed. */
 typedef struct fuse_onnx_tensor {
   char name[256];
   int rank;
   int64_t shape[FUSE_MAX_RANK];
   float *data;     /* numel floats from the allocator; fuse_onnx_tensor_free releases them */
   char error[256]; /* why a load failed */
+  fuse_type type;  /* FUSE_FLOAT32, FUSE_UINT8, FUSE_INT8 or FUSE_INT32 */
 } fuse_onnx_tensor;
 FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_onnx_tensor *out);
@@ -41480,11 +41487,35 @@ static const char *fuse__dt_name(int dt) {
   case 8: return "string";
   case 10: return "float16";
   case 16: return "bfloat16";
+  case 17: return "float8e4m3fn";
+  case 18: return "float8e4m3fnuz";
+  case 19: return "float8e5m2";
+  case 20: return "float8e5m2fnuz";
+  case 21: return "uint4";
+  case 22: return "int4";
   default: return "an unknown type";
   }
 }
 
 static int fuse__dt_is_float(int dt) { return dt == FUSE__DT_FLOAT || dt == FUSE__DT_DOUBLE; }
+
+/* The fuse_type of a TensorProto data type the graph holds as it is (float32 and the
+   quantized types uint8, int8, int32); -1 for the others. */
+static int fuse__dt_fuse_type(int dt) {
+  switch (dt) {
+  case FUSE__DT_FLOAT: return FUSE_FLOAT32;
+  case FUSE__DT_UINT8: return FUSE_UINT8;
+  case FUSE__DT_INT8: return FUSE_INT8;
+  case FUSE__DT_INT32: return FUSE_INT32;
+  default: return -1;
+  }
+}
+
+/* The TensorProto data type of a fuse_type. */
+static int fuse__dt_of_type(int type) {
+  static const int dtypes[4] = {FUSE__DT_FLOAT, FUSE__DT_UINT8, FUSE__DT_INT8, FUSE__DT_INT32};
+  return type >= FUSE_FLOAT32 && type <= FUSE_INT32 ? dtypes[type] : 0;
+}
 
 typedef struct fuse__otensor {
   fuse__slice msg, name;
@@ -41719,6 +41750,8 @@ typedef struct fuse__oval {
   fuse_value v;     /* FUSE__OV_VALUE */
   fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet read */
   fuse__known k;    /* FUSE__OV_KNOWN */
+  int whole;        /* FUSE__OV_VALUE: whole numbers by construction (made by Round, Floor or
+                       Ceil: a Cast to an integer type leaves them as they are) */
 } fuse__oval;
 
 typedef struct fuse__onnx {
@@ -42024,6 +42057,17 @@ static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k)
     *k = ld->vals[idx].k;
     return 1;
   }
+  if (ld->vals[idx].kind == FUSE__OV_VALUE) { /* a typed constant made of a tensor (a zero
+                                                  point, fuse__onnx_typed_value) is still known */
+    const fuse__node *c = &ld->g->nodes[ld->vals[idx].v];
+    int64_t i;
+    if (c->op != FUSE__OP_CONST || c->type == FUSE_FLOAT32 || !c->data ||
+        fuse__numel(c->rank, c->shape) > FUSE__MAX_FOLD ||
+        !fuse__known_alloc(ld, k, fuse__dt_of_type(c->type), c->rank, c->shape))
+      return 0;
+    for (i = 0; i < k->count; i++) k->i[i] = (int64_t)fuse__const_value(c, i);
+    return 1;
+  }
   if (ld->vals[idx].kind != FUSE__OV_TENSOR) return 0;
   t = ld->vals[idx].t;
   if (fuse__onnx_tensor_count(&t, &count) >= 0) { /* an empty tensor (no scales, say) */
@@ -42073,22 +42117,33 @@ static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int6
   }
 }
 
-/* The raw_data of float32 tensor t when that one field holds all its `count` values (no
-   float_data beside it): a slice of the file, on a little-endian host. 0 otherwise. */
-static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+/* The raw_data of tensor t when that one field holds all its `count` values (no float_data,
+   int32_data, ... beside it): a slice of the file. 0 otherwise. */
+static int fuse__onnx_raw_only(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
   fuse__pb b = fuse__proto_of(t->msg);
   uint32_t f, w;
   raw->p = NULL;
   raw->n = 0;
-  if (t->dtype != FUSE__DT_FLOAT || t->external || !fuse__little_endian()) return 0;
+  if (t->external || !fuse__dt_size(t->dtype)) return 0;
   while (fuse__proto_tag(&b, &f, &w)) {
     if (f == 9 && w == 2) {
       if (raw->p || !fuse__proto_bytes(&b, raw)) return 0;
-    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
+    } else if ((f >= 4 && f <= 7) || f == 10 || f == 11 || !fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
-  return b.p == b.end && raw->p && raw->n == (size_t)count * sizeof(float);
+  return b.p == b.end && raw->p && raw->n == (size_t)count * (size_t)fuse__dt_size(t->dtype);
+}
+
+/* The raw_data of float32 tensor t when that one field holds all its `count` values: a slice
+   of the file, on a little-endian host (its bytes are then the floats). 0 otherwise. */
+static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+  if (t->dtype != FUSE__DT_FLOAT || !fuse__little_endian()) {
+    raw->p = NULL;
+    raw->n = 0;
+    return 0;
+  }
+  return fuse__onnx_raw_only(t, count, raw);
 }
 
 /* A float constant of the graph from a tensor: a large float32 initializer of a mapped file
@@ -42108,7 +42163,8 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
                             "tensor '%s' (%s, shape %S) is used as float32 data; fuse.h "
                             "computes in float32 and reads integer tensors only as shapes, "
-                            "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
+                            "axes and indices, and as the quantized operands of the "
+                            "quantization ops", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
            FUSE_NONE;
   if (t->external) {
     v = fuse__constant_uninit(ld->g, t->rank, t->dims);
@@ -42198,6 +42254,19 @@ static fuse_value fuse__onnx_transposed_tensor(fuse__onnx *ld, fuse__slice name,
   return v;
 }
 
+/* Names `name` in the graph (when the graph has no value of that name yet) and binds it to
+   v: a tensor is made a graph constant once. */
+static fuse_value fuse__onnx_bind_constant(fuse__onnx *ld, fuse__slice name, fuse_value v) {
+  int k;
+  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
+      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+    return FUSE_NONE;
+  k = fuse__onnx_find(ld, name); /* the table may have moved */
+  ld->vals[k].kind = FUSE__OV_VALUE;
+  ld->vals[k].v = v;
+  return v;
+}
+
 /* The graph value for an ONNX name: initializers, Constants and folded float tensors become
    constants on first use. An integer or bool tensor cannot be float data: that is an error
    naming it. */
@@ -42227,19 +42296,105 @@ static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
       return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
                               "input '%s' (%s, shape %S) is computed at load time and used as "
                               "float32 data (fuse.h computes in float32; integer tensors serve "
-                              "only as shapes, axes and indices)",
+                              "only as shapes, axes and indices, and as the quantized operands "
+                              "of the quantization ops)",
                               fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
              FUSE_NONE;
     v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
     if (v == FUSE_NONE) return FUSE_NONE;
   }
-  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
-      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+  return fuse__onnx_bind_constant(ld, name, v);
+}
+
+/* Element i of a typed constant's data into its type from an int64 (in range: checked by
+   the caller's type). */
+static void fuse__typed_put(void *data, int type, int64_t i, int64_t v) {
+  if (type == FUSE_UINT8) ((uint8_t *)data)[i] = (uint8_t)v;
+  else if (type == FUSE_INT8) ((int8_t *)data)[i] = (int8_t)v;
+  else ((int32_t *)data)[i] = (int32_t)v;
+}
+
+/* A uint8 / int8 / int32 tensor of the file (an initializer or a Constant's value) as a typed
+   constant: raw_data copied as it is (int32 from little-endian bytes), other encodings
+   through int64. */
+static fuse_value fuse__onnx_typed_constant_of(fuse__onnx *ld, const fuse__otensor *t, int type) {
+  fuse_graph *g = ld->g;
+  int64_t count, i, got;
+  fuse__slice raw;
+  fuse_value v;
+  int64_t *wide;
+  char nm[200];
+  if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  fuse__copy_slice(nm, sizeof nm, t->name);
+  v = fuse_typed_constant(g, NULL, (fuse_type)type, t->rank, t->dims, NULL);
+  if (v == FUSE_NONE) return FUSE_NONE;
+  if (fuse__onnx_raw_only(t, count, &raw)) {
+    if (type != FUSE_INT32) memcpy(g->nodes[v].data, raw.p, (size_t)count);
+    else
+      for (i = 0; i < count; i++)
+        ((int32_t *)g->nodes[v].data)[i] = (int32_t)fuse__le32(raw.p + 4 * i);
+    return v;
+  }
+  got = t->external ? count : fuse__onnx_tensor_values(t, NULL, NULL, 0);
+  if (got != count)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            got < 0 ? "is malformed" : "does not match its dimensions"),
+           FUSE_NONE;
+  wide = (int64_t *)fuse__alloc(&g->alloc, (size_t)count * sizeof(int64_t), 16);
+  if (!wide) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  if (t->external ? !fuse__onnx_external_read(ld, t, count, NULL, wide)
+                  : fuse__onnx_tensor_values(t, NULL, wide, count) != count) {
+    fuse__free(&g->alloc, wide);
     return FUSE_NONE;
-  k = fuse__onnx_find(ld, name); /* the table may have moved */
-  ld->vals[k].kind = FUSE__OV_VALUE;
-  ld->vals[k].v = v;
+  }
+  for (i = 0; i < count; i++) fuse__typed_put(g->nodes[v].data, type, i, wide[i]);
+  fuse__free(&g->alloc, wide);
   return v;
+}
+
+/* The graph value for an ONNX name whatever its element type (the operands of the
+   quantization ops): a float32 one as fuse__onnx_value gives it; a uint8 / int8 / int32
+   initializer, Constant or tensor folded at load made a typed constant on first use (integer
+   tensors of other ops stay shape data: fuse__onnx_ints reads them). `what` names the
+   operand in messages ("x_zero_point"). */
+static fuse_value fuse__onnx_typed_value(fuse__onnx *ld, fuse__slice name, const char *what) {
+  int k = fuse__onnx_find(ld, name), type, dtype, rank;
+  fuse__known kn;
+  fuse_value v;
+  int64_t dims[FUSE_MAX_RANK], i;
+  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE || ld->vals[k].kind == FUSE__OV_VALUE)
+    return fuse__onnx_value(ld, name);
+  if (ld->vals[k].kind == FUSE__OV_TENSOR) {
+    dtype = ld->vals[k].t.dtype, rank = ld->vals[k].t.rank;
+    memcpy(dims, ld->vals[k].t.dims, sizeof dims);
+  } else {
+    dtype = ld->vals[k].k.dtype, rank = ld->vals[k].k.rank;
+    memcpy(dims, ld->vals[k].k.dims, sizeof dims);
+  }
+  if (fuse__dt_is_float(dtype)) return fuse__onnx_value(ld, name);
+  type = fuse__dt_fuse_type(dtype);
+  if (type < 0)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "%s '%s' is %s (shape %S); the quantization ops take uint8, int8 or "
+                            "int32 tensors", what, fuse__onnx_cstr(ld, name), fuse__dt_name(dtype),
+                            rank, dims),
+           FUSE_NONE;
+  if (ld->vals[k].kind == FUSE__OV_TENSOR) {
+    fuse__otensor t = ld->vals[k].t;
+    v = fuse__onnx_typed_constant_of(ld, &t, type);
+  } else {
+    kn = ld->vals[k].k;
+    if (kn.count == 0)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "%s '%s' is an empty tensor of shape %S (zero-sized tensors are "
+                              "not supported as data)", what, fuse__onnx_cstr(ld, name), kn.rank,
+                              kn.dims),
+             FUSE_NONE;
+    v = fuse_typed_constant(ld->g, NULL, (fuse_type)type, kn.rank, kn.dims, NULL);
+    if (v != FUSE_NONE)
+      for (i = 0; i < kn.count; i++) fuse__typed_put(ld->g->nodes[v].data, type, i, kn.i[i]);
+  }
+  return v == FUSE_NONE ? FUSE_NONE : fuse__onnx_bind_constant(ld, name, v);
 }
 
 /* An integer tensor known at load of at most `max` values and rank <= 1, e.g. a Reshape
@@ -42555,13 +42710,14 @@ static int fuse__onnx_spatial_ints(fuse__onnx *ld, const fuse__onode *n, const c
   return 1;
 }
 
-static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
+/* Conv's attributes (group, strides, dilations, pads, auto_pad) on input x and weight w: the
+   convolution without its bias (Conv; QLinearConv and ConvInteger on their dequantized
+   operands). */
+static fuse_value fuse__onnx_conv_of(fuse__onnx *ld, const fuse__onode *n, fuse_value x,
+                                     fuse_value w) {
   fuse_graph *g = ld->g;
   fuse_conv2d_attrs a;
-  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
   int kernel[2], nd;
-  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
-  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
   memset(&a, 0, sizeof a);
   nd = fuse_value_rank(g, x) - 2;
   if (fuse_value_rank(g, w) != nd + 2)
@@ -42578,16 +42734,28 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
       !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
-  y = fuse_conv2d(g, x, w, &a);
-  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
-    int64_t shape[4];
-    fuse_value b = fuse__onnx_value(ld, n->in[2]);
-    if (b == FUSE_NONE) return FUSE_NONE;
-    shape[0] = 1;
-    shape[1] = fuse_value_shape(g, y)[1];
-    shape[2] = shape[3] = 1;
-    y = fuse_add(g, y, fuse_reshape(g, b, nd + 2, shape));
-  }
+  return fuse_conv2d(g, x, w, &a);
+}
+
+/* y + reshape(b, [1, K, 1, 1]) (1-D: [1, K, 1]): a convolution's bias, one per output
+   channel. */
+static fuse_value fuse__onnx_conv_bias(fuse__onnx *ld, fuse_value y, fuse_value b) {
+  fuse_graph *g = ld->g;
+  int64_t shape[4];
+  if (y == FUSE_NONE || b == FUSE_NONE) return FUSE_NONE;
+  shape[0] = 1;
+  shape[1] = fuse_value_shape(g, y)[1];
+  shape[2] = shape[3] = 1;
+  return fuse_add(g, y, fuse_reshape(g, b, fuse_value_rank(g, y), shape));
+}
+
+static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  y = fuse__onnx_conv_of(ld, n, x, w);
+  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) /* bias: add(conv, reshape(B, [1,K,1,1])) */
+    y = fuse__onnx_conv_bias(ld, y, fuse__onnx_value(ld, n->in[2]));
   return y;
 }
 
@@ -43741,17 +43909,32 @@ static fuse_value fuse__onnx_convert_row(fuse__onnx *ld, const fuse__onode *n, i
 
 /* the other ONNX operators this file converts (the loader lists the others as unsupported);
    the order matters: fuse__onnx_convert_math switches on the index */
-static const char *const fuse__onnx_math_ops[] = {"Gelu", "Div", "Pow", "PRelu", "Where",
-                                                  "Sum",  "Mean", "Max", "Min",  NULL};
+static const char *const fuse__onnx_math_ops[] = {"Gelu", "Round", "Div", "Pow",  "PRelu", "Where",
+                                                  "Sum",  "Mean",  "Max", "Min",  NULL};
 enum { /* indices in fuse__onnx_math_ops */
-  FUSE__ONNX_GELU, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE,
-  FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
+  FUSE__ONNX_GELU, FUSE__ONNX_ROUND, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU,
+  FUSE__ONNX_WHERE, FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
 };
 /* the names and the indices agree (the names end with NULL): checked when this compiles */
 typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse__onnx_math_ops ==
                                                FUSE__ONNX_MIN + 2
                                            ? 1
                                            : -1];
+
+/* Round (to the nearest whole number, ties to even) from the graph's ops, the rounding being
+   quantize's: x + (dequantize(quantize(c)) - c) with c = clip(x, -2^23, 2^23) and scale 1,
+   an int32 zero point 0. Below 2^23 in magnitude the difference is round(x) - x, exactly;
+   from there every float is a whole number and c one too, so the difference is 0 (and an
+   infinity or NaN stays). The values are ONNX's; the sign of a zero is not kept (-0.4 gives
+   +0). */
+static fuse_value fuse__onnx_round(fuse_graph *g, fuse_value x) {
+  const float big = 8388608.0f; /* 2^23 */
+  int32_t zero32 = 0;
+  fuse_value c = fuse_clip(g, x, -big, big), one = fuse_scalar(g, 1.0f);
+  fuse_value zero = fuse_typed_constant(g, NULL, FUSE_INT32, 0, NULL, &zero32);
+  fuse_value r = fuse_dequantize(g, fuse_quantize(g, c, one, zero, 1), one, FUSE_NONE, 1);
+  return fuse_add(g, x, fuse_sub(g, r, c));
+}
 
 /* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
    exponent 2 as int64) made a float constant. */
@@ -43810,6 +43993,7 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     }
     return fuse_gelu(g, in[0], tanh_approximation);
   }
+  case FUSE__ONNX_ROUND: return fuse__onnx_round(g, in[0]);
   case FUSE__ONNX_DIV: return fuse_div(g, in[0], in[1]);
   case FUSE__ONNX_POW: return fuse_pow(g, in[0], in[1]);
   case FUSE__ONNX_PRELU: {
@@ -44649,6 +44833,287 @@ static fuse_value fuse__onnx_convert_layers(fuse__onnx *ld, const fuse__onode *n
 static const char *const fuse__onnx_layers_ops[] = {"Slice", "Split", "ConvTranspose", "LSTM",
                                                     "GRU", NULL};
 /* ==== end src/onnx/convert_layers.c ==== */
+/* ==== begin src/onnx/convert_quant.c ==== */
+/* ----------------------------------------------------- onnx operators: quantization -- */
+/* QuantizeLinear, DequantizeLinear (opsets 10-19), QLinearConv, QLinearMatMul, ConvInteger,
+   MatMulInteger, DynamicQuantizeLinear. The uint8 / int8 / int32 tensors meet the float32
+   ones only in fuse_quantize and fuse_dequantize: a QLinearConv is dequantize, conv2d,
+   quantize, its convolution computed in float32 on the dequantized values (the integer
+   kernels that will run such patterns are to come; fuse_optimize already folds dequantized
+   constant weights to float32 ones, passes/quant.c). fuse__onnx_convert_quant: as
+   fuse__onnx_convert_math. */
+
+/* Optional input k of n whatever its element type (fuse__onnx_typed_value): FUSE_NONE in *v
+   when the node leaves it out. 0 on failure (the graph holds the error). */
+static int fuse__onnx_quant_in(fuse__onnx *ld, const fuse__onode *n, int k, const char *what,
+                               fuse_value *v) {
+  *v = FUSE_NONE;
+  if (!fuse__onnx_has_in(n, k)) return 1;
+  *v = fuse__onnx_typed_value(ld, n->in[k], what);
+  return *v != FUSE_NONE;
+}
+
+/* The inputs the node must have (their indices below `required`, each named in `names`). */
+static int fuse__onnx_quant_required(fuse__onnx *ld, const fuse__onode *n, int required,
+                                     const char *names) {
+  int k;
+  for (k = 0; k < required; k++)
+    if (!fuse__onnx_has_in(n, k))
+      return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "input %d is missing (it takes %s)", k,
+                              names), 0;
+  return 1;
+}
+
+static int64_t fuse__onnx_count(const fuse_graph *g, fuse_value v) {
+  return fuse__numel(g->nodes[v].rank, g->nodes[v].shape);
+}
+
+/* A scale that must hold one value (QLinearConv's x_scale and y_scale: per tensor). */
+static int fuse__onnx_one_scale(fuse__onnx *ld, fuse_value s, const char *what) {
+  const fuse__node *ns = &ld->g->nodes[s];
+  if (fuse__onnx_count(ld->g, s) == 1) return 1;
+  return fuse__onnx_failf(ld, FUSE_ERROR_SHAPE, "%s %V is %S; it must hold one value (per tensor)",
+                          what, s, ns->rank, ns->shape), 0;
+}
+
+/* The values of a float32 constant of the graph (a scale known at load) into out; 0 if v is
+   not one. */
+static int fuse__onnx_const_scales(const fuse_graph *g, fuse_value v, float *out) {
+  const fuse__node *n = &g->nodes[v];
+  int64_t i, count = fuse__numel(n->rank, n->shape);
+  if (n->op != FUSE__OP_CONST || n->type != FUSE_FLOAT32 || !(n->data || n->raw)) return 0;
+  for (i = 0; i < count; i++) out[i] = fuse__const_at(n, i);
+  return 1;
+}
+
+/* Scale and zero point of one tensor made of the same count, as fuse_quantize and
+   fuse_dequantize take them: ONNX lets one be per channel and the other a single value. The
+   single one is repeated: a constant as a constant (a constant weight's dequantize then still
+   folds, passes/quant.c), a run-time scale by a multiply with ones; a run-time zero point is
+   refused. */
+static int fuse__onnx_quant_pair(fuse__onnx *ld, fuse_value *scale, fuse_value *zero) {
+  fuse_graph *g = ld->g;
+  int64_t ns, nz, i;
+  if (*zero == FUSE_NONE) return 1;
+  ns = fuse__onnx_count(g, *scale), nz = fuse__onnx_count(g, *zero);
+  if (ns == nz || g->nodes[*zero].type == FUSE_FLOAT32 || g->nodes[*scale].type != FUSE_FLOAT32)
+    return 1; /* the builder says what is wrong, if anything is */
+  if (ns == 1 && g->nodes[*scale].rank <= 1 && g->nodes[*zero].rank == 1) {
+    fuse_value many = fuse_constant(g, NULL, 1, &nz, NULL);
+    float value = 1.0f;
+    int known = fuse__onnx_const_scales(g, *scale, &value);
+    if (many == FUSE_NONE) return 0;
+    for (i = 0; i < nz; i++) g->nodes[many].data[i] = value;
+    *scale = known ? many : fuse_mul(g, many, *scale);
+    return *scale != FUSE_NONE;
+  }
+  if (nz == 1 && g->nodes[*zero].rank <= 1 && g->nodes[*scale].rank == 1) {
+    const fuse__node *z = &g->nodes[*zero];
+    int type = z->type;
+    fuse_value many;
+    int64_t value;
+    if (z->op != FUSE__OP_CONST || !z->data)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "zero point %V is one run-time value for scale %V of %D values: "
+                              "give one zero point per channel, or a constant", *zero, *scale,
+                              ns), 0;
+    value = (int64_t)fuse__const_value(z, 0); /* (z moves when the graph grows) */
+    many = fuse_typed_constant(g, NULL, (fuse_type)type, 1, &ns, NULL);
+    if (many == FUSE_NONE) return 0;
+    for (i = 0; i < ns; i++) fuse__typed_put(g->nodes[many].data, type, i, value);
+    *zero = many;
+  }
+  return 1;
+}
+
+/* Scale 1 for a zero point of `count` values: the scalar one, or `count` ones. */
+static fuse_value fuse__onnx_unit_scale(fuse__onnx *ld, fuse_value one, fuse_value zero) {
+  fuse_graph *g = ld->g;
+  int64_t count, i;
+  fuse_value ones;
+  if (zero == FUSE_NONE || (count = fuse__onnx_count(g, zero)) == 1 || g->nodes[zero].rank != 1)
+    return one;
+  if ((ones = fuse_constant(g, NULL, 1, &count, NULL)) == FUSE_NONE) return FUSE_NONE;
+  for (i = 0; i < count; i++) g->nodes[ones].data[i] = 1.0f;
+  return ones;
+}
+
+/* QuantizeLinear (x, y_scale, y_zero_point?; axis) and DequantizeLinear (x, x_scale,
+   x_zero_point?; axis): fuse_quantize / fuse_dequantize, which check the types and shapes.
+   Opset 19's saturate concerns the float8 types only, which are refused by name (as every
+   type but uint8, int8 and int32); opset 21's blocked quantization is refused, its
+   output_dtype taken when it is the zero point's type. */
+static fuse_value fuse__onnx_quantize_linear(fuse__onnx *ld, const fuse__onode *n, int quantize) {
+  fuse_graph *g = ld->g;
+  fuse_value x, s, z;
+  int axis = (int)fuse__onnx_attr_int(n, "axis", 1), dtype;
+  if (!fuse__onnx_quant_required(ld, n, 2, quantize ? "x, y_scale and an optional y_zero_point"
+                                                    : "x, x_scale and an optional x_zero_point"))
+    return FUSE_NONE;
+  if (fuse__onnx_attr_int(n, "block_size", 0) != 0)
+    return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
+                           "blocked quantization (block_size) is not supported"), FUSE_NONE;
+  x = quantize ? fuse__onnx_value(ld, n->in[0]) : fuse__onnx_typed_value(ld, n->in[0], "x");
+  if (x == FUSE_NONE || (s = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 2, quantize ? "y_zero_point" : "x_zero_point", &z) ||
+      !fuse__onnx_quant_pair(ld, &s, &z))
+    return FUSE_NONE;
+  if (!quantize) return fuse_dequantize(g, x, s, z, axis);
+  x = fuse_quantize(g, x, s, z, axis);
+  dtype = (int)fuse__onnx_attr_int(n, "output_dtype", 0);
+  if (x != FUSE_NONE && dtype != 0 && dtype != fuse__dt_of_type(g->nodes[x].type))
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "output_dtype %s is not supported: the output's type is y_zero_point's "
+                            "(uint8 without one)", fuse__dt_name(dtype)),
+           FUSE_NONE;
+  return x;
+}
+
+/* QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+   B?): dequantize x (per tensor) and w (per tensor or per output channel), Conv's attributes
+   and conv2d, + B (int32) dequantized with scale x_scale * w_scale (the float32 product, as
+   ONNX Runtime forms it, computed here: both scales must be known at load) and zero point 0,
+   quantize to y_zero_point's type. */
+static fuse_value fuse__onnx_qlinear_conv(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x, xs, xz, w, ws, ws_given, wz, ys, yz, y, b;
+  if (!fuse__onnx_quant_required(ld, n, 8, "x, x_scale, x_zero_point, w, w_scale, "
+                                           "w_zero_point, y_scale, y_zero_point and an "
+                                           "optional B"))
+    return FUSE_NONE;
+  if ((x = fuse__onnx_typed_value(ld, n->in[0], "x")) == FUSE_NONE ||
+      (xs = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE || !fuse__onnx_one_scale(ld, xs, "x_scale") ||
+      !fuse__onnx_quant_in(ld, n, 2, "x_zero_point", &xz) ||
+      (w = fuse__onnx_typed_value(ld, n->in[3], "w")) == FUSE_NONE ||
+      (ws = ws_given = fuse__onnx_value(ld, n->in[4])) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 5, "w_zero_point", &wz) || !fuse__onnx_quant_pair(ld, &ws, &wz) ||
+      (ys = fuse__onnx_value(ld, n->in[6])) == FUSE_NONE || !fuse__onnx_one_scale(ld, ys, "y_scale") ||
+      !fuse__onnx_quant_in(ld, n, 7, "y_zero_point", &yz))
+    return FUSE_NONE;
+  if ((x = fuse_dequantize(g, x, xs, xz, 1)) == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE ||
+      (w = fuse_dequantize(g, w, ws, wz, 0)) == FUSE_NONE ||
+      (y = fuse__onnx_conv_of(ld, n, x, w)) == FUSE_NONE)
+    return FUSE_NONE;
+  if (fuse__onnx_has_in(n, 8)) {
+    int64_t count = fuse__onnx_count(g, ws_given), c;
+    float xscale;
+    fuse_value bs;
+    if ((b = fuse__onnx_typed_value(ld, n->in[8], "B")) == FUSE_NONE) return FUSE_NONE;
+    if (g->nodes[b].type != FUSE_INT32)
+      return fuse__onnx_failf(ld, FUSE_ERROR_INVALID_ARGUMENT, "B %V is %s %S; the bias is int32",
+                              b, fuse__dt_name(fuse__dt_of_type(g->nodes[b].type)),
+                              g->nodes[b].rank, g->nodes[b].shape),
+             FUSE_NONE;
+    bs = fuse_constant(g, NULL, g->nodes[ws_given].rank, g->nodes[ws_given].shape, NULL);
+    if (bs == FUSE_NONE) return FUSE_NONE;
+    if (!fuse__onnx_const_scales(g, xs, &xscale) ||
+        !fuse__onnx_const_scales(g, ws_given, g->nodes[bs].data))
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "B %V needs x_scale %V and w_scale %V known at load (its scale is "
+                              "their product); %V is a run-time value", b, xs, ws_given,
+                              fuse__onnx_const_scales(g, xs, &xscale) ? ws_given : xs),
+             FUSE_NONE;
+    for (c = 0; c < count; c++) g->nodes[bs].data[c] *= xscale; /* float32, as ONNX Runtime */
+    y = fuse__onnx_conv_bias(ld, y, fuse_dequantize(g, b, bs, FUSE_NONE, 0));
+  }
+  return fuse_quantize(g, y, ys, yz, 1);
+}
+
+/* QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+   dequantize a (per tensor or per row) and b (per tensor or per column), matmul, quantize (per
+   tensor or per row of y). */
+static fuse_value fuse__onnx_qlinear_matmul(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value a, as, az, b, bs, bz, ys, yz, y;
+  if (!fuse__onnx_quant_required(ld, n, 8, "a, a_scale, a_zero_point, b, b_scale, "
+                                           "b_zero_point, y_scale and y_zero_point"))
+    return FUSE_NONE;
+  if ((a = fuse__onnx_typed_value(ld, n->in[0], "a")) == FUSE_NONE ||
+      (as = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 2, "a_zero_point", &az) || !fuse__onnx_quant_pair(ld, &as, &az) ||
+      (b = fuse__onnx_typed_value(ld, n->in[3], "b")) == FUSE_NONE ||
+      (bs = fuse__onnx_value(ld, n->in[4])) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 5, "b_zero_point", &bz) || !fuse__onnx_quant_pair(ld, &bs, &bz) ||
+      (ys = fuse__onnx_value(ld, n->in[6])) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 7, "y_zero_point", &yz) || !fuse__onnx_quant_pair(ld, &ys, &yz))
+    return FUSE_NONE;
+  a = fuse_dequantize(g, a, as, az, -2);
+  b = a == FUSE_NONE ? FUSE_NONE : fuse_dequantize(g, b, bs, bz, -1);
+  y = b == FUSE_NONE ? FUSE_NONE : fuse_matmul(g, a, b);
+  return y == FUSE_NONE ? FUSE_NONE : fuse_quantize(g, y, ys, yz, -2);
+}
+
+/* ConvInteger (x, w, x_zero_point?, w_zero_point?) and MatMulInteger (a, b, a_zero_point?,
+   b_zero_point?): int32 sums of (x - x_zero_point)(w - w_zero_point). Here: the operands
+   dequantized with scale 1 (exact: small integers are floats), conv2d / matmul in float32,
+   quantized to int32 with scale 1 and zero point 0. Exact while every partial sum stays
+   below 2^24 in magnitude (float32's integers); beyond, the sums round (the int8 kernels to
+   come will make them exact always). ConvInteger's w_zero_point is per tensor or per output
+   channel; MatMulInteger's a_zero_point per tensor or per row, b_zero_point per column. */
+static fuse_value fuse__onnx_integer_product(fuse__onnx *ld, const fuse__onode *n, int conv) {
+  fuse_graph *g = ld->g;
+  fuse_value x, w, xz, wz, one, zero, y;
+  int32_t zero32 = 0;
+  if (!fuse__onnx_quant_required(ld, n, 2, conv ? "x, w and optional x_zero_point, w_zero_point"
+                                                : "A, B and optional a_zero_point, b_zero_point"))
+    return FUSE_NONE;
+  if ((x = fuse__onnx_typed_value(ld, n->in[0], conv ? "x" : "A")) == FUSE_NONE ||
+      (w = fuse__onnx_typed_value(ld, n->in[1], conv ? "w" : "B")) == FUSE_NONE ||
+      !fuse__onnx_quant_in(ld, n, 2, conv ? "x_zero_point" : "a_zero_point", &xz) ||
+      !fuse__onnx_quant_in(ld, n, 3, conv ? "w_zero_point" : "b_zero_point", &wz))
+    return FUSE_NONE;
+  if ((one = fuse_scalar(g, 1.0f)) == FUSE_NONE ||
+      (zero = fuse_typed_constant(g, NULL, FUSE_INT32, 0, NULL, &zero32)) == FUSE_NONE)
+    return FUSE_NONE;
+  x = fuse_dequantize(g, x, fuse__onnx_unit_scale(ld, one, xz), xz, conv ? 1 : -2);
+  if (x == FUSE_NONE || (conv && fuse__onnx_rank4(ld, x) == FUSE_NONE)) return FUSE_NONE;
+  w = fuse_dequantize(g, w, fuse__onnx_unit_scale(ld, one, wz), wz, conv ? 0 : -1);
+  if (w == FUSE_NONE) return FUSE_NONE;
+  y = conv ? fuse__onnx_conv_of(ld, n, x, w) : fuse_matmul(g, x, w);
+  return y == FUSE_NONE ? FUSE_NONE : fuse_quantize(g, y, one, zero, 1);
+}
+
+/* DynamicQuantizeLinear (x) -> y (uint8), y_scale, y_zero_point, as ONNX defines them:
+   scale = (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min(0, min x) /
+   scale)) (a quantize with scale 1), y = quantize(x, scale, zero point). */
+static fuse_value fuse__onnx_dynamic_quantize(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  fuse_value x, lo, hi, zero, scale, zp, y;
+  if (!fuse__onnx_quant_required(ld, n, 1, "x")) return FUSE_NONE;
+  if ((x = fuse__onnx_value(ld, n->in[0])) == FUSE_NONE || (zero = fuse_scalar(g, 0.0f)) == FUSE_NONE)
+    return FUSE_NONE;
+  lo = fuse_minimum(g, fuse_reduce(g, x, FUSE_REDUCE_MIN, 0, NULL, 0), zero);
+  hi = fuse_maximum(g, fuse_reduce(g, x, FUSE_REDUCE_MAX, 0, NULL, 0), zero);
+  scale = fuse_div(g, fuse_sub(g, hi, lo), fuse_scalar(g, 255.0f));
+  zp = fuse_quantize(g, fuse_div(g, fuse_neg(g, lo), scale), fuse_scalar(g, 1.0f), FUSE_NONE, 1);
+  y = fuse_quantize(g, x, scale, zp, 1);
+  if (y == FUSE_NONE || !fuse__onnx_layers_bind(ld, n, 0, y) ||
+      !fuse__onnx_layers_bind(ld, n, 1, scale) || !fuse__onnx_layers_bind(ld, n, 2, zp))
+    return FUSE_NONE;
+  return -2;
+}
+
+/* the ONNX operators this file converts */
+static const char *const fuse__onnx_quant_ops[] = {
+    "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
+    "MatMulInteger", "DynamicQuantizeLinear", NULL};
+
+static fuse_value fuse__onnx_convert_quant(fuse__onnx *ld, const fuse__onode *n) {
+  int which;
+  for (which = 0; fuse__onnx_quant_ops[which]; which++)
+    if (fuse__slice_is(n->op, fuse__onnx_quant_ops[which])) break;
+  switch (which) {
+  case 0: return fuse__onnx_quantize_linear(ld, n, 1);
+  case 1: return fuse__onnx_quantize_linear(ld, n, 0);
+  case 2: return fuse__onnx_qlinear_conv(ld, n);
+  case 3: return fuse__onnx_qlinear_matmul(ld, n);
+  case 4: return fuse__onnx_integer_product(ld, n, 1);
+  case 5: return fuse__onnx_integer_product(ld, n, 0);
+  case 6: return fuse__onnx_dynamic_quantize(ld, n);
+  default: return -3;
+  }
+}
+/* ==== end src/onnx/convert_quant.c ==== */
 /* ==== begin src/onnx/load.c ==== */
 /* ------------------------------------------------------------ onnx: the loader -- */
 
@@ -44658,32 +45123,91 @@ static int fuse__onnx_known(fuse__slice op) {
       "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
       "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
       "BatchNormalization", "GlobalAveragePool", NULL};
-  const char *const *lists[7];
+  const char *const *lists[8];
   int i, k;
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
   lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  lists[7] = fuse__onnx_quant_ops;
   if (fuse__onnx_row_op(op) >= 0) return 1;
-  for (k = 0; k < 7; k++)
+  for (k = 0; k < 8; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;
   return 0;
 }
 
-/* An operator that exists only as load-time folding, met on a run-time value: Cast to a float
-   type is the value itself; anything else is refused, saying why. */
-static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
-  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) {
-    int to = (int)fuse__onnx_attr_int(n, "to", 0);
-    if (fuse__dt_is_float(to)) return fuse__onnx_value(ld, n->in[0]);
-    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                            "a Cast of a run-time value to %s (fuse.h computes in float32)",
-                            fuse__dt_name(to)), FUSE_NONE;
+/* A Cast of a run-time value: to a float type, a float32 value is itself and a uint8 / int8 /
+   int32 one dequantized with scale 1 (its values exactly, int32 within 2^24); to uint8,
+   int8 or int32, a value of that type is itself, and a float32 one whose values are whole
+   numbers by construction (made by Round, Floor or Ceil: the truncation Cast does changes
+   nothing) is quantized with scale 1 (saturating where ONNX leaves the result undefined).
+   Anything else is refused, saying why. */
+static fuse_value fuse__onnx_cast(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  int to = (int)fuse__onnx_attr_int(n, "to", 0), type = fuse__dt_fuse_type(to), from, whole;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), zero;
+  if (x == FUSE_NONE) return FUSE_NONE;
+  from = g->nodes[x].type;
+  whole = ld->vals[fuse__onnx_find(ld, n->in[0])].whole;
+  if (fuse__dt_is_float(to))
+    return from == FUSE_FLOAT32 ? x : fuse_dequantize(g, x, fuse_scalar(g, 1.0f), FUSE_NONE, 1);
+  if (type == from) return x;
+  if (type > FUSE_FLOAT32 && from == FUSE_FLOAT32 && whole) {
+    zero = fuse_typed_constant(g, NULL, (fuse_type)type, 0, NULL, NULL);
+    return fuse_quantize(g, x, fuse_scalar(g, 1.0f), zero, 1);
   }
+  if (type < 0)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "a Cast of a run-time value to %s (fuse.h's tensors are float32, "
+                            "uint8, int8 and int32)", fuse__dt_name(to)),
+           FUSE_NONE;
+  return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                          "a Cast of run-time value %V (%s %S) to %s: fuse.h casts float32 to "
+                          "uint8, int8 or int32 only where the values are whole numbers (made "
+                          "by Round, Floor or Ceil), and those types to float32",
+                          x, fuse__dt_name(fuse__dt_of_type(from)), g->nodes[x].rank,
+                          g->nodes[x].shape, fuse__dt_name(to)),
+         FUSE_NONE;
+}
+
+/* An operator that exists only as load-time folding, met on a run-time value: Cast
+   (fuse__onnx_cast); anything else is refused, saying why. */
+static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
+  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) return fuse__onnx_cast(ld, n);
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
                          "this operator is folded at load time only, and an input is a run-time "
                          "value (it depends on a graph input)"),
          FUSE_NONE;
+}
+
+/* The operators that take uint8 / int8 / int32 run-time values (the graph's reshape keeps its
+   operand's type; the quantization ops check theirs). */
+static const char *const fuse__onnx_typed_ops[] = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast", NULL};
+
+/* A run-time uint8 / int8 / int32 value among the inputs of an operator that takes float32
+   only: refused, naming it (the builders would refuse it too, as an invalid argument; a
+   model that adds uint8 tensors is valid ONNX that fuse.h does not support). */
+static int fuse__onnx_float_inputs(fuse__onnx *ld, const fuse__onode *n) {
+  int k, i;
+  if (fuse__onnx_in_list(n->op, fuse__onnx_quant_ops) || fuse__onnx_in_list(n->op, fuse__onnx_typed_ops))
+    return 1;
+  for (k = 0; k < n->num_in; k++) {
+    const fuse__node *v;
+    if (!fuse__onnx_has_in(n, k) || (i = fuse__onnx_find(ld, n->in[k])) < 0 ||
+        ld->vals[i].kind != FUSE__OV_VALUE)
+      continue;
+    v = &ld->g->nodes[ld->vals[i].v];
+    if (v->type != FUSE_FLOAT32)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input %d ('%s') is %s %S; fuse.h runs this operator on float32 "
+                              "only (uint8, int8 and int32 tensors go through the quantization "
+                              "ops, Reshape, Flatten, Squeeze, Unsqueeze and Cast)",
+                              k, fuse__onnx_cstr(ld, n->in[k]), fuse__dt_name(fuse__dt_of_type(v->type)),
+                              v->rank, v->shape),
+             0;
+  }
+  return 1;
 }
 
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
@@ -44695,9 +45219,11 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   int k;
   if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
   if ((k = fuse__onnx_fold(ld, n)) != 0) return k > 0 ? -2 : FUSE_NONE;
+  if (!fuse__onnx_float_inputs(ld, n)) return FUSE_NONE;
   if (fuse__onnx_in_list(n->op, fuse__onnx_fold_only_ops)) return fuse__onnx_run_time(ld, n);
   if ((x = fuse__onnx_convert_math(ld, n)) != -3 || (x = fuse__onnx_convert_shape(ld, n)) != -3 ||
-      (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3)
+      (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3 ||
+      (x = fuse__onnx_convert_quant(ld, n)) != -3)
     return x;
   if (n->num_in < 1 || !n->in[0].n)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
@@ -44744,9 +45270,11 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
 }
 
-/* A graph input's shape from its ValueInfoProto; 0 with a message if it is not a fixed-size
-   float tensor. */
-static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
+/* A graph input's element type (a TensorProto data type) and shape from its ValueInfoProto:
+   1 for a fixed-size float32, uint8, int8 or int32 tensor; 0 malformed, -1 another type,
+   -2 no fixed shape, -3 more than 8 dimensions. */
+static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *elem_type, int *rank,
+                                  int64_t *shape) {
   fuse__pb b = fuse__proto_of(vi), tb, tt, sb;
   uint32_t f, w;
   fuse__slice type = {NULL, 0}, tensor = {NULL, 0}, shp = {NULL, 0};
@@ -44783,7 +45311,8 @@ static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, 
       return 0;
     }
   }
-  if (elem != FUSE__DT_FLOAT) return -1;
+  *elem_type = (int)elem;
+  if (fuse__dt_fuse_type((int)elem) < 0) return -1;
   if (!has_shape) return -2;
   *rank = 0;
   sb = fuse__proto_of(shp);
@@ -44878,15 +45407,16 @@ static int fuse__onnx_initializer(fuse__onnx *ld, fuse__slice s) {
   return 1;
 }
 
-/* GraphProto's input (pass 1): a graph input of fixed float32 shape, unless an initializer
-   has its name. 0: stop the pass (the graph holds the error). */
+/* GraphProto's input (pass 1): a graph input of fixed shape, float32 or (a quantized model's)
+   uint8 / int8 / int32, unless an initializer has its name. 0: stop the pass (the graph holds
+   the error). */
 static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
   fuse__slice name;
   int64_t shape[FUSE_MAX_RANK];
-  int rank = 0, r, i;
+  int rank = 0, r, i, elem = 0;
   fuse_value x;
-  r = fuse__onnx_input_shape(s, &name, &rank, shape);
+  r = fuse__onnx_input_shape(s, &name, &elem, &rank, shape);
   if (!name.n) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph input has no name");
     return 0;
@@ -44899,12 +45429,17 @@ static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
   }
   if (!fuse__onnx_name_ok(ld, name)) return 0;
   if (r <= 0) {
-    fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
-               "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
-               r == 0    ? "is malformed"
-               : r == -1 ? "is not a float32 tensor"
-               : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
-                         : "has more than 8 dimensions");
+    if (r == -1 && elem)
+      fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                 "onnx: graph input '%s' is a tensor of %s; fuse.h takes float32, uint8, int8 "
+                 "and int32 inputs", fuse__onnx_cstr(ld, name), fuse__dt_name(elem));
+    else
+      fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+                 "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
+                 r == 0    ? "is malformed"
+                 : r == -1 ? "is not a tensor (or has no element type)"
+                 : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                           : "has more than 8 dimensions");
     return 0;
   }
   for (i = 0; i < rank && shape[i] > 0; i++) {
@@ -44916,7 +45451,8 @@ static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
                shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
     return 0;
   }
-  x = fuse_input(g, fuse__onnx_cstr(ld, name), rank, shape);
+  x = fuse_typed_input(g, fuse__onnx_cstr(ld, name), (fuse_type)fuse__dt_fuse_type(elem), rank,
+                       shape);
   if (x == FUSE_NONE || !fuse__onnx_bind_value(ld, name, x)) {
     if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
     return 0;
@@ -44989,6 +45525,9 @@ static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
       fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
       goto done;
     }
+    if (fuse__slice_is(node.op, "Round") || fuse__slice_is(node.op, "Floor") ||
+        fuse__slice_is(node.op, "Ceil"))
+      ld->vals[fuse__onnx_find(ld, node.out[0])].whole = 1;
   }
   ok = 1;
 done:
@@ -44997,14 +45536,17 @@ done:
   return ok;
 }
 
-/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
-   pass (the graph holds the error). */
+/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output; when it
+   declares float32, uint8, int8 or int32, the value must be of that type. 0: stop the pass
+   (the graph holds the error). */
 static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
-  fuse__slice name = {NULL, 0};
+  fuse__slice name = {NULL, 0}, same;
   fuse__pb ob = fuse__proto_of(s);
   uint32_t of, ow;
   fuse_value y;
+  int elem = 0, rank, type;
+  int64_t dims[FUSE_MAX_RANK];
   while (fuse__proto_tag(&ob, &of, &ow)) {
     if (of == 1 && ow == 2) {
       if (!fuse__proto_bytes(&ob, &name)) break;
@@ -45023,7 +45565,15 @@ static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
                fuse__onnx_cstr(ld, name));
     return 0;
   }
-  y = fuse__onnx_value(ld, name);
+  fuse__onnx_input_shape(s, &same, &elem, &rank, dims); /* for its element type only */
+  type = fuse__dt_fuse_type(elem);
+  y = type > FUSE_FLOAT32 ? fuse__onnx_typed_value(ld, name, "graph output") : fuse__onnx_value(ld, name);
+  if (y != FUSE_NONE && type >= 0 && type != (int)fuse_value_type(g, y)) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph output '%s' is declared %s, but the graph "
+               "computes it as %s", fuse__onnx_cstr(ld, name), fuse__dt_name(elem),
+               fuse__dt_name(fuse__dt_of_type((int)fuse_value_type(g, y))));
+    return 0;
+  }
   return !(y == FUSE_NONE || fuse_output(g, y) != FUSE_OK);
 }
 
@@ -45331,10 +45881,12 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     }
     return FUSE_ERROR_PARSE;
   }
-  if (t.dtype != FUSE__DT_FLOAT) {
+  if (fuse__dt_fuse_type(t.dtype) < 0) {
     fuse__puts(&o, "onnx tensor: data type ");
     fuse__put_int(&o, t.dtype);
-    fuse__puts(&o, " is not float32");
+    fuse__puts(&o, " (");
+    fuse__puts(&o, fuse__dt_name(t.dtype));
+    fuse__puts(&o, ") is not float32, uint8, int8 or int32");
     return FUSE_ERROR_UNSUPPORTED;
   }
   if (t.external) {
@@ -45355,6 +45907,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
   fuse__onnx_tensor_values(&t, out->data, NULL, count); /* counted above: it fits */
+  out->type = (fuse_type)fuse__dt_fuse_type(t.dtype);
   out->rank = t.rank;
   memcpy(out->shape, t.dims, sizeof t.dims);
   i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);

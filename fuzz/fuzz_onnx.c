@@ -4,7 +4,8 @@
    fuse_onnx_load_memory reads it, and as fuse_onnx_load_file reads a mapped file, its
    weights left in the bytes (borrowed) for the passes and the packing to read there.
    clang -fsanitize=fuzzer,address,undefined -I. fuzz/fuzz_onnx.c -lm
-   Seed corpus: the ONNX test suite's models and tests/data/onnx (make fuzz copies them). */
+   Seed corpus: the ONNX test suite's models, tests/data/onnx and tests/data/onnx_quant (make
+   fuzz copies them). */
 #include "fuzz_common.h"
 
 static int fuzz_onnx(const unsigned char *data, size_t size) {

@@ -29,7 +29,7 @@ corpus() { # target -> fills build/corpus-<target>
         cp -n "$m" "$c/$(basename "$(dirname "$m")").onnx" 2>/dev/null || true
       done
     fi
-    cp -n tests/data/onnx/*.onnx "$c/" 2>/dev/null || true
+    cp -n tests/data/onnx/*.onnx tests/data/onnx_quant/*.onnx "$c/" 2>/dev/null || true
   fi
 }
 

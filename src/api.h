@@ -668,9 +668,11 @@ struct fuse_backend {
    pools, normalizations, reductions, the activations, element-wise math, data movement,
    Resize, LSTM / GRU; README's "The loader" lists them), with the shape arithmetic around them
    (Shape, Gather, Concat, Range, If on a known condition, ...) folded at load over int64 /
-   int32 / bool / float tensors. A model with operators it does not know is refused with all
-   of them listed at once. Graph inputs are the model's inputs that are not initializers, in
-   order. */
+   int32 / bool / float tensors; and quantized models (QuantizeLinear, DequantizeLinear,
+   QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear: uint8 / int8
+   / int32 tensors through fuse_quantize / fuse_dequantize). A model with operators it does
+   not know is refused with all of them listed at once. Graph inputs are the model's inputs
+   that are not initializers, in order, of their element types (fuse_value_type). */
 #if !defined(FUSE_NO_ONNX) && !defined(FUSE_RUNTIME_ONLY)
 /* On failure *out is still a graph whose fuse_graph_error says why (NULL only if out of
    memory). */
@@ -685,13 +687,18 @@ FUSE_API fuse_result fuse_onnx_load_memory(const void *data, size_t size,
 FUSE_API fuse_result fuse_onnx_load_file(const char *path, const fuse_allocator *alloc,
                                          fuse_graph **out);
 #endif
-/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files), float32 only. */
+/* One TensorProto (the ONNX test suite's input_N.pb / output_N.pb files): float32, or uint8,
+   int8, int32 (a quantized model's). data holds the values as floats whatever the type, so
+   that a float caller reads any of them: exactly for uint8 and int8, for int32 while they stay
+   within 2^24 in magnitude (beyond, the nearest float). type says what the file held: convert
+   data to that type for fuse_run_typed. */
 typedef struct fuse_onnx_tensor {
   char name[256];
   int rank;
   int64_t shape[FUSE_MAX_RANK];
   float *data;     /* numel floats from the allocator; fuse_onnx_tensor_free releases them */
   char error[256]; /* why a load failed */
+  fuse_type type;  /* FUSE_FLOAT32, FUSE_UINT8, FUSE_INT8 or FUSE_INT32 */
 } fuse_onnx_tensor;
 FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
                                            const fuse_allocator *alloc, fuse_onnx_tensor *out);

@@ -163,6 +163,7 @@
 #include "onnx/convert_shape.c"
 #include "onnx/convert_nn.c"
 #include "onnx/convert_layers.c"
+#include "onnx/convert_quant.c"
 #include "onnx/load.c"
 #endif
 #include "undefs.h"

@@ -69,15 +69,17 @@ static void pb_bytes(pb *b, int field, const void *p, size_t n) {
 static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
 static void pb_sub(pb *b, int field, const pb *sub) { pb_bytes(b, field, sub->d, sub->n); }
 
-/* ValueInfoProto: a float tensor with dims (rank < 0: no shape at all) */
-static void pb_value_info(pb *graph, int field, const char *name, int rank, const int64_t *dims) {
+/* ValueInfoProto: a tensor of TensorProto data type `elem` with dims (rank < 0: no shape at
+   all) */
+static void pb_value_info_typed(pb *graph, int field, const char *name, int elem, int rank,
+                                const int64_t *dims) {
   pb vi, type, tt, shape, dim;
   int i;
   memset(&vi, 0, sizeof vi);
   memset(&type, 0, sizeof type);
   memset(&tt, 0, sizeof tt);
   memset(&shape, 0, sizeof shape);
-  pb_int(&tt, 1, 1); /* elem_type FLOAT */
+  pb_int(&tt, 1, elem);
   for (i = 0; i < rank; i++) {
     dim.n = 0;
     pb_int(&dim, 1, dims[i]);
@@ -88,6 +90,10 @@ static void pb_value_info(pb *graph, int field, const char *name, int rank, cons
   pb_str(&vi, 1, name);
   pb_sub(&vi, 2, &type);
   pb_sub(graph, field, &vi);
+}
+/* ValueInfoProto: a float tensor with dims (rank < 0: no shape at all) */
+static void pb_value_info(pb *graph, int field, const char *name, int rank, const int64_t *dims) {
+  pb_value_info_typed(graph, field, name, 1, rank, dims);
 }
 /* NodeProto with up to 3 inputs ("" = absent) and one output */
 static void pb_node(pb *graph, const char *op, const char *in0, const char *in1, const char *in2,
@@ -111,6 +117,29 @@ static void pb_tensor(pb *t, const char *name, int rank, const int64_t *dims, in
   pb_int(t, 2, 1);
   for (i = 0; i < count; i++) pb_float(t, 4, value);
   pb_str(t, 8, name);
+}
+/* NodeProto with inputs in[0..n) ("" = left out) and one output */
+static void pb_node_n(pb *graph, const char *op, int n, const char *const *in, const char *out,
+                      const pb *attr) {
+  pb node;
+  int i;
+  memset(&node, 0, sizeof node);
+  for (i = 0; i < n; i++) pb_str(&node, 1, in[i]);
+  pb_str(&node, 2, out);
+  pb_str(&node, 4, op);
+  if (attr) pb_sub(&node, 5, attr);
+  pb_sub(graph, 1, &node);
+}
+/* TensorProto of data type dt (2 uint8, 3 int8, 6 int32, 7 int64, 17 float8e4m3fn, ...) with
+   `bytes` of raw_data */
+static void pb_tensor_raw(pb *t, const char *name, int dt, int rank, const int64_t *dims,
+                          const void *raw, size_t bytes) {
+  int i;
+  memset(t, 0, sizeof *t);
+  for (i = 0; i < rank; i++) pb_int(t, 1, dims[i]);
+  pb_int(t, 2, dt);
+  pb_str(t, 8, name);
+  pb_bytes(t, 9, raw, bytes);
 }
 static void onnx_row_bytes(outcome *o, const void *data, size_t n) {
   fuse_graph *g = NULL;
@@ -294,6 +323,146 @@ static void r_onnx_conv_negative_pads(outcome *o) {
   pb_value_info(&g, 12, "y", 4, D(1, 1, 4, 4));
   onnx_row(o, &g);
 }
+/* ---- quantized models */
+static const unsigned char u8_128[1] = {128}, u8_zeros[4] = {0, 0, 0, 0};
+static const int8_t i8_one[1] = {1};
+/* DequantizeLinear of x (uint8 [1, 3, 2, 2] unless x_elem says else) with scale `scale_n`
+   values of 0.5 and zero point zp (NULL: none; dt, bytes) */
+static void onnx_dequantize_row(outcome *o, int x_elem, int scale_n, int zp_dt, const void *zp,
+                                size_t zp_bytes) {
+  static pb g, t;
+  static const char *const in[3] = {"x", "s", "z"};
+  memset(&g, 0, sizeof g);
+  pb_tensor(&t, "s", scale_n > 1 ? 1 : 0, D(scale_n), scale_n, 0.5f);
+  pb_sub(&g, 5, &t);
+  if (zp) {
+    pb_tensor_raw(&t, "z", zp_dt, scale_n > 1 ? 1 : 0, D(scale_n), zp, zp_bytes);
+    pb_sub(&g, 5, &t);
+  }
+  pb_node_n(&g, "DequantizeLinear", zp ? 3 : 2, in, "y", NULL);
+  pb_value_info_typed(&g, 11, "x", x_elem, 4, D(1, 3, 2, 2));
+  pb_value_info(&g, 12, "y", 4, D(1, 3, 2, 2));
+  onnx_row(o, &g);
+}
+static void r_onnx_dequantize_float(outcome *o) { onnx_dequantize_row(o, 1, 1, 2, u8_128, 1); }
+static void r_onnx_dequantize_zero_point_type(outcome *o) {
+  onnx_dequantize_row(o, 2, 1, 3, i8_one, 1); /* uint8 data, int8 zero point */
+}
+static void r_onnx_dequantize_scale_count(outcome *o) {
+  onnx_dequantize_row(o, 2, 4, 2, u8_zeros, 4); /* 4 scales for the 3 channels of axis 1 */
+}
+static void r_onnx_dequantize_int64(outcome *o) { onnx_dequantize_row(o, 7, 1, 0, NULL, 0); }
+static void r_onnx_quantize_float8(outcome *o) { /* a float8e4m3fn zero point */
+  static pb g, t;
+  static const char *const in[3] = {"x", "s", "z"};
+  memset(&g, 0, sizeof g);
+  pb_tensor(&t, "s", 0, NULL, 1, 0.5f);
+  pb_sub(&g, 5, &t);
+  pb_tensor_raw(&t, "z", 17, 0, NULL, u8_zeros, 1);
+  pb_sub(&g, 5, &t);
+  pb_node_n(&g, "QuantizeLinear", 3, in, "y", NULL);
+  pb_value_info(&g, 11, "x", 1, d2);
+  pb_value_info_typed(&g, 12, "y", 17, 1, d2);
+  onnx_row(o, &g);
+}
+static void r_onnx_quantize_scale_zero(outcome *o) { /* a constant scale of 0 */
+  static pb g, t;
+  static const char *const in[2] = {"x", "s"};
+  memset(&g, 0, sizeof g);
+  pb_tensor(&t, "s", 0, NULL, 1, 0.0f);
+  pb_sub(&g, 5, &t);
+  pb_node_n(&g, "QuantizeLinear", 2, in, "y", NULL);
+  pb_value_info(&g, 11, "x", 1, d2);
+  pb_value_info_typed(&g, 12, "y", 2, 1, d2);
+  onnx_row(o, &g);
+}
+/* QLinearConv of x uint8 [1, 1, 3, 3] with a 1 x 1 weight: `bad` picks what is wrong (1: the
+   bias needs x_scale, a graph input here; 2: an int8 bias; 3: x_scale of 3 values; 4: a
+   run-time w_zero_point of one value for two w_scales) */
+static void onnx_qlinear_conv_row(outcome *o, int bad) {
+  static pb g, t;
+  static const char *const in[9] = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"};
+  static const int32_t bias[2] = {5, -5};
+  static const int8_t w[2] = {1, 2};
+  int m = bad == 4 ? 2 : 1;
+  memset(&g, 0, sizeof g);
+  if (bad != 1) {
+    pb_tensor(&t, "xs", bad == 3 ? 1 : 0, D(3), bad == 3 ? 3 : 1, 0.5f);
+    pb_sub(&g, 5, &t);
+  }
+  pb_tensor_raw(&t, "xz", 2, 0, NULL, u8_128, 1);
+  pb_sub(&g, 5, &t);
+  pb_tensor_raw(&t, "w", 3, 4, D(m, 1, 1, 1), w, (size_t)m);
+  pb_sub(&g, 5, &t);
+  pb_tensor(&t, "ws", 1, D(m), m, 0.25f);
+  pb_sub(&g, 5, &t);
+  if (bad != 4) {
+    pb_tensor_raw(&t, "wz", 3, 1, D(1), u8_zeros, 1);
+    pb_sub(&g, 5, &t);
+  }
+  pb_tensor(&t, "ys", 0, NULL, 1, 0.125f);
+  pb_sub(&g, 5, &t);
+  pb_tensor_raw(&t, "yz", 2, 0, NULL, u8_128, 1);
+  pb_sub(&g, 5, &t);
+  if (bad == 2) pb_tensor_raw(&t, "B", 3, 1, D(1), i8_one, 1);
+  else pb_tensor_raw(&t, "B", 6, 1, D(m), bias, (size_t)m * 4);
+  pb_sub(&g, 5, &t);
+  pb_node_n(&g, "QLinearConv", 9, in, "y", NULL);
+  pb_value_info_typed(&g, 11, "x", 2, 4, D(1, 1, 3, 3));
+  if (bad == 1) pb_value_info(&g, 11, "xs", 0, NULL);
+  if (bad == 4) pb_value_info_typed(&g, 11, "wz", 3, 0, NULL);
+  pb_value_info_typed(&g, 12, "y", 2, 4, D(1, m, 3, 3));
+  onnx_row(o, &g);
+}
+static void r_onnx_qlinear_conv_scale_run_time(outcome *o) { onnx_qlinear_conv_row(o, 1); }
+static void r_onnx_qlinear_conv_bias_int8(outcome *o) { onnx_qlinear_conv_row(o, 2); }
+static void r_onnx_qlinear_conv_x_scale_3(outcome *o) { onnx_qlinear_conv_row(o, 3); }
+static void r_onnx_qlinear_conv_zero_point_run_time(outcome *o) { onnx_qlinear_conv_row(o, 4); }
+static void r_onnx_qlinear_conv_fine(outcome *o) { onnx_qlinear_conv_row(o, 0); }
+static void r_onnx_conv_integer_one_input(outcome *o) {
+  static pb g;
+  memset(&g, 0, sizeof g);
+  pb_node(&g, "ConvInteger", "x", NULL, NULL, "y", NULL);
+  pb_value_info_typed(&g, 11, "x", 2, 4, D(1, 1, 3, 3));
+  pb_value_info_typed(&g, 12, "y", 6, 4, D(1, 1, 3, 3));
+  onnx_row(o, &g);
+}
+static void r_onnx_add_uint8(outcome *o) { /* a float32-only op on a uint8 input */
+  static pb g;
+  memset(&g, 0, sizeof g);
+  pb_node(&g, "Add", "x", "x", NULL, "y", NULL);
+  pb_value_info_typed(&g, 11, "x", 2, 1, d2);
+  pb_value_info_typed(&g, 12, "y", 2, 1, d2);
+  onnx_row(o, &g);
+}
+static void r_onnx_input_int64(outcome *o) {
+  static pb g;
+  memset(&g, 0, sizeof g);
+  pb_node(&g, "Relu", "x", NULL, NULL, "y", NULL);
+  pb_value_info_typed(&g, 11, "x", 7, 1, d2);
+  pb_value_info(&g, 12, "y", 1, d2);
+  onnx_row(o, &g);
+}
+static void r_onnx_cast_fraction_to_uint8(outcome *o) { /* Cast truncates; quantize would round */
+  static pb g, attr;
+  memset(&g, 0, sizeof g);
+  memset(&attr, 0, sizeof attr);
+  pb_str(&attr, 1, "to");
+  pb_int(&attr, 3, 2);
+  pb_int(&attr, 20, 2); /* INT */
+  pb_node(&g, "Cast", "x", NULL, NULL, "y", &attr);
+  pb_value_info(&g, 11, "x", 1, d2);
+  pb_value_info_typed(&g, 12, "y", 2, 1, d2);
+  onnx_row(o, &g);
+}
+static void r_onnx_output_declared_uint8(outcome *o) {
+  static pb g;
+  memset(&g, 0, sizeof g);
+  pb_node(&g, "Relu", "x", NULL, NULL, "y", NULL);
+  pb_value_info(&g, 11, "x", 1, d2);
+  pb_value_info_typed(&g, 12, "y", 2, 1, d2);
+  onnx_row(o, &g);
+}
 static void r_onnx_no_graph(outcome *o) {
   static const unsigned char model[2] = {0x08, 0x07}; /* ir_version only */
   onnx_row_bytes(o, model, sizeof model);
@@ -393,6 +562,19 @@ static void r_tensor_int64(outcome *o) {
   pb_int(&t, 7, 2);
   tensor_row(o, t.d, t.n, 0);
 }
+static void r_tensor_int8(outcome *o) { /* read: the values as floats, the type int8 */
+  pb t;
+  fuse_onnx_tensor got;
+  static const int8_t v[3] = {-128, 0, 127};
+  pb_tensor_raw(&t, "q", 3, 1, D(3), v, 3);
+  o->r = fuse_onnx_load_tensor(t.d, t.n, &al, &got);
+  set_msg(o, got.error);
+  if (o->r != FUSE_OK) return;
+  if (got.type != FUSE_INT8 || got.rank != 1 || got.shape[0] != 3 || got.data[0] != -128.0f ||
+      got.data[1] != 0.0f || got.data[2] != 127.0f)
+    o->r = FUSE_ERROR_BACKEND;
+  fuse_onnx_tensor_free(&got, &al);
+}
 static void r_tensor_half_allocator(outcome *o) {
   fuse_allocator half = al;
   fuse_onnx_tensor t;
@@ -427,6 +609,22 @@ static const row rows[] = {
     {"onnx: Clip min > max is max (not an error)", r_onnx_clip_reversed,        FUSE_OK, 0, NULL},
     {"onnx: Clip min NaN",                      r_onnx_clip_nan,                INV, 0, "Clip"},
     {"onnx: Conv negative pads",                r_onnx_conv_negative_pads,      PRS, INV, "'pads'"},
+    {"onnx: DequantizeLinear of float32",       r_onnx_dequantize_float,        INV, 0, "'x' is float32"},
+    {"onnx: DequantizeLinear zero point int8 for uint8", r_onnx_dequantize_zero_point_type, INV, 0, "zero point 'z' is i8"},
+    {"onnx: DequantizeLinear 4 scales, 3 channels", r_onnx_dequantize_scale_count, SHP, 0, "[1,3,2,2] has 3"},
+    {"onnx: DequantizeLinear of int64",         r_onnx_dequantize_int64,        UNS, 0, "int64"},
+    {"onnx: QuantizeLinear float8 zero point",  r_onnx_quantize_float8,         UNS, 0, "float8e4m3fn"},
+    {"onnx: QuantizeLinear scale 0",            r_onnx_quantize_scale_zero,     INV, 0, "positive"},
+    {"onnx: QLinearConv bias, x_scale run-time", r_onnx_qlinear_conv_scale_run_time, UNS, 0, "known at load"},
+    {"onnx: QLinearConv int8 bias",             r_onnx_qlinear_conv_bias_int8,  INV, 0, "'B' is int8 [1]"},
+    {"onnx: QLinearConv x_scale of 3 values",   r_onnx_qlinear_conv_x_scale_3,  SHP, 0, "x_scale 'xs' is [3]"},
+    {"onnx: QLinearConv run-time w_zero_point, 2 w_scales", r_onnx_qlinear_conv_zero_point_run_time, UNS, 0, "'wz'"},
+    {"onnx: QLinearConv with bias (not an error)", r_onnx_qlinear_conv_fine,    FUSE_OK, 0, NULL},
+    {"onnx: ConvInteger without w",             r_onnx_conv_integer_one_input,  PRS, 0, "missing"},
+    {"onnx: Add of uint8",                      r_onnx_add_uint8,               UNS, 0, "('x') is uint8 [2]"},
+    {"onnx: graph input int64",                 r_onnx_input_int64,             UNS, 0, "'x' is a tensor of int64"},
+    {"onnx: Cast of fractions to uint8",        r_onnx_cast_fraction_to_uint8,  UNS, 0, "whole numbers"},
+    {"onnx: output declared uint8, is float32", r_onnx_output_declared_uint8,   PRS, 0, "declared uint8"},
     {"onnx: model without a graph",             r_onnx_no_graph,                PRS, 0, "graph"},
     {"onnx: zero bytes",                        r_onnx_empty,                   PRS, 0, "onnx"},
     {"onnx: not protobuf",                      r_onnx_garbage,                 PRS, 0, "onnx"},
@@ -447,6 +645,7 @@ static const row rows[] = {
     {"onnx_load_tensor: short of values",       r_tensor_short,                 PRS, 0, "dimensions"},
     {"onnx_load_tensor: rank 9",                r_tensor_rank_9,                PRS, UNS, "8 dimensions"},
     {"onnx_load_tensor: int64 data",            r_tensor_int64,                 UNS, 0, "data type 7"},
+    {"onnx_load_tensor: int8 data (read)",      r_tensor_int8,                  FUSE_OK, 0, NULL},
     {"onnx_load_tensor: alloc without free",    r_tensor_half_allocator,        INV, 0, "alloc"},
 };
 

@@ -12,10 +12,14 @@
        - no model.onnx in the directory (real/ holds only data.json download links);
        - a node whose op_type is not one of Conv, Relu, Clip, Add, Sub, Mul, Max, Min, Reshape,
          Flatten, Gemm, MatMul, BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
-         Concat, Sigmoid, Softmax, Identity, Constant, Dropout, or whose domain is not the
-         default ONNX domain (reason: "op <first such op>");
+         Concat, Sigmoid, Softmax, Identity, Constant, Dropout, or of the quantization ops
+         QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul, ConvInteger,
+         MatMulInteger, DynamicQuantizeLinear, or whose domain is not the default ONNX domain
+         (reason: "op <first such op>");
        - a graph input (not an initializer) or a graph output that is not a float32 tensor
-         (reason: "type <elem type>" or "non-tensor type");
+         (reason: "type <elem type>" or "non-tensor type"), except that a model with a
+         quantization op may have uint8, int8 and int32 ones (fuse.h's other ops take float32
+         only: an Add of uint8 tensors stays out, "type uint8");
        - no test_data_set_* directory.
      out of scope only when the loader refuses them with FUSE_ERROR_UNSUPPORTED (otherwise they
      are in scope and must pass like any other):
@@ -24,20 +28,22 @@
          or with spatial=0; Dropout with is_test=0 (opset < 7);
        - a graph input with a symbolic (dim_param) or missing dimension.
      everything else is in scope: any failure of fuse_onnx_load_file (UNSUPPORTED included),
-     fuse_optimize(g, "fuse"), fuse_compile, fuse_onnx_load_tensor or fuse_run, an input or
-     output count / shape mismatch, or a normwise relative error above 1e-4
-     (runner_rel_error) is a FAIL.
+     fuse_optimize(g, "fuse"), fuse_compile, fuse_onnx_load_tensor or fuse_run_typed, an input or
+     output count / shape / type mismatch, an integer output that differs in any element, or
+     a float32 output with a normwise relative error above 1e-4 (runner_rel_error) is a FAIL.
 
-   Inputs: input_N.pb is the graph's N-th input (initializers excluded), by position.
-   Outputs: output_N.pb is compared with the N-th graph output; shapes must match (so the
-   element counts do).
+   Inputs: input_N.pb is the graph's N-th input (initializers excluded), by position, of the
+   graph input's element type (a uint8 image is given as uint8: fuse_run_typed).
+   Outputs: output_N.pb is compared with the N-th graph output; shapes and element types must
+   match (so the element counts do). uint8, int8 and int32 outputs must be equal element by
+   element, float32 ones within the normwise relative error below.
 
    Ops beyond the list: when the loader accepts a model that is out of scope only for its ops
-   (all inputs and outputs float32), the model is run and checked like an in-scope one - a
-   loader that takes an op must also get it right - and counted separately. Otherwise the
-   loader must refuse such a model with FUSE_ERROR_UNSUPPORTED naming the op (or, when the model
-   also has a non-float32 input or output, refusing that is as good); anything else is printed
-   as a "note:" line, not counted.
+   (its inputs and outputs of the types above), the model is run and checked like an in-scope
+   one - a loader that takes an op must also get it right - and counted separately. Otherwise
+   the loader must refuse such a model with FUSE_ERROR_UNSUPPORTED naming the op (or, when the
+   model also has an input or output of another type, refusing that is as good); anything
+   else is printed as a "note:" line, not counted.
 
    Output: one line per failed test ("FAIL <dir>/<test>: <reason>"), one line per model skipped
    for a conditional reason (with the loader's message), then
@@ -66,7 +72,13 @@ static const char *const suite_groups[] = {"node", "pytorch-converted", "pytorch
 /* the operators in scope, each between spaces */
 static const char suite_ops[] = " Conv Relu Clip Add Sub Mul Max Min Reshape Flatten Gemm MatMul "
                                 "BatchNormalization MaxPool AveragePool GlobalAveragePool Concat "
-                                "Sigmoid Softmax Identity Constant Dropout ";
+                                "Sigmoid Softmax Identity Constant Dropout "
+                                "QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul "
+                                "ConvInteger MatMulInteger DynamicQuantizeLinear ";
+/* the quantization ops (of suite_ops): a model with one of them may have uint8, int8 and
+   int32 inputs and outputs */
+static const char suite_quant_ops[] = " QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul "
+                                      "ConvInteger MatMulInteger DynamicQuantizeLinear ";
 
 static int suite_verbose;
 
@@ -348,7 +360,11 @@ static void suite_names_free(suite_name_list *l) {
 typedef struct suite_scan {
   int ok;              /* 0: malformed (the scan could not read it) */
   char hard[160];      /* out of scope, always ("" = none): an unsupported op */
-  char hard_type[160]; /* out of scope, always: a graph input / output that is not float32 */
+  char hard_type[160]; /* out of scope, always: a graph input / output that is not float32 (nor,
+                          in a model with a quantization op, uint8, int8 or int32) */
+  char int_type[160];  /* a uint8 / int8 / int32 input or output: hard_type unless the model
+                          has a quantization op */
+  int quant_op;        /* the model has a quantization op */
   char soft[160];      /* out of scope if the loader refuses ("" = none) */
   char soft_key[96];   /* soft reason without details, for counting */
   int opset;
@@ -405,7 +421,10 @@ static int suite_scan_type(suite_scan *s, pb type, const char *what, const char 
       snprintf(s->hard_type, sizeof s->hard_type, "non-tensor type (%s '%.100s')", what, name);
     return 1;
   }
-  if (elem != 1 && !s->hard_type[0])
+  if ((elem == 2 || elem == 3 || elem == 6) && !s->int_type[0])
+    snprintf(s->int_type, sizeof s->int_type, "type %s (%s '%.100s')", suite_elem_type_name(elem),
+             what, name);
+  else if (elem != 1 && elem != 2 && elem != 3 && elem != 6 && !s->hard_type[0])
     snprintf(s->hard_type, sizeof s->hard_type, "type %s (%s '%.100s')", suite_elem_type_name(elem),
              what, name);
   if (!have_shape && check_dims) {
@@ -417,9 +436,9 @@ static int suite_scan_type(suite_scan *s, pb type, const char *what, const char 
   return 1;
 }
 
-static int suite_op_supported(const pb *op) {
+static int suite_op_in(const pb *op, const char *list) {
   size_t n = (size_t)(op->end - op->p);
-  const char *at = suite_ops;
+  const char *at = list;
   if (n == 0 || memchr(op->p, ' ', n)) return 0;
   for (; at && at[1]; at = strchr(at + 1, ' ')) /* at: the space before a name */
     if (!strncmp(at + 1, (const char *)op->p, n) && at[1 + n] == ' ') return 1;
@@ -471,13 +490,16 @@ static int suite_scan_node(suite_scan *s, pb node, const suite_name_list *inits,
   }
   if (rc < 0 || !op.p) return 0;
   pb_copy(&op, opname, sizeof opname);
+  if (!(domain.p && domain.end > domain.p && !pb_streq(&domain, "ai.onnx")) &&
+      suite_op_in(&op, suite_quant_ops))
+    s->quant_op = 1;
   if (domain.p && domain.end > domain.p && !pb_streq(&domain, "ai.onnx")) {
     char dom[64];
     pb_copy(&domain, dom, sizeof dom);
     if (!s->hard[0]) snprintf(s->hard, sizeof s->hard, "op %s:%s", dom, opname);
     return 1;
   }
-  if (!suite_op_supported(&op)) {
+  if (!suite_op_in(&op, suite_ops)) {
     if (!s->hard[0]) snprintf(s->hard, sizeof s->hard, "op %s", opname);
     return 1;
   }
@@ -578,6 +600,8 @@ static void suite_scan_model(const unsigned char *data, size_t size, suite_scan 
   while ((rc = pb_next(&r, &f)) == 1)
     if (f.num == 1 && f.wt == 2 && !suite_scan_node(s, f.sub, &inits, &vinfo)) goto done;
   if (rc < 0) goto done;
+  if (!s->quant_op && s->int_type[0] && !s->hard_type[0])
+    memcpy(s->hard_type, s->int_type, sizeof s->hard_type);
   if (!s->hard[0] && s->hard_type[0]) /* an op reason says more than a type reason */
     memcpy(s->hard, s->hard_type, sizeof s->hard);
   s->ok = 1;
@@ -624,17 +648,50 @@ static int suite_load_tensor(const char *path, fuse_onnx_tensor *t) {
 }
 
 /* Runs one data set through the plan; fails the current test on any mismatch. */
+static const char *suite_type_name(int type) {
+  static const char *const names[] = {"float32", "uint8", "int8", "int32"};
+  return type >= 0 && type <= FUSE_INT32 ? names[type] : "?";
+}
+
+static size_t suite_type_size(int type) { return type == FUSE_UINT8 || type == FUSE_INT8 ? 1 : 4; }
+
+/* Element j of a typed array as a double (exact for every type). */
+static double suite_typed_at(const void *data, int type, size_t j) {
+  switch (type) {
+  case FUSE_UINT8: return ((const uint8_t *)data)[j];
+  case FUSE_INT8: return ((const int8_t *)data)[j];
+  case FUSE_INT32: return ((const int32_t *)data)[j];
+  default: return ((const float *)data)[j];
+  }
+}
+
+/* A loaded tensor's values (floats holding them exactly) as an array of its type; NULL when
+   out of memory. */
+static void *suite_typed_copy(const fuse_onnx_tensor *t, size_t n) {
+  void *d = malloc((n ? n : 1) * suite_type_size(t->type));
+  size_t j;
+  if (!d) return NULL;
+  for (j = 0; j < n; j++) {
+    if (t->type == FUSE_UINT8) ((uint8_t *)d)[j] = (uint8_t)t->data[j];
+    else if (t->type == FUSE_INT8) ((int8_t *)d)[j] = (int8_t)t->data[j];
+    else if (t->type == FUSE_INT32) ((int32_t *)d)[j] = (int32_t)t->data[j];
+    else ((float *)d)[j] = t->data[j];
+  }
+  return d;
+}
+
 static void suite_run_data_set(fuse_graph *g, fuse_plan *plan, const char *ds_dir,
                                const char *ds_name) {
   int n_in = fuse_graph_input_count(g), n_out = fuse_graph_output_count(g), i, files;
   fuse_onnx_tensor *ins = (fuse_onnx_tensor *)calloc((size_t)n_in + 1, sizeof *ins);
   fuse_onnx_tensor *want = (fuse_onnx_tensor *)calloc((size_t)n_out + 1, sizeof *want);
-  const float **in_ptrs = (const float **)calloc((size_t)n_in + 1, sizeof *in_ptrs);
-  float **out_ptrs = (float **)calloc((size_t)n_out + 1, sizeof *out_ptrs);
+  const void **in_ptrs = (const void **)calloc((size_t)n_in + 1, sizeof *in_ptrs);
+  void **out_ptrs = (void **)calloc((size_t)n_out + 1, sizeof *out_ptrs);
+  void **typed_ins = (void **)calloc((size_t)n_in + 1, sizeof *typed_ins);
   int loaded_in = 0, loaded_out = 0;
   char path[1200], msg[1024], s1[200], s2[200];
   fuse_result rc;
-  if (!ins || !want || !in_ptrs || !out_ptrs) {
+  if (!ins || !want || !in_ptrs || !out_ptrs || !typed_ins) {
     suite_fail("out of memory%s%s", "", "");
     goto out;
   }
@@ -667,7 +724,24 @@ static void suite_run_data_set(fuse_graph *g, fuse_plan *plan, const char *ds_di
       suite_fail("%s%s", msg, "");
       goto out;
     }
-    in_ptrs[i] = ins[i].data;
+    /* (the graph's type: the plan has no tensor for an input no step reads) */
+    if (ins[i].type != fuse_value_type(g, v)) {
+      snprintf(msg, sizeof msg, "%.60s input_%d.pb ('%.100s') is %s, graph input %d %s", ds_name,
+               i, ins[i].name, suite_type_name(ins[i].type), i,
+               suite_type_name(fuse_value_type(g, v)));
+      suite_fail("%s%s", msg, "");
+      goto out;
+    }
+    if (ins[i].type != FUSE_FLOAT32) { /* the exact floats as the input's type */
+      typed_ins[i] = suite_typed_copy(&ins[i], suite_numel(rank, shape));
+      if (!typed_ins[i]) {
+        suite_fail("out of memory%s%s", "", "");
+        goto out;
+      }
+      in_ptrs[i] = typed_ins[i];
+    } else {
+      in_ptrs[i] = ins[i].data;
+    }
   }
   /* expected outputs */
   for (files = 0;; files++) {
@@ -703,14 +777,25 @@ static void suite_run_data_set(fuse_graph *g, fuse_plan *plan, const char *ds_di
       suite_fail("%s%s", msg, "");
       goto out;
     }
-    out_ptrs[i] = (float *)malloc((n ? n : 1) * sizeof(float));
+    if ((int)want[i].type != fuse_plan_output_type(plan, i)) {
+      snprintf(msg, sizeof msg, "%.60s output %d ('%.100s') is %s, expected %s", ds_name, i,
+               want[i].name, suite_type_name(fuse_plan_output_type(plan, i)),
+               suite_type_name(want[i].type));
+      suite_fail("%s%s", msg, "");
+      goto out;
+    }
+    out_ptrs[i] = malloc((n ? n : 1) * suite_type_size(want[i].type));
     if (!out_ptrs[i]) {
       suite_fail("out of memory%s%s", "", "");
       goto out;
     }
-    for (j = 0; j < n; j++) out_ptrs[i][j] = NAN; /* what fuse_run leaves unwritten shows */
+    /* what fuse_run leaves unwritten shows: NaN, or 0xa5 bytes in an integer output */
+    if (want[i].type == FUSE_FLOAT32)
+      for (j = 0; j < n; j++) ((float *)out_ptrs[i])[j] = NAN;
+    else
+      memset(out_ptrs[i], 0xa5, (n ? n : 1) * suite_type_size(want[i].type));
   }
-  rc = fuse_run(plan, in_ptrs, out_ptrs, NULL);
+  rc = fuse_run_typed(plan, in_ptrs, out_ptrs, NULL);
   if (rc != FUSE_OK) {
     snprintf(msg, sizeof msg, "%.60s: fuse_run: %s", ds_name, fuse_result_string(rc));
     suite_fail("%s%s", msg, "");
@@ -718,12 +803,30 @@ static void suite_run_data_set(fuse_graph *g, fuse_plan *plan, const char *ds_di
   }
   for (i = 0; i < n_out; i++) {
     size_t n = suite_numel(want[i].rank, want[i].shape);
-    double err = runner_rel_error(out_ptrs[i], want[i].data, n);
+    double err;
+    if (want[i].type != FUSE_FLOAT32) { /* integers: every element exactly */
+      size_t j, wrong = 0, first = 0;
+      for (j = 0; j < n; j++)
+        if (suite_typed_at(out_ptrs[i], want[i].type, j) != (double)want[i].data[j] && !wrong++)
+          first = j;
+      if (wrong) {
+        snprintf(msg, sizeof msg,
+                 "%.60s output %d ('%.100s', %s): %lu of %lu elements differ (element %lu: got "
+                 "%.0f, want %.0f)",
+                 ds_name, i, want[i].name, suite_type_name(want[i].type), (unsigned long)wrong,
+                 (unsigned long)n, (unsigned long)first,
+                 suite_typed_at(out_ptrs[i], want[i].type, first), (double)want[i].data[first]);
+        suite_fail("%s%s", msg, "");
+      }
+      continue;
+    }
+    err = runner_rel_error((const float *)out_ptrs[i], want[i].data, n);
     if (!(err <= SUITE_TOL)) {
       size_t j, worst = 0;
       double wd = -1;
+      const float *got = (const float *)out_ptrs[i];
       for (j = 0; j < n; j++) {
-        double d = fabs((double)out_ptrs[i][j] - (double)want[i].data[j]);
+        double d = fabs((double)got[j] - (double)want[i].data[j]);
         if (d != d) d = INFINITY;
         if (d > wd) {
           wd = d;
@@ -734,7 +837,7 @@ static void suite_run_data_set(fuse_graph *g, fuse_plan *plan, const char *ds_di
                "%.60s output %d ('%.100s'): relative error %.3g > %g (element %lu: got %.9g, want "
                "%.9g)",
                ds_name, i, want[i].name, err, SUITE_TOL, (unsigned long)worst,
-               n ? (double)out_ptrs[i][worst] : 0.0, n ? (double)want[i].data[worst] : 0.0);
+               n ? (double)got[worst] : 0.0, n ? (double)want[i].data[worst] : 0.0);
       suite_fail("%s%s", msg, "");
     }
   }
@@ -743,6 +846,9 @@ out:
   for (i = 0; i < loaded_out; i++) fuse_onnx_tensor_free(&want[i], NULL);
   if (out_ptrs)
     for (i = 0; i < n_out; i++) free(out_ptrs[i]);
+  if (typed_ins)
+    for (i = 0; i < n_in; i++) free(typed_ins[i]);
+  free(typed_ins);
   free(ins);
   free(want);
   free(in_ptrs);

@@ -231,13 +231,14 @@ static int fuse__onnx_spatial_ints(fuse__onnx *ld, const fuse__onode *n, const c
   return 1;
 }
 
-static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
+/* Conv's attributes (group, strides, dilations, pads, auto_pad) on input x and weight w: the
+   convolution without its bias (Conv; QLinearConv and ConvInteger on their dequantized
+   operands). */
+static fuse_value fuse__onnx_conv_of(fuse__onnx *ld, const fuse__onode *n, fuse_value x,
+                                     fuse_value w) {
   fuse_graph *g = ld->g;
   fuse_conv2d_attrs a;
-  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
   int kernel[2], nd;
-  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
-  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
   memset(&a, 0, sizeof a);
   nd = fuse_value_rank(g, x) - 2;
   if (fuse_value_rank(g, w) != nd + 2)
@@ -254,16 +255,28 @@ static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
       !fuse__onnx_spatial_ints(ld, n, "pads", nd, 2, a.padding, 0, 0) ||
       !fuse__onnx_auto_pad(ld, n, x, kernel, a.strides, a.dilation, a.padding))
     return FUSE_NONE;
-  y = fuse_conv2d(g, x, w, &a);
-  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) { /* bias: add(conv, reshape(B, [1,K,1,1])) */
-    int64_t shape[4];
-    fuse_value b = fuse__onnx_value(ld, n->in[2]);
-    if (b == FUSE_NONE) return FUSE_NONE;
-    shape[0] = 1;
-    shape[1] = fuse_value_shape(g, y)[1];
-    shape[2] = shape[3] = 1;
-    y = fuse_add(g, y, fuse_reshape(g, b, nd + 2, shape));
-  }
+  return fuse_conv2d(g, x, w, &a);
+}
+
+/* y + reshape(b, [1, K, 1, 1]) (1-D: [1, K, 1]): a convolution's bias, one per output
+   channel. */
+static fuse_value fuse__onnx_conv_bias(fuse__onnx *ld, fuse_value y, fuse_value b) {
+  fuse_graph *g = ld->g;
+  int64_t shape[4];
+  if (y == FUSE_NONE || b == FUSE_NONE) return FUSE_NONE;
+  shape[0] = 1;
+  shape[1] = fuse_value_shape(g, y)[1];
+  shape[2] = shape[3] = 1;
+  return fuse_add(g, y, fuse_reshape(g, b, fuse_value_rank(g, y), shape));
+}
+
+static fuse_value fuse__onnx_conv(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), w, y;
+  if (x == FUSE_NONE || fuse__onnx_rank4(ld, x) == FUSE_NONE) return FUSE_NONE;
+  if (n->num_in < 2 || (w = fuse__onnx_value(ld, n->in[1])) == FUSE_NONE) return FUSE_NONE;
+  y = fuse__onnx_conv_of(ld, n, x, w);
+  if (y != FUSE_NONE && fuse__onnx_has_in(n, 2)) /* bias: add(conv, reshape(B, [1,K,1,1])) */
+    y = fuse__onnx_conv_bias(ld, y, fuse__onnx_value(ld, n->in[2]));
   return y;
 }
 

@@ -34,17 +34,32 @@ static fuse_value fuse__onnx_convert_row(fuse__onnx *ld, const fuse__onode *n, i
 
 /* the other ONNX operators this file converts (the loader lists the others as unsupported);
    the order matters: fuse__onnx_convert_math switches on the index */
-static const char *const fuse__onnx_math_ops[] = {"Gelu", "Div", "Pow", "PRelu", "Where",
-                                                  "Sum",  "Mean", "Max", "Min",  NULL};
+static const char *const fuse__onnx_math_ops[] = {"Gelu", "Round", "Div", "Pow",  "PRelu", "Where",
+                                                  "Sum",  "Mean",  "Max", "Min",  NULL};
 enum { /* indices in fuse__onnx_math_ops */
-  FUSE__ONNX_GELU, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU, FUSE__ONNX_WHERE,
-  FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
+  FUSE__ONNX_GELU, FUSE__ONNX_ROUND, FUSE__ONNX_DIV, FUSE__ONNX_POW, FUSE__ONNX_PRELU,
+  FUSE__ONNX_WHERE, FUSE__ONNX_SUM, FUSE__ONNX_MEAN, FUSE__ONNX_MAX, FUSE__ONNX_MIN
 };
 /* the names and the indices agree (the names end with NULL): checked when this compiles */
 typedef char fuse__onnx_math_ops_agree[sizeof fuse__onnx_math_ops / sizeof *fuse__onnx_math_ops ==
                                                FUSE__ONNX_MIN + 2
                                            ? 1
                                            : -1];
+
+/* Round (to the nearest whole number, ties to even) from the graph's ops, the rounding being
+   quantize's: x + (dequantize(quantize(c)) - c) with c = clip(x, -2^23, 2^23) and scale 1,
+   an int32 zero point 0. Below 2^23 in magnitude the difference is round(x) - x, exactly;
+   from there every float is a whole number and c one too, so the difference is 0 (and an
+   infinity or NaN stays). The values are ONNX's; the sign of a zero is not kept (-0.4 gives
+   +0). */
+static fuse_value fuse__onnx_round(fuse_graph *g, fuse_value x) {
+  const float big = 8388608.0f; /* 2^23 */
+  int32_t zero32 = 0;
+  fuse_value c = fuse_clip(g, x, -big, big), one = fuse_scalar(g, 1.0f);
+  fuse_value zero = fuse_typed_constant(g, NULL, FUSE_INT32, 0, NULL, &zero32);
+  fuse_value r = fuse_dequantize(g, fuse_quantize(g, c, one, zero, 1), one, FUSE_NONE, 1);
+  return fuse_add(g, x, fuse_sub(g, r, c));
+}
 
 /* An operand of a math op: a float graph value, or an integer tensor known at load (Pow's
    exponent 2 as int64) made a float constant. */
@@ -103,6 +118,7 @@ static fuse_value fuse__onnx_convert_math(fuse__onnx *ld, const fuse__onode *n) 
     }
     return fuse_gelu(g, in[0], tanh_approximation);
   }
+  case FUSE__ONNX_ROUND: return fuse__onnx_round(g, in[0]);
   case FUSE__ONNX_DIV: return fuse_div(g, in[0], in[1]);
   case FUSE__ONNX_POW: return fuse_pow(g, in[0], in[1]);
   case FUSE__ONNX_PRELU: {

@@ -6,32 +6,91 @@ static int fuse__onnx_known(fuse__slice op) {
       "Min",     "Reshape", "Flatten", "Gemm",   "MatMul",       "MaxPool",   "AveragePool",
       "Concat",  "Sigmoid", "Softmax", "Identity", "Constant",    "Dropout",   "Transpose",
       "BatchNormalization", "GlobalAveragePool", NULL};
-  const char *const *lists[7];
+  const char *const *lists[8];
   int i, k;
   lists[0] = ops, lists[1] = fuse__onnx_math_ops, lists[2] = fuse__onnx_shape_ops;
   lists[3] = fuse__onnx_nn_ops, lists[4] = fuse__onnx_layers_ops;
   lists[5] = fuse__onnx_fold_only_ops, lists[6] = fuse__onnx_fold_also_ops;
+  lists[7] = fuse__onnx_quant_ops;
   if (fuse__onnx_row_op(op) >= 0) return 1;
-  for (k = 0; k < 7; k++)
+  for (k = 0; k < 8; k++)
     for (i = 0; lists[k][i]; i++)
       if (fuse__slice_is(op, lists[k][i])) return 1;
   return 0;
 }
 
-/* An operator that exists only as load-time folding, met on a run-time value: Cast to a float
-   type is the value itself; anything else is refused, saying why. */
-static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
-  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) {
-    int to = (int)fuse__onnx_attr_int(n, "to", 0);
-    if (fuse__dt_is_float(to)) return fuse__onnx_value(ld, n->in[0]);
-    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
-                            "a Cast of a run-time value to %s (fuse.h computes in float32)",
-                            fuse__dt_name(to)), FUSE_NONE;
+/* A Cast of a run-time value: to a float type, a float32 value is itself and a uint8 / int8 /
+   int32 one dequantized with scale 1 (its values exactly, int32 within 2^24); to uint8,
+   int8 or int32, a value of that type is itself, and a float32 one whose values are whole
+   numbers by construction (made by Round, Floor or Ceil: the truncation Cast does changes
+   nothing) is quantized with scale 1 (saturating where ONNX leaves the result undefined).
+   Anything else is refused, saying why. */
+static fuse_value fuse__onnx_cast(fuse__onnx *ld, const fuse__onode *n) {
+  fuse_graph *g = ld->g;
+  int to = (int)fuse__onnx_attr_int(n, "to", 0), type = fuse__dt_fuse_type(to), from, whole;
+  fuse_value x = fuse__onnx_value(ld, n->in[0]), zero;
+  if (x == FUSE_NONE) return FUSE_NONE;
+  from = g->nodes[x].type;
+  whole = ld->vals[fuse__onnx_find(ld, n->in[0])].whole;
+  if (fuse__dt_is_float(to))
+    return from == FUSE_FLOAT32 ? x : fuse_dequantize(g, x, fuse_scalar(g, 1.0f), FUSE_NONE, 1);
+  if (type == from) return x;
+  if (type > FUSE_FLOAT32 && from == FUSE_FLOAT32 && whole) {
+    zero = fuse_typed_constant(g, NULL, (fuse_type)type, 0, NULL, NULL);
+    return fuse_quantize(g, x, fuse_scalar(g, 1.0f), zero, 1);
   }
+  if (type < 0)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "a Cast of a run-time value to %s (fuse.h's tensors are float32, "
+                            "uint8, int8 and int32)", fuse__dt_name(to)),
+           FUSE_NONE;
+  return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                          "a Cast of run-time value %V (%s %S) to %s: fuse.h casts float32 to "
+                          "uint8, int8 or int32 only where the values are whole numbers (made "
+                          "by Round, Floor or Ceil), and those types to float32",
+                          x, fuse__dt_name(fuse__dt_of_type(from)), g->nodes[x].rank,
+                          g->nodes[x].shape, fuse__dt_name(to)),
+         FUSE_NONE;
+}
+
+/* An operator that exists only as load-time folding, met on a run-time value: Cast
+   (fuse__onnx_cast); anything else is refused, saying why. */
+static fuse_value fuse__onnx_run_time(fuse__onnx *ld, const fuse__onode *n) {
+  if (fuse__slice_is(n->op, "Cast") && n->num_in == 1) return fuse__onnx_cast(ld, n);
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED,
                          "this operator is folded at load time only, and an input is a run-time "
                          "value (it depends on a graph input)"),
          FUSE_NONE;
+}
+
+/* The operators that take uint8 / int8 / int32 run-time values (the graph's reshape keeps its
+   operand's type; the quantization ops check theirs). */
+static const char *const fuse__onnx_typed_ops[] = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast", NULL};
+
+/* A run-time uint8 / int8 / int32 value among the inputs of an operator that takes float32
+   only: refused, naming it (the builders would refuse it too, as an invalid argument; a
+   model that adds uint8 tensors is valid ONNX that fuse.h does not support). */
+static int fuse__onnx_float_inputs(fuse__onnx *ld, const fuse__onode *n) {
+  int k, i;
+  if (fuse__onnx_in_list(n->op, fuse__onnx_quant_ops) || fuse__onnx_in_list(n->op, fuse__onnx_typed_ops))
+    return 1;
+  for (k = 0; k < n->num_in; k++) {
+    const fuse__node *v;
+    if (!fuse__onnx_has_in(n, k) || (i = fuse__onnx_find(ld, n->in[k])) < 0 ||
+        ld->vals[i].kind != FUSE__OV_VALUE)
+      continue;
+    v = &ld->g->nodes[ld->vals[i].v];
+    if (v->type != FUSE_FLOAT32)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "input %d ('%s') is %s %S; fuse.h runs this operator on float32 "
+                              "only (uint8, int8 and int32 tensors go through the quantization "
+                              "ops, Reshape, Flatten, Squeeze, Unsqueeze and Cast)",
+                              k, fuse__onnx_cstr(ld, n->in[k]), fuse__dt_name(fuse__dt_of_type(v->type)),
+                              v->rank, v->shape),
+             0;
+  }
+  return 1;
 }
 
 /* Converts one node; returns its first output's value, -2 when it bound its outputs itself. */
@@ -43,9 +102,11 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   int k;
   if (fuse__slice_is(n->op, "Constant")) return fuse__onnx_constant(ld, n);
   if ((k = fuse__onnx_fold(ld, n)) != 0) return k > 0 ? -2 : FUSE_NONE;
+  if (!fuse__onnx_float_inputs(ld, n)) return FUSE_NONE;
   if (fuse__onnx_in_list(n->op, fuse__onnx_fold_only_ops)) return fuse__onnx_run_time(ld, n);
   if ((x = fuse__onnx_convert_math(ld, n)) != -3 || (x = fuse__onnx_convert_shape(ld, n)) != -3 ||
-      (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3)
+      (x = fuse__onnx_convert_nn(ld, n)) != -3 || (x = fuse__onnx_convert_layers(ld, n)) != -3 ||
+      (x = fuse__onnx_convert_quant(ld, n)) != -3)
     return x;
   if (n->num_in < 1 || !n->in[0].n)
     return fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "the node has no input"), FUSE_NONE;
@@ -92,9 +153,11 @@ static fuse_value fuse__onnx_convert(fuse__onnx *ld, const fuse__onode *n) {
   return fuse__onnx_fail(ld, FUSE_ERROR_UNSUPPORTED, "this operator is not supported"), FUSE_NONE;
 }
 
-/* A graph input's shape from its ValueInfoProto; 0 with a message if it is not a fixed-size
-   float tensor. */
-static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, int64_t *shape) {
+/* A graph input's element type (a TensorProto data type) and shape from its ValueInfoProto:
+   1 for a fixed-size float32, uint8, int8 or int32 tensor; 0 malformed, -1 another type,
+   -2 no fixed shape, -3 more than 8 dimensions. */
+static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *elem_type, int *rank,
+                                  int64_t *shape) {
   fuse__pb b = fuse__proto_of(vi), tb, tt, sb;
   uint32_t f, w;
   fuse__slice type = {NULL, 0}, tensor = {NULL, 0}, shp = {NULL, 0};
@@ -131,7 +194,8 @@ static int fuse__onnx_input_shape(fuse__slice vi, fuse__slice *name, int *rank, 
       return 0;
     }
   }
-  if (elem != FUSE__DT_FLOAT) return -1;
+  *elem_type = (int)elem;
+  if (fuse__dt_fuse_type((int)elem) < 0) return -1;
   if (!has_shape) return -2;
   *rank = 0;
   sb = fuse__proto_of(shp);
@@ -226,15 +290,16 @@ static int fuse__onnx_initializer(fuse__onnx *ld, fuse__slice s) {
   return 1;
 }
 
-/* GraphProto's input (pass 1): a graph input of fixed float32 shape, unless an initializer
-   has its name. 0: stop the pass (the graph holds the error). */
+/* GraphProto's input (pass 1): a graph input of fixed shape, float32 or (a quantized model's)
+   uint8 / int8 / int32, unless an initializer has its name. 0: stop the pass (the graph holds
+   the error). */
 static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
   fuse__slice name;
   int64_t shape[FUSE_MAX_RANK];
-  int rank = 0, r, i;
+  int rank = 0, r, i, elem = 0;
   fuse_value x;
-  r = fuse__onnx_input_shape(s, &name, &rank, shape);
+  r = fuse__onnx_input_shape(s, &name, &elem, &rank, shape);
   if (!name.n) {
     fuse__onnx_fail(ld, FUSE_ERROR_PARSE, "a graph input has no name");
     return 0;
@@ -247,12 +312,17 @@ static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
   }
   if (!fuse__onnx_name_ok(ld, name)) return 0;
   if (r <= 0) {
-    fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
-               "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
-               r == 0    ? "is malformed"
-               : r == -1 ? "is not a float32 tensor"
-               : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
-                         : "has more than 8 dimensions");
+    if (r == -1 && elem)
+      fuse__fail(g, FUSE_ERROR_UNSUPPORTED,
+                 "onnx: graph input '%s' is a tensor of %s; fuse.h takes float32, uint8, int8 "
+                 "and int32 inputs", fuse__onnx_cstr(ld, name), fuse__dt_name(elem));
+    else
+      fuse__fail(g, r == 0 ? FUSE_ERROR_PARSE : FUSE_ERROR_UNSUPPORTED,
+                 "onnx: graph input '%s' %s", fuse__onnx_cstr(ld, name),
+                 r == 0    ? "is malformed"
+                 : r == -1 ? "is not a tensor (or has no element type)"
+                 : r == -2 ? "has no fixed shape (symbolic or missing dimensions)"
+                           : "has more than 8 dimensions");
     return 0;
   }
   for (i = 0; i < rank && shape[i] > 0; i++) {
@@ -264,7 +334,8 @@ static int fuse__onnx_graph_input(fuse__onnx *ld, fuse__slice s) {
                shape[i] == 0 ? "zero-sized tensors are not supported" : "negative");
     return 0;
   }
-  x = fuse_input(g, fuse__onnx_cstr(ld, name), rank, shape);
+  x = fuse_typed_input(g, fuse__onnx_cstr(ld, name), (fuse_type)fuse__dt_fuse_type(elem), rank,
+                       shape);
   if (x == FUSE_NONE || !fuse__onnx_bind_value(ld, name, x)) {
     if (g->status == FUSE_OK) fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
     return 0;
@@ -337,6 +408,9 @@ static int fuse__onnx_graph_node(fuse__onnx *ld, fuse__slice s) {
       fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory");
       goto done;
     }
+    if (fuse__slice_is(node.op, "Round") || fuse__slice_is(node.op, "Floor") ||
+        fuse__slice_is(node.op, "Ceil"))
+      ld->vals[fuse__onnx_find(ld, node.out[0])].whole = 1;
   }
   ok = 1;
 done:
@@ -345,14 +419,17 @@ done:
   return ok;
 }
 
-/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output. 0: stop the
-   pass (the graph holds the error). */
+/* GraphProto's output (pass 3): ValueInfoProto's name = 1, made a graph output; when it
+   declares float32, uint8, int8 or int32, the value must be of that type. 0: stop the pass
+   (the graph holds the error). */
 static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
   fuse_graph *g = ld->g;
-  fuse__slice name = {NULL, 0};
+  fuse__slice name = {NULL, 0}, same;
   fuse__pb ob = fuse__proto_of(s);
   uint32_t of, ow;
   fuse_value y;
+  int elem = 0, rank, type;
+  int64_t dims[FUSE_MAX_RANK];
   while (fuse__proto_tag(&ob, &of, &ow)) {
     if (of == 1 && ow == 2) {
       if (!fuse__proto_bytes(&ob, &name)) break;
@@ -371,7 +448,15 @@ static int fuse__onnx_graph_output(fuse__onnx *ld, fuse__slice s) {
                fuse__onnx_cstr(ld, name));
     return 0;
   }
-  y = fuse__onnx_value(ld, name);
+  fuse__onnx_input_shape(s, &same, &elem, &rank, dims); /* for its element type only */
+  type = fuse__dt_fuse_type(elem);
+  y = type > FUSE_FLOAT32 ? fuse__onnx_typed_value(ld, name, "graph output") : fuse__onnx_value(ld, name);
+  if (y != FUSE_NONE && type >= 0 && type != (int)fuse_value_type(g, y)) {
+    fuse__fail(g, FUSE_ERROR_PARSE, "onnx: graph output '%s' is declared %s, but the graph "
+               "computes it as %s", fuse__onnx_cstr(ld, name), fuse__dt_name(elem),
+               fuse__dt_name(fuse__dt_of_type((int)fuse_value_type(g, y))));
+    return 0;
+  }
   return !(y == FUSE_NONE || fuse_output(g, y) != FUSE_OK);
 }
 
@@ -679,10 +764,12 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     }
     return FUSE_ERROR_PARSE;
   }
-  if (t.dtype != FUSE__DT_FLOAT) {
+  if (fuse__dt_fuse_type(t.dtype) < 0) {
     fuse__puts(&o, "onnx tensor: data type ");
     fuse__put_int(&o, t.dtype);
-    fuse__puts(&o, " is not float32");
+    fuse__puts(&o, " (");
+    fuse__puts(&o, fuse__dt_name(t.dtype));
+    fuse__puts(&o, ") is not float32, uint8, int8 or int32");
     return FUSE_ERROR_UNSUPPORTED;
   }
   if (t.external) {
@@ -703,6 +790,7 @@ FUSE_API fuse_result fuse_onnx_load_tensor(const void *data, size_t size,
     return FUSE_ERROR_OUT_OF_MEMORY;
   }
   fuse__onnx_tensor_values(&t, out->data, NULL, count); /* counted above: it fits */
+  out->type = (fuse_type)fuse__dt_fuse_type(t.dtype);
   out->rank = t.rank;
   memcpy(out->shape, t.dims, sizeof t.dims);
   i = (int)(t.name.n < sizeof out->name - 1 ? t.name.n : sizeof out->name - 1);

@@ -35,6 +35,8 @@ typedef struct fuse__oval {
   fuse_value v;     /* FUSE__OV_VALUE */
   fuse__otensor t;  /* FUSE__OV_TENSOR: an initializer or Constant not yet read */
   fuse__known k;    /* FUSE__OV_KNOWN */
+  int whole;        /* FUSE__OV_VALUE: whole numbers by construction (made by Round, Floor or
+                       Ceil: a Cast to an integer type leaves them as they are) */
 } fuse__oval;
 
 typedef struct fuse__onnx {
@@ -340,6 +342,17 @@ static int fuse__onnx_known_of(fuse__onnx *ld, fuse__slice name, fuse__known *k)
     *k = ld->vals[idx].k;
     return 1;
   }
+  if (ld->vals[idx].kind == FUSE__OV_VALUE) { /* a typed constant made of a tensor (a zero
+                                                  point, fuse__onnx_typed_value) is still known */
+    const fuse__node *c = &ld->g->nodes[ld->vals[idx].v];
+    int64_t i;
+    if (c->op != FUSE__OP_CONST || c->type == FUSE_FLOAT32 || !c->data ||
+        fuse__numel(c->rank, c->shape) > FUSE__MAX_FOLD ||
+        !fuse__known_alloc(ld, k, fuse__dt_of_type(c->type), c->rank, c->shape))
+      return 0;
+    for (i = 0; i < k->count; i++) k->i[i] = (int64_t)fuse__const_value(c, i);
+    return 1;
+  }
   if (ld->vals[idx].kind != FUSE__OV_TENSOR) return 0;
   t = ld->vals[idx].t;
   if (fuse__onnx_tensor_count(&t, &count) >= 0) { /* an empty tensor (no scales, say) */
@@ -389,22 +402,33 @@ static int fuse__onnx_shape_of(fuse__onnx *ld, fuse__slice name, int *rank, int6
   }
 }
 
-/* The raw_data of float32 tensor t when that one field holds all its `count` values (no
-   float_data beside it): a slice of the file, on a little-endian host. 0 otherwise. */
-static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+/* The raw_data of tensor t when that one field holds all its `count` values (no float_data,
+   int32_data, ... beside it): a slice of the file. 0 otherwise. */
+static int fuse__onnx_raw_only(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
   fuse__pb b = fuse__proto_of(t->msg);
   uint32_t f, w;
   raw->p = NULL;
   raw->n = 0;
-  if (t->dtype != FUSE__DT_FLOAT || t->external || !fuse__little_endian()) return 0;
+  if (t->external || !fuse__dt_size(t->dtype)) return 0;
   while (fuse__proto_tag(&b, &f, &w)) {
     if (f == 9 && w == 2) {
       if (raw->p || !fuse__proto_bytes(&b, raw)) return 0;
-    } else if ((f == 4 || f == 10) || !fuse__proto_skip(&b, w)) {
+    } else if ((f >= 4 && f <= 7) || f == 10 || f == 11 || !fuse__proto_skip(&b, w)) {
       return 0;
     }
   }
-  return b.p == b.end && raw->p && raw->n == (size_t)count * sizeof(float);
+  return b.p == b.end && raw->p && raw->n == (size_t)count * (size_t)fuse__dt_size(t->dtype);
+}
+
+/* The raw_data of float32 tensor t when that one field holds all its `count` values: a slice
+   of the file, on a little-endian host (its bytes are then the floats). 0 otherwise. */
+static int fuse__onnx_raw_floats(const fuse__otensor *t, int64_t count, fuse__slice *raw) {
+  if (t->dtype != FUSE__DT_FLOAT || !fuse__little_endian()) {
+    raw->p = NULL;
+    raw->n = 0;
+    return 0;
+  }
+  return fuse__onnx_raw_only(t, count, raw);
 }
 
 /* A float constant of the graph from a tensor: a large float32 initializer of a mapped file
@@ -424,7 +448,8 @@ static fuse_value fuse__onnx_constant_of(fuse__onnx *ld, const fuse__otensor *t)
     return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
                             "tensor '%s' (%s, shape %S) is used as float32 data; fuse.h "
                             "computes in float32 and reads integer tensors only as shapes, "
-                            "axes and indices", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
+                            "axes and indices, and as the quantized operands of the "
+                            "quantization ops", nm, fuse__dt_name(t->dtype), t->rank, t->dims),
            FUSE_NONE;
   if (t->external) {
     v = fuse__constant_uninit(ld->g, t->rank, t->dims);
@@ -514,6 +539,19 @@ static fuse_value fuse__onnx_transposed_tensor(fuse__onnx *ld, fuse__slice name,
   return v;
 }
 
+/* Names `name` in the graph (when the graph has no value of that name yet) and binds it to
+   v: a tensor is made a graph constant once. */
+static fuse_value fuse__onnx_bind_constant(fuse__onnx *ld, fuse__slice name, fuse_value v) {
+  int k;
+  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
+      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+    return FUSE_NONE;
+  k = fuse__onnx_find(ld, name); /* the table may have moved */
+  ld->vals[k].kind = FUSE__OV_VALUE;
+  ld->vals[k].v = v;
+  return v;
+}
+
 /* The graph value for an ONNX name: initializers, Constants and folded float tensors become
    constants on first use. An integer or bool tensor cannot be float data: that is an error
    naming it. */
@@ -543,19 +581,105 @@ static fuse_value fuse__onnx_value(fuse__onnx *ld, fuse__slice name) {
       return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
                               "input '%s' (%s, shape %S) is computed at load time and used as "
                               "float32 data (fuse.h computes in float32; integer tensors serve "
-                              "only as shapes, axes and indices)",
+                              "only as shapes, axes and indices, and as the quantized operands "
+                              "of the quantization ops)",
                               fuse__onnx_cstr(ld, name), fuse__dt_name(kn.dtype), kn.rank, kn.dims),
              FUSE_NONE;
     v = fuse_constant(ld->g, NULL, kn.rank, kn.dims, kn.f);
     if (v == FUSE_NONE) return FUSE_NONE;
   }
-  if (name.n && fuse__onnx_name_ok(ld, name) && fuse__find(ld->g, fuse__onnx_cstr(ld, name)) == FUSE_NONE &&
-      fuse_value_set_name(ld->g, v, fuse__onnx_cstr(ld, name)) != FUSE_OK)
+  return fuse__onnx_bind_constant(ld, name, v);
+}
+
+/* Element i of a typed constant's data into its type from an int64 (in range: checked by
+   the caller's type). */
+static void fuse__typed_put(void *data, int type, int64_t i, int64_t v) {
+  if (type == FUSE_UINT8) ((uint8_t *)data)[i] = (uint8_t)v;
+  else if (type == FUSE_INT8) ((int8_t *)data)[i] = (int8_t)v;
+  else ((int32_t *)data)[i] = (int32_t)v;
+}
+
+/* A uint8 / int8 / int32 tensor of the file (an initializer or a Constant's value) as a typed
+   constant: raw_data copied as it is (int32 from little-endian bytes), other encodings
+   through int64. */
+static fuse_value fuse__onnx_typed_constant_of(fuse__onnx *ld, const fuse__otensor *t, int type) {
+  fuse_graph *g = ld->g;
+  int64_t count, i, got;
+  fuse__slice raw;
+  fuse_value v;
+  int64_t *wide;
+  char nm[200];
+  if (!fuse__onnx_check_tensor(ld, t, &count)) return FUSE_NONE;
+  fuse__copy_slice(nm, sizeof nm, t->name);
+  v = fuse_typed_constant(g, NULL, (fuse_type)type, t->rank, t->dims, NULL);
+  if (v == FUSE_NONE) return FUSE_NONE;
+  if (fuse__onnx_raw_only(t, count, &raw)) {
+    if (type != FUSE_INT32) memcpy(g->nodes[v].data, raw.p, (size_t)count);
+    else
+      for (i = 0; i < count; i++)
+        ((int32_t *)g->nodes[v].data)[i] = (int32_t)fuse__le32(raw.p + 4 * i);
+    return v;
+  }
+  got = t->external ? count : fuse__onnx_tensor_values(t, NULL, NULL, 0);
+  if (got != count)
+    return fuse__onnx_failf(ld, FUSE_ERROR_PARSE, "tensor '%s': its data %s", nm,
+                            got < 0 ? "is malformed" : "does not match its dimensions"),
+           FUSE_NONE;
+  wide = (int64_t *)fuse__alloc(&g->alloc, (size_t)count * sizeof(int64_t), 16);
+  if (!wide) return fuse__onnx_fail(ld, FUSE_ERROR_OUT_OF_MEMORY, "out of memory"), FUSE_NONE;
+  if (t->external ? !fuse__onnx_external_read(ld, t, count, NULL, wide)
+                  : fuse__onnx_tensor_values(t, NULL, wide, count) != count) {
+    fuse__free(&g->alloc, wide);
     return FUSE_NONE;
-  k = fuse__onnx_find(ld, name); /* the table may have moved */
-  ld->vals[k].kind = FUSE__OV_VALUE;
-  ld->vals[k].v = v;
+  }
+  for (i = 0; i < count; i++) fuse__typed_put(g->nodes[v].data, type, i, wide[i]);
+  fuse__free(&g->alloc, wide);
   return v;
+}
+
+/* The graph value for an ONNX name whatever its element type (the operands of the
+   quantization ops): a float32 one as fuse__onnx_value gives it; a uint8 / int8 / int32
+   initializer, Constant or tensor folded at load made a typed constant on first use (integer
+   tensors of other ops stay shape data: fuse__onnx_ints reads them). `what` names the
+   operand in messages ("x_zero_point"). */
+static fuse_value fuse__onnx_typed_value(fuse__onnx *ld, fuse__slice name, const char *what) {
+  int k = fuse__onnx_find(ld, name), type, dtype, rank;
+  fuse__known kn;
+  fuse_value v;
+  int64_t dims[FUSE_MAX_RANK], i;
+  if (k < 0 || ld->vals[k].kind == FUSE__OV_NONE || ld->vals[k].kind == FUSE__OV_VALUE)
+    return fuse__onnx_value(ld, name);
+  if (ld->vals[k].kind == FUSE__OV_TENSOR) {
+    dtype = ld->vals[k].t.dtype, rank = ld->vals[k].t.rank;
+    memcpy(dims, ld->vals[k].t.dims, sizeof dims);
+  } else {
+    dtype = ld->vals[k].k.dtype, rank = ld->vals[k].k.rank;
+    memcpy(dims, ld->vals[k].k.dims, sizeof dims);
+  }
+  if (fuse__dt_is_float(dtype)) return fuse__onnx_value(ld, name);
+  type = fuse__dt_fuse_type(dtype);
+  if (type < 0)
+    return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                            "%s '%s' is %s (shape %S); the quantization ops take uint8, int8 or "
+                            "int32 tensors", what, fuse__onnx_cstr(ld, name), fuse__dt_name(dtype),
+                            rank, dims),
+           FUSE_NONE;
+  if (ld->vals[k].kind == FUSE__OV_TENSOR) {
+    fuse__otensor t = ld->vals[k].t;
+    v = fuse__onnx_typed_constant_of(ld, &t, type);
+  } else {
+    kn = ld->vals[k].k;
+    if (kn.count == 0)
+      return fuse__onnx_failf(ld, FUSE_ERROR_UNSUPPORTED,
+                              "%s '%s' is an empty tensor of shape %S (zero-sized tensors are "
+                              "not supported as data)", what, fuse__onnx_cstr(ld, name), kn.rank,
+                              kn.dims),
+             FUSE_NONE;
+    v = fuse_typed_constant(ld->g, NULL, (fuse_type)type, kn.rank, kn.dims, NULL);
+    if (v != FUSE_NONE)
+      for (i = 0; i < kn.count; i++) fuse__typed_put(ld->g->nodes[v].data, type, i, kn.i[i]);
+  }
+  return v == FUSE_NONE ? FUSE_NONE : fuse__onnx_bind_constant(ld, name, v);
 }
 
 /* An integer tensor known at load of at most `max` values and rank <= 1, e.g. a Reshape

@@ -164,11 +164,35 @@ static const char *fuse__dt_name(int dt) {
   case 8: return "string";
   case 10: return "float16";
   case 16: return "bfloat16";
+  case 17: return "float8e4m3fn";
+  case 18: return "float8e4m3fnuz";
+  case 19: return "float8e5m2";
+  case 20: return "float8e5m2fnuz";
+  case 21: return "uint4";
+  case 22: return "int4";
   default: return "an unknown type";
   }
 }
 
 static int fuse__dt_is_float(int dt) { return dt == FUSE__DT_FLOAT || dt == FUSE__DT_DOUBLE; }
+
+/* The fuse_type of a TensorProto data type the graph holds as it is (float32 and the
+   quantized types uint8, int8, int32); -1 for the others. */
+static int fuse__dt_fuse_type(int dt) {
+  switch (dt) {
+  case FUSE__DT_FLOAT: return FUSE_FLOAT32;
+  case FUSE__DT_UINT8: return FUSE_UINT8;
+  case FUSE__DT_INT8: return FUSE_INT8;
+  case FUSE__DT_INT32: return FUSE_INT32;
+  default: return -1;
+  }
+}
+
+/* The TensorProto data type of a fuse_type. */
+static int fuse__dt_of_type(int type) {
+  static const int dtypes[4] = {FUSE__DT_FLOAT, FUSE__DT_UINT8, FUSE__DT_INT8, FUSE__DT_INT32};
+  return type >= FUSE_FLOAT32 && type <= FUSE_INT32 ? dtypes[type] : 0;
+}
 
 typedef struct fuse__otensor {
   fuse__slice msg, name;
