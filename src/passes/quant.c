@@ -2,6 +2,54 @@
 /* What fuse_optimize does to the quantize / dequantize ops of a QDQ model (ONNX Runtime's
    quantize_static, PyTorch fake-quant exports). */
 
+/* quantize(const, const scale, const zero point) -> a constant of the quantized type (the
+   weights of a PyTorch fake-quant export: float32 weights quantized and dequantized in the
+   graph), computed as the kernel computes it (run/reference_quant.c). Value ids stay valid. */
+static fuse_result fuse__fold_quantized_constants(fuse_graph *g) {
+  int v, k;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *x, *s, *z;
+    int64_t count, channels, inner, i;
+    double lo, hi;
+    void *data;
+    if (n->op != FUSE__OP_QUANTIZE || n->composite >= 0) continue;
+    for (k = 0; k < n->num_in && g->nodes[n->in[k]].op == FUSE__OP_CONST &&
+                (g->nodes[n->in[k]].data || g->nodes[n->in[k]].raw);
+         k++) {
+    }
+    if (k < n->num_in) continue;
+    x = &g->nodes[n->in[0]], s = &g->nodes[n->in[1]];
+    z = n->num_in > 2 ? &g->nodes[n->in[2]] : NULL;
+    count = fuse__numel(n->rank, n->shape);
+    channels = fuse__numel(s->rank, s->shape);
+    inner = channels > 1 ? fuse__numel(n->rank - n->a.quant.axis - 1, n->shape + n->a.quant.axis + 1)
+                         : count;
+    fuse__type_range(n->type, &lo, &hi);
+    data = fuse__alloc(&g->alloc, (size_t)count * fuse__type_size(n->type), FUSE__ALIGN);
+    if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    for (i = 0; i < count; i++) {
+      int64_t c = channels > 1 ? (i / inner) % channels : 0;
+      double zc = z ? fuse__const_value(z, c) : 0;
+      double q = (double)fuse__round_half_even(fuse__const_at(x, i) / fuse__const_at(s, c)) + zc;
+      if (q != q) q = zc;
+      q = q < lo ? lo : q > hi ? hi : q;
+      if (n->type == FUSE_INT32) ((int32_t *)data)[i] = (int32_t)q;
+      else if (n->type == FUSE_INT8) ((int8_t *)data)[i] = (int8_t)q;
+      else ((uint8_t *)data)[i] = (uint8_t)q;
+    }
+    fuse__derived_name(g, v, x->name, ".quantized");
+    n = &g->nodes[v];
+    fuse__free(&g->alloc, n->in);
+    n->in = NULL;
+    n->num_in = 0;
+    n->op = FUSE__OP_CONST;
+    n->data = (float *)data;
+    memset(&n->a, 0, sizeof n->a);
+  }
+  return FUSE_OK;
+}
+
 /* dequantize(const, const scale, const zero point) -> a float32 constant of the same values
    (a weight stored as int8 with its scales), so that the float kernels pack it as any
    weight. Value ids stay valid. */
