@@ -1325,10 +1325,16 @@ static size_t fuse__type_size(int type) {
 }
 
 /* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+   for every float (v - floor(v) is exact) and independent of the rounding mode. The double
+   one for |v| < 2^52. */
 static float fuse__round_half_even(float v) {
   float r = floorf(v), d = v - r;
   if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
+  return r;
+}
+static double fuse__round_half_even_d(double v) {
+  double r = floor(v), d = v - r;
+  if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
   return r;
 }
 
@@ -36637,15 +36643,24 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
       memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
       memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
     }
-  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v */
-    int in_type = g->nodes[nx->in[0]].type;
-    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v; in double while
+              the ops are clamps (as qadd, run/quant_run.c), else in float32 as their steps */
+    int in_type = g->nodes[nx->in[0]].type, clamps = 1, j;
+    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
+    for (j = 0; j < num_post; j++) clamps &= post[j].kind == FUSE_POST_CLAMP;
     for (k = 0; k < 256; k++) {
-      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k;
-      float f = (float)(v - h.x_zero) * x_scale;
-      int j;
-      for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
-      buf[sizeof h + (size_t)k] = (unsigned char)(fuse__quantize_value(g, nq, f) & 0xff);
+      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k, q;
+      if (clamps) {
+        double d = (double)(v - h.x_zero) * x_scale;
+        for (j = 0; j < num_post; j++) d = d < post[j].lo ? post[j].lo : d > post[j].hi ? post[j].hi : d;
+        d = fuse__round_half_even_d(d / y_scale) + h.y_zero;
+        q = (int32_t)(d < h.lo ? h.lo : d > h.hi ? h.hi : d);
+      } else {
+        float f = (float)(v - h.x_zero) * x_scale;
+        for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
+        q = fuse__quantize_value(g, nq, f);
+      }
+      buf[sizeof h + (size_t)k] = (unsigned char)(q & 0xff);
     }
   }
   memcpy(buf, &h, sizeof h);
@@ -39783,6 +39798,49 @@ static int64_t fuse__typed_at(const void *data, int type, int64_t i) {
   }
 }
 
+/* v (|v| < 2^22) rounded to the nearest whole number, ties to even, under the default
+   rounding mode (as cvtps2dq rounds): adding and taking away 1.5 * 2^23 leaves no fraction.
+   Assigned to a float each time, so excess precision (x87) cannot keep one. */
+static float fuse__round_small(float v) {
+  float t = v + 12582912.0f;
+  t -= 12582912.0f;
+  return t;
+}
+
+/* The per-tensor uint8 / int8 cases in loops of one type each (a compiler vectorizes them):
+   the same values as the general loops below under the default rounding mode. 0: not such a
+   case. */
+static int fuse__quant_per_tensor(int op, const void *x, int xtype, void *y, int ytype,
+                                  int64_t n, float scale, int32_t zero) {
+  int64_t i;
+  if (op == FUSE__OP_DEQUANTIZE) {
+    float *out = (float *)y;
+    if (xtype == FUSE_UINT8)
+      for (i = 0; i < n; i++) out[i] = (float)((int32_t)((const uint8_t *)x)[i] - zero) * scale;
+    else if (xtype == FUSE_INT8)
+      for (i = 0; i < n; i++) out[i] = (float)((int32_t)((const int8_t *)x)[i] - zero) * scale;
+    else
+      return 0;
+    return 1;
+  }
+  if (ytype != FUSE_UINT8 && ytype != FUSE_INT8) return 0;
+  {
+    const float *in = (const float *)x;
+    const float lo = (float)((ytype == FUSE_UINT8 ? 0 : -128) - zero);
+    const float hi = (float)((ytype == FUSE_UINT8 ? 255 : 127) - zero);
+    for (i = 0; i < n; i++) {
+      float v = in[i] / scale;
+      int32_t q;
+      v = v == v ? v : 0.0f; /* NaN: the zero point */
+      v = v < lo ? lo : v > hi ? hi : v;
+      q = (int32_t)fuse__round_small(v) + zero;
+      if (ytype == FUSE_UINT8) ((uint8_t *)y)[i] = (uint8_t)q;
+      else ((int8_t *)y)[i] = (int8_t)q;
+    }
+  }
+  return 1;
+}
+
 /* quantize: y = saturate(round(x / scale) + zero point); NaN gives the zero point.
    dequantize: y = (q - zero point) * scale. Per tensor, or per index of a.quant.axis when the
    scale holds more than one value. */
@@ -39797,6 +39855,10 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
                                : n;
   int ztype = s->num_in > 2 ? fuse__in_t(r, s, 2)->type : FUSE_UINT8;
   int64_t i;
+  if (channels == 1 && r->p->isa != FUSE_ISA_AUTO && /* (the reference kernels: the loops below) */
+      fuse__quant_per_tensor(s->op, x, tx->type, y, ty->type, n, scale[0],
+                             zero ? (int32_t)fuse__typed_at(zero, ztype, 0) : 0))
+    return;
   if (s->op == FUSE__OP_DEQUANTIZE) {
     for (i = 0; i < n; i++) {
       int64_t c = channels > 1 ? (i / inner) % channels : 0;
@@ -39883,8 +39945,10 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize, each as
-   the float step computes it (dequantize, add, the ops, quantize: bit for bit). */
+/* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
+   double while the ops are clamps (relu, clip: every model's case), so the sum and the
+   division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
+   round them; other ops in float32 as their float steps compute them. */
 static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
   const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
@@ -39901,14 +39965,31 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     memcpy(&post[k].alpha, w + 3, 4), memcpy(&post[k].beta, w + 4, 4);
     post[k].tensor = FUSE_NONE, post[k].operand = -1;
   }
-  for (i = 0; i < n; i++) {
-    float v = (float)(fuse__q_at(a, ta->type, i) - h->x_zero) * h->x_scale +
-              (float)(fuse__q_at(b, tb->type, i) - h->b_zero) * h->b_scale;
-    double q;
-    for (k = 0; k < h->num_post; k++) v = fuse__post_apply_scalar(v, &post[k], NULL, 1, 0.0f);
-    q = (double)fuse__round_half_even(v / h->y_scale) + h->y_zero;
-    if (q != q) q = h->y_zero;
-    fuse__q_put(y, ty->type, i, (int32_t)(q < h->lo ? h->lo : q > h->hi ? h->hi : q));
+  {
+    const double sa = h->x_scale, sb = h->b_scale, sy = h->y_scale;
+    const double lo = h->lo - h->y_zero, hi = h->hi - h->y_zero;
+    int clamps = 1;
+    for (k = 0; k < h->num_post; k++) clamps &= post[k].kind == FUSE_POST_CLAMP;
+    for (i = 0; i < n; i++) {
+      double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * sa +
+                 (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * sb;
+      if (clamps) {
+        for (k = 0; k < h->num_post; k++)
+          v = v < post[k].lo ? post[k].lo : v > post[k].hi ? post[k].hi : v;
+      } else {
+        float f = (float)v;
+        for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
+        v = f;
+      }
+      v /= sy;
+      v = v == v ? (v < lo ? lo : v > hi ? hi : v) : 0.0; /* NaN: the zero point */
+      {
+        double t = v + 6755399441055744.0; /* 1.5 * 2^52: rounds |v| < 2^51 half to even under
+                                              the default rounding mode, as cvtps2dq does */
+        t -= 6755399441055744.0;
+        fuse__q_put(y, ty->type, i, (int32_t)t + h->y_zero);
+      }
+    }
   }
 }
 

@@ -164,15 +164,24 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
       memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
       memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
     }
-  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v */
-    int in_type = g->nodes[nx->in[0]].type;
-    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+  } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v; in double while
+              the ops are clamps (as qadd, run/quant_run.c), else in float32 as their steps */
+    int in_type = g->nodes[nx->in[0]].type, clamps = 1, j;
+    float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
+    for (j = 0; j < num_post; j++) clamps &= post[j].kind == FUSE_POST_CLAMP;
     for (k = 0; k < 256; k++) {
-      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k;
-      float f = (float)(v - h.x_zero) * x_scale;
-      int j;
-      for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
-      buf[sizeof h + (size_t)k] = (unsigned char)(fuse__quantize_value(g, nq, f) & 0xff);
+      int32_t v = in_type == FUSE_INT8 ? (int32_t)(int8_t)(uint8_t)k : k, q;
+      if (clamps) {
+        double d = (double)(v - h.x_zero) * x_scale;
+        for (j = 0; j < num_post; j++) d = d < post[j].lo ? post[j].lo : d > post[j].hi ? post[j].hi : d;
+        d = fuse__round_half_even_d(d / y_scale) + h.y_zero;
+        q = (int32_t)(d < h.lo ? h.lo : d > h.hi ? h.hi : d);
+      } else {
+        float f = (float)(v - h.x_zero) * x_scale;
+        for (j = 0; j < num_post; j++) f = fuse__post_apply_scalar(f, &post[j], NULL, 1, 0.0f);
+        q = fuse__quantize_value(g, nq, f);
+      }
+      buf[sizeof h + (size_t)k] = (unsigned char)(q & 0xff);
     }
   }
   memcpy(buf, &h, sizeof h);

@@ -59,8 +59,10 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize, each as
-   the float step computes it (dequantize, add, the ops, quantize: bit for bit). */
+/* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
+   double while the ops are clamps (relu, clip: every model's case), so the sum and the
+   division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
+   round them; other ops in float32 as their float steps compute them. */
 static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
   const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
@@ -77,14 +79,31 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     memcpy(&post[k].alpha, w + 3, 4), memcpy(&post[k].beta, w + 4, 4);
     post[k].tensor = FUSE_NONE, post[k].operand = -1;
   }
-  for (i = 0; i < n; i++) {
-    float v = (float)(fuse__q_at(a, ta->type, i) - h->x_zero) * h->x_scale +
-              (float)(fuse__q_at(b, tb->type, i) - h->b_zero) * h->b_scale;
-    double q;
-    for (k = 0; k < h->num_post; k++) v = fuse__post_apply_scalar(v, &post[k], NULL, 1, 0.0f);
-    q = (double)fuse__round_half_even(v / h->y_scale) + h->y_zero;
-    if (q != q) q = h->y_zero;
-    fuse__q_put(y, ty->type, i, (int32_t)(q < h->lo ? h->lo : q > h->hi ? h->hi : q));
+  {
+    const double sa = h->x_scale, sb = h->b_scale, sy = h->y_scale;
+    const double lo = h->lo - h->y_zero, hi = h->hi - h->y_zero;
+    int clamps = 1;
+    for (k = 0; k < h->num_post; k++) clamps &= post[k].kind == FUSE_POST_CLAMP;
+    for (i = 0; i < n; i++) {
+      double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * sa +
+                 (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * sb;
+      if (clamps) {
+        for (k = 0; k < h->num_post; k++)
+          v = v < post[k].lo ? post[k].lo : v > post[k].hi ? post[k].hi : v;
+      } else {
+        float f = (float)v;
+        for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
+        v = f;
+      }
+      v /= sy;
+      v = v == v ? (v < lo ? lo : v > hi ? hi : v) : 0.0; /* NaN: the zero point */
+      {
+        double t = v + 6755399441055744.0; /* 1.5 * 2^52: rounds |v| < 2^51 half to even under
+                                              the default rounding mode, as cvtps2dq does */
+        t -= 6755399441055744.0;
+        fuse__q_put(y, ty->type, i, (int32_t)t + h->y_zero);
+      }
+    }
   }
 }
 
