@@ -1354,7 +1354,8 @@ typedef struct fuse__qhead {
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
-  int32_t reserved;
+  int32_t depthwise;      /* qconv2d: groups = channels = output channels (its scratch: the
+                             padded plane as int16 and an int32 row) */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
 #define FUSE__QPOST_WORDS 5
@@ -10540,10 +10541,9 @@ static int fuse__cpu_vnni(void) {
   return v;
 }
 
-/* The tile for a plan's ISA and a packed layout, on this CPU (NULL: none: the direct loops);
-   its MR in *mr. */
-static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int *mr) {
-  int vnni = layout == FUSE__QL_QUADS ? fuse__cpu_vnni() : 0;
+/* The tile for a plan's ISA and a packed layout, on a CPU of fuse__cpu_vnni() `vnni` (NULL:
+   none); its MR in *mr. */
+static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int vnni, int *mr) {
   (void)vnni;
   *mr = FUSE__QMR_SCALAR;
   if (layout == FUSE__QL_PAIRS) {
@@ -10583,6 +10583,80 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
   size_t a = FUSE__ALIGN - 1;
   return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
          (((size_t)taps * 8 * sizeof(void *) + a) & ~a) + (size_t)((npix + 8) * Kp) + FUSE__ALIGN;
+}
+
+/* A depthwise qconv2d's padded plane (int16 elements; with stride 2 its even and odd columns
+   as two planes), rounded up to 16 elements; then its scratch bytes (run/quant_run.c): the
+   plane, an int32 output row. */
+static int64_t fuse__qdw_plane(int64_t H, int64_t W, const fuse_conv2d_attrs *a) {
+  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
+  int64_t n = a->strides[1] == 2 ? 2 * HP * ((WP + 1) / 2) : HP * WP;
+  return (n + 15) & ~(int64_t)15;
+}
+static size_t fuse__qdw_scratch(int64_t H, int64_t W, const fuse_conv2d_attrs *a, int64_t OW) {
+  return (size_t)(fuse__qdw_plane(H, W, a) * 2 + OW * 4 + 32) + FUSE__ALIGN;
+}
+
+static void fuse__qdw_fill(int32_t *acc, int64_t n, int32_t v) {
+  int64_t i;
+  for (i = 0; i < n; i++) acc[i] = v;
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* acc[0..n) += x[0..n) * w, 8 lanes a step; the tail in C. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_row_avx2(int32_t *acc, const int16_t *x,
+                                                                   int64_t n, int32_t w) {
+  const __m256i wv = _mm256_set1_epi32(w);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
+    _mm256_storeu_si256((__m256i *)(void *)(acc + i), _mm256_add_epi32(a, _mm256_mullo_epi32(xv, wv)));
+  }
+  for (; i < n; i++) acc[i] += x[i] * w;
+}
+/* y[0..n) = the requantized acc[0..n), 8 a step. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_requant_avx2(unsigned char *y,
+                                                                       const int32_t *acc,
+                                                                       int64_t n, float scale,
+                                                                       const fuse__qhead *h) {
+  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
+  const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
+  const __m256i z = _mm256_set1_epi32(h->y_zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + i))), s);
+    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo), hi)), z);
+    __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    __m128i b = h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
+    _mm_storel_epi64((__m128i *)(void *)(y + i), b);
+  }
+  for (; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+}
+#endif
+
+static void fuse__qdw_row(int simd, int32_t *acc, const int16_t *x, int64_t n, int32_t w) {
+  int64_t i;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (simd) {
+    fuse__qdw_row_avx2(acc, x, n, w);
+    return;
+  }
+#endif
+  (void)simd;
+  for (i = 0; i < n; i++) acc[i] += x[i] * w;
+}
+static void fuse__qdw_requant(int simd, unsigned char *y, const int32_t *acc, int64_t n,
+                              float scale, const fuse__qhead *h) {
+  int64_t i;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (simd) {
+    fuse__qdw_requant_avx2(y, acc, n, scale, h);
+    return;
+  }
+#endif
+  (void)simd;
+  for (i = 0; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
 }
 /* ==== end src/kernels/qconv.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
@@ -34320,6 +34394,7 @@ struct fuse_plan {
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
   int elsewhere;       /* made (fuse_compile_options.save_only) for an ISA this CPU lacks */
+  int vnni;            /* this CPU's VNNI (fuse__cpu_vnni), read once when made or loaded */
   char *description;   /* one line per step, for fuse_plan_write */
   float *zeros;          /* a row of zeros for the SIMD conv's padding taps */
   size_t zeros_floats;   /* its length */
@@ -36488,10 +36563,10 @@ done:
 /* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
    pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
    reference kernels and grouped convs. */
-static int fuse__qconv_layout(fuse_isa isa, int groups, int save_only) {
+static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only) {
   int mr;
   if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
-  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, &mr)) return FUSE__QL_QUADS;
+  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, vnni, &mr)) return FUSE__QL_QUADS;
   return FUSE__QL_PAIRS;
 }
 
@@ -36612,13 +36687,15 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     const fuse__node *xq = &g->nodes[nx->in[0]];
     int64_t Kp, taps = wq->shape[2] * wq->shape[3];
     size_t need;
-    h.layout = fuse__qconv_layout(p->isa, nc->a.conv.groups, p->elsewhere);
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, nc->a.conv.groups, p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
     bytes += (size_t)Kp * 8;
-    need = h.layout == FUSE__QL_DIRECT ? 0
-                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
+    need = h.layout != FUSE__QL_DIRECT ? fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
                                                              xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp);
+                                                             nc->shape[2] * nc->shape[3], Kp)
+           : h.depthwise ? fuse__qdw_scratch(xq->shape[2], xq->shape[3], &nc->a.conv, nc->shape[3])
+                         : 0;
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
@@ -36759,6 +36836,7 @@ static int fuse__compile_start(fuse__compiler *c) {
   else fuse__plan_threads(p, 0, NULL, NULL);
   /* made for another machine: fuse_run refuses it here */
   p->elsewhere = !fuse__isa_runs_here(p->isa);
+  p->vnni = fuse__cpu_vnni(); /* (read once: cpuid costs, more so in a VM) */
   p->no_winograd = c->opt ? c->opt->no_winograd : 0;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;
@@ -39945,6 +40023,67 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
+/* A depthwise qconv2d (groups = channels, one output channel each): per channel, its plane
+   copied once into the scratch as int16 (x - x_zero) with the padding 0 around it (with
+   stride 2, its even and odd columns as two planes, so that every tap reads a contiguous run),
+   then per output row the taps' sums in an int32 row, requantized (rounding by 1.5 * 2^23
+   under the default mode, as the tiles). The row loops run on AVX2 where the plan's ISA has
+   it (kernels/qconv.c), else in C. */
+static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
+  const float *scale = (const float *)(const void *)(bias + h->K);
+  const int8_t *w = (const int8_t *)(const void *)(scale + h->K);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], taps = (int64_t)h->KH * h->KW;
+  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
+  int64_t sx = a->strides[1], split = sx == 2, WS = split ? (WP + 1) / 2 : WP; /* a plane's row */
+  int64_t n, c, iy, ix, oy, t;
+  int16_t *plane = (int16_t *)(void *)(r->work + r->p->scratch_offset);
+  int32_t *acc = (int32_t *)(void *)(plane + fuse__qdw_plane(H, W, a));
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  const int simd = r->p->isa == FUSE_ISA_AVX2 || r->p->isa == FUSE_ISA_AVX512;
+  for (n = 0; n < N; n++)
+    for (c = 0; c < C; c++) {
+      const uint8_t *xc = x + (n * C + c) * H * W;
+      const int8_t *wc = w + c * taps;
+      unsigned char *yc = y + (n * C + c) * OH * OW;
+      memset(plane, 0, (size_t)fuse__qdw_plane(H, W, a) * sizeof *plane);
+      for (iy = 0; iy < H; iy++) {
+        const uint8_t *src = xc + iy * W;
+        if (!split) {
+          int16_t *row = plane + (iy + a->padding[0]) * WP + a->padding[1];
+          for (ix = 0; ix < W; ix++) row[ix] = (int16_t)(src[ix] - h->x_zero);
+        } else { /* even columns in the first plane, odd ones in the second */
+          int16_t *row[2];
+          row[0] = plane + (iy + a->padding[0]) * WS, row[1] = row[0] + HP * WS;
+          for (ix = 0; ix < W; ix++) {
+            int64_t col = ix + a->padding[1];
+            row[col & 1][col >> 1] = (int16_t)(src[ix] - h->x_zero);
+          }
+        }
+      }
+      for (oy = 0; oy < OH; oy++) {
+        fuse__qdw_fill(acc, OW, bias[c]);
+        for (t = 0; t < taps; t++) {
+          int64_t row = oy * a->strides[0] + t / h->KW * a->dilation[0];
+          int64_t col = t % h->KW * a->dilation[1];
+          const int16_t *xr = split ? plane + (col & 1) * HP * WS + row * WS + col / 2
+                                    : plane + row * WP + col;
+          if (sx != 1 && !split) {
+            int64_t ox;
+            for (ox = 0; ox < OW; ox++) acc[ox] += xr[ox * sx] * (int32_t)wc[t];
+          } else {
+            fuse__qdw_row(simd, acc, xr, OW, wc[t]);
+          }
+        }
+        fuse__qdw_requant(simd, yc + oy * OW, acc, OW, scale[c], h);
+      }
+    }
+}
+
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
    double while the ops are clamps (relu, clip: every model's case), so the sum and the
    division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
@@ -40099,9 +40238,11 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
     int mr;
-    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, &mr) : NULL;
+    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, r->p->vnni, &mr) : NULL;
     FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
     if (tile) fuse__qconv_packed(r, s, h, tile, mr);
+    else if (h->layout == FUSE__QL_DIRECT && h->depthwise && r->p->isa != FUSE_ISA_AUTO)
+      fuse__qconv_depthwise(r, s, h);
     else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
@@ -41109,12 +41250,25 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
       int64_t Kp, taps = (int64_t)h->KH * h->KW;
       int mr;
-      if (!fuse__qtile_pick(p->isa, h->layout, &mr)) return -1;
+      if (!fuse__qtile_pick(p->isa, h->layout, p->vnni, &mr)) return -1;
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
                               taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
+    }
+    if (h->depthwise) { /* its plane's geometry inside the padded plane, its scratch */
+      const fuse_conv2d_attrs *a = &s->a.conv;
+      int64_t HP = tx->shape[2] + a->padding[0] + a->padding[2];
+      int64_t WP = tx->shape[3] + a->padding[1] + a->padding[3];
+      if (G != h->C || G != h->K || a->strides[0] < 1 || a->strides[1] < 1 || a->dilation[0] < 1 ||
+          a->dilation[1] < 1 || a->padding[0] < 0 || a->padding[1] < 0 || a->padding[2] < 0 ||
+          a->padding[3] < 0 || a->padding[0] > 4096 || a->padding[1] > 4096 ||
+          a->padding[2] > 4096 || a->padding[3] > 4096 ||
+          (ty->shape[2] - 1) * a->strides[0] + (int64_t)(h->KH - 1) * a->dilation[0] >= HP ||
+          (ty->shape[3] - 1) * a->strides[1] + (int64_t)(h->KW - 1) * a->dilation[1] >= WP ||
+          fuse__qdw_scratch(tx->shape[2], tx->shape[3], a, ty->shape[3]) > p->scratch_slot)
+        return 0;
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
@@ -41339,6 +41493,7 @@ static fuse_result fuse__blob_header(fuse__loader *l, const unsigned char *b, si
       return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "damaged: the weights' checksum differs");
   }
   l->p->isa = (fuse_isa)isa;
+  l->p->vnni = fuse__cpu_vnni(); /* (read once: cpuid costs, more so in a VM) */
   return FUSE_OK;
 }
 

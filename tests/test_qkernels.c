@@ -96,7 +96,7 @@ TEST(tiles_match_the_reference) {
       int mr;
       fuse__qtile_fn tile;
       if (isa > (int)fuse_cpu_isa() || fuse_cpu_isa() == FUSE_ISA_NEON) continue;
-      tile = fuse__qtile_pick((fuse_isa)isa, layout, &mr);
+      tile = fuse__qtile_pick((fuse_isa)isa, layout, fuse__cpu_vnni(), &mr);
       if (!tile) continue;
       for (ti = 0; ti < 3; ti++)
         for (ci = 0; ci < 6; ci++)

@@ -380,7 +380,7 @@ static int32_t ref_requant(int64_t acc, float scale, int32_t zero, int32_t lo, i
 TEST(qdq_conv_runs_in_integers) {
   static const char *acts[3] = {"relu(%a)", "clip(%a, lo=-0.5, hi=1.5)", "add(%a, 0)"};
   int act, signed_out, G, isa;
-  for (G = 1; G <= 2; G++)
+  for (G = 1; G <= 4; G *= 2) /* dense, grouped, depthwise */
   for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++)
   for (act = 0; act < 3; act++)
     for (signed_out = 0; signed_out < 2; signed_out++) {
@@ -399,10 +399,11 @@ TEST(qdq_conv_runs_in_integers) {
       int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255, yz = signed_out ? -3 : 7;
       int i, n, k, oy, ox, c, ky, kx, exact = 1, near = 1, steps_q = 0;
       if (isa > (int)fuse_cpu_isa() || (isa == FUSE_ISA_SCALAR + 1 && fuse_cpu_isa() == FUSE_ISA_NEON) ||
-          (G == 2 && isa != FUSE_ISA_SCALAR))
-        continue; /* (grouped: the direct loops, whatever the ISA) */
+          (G != 1 && isa != FUSE_ISA_SCALAR))
+        continue; /* (grouped, depthwise: the same loops whatever the ISA) */
       strcpy(text, qconv_net);
       if (G == 1) replace(text, "i8[4, 2, 3, 3]", "i8[4, 4, 3, 3]"), replace(text, "groups=2", "groups=1");
+      if (G == 4) replace(text, "i8[4, 2, 3, 3]", "i8[4, 1, 3, 3]"), replace(text, "groups=2", "groups=4");
       replace(text, "%YT", signed_out ? "i8" : "u8");
       replace(text, "%YZ", signed_out ? "-3" : "7");
       replace(text, "%ACT", acts[act]);

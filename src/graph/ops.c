@@ -162,7 +162,8 @@ typedef struct fuse__qhead {
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
-  int32_t reserved;
+  int32_t depthwise;      /* qconv2d: groups = channels = output channels (its scratch: the
+                             padded plane as int16 and an int32 row) */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
 #define FUSE__QPOST_WORDS 5

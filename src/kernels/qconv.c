@@ -208,10 +208,9 @@ static int fuse__cpu_vnni(void) {
   return v;
 }
 
-/* The tile for a plan's ISA and a packed layout, on this CPU (NULL: none: the direct loops);
-   its MR in *mr. */
-static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int *mr) {
-  int vnni = layout == FUSE__QL_QUADS ? fuse__cpu_vnni() : 0;
+/* The tile for a plan's ISA and a packed layout, on a CPU of fuse__cpu_vnni() `vnni` (NULL:
+   none); its MR in *mr. */
+static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int vnni, int *mr) {
   (void)vnni;
   *mr = FUSE__QMR_SCALAR;
   if (layout == FUSE__QL_PAIRS) {
@@ -251,4 +250,78 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
   size_t a = FUSE__ALIGN - 1;
   return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
          (((size_t)taps * 8 * sizeof(void *) + a) & ~a) + (size_t)((npix + 8) * Kp) + FUSE__ALIGN;
+}
+
+/* A depthwise qconv2d's padded plane (int16 elements; with stride 2 its even and odd columns
+   as two planes), rounded up to 16 elements; then its scratch bytes (run/quant_run.c): the
+   plane, an int32 output row. */
+static int64_t fuse__qdw_plane(int64_t H, int64_t W, const fuse_conv2d_attrs *a) {
+  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
+  int64_t n = a->strides[1] == 2 ? 2 * HP * ((WP + 1) / 2) : HP * WP;
+  return (n + 15) & ~(int64_t)15;
+}
+static size_t fuse__qdw_scratch(int64_t H, int64_t W, const fuse_conv2d_attrs *a, int64_t OW) {
+  return (size_t)(fuse__qdw_plane(H, W, a) * 2 + OW * 4 + 32) + FUSE__ALIGN;
+}
+
+static void fuse__qdw_fill(int32_t *acc, int64_t n, int32_t v) {
+  int64_t i;
+  for (i = 0; i < n; i++) acc[i] = v;
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* acc[0..n) += x[0..n) * w, 8 lanes a step; the tail in C. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_row_avx2(int32_t *acc, const int16_t *x,
+                                                                   int64_t n, int32_t w) {
+  const __m256i wv = _mm256_set1_epi32(w);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
+    _mm256_storeu_si256((__m256i *)(void *)(acc + i), _mm256_add_epi32(a, _mm256_mullo_epi32(xv, wv)));
+  }
+  for (; i < n; i++) acc[i] += x[i] * w;
+}
+/* y[0..n) = the requantized acc[0..n), 8 a step. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_requant_avx2(unsigned char *y,
+                                                                       const int32_t *acc,
+                                                                       int64_t n, float scale,
+                                                                       const fuse__qhead *h) {
+  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
+  const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
+  const __m256i z = _mm256_set1_epi32(h->y_zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + i))), s);
+    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo), hi)), z);
+    __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    __m128i b = h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
+    _mm_storel_epi64((__m128i *)(void *)(y + i), b);
+  }
+  for (; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+}
+#endif
+
+static void fuse__qdw_row(int simd, int32_t *acc, const int16_t *x, int64_t n, int32_t w) {
+  int64_t i;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (simd) {
+    fuse__qdw_row_avx2(acc, x, n, w);
+    return;
+  }
+#endif
+  (void)simd;
+  for (i = 0; i < n; i++) acc[i] += x[i] * w;
+}
+static void fuse__qdw_requant(int simd, unsigned char *y, const int32_t *acc, int64_t n,
+                              float scale, const fuse__qhead *h) {
+  int64_t i;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (simd) {
+    fuse__qdw_requant_avx2(y, acc, n, scale, h);
+    return;
+  }
+#endif
+  (void)simd;
+  for (i = 0; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
 }

@@ -86,6 +86,7 @@ static int fuse__compile_start(fuse__compiler *c) {
   else fuse__plan_threads(p, 0, NULL, NULL);
   /* made for another machine: fuse_run refuses it here */
   p->elsewhere = !fuse__isa_runs_here(p->isa);
+  p->vnni = fuse__cpu_vnni(); /* (read once: cpuid costs, more so in a VM) */
   p->no_winograd = c->opt ? c->opt->no_winograd : 0;
   p->num_inputs = g->num_inputs;
   p->num_outputs = g->num_outputs;

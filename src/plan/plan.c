@@ -95,6 +95,7 @@ struct fuse_plan {
   void *own_workspace; /* used when fuse_run is given none */
   fuse_isa isa;
   int elsewhere;       /* made (fuse_compile_options.save_only) for an ISA this CPU lacks */
+  int vnni;            /* this CPU's VNNI (fuse__cpu_vnni), read once when made or loaded */
   char *description;   /* one line per step, for fuse_plan_write */
   float *zeros;          /* a row of zeros for the SIMD conv's padding taps */
   size_t zeros_floats;   /* its length */

@@ -9,10 +9,10 @@
 /* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
    pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
    reference kernels and grouped convs. */
-static int fuse__qconv_layout(fuse_isa isa, int groups, int save_only) {
+static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only) {
   int mr;
   if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
-  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, &mr)) return FUSE__QL_QUADS;
+  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, vnni, &mr)) return FUSE__QL_QUADS;
   return FUSE__QL_PAIRS;
 }
 
@@ -133,13 +133,15 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     const fuse__node *xq = &g->nodes[nx->in[0]];
     int64_t Kp, taps = wq->shape[2] * wq->shape[3];
     size_t need;
-    h.layout = fuse__qconv_layout(p->isa, nc->a.conv.groups, p->elsewhere);
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, nc->a.conv.groups, p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
     bytes += (size_t)Kp * 8;
-    need = h.layout == FUSE__QL_DIRECT ? 0
-                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
+    need = h.layout != FUSE__QL_DIRECT ? fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
                                                              xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp);
+                                                             nc->shape[2] * nc->shape[3], Kp)
+           : h.depthwise ? fuse__qdw_scratch(xq->shape[2], xq->shape[3], &nc->a.conv, nc->shape[3])
+                         : 0;
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;

@@ -550,12 +550,25 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
       int64_t Kp, taps = (int64_t)h->KH * h->KW;
       int mr;
-      if (!fuse__qtile_pick(p->isa, h->layout, &mr)) return -1;
+      if (!fuse__qtile_pick(p->isa, h->layout, p->vnni, &mr)) return -1;
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
                               taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
+    }
+    if (h->depthwise) { /* its plane's geometry inside the padded plane, its scratch */
+      const fuse_conv2d_attrs *a = &s->a.conv;
+      int64_t HP = tx->shape[2] + a->padding[0] + a->padding[2];
+      int64_t WP = tx->shape[3] + a->padding[1] + a->padding[3];
+      if (G != h->C || G != h->K || a->strides[0] < 1 || a->strides[1] < 1 || a->dilation[0] < 1 ||
+          a->dilation[1] < 1 || a->padding[0] < 0 || a->padding[1] < 0 || a->padding[2] < 0 ||
+          a->padding[3] < 0 || a->padding[0] > 4096 || a->padding[1] > 4096 ||
+          a->padding[2] > 4096 || a->padding[3] > 4096 ||
+          (ty->shape[2] - 1) * a->strides[0] + (int64_t)(h->KH - 1) * a->dilation[0] >= HP ||
+          (ty->shape[3] - 1) * a->strides[1] + (int64_t)(h->KW - 1) * a->dilation[1] >= WP ||
+          fuse__qdw_scratch(tx->shape[2], tx->shape[3], a, ty->shape[3]) > p->scratch_slot)
+        return 0;
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
@@ -780,6 +793,7 @@ static fuse_result fuse__blob_header(fuse__loader *l, const unsigned char *b, si
       return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "damaged: the weights' checksum differs");
   }
   l->p->isa = (fuse_isa)isa;
+  l->p->vnni = fuse__cpu_vnni(); /* (read once: cpuid costs, more so in a VM) */
   return FUSE_OK;
 }
 

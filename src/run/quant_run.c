@@ -59,6 +59,67 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
+/* A depthwise qconv2d (groups = channels, one output channel each): per channel, its plane
+   copied once into the scratch as int16 (x - x_zero) with the padding 0 around it (with
+   stride 2, its even and odd columns as two planes, so that every tap reads a contiguous run),
+   then per output row the taps' sums in an int32 row, requantized (rounding by 1.5 * 2^23
+   under the default mode, as the tiles). The row loops run on AVX2 where the plan's ISA has
+   it (kernels/qconv.c), else in C. */
+static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
+  const float *scale = (const float *)(const void *)(bias + h->K);
+  const int8_t *w = (const int8_t *)(const void *)(scale + h->K);
+  const fuse_conv2d_attrs *a = &s->a.conv;
+  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], taps = (int64_t)h->KH * h->KW;
+  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
+  int64_t sx = a->strides[1], split = sx == 2, WS = split ? (WP + 1) / 2 : WP; /* a plane's row */
+  int64_t n, c, iy, ix, oy, t;
+  int16_t *plane = (int16_t *)(void *)(r->work + r->p->scratch_offset);
+  int32_t *acc = (int32_t *)(void *)(plane + fuse__qdw_plane(H, W, a));
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  const int simd = r->p->isa == FUSE_ISA_AVX2 || r->p->isa == FUSE_ISA_AVX512;
+  for (n = 0; n < N; n++)
+    for (c = 0; c < C; c++) {
+      const uint8_t *xc = x + (n * C + c) * H * W;
+      const int8_t *wc = w + c * taps;
+      unsigned char *yc = y + (n * C + c) * OH * OW;
+      memset(plane, 0, (size_t)fuse__qdw_plane(H, W, a) * sizeof *plane);
+      for (iy = 0; iy < H; iy++) {
+        const uint8_t *src = xc + iy * W;
+        if (!split) {
+          int16_t *row = plane + (iy + a->padding[0]) * WP + a->padding[1];
+          for (ix = 0; ix < W; ix++) row[ix] = (int16_t)(src[ix] - h->x_zero);
+        } else { /* even columns in the first plane, odd ones in the second */
+          int16_t *row[2];
+          row[0] = plane + (iy + a->padding[0]) * WS, row[1] = row[0] + HP * WS;
+          for (ix = 0; ix < W; ix++) {
+            int64_t col = ix + a->padding[1];
+            row[col & 1][col >> 1] = (int16_t)(src[ix] - h->x_zero);
+          }
+        }
+      }
+      for (oy = 0; oy < OH; oy++) {
+        fuse__qdw_fill(acc, OW, bias[c]);
+        for (t = 0; t < taps; t++) {
+          int64_t row = oy * a->strides[0] + t / h->KW * a->dilation[0];
+          int64_t col = t % h->KW * a->dilation[1];
+          const int16_t *xr = split ? plane + (col & 1) * HP * WS + row * WS + col / 2
+                                    : plane + row * WP + col;
+          if (sx != 1 && !split) {
+            int64_t ox;
+            for (ox = 0; ox < OW; ox++) acc[ox] += xr[ox * sx] * (int32_t)wc[t];
+          } else {
+            fuse__qdw_row(simd, acc, xr, OW, wc[t]);
+          }
+        }
+        fuse__qdw_requant(simd, yc + oy * OW, acc, OW, scale[c], h);
+      }
+    }
+}
+
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
    double while the ops are clamps (relu, clip: every model's case), so the sum and the
    division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
@@ -213,9 +274,11 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
     int mr;
-    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, &mr) : NULL;
+    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, r->p->vnni, &mr) : NULL;
     FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
     if (tile) fuse__qconv_packed(r, s, h, tile, mr);
+    else if (h->layout == FUSE__QL_DIRECT && h->depthwise && r->p->isa != FUSE_ISA_AUTO)
+      fuse__qconv_depthwise(r, s, h);
     else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
