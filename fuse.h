@@ -1325,16 +1325,10 @@ static size_t fuse__type_size(int type) {
 }
 
 /* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. The double
-   one for |v| < 2^52. */
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
 static float fuse__round_half_even(float v) {
   float r = floorf(v), d = v - r;
   if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
-  return r;
-}
-static double fuse__round_half_even_d(double v) {
-  double r = floor(v), d = v - r;
-  if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
   return r;
 }
 
@@ -36568,6 +36562,13 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only)
   if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
   if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, vnni, &mr)) return FUSE__QL_QUADS;
   return FUSE__QL_PAIRS;
+}
+
+/* fuse__round_half_even in double (|v| < 2^52). */
+static double fuse__round_half_even_d(double v) {
+  double r = floor(v), d = v - r;
+  if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
+  return r;
 }
 
 /* quantize(v) with the scale and zero point of quantize node q, as the reference kernel

@@ -133,16 +133,10 @@ static size_t fuse__type_size(int type) {
 }
 
 /* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. The double
-   one for |v| < 2^52. */
+   for every float (v - floor(v) is exact) and independent of the rounding mode. */
 static float fuse__round_half_even(float v) {
   float r = floorf(v), d = v - r;
   if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
-  return r;
-}
-static double fuse__round_half_even_d(double v) {
-  double r = floor(v), d = v - r;
-  if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
   return r;
 }
 

@@ -16,6 +16,13 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only)
   return FUSE__QL_PAIRS;
 }
 
+/* fuse__round_half_even in double (|v| < 2^52). */
+static double fuse__round_half_even_d(double v) {
+  double r = floor(v), d = v - r;
+  if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0.0)) r += 1.0;
+  return r;
+}
+
 /* quantize(v) with the scale and zero point of quantize node q, as the reference kernel
    computes it (run/reference_quant.c). */
 static int32_t fuse__quantize_value(const fuse_graph *g, const fuse__node *q, float v) {
