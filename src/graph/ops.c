@@ -133,11 +133,15 @@ static size_t fuse__type_size(int type) {
 }
 
 /* v rounded to the nearest whole number, ties to even, as ONNX's QuantizeLinear rounds; exact
-   for every float (v - floor(v) is exact) and independent of the rounding mode. */
+   for every float (|v| - trunc(|v|) is exact; from 2^23 on floats are whole), independent of
+   the rounding mode, and without libm (a Cortex-M firmware's C library may lack floorf). */
 static float fuse__round_half_even(float v) {
-  float r = floorf(v), d = v - r;
-  if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0.0f)) r += 1.0f;
-  return r;
+  float a = v < 0 ? -v : v, r, d;
+  if (!(a < 8388608.0f)) return v; /* whole already, or NaN / infinity */
+  r = (float)(int32_t)a;
+  d = a - r;
+  if (d > 0.5f || (d == 0.5f && ((int32_t)r & 1))) r += 1.0f;
+  return v < 0 ? -r : r;
 }
 
 /* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized

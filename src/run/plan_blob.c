@@ -706,7 +706,8 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed = (float *)(uintptr_t)(weights + packed_at); /* read only */
     s->packed_floats = (size_t)packed_floats;
   }
-  if (fuse__ops[s->op].run == FUSE__RUN_QINT && (ok = fuse__blob_qint_ok(p, s)) != 1)
+  if (FUSE__HAS_RUN(FUSE__RUN_QINT) && fuse__ops[s->op].run == FUSE__RUN_QINT &&
+      (ok = fuse__blob_qint_ok(p, s)) != 1) /* (a build without the kind refused it above) */
     return ok < 0 ? fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
                                       "step %d (%s) was packed for VNNI (vpdpbusd), which this "
                                       "CPU lacks", i, fuse__ops[s->op].name)
