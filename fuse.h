@@ -6763,6 +6763,23 @@ FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out) {
   return r ? 16 : 0;
 }
 
+/* Node v, an op, becomes a constant of `data` (NULL: of the file bytes `raw`), named after
+   `base` + suffix unless it has a name: how the folds of fuse_optimize replace an op whose
+   operands are all constants (in place: the value id stays). */
+static void fuse__become_constant(fuse_graph *g, fuse_value v, void *data,
+                                  const unsigned char *raw, const char *base, const char *suffix) {
+  fuse__node *n;
+  fuse__derived_name(g, v, base, suffix);
+  n = &g->nodes[v];
+  fuse__free(&g->alloc, n->in);
+  n->in = NULL;
+  n->num_in = 0;
+  n->op = FUSE__OP_CONST;
+  n->data = (float *)data;
+  n->raw = raw;
+  memset(&n->a, 0, sizeof n->a);
+}
+
 /* reshape of a constant becomes a constant (in place: the value id stays) */
 static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   int v;
@@ -6783,15 +6800,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
       if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
       fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
     }
-    fuse__derived_name(g, v, src->name, ".reshaped");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = data;
-    n->raw = raw;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, raw, src->name, ".reshaped");
   }
   return FUSE_OK;
 }
@@ -6998,14 +7007,7 @@ static fuse_result fuse__fold_quantized_constants(fuse_graph *g) {
       else if (n->type == FUSE_INT8) ((int8_t *)data)[i] = (int8_t)q;
       else ((uint8_t *)data)[i] = (uint8_t)q;
     }
-    fuse__derived_name(g, v, x->name, ".quantized");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = (float *)data;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, NULL, x->name, ".quantized");
   }
   return FUSE_OK;
 }
@@ -7039,14 +7041,7 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
       int64_t zc = z ? (int64_t)fuse__const_value(z, c) : 0;
       data[i] = (float)((int64_t)fuse__const_value(q, i) - zc) * fuse__const_at(s, c);
     }
-    fuse__derived_name(g, v, q->name, ".dequantized");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = data;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, NULL, q->name, ".dequantized");
   }
   return FUSE_OK;
 }

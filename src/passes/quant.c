@@ -38,14 +38,7 @@ static fuse_result fuse__fold_quantized_constants(fuse_graph *g) {
       else if (n->type == FUSE_INT8) ((int8_t *)data)[i] = (int8_t)q;
       else ((uint8_t *)data)[i] = (uint8_t)q;
     }
-    fuse__derived_name(g, v, x->name, ".quantized");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = (float *)data;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, NULL, x->name, ".quantized");
   }
   return FUSE_OK;
 }
@@ -79,14 +72,7 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
       int64_t zc = z ? (int64_t)fuse__const_value(z, c) : 0;
       data[i] = (float)((int64_t)fuse__const_value(q, i) - zc) * fuse__const_at(s, c);
     }
-    fuse__derived_name(g, v, q->name, ".dequantized");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = data;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, NULL, q->name, ".dequantized");
   }
   return FUSE_OK;
 }

@@ -289,6 +289,23 @@ FUSE_API int fuse_rules_default(const char *codegen, const fuse_rule **out) {
   return r ? 16 : 0;
 }
 
+/* Node v, an op, becomes a constant of `data` (NULL: of the file bytes `raw`), named after
+   `base` + suffix unless it has a name: how the folds of fuse_optimize replace an op whose
+   operands are all constants (in place: the value id stays). */
+static void fuse__become_constant(fuse_graph *g, fuse_value v, void *data,
+                                  const unsigned char *raw, const char *base, const char *suffix) {
+  fuse__node *n;
+  fuse__derived_name(g, v, base, suffix);
+  n = &g->nodes[v];
+  fuse__free(&g->alloc, n->in);
+  n->in = NULL;
+  n->num_in = 0;
+  n->op = FUSE__OP_CONST;
+  n->data = (float *)data;
+  n->raw = raw;
+  memset(&n->a, 0, sizeof n->a);
+}
+
 /* reshape of a constant becomes a constant (in place: the value id stays) */
 static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   int v;
@@ -309,15 +326,7 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
       if (!data) return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
       fuse__const_read(src, 0, fuse__numel(n->rank, n->shape), data);
     }
-    fuse__derived_name(g, v, src->name, ".reshaped");
-    n = &g->nodes[v];
-    fuse__free(&g->alloc, n->in);
-    n->in = NULL;
-    n->num_in = 0;
-    n->op = FUSE__OP_CONST;
-    n->data = data;
-    n->raw = raw;
-    memset(&n->a, 0, sizeof n->a);
+    fuse__become_constant(g, v, data, raw, src->name, ".reshaped");
   }
   return FUSE_OK;
 }
