@@ -39970,6 +39970,15 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
    then the table. */
 
+/* A qconv2d's packed arrays after its header (fuse__qhead, graph/ops.c): int32 bias[Kp],
+   float scale[Kp], then the weights, returned. */
+static const void *fuse__qconv_arrays(const fuse__qhead *h, int64_t Kp, const int32_t **bias,
+                                      const float **scale) {
+  *bias = (const int32_t *)(const void *)(h + 1);
+  *scale = (const float *)(const void *)(*bias + Kp);
+  return *scale + Kp;
+}
+
 /* One output value from its int32 sum. */
 static int32_t fuse__requantize(int32_t acc, float scale, const fuse__qhead *h) {
   float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
@@ -39991,9 +40000,9 @@ static void fuse__q_put(void *y, int type, int64_t i, int32_t v) {
 static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
-  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
-  const float *scale = (const float *)(const void *)(bias + h->K);
-  const int8_t *w = (const int8_t *)(const void *)(scale + h->K);
+  const int32_t *bias;
+  const float *scale;
+  const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
   const fuse_conv2d_attrs *a = &s->a.conv;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3];
@@ -40032,9 +40041,9 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
 static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
-  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
-  const float *scale = (const float *)(const void *)(bias + h->K);
-  const int8_t *w = (const int8_t *)(const void *)(scale + h->K);
+  const int32_t *bias;
+  const float *scale;
+  const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
   const fuse_conv2d_attrs *a = &s->a.conv;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], taps = (int64_t)h->KH * h->KW;
@@ -40182,10 +40191,11 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
   const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
   unsigned char *out = (unsigned char *)rows + (((size_t)taps * 8 * sizeof(void *) + al) & ~al);
-  const int32_t *bias = (const int32_t *)(const void *)(h + 1);
-  const float *scale = (const float *)(const void *)(bias + Kp);
-  const unsigned char *w = (const unsigned char *)(const void *)(scale + Kp);
+  const int32_t *bias;
+  const float *scale;
+  const unsigned char *w;
   unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
   panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
   for (n = 0; n < N; n++) /* NCHW -> NHWC rows, the padding channels 0 (pairs) / x_zero */
     for (i = 0; i < H * W; i++) {
