@@ -1352,8 +1352,7 @@ typedef struct fuse__qhead {
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
-  int32_t depthwise;      /* qconv2d: groups = channels = output channels (its scratch: the
-                             padded plane as int16 and an int32 row) */
+  int32_t depthwise;      /* qconv2d: groups = channels = output channels */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
 #define FUSE__QPOST_WORDS 5
@@ -1825,11 +1824,11 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y, FUSE__RUN_QINT,
+    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y | FUSE__F, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y | FUSE__F, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y,
+    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y | FUSE__F,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
@@ -10325,11 +10324,12 @@ typedef struct fuse__wino_kind {
 /* ==== end src/kernels/winograd.c ==== */
 /* ==== begin src/kernels/qconv.c ==== */
 /* ------------------------------------------------ integer conv2d micro-kernels -- */
-/* The quantized conv2d (a qconv2d step, groups 1) as an indirect GEMM over NHWC rows: for a
-   tile of MR output pixels, the row of each tap (its input channels, or the padding row)
-   times a panel of 16 output channels, int32 sums kept in registers over every tap and
+/* The quantized conv2d (a qconv2d step) on NHWC activations. Groups 1: an indirect GEMM over
+   rows, for a tile of MR output pixels the row of each tap (its input channels, or the padding
+   row) times nb panels of 16 output channels, int32 sums kept in registers over every tap and
    channel, then requantized on registers (bias, * scale, clamp, round half to even, + zero
-   point) and stored as 16 bytes per pixel. Two packed forms, the step's `layout`:
+   point) and stored as bytes. Depthwise: pixel by pixel, channels across the lanes. The
+   packed forms, the step's `layout`:
 
    FUSE__QL_PAIRS  int16 pairs: the input as (x - x_zero) int16, channels padded to even; the
                    weights [K / 16][taps][C / 2][16][2] int16. A pair of products per 32-bit
@@ -10337,24 +10337,30 @@ typedef struct fuse__wino_kind {
                    sum fits int32 with room; vpmaddubsw's 16-bit sums would saturate with
                    full-range weights), and the scalar twin (16 x 16 -> 32-bit products, as a
                    Cortex-M's dual MAC takes them).
-   FUSE__QL_QUADS  int8 quads: the input as uint8 as it is, channels padded to 4; the weights
-                   [K / 16][taps][C / 4][16][4] int8; vpdpbusd (AVX-512 VNNI, or AVX-VNNI on
+   FUSE__QL_QUADS  int8 quads: the input as uint8 as it is (read in place when its channels
+                   are a multiple of 4), channels padded to 4; the weights [K / 16][taps][C /
+                   4][16][4] int8; vpdpbusd (AVX-512 VNNI on 1 to 4 panels, or AVX-VNNI on
                    256-bit registers) sums four u8 x s8 products per lane exactly. The zero
                    point comes out of the bias at pack time: bias[k] - x_zero * sum(w[k]); the
                    padding row holds x_zero, so a padded tap adds x_zero * w as an inside one.
+   FUSE__QL_DW     depthwise: weights [taps][K rounded up to 16] int16, the zero point out of
+                   the bias as with quads, the padding pixel x_zero.
 
    Rounding: the SIMD tiles round with cvtps2dq under the caller's rounding mode, the default
    (nearest, ties to even), as ONNX Runtime's do; the scalar twin rounds half to even
    whatever the mode. */
-enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2 };
-#define FUSE__QNR 16
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3 };
+#define FUSE__QNR 16    /* output channels of a weight panel */
+#define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
-/* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, the
-   panel w of 16 output channels, written to y (ldy bytes between pixels), bias and scale
-   those 16 channels' (padded channels have bias 0, scale 0). */
+/* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, nb
+   panels of 16 output channels (w, the first; pstride bytes between them), written to y
+   (ldy bytes between pixels): the first mvalid pixels, the first kvalid channels; bias and
+   scale those channels' (padded channels have bias 0, scale 0). */
 typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, const void *w,
-                               unsigned char *y, int64_t ldy, const int32_t *bias,
-                               const float *scale, const fuse__qhead *h);
+                               int64_t pstride, unsigned char *y, int64_t ldy, int mvalid,
+                               int kvalid, const int32_t *bias, const float *scale,
+                               const fuse__qhead *h);
 
 /* The requantization of one sum, as fuse__requantize (run/quant_run.c) and the SIMD tiles. */
 static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *h) {
@@ -10363,58 +10369,67 @@ static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *
   return (int32_t)fuse__round_half_even(f) + h->y_zero;
 }
 
-#define FUSE__QMR_SCALAR 4
 static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *rows,
-                                     const void *wv, unsigned char *y, int64_t ldy,
-                                     const int32_t *bias, const float *scale,
-                                     const fuse__qhead *h) {
+                                     const void *wv, int64_t pstride, unsigned char *y,
+                                     int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+                                     const float *scale, const fuse__qhead *h) {
+  enum { MR = 4 };
   const int16_t *w = (const int16_t *)wv;
-  int32_t acc[FUSE__QMR_SCALAR][FUSE__QNR];
+  int32_t acc[MR][FUSE__QNR];
   int t, c, r, j;
-  for (r = 0; r < FUSE__QMR_SCALAR; r++)
+  (void)pstride; /* (one panel) */
+  for (r = 0; r < MR; r++)
     for (j = 0; j < FUSE__QNR; j++) acc[r][j] = bias[j];
   for (t = 0; t < ntaps; t++)
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
-      for (r = 0; r < FUSE__QMR_SCALAR; r++) {
-        const int16_t *x = (const int16_t *)rows[t * FUSE__QMR_SCALAR + r] + 2 * c;
+      for (r = 0; r < MR; r++) {
+        const int16_t *x = (const int16_t *)rows[t * MR + r] + 2 * c;
         for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
           acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
       }
-  for (r = 0; r < FUSE__QMR_SCALAR; r++)
-    for (j = 0; j < FUSE__QNR; j++)
+  for (r = 0; r < mvalid; r++)
+    for (j = 0; j < kvalid; j++)
       y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* 16 int32 sums (two vectors) + bias, requantized, as 16 bytes at y. */
-__attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
-    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
-    unsigned char *y) {
+/* 8 int32 sums + bias, requantized, as 8 int32 in the output type's range. */
+__attribute__((target("avx2,fma"))) static inline __m256i fuse__qrequant8_avx2(
+    __m256i acc, const int32_t *bias, const float *scale, const fuse__qhead *h) {
   const __m256 lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
   const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
-  const __m256i zero = _mm256_set1_epi32(h->y_zero);
-  __m256 f0 = _mm256_cvtepi32_ps(_mm256_add_epi32(a0, _mm256_loadu_si256((const __m256i *)bias)));
-  __m256 f1 = _mm256_cvtepi32_ps(_mm256_add_epi32(a1, _mm256_loadu_si256((const __m256i *)(bias + 8))));
-  __m256i q0, q1, p16;
-  __m128i b;
-  f0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f0, _mm256_loadu_ps(scale)), lo), hi);
-  f1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f1, _mm256_loadu_ps(scale + 8)), lo), hi);
-  q0 = _mm256_add_epi32(_mm256_cvtps_epi32(f0), zero);
-  q1 = _mm256_add_epi32(_mm256_cvtps_epi32(f1), zero);
-  p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
-  b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
-                  : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
-  _mm_storeu_si128((__m128i *)(void *)y, b);
+  __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(const void *)bias)));
+  f = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f, _mm256_loadu_ps(scale)), lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(h->y_zero));
+}
+
+/* 16 int32 sums (two vectors) + bias, requantized, as the first n <= 16 bytes at y. */
+__attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
+    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
+    unsigned char *y, int n) {
+  __m256i q0 = fuse__qrequant8_avx2(a0, bias, scale, h), q1 = fuse__qrequant8_avx2(a1, bias + 8, scale + 8, h);
+  __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
+  __m128i b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
+                          : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
+  unsigned char part[16];
+  if (n >= 16) {
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+    return;
+  }
+  _mm_storeu_si128((__m128i *)(void *)part, b);
+  memcpy(y, part, (size_t)n);
 }
 
 /* AVX2: MR = 6 pixels x 16 channels, 12 accumulators; vpmaddwd on int16 pairs. */
 #define FUSE__QMR_AVX2 6
 __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
-    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
-    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+    int ntaps, int csteps, const void *const *rows, const void *wv, int64_t pstride,
+    unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
   const int16_t *w = (const int16_t *)wv;
   __m256i acc[FUSE__QMR_AVX2][2];
   int t, c, r;
+  (void)pstride;
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (t = 0; t < ntaps; t++) {
@@ -10422,8 +10437,8 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
     FUSE__UNROLL
     for (r = 0; r < FUSE__QMR_AVX2; r++) x[r] = (const int16_t *)rows[t * FUSE__QMR_AVX2 + r];
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR) {
-      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
-      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 16));
       FUSE__UNROLL
       for (r = 0; r < FUSE__QMR_AVX2; r++) {
         int32_t pair;
@@ -10435,19 +10450,21 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+  for (r = 0; r < mvalid; r++)
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
 }
 
 /* AVX-VNNI: the same tile on int8 quads, vpdpbusd on 256-bit registers. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || defined(__clang__) && __clang_major__ >= 12
 #define FUSE__HAVE_AVXVNNI 1
 __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnni(
-    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
-    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+    int ntaps, int csteps, const void *const *rows, const void *wv, int64_t pstride,
+    unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
   const int8_t *w = (const int8_t *)wv;
   __m256i acc[FUSE__QMR_AVX2][2];
   int t, c, r;
+  (void)pstride;
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (t = 0; t < ntaps; t++) {
@@ -10468,54 +10485,91 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+  for (r = 0; r < mvalid; r++)
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
 }
 #endif
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* AVX-512 VNNI: MR = 8 pixels x 16 channels (one register each), vpdpbusd. */
-#define FUSE__QMR_AVX512 8
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) static void
-fuse__qtile_quads_avx512(int ntaps, int csteps, const void *const *rows, const void *wv,
-                         unsigned char *y, int64_t ldy, const int32_t *bias, const float *scale,
-                         const fuse__qhead *h) {
-  const int8_t *w = (const int8_t *)wv;
+#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+/* 16 int32 sums + bias, requantized, into the type's range, the first bits of mask stored. */
+FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const int32_t *bias,
+                                                      const float *scale, const fuse__qhead *h,
+                                                      unsigned char *y, __mmask16 mask) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+  const __mmask16 all = (__mmask16)-1;
   const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
   const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
-  const __m512i zero = _mm512_set1_epi32(h->y_zero), b = _mm512_loadu_si512(bias);
-  const __m512 s = _mm512_loadu_ps(scale);
-  __m512i acc[FUSE__QMR_AVX512];
-  int t, c, r;
+  __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc, _mm512_loadu_si512(bias)));
+  __m512i q;
+  f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, _mm512_loadu_ps(scale)), lo), hi);
+  q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), _mm512_set1_epi32(h->y_zero));
+  if (h->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y, mask, q);
+  else _mm512_mask_cvtusepi32_storeu_epi8(y, mask, q);
+}
+
+/* AVX-512 VNNI: MR pixels x nb panels (a register each), vpdpbusd; nb * MR accumulators, nb
+   weight registers and a broadcast (at most 32). Inlined with constant nb and MR into the
+   kinds below, whose loops the compiler then unrolls. */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
+    const int nb, const int mr, int ntaps, int csteps, const void *const *rows, const void *wv,
+    int64_t pstride, unsigned char *y, int64_t ldy, int mvalid, int kvalid,
+    const int32_t *bias, const float *scale, const fuse__qhead *h) {
+  const int8_t *w = (const int8_t *)wv;
+  __m512i acc[FUSE__QMR_MAX][4];
+  int t, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX512; r++) acc[r] = _mm512_setzero_si512();
-  for (t = 0; t < ntaps; t++) {
-    const uint8_t *x[FUSE__QMR_AVX512];
+  for (r = 0; r < mr; r++) {
     FUSE__UNROLL
-    for (r = 0; r < FUSE__QMR_AVX512; r++) x[r] = (const uint8_t *)rows[t * FUSE__QMR_AVX512 + r];
-    for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) {
-      const __m512i w0 = _mm512_loadu_si512(w);
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (t = 0; t < ntaps; t++, w += (size_t)csteps * 4 * FUSE__QNR) {
+    const uint8_t *x[FUSE__QMR_MAX];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) x[r] = (const uint8_t *)rows[t * mr + r];
+    for (c = 0; c < csteps; c++) {
+      __m512i wb[4];
       FUSE__UNROLL
-      for (r = 0; r < FUSE__QMR_AVX512; r++) {
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride + c * 4 * FUSE__QNR);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
         int32_t quad;
+        __m512i xb;
         memcpy(&quad, x[r] + 4 * c, 4);
-        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(quad), w0);
+        xb = _mm512_set1_epi32(quad);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], xb, wb[b]);
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX512; r++) {
-    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
-    const __mmask16 all = (__mmask16)-1;
-    __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc[r], b));
-    __m512i q;
-    f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, s), lo), hi);
-    q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
-    if (h->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + r * ldy, all, q);
-    else _mm512_mask_cvtusepi32_storeu_epi8(y + r * ldy, all, q);
+  for (r = 0; r < mvalid; r++) {
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) {
+      int left = kvalid - b * FUSE__QNR;
+      if (left > 0)
+        fuse__qstore16_avx512(acc[r][b], bias + b * FUSE__QNR, scale + b * FUSE__QNR, h,
+                              y + r * ldy + b * FUSE__QNR,
+                              (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u));
+    }
   }
 }
+#define FUSE__QTILE512(NB, MR)                                                                  \
+  FUSE__QV512 static void fuse__qtile_avx512_##NB##x##MR(                                      \
+      int ntaps, int csteps, const void *const *rows, const void *w, int64_t pstride,          \
+      unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,              \
+      const float *scale, const fuse__qhead *h) {                                              \
+    fuse__qtile_quads_avx512(NB, MR, ntaps, csteps, rows, w, pstride, y, ldy, mvalid, kvalid,  \
+                             bias, scale, h);                                                  \
+  }
+FUSE__QTILE512(4, 6)
+FUSE__QTILE512(3, 8)
+FUSE__QTILE512(2, 12)
+FUSE__QTILE512(1, 16)
+FUSE__QTILE512(3, 6)
+FUSE__QTILE512(2, 6)
+FUSE__QTILE512(1, 6)
+#undef FUSE__QTILE512
 #endif
 
 /* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
@@ -10534,122 +10588,185 @@ static int fuse__cpu_vnni(void) {
   return v;
 }
 
-/* The tile for a plan's ISA and a packed layout, on a CPU of fuse__cpu_vnni() `vnni` (NULL:
-   none); its MR in *mr. */
-static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int vnni, int *mr) {
-  (void)vnni;
-  *mr = FUSE__QMR_SCALAR;
-  if (layout == FUSE__QL_PAIRS) {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return *mr = FUSE__QMR_AVX2, fuse__qtile_pairs_avx2;
-#endif
-    return isa == FUSE_ISA_AUTO ? NULL : fuse__qtile_pairs_scalar;
-  }
-  if (layout == FUSE__QL_QUADS) {
+/* The tiles, in order of preference: a family per ISA and layout (the first of a family
+   that runs here is the plan's), AVX-512's main kinds by panels before the narrower tails. */
+typedef struct fuse__qtile_kind {
+  fuse__qtile_fn fn;
+  signed char isa;    /* FUSE_ISA_AVX512: plans for it; AVX2: plans for AVX2 or AVX-512; SCALAR: any */
+  signed char layout; /* FUSE__QL_PAIRS / _QUADS */
+  signed char vnni;   /* the fuse__cpu_vnni() bit it needs, or 0 */
+  signed char nb, mr; /* panels of 16 output channels, pixels */
+} fuse__qtile_kind;
+
+static const fuse__qtile_kind fuse__qtile_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    if (isa == FUSE_ISA_AVX512 && (vnni & 1)) return *mr = FUSE__QMR_AVX512, fuse__qtile_quads_avx512;
+    {fuse__qtile_avx512_4x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 6},
+    {fuse__qtile_avx512_3x8, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 8},
+    {fuse__qtile_avx512_2x12, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 12},
+    {fuse__qtile_avx512_1x16, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 16},
+    {fuse__qtile_avx512_3x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 6}, /* tails of 4x6 */
+    {fuse__qtile_avx512_2x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 6},
+    {fuse__qtile_avx512_1x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 6},
 #endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2) && defined(FUSE__HAVE_AVXVNNI)
-    if ((isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) && (vnni & 2))
-      return *mr = FUSE__QMR_AVX2, fuse__qtile_quads_avxvnni;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#ifdef FUSE__HAVE_AVXVNNI
+    {fuse__qtile_quads_avxvnni, FUSE_ISA_AVX2, FUSE__QL_QUADS, 2, 1, FUSE__QMR_AVX2},
 #endif
+    {fuse__qtile_pairs_avx2, FUSE_ISA_AVX2, FUSE__QL_PAIRS, 0, 1, FUSE__QMR_AVX2},
+#endif
+    {fuse__qtile_pairs_scalar, FUSE_ISA_SCALAR, FUSE__QL_PAIRS, 0, 1, 4},
+    {NULL, 0, 0, 0, 0, 0}};
+
+/* Whether kind k runs in a plan for isa with `layout` on a CPU of fuse__cpu_vnni() `vnni`. */
+static int fuse__qtile_runs(const fuse__qtile_kind *k, fuse_isa isa, int layout, int vnni) {
+  if (k->layout != layout || (k->vnni && !(vnni & k->vnni)) || isa == FUSE_ISA_AUTO) return 0;
+  if (k->isa == FUSE_ISA_AVX512) return isa == FUSE_ISA_AVX512;
+  if (k->isa == FUSE_ISA_AVX2) return isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512;
+  return 1;
+}
+
+/* The tile of nb panels by mr pixels of the family a plan for isa runs `layout` on; NULL: none. */
+static fuse__qtile_fn fuse__qtile_get(fuse_isa isa, int layout, int vnni, int nb, int mr) {
+  const fuse__qtile_kind *k, *family = NULL;
+  for (k = fuse__qtile_kinds; k->fn; k++) {
+    if (!fuse__qtile_runs(k, isa, layout, vnni) || (family && k->isa != family->isa)) continue;
+    family = k;
+    if (k->nb == nb && k->mr == mr) return k->fn;
   }
   return NULL;
 }
 
+/* The main tile for K output channels: of the family a plan for isa runs `layout` on, the
+   first kind no wider than K needs (nb panels, in *nb, by *mr pixels); the last block of a
+   wider K runs on the family's kind of the same MR and the panels it needs
+   (fuse__qtile_get). NULL: the layout does not run here. */
+static fuse__qtile_fn fuse__qtile_plan(fuse_isa isa, int layout, int vnni, int64_t K, int *nb,
+                                       int *mr) {
+  const fuse__qtile_kind *k, *family = NULL;
+  int64_t want = (K + FUSE__QNR - 1) / FUSE__QNR;
+  for (k = fuse__qtile_kinds; k->fn; k++) {
+    if (!fuse__qtile_runs(k, isa, layout, vnni) || (family && k->isa != family->isa)) continue;
+    family = k;
+    if (k->nb <= want || k->nb == 1) {
+      *nb = k->nb, *mr = k->mr;
+      return k->fn;
+    }
+  }
+  return NULL;
+}
 
-/* Bytes of a qconv2d's weights in `layout` (kernels/qconv.c), and its Kp. */
+/* Bytes of a qconv2d's weights in `layout`, and its Kp: groups' [K][Cg][taps] (direct);
+   panels of 16 output channels [K / 16][taps][Cg / step][16][step] (pairs, int16; quads,
+   int8); depthwise [taps][Kp] int16 (Cg = 1). */
 static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_t taps,
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
   if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS) return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
+  if (layout == FUSE__QL_DW) return (size_t)(taps * *Kp * 2);
   return (size_t)(K * Cg * taps);
 }
 
-/* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c): the input as NHWC
-   rows, the padding row, the tile's row pointers, one image's NHWC output. */
+/* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
+   input as rows (when it is not read in place), the padding row, the tile's row pointers, one
+   image's NHWC output (when the output is NCHW). Depthwise: the padding pixel, the taps'
+   pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
+  if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
   return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
-         (((size_t)taps * 8 * sizeof(void *) + a) & ~a) + (size_t)((npix + 8) * Kp) + FUSE__ALIGN;
+         (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
+         (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
-/* A depthwise qconv2d's padded plane (int16 elements; with stride 2 its even and odd columns
-   as two planes), rounded up to 16 elements; then its scratch bytes (run/quant_run.c): the
-   plane, an int32 output row. */
-static int64_t fuse__qdw_plane(int64_t H, int64_t W, const fuse_conv2d_attrs *a) {
-  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
-  int64_t n = a->strides[1] == 2 ? 2 * HP * ((WP + 1) / 2) : HP * WP;
-  return (n + 15) & ~(int64_t)15;
-}
-static size_t fuse__qdw_scratch(int64_t H, int64_t W, const fuse_conv2d_attrs *a, int64_t OW) {
-  return (size_t)(fuse__qdw_plane(H, W, a) * 2 + OW * 4 + 32) + FUSE__ALIGN;
+/* ------------------------------------------------------- depthwise, on NHWC -- */
+/* One output pixel of a depthwise qconv2d (layout FUSE__QL_DW): its C channels from its taps'
+   input pixels src[t] (the padding pixel, x_zero in every channel, where a tap falls
+   outside), weights [taps][Cp] int16, the bias with the zero point's share taken out
+   (bias - x_zero * sum of the channel's weights), so that sum x * w needs no subtraction. */
+typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int ntaps, const int16_t *w,
+                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+                             const fuse__qhead *h, unsigned char *y);
+
+/* Channel c of the pixel, as a byte. */
+static unsigned char fuse__qdw_channel(const unsigned char *const *src, int ntaps,
+                                       const int16_t *w, int64_t Cp, int64_t c,
+                                       const int32_t *bias, const float *scale,
+                                       const fuse__qhead *h) {
+  int32_t acc = bias[c];
+  int t;
+  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
+  return (unsigned char)(fuse__qtile_requant(acc, scale[c], h) & 0xff);
 }
 
-static void fuse__qdw_fill(int32_t *acc, int64_t n, int32_t v) {
-  int64_t i;
-  for (i = 0; i < n; i++) acc[i] = v;
+static void fuse__qdw_scalar(const unsigned char *const *src, int ntaps, const int16_t *w,
+                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+                             const fuse__qhead *h, unsigned char *y) {
+  int64_t c;
+  for (c = 0; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* acc[0..n) += x[0..n) * w, 8 lanes a step; the tail in C. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_row_avx2(int32_t *acc, const int16_t *x,
-                                                                   int64_t n, int32_t w) {
-  const __m256i wv = _mm256_set1_epi32(w);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
-    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
-    _mm256_storeu_si256((__m256i *)(void *)(acc + i), _mm256_add_epi32(a, _mm256_mullo_epi32(xv, wv)));
+/* 8 channels a step: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
+   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly; the tail in C. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
+    const unsigned char *const *src, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+    const int32_t *bias, const float *scale, const fuse__qhead *h, unsigned char *y) {
+  int64_t c = 0;
+  int t;
+  for (; c + 8 <= C; c += 8) {
+    __m256i acc = _mm256_setzero_si256(), q;
+    __m128i p16;
+    for (t = 0; t < ntaps; t++) {
+      __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + c)));
+      __m256i wv = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, wv));
+    }
+    q = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
+    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)(void *)(y + c),
+                     h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
   }
-  for (; i < n; i++) acc[i] += x[i] * w;
-}
-/* y[0..n) = the requantized acc[0..n), 8 a step. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_requant_avx2(unsigned char *y,
-                                                                       const int32_t *acc,
-                                                                       int64_t n, float scale,
-                                                                       const fuse__qhead *h) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
-  const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
-  const __m256i z = _mm256_set1_epi32(h->y_zero);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + i))), s);
-    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo), hi)), z);
-    __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    __m128i b = h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
-    _mm_storel_epi64((__m128i *)(void *)(y + i), b);
-  }
-  for (; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+  for (; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
 }
 #endif
 
-static void fuse__qdw_row(int simd, int32_t *acc, const int16_t *x, int64_t n, int32_t w) {
-  int64_t i;
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-  if (simd) {
-    fuse__qdw_row_avx2(acc, x, n, w);
-    return;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* 16 channels a step, as AVX2's; the tail masked. */
+FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int ntaps,
+                                         const int16_t *w, int64_t Cp, int64_t C,
+                                         const int32_t *bias, const float *scale,
+                                         const fuse__qhead *h, unsigned char *y) {
+  const __mmask16 all = (__mmask16)-1;
+  int64_t c;
+  int t;
+  for (c = 0; c < C; c += 16) {
+    __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
+    __m512i acc = _mm512_setzero_si512();
+    for (t = 0; t < ntaps; t++) {
+      /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+      __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + c));
+      __m512i wv = _mm512_maskz_cvtepu16_epi32(
+          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
+      acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
+    }
+    fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + c, m);
   }
-#endif
-  (void)simd;
-  for (i = 0; i < n; i++) acc[i] += x[i] * w;
 }
-static void fuse__qdw_requant(int simd, unsigned char *y, const int32_t *acc, int64_t n,
-                              float scale, const fuse__qhead *h) {
-  int64_t i;
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-  if (simd) {
-    fuse__qdw_requant_avx2(y, acc, n, scale, h);
-    return;
-  }
 #endif
-  (void)simd;
-  for (i = 0; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+
+/* The depthwise pixel kernel of a plan's ISA (NEON: the scalar twin). */
+static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+  if (isa == FUSE_ISA_AVX512) return fuse__qdw_avx512;
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;
+#endif
+  return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }
 /* ==== end src/kernels/qconv.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
@@ -34791,6 +34908,15 @@ static int fuse__two_layouts(const fuse__tensor *t) {
   return t->rank == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
 }
 
+/* Whether a step writes NHWC whatever its input: conv2d on the NHWC GEMM, a qconv2d packed
+   for the integer tiles or the depthwise pixel kernel (plan/quant_pack.c). */
+static int fuse__writes_nhwc(const fuse__step *st) {
+  if (st->op == FUSE__OP_QCONV2D)
+    return ((const fuse__qhead *)(const void *)st->packed)->layout != FUSE__QL_DIRECT;
+  return st->op == FUSE__OP_CONV2D &&
+         (st->kernel == FUSE__KERNEL_IGEMM || st->kernel == FUSE__KERNEL_GROUPED);
+}
+
 /* Ops that run in either layout (their row's FUSE__OPF_FOLLOWS_NHWC: the element-wise ops,
    whose chain steps after the layouts (plan/chains.c) see NHWC too, the pools, concat) take NHWC
    when an operand that has two layouts is NHWC; concat only along the channels of rank-4
@@ -34879,8 +35005,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
     if (st.op == FUSE__OP_REDUCE_MEAN && st.a.reduce.axes == 12u && x->root[ops[0]] == ops[0] &&
         p->tensors[ops[0]].nhwc && fuse__two_layouts(&p->tensors[ops[0]]))
       st.op = FUSE__OP_GLOBAL_AVG_POOL2D;
-    nhwc = (st.op == FUSE__OP_CONV2D &&
-                (st.kernel == FUSE__KERNEL_IGEMM || st.kernel == FUSE__KERNEL_GROUPED)) ||
+    nhwc = fuse__writes_nhwc(&st) ||
                (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
                 fuse__two_layouts(&p->tensors[ops[0]])) ||
                fuse__follows_nhwc(p, &st, ops);
@@ -36553,13 +36678,17 @@ done:
    multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
    qlut, qmax_pool2d: the table of outputs. */
 
-/* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
-   pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
-   reference kernels and grouped convs. */
-static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only) {
-  int mr;
-  if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
-  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, vnni, &mr)) return FUSE__QL_QUADS;
+/* The layout a plan for `isa` packs a conv of K outputs and `groups` in: depthwise on its own
+   kernel; groups 1 in quads where this CPU runs them, pairs elsewhere (scalar, NEON, a plan
+   saved for another machine); the direct form for the reference kernels and other grouped
+   convs. */
+static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int depthwise, int groups,
+                              int save_only) {
+  int nb, mr;
+  if (isa == FUSE_ISA_AUTO) return FUSE__QL_DIRECT;
+  if (depthwise) return FUSE__QL_DW;
+  if (groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
   return FUSE__QL_PAIRS;
 }
 
@@ -36635,7 +36764,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
-    if (h->layout == FUSE__QL_QUADS) { /* the zero point's share: x_zero * the weights' sum */
+    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW) { /* the zero point's share:
+                                                                      x_zero * the weights' sum */
       const int8_t *wk = (const int8_t *)wq->data + k * per;
       int64_t i, sum = 0;
       for (i = 0; i < per; i++) sum += wk[i];
@@ -36645,6 +36775,11 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
   }
   if (h->layout == FUSE__QL_DIRECT) {
     memcpy(scale + K, wq->data, (size_t)(K * per));
+  } else if (h->layout == FUSE__QL_DW) { /* [taps][Kp] int16 */
+    int16_t *dst = (int16_t *)(void *)(scale + Kp);
+    int64_t t;
+    for (t = 0; t < taps; t++)
+      for (k = 0; k < K; k++) dst[t * Kp + k] = ((const int8_t *)wq->data)[k * taps + t];
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = (const int8_t *)wq->data;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
@@ -36687,15 +36822,15 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     const fuse__node *xq = &g->nodes[nx->in[0]];
     int64_t Kp, taps = wq->shape[2] * wq->shape[3];
     size_t need;
-    h.layout = fuse__qconv_layout(p->isa, p->vnni, nc->a.conv.groups, p->elsewhere);
+    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, wq->shape[0], h.depthwise, nc->a.conv.groups,
+                                  p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
     bytes += (size_t)Kp * 8;
-    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
-    need = h.layout != FUSE__QL_DIRECT ? fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+    need = h.layout == FUSE__QL_DIRECT ? 0
+                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
                                                              xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp)
-           : h.depthwise ? fuse__qdw_scratch(xq->shape[2], xq->shape[3], &nc->a.conv, nc->shape[3])
-                         : 0;
+                                                             nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
@@ -37098,9 +37233,7 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   const fuse_allocator *a = c->a;
   fuse__relayout x;
   int i, relayout = 0;
-  for (i = 0; i < p->num_steps && !relayout; i++)
-    relayout = p->steps[i].op == FUSE__OP_CONV2D && (p->steps[i].kernel == FUSE__KERNEL_IGEMM ||
-                                                     p->steps[i].kernel == FUSE__KERNEL_GROUPED);
+  for (i = 0; i < p->num_steps && !relayout; i++) relayout = fuse__writes_nhwc(&p->steps[i]);
   if (!relayout) return 1;
   x.steps = (fuse__step *)fuse__alloc(a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
   x.operands = (int *)fuse__alloc(a, (size_t)c->cap_operands * sizeof(int), 16);
@@ -38644,12 +38777,32 @@ static void fuse__zip_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     fuse__zip2_isa(z->isa, z->x + q * z->ldx, z->x + q * z->ldx + z->half, z->y + q * z->ldy, z->n);
 }
 
+/* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (an integer model's layout
+   conversions). */
+static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
+                                  int64_t cols) {
+  int64_t r0, c0, r, c;
+  for (r0 = 0; r0 < rows; r0 += 32)
+    for (c0 = 0; c0 < cols; c0 += 32) {
+      int64_t r1 = r0 + 32 < rows ? r0 + 32 : rows, c1 = c0 + 32 < cols ? c0 + 32 : cols;
+      for (c = c0; c < c1; c++)
+        for (r = r0; r < r1; r++) y[c * rows + r] = x[r * cols + c];
+    }
+}
+
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
+  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3], n;
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
+  if (ty->type != FUSE_FLOAT32) { /* uint8 / int8 between integer steps */
+    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+    for (n = 0; n < ty->shape[0]; n++)
+      fuse__transpose_bytes(x + n * C * P, y + n * C * P, to_nhwc ? C : P, to_nhwc ? P : C);
+    return;
+  }
   if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (plan/in_place.c): per
                        pixel output channel b * g + a from input channel a * Cx / g + from + b,
                        a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
@@ -40032,65 +40185,37 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* A depthwise qconv2d (groups = channels, one output channel each): per channel, its plane
-   copied once into the scratch as int16 (x - x_zero) with the padding 0 around it (with
-   stride 2, its even and odd columns as two planes, so that every tap reads a contiguous run),
-   then per output row the taps' sums in an int32 row, requantized (rounding by 1.5 * 2^23
-   under the default mode, as the tiles). The row loops run on AVX2 where the plan's ISA has
-   it (kernels/qconv.c), else in C. */
+/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output pixel its taps' input pixels
+   (the padding pixel, x_zero in every channel, where a tap falls outside), then the ISA's
+   pixel kernel (kernels/qconv.c) over the channels. */
 static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  const fuse_conv2d_attrs *a = &s->a.conv;
   const int32_t *bias;
   const float *scale;
-  const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
-  const fuse_conv2d_attrs *a = &s->a.conv;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], taps = (int64_t)h->KH * h->KW;
-  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
-  int64_t sx = a->strides[1], split = sx == 2, WS = split ? (WP + 1) / 2 : WP; /* a plane's row */
-  int64_t n, c, iy, ix, oy, t;
-  int16_t *plane = (int16_t *)(void *)(r->work + r->p->scratch_offset);
-  int32_t *acc = (int32_t *)(void *)(plane + fuse__qdw_plane(H, W, a));
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  const int simd = r->p->isa == FUSE_ISA_AVX2 || r->p->isa == FUSE_ISA_AVX512;
+  int64_t OH = ty->shape[2], OW = ty->shape[3], Cp, n, oy, ox;
+  int taps = h->KH * h->KW, t;
+  size_t al = FUSE__ALIGN - 1;
+  const int16_t *w;
+  unsigned char *pad = r->work + r->p->scratch_offset, *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  const unsigned char **src;
+  fuse__qdw_fn kernel = fuse__qdw_pick(r->p->isa);
+  fuse__qconv_weight_bytes(FUSE__QL_DW, C, 1, taps, &Cp);
+  src = (const unsigned char **)(void *)(pad + (((size_t)Cp + al) & ~al));
+  w = (const int16_t *)fuse__qconv_arrays(h, Cp, &bias, &scale);
+  memset(pad, h->x_zero, (size_t)Cp);
   for (n = 0; n < N; n++)
-    for (c = 0; c < C; c++) {
-      const uint8_t *xc = x + (n * C + c) * H * W;
-      const int8_t *wc = w + c * taps;
-      unsigned char *yc = y + (n * C + c) * OH * OW;
-      memset(plane, 0, (size_t)fuse__qdw_plane(H, W, a) * sizeof *plane);
-      for (iy = 0; iy < H; iy++) {
-        const uint8_t *src = xc + iy * W;
-        if (!split) {
-          int16_t *row = plane + (iy + a->padding[0]) * WP + a->padding[1];
-          for (ix = 0; ix < W; ix++) row[ix] = (int16_t)(src[ix] - h->x_zero);
-        } else { /* even columns in the first plane, odd ones in the second */
-          int16_t *row[2];
-          row[0] = plane + (iy + a->padding[0]) * WS, row[1] = row[0] + HP * WS;
-          for (ix = 0; ix < W; ix++) {
-            int64_t col = ix + a->padding[1];
-            row[col & 1][col >> 1] = (int16_t)(src[ix] - h->x_zero);
-          }
-        }
-      }
-      for (oy = 0; oy < OH; oy++) {
-        fuse__qdw_fill(acc, OW, bias[c]);
+    for (oy = 0; oy < OH; oy++)
+      for (ox = 0; ox < OW; ox++, y += C) {
         for (t = 0; t < taps; t++) {
-          int64_t row = oy * a->strides[0] + t / h->KW * a->dilation[0];
-          int64_t col = t % h->KW * a->dilation[1];
-          const int16_t *xr = split ? plane + (col & 1) * HP * WS + row * WS + col / 2
-                                    : plane + row * WP + col;
-          if (sx != 1 && !split) {
-            int64_t ox;
-            for (ox = 0; ox < OW; ox++) acc[ox] += xr[ox * sx] * (int32_t)wc[t];
-          } else {
-            fuse__qdw_row(simd, acc, xr, OW, wc[t]);
-          }
+          int64_t iy = oy * a->strides[0] - a->padding[0] + t / h->KW * a->dilation[0];
+          int64_t ix = ox * a->strides[1] - a->padding[1] + t % h->KW * a->dilation[1];
+          src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
         }
-        fuse__qdw_requant(simd, yc + oy * OW, acc, OW, scale[c], h);
+        kernel(src, taps, w, Cp, C, bias, scale, h, y);
       }
-    }
 }
 
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
@@ -40142,41 +40267,59 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
 }
 
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
-   table. */
+   table (skipped where it is the identity). NCHW: a window per output element; NHWC: per
+   output pixel, the window's pixels' channels at once. int8 compares as uint8 with the sign
+   bit flipped. */
 static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const void *x = fuse__in(r, s, 0);
+  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   const fuse_pool2d_attrs *a = &s->a.pool;
-  int64_t NC = ty->shape[0] * ty->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oy, ox, ky, kx;
-  void *y = fuse__data(r, s->out);
-  for (nc = 0; nc < NC; nc++)
-    for (oy = 0; oy < OH; oy++)
-      for (ox = 0; ox < OW; ox++) {
-        int32_t best = -129;
-        for (ky = 0; ky < a->kernel[0]; ky++) {
-          int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-          if (iy < 0 || iy >= H) continue;
-          for (kx = 0; kx < a->kernel[1]; kx++) {
-            int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-            int32_t v;
-            if (ix < 0 || ix >= W) continue;
-            v = fuse__q_at(x, tx->type, (nc * H + iy) * W + ix);
-            if (v > best) best = v;
+  int64_t N = ty->shape[0], C = ty->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], n, c, oy, ox, ky, kx, i;
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  unsigned char flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  int identity = 1;
+  for (i = 0; i < 256; i++) identity &= table[i] == i;
+  for (n = 0; n < N; n++)
+    for (c = 0; c < (tx->nhwc ? 1 : C); c++)
+      for (oy = 0; oy < OH; oy++)
+        for (ox = 0; ox < OW; ox++) {
+          int64_t lanes = tx->nhwc ? C : 1, at = tx->nhwc ? ((n * OH + oy) * OW + ox) * C
+                                                           : ((n * C + c) * OH + oy) * OW + ox;
+          unsigned char *dst = y + at;
+          int first = 1;
+          for (ky = 0; ky < a->kernel[0]; ky++) {
+            int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+            if (iy < 0 || iy >= H) continue;
+            for (kx = 0; kx < a->kernel[1]; kx++) {
+              int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+              const unsigned char *v;
+              if (ix < 0 || ix >= W) continue;
+              v = x + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
+              if (first) {
+                for (i = 0; i < lanes; i++) dst[i] = v[i] ^ flip;
+                first = 0;
+              } else {
+                for (i = 0; i < lanes; i++) {
+                  unsigned char u = v[i] ^ flip;
+                  dst[i] = u > dst[i] ? u : dst[i];
+                }
+              }
+            }
           }
+          if (first) /* (no window is empty: the pads are smaller than the kernel) */
+            for (i = 0; i < lanes; i++) dst[i] = x[n * C * H * W] ^ flip;
+          for (i = 0; i < lanes; i++) dst[i] = identity ? dst[i] ^ flip : table[dst[i] ^ flip];
         }
-        if (best == -129) best = fuse__q_at(x, tx->type, nc * H * W); /* (no window is empty) */
-        fuse__q_put(y, ty->type, (nc * OH + oy) * OW + ox, table[best & 0xff]);
-      }
 }
 
-
-/* qconv2d in a packed layout (kernels/qconv.c): the input as NHWC rows in the scratch (int16
-   x - x_zero, or uint8 as it is), then per image, per tile of MR pixels, the taps' row
-   pointers (the padding row where a tap falls outside) and a tile per 16 output channels
-   into the image's NHWC output, then that transposed into the NCHW output. */
-static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h,
-                               fuse__qtile_fn tile, int mr) {
+/* qconv2d in the pairs or quads layout (kernels/qconv.c). The input's rows: read in place
+   when it is NHWC uint8 with channels a multiple of 4 (quads), else copied into the scratch
+   from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 / x_zero). Per image, per
+   block of nb panels of output channels, per tile of MR pixels: the taps' row pointers (the
+   padding row where a tap falls outside) and the tile, into the NHWC output, or into the
+   scratch and then transposed into an NCHW one. */
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
   const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
@@ -40184,62 +40327,81 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
   int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
-  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4;
+  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4, nb, mr, j;
   int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
+  int in_place = !pairs && tx->nhwc && C % 4 == 0, out_nhwc = ty->nhwc;
+  int pointwise = taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
+                  !a->padding[1] && !a->padding[2] && !a->padding[3];
   size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
   unsigned char *in = r->work + p->scratch_offset;
   unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
   const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
-  unsigned char *out = (unsigned char *)rows + (((size_t)taps * 8 * sizeof(void *) + al) & ~al);
+  unsigned char *out = (unsigned char *)rows + (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
   const int32_t *bias;
   const float *scale;
-  const unsigned char *w;
+  const unsigned char *w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
   unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
+  fuse__qtile_fn main = fuse__qtile_plan(p->isa, h->layout, p->vnni, K, &nb, &mr);
   panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
-  for (n = 0; n < N; n++) /* NCHW -> NHWC rows, the padding channels 0 (pairs) / x_zero */
-    for (i = 0; i < H * W; i++) {
-      const uint8_t *src = x + n * C * H * W + i;
-      if (pairs) {
-        int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
-        for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * H * W] - h->x_zero);
-        for (; c < csteps * step; c++) row[c] = 0;
-      } else {
-        unsigned char *row = in + (n * H * W + i) * cs;
-        for (c = 0; c < C; c++) row[c] = src[c * H * W];
-        for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+  if (!in_place) /* the rows, the padding channels 0 (pairs) / x_zero */
+    for (n = 0; n < N; n++)
+      for (i = 0; i < H * W; i++) {
+        const uint8_t *src = tx->nhwc ? x + (n * H * W + i) * C : x + n * C * H * W + i;
+        int64_t stride = tx->nhwc ? 1 : H * W;
+        if (pairs) {
+          int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
+          for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * stride] - h->x_zero);
+          for (; c < csteps * step; c++) row[c] = 0;
+        } else {
+          unsigned char *row = in + (n * H * W + i) * cs;
+          for (c = 0; c < C; c++) row[c] = src[c * stride];
+          for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+        }
       }
-    }
+  if (in_place) cs = C;
   if (pairs) memset(pad, 0, (size_t)cs);
   else memset(pad, h->x_zero, (size_t)cs);
   for (n = 0; n < N; n++) {
-    for (m0 = 0; m0 < npix; m0 += mr) {
-      int64_t y0[8], x0[8]; /* each pixel's window corner (mr <= 8) */
-      int j;
-      for (j = 0; j < mr; j++) {
-        int64_t pix = m0 + j < npix ? m0 + j : npix - 1;
-        y0[j] = pix / OW * a->strides[0] - a->padding[0];
-        x0[j] = pix % OW * a->strides[1] - a->padding[1];
-      }
-      for (t = 0; t < taps; t++) {
-        int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
-        for (j = 0; j < mr; j++) {
-          int64_t iy = y0[j] + dy, ix = x0[j] + dx;
-          rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
-                                 ? (const void *)(in + ((n * H + iy) * W + ix) * cs)
-                                 : (const void *)pad;
+    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * W * cs;
+    unsigned char *yi = out_nhwc ? y + n * npix * K : out;
+    int64_t ldy = out_nhwc ? K : Kp;
+    for (k = 0; k < K; k += (int64_t)nb * FUSE__QNR) {
+      int64_t left = K - k;
+      int bn = left >= (int64_t)nb * FUSE__QNR ? nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
+      fuse__qtile_fn tile = bn == nb ? main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mr);
+      int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
+      for (m0 = 0; m0 < npix; m0 += mr) {
+        int mvalid = npix - m0 < mr ? (int)(npix - m0) : mr;
+        if (pointwise) {
+          for (j = 0; j < mr; j++) rows[j] = img + (m0 + (j < mvalid ? j : mvalid - 1)) * cs;
+        } else {
+          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX]; /* each pixel's window corner */
+          for (j = 0; j < mr; j++) {
+            int64_t pix = m0 + (j < mvalid ? j : mvalid - 1);
+            y0[j] = pix / OW * a->strides[0] - a->padding[0];
+            x0[j] = pix % OW * a->strides[1] - a->padding[1];
+          }
+          for (t = 0; t < taps; t++) {
+            int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+            for (j = 0; j < mr; j++) {
+              int64_t iy = y0[j] + dy, ix = x0[j] + dx;
+              rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                     ? (const void *)(img + (iy * W + ix) * cs)
+                                     : (const void *)pad;
+            }
+          }
         }
+        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel,
+             yi + m0 * ldy + k, ldy, mvalid, kvalid, bias + k, scale + k, h);
       }
-      for (k = 0; k < Kp; k += FUSE__QNR)
-        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, out + m0 * Kp + k,
-             Kp, bias + k, scale + k, h);
     }
-    for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
-      int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
-      unsigned char *yk = y + (n * K + k) * npix;
-      for (i = 0; i < npix; i++)
-        for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
-    }
+    if (!out_nhwc)
+      for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
+        int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
+        unsigned char *yk = y + (n * K + k) * npix;
+        for (i = 0; i < npix; i++)
+          for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
+      }
   }
 }
 
@@ -40247,12 +40409,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    int mr;
-    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, r->p->vnni, &mr) : NULL;
-    FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
-    if (tile) fuse__qconv_packed(r, s, h, tile, mr);
-    else if (h->layout == FUSE__QL_DIRECT && h->depthwise && r->p->isa != FUSE_ISA_AUTO)
-      fuse__qconv_depthwise(r, s, h);
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) fuse__qconv_packed(r, s, h);
+    else if (h->layout == FUSE__QL_DW) fuse__qconv_depthwise(r, s, h);
     else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
@@ -41254,31 +41412,38 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_QUADS ||
-        (h->layout != FUSE__QL_DIRECT && G != 1))
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_DW ||
+        (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
+        (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
-    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
-      int64_t Kp, taps = (int64_t)h->KH * h->KW;
-      int mr;
-      if (!fuse__qtile_pick(p->isa, h->layout, p->vnni, &mr)) return -1;
-      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
+    if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
+                                            scratch */
+      const fuse_conv2d_attrs *a = &s->a.conv;
+      int64_t Kp, taps = (int64_t)h->KH * h->KW, d;
+      int nb, mr, rest;
+      for (d = 0; d < 2; d++) {
+        int64_t in = tx->shape[2 + d] + a->padding[d] + a->padding[2 + d];
+        int64_t span = (int64_t)((d ? h->KW : h->KH) - 1) * a->dilation[d] + 1;
+        if (a->strides[d] < 1 || a->dilation[d] < 1 || a->padding[d] < 0 || a->padding[2 + d] < 0 ||
+            a->padding[d] > 4096 || a->padding[2 + d] > 4096 || a->strides[d] > 4096 ||
+            a->dilation[d] > 4096 || in < span || ty->shape[2 + d] != (in - span) / a->strides[d] + 1)
+          return 0;
+      }
+      if (h->layout == FUSE__QL_DW) {
+        if (!fuse__qdw_pick(p->isa)) return -1;
+      } else {
+        if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
+        rest = (int)(h->K % (nb * FUSE__QNR));
+        if (h->K > nb * FUSE__QNR && rest &&
+            !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
+          return -1;
+      }
+      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
+                                                 taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
                               taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
-    }
-    if (h->depthwise) { /* its plane's geometry inside the padded plane, its scratch */
-      const fuse_conv2d_attrs *a = &s->a.conv;
-      int64_t HP = tx->shape[2] + a->padding[0] + a->padding[2];
-      int64_t WP = tx->shape[3] + a->padding[1] + a->padding[3];
-      if (G != h->C || G != h->K || a->strides[0] < 1 || a->strides[1] < 1 || a->dilation[0] < 1 ||
-          a->dilation[1] < 1 || a->padding[0] < 0 || a->padding[1] < 0 || a->padding[2] < 0 ||
-          a->padding[3] < 0 || a->padding[0] > 4096 || a->padding[1] > 4096 ||
-          a->padding[2] > 4096 || a->padding[3] > 4096 ||
-          (ty->shape[2] - 1) * a->strides[0] + (int64_t)(h->KH - 1) * a->dilation[0] >= HP ||
-          (ty->shape[3] - 1) * a->strides[1] + (int64_t)(h->KW - 1) * a->dilation[1] >= WP ||
-          fuse__qdw_scratch(tx->shape[2], tx->shape[3], a, ty->shape[3]) > p->scratch_slot)
-        return 0;
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;

@@ -1,6 +1,7 @@
 /* test_qkernels.c - the integer conv2d tiles (kernels/qconv.c), each against a plain int64
-   reference of the same rows and panel, bit for bit: every tile this CPU and build have (the
-   scalar twin; AVX2's vpmaddwd; AVX-VNNI's and AVX-512 VNNI's vpdpbusd), on taps 1, 2 and 9,
+   reference of the same rows and panels, bit for bit: every tile this CPU and build have (the
+   scalar twin; AVX2's vpmaddwd; AVX-VNNI's and AVX-512 VNNI's vpdpbusd on 1 to 4 panels),
+   whole and partial (fewer pixels and channels stored, nothing else written), on taps 1, 2 and 9,
    channel steps 1 to 40, the extremes that saturate 16-bit pair sums (x - x_zero = +-255
    against w = -128 and 127 everywhere), zero points 0, 128, 255, uint8 and int8 outputs,
    clamps, and sums that land exactly on x.5 after scaling (ties to even). Self-contained: the
@@ -21,17 +22,21 @@ typedef struct tile_case {
   int32_t x_zero, y_zero, lo, hi, y_signed;
 } tile_case;
 
-/* Runs tile on one case; compares with the reference; 1 when equal. */
-static int check_tile(fuse__qtile_fn tile, int mr, const tile_case *tc, const char *name) {
+/* Runs kind k's tile on one case, storing mvalid pixels and kvalid channels of its nb * 16
+   into a buffer of 0xcd; compares with the reference, and that nothing else was written; 1
+   when all agree. */
+static int check_tile(const fuse__qtile_kind *k, const tile_case *tc, int mvalid, int kvalid,
+                      const char *name) {
   int step = tc->layout == FUSE__QL_PAIRS ? 2 : 4, esize = tc->layout == FUSE__QL_PAIRS ? 2 : 1;
-  int cols = tc->csteps * step, t, r, j, c, ok = 1;
-  size_t wbytes = (size_t)tc->taps * tc->csteps * FUSE__QNR * step * esize;
+  int mr = k->mr, nch = k->nb * FUSE__QNR, cols = tc->csteps * step, t, r, j, c, ok = 1;
+  size_t panel = (size_t)tc->taps * tc->csteps * FUSE__QNR * step * esize; /* bytes */
+  int64_t ldy = nch + 3; /* (a row wider than the tile: what lies past kvalid must stay) */
   unsigned char *rowbuf = (unsigned char *)malloc((size_t)tc->taps * mr * cols * esize);
-  void *w = malloc(wbytes);
+  unsigned char *w = (unsigned char *)malloc(panel * (size_t)k->nb);
   const void **rows = (const void **)malloc((size_t)tc->taps * mr * sizeof(void *));
-  unsigned char y[8 * FUSE__QNR];
-  int32_t bias[FUSE__QNR];
-  float scale[FUSE__QNR];
+  unsigned char *y = (unsigned char *)malloc((size_t)(FUSE__QMR_MAX * ldy));
+  int32_t bias[4 * FUSE__QNR];
+  float scale[4 * FUSE__QNR];
   fuse__qhead h;
   memset(&h, 0, sizeof h);
   h.x_zero = tc->x_zero, h.y_zero = tc->y_zero, h.lo = tc->lo, h.hi = tc->hi;
@@ -46,76 +51,146 @@ static int check_tile(fuse__qtile_fn tile, int mr, const tile_case *tc, const ch
       rowbuf[t] = (unsigned char)x;
     }
   }
-  for (t = 0; t < (int)(wbytes / esize); t++) {
+  for (t = 0; t < (int)(panel * (size_t)k->nb / (size_t)esize); t++) {
     int8_t v = tc->extreme ? (int8_t)(t % 3 ? -128 : 127) : (int8_t)(next() % 256);
-    if (esize == 2) ((int16_t *)w)[t] = v;
+    if (esize == 2) ((int16_t *)(void *)w)[t] = v;
     else ((int8_t *)w)[t] = v;
   }
-  for (j = 0; j < FUSE__QNR; j++) {
+  for (j = 0; j < nch; j++) {
     bias[j] = (int32_t)(next() % 20001) - 10000;
     scale[j] = j % 4 == 0 ? 0.5f : j % 4 == 1 ? 0.25f : 1.0f / (float)(3 + next() % 500);
   }
-  memset(y, 0xcd, sizeof y);
-  tile(tc->taps, tc->csteps, rows, w, y, FUSE__QNR, bias, scale, &h);
-  for (r = 0; r < mr; r++)
-    for (j = 0; j < FUSE__QNR; j++) {
-      int64_t acc = bias[j];
-      int32_t want, have;
-      for (t = 0; t < tc->taps; t++)
-        for (c = 0; c < cols; c++) {
-          const unsigned char *row = (const unsigned char *)rows[t * mr + r];
-          int64_t x, wv;
-          size_t at = ((size_t)t * tc->csteps + (size_t)(c / step)) * FUSE__QNR * step + (size_t)j * step + (size_t)(c % step);
-          if (esize == 2) {
-            int16_t d;
-            memcpy(&d, row + 2 * c, 2);
-            x = d, wv = ((int16_t *)w)[at];
-          } else {
-            x = row[c], wv = ((int8_t *)w)[at];
+  memset(y, 0xcd, (size_t)(FUSE__QMR_MAX * ldy));
+  k->fn(tc->taps, tc->csteps, rows, w, (int64_t)panel, y, ldy, mvalid, kvalid, bias, scale, &h);
+  for (r = 0; r < FUSE__QMR_MAX; r++)
+    for (j = 0; j < ldy; j++) {
+      int32_t want, have = tc->y_signed ? (int32_t)(int8_t)y[r * ldy + j] : (int32_t)y[r * ldy + j];
+      if (r < mvalid && j < kvalid) {
+        const unsigned char *wp = w + (size_t)(j / FUSE__QNR) * panel;
+        int64_t acc = bias[j];
+        for (t = 0; t < tc->taps; t++)
+          for (c = 0; c < cols; c++) {
+            const unsigned char *row = (const unsigned char *)rows[t * mr + r];
+            int64_t x, wv;
+            size_t at = ((size_t)t * tc->csteps + (size_t)(c / step)) * FUSE__QNR * step +
+                        (size_t)(j % FUSE__QNR) * step + (size_t)(c % step);
+            if (esize == 2) {
+              int16_t d;
+              memcpy(&d, row + 2 * c, 2);
+              x = d, wv = ((const int16_t *)(const void *)wp)[at];
+            } else {
+              x = row[c], wv = ((const int8_t *)wp)[at];
+            }
+            acc += x * wv;
           }
-          acc += x * wv;
-        }
-      want = fuse__qtile_requant((int32_t)acc, scale[j], &h);
-      have = tc->y_signed ? (int32_t)(int8_t)y[r * FUSE__QNR + j] : (int32_t)y[r * FUSE__QNR + j];
+        want = fuse__qtile_requant((int32_t)acc, scale[j], &h);
+      } else {
+        want = tc->y_signed ? (int32_t)(int8_t)0xcd : 0xcd; /* untouched */
+      }
       if (have != want && ok) {
-        fprintf(stderr, "  %s: layout %d taps %d csteps %d extreme %d: [%d][%d] %d, want %d\n",
-                name, tc->layout, tc->taps, tc->csteps, tc->extreme, r, j, have, want);
+        fprintf(stderr, "  %s %dx%d: layout %d taps %d csteps %d extreme %d valid %dx%d: [%d][%d] %d, want %d\n",
+                name, k->nb, k->mr, tc->layout, tc->taps, tc->csteps, tc->extreme, mvalid, kvalid,
+                r, j, have, want);
         ok = 0;
       }
     }
-  free(rowbuf), free(w), free(rows);
+  free(rowbuf), free(w), free(rows), free(y);
   return ok;
+}
+
+/* Whether plans for isa run on this CPU. */
+static int isa_runs_here(int isa) {
+  int cpu = (int)fuse_cpu_isa();
+  return isa == FUSE_ISA_SCALAR || isa == cpu || (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
 TEST(tiles_match_the_reference) {
   static const int taps[3] = {1, 2, 9}, csteps[6] = {1, 2, 3, 8, 17, 40};
   static const int32_t zeros[3] = {0, 128, 255};
-  int layout, ti, ci, zi, ext, sgn, isa, runs = 0;
-  for (layout = FUSE__QL_PAIRS; layout <= FUSE__QL_QUADS; layout++)
+  const fuse__qtile_kind *k;
+  int ti, ci, zi, ext, sgn, isa, runs = 0;
+  for (k = fuse__qtile_kinds; k->fn; k++)
     for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
-      int mr, cpu = (int)fuse_cpu_isa();
-      fuse__qtile_fn tile;
-      if (!(isa == FUSE_ISA_SCALAR || isa == cpu || (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512)))
-        continue; /* (plans for isa do not run here) */
-      tile = fuse__qtile_pick((fuse_isa)isa, layout, fuse__cpu_vnni(), &mr);
-      if (!tile) continue;
+      if (!isa_runs_here(isa) || !fuse__qtile_runs(k, (fuse_isa)isa, k->layout, fuse__cpu_vnni()) ||
+          (k->isa != isa && !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512)))
+        continue; /* (each kind once: on its own ISA, AVX2's on AVX2 or AVX-512) */
+      if (k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512 && isa_runs_here(FUSE_ISA_AVX2)) continue;
       for (ti = 0; ti < 3; ti++)
         for (ci = 0; ci < 6; ci++)
           for (zi = 0; zi < 3; zi++)
             for (ext = 0; ext < 2; ext++)
               for (sgn = 0; sgn < 2; sgn++) {
                 tile_case tc;
-                tc.layout = layout, tc.taps = taps[ti], tc.csteps = csteps[ci], tc.extreme = ext;
+                int part = (ti + ci + zi) % 2; /* every other case: a partial tile */
+                tc.layout = k->layout, tc.taps = taps[ti], tc.csteps = csteps[ci], tc.extreme = ext;
                 tc.x_zero = zeros[zi], tc.y_signed = sgn;
                 tc.y_zero = sgn ? -7 : 9;
                 tc.lo = sgn ? (zi == 1 ? -7 : -128) : (zi == 1 ? 9 : 0);
                 tc.hi = sgn ? 127 : (zi == 2 ? 200 : 255);
-                CHECK(check_tile(tile, mr, &tc, fuse__isa_name((fuse_isa)isa)));
+                CHECK(check_tile(k, &tc, part ? k->mr - 1 - ci % 3 : k->mr,
+                                 part ? k->nb * FUSE__QNR - 1 - (4 * ci) % 15 : k->nb * FUSE__QNR,
+                                 fuse__isa_name((fuse_isa)isa)));
                 runs++;
               }
     }
   CHECK(runs > 0);
   fprintf(stderr, "  (%d tile runs; VNNI on this CPU: %d)\n", runs, fuse__cpu_vnni());
+}
+
+/* The depthwise pixel kernel of each ISA that runs here against the scalar twin's arithmetic
+   written out: channel counts around the vector widths, taps 1, 9 and 25, weights and inputs
+   at their extremes, uint8 and int8 outputs; the bytes past C stay. */
+TEST(depthwise_pixels_match_the_reference) {
+  static const int64_t counts[7] = {1, 7, 8, 16, 24, 33, 96};
+  static const int ntaps[3] = {1, 9, 25};
+  int isa, ci, ti, sgn, runs = 0;
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__qdw_fn fn = isa_runs_here(isa) ? fuse__qdw_pick((fuse_isa)isa) : NULL;
+    if (!fn) continue;
+    for (ci = 0; ci < 7; ci++)
+      for (ti = 0; ti < 3; ti++)
+        for (sgn = 0; sgn < 2; sgn++) {
+          int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c;
+          int taps = ntaps[ti], t, ok = 1;
+          unsigned char *px = (unsigned char *)malloc((size_t)(taps * C)), y[128];
+          const unsigned char *src[25];
+          int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
+          int32_t bias[112];
+          float scale[112];
+          fuse__qhead h;
+          memset(&h, 0, sizeof h);
+          h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0, h.hi = sgn ? 127 : 255;
+          for (t = 0; t < taps; t++) src[t] = px + t * C;
+          for (c = 0; c < taps * C; c++) px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
+          for (t = 0; t < taps; t++)
+            for (c = 0; c < C; c++)
+              w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
+          for (c = 0; c < Cp; c++) {
+            bias[c] = (int32_t)(next() % 20001) - 10000;
+            scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
+          }
+          memset(y, 0xcd, sizeof y);
+          fn(src, taps, w, Cp, C, bias, scale, &h, y);
+          for (c = 0; c < 128; c++) {
+            int32_t want = 0xcd, have = y[c];
+            if (c < C) {
+              int32_t acc = bias[c];
+              for (t = 0; t < taps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
+              want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
+            }
+            if (have != want && ok) {
+              fprintf(stderr, "  %s: C %d taps %d: [%d] %d, want %d\n", fuse__isa_name((fuse_isa)isa),
+                      (int)C, taps, (int)c, have, want);
+              ok = 0;
+            }
+          }
+          CHECK(ok);
+          runs++;
+          free(px), free(w);
+        }
+  }
+  CHECK(runs > 0);
+  fprintf(stderr, "  (%d depthwise runs)\n", runs);
 }
 
 /* The direct loops' and the tiles' requantization agree with round half to even on ties. */
@@ -132,6 +207,7 @@ TEST(requantization_rounds_ties_to_even) {
 
 int main(void) {
   RUN(tiles_match_the_reference);
+  RUN(depthwise_pixels_match_the_reference);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

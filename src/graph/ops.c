@@ -160,8 +160,7 @@ typedef struct fuse__qhead {
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
-  int32_t depthwise;      /* qconv2d: groups = channels = output channels (its scratch: the
-                             padded plane as int16 and an int32 row) */
+  int32_t depthwise;      /* qconv2d: groups = channels = output channels */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
 #define FUSE__QPOST_WORDS 5
@@ -633,11 +632,11 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QCONV2D, "qconv2d", NULL, fuse__attrs_conv, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y, FUSE__RUN_QINT,
+    {FUSE__OP_QADD, "qadd", NULL, fuse__attrs_none, 2, 2, FUSE__Y | FUSE__F, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+    {FUSE__OP_QLUT, "qlut", NULL, fuse__attrs_none, 1, 1, FUSE__Y | FUSE__F, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
-    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y,
+    {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y | FUSE__F,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E

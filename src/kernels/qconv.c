@@ -1,9 +1,10 @@
 /* ------------------------------------------------ integer conv2d micro-kernels -- */
-/* The quantized conv2d (a qconv2d step, groups 1) as an indirect GEMM over NHWC rows: for a
-   tile of MR output pixels, the row of each tap (its input channels, or the padding row)
-   times a panel of 16 output channels, int32 sums kept in registers over every tap and
+/* The quantized conv2d (a qconv2d step) on NHWC activations. Groups 1: an indirect GEMM over
+   rows, for a tile of MR output pixels the row of each tap (its input channels, or the padding
+   row) times nb panels of 16 output channels, int32 sums kept in registers over every tap and
    channel, then requantized on registers (bias, * scale, clamp, round half to even, + zero
-   point) and stored as 16 bytes per pixel. Two packed forms, the step's `layout`:
+   point) and stored as bytes. Depthwise: pixel by pixel, channels across the lanes. The
+   packed forms, the step's `layout`:
 
    FUSE__QL_PAIRS  int16 pairs: the input as (x - x_zero) int16, channels padded to even; the
                    weights [K / 16][taps][C / 2][16][2] int16. A pair of products per 32-bit
@@ -11,24 +12,30 @@
                    sum fits int32 with room; vpmaddubsw's 16-bit sums would saturate with
                    full-range weights), and the scalar twin (16 x 16 -> 32-bit products, as a
                    Cortex-M's dual MAC takes them).
-   FUSE__QL_QUADS  int8 quads: the input as uint8 as it is, channels padded to 4; the weights
-                   [K / 16][taps][C / 4][16][4] int8; vpdpbusd (AVX-512 VNNI, or AVX-VNNI on
+   FUSE__QL_QUADS  int8 quads: the input as uint8 as it is (read in place when its channels
+                   are a multiple of 4), channels padded to 4; the weights [K / 16][taps][C /
+                   4][16][4] int8; vpdpbusd (AVX-512 VNNI on 1 to 4 panels, or AVX-VNNI on
                    256-bit registers) sums four u8 x s8 products per lane exactly. The zero
                    point comes out of the bias at pack time: bias[k] - x_zero * sum(w[k]); the
                    padding row holds x_zero, so a padded tap adds x_zero * w as an inside one.
+   FUSE__QL_DW     depthwise: weights [taps][K rounded up to 16] int16, the zero point out of
+                   the bias as with quads, the padding pixel x_zero.
 
    Rounding: the SIMD tiles round with cvtps2dq under the caller's rounding mode, the default
    (nearest, ties to even), as ONNX Runtime's do; the scalar twin rounds half to even
    whatever the mode. */
-enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2 };
-#define FUSE__QNR 16
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3 };
+#define FUSE__QNR 16    /* output channels of a weight panel */
+#define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
-/* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, the
-   panel w of 16 output channels, written to y (ldy bytes between pixels), bias and scale
-   those 16 channels' (padded channels have bias 0, scale 0). */
+/* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, nb
+   panels of 16 output channels (w, the first; pstride bytes between them), written to y
+   (ldy bytes between pixels): the first mvalid pixels, the first kvalid channels; bias and
+   scale those channels' (padded channels have bias 0, scale 0). */
 typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, const void *w,
-                               unsigned char *y, int64_t ldy, const int32_t *bias,
-                               const float *scale, const fuse__qhead *h);
+                               int64_t pstride, unsigned char *y, int64_t ldy, int mvalid,
+                               int kvalid, const int32_t *bias, const float *scale,
+                               const fuse__qhead *h);
 
 /* The requantization of one sum, as fuse__requantize (run/quant_run.c) and the SIMD tiles. */
 static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *h) {
@@ -37,58 +44,67 @@ static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *
   return (int32_t)fuse__round_half_even(f) + h->y_zero;
 }
 
-#define FUSE__QMR_SCALAR 4
 static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *rows,
-                                     const void *wv, unsigned char *y, int64_t ldy,
-                                     const int32_t *bias, const float *scale,
-                                     const fuse__qhead *h) {
+                                     const void *wv, int64_t pstride, unsigned char *y,
+                                     int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+                                     const float *scale, const fuse__qhead *h) {
+  enum { MR = 4 };
   const int16_t *w = (const int16_t *)wv;
-  int32_t acc[FUSE__QMR_SCALAR][FUSE__QNR];
+  int32_t acc[MR][FUSE__QNR];
   int t, c, r, j;
-  for (r = 0; r < FUSE__QMR_SCALAR; r++)
+  (void)pstride; /* (one panel) */
+  for (r = 0; r < MR; r++)
     for (j = 0; j < FUSE__QNR; j++) acc[r][j] = bias[j];
   for (t = 0; t < ntaps; t++)
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
-      for (r = 0; r < FUSE__QMR_SCALAR; r++) {
-        const int16_t *x = (const int16_t *)rows[t * FUSE__QMR_SCALAR + r] + 2 * c;
+      for (r = 0; r < MR; r++) {
+        const int16_t *x = (const int16_t *)rows[t * MR + r] + 2 * c;
         for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
           acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
       }
-  for (r = 0; r < FUSE__QMR_SCALAR; r++)
-    for (j = 0; j < FUSE__QNR; j++)
+  for (r = 0; r < mvalid; r++)
+    for (j = 0; j < kvalid; j++)
       y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* 16 int32 sums (two vectors) + bias, requantized, as 16 bytes at y. */
-__attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
-    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
-    unsigned char *y) {
+/* 8 int32 sums + bias, requantized, as 8 int32 in the output type's range. */
+__attribute__((target("avx2,fma"))) static inline __m256i fuse__qrequant8_avx2(
+    __m256i acc, const int32_t *bias, const float *scale, const fuse__qhead *h) {
   const __m256 lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
   const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
-  const __m256i zero = _mm256_set1_epi32(h->y_zero);
-  __m256 f0 = _mm256_cvtepi32_ps(_mm256_add_epi32(a0, _mm256_loadu_si256((const __m256i *)bias)));
-  __m256 f1 = _mm256_cvtepi32_ps(_mm256_add_epi32(a1, _mm256_loadu_si256((const __m256i *)(bias + 8))));
-  __m256i q0, q1, p16;
-  __m128i b;
-  f0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f0, _mm256_loadu_ps(scale)), lo), hi);
-  f1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f1, _mm256_loadu_ps(scale + 8)), lo), hi);
-  q0 = _mm256_add_epi32(_mm256_cvtps_epi32(f0), zero);
-  q1 = _mm256_add_epi32(_mm256_cvtps_epi32(f1), zero);
-  p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
-  b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
-                  : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
-  _mm_storeu_si128((__m128i *)(void *)y, b);
+  __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(const void *)bias)));
+  f = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f, _mm256_loadu_ps(scale)), lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(h->y_zero));
+}
+
+/* 16 int32 sums (two vectors) + bias, requantized, as the first n <= 16 bytes at y. */
+__attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
+    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
+    unsigned char *y, int n) {
+  __m256i q0 = fuse__qrequant8_avx2(a0, bias, scale, h), q1 = fuse__qrequant8_avx2(a1, bias + 8, scale + 8, h);
+  __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
+  __m128i b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
+                          : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
+  unsigned char part[16];
+  if (n >= 16) {
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+    return;
+  }
+  _mm_storeu_si128((__m128i *)(void *)part, b);
+  memcpy(y, part, (size_t)n);
 }
 
 /* AVX2: MR = 6 pixels x 16 channels, 12 accumulators; vpmaddwd on int16 pairs. */
 #define FUSE__QMR_AVX2 6
 __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
-    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
-    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+    int ntaps, int csteps, const void *const *rows, const void *wv, int64_t pstride,
+    unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
   const int16_t *w = (const int16_t *)wv;
   __m256i acc[FUSE__QMR_AVX2][2];
   int t, c, r;
+  (void)pstride;
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (t = 0; t < ntaps; t++) {
@@ -96,8 +112,8 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
     FUSE__UNROLL
     for (r = 0; r < FUSE__QMR_AVX2; r++) x[r] = (const int16_t *)rows[t * FUSE__QMR_AVX2 + r];
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR) {
-      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
-      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 16));
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(w + 16));
       FUSE__UNROLL
       for (r = 0; r < FUSE__QMR_AVX2; r++) {
         int32_t pair;
@@ -109,19 +125,21 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+  for (r = 0; r < mvalid; r++)
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
 }
 
 /* AVX-VNNI: the same tile on int8 quads, vpdpbusd on 256-bit registers. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || defined(__clang__) && __clang_major__ >= 12
 #define FUSE__HAVE_AVXVNNI 1
 __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnni(
-    int ntaps, int csteps, const void *const *rows, const void *wv, unsigned char *y,
-    int64_t ldy, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+    int ntaps, int csteps, const void *const *rows, const void *wv, int64_t pstride,
+    unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
   const int8_t *w = (const int8_t *)wv;
   __m256i acc[FUSE__QMR_AVX2][2];
   int t, c, r;
+  (void)pstride;
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (t = 0; t < ntaps; t++) {
@@ -142,54 +160,91 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy);
+  for (r = 0; r < mvalid; r++)
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
 }
 #endif
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* AVX-512 VNNI: MR = 8 pixels x 16 channels (one register each), vpdpbusd. */
-#define FUSE__QMR_AVX512 8
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))) static void
-fuse__qtile_quads_avx512(int ntaps, int csteps, const void *const *rows, const void *wv,
-                         unsigned char *y, int64_t ldy, const int32_t *bias, const float *scale,
-                         const fuse__qhead *h) {
-  const int8_t *w = (const int8_t *)wv;
+#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+/* 16 int32 sums + bias, requantized, into the type's range, the first bits of mask stored. */
+FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const int32_t *bias,
+                                                      const float *scale, const fuse__qhead *h,
+                                                      unsigned char *y, __mmask16 mask) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+  const __mmask16 all = (__mmask16)-1;
   const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
   const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
-  const __m512i zero = _mm512_set1_epi32(h->y_zero), b = _mm512_loadu_si512(bias);
-  const __m512 s = _mm512_loadu_ps(scale);
-  __m512i acc[FUSE__QMR_AVX512];
-  int t, c, r;
+  __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc, _mm512_loadu_si512(bias)));
+  __m512i q;
+  f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, _mm512_loadu_ps(scale)), lo), hi);
+  q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), _mm512_set1_epi32(h->y_zero));
+  if (h->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y, mask, q);
+  else _mm512_mask_cvtusepi32_storeu_epi8(y, mask, q);
+}
+
+/* AVX-512 VNNI: MR pixels x nb panels (a register each), vpdpbusd; nb * MR accumulators, nb
+   weight registers and a broadcast (at most 32). Inlined with constant nb and MR into the
+   kinds below, whose loops the compiler then unrolls. */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
+    const int nb, const int mr, int ntaps, int csteps, const void *const *rows, const void *wv,
+    int64_t pstride, unsigned char *y, int64_t ldy, int mvalid, int kvalid,
+    const int32_t *bias, const float *scale, const fuse__qhead *h) {
+  const int8_t *w = (const int8_t *)wv;
+  __m512i acc[FUSE__QMR_MAX][4];
+  int t, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX512; r++) acc[r] = _mm512_setzero_si512();
-  for (t = 0; t < ntaps; t++) {
-    const uint8_t *x[FUSE__QMR_AVX512];
+  for (r = 0; r < mr; r++) {
     FUSE__UNROLL
-    for (r = 0; r < FUSE__QMR_AVX512; r++) x[r] = (const uint8_t *)rows[t * FUSE__QMR_AVX512 + r];
-    for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) {
-      const __m512i w0 = _mm512_loadu_si512(w);
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (t = 0; t < ntaps; t++, w += (size_t)csteps * 4 * FUSE__QNR) {
+    const uint8_t *x[FUSE__QMR_MAX];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) x[r] = (const uint8_t *)rows[t * mr + r];
+    for (c = 0; c < csteps; c++) {
+      __m512i wb[4];
       FUSE__UNROLL
-      for (r = 0; r < FUSE__QMR_AVX512; r++) {
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride + c * 4 * FUSE__QNR);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
         int32_t quad;
+        __m512i xb;
         memcpy(&quad, x[r] + 4 * c, 4);
-        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(quad), w0);
+        xb = _mm512_set1_epi32(quad);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], xb, wb[b]);
       }
     }
   }
-  FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX512; r++) {
-    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
-    const __mmask16 all = (__mmask16)-1;
-    __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc[r], b));
-    __m512i q;
-    f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, s), lo), hi);
-    q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
-    if (h->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + r * ldy, all, q);
-    else _mm512_mask_cvtusepi32_storeu_epi8(y + r * ldy, all, q);
+  for (r = 0; r < mvalid; r++) {
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) {
+      int left = kvalid - b * FUSE__QNR;
+      if (left > 0)
+        fuse__qstore16_avx512(acc[r][b], bias + b * FUSE__QNR, scale + b * FUSE__QNR, h,
+                              y + r * ldy + b * FUSE__QNR,
+                              (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u));
+    }
   }
 }
+#define FUSE__QTILE512(NB, MR)                                                                  \
+  FUSE__QV512 static void fuse__qtile_avx512_##NB##x##MR(                                      \
+      int ntaps, int csteps, const void *const *rows, const void *w, int64_t pstride,          \
+      unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,              \
+      const float *scale, const fuse__qhead *h) {                                              \
+    fuse__qtile_quads_avx512(NB, MR, ntaps, csteps, rows, w, pstride, y, ldy, mvalid, kvalid,  \
+                             bias, scale, h);                                                  \
+  }
+FUSE__QTILE512(4, 6)
+FUSE__QTILE512(3, 8)
+FUSE__QTILE512(2, 12)
+FUSE__QTILE512(1, 16)
+FUSE__QTILE512(3, 6)
+FUSE__QTILE512(2, 6)
+FUSE__QTILE512(1, 6)
+#undef FUSE__QTILE512
 #endif
 
 /* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
@@ -208,120 +263,183 @@ static int fuse__cpu_vnni(void) {
   return v;
 }
 
-/* The tile for a plan's ISA and a packed layout, on a CPU of fuse__cpu_vnni() `vnni` (NULL:
-   none); its MR in *mr. */
-static fuse__qtile_fn fuse__qtile_pick(fuse_isa isa, int layout, int vnni, int *mr) {
-  (void)vnni;
-  *mr = FUSE__QMR_SCALAR;
-  if (layout == FUSE__QL_PAIRS) {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-    if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return *mr = FUSE__QMR_AVX2, fuse__qtile_pairs_avx2;
-#endif
-    return isa == FUSE_ISA_AUTO ? NULL : fuse__qtile_pairs_scalar;
-  }
-  if (layout == FUSE__QL_QUADS) {
+/* The tiles, in order of preference: a family per ISA and layout (the first of a family
+   that runs here is the plan's), AVX-512's main kinds by panels before the narrower tails. */
+typedef struct fuse__qtile_kind {
+  fuse__qtile_fn fn;
+  signed char isa;    /* FUSE_ISA_AVX512: plans for it; AVX2: plans for AVX2 or AVX-512; SCALAR: any */
+  signed char layout; /* FUSE__QL_PAIRS / _QUADS */
+  signed char vnni;   /* the fuse__cpu_vnni() bit it needs, or 0 */
+  signed char nb, mr; /* panels of 16 output channels, pixels */
+} fuse__qtile_kind;
+
+static const fuse__qtile_kind fuse__qtile_kinds[] = {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    if (isa == FUSE_ISA_AVX512 && (vnni & 1)) return *mr = FUSE__QMR_AVX512, fuse__qtile_quads_avx512;
+    {fuse__qtile_avx512_4x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 6},
+    {fuse__qtile_avx512_3x8, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 8},
+    {fuse__qtile_avx512_2x12, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 12},
+    {fuse__qtile_avx512_1x16, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 16},
+    {fuse__qtile_avx512_3x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 6}, /* tails of 4x6 */
+    {fuse__qtile_avx512_2x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 6},
+    {fuse__qtile_avx512_1x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 6},
 #endif
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2) && defined(FUSE__HAVE_AVXVNNI)
-    if ((isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) && (vnni & 2))
-      return *mr = FUSE__QMR_AVX2, fuse__qtile_quads_avxvnni;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#ifdef FUSE__HAVE_AVXVNNI
+    {fuse__qtile_quads_avxvnni, FUSE_ISA_AVX2, FUSE__QL_QUADS, 2, 1, FUSE__QMR_AVX2},
 #endif
+    {fuse__qtile_pairs_avx2, FUSE_ISA_AVX2, FUSE__QL_PAIRS, 0, 1, FUSE__QMR_AVX2},
+#endif
+    {fuse__qtile_pairs_scalar, FUSE_ISA_SCALAR, FUSE__QL_PAIRS, 0, 1, 4},
+    {NULL, 0, 0, 0, 0, 0}};
+
+/* Whether kind k runs in a plan for isa with `layout` on a CPU of fuse__cpu_vnni() `vnni`. */
+static int fuse__qtile_runs(const fuse__qtile_kind *k, fuse_isa isa, int layout, int vnni) {
+  if (k->layout != layout || (k->vnni && !(vnni & k->vnni)) || isa == FUSE_ISA_AUTO) return 0;
+  if (k->isa == FUSE_ISA_AVX512) return isa == FUSE_ISA_AVX512;
+  if (k->isa == FUSE_ISA_AVX2) return isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512;
+  return 1;
+}
+
+/* The tile of nb panels by mr pixels of the family a plan for isa runs `layout` on; NULL: none. */
+static fuse__qtile_fn fuse__qtile_get(fuse_isa isa, int layout, int vnni, int nb, int mr) {
+  const fuse__qtile_kind *k, *family = NULL;
+  for (k = fuse__qtile_kinds; k->fn; k++) {
+    if (!fuse__qtile_runs(k, isa, layout, vnni) || (family && k->isa != family->isa)) continue;
+    family = k;
+    if (k->nb == nb && k->mr == mr) return k->fn;
   }
   return NULL;
 }
 
+/* The main tile for K output channels: of the family a plan for isa runs `layout` on, the
+   first kind no wider than K needs (nb panels, in *nb, by *mr pixels); the last block of a
+   wider K runs on the family's kind of the same MR and the panels it needs
+   (fuse__qtile_get). NULL: the layout does not run here. */
+static fuse__qtile_fn fuse__qtile_plan(fuse_isa isa, int layout, int vnni, int64_t K, int *nb,
+                                       int *mr) {
+  const fuse__qtile_kind *k, *family = NULL;
+  int64_t want = (K + FUSE__QNR - 1) / FUSE__QNR;
+  for (k = fuse__qtile_kinds; k->fn; k++) {
+    if (!fuse__qtile_runs(k, isa, layout, vnni) || (family && k->isa != family->isa)) continue;
+    family = k;
+    if (k->nb <= want || k->nb == 1) {
+      *nb = k->nb, *mr = k->mr;
+      return k->fn;
+    }
+  }
+  return NULL;
+}
 
-/* Bytes of a qconv2d's weights in `layout` (kernels/qconv.c), and its Kp. */
+/* Bytes of a qconv2d's weights in `layout`, and its Kp: groups' [K][Cg][taps] (direct);
+   panels of 16 output channels [K / 16][taps][Cg / step][16][step] (pairs, int16; quads,
+   int8); depthwise [taps][Kp] int16 (Cg = 1). */
 static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_t taps,
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
   if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS) return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
+  if (layout == FUSE__QL_DW) return (size_t)(taps * *Kp * 2);
   return (size_t)(K * Cg * taps);
 }
 
-/* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c): the input as NHWC
-   rows, the padding row, the tile's row pointers, one image's NHWC output. */
+/* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
+   input as rows (when it is not read in place), the padding row, the tile's row pointers, one
+   image's NHWC output (when the output is NCHW). Depthwise: the padding pixel, the taps'
+   pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
+  if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
   return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
-         (((size_t)taps * 8 * sizeof(void *) + a) & ~a) + (size_t)((npix + 8) * Kp) + FUSE__ALIGN;
+         (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
+         (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
-/* A depthwise qconv2d's padded plane (int16 elements; with stride 2 its even and odd columns
-   as two planes), rounded up to 16 elements; then its scratch bytes (run/quant_run.c): the
-   plane, an int32 output row. */
-static int64_t fuse__qdw_plane(int64_t H, int64_t W, const fuse_conv2d_attrs *a) {
-  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
-  int64_t n = a->strides[1] == 2 ? 2 * HP * ((WP + 1) / 2) : HP * WP;
-  return (n + 15) & ~(int64_t)15;
-}
-static size_t fuse__qdw_scratch(int64_t H, int64_t W, const fuse_conv2d_attrs *a, int64_t OW) {
-  return (size_t)(fuse__qdw_plane(H, W, a) * 2 + OW * 4 + 32) + FUSE__ALIGN;
+/* ------------------------------------------------------- depthwise, on NHWC -- */
+/* One output pixel of a depthwise qconv2d (layout FUSE__QL_DW): its C channels from its taps'
+   input pixels src[t] (the padding pixel, x_zero in every channel, where a tap falls
+   outside), weights [taps][Cp] int16, the bias with the zero point's share taken out
+   (bias - x_zero * sum of the channel's weights), so that sum x * w needs no subtraction. */
+typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int ntaps, const int16_t *w,
+                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+                             const fuse__qhead *h, unsigned char *y);
+
+/* Channel c of the pixel, as a byte. */
+static unsigned char fuse__qdw_channel(const unsigned char *const *src, int ntaps,
+                                       const int16_t *w, int64_t Cp, int64_t c,
+                                       const int32_t *bias, const float *scale,
+                                       const fuse__qhead *h) {
+  int32_t acc = bias[c];
+  int t;
+  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
+  return (unsigned char)(fuse__qtile_requant(acc, scale[c], h) & 0xff);
 }
 
-static void fuse__qdw_fill(int32_t *acc, int64_t n, int32_t v) {
-  int64_t i;
-  for (i = 0; i < n; i++) acc[i] = v;
+static void fuse__qdw_scalar(const unsigned char *const *src, int ntaps, const int16_t *w,
+                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+                             const fuse__qhead *h, unsigned char *y) {
+  int64_t c;
+  for (c = 0; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* acc[0..n) += x[0..n) * w, 8 lanes a step; the tail in C. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_row_avx2(int32_t *acc, const int16_t *x,
-                                                                   int64_t n, int32_t w) {
-  const __m256i wv = _mm256_set1_epi32(w);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
-    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
-    _mm256_storeu_si256((__m256i *)(void *)(acc + i), _mm256_add_epi32(a, _mm256_mullo_epi32(xv, wv)));
+/* 8 channels a step: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
+   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly; the tail in C. */
+__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
+    const unsigned char *const *src, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+    const int32_t *bias, const float *scale, const fuse__qhead *h, unsigned char *y) {
+  int64_t c = 0;
+  int t;
+  for (; c + 8 <= C; c += 8) {
+    __m256i acc = _mm256_setzero_si256(), q;
+    __m128i p16;
+    for (t = 0; t < ntaps; t++) {
+      __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + c)));
+      __m256i wv = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, wv));
+    }
+    q = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
+    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)(void *)(y + c),
+                     h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
   }
-  for (; i < n; i++) acc[i] += x[i] * w;
-}
-/* y[0..n) = the requantized acc[0..n), 8 a step. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_requant_avx2(unsigned char *y,
-                                                                       const int32_t *acc,
-                                                                       int64_t n, float scale,
-                                                                       const fuse__qhead *h) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
-  const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
-  const __m256i z = _mm256_set1_epi32(h->y_zero);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + i))), s);
-    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo), hi)), z);
-    __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    __m128i b = h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
-    _mm_storel_epi64((__m128i *)(void *)(y + i), b);
-  }
-  for (; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+  for (; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
 }
 #endif
 
-static void fuse__qdw_row(int simd, int32_t *acc, const int16_t *x, int64_t n, int32_t w) {
-  int64_t i;
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-  if (simd) {
-    fuse__qdw_row_avx2(acc, x, n, w);
-    return;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* 16 channels a step, as AVX2's; the tail masked. */
+FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int ntaps,
+                                         const int16_t *w, int64_t Cp, int64_t C,
+                                         const int32_t *bias, const float *scale,
+                                         const fuse__qhead *h, unsigned char *y) {
+  const __mmask16 all = (__mmask16)-1;
+  int64_t c;
+  int t;
+  for (c = 0; c < C; c += 16) {
+    __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
+    __m512i acc = _mm512_setzero_si512();
+    for (t = 0; t < ntaps; t++) {
+      /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+      __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + c));
+      __m512i wv = _mm512_maskz_cvtepu16_epi32(
+          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
+      acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
+    }
+    fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + c, m);
   }
-#endif
-  (void)simd;
-  for (i = 0; i < n; i++) acc[i] += x[i] * w;
 }
-static void fuse__qdw_requant(int simd, unsigned char *y, const int32_t *acc, int64_t n,
-                              float scale, const fuse__qhead *h) {
-  int64_t i;
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-  if (simd) {
-    fuse__qdw_requant_avx2(y, acc, n, scale, h);
-    return;
-  }
 #endif
-  (void)simd;
-  for (i = 0; i < n; i++) y[i] = (unsigned char)(fuse__qtile_requant(acc[i], scale, h) & 0xff);
+
+/* The depthwise pixel kernel of a plan's ISA (NEON: the scalar twin). */
+static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+  if (isa == FUSE_ISA_AVX512) return fuse__qdw_avx512;
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;
+#endif
+  return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }

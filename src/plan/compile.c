@@ -348,9 +348,7 @@ static int fuse__choose_layouts(fuse__compiler *c) {
   const fuse_allocator *a = c->a;
   fuse__relayout x;
   int i, relayout = 0;
-  for (i = 0; i < p->num_steps && !relayout; i++)
-    relayout = p->steps[i].op == FUSE__OP_CONV2D && (p->steps[i].kernel == FUSE__KERNEL_IGEMM ||
-                                                     p->steps[i].kernel == FUSE__KERNEL_GROUPED);
+  for (i = 0; i < p->num_steps && !relayout; i++) relayout = fuse__writes_nhwc(&p->steps[i]);
   if (!relayout) return 1;
   x.steps = (fuse__step *)fuse__alloc(a, (size_t)c->cap_steps * sizeof(fuse__step), 16);
   x.operands = (int *)fuse__alloc(a, (size_t)c->cap_operands * sizeof(int), 16);

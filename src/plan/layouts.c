@@ -10,6 +10,15 @@ static int fuse__two_layouts(const fuse__tensor *t) {
   return t->rank == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
 }
 
+/* Whether a step writes NHWC whatever its input: conv2d on the NHWC GEMM, a qconv2d packed
+   for the integer tiles or the depthwise pixel kernel (plan/quant_pack.c). */
+static int fuse__writes_nhwc(const fuse__step *st) {
+  if (st->op == FUSE__OP_QCONV2D)
+    return ((const fuse__qhead *)(const void *)st->packed)->layout != FUSE__QL_DIRECT;
+  return st->op == FUSE__OP_CONV2D &&
+         (st->kernel == FUSE__KERNEL_IGEMM || st->kernel == FUSE__KERNEL_GROUPED);
+}
+
 /* Ops that run in either layout (their row's FUSE__OPF_FOLLOWS_NHWC: the element-wise ops,
    whose chain steps after the layouts (plan/chains.c) see NHWC too, the pools, concat) take NHWC
    when an operand that has two layouts is NHWC; concat only along the channels of rank-4
@@ -98,8 +107,7 @@ static void fuse__relayout_steps(fuse__relayout *x, const fuse__step *old, int n
     if (st.op == FUSE__OP_REDUCE_MEAN && st.a.reduce.axes == 12u && x->root[ops[0]] == ops[0] &&
         p->tensors[ops[0]].nhwc && fuse__two_layouts(&p->tensors[ops[0]]))
       st.op = FUSE__OP_GLOBAL_AVG_POOL2D;
-    nhwc = (st.op == FUSE__OP_CONV2D &&
-                (st.kernel == FUSE__KERNEL_IGEMM || st.kernel == FUSE__KERNEL_GROUPED)) ||
+    nhwc = fuse__writes_nhwc(&st) ||
                (st.kernel == FUSE__KERNEL_DW && p->tensors[ops[0]].nhwc &&
                 fuse__two_layouts(&p->tensors[ops[0]])) ||
                fuse__follows_nhwc(p, &st, ops);

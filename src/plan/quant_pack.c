@@ -6,13 +6,17 @@
    multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
    qlut, qmax_pool2d: the table of outputs. */
 
-/* The layout a plan for `isa` packs a conv of `groups` in: quads where this CPU runs them,
-   pairs elsewhere (scalar, NEON, a plan saved for another machine), the direct form for the
-   reference kernels and grouped convs. */
-static int fuse__qconv_layout(fuse_isa isa, int vnni, int groups, int save_only) {
-  int mr;
-  if (isa == FUSE_ISA_AUTO || groups != 1) return FUSE__QL_DIRECT;
-  if (!save_only && fuse__qtile_pick(isa, FUSE__QL_QUADS, vnni, &mr)) return FUSE__QL_QUADS;
+/* The layout a plan for `isa` packs a conv of K outputs and `groups` in: depthwise on its own
+   kernel; groups 1 in quads where this CPU runs them, pairs elsewhere (scalar, NEON, a plan
+   saved for another machine); the direct form for the reference kernels and other grouped
+   convs. */
+static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int depthwise, int groups,
+                              int save_only) {
+  int nb, mr;
+  if (isa == FUSE_ISA_AUTO) return FUSE__QL_DIRECT;
+  if (depthwise) return FUSE__QL_DW;
+  if (groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
   return FUSE__QL_PAIRS;
 }
 
@@ -88,7 +92,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
-    if (h->layout == FUSE__QL_QUADS) { /* the zero point's share: x_zero * the weights' sum */
+    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW) { /* the zero point's share:
+                                                                      x_zero * the weights' sum */
       const int8_t *wk = (const int8_t *)wq->data + k * per;
       int64_t i, sum = 0;
       for (i = 0; i < per; i++) sum += wk[i];
@@ -98,6 +103,11 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
   }
   if (h->layout == FUSE__QL_DIRECT) {
     memcpy(scale + K, wq->data, (size_t)(K * per));
+  } else if (h->layout == FUSE__QL_DW) { /* [taps][Kp] int16 */
+    int16_t *dst = (int16_t *)(void *)(scale + Kp);
+    int64_t t;
+    for (t = 0; t < taps; t++)
+      for (k = 0; k < K; k++) dst[t * Kp + k] = ((const int8_t *)wq->data)[k * taps + t];
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = (const int8_t *)wq->data;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
@@ -140,15 +150,15 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     const fuse__node *xq = &g->nodes[nx->in[0]];
     int64_t Kp, taps = wq->shape[2] * wq->shape[3];
     size_t need;
-    h.layout = fuse__qconv_layout(p->isa, p->vnni, nc->a.conv.groups, p->elsewhere);
+    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, wq->shape[0], h.depthwise, nc->a.conv.groups,
+                                  p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
     bytes += (size_t)Kp * 8;
-    h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
-    need = h.layout != FUSE__QL_DIRECT ? fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
+    need = h.layout == FUSE__QL_DIRECT ? 0
+                                       : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
                                                              xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp)
-           : h.depthwise ? fuse__qdw_scratch(xq->shape[2], xq->shape[3], &nc->a.conv, nc->shape[3])
-                         : 0;
+                                                             nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;

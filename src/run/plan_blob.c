@@ -544,31 +544,38 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_QUADS ||
-        (h->layout != FUSE__QL_DIRECT && G != 1))
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_DW ||
+        (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
+        (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
-    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs; the scratch it needs */
-      int64_t Kp, taps = (int64_t)h->KH * h->KW;
-      int mr;
-      if (!fuse__qtile_pick(p->isa, h->layout, p->vnni, &mr)) return -1;
-      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, taps, &Kp) + (uint64_t)Kp * 8;
+    if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
+                                            scratch */
+      const fuse_conv2d_attrs *a = &s->a.conv;
+      int64_t Kp, taps = (int64_t)h->KH * h->KW, d;
+      int nb, mr, rest;
+      for (d = 0; d < 2; d++) {
+        int64_t in = tx->shape[2 + d] + a->padding[d] + a->padding[2 + d];
+        int64_t span = (int64_t)((d ? h->KW : h->KH) - 1) * a->dilation[d] + 1;
+        if (a->strides[d] < 1 || a->dilation[d] < 1 || a->padding[d] < 0 || a->padding[2 + d] < 0 ||
+            a->padding[d] > 4096 || a->padding[2 + d] > 4096 || a->strides[d] > 4096 ||
+            a->dilation[d] > 4096 || in < span || ty->shape[2 + d] != (in - span) / a->strides[d] + 1)
+          return 0;
+      }
+      if (h->layout == FUSE__QL_DW) {
+        if (!fuse__qdw_pick(p->isa)) return -1;
+      } else {
+        if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
+        rest = (int)(h->K % (nb * FUSE__QNR));
+        if (h->K > nb * FUSE__QNR && rest &&
+            !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
+          return -1;
+      }
+      need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
+                                                 taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
                               taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
-    }
-    if (h->depthwise) { /* its plane's geometry inside the padded plane, its scratch */
-      const fuse_conv2d_attrs *a = &s->a.conv;
-      int64_t HP = tx->shape[2] + a->padding[0] + a->padding[2];
-      int64_t WP = tx->shape[3] + a->padding[1] + a->padding[3];
-      if (G != h->C || G != h->K || a->strides[0] < 1 || a->strides[1] < 1 || a->dilation[0] < 1 ||
-          a->dilation[1] < 1 || a->padding[0] < 0 || a->padding[1] < 0 || a->padding[2] < 0 ||
-          a->padding[3] < 0 || a->padding[0] > 4096 || a->padding[1] > 4096 ||
-          a->padding[2] > 4096 || a->padding[3] > 4096 ||
-          (ty->shape[2] - 1) * a->strides[0] + (int64_t)(h->KH - 1) * a->dilation[0] >= HP ||
-          (ty->shape[3] - 1) * a->strides[1] + (int64_t)(h->KW - 1) * a->dilation[1] >= WP ||
-          fuse__qdw_scratch(tx->shape[2], tx->shape[3], a, ty->shape[3]) > p->scratch_slot)
-        return 0;
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;

@@ -68,65 +68,37 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* A depthwise qconv2d (groups = channels, one output channel each): per channel, its plane
-   copied once into the scratch as int16 (x - x_zero) with the padding 0 around it (with
-   stride 2, its even and odd columns as two planes, so that every tap reads a contiguous run),
-   then per output row the taps' sums in an int32 row, requantized (rounding by 1.5 * 2^23
-   under the default mode, as the tiles). The row loops run on AVX2 where the plan's ISA has
-   it (kernels/qconv.c), else in C. */
+/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output pixel its taps' input pixels
+   (the padding pixel, x_zero in every channel, where a tap falls outside), then the ISA's
+   pixel kernel (kernels/qconv.c) over the channels. */
 static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  const fuse_conv2d_attrs *a = &s->a.conv;
   const int32_t *bias;
   const float *scale;
-  const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
-  const fuse_conv2d_attrs *a = &s->a.conv;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], taps = (int64_t)h->KH * h->KW;
-  int64_t HP = H + a->padding[0] + a->padding[2], WP = W + a->padding[1] + a->padding[3];
-  int64_t sx = a->strides[1], split = sx == 2, WS = split ? (WP + 1) / 2 : WP; /* a plane's row */
-  int64_t n, c, iy, ix, oy, t;
-  int16_t *plane = (int16_t *)(void *)(r->work + r->p->scratch_offset);
-  int32_t *acc = (int32_t *)(void *)(plane + fuse__qdw_plane(H, W, a));
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  const int simd = r->p->isa == FUSE_ISA_AVX2 || r->p->isa == FUSE_ISA_AVX512;
+  int64_t OH = ty->shape[2], OW = ty->shape[3], Cp, n, oy, ox;
+  int taps = h->KH * h->KW, t;
+  size_t al = FUSE__ALIGN - 1;
+  const int16_t *w;
+  unsigned char *pad = r->work + r->p->scratch_offset, *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  const unsigned char **src;
+  fuse__qdw_fn kernel = fuse__qdw_pick(r->p->isa);
+  fuse__qconv_weight_bytes(FUSE__QL_DW, C, 1, taps, &Cp);
+  src = (const unsigned char **)(void *)(pad + (((size_t)Cp + al) & ~al));
+  w = (const int16_t *)fuse__qconv_arrays(h, Cp, &bias, &scale);
+  memset(pad, h->x_zero, (size_t)Cp);
   for (n = 0; n < N; n++)
-    for (c = 0; c < C; c++) {
-      const uint8_t *xc = x + (n * C + c) * H * W;
-      const int8_t *wc = w + c * taps;
-      unsigned char *yc = y + (n * C + c) * OH * OW;
-      memset(plane, 0, (size_t)fuse__qdw_plane(H, W, a) * sizeof *plane);
-      for (iy = 0; iy < H; iy++) {
-        const uint8_t *src = xc + iy * W;
-        if (!split) {
-          int16_t *row = plane + (iy + a->padding[0]) * WP + a->padding[1];
-          for (ix = 0; ix < W; ix++) row[ix] = (int16_t)(src[ix] - h->x_zero);
-        } else { /* even columns in the first plane, odd ones in the second */
-          int16_t *row[2];
-          row[0] = plane + (iy + a->padding[0]) * WS, row[1] = row[0] + HP * WS;
-          for (ix = 0; ix < W; ix++) {
-            int64_t col = ix + a->padding[1];
-            row[col & 1][col >> 1] = (int16_t)(src[ix] - h->x_zero);
-          }
-        }
-      }
-      for (oy = 0; oy < OH; oy++) {
-        fuse__qdw_fill(acc, OW, bias[c]);
+    for (oy = 0; oy < OH; oy++)
+      for (ox = 0; ox < OW; ox++, y += C) {
         for (t = 0; t < taps; t++) {
-          int64_t row = oy * a->strides[0] + t / h->KW * a->dilation[0];
-          int64_t col = t % h->KW * a->dilation[1];
-          const int16_t *xr = split ? plane + (col & 1) * HP * WS + row * WS + col / 2
-                                    : plane + row * WP + col;
-          if (sx != 1 && !split) {
-            int64_t ox;
-            for (ox = 0; ox < OW; ox++) acc[ox] += xr[ox * sx] * (int32_t)wc[t];
-          } else {
-            fuse__qdw_row(simd, acc, xr, OW, wc[t]);
-          }
+          int64_t iy = oy * a->strides[0] - a->padding[0] + t / h->KW * a->dilation[0];
+          int64_t ix = ox * a->strides[1] - a->padding[1] + t % h->KW * a->dilation[1];
+          src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
         }
-        fuse__qdw_requant(simd, yc + oy * OW, acc, OW, scale[c], h);
+        kernel(src, taps, w, Cp, C, bias, scale, h, y);
       }
-    }
 }
 
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
@@ -178,41 +150,59 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
 }
 
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
-   table. */
+   table (skipped where it is the identity). NCHW: a window per output element; NHWC: per
+   output pixel, the window's pixels' channels at once. int8 compares as uint8 with the sign
+   bit flipped. */
 static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const void *x = fuse__in(r, s, 0);
+  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   const fuse_pool2d_attrs *a = &s->a.pool;
-  int64_t NC = ty->shape[0] * ty->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], nc, oy, ox, ky, kx;
-  void *y = fuse__data(r, s->out);
-  for (nc = 0; nc < NC; nc++)
-    for (oy = 0; oy < OH; oy++)
-      for (ox = 0; ox < OW; ox++) {
-        int32_t best = -129;
-        for (ky = 0; ky < a->kernel[0]; ky++) {
-          int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-          if (iy < 0 || iy >= H) continue;
-          for (kx = 0; kx < a->kernel[1]; kx++) {
-            int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-            int32_t v;
-            if (ix < 0 || ix >= W) continue;
-            v = fuse__q_at(x, tx->type, (nc * H + iy) * W + ix);
-            if (v > best) best = v;
+  int64_t N = ty->shape[0], C = ty->shape[1], H = tx->shape[2], W = tx->shape[3];
+  int64_t OH = ty->shape[2], OW = ty->shape[3], n, c, oy, ox, ky, kx, i;
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  unsigned char flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  int identity = 1;
+  for (i = 0; i < 256; i++) identity &= table[i] == i;
+  for (n = 0; n < N; n++)
+    for (c = 0; c < (tx->nhwc ? 1 : C); c++)
+      for (oy = 0; oy < OH; oy++)
+        for (ox = 0; ox < OW; ox++) {
+          int64_t lanes = tx->nhwc ? C : 1, at = tx->nhwc ? ((n * OH + oy) * OW + ox) * C
+                                                           : ((n * C + c) * OH + oy) * OW + ox;
+          unsigned char *dst = y + at;
+          int first = 1;
+          for (ky = 0; ky < a->kernel[0]; ky++) {
+            int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+            if (iy < 0 || iy >= H) continue;
+            for (kx = 0; kx < a->kernel[1]; kx++) {
+              int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+              const unsigned char *v;
+              if (ix < 0 || ix >= W) continue;
+              v = x + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
+              if (first) {
+                for (i = 0; i < lanes; i++) dst[i] = v[i] ^ flip;
+                first = 0;
+              } else {
+                for (i = 0; i < lanes; i++) {
+                  unsigned char u = v[i] ^ flip;
+                  dst[i] = u > dst[i] ? u : dst[i];
+                }
+              }
+            }
           }
+          if (first) /* (no window is empty: the pads are smaller than the kernel) */
+            for (i = 0; i < lanes; i++) dst[i] = x[n * C * H * W] ^ flip;
+          for (i = 0; i < lanes; i++) dst[i] = identity ? dst[i] ^ flip : table[dst[i] ^ flip];
         }
-        if (best == -129) best = fuse__q_at(x, tx->type, nc * H * W); /* (no window is empty) */
-        fuse__q_put(y, ty->type, (nc * OH + oy) * OW + ox, table[best & 0xff]);
-      }
 }
 
-
-/* qconv2d in a packed layout (kernels/qconv.c): the input as NHWC rows in the scratch (int16
-   x - x_zero, or uint8 as it is), then per image, per tile of MR pixels, the taps' row
-   pointers (the padding row where a tap falls outside) and a tile per 16 output channels
-   into the image's NHWC output, then that transposed into the NCHW output. */
-static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h,
-                               fuse__qtile_fn tile, int mr) {
+/* qconv2d in the pairs or quads layout (kernels/qconv.c). The input's rows: read in place
+   when it is NHWC uint8 with channels a multiple of 4 (quads), else copied into the scratch
+   from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 / x_zero). Per image, per
+   block of nb panels of output channels, per tile of MR pixels: the taps' row pointers (the
+   padding row where a tap falls outside) and the tile, into the NHWC output, or into the
+   scratch and then transposed into an NCHW one. */
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
   const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
@@ -220,62 +210,81 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
   int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
-  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4;
+  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4, nb, mr, j;
   int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
+  int in_place = !pairs && tx->nhwc && C % 4 == 0, out_nhwc = ty->nhwc;
+  int pointwise = taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
+                  !a->padding[1] && !a->padding[2] && !a->padding[3];
   size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
   unsigned char *in = r->work + p->scratch_offset;
   unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
   const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
-  unsigned char *out = (unsigned char *)rows + (((size_t)taps * 8 * sizeof(void *) + al) & ~al);
+  unsigned char *out = (unsigned char *)rows + (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
   const int32_t *bias;
   const float *scale;
-  const unsigned char *w;
+  const unsigned char *w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
   unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
+  fuse__qtile_fn main = fuse__qtile_plan(p->isa, h->layout, p->vnni, K, &nb, &mr);
   panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
-  for (n = 0; n < N; n++) /* NCHW -> NHWC rows, the padding channels 0 (pairs) / x_zero */
-    for (i = 0; i < H * W; i++) {
-      const uint8_t *src = x + n * C * H * W + i;
-      if (pairs) {
-        int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
-        for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * H * W] - h->x_zero);
-        for (; c < csteps * step; c++) row[c] = 0;
-      } else {
-        unsigned char *row = in + (n * H * W + i) * cs;
-        for (c = 0; c < C; c++) row[c] = src[c * H * W];
-        for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+  if (!in_place) /* the rows, the padding channels 0 (pairs) / x_zero */
+    for (n = 0; n < N; n++)
+      for (i = 0; i < H * W; i++) {
+        const uint8_t *src = tx->nhwc ? x + (n * H * W + i) * C : x + n * C * H * W + i;
+        int64_t stride = tx->nhwc ? 1 : H * W;
+        if (pairs) {
+          int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
+          for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * stride] - h->x_zero);
+          for (; c < csteps * step; c++) row[c] = 0;
+        } else {
+          unsigned char *row = in + (n * H * W + i) * cs;
+          for (c = 0; c < C; c++) row[c] = src[c * stride];
+          for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
+        }
       }
-    }
+  if (in_place) cs = C;
   if (pairs) memset(pad, 0, (size_t)cs);
   else memset(pad, h->x_zero, (size_t)cs);
   for (n = 0; n < N; n++) {
-    for (m0 = 0; m0 < npix; m0 += mr) {
-      int64_t y0[8], x0[8]; /* each pixel's window corner (mr <= 8) */
-      int j;
-      for (j = 0; j < mr; j++) {
-        int64_t pix = m0 + j < npix ? m0 + j : npix - 1;
-        y0[j] = pix / OW * a->strides[0] - a->padding[0];
-        x0[j] = pix % OW * a->strides[1] - a->padding[1];
-      }
-      for (t = 0; t < taps; t++) {
-        int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
-        for (j = 0; j < mr; j++) {
-          int64_t iy = y0[j] + dy, ix = x0[j] + dx;
-          rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
-                                 ? (const void *)(in + ((n * H + iy) * W + ix) * cs)
-                                 : (const void *)pad;
+    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * W * cs;
+    unsigned char *yi = out_nhwc ? y + n * npix * K : out;
+    int64_t ldy = out_nhwc ? K : Kp;
+    for (k = 0; k < K; k += (int64_t)nb * FUSE__QNR) {
+      int64_t left = K - k;
+      int bn = left >= (int64_t)nb * FUSE__QNR ? nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
+      fuse__qtile_fn tile = bn == nb ? main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mr);
+      int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
+      for (m0 = 0; m0 < npix; m0 += mr) {
+        int mvalid = npix - m0 < mr ? (int)(npix - m0) : mr;
+        if (pointwise) {
+          for (j = 0; j < mr; j++) rows[j] = img + (m0 + (j < mvalid ? j : mvalid - 1)) * cs;
+        } else {
+          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX]; /* each pixel's window corner */
+          for (j = 0; j < mr; j++) {
+            int64_t pix = m0 + (j < mvalid ? j : mvalid - 1);
+            y0[j] = pix / OW * a->strides[0] - a->padding[0];
+            x0[j] = pix % OW * a->strides[1] - a->padding[1];
+          }
+          for (t = 0; t < taps; t++) {
+            int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+            for (j = 0; j < mr; j++) {
+              int64_t iy = y0[j] + dy, ix = x0[j] + dx;
+              rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                     ? (const void *)(img + (iy * W + ix) * cs)
+                                     : (const void *)pad;
+            }
+          }
         }
+        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel,
+             yi + m0 * ldy + k, ldy, mvalid, kvalid, bias + k, scale + k, h);
       }
-      for (k = 0; k < Kp; k += FUSE__QNR)
-        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, out + m0 * Kp + k,
-             Kp, bias + k, scale + k, h);
     }
-    for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
-      int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
-      unsigned char *yk = y + (n * K + k) * npix;
-      for (i = 0; i < npix; i++)
-        for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
-    }
+    if (!out_nhwc)
+      for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
+        int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
+        unsigned char *yk = y + (n * K + k) * npix;
+        for (i = 0; i < npix; i++)
+          for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
+      }
   }
 }
 
@@ -283,12 +292,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
   const unsigned char *table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    int mr;
-    fuse__qtile_fn tile = h->layout ? fuse__qtile_pick(r->p->isa, h->layout, r->p->vnni, &mr) : NULL;
-    FUSE_ASSERT(tile || !h->layout); /* (a layout this CPU cannot run: refused when loaded) */
-    if (tile) fuse__qconv_packed(r, s, h, tile, mr);
-    else if (h->layout == FUSE__QL_DIRECT && h->depthwise && r->p->isa != FUSE_ISA_AUTO)
-      fuse__qconv_depthwise(r, s, h);
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) fuse__qconv_packed(r, s, h);
+    else if (h->layout == FUSE__QL_DW) fuse__qconv_depthwise(r, s, h);
     else fuse__qconv_direct(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
