@@ -1346,7 +1346,9 @@ static float fuse__round_half_even(float v) {
 typedef struct fuse__qhead {
   int32_t x_zero, y_zero; /* the input's and the output's zero points */
   int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel;
+                             qadd: K = 1 when a table of 256 outputs follows its ops (a qlut
+                             merged in, plan/quant_pack.c) */
   int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
   float x_scale, b_scale, y_scale; /* qadd */
@@ -6804,6 +6806,35 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* transpose of a float32 constant becomes a constant (a Gemm's transB weights that were the
+   dequantize of int8 ones, and so a constant only once that folded) */
+static fuse_result fuse__fold_constant_transposes(fuse_graph *g) {
+  int v, d;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *src;
+    int64_t count, i, stride[FUSE_MAX_RANK];
+    float *data;
+    if (n->op != FUSE__OP_TRANSPOSE || n->composite >= 0 || n->type != FUSE_FLOAT32) continue;
+    src = &g->nodes[n->in[0]];
+    if (src->op != FUSE__OP_CONST || (!src->data && !src->raw)) continue;
+    count = fuse__numel(n->rank, n->shape);
+    if (!(data = (float *)fuse__alloc(&g->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    for (d = src->rank - 1, i = 1; d >= 0; d--) stride[d] = i, i *= src->shape[d];
+    for (i = 0; i < count; i++) { /* output element i: its index's digits, through perm */
+      int64_t rest = i, at = 0;
+      for (d = n->rank - 1; d >= 0; d--) {
+        at += rest % n->shape[d] * stride[n->a.perm[d]];
+        rest /= n->shape[d];
+      }
+      data[i] = fuse__const_at(src, at);
+    }
+    fuse__become_constant(g, v, data, NULL, src->name, ".transposed");
+  }
+  return FUSE_OK;
+}
+
 /* The one use of v (no other use, not a graph output), or FUSE_NONE. */
 static fuse_value fuse__sole_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
   if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
@@ -6957,6 +6988,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   if ((r = fuse__quant_composites(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_constant_transposes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;
@@ -10668,16 +10700,28 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
   return (size_t)(K * Cg * taps);
 }
 
+/* Whether a pairs / quads qconv2d with C input channels runs in row mode: the input copied
+   with its left and right padding columns, each kernel row of KW taps is then one run of KW x
+   C contiguous channels, and the tile takes KH "taps" of KW x csteps steps. With a channel
+   step or two per tap (a stem's 3 channels) the tile's loop would otherwise go round its taps,
+   and its caller round their row pointers, with almost no work in each. The weights' order
+   is the same either way: [KH][KW][C / step] flattened. Not with column dilation. */
+static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilation_w) {
+  int64_t step = layout == FUSE__QL_PAIRS ? 2 : 4;
+  return KW > 1 && dilation_w == 1 && (C + step - 1) / step <= 2;
+}
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
-   input as rows (when it is not read in place), the padding row, the tile's row pointers, one
-   image's NHWC output (when the output is NCHW). Depthwise: the padding pixel, the taps'
-   pointers. */
+   input as rows (when it is not read in place; with pad_w padding columns in row mode), the
+   padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
+   pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
+   the taps' pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
-                                  int64_t taps, int64_t npix, int64_t Kp) {
+                                  int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
   if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
-  return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
+  return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
@@ -10769,6 +10813,176 @@ static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }
 /* ==== end src/kernels/qconv.c ==== */
+/* ==== begin src/kernels/qeltwise.c ==== */
+/* ------------------------------------------------- integer element-wise rows -- */
+/* The rows of the integer steps that are not convs: qadd, and the max of qmax_pool2d. */
+
+/* qadd's arithmetic (run/quant_run.c) on rows of n elements, when its ops are clamps: v =
+   (a - a_zero) * a_scale + (b - b_zero) * b_scale in double (both products exact: an 8-bit
+   integer times a float's 24-bit significand; the sum rounded once), the clamps in order,
+   v / y_scale rounded once, clamped to the output's range less its zero point, rounded half
+   to even, plus the zero point. The SIMD rows compute exactly that, lanes of doubles; each
+   clamp as max then min, so the caller takes them only where every clamp has lo <= hi (the
+   scalar row takes the chain as written). */
+typedef struct fuse__qadd_args {
+  float a_scale, b_scale, y_scale; /* (floats: a product with an 8-bit integer is exact in double) */
+  double lo, hi;                    /* the output's range less y_zero */
+  double clo[4], chi[4];                    /* the clamps, in order */
+  int num_clamps;
+  int32_t a_zero, b_zero, y_zero;
+  int a_signed, b_signed, y_signed; /* int8 (else uint8) */
+} fuse__qadd_args;
+
+typedef void (*fuse__qadd_fn)(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q);
+
+/* v rounded half to even (|v| < 2^51) under the default rounding mode, as the SIMD rows'
+   rounding does: through 1.5 * 2^52, where a double's last bit is 1. */
+static double fuse__qround(double v) {
+  double t = v + 6755399441055744.0;
+  return t - 6755399441055744.0;
+}
+
+static void fuse__qadd_scalar(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q) {
+  int64_t i;
+  int k;
+  for (i = 0; i < n; i++) {
+    int32_t ai = q->a_signed ? (int32_t)(int8_t)a[i] : (int32_t)a[i];
+    int32_t bi = q->b_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
+    double v = (double)(ai - q->a_zero) * (double)q->a_scale + (double)(bi - q->b_zero) * (double)q->b_scale;
+    for (k = 0; k < q->num_clamps; k++) v = v < q->clo[k] ? q->clo[k] : v > q->chi[k] ? q->chi[k] : v;
+    v /= (double)q->y_scale;
+    v = v == v ? (v < q->lo ? q->lo : v > q->hi ? q->hi : v) : 0.0; /* NaN: the zero point */
+    y[i] = (unsigned char)(((int32_t)fuse__qround(v) + q->y_zero) & 0xff);
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 4 elements of int32 lanes (their zero points taken out) through the arithmetic. */
+__attribute__((target("avx2,fma"))) static inline __m128i fuse__qadd4_avx2(__m128i a, __m128i b,
+                                                                          const fuse__qadd_args *q) {
+  __m256d v = _mm256_fmadd_pd(_mm256_cvtepi32_pd(a), _mm256_set1_pd((double)q->a_scale),
+                              _mm256_mul_pd(_mm256_cvtepi32_pd(b), _mm256_set1_pd((double)q->b_scale)));
+  int k;
+  for (k = 0; k < q->num_clamps; k++)
+    v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->clo[k])), _mm256_set1_pd(q->chi[k]));
+  v = _mm256_div_pd(v, _mm256_set1_pd((double)q->y_scale));
+  v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->lo)), _mm256_set1_pd(q->hi));
+  v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm_add_epi32(_mm256_cvtpd_epi32(v), _mm_set1_epi32(q->y_zero));
+}
+
+/* 8 elements a step; the tail on the scalar row. */
+__attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned char *a,
+                                                               const unsigned char *b,
+                                                               unsigned char *y, int64_t n,
+                                                               const fuse__qadd_args *q) {
+  const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
+    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+    __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
+    __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
+    __m128i lo = fuse__qadd4_avx2(_mm256_castsi256_si128(ai), _mm256_castsi256_si128(bi), q);
+    __m128i hi = fuse__qadd4_avx2(_mm256_extracti128_si256(ai, 1), _mm256_extracti128_si256(bi, 1), q);
+    __m128i p16 = _mm_packs_epi32(lo, hi); /* (in the type's range: the clamp above) */
+    _mm_storel_epi64((__m128i *)(void *)(y + i),
+                     q->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+  }
+  fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
+}
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* 8 elements of int32 lanes through the arithmetic. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline __m256i
+fuse__qadd8_avx512(__m256i a, __m256i b, const fuse__qadd_args *q) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+  const __mmask8 all = (__mmask8)-1;
+  __m512d v = _mm512_fmadd_pd(_mm512_maskz_cvtepi32_pd(all, a), _mm512_set1_pd((double)q->a_scale),
+                              _mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, b), _mm512_set1_pd((double)q->b_scale)));
+  int k;
+  for (k = 0; k < q->num_clamps; k++)
+    v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->clo[k])), _mm512_set1_pd(q->chi[k]));
+  v = _mm512_div_pd(v, _mm512_set1_pd((double)q->y_scale));
+  v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->lo)), _mm512_set1_pd(q->hi));
+  v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_add_epi32(_mm512_maskz_cvtpd_epi32(all, v), _mm256_set1_epi32(q->y_zero));
+}
+
+/* 8 elements a step, twice; the tail on the scalar row. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__qadd_avx512(
+    const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
+    const fuse__qadd_args *q) {
+  const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
+  int64_t i = 0;
+  int half;
+  for (; i + 16 <= n; i += 16)
+    for (half = 0; half < 16; half += 8) {
+      __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i + half));
+      __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i + half));
+      __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
+      __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
+      __m256i r = fuse__qadd8_avx512(ai, bi, q); /* (in the type's range: the clamp) */
+      if (q->y_signed) _mm256_mask_cvtsepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
+      else _mm256_mask_cvtusepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
+    }
+  fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
+}
+#endif
+
+/* The qadd row of a plan's ISA (NEON: the scalar row). */
+static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+  if (isa == FUSE_ISA_AVX512) return fuse__qadd_avx512;
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qadd_avx2;
+#endif
+  (void)isa;
+  return fuse__qadd_scalar;
+}
+
+/* best[i] = max(best[i], v[i] ^ flip), i < n: a max pool's window pixel (flip 0x80 makes int8
+   compare as uint8). */
+typedef void (*fuse__qmax_fn)(unsigned char *best, const unsigned char *v, int64_t n,
+                              unsigned char flip);
+
+static void fuse__qmax_scalar(unsigned char *best, const unsigned char *v, int64_t n,
+                              unsigned char flip) {
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    unsigned char u = (unsigned char)(v[i] ^ flip);
+    best[i] = u > best[i] ? u : best[i];
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *best,
+                                                               const unsigned char *v, int64_t n,
+                                                               unsigned char flip) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i)), f);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(best + i));
+    _mm256_storeu_si256((__m256i *)(void *)(best + i), _mm256_max_epu8(b, u));
+  }
+  fuse__qmax_scalar(best + i, v + i, n - i, flip);
+}
+#endif
+
+/* The max row of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar row). */
+static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qmax_avx2;
+#endif
+  (void)isa;
+  return fuse__qmax_scalar;
+}
+/* ==== end src/kernels/qeltwise.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
 /* ------------------------------------------------------------ AVX-512 instances -- */
 /* Every kernel template on the AVX-512 layer (vec_avx512.h), once each (the GEMM family's once
@@ -36829,8 +37043,9 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     bytes += (size_t)Kp * 8;
     need = h.layout == FUSE__QL_DIRECT ? 0
                                        : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
-                                                             xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp);
+                                                             xq->shape[2], xq->shape[3],
+                                                             nc->a.conv.padding[1] + nc->a.conv.padding[3],
+                                                             taps, nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
@@ -36879,6 +37094,52 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   st->packed = (float *)(void *)buf;
   st->packed_floats = bytes / 4;
   p->weights_size += bytes;
+  return 1;
+}
+
+/* A qadd whose output only a qlut reads (not a graph output, not a view): the qlut's table
+   applied inside the qadd step (its header's K = 1, the table after its ops), the qlut step
+   dropped; a residual add and its relu, quantized apart, are then one pass over memory. The
+   qadd still rounds to its own output type first (h->y_signed), as the two steps did. Uses
+   reads / reader (per tensor) as scratch. 0: out of memory. */
+static int fuse__merge_qluts(fuse_plan *p, const int *root, int *needed, int *reads, int *reader) {
+  int i, k;
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) {
+      int t = root[p->operands[p->steps[i].in_first + k]];
+      reads[t]++;
+      reader[t] = i;
+    }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b;
+    fuse__qhead h;
+    size_t old;
+    unsigned char *buf;
+    int t = a->out;
+    if (a->op != FUSE__OP_QADD || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK)
+      continue;
+    b = &p->steps[reader[t]];
+    if (b->op != FUSE__OP_QLUT || p->tensors[b->out].kind == FUSE__LOC_INPUT) continue;
+    old = a->packed_floats * 4;
+    if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, old + 256, FUSE__ALIGN))) return 0;
+    memcpy(&h, a->packed, sizeof h);
+    h.K = 1;
+    memcpy(buf, a->packed, old);
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h + (size_t)h.num_post * FUSE__QPOST_WORDS * 4,
+           (const unsigned char *)b->packed + sizeof h, 256);
+    fuse__free(&p->alloc, a->packed);
+    fuse__free(&p->alloc, b->packed);
+    p->weights_size += 256 - b->packed_floats * 4;
+    a->packed = (float *)(void *)buf;
+    a->packed_floats = (old + 256) / 4;
+    a->out = b->out;
+    b->op = -1;
+    needed[t] = 0;
+  }
+  fuse__drop_steps(p);
   return 1;
 }
 /* ==== end src/plan/quant_pack.c ==== */
@@ -37226,6 +37487,11 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   return 1;
 }
 
+/* a qadd's relu, quantized on its own, inside the qadd step (plan/quant_pack.c) */
+static int fuse__merge_qlut_steps(fuse__compiler *c) {
+  return fuse__merge_qluts(c->p, c->root, c->needed, c->first, c->last);
+}
+
 /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between;
    the steps are copied into new arrays with the conversions in place */
 static int fuse__choose_layouts(fuse__compiler *c) {
@@ -37429,6 +37695,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        /* backends before our kernels: a step one takes gets no kernel of ours */
        fuse__offer_backends(c.p, g, c.fz, opt, c.root, &c.backend_scratch) &&
        fuse__choose_kernels(&c) &&
+       /* after the packing: merges two integer steps' packed bytes */
+       fuse__merge_qlut_steps(&c) &&
        /* after the kernels: an NHWC conv decides its neighbours' layout */
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */
@@ -40221,7 +40489,8 @@ static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
    double while the ops are clamps (relu, clip: every model's case), so the sum and the
    division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
-   round them; other ops in float32 as their float steps compute them. */
+   round them: on the ISA's rows (kernels/qeltwise.c); other ops in float32 as their float
+   steps compute them. A qlut merged in (h->K = 1): its table after. */
 static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
   const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
@@ -40229,7 +40498,9 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
   fuse_post_op post[4];
   void *y = fuse__data(r, s->out);
   int64_t n = fuse__numel(ty->rank, ty->shape), i;
-  int k;
+  int k, clamps = 1, ordered = 1;
+  const unsigned char *table =
+      h->K ? (const unsigned char *)(words + h->num_post * FUSE__QPOST_WORDS) : NULL;
   for (k = 0; k < h->num_post; k++) {
     const int32_t *w = words + k * FUSE__QPOST_WORDS;
     memset(&post[k], 0, sizeof post[k]);
@@ -40237,88 +40508,91 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     memcpy(&post[k].lo, w + 1, 4), memcpy(&post[k].hi, w + 2, 4);
     memcpy(&post[k].alpha, w + 3, 4), memcpy(&post[k].beta, w + 4, 4);
     post[k].tensor = FUSE_NONE, post[k].operand = -1;
+    clamps &= post[k].kind == FUSE_POST_CLAMP;
+    ordered &= post[k].lo <= post[k].hi;
   }
-  {
-    const double sa = h->x_scale, sb = h->b_scale, sy = h->y_scale;
-    const double lo = h->lo - h->y_zero, hi = h->hi - h->y_zero;
-    int clamps = 1;
-    for (k = 0; k < h->num_post; k++) clamps &= post[k].kind == FUSE_POST_CLAMP;
-    for (i = 0; i < n; i++) {
-      double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * sa +
-                 (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * sb;
-      if (clamps) {
-        for (k = 0; k < h->num_post; k++)
-          v = v < post[k].lo ? post[k].lo : v > post[k].hi ? post[k].hi : v;
-      } else {
-        float f = (float)v;
-        for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
-        v = f;
-      }
-      v /= sy;
-      v = v == v ? (v < lo ? lo : v > hi ? hi : v) : 0.0; /* NaN: the zero point */
-      {
-        double t = v + 6755399441055744.0; /* 1.5 * 2^52: rounds |v| < 2^51 half to even under
-                                              the default rounding mode, as cvtps2dq does */
-        t -= 6755399441055744.0;
-        fuse__q_put(y, ty->type, i, (int32_t)t + h->y_zero);
-      }
+  if (clamps) {
+    fuse__qadd_args q;
+    q.a_scale = h->x_scale, q.b_scale = h->b_scale, q.y_scale = h->y_scale;
+    q.lo = h->lo - h->y_zero, q.hi = h->hi - h->y_zero;
+    for (k = 0; k < h->num_post; k++) q.clo[k] = post[k].lo, q.chi[k] = post[k].hi;
+    q.num_clamps = h->num_post;
+    q.a_zero = h->x_zero, q.b_zero = h->b_zero, q.y_zero = h->y_zero;
+    q.a_signed = ta->type == FUSE_INT8, q.b_signed = tb->type == FUSE_INT8;
+    q.y_signed = h->y_signed;
+    for (i = 0; i < n; i += 16384) { /* a cached piece at a time, through the table if any */
+      int64_t len = n - i < 16384 ? n - i : 16384, j;
+      unsigned char *yi = (unsigned char *)y + i;
+      (ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar)(
+          (const unsigned char *)a + i, (const unsigned char *)b + i, yi, len, &q);
+      if (table)
+        for (j = 0; j < len; j++) yi[j] = table[yi[j]];
     }
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * h->x_scale +
+               (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * h->b_scale;
+    float f = (float)v;
+    for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
+    v = (double)f / h->y_scale;
+    v = v == v ? (v < h->lo - h->y_zero ? h->lo - h->y_zero : v > h->hi - h->y_zero ? h->hi - h->y_zero : v) : 0.0;
+    v = fuse__qround(v) + h->y_zero;
+    ((unsigned char *)y)[i] = (unsigned char)((int32_t)v & 0xff);
+    if (table) ((unsigned char *)y)[i] = table[((unsigned char *)y)[i]];
   }
 }
 
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
-   table (skipped where it is the identity). NCHW: a window per output element; NHWC: per
-   output pixel, the window's pixels' channels at once. int8 compares as uint8 with the sign
-   bit flipped. */
+   table (skipped where it is the identity). NHWC: per output pixel, the window's pixels'
+   channels at once, 256 at a time in a local row (kernels/qeltwise.c's max rows); NCHW: a
+   window per output element. int8 compares as uint8 with the sign bit flipped. */
 static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   const fuse_pool2d_attrs *a = &s->a.pool;
   int64_t N = ty->shape[0], C = ty->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], n, c, oy, ox, ky, kx, i;
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  int64_t OH = ty->shape[2], OW = ty->shape[3], lanes = tx->nhwc ? C : 1, n, c, oy, ox, ky, kx, i, c0;
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out), best[256];
   unsigned char flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  fuse__qmax_fn max_row = fuse__qmax_pick(r->p->isa);
   int identity = 1;
   for (i = 0; i < 256; i++) identity &= table[i] == i;
   for (n = 0; n < N; n++)
     for (c = 0; c < (tx->nhwc ? 1 : C); c++)
       for (oy = 0; oy < OH; oy++)
-        for (ox = 0; ox < OW; ox++) {
-          int64_t lanes = tx->nhwc ? C : 1, at = tx->nhwc ? ((n * OH + oy) * OW + ox) * C
-                                                           : ((n * C + c) * OH + oy) * OW + ox;
-          unsigned char *dst = y + at;
-          int first = 1;
-          for (ky = 0; ky < a->kernel[0]; ky++) {
-            int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-            if (iy < 0 || iy >= H) continue;
-            for (kx = 0; kx < a->kernel[1]; kx++) {
-              int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-              const unsigned char *v;
-              if (ix < 0 || ix >= W) continue;
-              v = x + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
-              if (first) {
-                for (i = 0; i < lanes; i++) dst[i] = v[i] ^ flip;
-                first = 0;
-              } else {
-                for (i = 0; i < lanes; i++) {
-                  unsigned char u = v[i] ^ flip;
-                  dst[i] = u > dst[i] ? u : dst[i];
-                }
+        for (ox = 0; ox < OW; ox++)
+          for (c0 = 0; c0 < lanes; c0 += 256) {
+            int64_t len = lanes - c0 < 256 ? lanes - c0 : 256;
+            unsigned char *dst = y + c0 + (tx->nhwc ? ((n * OH + oy) * OW + ox) * C
+                                                     : ((n * C + c) * OH + oy) * OW + ox);
+            memset(best, 0, (size_t)len); /* (no window is empty: the pads are smaller than
+                                             the kernel) */
+            for (ky = 0; ky < a->kernel[0]; ky++) {
+              int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+              if (iy < 0 || iy >= H) continue;
+              for (kx = 0; kx < a->kernel[1]; kx++) {
+                int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+                const unsigned char *v;
+                if (ix < 0 || ix >= W) continue;
+                v = x + c0 + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
+                max_row(best, v, len, flip);
               }
             }
+            if (identity)
+              for (i = 0; i < len; i++) dst[i] = (unsigned char)(best[i] ^ flip);
+            else
+              for (i = 0; i < len; i++) dst[i] = table[best[i] ^ flip];
           }
-          if (first) /* (no window is empty: the pads are smaller than the kernel) */
-            for (i = 0; i < lanes; i++) dst[i] = x[n * C * H * W] ^ flip;
-          for (i = 0; i < lanes; i++) dst[i] = identity ? dst[i] ^ flip : table[dst[i] ^ flip];
-        }
 }
 
 /* qconv2d in the pairs or quads layout (kernels/qconv.c). The input's rows: read in place
-   when it is NHWC uint8 with channels a multiple of 4 (quads), else copied into the scratch
-   from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 / x_zero). Per image, per
-   block of nb panels of output channels, per tile of MR pixels: the taps' row pointers (the
-   padding row where a tap falls outside) and the tile, into the NHWC output, or into the
-   scratch and then transposed into an NCHW one. */
+   when it is NHWC uint8 with channels a multiple of 4 (quads) and not in row mode, else copied
+   into the scratch from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 /
+   x_zero; in row mode (fuse__qconv_rowmode) with the padding columns, x_zero). Per image,
+   per block of nb panels of output channels, per tile of MR pixels: the row pointers of its
+   taps (of its kernel rows in row mode; the padding row where one falls outside) and the tile,
+   into the NHWC output, or into the scratch and then transposed into an NCHW one. */
 static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
@@ -40328,14 +40602,17 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
   int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
   int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4, nb, mr, j;
+  int rowmode = fuse__qconv_rowmode(h->layout, C, h->KW, a->dilation[1]);
+  int64_t pl = rowmode ? a->padding[1] : 0, WP = rowmode ? W + pl + a->padding[3] : W;
   int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
-  int in_place = !pairs && tx->nhwc && C % 4 == 0, out_nhwc = ty->nhwc;
+  int64_t ntaps = rowmode ? h->KH : taps, span = rowmode ? h->KW * cs : cs; /* a tap's bytes */
+  int in_place = !pairs && tx->nhwc && C % 4 == 0 && !rowmode, out_nhwc = ty->nhwc;
   int pointwise = taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
                   !a->padding[1] && !a->padding[2] && !a->padding[3];
   size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
   unsigned char *in = r->work + p->scratch_offset;
-  unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
-  const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
+  unsigned char *pad = in + (((size_t)(N * H * WP * cs) + al) & ~al);
+  const void **rows = (const void **)(void *)(pad + (((size_t)(taps * cs) + al) & ~al));
   unsigned char *out = (unsigned char *)rows + (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
   const int32_t *bias;
   const float *scale;
@@ -40343,26 +40620,33 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
   fuse__qtile_fn main = fuse__qtile_plan(p->isa, h->layout, p->vnni, K, &nb, &mr);
   panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
-  if (!in_place) /* the rows, the padding channels 0 (pairs) / x_zero */
+  if (pairs) memset(pad, 0, (size_t)span);
+  else memset(pad, h->x_zero, (size_t)span);
+  if (!in_place) { /* the rows, the padding channels 0 (pairs) / x_zero */
+    if (rowmode) /* the padding columns */
+      for (i = 0; i < N * H; i++) {
+        memcpy(in + i * WP * cs, pad, (size_t)(pl * cs));
+        memcpy(in + (i * WP + pl + W) * cs, pad, (size_t)((WP - pl - W) * cs));
+      }
     for (n = 0; n < N; n++)
       for (i = 0; i < H * W; i++) {
         const uint8_t *src = tx->nhwc ? x + (n * H * W + i) * C : x + n * C * H * W + i;
         int64_t stride = tx->nhwc ? 1 : H * W;
+        unsigned char *row = in + ((n * H + i / W) * WP + pl + i % W) * cs;
         if (pairs) {
-          int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
-          for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * stride] - h->x_zero);
-          for (; c < csteps * step; c++) row[c] = 0;
+          int16_t *e = (int16_t *)(void *)row;
+          for (c = 0; c < C; c++) e[c] = (int16_t)(src[c * stride] - h->x_zero);
+          for (; c < csteps * step; c++) e[c] = 0;
         } else {
-          unsigned char *row = in + (n * H * W + i) * cs;
           for (c = 0; c < C; c++) row[c] = src[c * stride];
           for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
         }
       }
-  if (in_place) cs = C;
-  if (pairs) memset(pad, 0, (size_t)cs);
-  else memset(pad, h->x_zero, (size_t)cs);
+  } else {
+    cs = C;
+  }
   for (n = 0; n < N; n++) {
-    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * W * cs;
+    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * WP * cs;
     unsigned char *yi = out_nhwc ? y + n * npix * K : out;
     int64_t ldy = out_nhwc ? K : Kp;
     for (k = 0; k < K; k += (int64_t)nb * FUSE__QNR) {
@@ -40381,18 +40665,20 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
             y0[j] = pix / OW * a->strides[0] - a->padding[0];
             x0[j] = pix % OW * a->strides[1] - a->padding[1];
           }
-          for (t = 0; t < taps; t++) {
-            int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+          for (t = 0; t < ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
+            int64_t dy = (rowmode ? t : t / h->KW) * a->dilation[0];
+            int64_t dx = rowmode ? 0 : t % h->KW * a->dilation[1];
             for (j = 0; j < mr; j++) {
               int64_t iy = y0[j] + dy, ix = x0[j] + dx;
-              rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
-                                     ? (const void *)(img + (iy * W + ix) * cs)
+              rows[t * mr + j] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || rowmode)
+                                     ? (const void *)(img + (iy * WP + ix + pl) * cs)
                                      : (const void *)pad;
             }
           }
         }
-        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel,
-             yi + m0 * ldy + k, ldy, mvalid, kvalid, bias + k, scale + k, h);
+        tile((int)ntaps, (int)(span / (pairs ? 2 * step : step)), rows,
+             w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel, yi + m0 * ldy + k, ldy,
+             mvalid, kvalid, bias + k, scale + k, h);
       }
     }
     if (!out_nhwc)
@@ -41441,7 +41727,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
                                                  taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
-                              taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
+                              a->padding[1] + a->padding[3], taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
     }
@@ -41449,10 +41735,11 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     break;
   case FUSE__OP_QADD: {
     const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
-    if (h->num_post < 0 || h->num_post > 4 || (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
+    if (h->num_post < 0 || h->num_post > 4 || h->K < 0 || h->K > 1 ||
+        (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
         (uint64_t)fuse__numel(tx->rank, tx->shape) != n || (uint64_t)fuse__numel(tb->rank, tb->shape) != n)
       return 0;
-    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4;
+    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4 + (h->K ? 256u : 0u);
     for (k = 0; k < h->num_post && need <= (uint64_t)s->packed_floats * 4; k++) {
       int32_t kind = ((const int32_t *)(const void *)(h + 1))[k * FUSE__QPOST_WORDS];
       if (kind < FUSE_POST_CLAMP || kind > FUSE_POST_EXP || kind == FUSE_POST_ADD) return 0;

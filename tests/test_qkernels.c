@@ -193,6 +193,49 @@ TEST(depthwise_pixels_match_the_reference) {
   fprintf(stderr, "  (%d depthwise runs)\n", runs);
 }
 
+/* qadd's SIMD rows against the scalar row, byte for byte: every pair of uint8 / int8
+   operands (all 65536 pairs of values), outputs of both types, zero points at the ends and in
+   the middle, scales whose quotients land on ties, a relu and a clip, lengths off the vector
+   widths. */
+TEST(qadd_rows_match_the_scalar_row) {
+  static const float scales[3][3] = {{0.5f, 0.25f, 0.5f}, {0.0173f, 0.0291f, 0.0412f}, {1.0f, 1.0f, 3.0f}};
+  int isa, ta, tb, tyi, si, runs = 0;
+  unsigned char *a = (unsigned char *)malloc(65536 + 37), *b = (unsigned char *)malloc(65536 + 37);
+  unsigned char *want = (unsigned char *)malloc(65536 + 37), *have = (unsigned char *)malloc(65536 + 37);
+  int i;
+  for (i = 0; i < 65536 + 37; i++) a[i] = (unsigned char)(i & 0xff), b[i] = (unsigned char)((i >> 8) & 0xff);
+  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__qadd_fn fn = isa_runs_here(isa) ? fuse__qadd_pick((fuse_isa)isa) : NULL;
+    if (!fn || fn == fuse__qadd_scalar) continue;
+    for (ta = 0; ta < 2; ta++)
+      for (tb = 0; tb < 2; tb++)
+        for (tyi = 0; tyi < 2; tyi++)
+          for (si = 0; si < 3; si++) {
+            fuse__qadd_args q;
+            int64_t n = 65536 + 37 - si * 5;
+            memset(&q, 0, sizeof q);
+            q.a_scale = scales[si][0], q.b_scale = scales[si][1], q.y_scale = scales[si][2];
+            q.a_signed = ta, q.b_signed = tb, q.y_signed = tyi;
+            q.a_zero = ta ? -5 : 128, q.b_zero = tb ? 0 : 255, q.y_zero = tyi ? 3 : 100;
+            q.lo = (tyi ? -128 : 0) - q.y_zero, q.hi = (tyi ? 127 : 255) - q.y_zero;
+            q.num_clamps = si; /* none, a relu, a relu and a clip */
+            q.clo[0] = 0.0, q.chi[0] = 1e30, q.clo[1] = -0.5, q.chi[1] = 1.25;
+            fuse__qadd_scalar(a, b, want, n, &q);
+            memset(have, 0xcd, (size_t)n);
+            fn(a, b, have, n, &q);
+            for (i = 0; i < (int)n && have[i] == want[i]; i++) {
+            }
+            if (i < (int)n)
+              fprintf(stderr, "  %s: types %d %d -> %d, scales %d: [%d] (a %d, b %d) %d, want %d\n",
+                      fuse__isa_name((fuse_isa)isa), ta, tb, tyi, si, i, a[i], b[i], have[i], want[i]);
+            CHECK(i == (int)n);
+            runs++;
+          }
+  }
+  fprintf(stderr, "  (%d qadd row runs against the scalar row)\n", runs);
+  free(a), free(b), free(want), free(have);
+}
+
 /* The direct loops' and the tiles' requantization agree with round half to even on ties. */
 TEST(requantization_rounds_ties_to_even) {
   fuse__qhead h;
@@ -208,6 +251,7 @@ TEST(requantization_rounds_ties_to_even) {
 int main(void) {
   RUN(tiles_match_the_reference);
   RUN(depthwise_pixels_match_the_reference);
+  RUN(qadd_rows_match_the_scalar_row);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

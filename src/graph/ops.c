@@ -154,7 +154,9 @@ static float fuse__round_half_even(float v) {
 typedef struct fuse__qhead {
   int32_t x_zero, y_zero; /* the input's and the output's zero points */
   int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel */
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel;
+                             qadd: K = 1 when a table of 256 outputs follows its ops (a qlut
+                             merged in, plan/quant_pack.c) */
   int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
   float x_scale, b_scale, y_scale; /* qadd */

@@ -343,16 +343,28 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
   return (size_t)(K * Cg * taps);
 }
 
+/* Whether a pairs / quads qconv2d with C input channels runs in row mode: the input copied
+   with its left and right padding columns, each kernel row of KW taps is then one run of KW x
+   C contiguous channels, and the tile takes KH "taps" of KW x csteps steps. With a channel
+   step or two per tap (a stem's 3 channels) the tile's loop would otherwise go round its taps,
+   and its caller round their row pointers, with almost no work in each. The weights' order
+   is the same either way: [KH][KW][C / step] flattened. Not with column dilation. */
+static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilation_w) {
+  int64_t step = layout == FUSE__QL_PAIRS ? 2 : 4;
+  return KW > 1 && dilation_w == 1 && (C + step - 1) / step <= 2;
+}
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
-   input as rows (when it is not read in place), the padding row, the tile's row pointers, one
-   image's NHWC output (when the output is NCHW). Depthwise: the padding pixel, the taps'
-   pointers. */
+   input as rows (when it is not read in place; with pad_w padding columns in row mode), the
+   padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
+   pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
+   the taps' pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
-                                  int64_t taps, int64_t npix, int64_t Kp) {
+                                  int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
   if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
-  return (((size_t)(N * H * W * cs) + a) & ~a) + (((size_t)cs + a) & ~a) +
+  return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }

@@ -331,6 +331,35 @@ static fuse_result fuse__fold_constant_reshapes(fuse_graph *g) {
   return FUSE_OK;
 }
 
+/* transpose of a float32 constant becomes a constant (a Gemm's transB weights that were the
+   dequantize of int8 ones, and so a constant only once that folded) */
+static fuse_result fuse__fold_constant_transposes(fuse_graph *g) {
+  int v, d;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *src;
+    int64_t count, i, stride[FUSE_MAX_RANK];
+    float *data;
+    if (n->op != FUSE__OP_TRANSPOSE || n->composite >= 0 || n->type != FUSE_FLOAT32) continue;
+    src = &g->nodes[n->in[0]];
+    if (src->op != FUSE__OP_CONST || (!src->data && !src->raw)) continue;
+    count = fuse__numel(n->rank, n->shape);
+    if (!(data = (float *)fuse__alloc(&g->alloc, (size_t)count * sizeof(float), FUSE__ALIGN)))
+      return fuse__pass_error(g, FUSE_ERROR_OUT_OF_MEMORY, "optimize: out of memory");
+    for (d = src->rank - 1, i = 1; d >= 0; d--) stride[d] = i, i *= src->shape[d];
+    for (i = 0; i < count; i++) { /* output element i: its index's digits, through perm */
+      int64_t rest = i, at = 0;
+      for (d = n->rank - 1; d >= 0; d--) {
+        at += rest % n->shape[d] * stride[n->a.perm[d]];
+        rest /= n->shape[d];
+      }
+      data[i] = fuse__const_at(src, at);
+    }
+    fuse__become_constant(g, v, data, NULL, src->name, ".transposed");
+  }
+  return FUSE_OK;
+}
+
 /* The one use of v (no other use, not a graph output), or FUSE_NONE. */
 static fuse_value fuse__sole_user(const fuse_graph *g, const fuse__users *u, fuse_value v) {
   if (fuse__is_output(g, v) || u->first[v + 1] - u->first[v] != 1) return FUSE_NONE;
@@ -484,6 +513,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   if ((r = fuse__quant_composites(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
+  if ((r = fuse__fold_constant_transposes(g)) != FUSE_OK) return r;
   if ((r = fuse_fold_batch_norm(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_layer_norms(g)) != FUSE_OK) return r;
   if ((r = fuse_ops_by_pattern(g, rules, n_rules, NULL)) != FUSE_OK) return r;

@@ -341,6 +341,11 @@ static int fuse__choose_kernels(fuse__compiler *c) {
   return 1;
 }
 
+/* a qadd's relu, quantized on its own, inside the qadd step (plan/quant_pack.c) */
+static int fuse__merge_qlut_steps(fuse__compiler *c) {
+  return fuse__merge_qluts(c->p, c->root, c->needed, c->first, c->last);
+}
+
 /* layouts: NHWC between the SIMD convs and the ops that follow them, conversions between;
    the steps are copied into new arrays with the conversions in place */
 static int fuse__choose_layouts(fuse__compiler *c) {
@@ -544,6 +549,8 @@ FUSE_API fuse_result fuse_compile(const fuse_graph *g, const fuse_compile_option
        /* backends before our kernels: a step one takes gets no kernel of ours */
        fuse__offer_backends(c.p, g, c.fz, opt, c.root, &c.backend_scratch) &&
        fuse__choose_kernels(&c) &&
+       /* after the packing: merges two integer steps' packed bytes */
+       fuse__merge_qlut_steps(&c) &&
        /* after the kernels: an NHWC conv decides its neighbours' layout */
        fuse__choose_layouts(&c) &&
        /* after the layouts: a chain's links share one layout */

@@ -157,8 +157,9 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     bytes += (size_t)Kp * 8;
     need = h.layout == FUSE__QL_DIRECT ? 0
                                        : fuse__qconv_scratch(h.layout, xq->shape[0], xq->shape[1],
-                                                             xq->shape[2], xq->shape[3], taps,
-                                                             nc->shape[2] * nc->shape[3], Kp);
+                                                             xq->shape[2], xq->shape[3],
+                                                             nc->a.conv.padding[1] + nc->a.conv.padding[3],
+                                                             taps, nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
@@ -207,5 +208,51 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   st->packed = (float *)(void *)buf;
   st->packed_floats = bytes / 4;
   p->weights_size += bytes;
+  return 1;
+}
+
+/* A qadd whose output only a qlut reads (not a graph output, not a view): the qlut's table
+   applied inside the qadd step (its header's K = 1, the table after its ops), the qlut step
+   dropped; a residual add and its relu, quantized apart, are then one pass over memory. The
+   qadd still rounds to its own output type first (h->y_signed), as the two steps did. Uses
+   reads / reader (per tensor) as scratch. 0: out of memory. */
+static int fuse__merge_qluts(fuse_plan *p, const int *root, int *needed, int *reads, int *reader) {
+  int i, k;
+  for (i = 0; i < p->num_tensors; i++) reads[i] = 0;
+  for (i = 0; i < p->num_steps; i++)
+    for (k = 0; k < p->steps[i].num_in; k++) {
+      int t = root[p->operands[p->steps[i].in_first + k]];
+      reads[t]++;
+      reader[t] = i;
+    }
+  for (i = 0; i < p->num_steps; i++) {
+    fuse__step *a = &p->steps[i], *b;
+    fuse__qhead h;
+    size_t old;
+    unsigned char *buf;
+    int t = a->out;
+    if (a->op != FUSE__OP_QADD || root[t] != t || reads[t] != 1 ||
+        p->tensors[t].kind != FUSE__LOC_WORK)
+      continue;
+    b = &p->steps[reader[t]];
+    if (b->op != FUSE__OP_QLUT || p->tensors[b->out].kind == FUSE__LOC_INPUT) continue;
+    old = a->packed_floats * 4;
+    if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, old + 256, FUSE__ALIGN))) return 0;
+    memcpy(&h, a->packed, sizeof h);
+    h.K = 1;
+    memcpy(buf, a->packed, old);
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h + (size_t)h.num_post * FUSE__QPOST_WORDS * 4,
+           (const unsigned char *)b->packed + sizeof h, 256);
+    fuse__free(&p->alloc, a->packed);
+    fuse__free(&p->alloc, b->packed);
+    p->weights_size += 256 - b->packed_floats * 4;
+    a->packed = (float *)(void *)buf;
+    a->packed_floats = (old + 256) / 4;
+    a->out = b->out;
+    b->op = -1;
+    needed[t] = 0;
+  }
+  fuse__drop_steps(p);
   return 1;
 }

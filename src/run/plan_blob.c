@@ -573,7 +573,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
                                                  taps, &Kp) + (uint64_t)Kp * 8;
       if (fuse__qconv_scratch(h->layout, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
-                              taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
+                              a->padding[1] + a->padding[3], taps, ty->shape[2] * ty->shape[3], Kp) > p->scratch_slot)
         return 0;
       break;
     }
@@ -581,10 +581,11 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     break;
   case FUSE__OP_QADD: {
     const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
-    if (h->num_post < 0 || h->num_post > 4 || (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
+    if (h->num_post < 0 || h->num_post > 4 || h->K < 0 || h->K > 1 ||
+        (tb->type != FUSE_UINT8 && tb->type != FUSE_INT8) ||
         (uint64_t)fuse__numel(tx->rank, tx->shape) != n || (uint64_t)fuse__numel(tb->rank, tb->shape) != n)
       return 0;
-    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4;
+    need += (uint64_t)h->num_post * FUSE__QPOST_WORDS * 4 + (h->K ? 256u : 0u);
     for (k = 0; k < h->num_post && need <= (uint64_t)s->packed_floats * 4; k++) {
       int32_t kind = ((const int32_t *)(const void *)(h + 1))[k * FUSE__QPOST_WORDS];
       if (kind < FUSE_POST_CLAMP || kind > FUSE_POST_EXP || kind == FUSE_POST_ADD) return 0;

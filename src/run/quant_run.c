@@ -104,7 +104,8 @@ static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
    double while the ops are clamps (relu, clip: every model's case), so the sum and the
    division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
-   round them; other ops in float32 as their float steps compute them. */
+   round them: on the ISA's rows (kernels/qeltwise.c); other ops in float32 as their float
+   steps compute them. A qlut merged in (h->K = 1): its table after. */
 static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
   const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
@@ -112,7 +113,9 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
   fuse_post_op post[4];
   void *y = fuse__data(r, s->out);
   int64_t n = fuse__numel(ty->rank, ty->shape), i;
-  int k;
+  int k, clamps = 1, ordered = 1;
+  const unsigned char *table =
+      h->K ? (const unsigned char *)(words + h->num_post * FUSE__QPOST_WORDS) : NULL;
   for (k = 0; k < h->num_post; k++) {
     const int32_t *w = words + k * FUSE__QPOST_WORDS;
     memset(&post[k], 0, sizeof post[k]);
@@ -120,88 +123,91 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     memcpy(&post[k].lo, w + 1, 4), memcpy(&post[k].hi, w + 2, 4);
     memcpy(&post[k].alpha, w + 3, 4), memcpy(&post[k].beta, w + 4, 4);
     post[k].tensor = FUSE_NONE, post[k].operand = -1;
+    clamps &= post[k].kind == FUSE_POST_CLAMP;
+    ordered &= post[k].lo <= post[k].hi;
   }
-  {
-    const double sa = h->x_scale, sb = h->b_scale, sy = h->y_scale;
-    const double lo = h->lo - h->y_zero, hi = h->hi - h->y_zero;
-    int clamps = 1;
-    for (k = 0; k < h->num_post; k++) clamps &= post[k].kind == FUSE_POST_CLAMP;
-    for (i = 0; i < n; i++) {
-      double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * sa +
-                 (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * sb;
-      if (clamps) {
-        for (k = 0; k < h->num_post; k++)
-          v = v < post[k].lo ? post[k].lo : v > post[k].hi ? post[k].hi : v;
-      } else {
-        float f = (float)v;
-        for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
-        v = f;
-      }
-      v /= sy;
-      v = v == v ? (v < lo ? lo : v > hi ? hi : v) : 0.0; /* NaN: the zero point */
-      {
-        double t = v + 6755399441055744.0; /* 1.5 * 2^52: rounds |v| < 2^51 half to even under
-                                              the default rounding mode, as cvtps2dq does */
-        t -= 6755399441055744.0;
-        fuse__q_put(y, ty->type, i, (int32_t)t + h->y_zero);
-      }
+  if (clamps) {
+    fuse__qadd_args q;
+    q.a_scale = h->x_scale, q.b_scale = h->b_scale, q.y_scale = h->y_scale;
+    q.lo = h->lo - h->y_zero, q.hi = h->hi - h->y_zero;
+    for (k = 0; k < h->num_post; k++) q.clo[k] = post[k].lo, q.chi[k] = post[k].hi;
+    q.num_clamps = h->num_post;
+    q.a_zero = h->x_zero, q.b_zero = h->b_zero, q.y_zero = h->y_zero;
+    q.a_signed = ta->type == FUSE_INT8, q.b_signed = tb->type == FUSE_INT8;
+    q.y_signed = h->y_signed;
+    for (i = 0; i < n; i += 16384) { /* a cached piece at a time, through the table if any */
+      int64_t len = n - i < 16384 ? n - i : 16384, j;
+      unsigned char *yi = (unsigned char *)y + i;
+      (ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar)(
+          (const unsigned char *)a + i, (const unsigned char *)b + i, yi, len, &q);
+      if (table)
+        for (j = 0; j < len; j++) yi[j] = table[yi[j]];
     }
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    double v = (double)(fuse__q_at(a, ta->type, i) - h->x_zero) * h->x_scale +
+               (double)(fuse__q_at(b, tb->type, i) - h->b_zero) * h->b_scale;
+    float f = (float)v;
+    for (k = 0; k < h->num_post; k++) f = fuse__post_apply_scalar(f, &post[k], NULL, 1, 0.0f);
+    v = (double)f / h->y_scale;
+    v = v == v ? (v < h->lo - h->y_zero ? h->lo - h->y_zero : v > h->hi - h->y_zero ? h->hi - h->y_zero : v) : 0.0;
+    v = fuse__qround(v) + h->y_zero;
+    ((unsigned char *)y)[i] = (unsigned char)((int32_t)v & 0xff);
+    if (table) ((unsigned char *)y)[i] = table[((unsigned char *)y)[i]];
   }
 }
 
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
-   table (skipped where it is the identity). NCHW: a window per output element; NHWC: per
-   output pixel, the window's pixels' channels at once. int8 compares as uint8 with the sign
-   bit flipped. */
+   table (skipped where it is the identity). NHWC: per output pixel, the window's pixels'
+   channels at once, 256 at a time in a local row (kernels/qeltwise.c's max rows); NCHW: a
+   window per output element. int8 compares as uint8 with the sign bit flipped. */
 static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   const fuse_pool2d_attrs *a = &s->a.pool;
   int64_t N = ty->shape[0], C = ty->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], n, c, oy, ox, ky, kx, i;
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+  int64_t OH = ty->shape[2], OW = ty->shape[3], lanes = tx->nhwc ? C : 1, n, c, oy, ox, ky, kx, i, c0;
+  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out), best[256];
   unsigned char flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  fuse__qmax_fn max_row = fuse__qmax_pick(r->p->isa);
   int identity = 1;
   for (i = 0; i < 256; i++) identity &= table[i] == i;
   for (n = 0; n < N; n++)
     for (c = 0; c < (tx->nhwc ? 1 : C); c++)
       for (oy = 0; oy < OH; oy++)
-        for (ox = 0; ox < OW; ox++) {
-          int64_t lanes = tx->nhwc ? C : 1, at = tx->nhwc ? ((n * OH + oy) * OW + ox) * C
-                                                           : ((n * C + c) * OH + oy) * OW + ox;
-          unsigned char *dst = y + at;
-          int first = 1;
-          for (ky = 0; ky < a->kernel[0]; ky++) {
-            int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-            if (iy < 0 || iy >= H) continue;
-            for (kx = 0; kx < a->kernel[1]; kx++) {
-              int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-              const unsigned char *v;
-              if (ix < 0 || ix >= W) continue;
-              v = x + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
-              if (first) {
-                for (i = 0; i < lanes; i++) dst[i] = v[i] ^ flip;
-                first = 0;
-              } else {
-                for (i = 0; i < lanes; i++) {
-                  unsigned char u = v[i] ^ flip;
-                  dst[i] = u > dst[i] ? u : dst[i];
-                }
+        for (ox = 0; ox < OW; ox++)
+          for (c0 = 0; c0 < lanes; c0 += 256) {
+            int64_t len = lanes - c0 < 256 ? lanes - c0 : 256;
+            unsigned char *dst = y + c0 + (tx->nhwc ? ((n * OH + oy) * OW + ox) * C
+                                                     : ((n * C + c) * OH + oy) * OW + ox);
+            memset(best, 0, (size_t)len); /* (no window is empty: the pads are smaller than
+                                             the kernel) */
+            for (ky = 0; ky < a->kernel[0]; ky++) {
+              int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+              if (iy < 0 || iy >= H) continue;
+              for (kx = 0; kx < a->kernel[1]; kx++) {
+                int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+                const unsigned char *v;
+                if (ix < 0 || ix >= W) continue;
+                v = x + c0 + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
+                max_row(best, v, len, flip);
               }
             }
+            if (identity)
+              for (i = 0; i < len; i++) dst[i] = (unsigned char)(best[i] ^ flip);
+            else
+              for (i = 0; i < len; i++) dst[i] = table[best[i] ^ flip];
           }
-          if (first) /* (no window is empty: the pads are smaller than the kernel) */
-            for (i = 0; i < lanes; i++) dst[i] = x[n * C * H * W] ^ flip;
-          for (i = 0; i < lanes; i++) dst[i] = identity ? dst[i] ^ flip : table[dst[i] ^ flip];
-        }
 }
 
 /* qconv2d in the pairs or quads layout (kernels/qconv.c). The input's rows: read in place
-   when it is NHWC uint8 with channels a multiple of 4 (quads), else copied into the scratch
-   from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 / x_zero). Per image, per
-   block of nb panels of output channels, per tile of MR pixels: the taps' row pointers (the
-   padding row where a tap falls outside) and the tile, into the NHWC output, or into the
-   scratch and then transposed into an NCHW one. */
+   when it is NHWC uint8 with channels a multiple of 4 (quads) and not in row mode, else copied
+   into the scratch from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 /
+   x_zero; in row mode (fuse__qconv_rowmode) with the padding columns, x_zero). Per image,
+   per block of nb panels of output channels, per tile of MR pixels: the row pointers of its
+   taps (of its kernel rows in row mode; the padding row where one falls outside) and the tile,
+   into the NHWC output, or into the scratch and then transposed into an NCHW one. */
 static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
@@ -211,14 +217,17 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
   int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
   int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4, nb, mr, j;
+  int rowmode = fuse__qconv_rowmode(h->layout, C, h->KW, a->dilation[1]);
+  int64_t pl = rowmode ? a->padding[1] : 0, WP = rowmode ? W + pl + a->padding[3] : W;
   int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
-  int in_place = !pairs && tx->nhwc && C % 4 == 0, out_nhwc = ty->nhwc;
+  int64_t ntaps = rowmode ? h->KH : taps, span = rowmode ? h->KW * cs : cs; /* a tap's bytes */
+  int in_place = !pairs && tx->nhwc && C % 4 == 0 && !rowmode, out_nhwc = ty->nhwc;
   int pointwise = taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
                   !a->padding[1] && !a->padding[2] && !a->padding[3];
   size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
   unsigned char *in = r->work + p->scratch_offset;
-  unsigned char *pad = in + (((size_t)(N * H * W * cs) + al) & ~al);
-  const void **rows = (const void **)(void *)(pad + (((size_t)cs + al) & ~al));
+  unsigned char *pad = in + (((size_t)(N * H * WP * cs) + al) & ~al);
+  const void **rows = (const void **)(void *)(pad + (((size_t)(taps * cs) + al) & ~al));
   unsigned char *out = (unsigned char *)rows + (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
   const int32_t *bias;
   const float *scale;
@@ -226,26 +235,33 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
   fuse__qtile_fn main = fuse__qtile_plan(p->isa, h->layout, p->vnni, K, &nb, &mr);
   panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
-  if (!in_place) /* the rows, the padding channels 0 (pairs) / x_zero */
+  if (pairs) memset(pad, 0, (size_t)span);
+  else memset(pad, h->x_zero, (size_t)span);
+  if (!in_place) { /* the rows, the padding channels 0 (pairs) / x_zero */
+    if (rowmode) /* the padding columns */
+      for (i = 0; i < N * H; i++) {
+        memcpy(in + i * WP * cs, pad, (size_t)(pl * cs));
+        memcpy(in + (i * WP + pl + W) * cs, pad, (size_t)((WP - pl - W) * cs));
+      }
     for (n = 0; n < N; n++)
       for (i = 0; i < H * W; i++) {
         const uint8_t *src = tx->nhwc ? x + (n * H * W + i) * C : x + n * C * H * W + i;
         int64_t stride = tx->nhwc ? 1 : H * W;
+        unsigned char *row = in + ((n * H + i / W) * WP + pl + i % W) * cs;
         if (pairs) {
-          int16_t *row = (int16_t *)(void *)(in + (n * H * W + i) * cs);
-          for (c = 0; c < C; c++) row[c] = (int16_t)(src[c * stride] - h->x_zero);
-          for (; c < csteps * step; c++) row[c] = 0;
+          int16_t *e = (int16_t *)(void *)row;
+          for (c = 0; c < C; c++) e[c] = (int16_t)(src[c * stride] - h->x_zero);
+          for (; c < csteps * step; c++) e[c] = 0;
         } else {
-          unsigned char *row = in + (n * H * W + i) * cs;
           for (c = 0; c < C; c++) row[c] = src[c * stride];
           for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
         }
       }
-  if (in_place) cs = C;
-  if (pairs) memset(pad, 0, (size_t)cs);
-  else memset(pad, h->x_zero, (size_t)cs);
+  } else {
+    cs = C;
+  }
   for (n = 0; n < N; n++) {
-    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * W * cs;
+    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * WP * cs;
     unsigned char *yi = out_nhwc ? y + n * npix * K : out;
     int64_t ldy = out_nhwc ? K : Kp;
     for (k = 0; k < K; k += (int64_t)nb * FUSE__QNR) {
@@ -264,18 +280,20 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
             y0[j] = pix / OW * a->strides[0] - a->padding[0];
             x0[j] = pix % OW * a->strides[1] - a->padding[1];
           }
-          for (t = 0; t < taps; t++) {
-            int64_t dy = t / h->KW * a->dilation[0], dx = t % h->KW * a->dilation[1];
+          for (t = 0; t < ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
+            int64_t dy = (rowmode ? t : t / h->KW) * a->dilation[0];
+            int64_t dx = rowmode ? 0 : t % h->KW * a->dilation[1];
             for (j = 0; j < mr; j++) {
               int64_t iy = y0[j] + dy, ix = x0[j] + dx;
-              rows[t * mr + j] = iy >= 0 && iy < H && ix >= 0 && ix < W
-                                     ? (const void *)(img + (iy * W + ix) * cs)
+              rows[t * mr + j] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || rowmode)
+                                     ? (const void *)(img + (iy * WP + ix + pl) * cs)
                                      : (const void *)pad;
             }
           }
         }
-        tile((int)taps, (int)csteps, rows, w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel,
-             yi + m0 * ldy + k, ldy, mvalid, kvalid, bias + k, scale + k, h);
+        tile((int)ntaps, (int)(span / (pairs ? 2 * step : step)), rows,
+             w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel, yi + m0 * ldy + k, ldy,
+             mvalid, kvalid, bias + k, scale + k, h);
       }
     }
     if (!out_nhwc)

@@ -1,0 +1,168 @@
+/* ------------------------------------------------- integer element-wise rows -- */
+/* The rows of the integer steps that are not convs: qadd, and the max of qmax_pool2d. */
+
+/* qadd's arithmetic (run/quant_run.c) on rows of n elements, when its ops are clamps: v =
+   (a - a_zero) * a_scale + (b - b_zero) * b_scale in double (both products exact: an 8-bit
+   integer times a float's 24-bit significand; the sum rounded once), the clamps in order,
+   v / y_scale rounded once, clamped to the output's range less its zero point, rounded half
+   to even, plus the zero point. The SIMD rows compute exactly that, lanes of doubles; each
+   clamp as max then min, so the caller takes them only where every clamp has lo <= hi (the
+   scalar row takes the chain as written). */
+typedef struct fuse__qadd_args {
+  float a_scale, b_scale, y_scale; /* (floats: a product with an 8-bit integer is exact in double) */
+  double lo, hi;                    /* the output's range less y_zero */
+  double clo[4], chi[4];                    /* the clamps, in order */
+  int num_clamps;
+  int32_t a_zero, b_zero, y_zero;
+  int a_signed, b_signed, y_signed; /* int8 (else uint8) */
+} fuse__qadd_args;
+
+typedef void (*fuse__qadd_fn)(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q);
+
+/* v rounded half to even (|v| < 2^51) under the default rounding mode, as the SIMD rows'
+   rounding does: through 1.5 * 2^52, where a double's last bit is 1. */
+static double fuse__qround(double v) {
+  double t = v + 6755399441055744.0;
+  return t - 6755399441055744.0;
+}
+
+static void fuse__qadd_scalar(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q) {
+  int64_t i;
+  int k;
+  for (i = 0; i < n; i++) {
+    int32_t ai = q->a_signed ? (int32_t)(int8_t)a[i] : (int32_t)a[i];
+    int32_t bi = q->b_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
+    double v = (double)(ai - q->a_zero) * (double)q->a_scale + (double)(bi - q->b_zero) * (double)q->b_scale;
+    for (k = 0; k < q->num_clamps; k++) v = v < q->clo[k] ? q->clo[k] : v > q->chi[k] ? q->chi[k] : v;
+    v /= (double)q->y_scale;
+    v = v == v ? (v < q->lo ? q->lo : v > q->hi ? q->hi : v) : 0.0; /* NaN: the zero point */
+    y[i] = (unsigned char)(((int32_t)fuse__qround(v) + q->y_zero) & 0xff);
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 4 elements of int32 lanes (their zero points taken out) through the arithmetic. */
+__attribute__((target("avx2,fma"))) static inline __m128i fuse__qadd4_avx2(__m128i a, __m128i b,
+                                                                          const fuse__qadd_args *q) {
+  __m256d v = _mm256_fmadd_pd(_mm256_cvtepi32_pd(a), _mm256_set1_pd((double)q->a_scale),
+                              _mm256_mul_pd(_mm256_cvtepi32_pd(b), _mm256_set1_pd((double)q->b_scale)));
+  int k;
+  for (k = 0; k < q->num_clamps; k++)
+    v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->clo[k])), _mm256_set1_pd(q->chi[k]));
+  v = _mm256_div_pd(v, _mm256_set1_pd((double)q->y_scale));
+  v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->lo)), _mm256_set1_pd(q->hi));
+  v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm_add_epi32(_mm256_cvtpd_epi32(v), _mm_set1_epi32(q->y_zero));
+}
+
+/* 8 elements a step; the tail on the scalar row. */
+__attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned char *a,
+                                                               const unsigned char *b,
+                                                               unsigned char *y, int64_t n,
+                                                               const fuse__qadd_args *q) {
+  const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
+    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+    __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
+    __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
+    __m128i lo = fuse__qadd4_avx2(_mm256_castsi256_si128(ai), _mm256_castsi256_si128(bi), q);
+    __m128i hi = fuse__qadd4_avx2(_mm256_extracti128_si256(ai, 1), _mm256_extracti128_si256(bi, 1), q);
+    __m128i p16 = _mm_packs_epi32(lo, hi); /* (in the type's range: the clamp above) */
+    _mm_storel_epi64((__m128i *)(void *)(y + i),
+                     q->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+  }
+  fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
+}
+#endif
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* 8 elements of int32 lanes through the arithmetic. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline __m256i
+fuse__qadd8_avx512(__m256i a, __m256i b, const fuse__qadd_args *q) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+  const __mmask8 all = (__mmask8)-1;
+  __m512d v = _mm512_fmadd_pd(_mm512_maskz_cvtepi32_pd(all, a), _mm512_set1_pd((double)q->a_scale),
+                              _mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, b), _mm512_set1_pd((double)q->b_scale)));
+  int k;
+  for (k = 0; k < q->num_clamps; k++)
+    v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->clo[k])), _mm512_set1_pd(q->chi[k]));
+  v = _mm512_div_pd(v, _mm512_set1_pd((double)q->y_scale));
+  v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->lo)), _mm512_set1_pd(q->hi));
+  v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_add_epi32(_mm512_maskz_cvtpd_epi32(all, v), _mm256_set1_epi32(q->y_zero));
+}
+
+/* 8 elements a step, twice; the tail on the scalar row. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__qadd_avx512(
+    const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
+    const fuse__qadd_args *q) {
+  const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
+  int64_t i = 0;
+  int half;
+  for (; i + 16 <= n; i += 16)
+    for (half = 0; half < 16; half += 8) {
+      __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i + half));
+      __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i + half));
+      __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
+      __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
+      __m256i r = fuse__qadd8_avx512(ai, bi, q); /* (in the type's range: the clamp) */
+      if (q->y_signed) _mm256_mask_cvtsepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
+      else _mm256_mask_cvtusepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
+    }
+  fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
+}
+#endif
+
+/* The qadd row of a plan's ISA (NEON: the scalar row). */
+static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+  if (isa == FUSE_ISA_AVX512) return fuse__qadd_avx512;
+#endif
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qadd_avx2;
+#endif
+  (void)isa;
+  return fuse__qadd_scalar;
+}
+
+/* best[i] = max(best[i], v[i] ^ flip), i < n: a max pool's window pixel (flip 0x80 makes int8
+   compare as uint8). */
+typedef void (*fuse__qmax_fn)(unsigned char *best, const unsigned char *v, int64_t n,
+                              unsigned char flip);
+
+static void fuse__qmax_scalar(unsigned char *best, const unsigned char *v, int64_t n,
+                              unsigned char flip) {
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    unsigned char u = (unsigned char)(v[i] ^ flip);
+    best[i] = u > best[i] ? u : best[i];
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *best,
+                                                               const unsigned char *v, int64_t n,
+                                                               unsigned char flip) {
+  const __m256i f = _mm256_set1_epi8((char)flip);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i)), f);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(best + i));
+    _mm256_storeu_si256((__m256i *)(void *)(best + i), _mm256_max_epu8(b, u));
+  }
+  fuse__qmax_scalar(best + i, v + i, n - i, flip);
+}
+#endif
+
+/* The max row of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar row). */
+static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qmax_avx2;
+#endif
+  (void)isa;
+  return fuse__qmax_scalar;
+}
