@@ -290,7 +290,9 @@ check-dnnl: $(IMPL) | $(HB)
 # host builds run their plan blobs (embedded_plan's, float and int8) and check them against
 # their direct loops; fuse_run runs the committed network on two threads of its job pool
 # against PyTorch's output, then saves its plan (--save-plan) and runs the .fplan against the
-# same output and bit for bit against the plan it came from; game_loop runs its built-in network and the committed one
+# same output and bit for bit against the plan it came from, and the same for the committed
+# QDQ model (tinynet_qdq: integer steps in the blob) on its input, against ONNX Runtime's
+# output (.ort.bin); game_loop runs its built-in network and the committed one
 # for 30 frames under a 2 ms budget on two threads, each inference (fuse_run_steps, a few
 # steps a frame) bit for bit against a plain fuse_run on the same snapshot
 check-examples: $(EXAMPLE_PROGRAMS)
@@ -309,6 +311,12 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --output $(BUILD)/tinynet.fplan-out.bin 2>&1 && \
 	  cmp $(BUILD)/tinynet.onnx-out.bin $(BUILD)/tinynet.fplan-out.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan, then the .fplan: failed or not bit for bit"; exit 1; }
+	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_qdq.onnx --runs 1 --save-plan $(BUILD)/tinynet_qdq.fplan \
+	  --input tests/data/onnx/tinynet_qdq.input.bin --output $(BUILD)/tinynet_qdq.onnx-out.bin 2>&1 && \
+	  ./$(BUILD)/fuse_run $(BUILD)/tinynet_qdq.fplan --runs 1 --input tests/data/onnx/tinynet_qdq.input.bin \
+	  --expect tests/data/onnx/tinynet_qdq.ort.bin --output $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1 && \
+	  cmp $(BUILD)/tinynet_qdq.onnx-out.bin $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1) || \
+	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan of the QDQ model, then the .fplan: failed, off ONNX Runtime's output or not bit for bit"; exit 1; }
 	@for model in "" tests/data/onnx/tinynet_bn.onnx; do \
 	  out=$$(./$(BUILD)/game_loop $$model --short --threads 2 --frames 30 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "game_loop $$model failed (or an inference across frames is not fuse_run's)"; exit 1; }; \
