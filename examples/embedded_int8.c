@@ -14,8 +14,8 @@
    the plan's steps, tensors and workspace from a static arena (embedded_arena.h). The build
    defines FUSE_RUNTIME_ONLY, FUSE_NO_MESSAGES, no malloc, no assert, and includes
    embedded_int8_config.h (`fuse_run --emit-config PLAN.fplan`): it keeps the integer steps
-   (FUSE__RUN_QINT, the scalar integer tile) and leaves out every float kernel and step. The
-   inputs and outputs are the plan's types, uint8 and int8, through fuse_run_typed.
+   (no FUSE_NO_RUN_QINT) and leaves out every float kernel and step. The inputs and outputs
+   are the plan's types, uint8 and int8, through fuse_run_typed.
 
    The program checks the plan's output against a direct loop of its own, exactly: int32
    sums, then each requantization rounded half to even as ONNX says. (The model's scales make
