@@ -9,8 +9,9 @@
 #   make examples           build every examples/*.c into $(BUILD)/
 #   make test-cross         the test programs for aarch64, armhf and i386 under qemu-user
 #                           (CROSS_ARCHES=s390x / ppc: big-endian); see "cross tests" below
-#   make test-m7            examples/embedded.c for a bare-metal Cortex-M7: -Werror, links,
-#                           size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
+#   make test-m7            examples/embedded.c (a float plan) and embedded_int8.c (an int8
+#                           plan) for a bare-metal Cortex-M7: the --emit-config header, -Werror,
+#                           links, size, the libc / libm calls, runs under qemu-arm; see "Cortex-M7"
 #   make neon-mca           the NEON GEMM micro-kernels' inner loops through llvm-mca
 #                           (FMAs per cycle on Cortex-A76, Neoverse-N1, Apple M1): estimates
 #   make test-cmake         tests/cmake: a consumer project built against CMakeLists.txt with
@@ -67,8 +68,8 @@ ALL_CXXFLAGS = $(CXXWARN) $(OPT) $(SAN) -I. $(CXXFLAGS)
 # check-clang (clang's). The C++ build (check-cxx) and the header checks of further
 # configurations (fuse_dnnl.h, the exported symbols, the quick start) build at -O1, still
 # with the warnings that need the optimizer's flow analysis. At -O0: the checks of how the
-# header is included (twice in one unit, FUSE_STATIC in C, C++ and clang) and the host build
-# of the embedded example, which ask only the compiler's front end (redefinitions, linkage,
+# header is included (twice in one unit, FUSE_STATIC in C, C++ and clang) and the host builds
+# of the firmware examples, which ask only the compiler's front end (redefinitions, linkage,
 # -Wunused-function), and the other self-contained tests (see SELF_CONTAINED_QUICK).
 CHECK_OPT := $(if $(filter 1,$(SANITIZE)),$(OPT),-O1)
 CHECK_CFLAGS = $(WARN) $(CHECK_OPT) $(SAN) -I. $(CFLAGS)
@@ -131,8 +132,8 @@ $(BUILD) $(HB):
 # the implementation in their own unit: test_kernels and test_vmath (internal tables and
 # functions; test_qkernels: the integer conv tiles), test_run and test_fuzz_regress (their own
 # FUSE_MALLOC; the fuzz targets' ONNX
-# entry point), test_config (pieces left out: FUSE_NO_POST_SIGMOID, ...), and the embedded
-# example (its own allocator and configuration). Each is a
+# entry point), test_config (pieces left out: FUSE_NO_POST_SIGMOID, ...), and the firmware
+# examples (embedded.c, embedded_int8.c: their own allocator and configuration). Each is a
 # build of the whole implementation (about a minute at -O2, 35 s at -O1): a test that can use
 # the public API alone links $(IMPL).
 IMPL := $(BUILD)/fuse.o
@@ -285,11 +286,13 @@ check-dnnl: $(IMPL) | $(HB)
 	$(HB)/dnnl_off_cxx
 
 # every example builds warning-free, and the seed examples run: each exits non-zero when its
-# fused and unfused results differ (their output is shown only then); the embedded example's
-# host build runs its plan blob (embedded_plan's) and checks it against its direct loop;
-# fuse_run runs the committed network on two threads of its job pool against PyTorch's output,
-# then saves its plan (--save-plan) and runs the .fplan against the same output and bit for
-# bit against the plan it came from; game_loop runs its built-in network and the committed one
+# fused and unfused results differ (their output is shown only then); the firmware examples'
+# host builds run their plan blobs (embedded_plan's, float and int8) and check them against
+# their direct loops; fuse_run runs the committed network on two threads of its job pool
+# against PyTorch's output, then saves its plan (--save-plan) and runs the .fplan against the
+# same output and bit for bit against the plan it came from, and the same for the committed
+# QDQ model (tinynet_qdq: integer steps in the blob) on its input, against ONNX Runtime's
+# output (.ort.bin); game_loop runs its built-in network and the committed one
 # for 30 frames under a 2 ms budget on two threads, each inference (fuse_run_steps, a few
 # steps a frame) bit for bit against a plain fuse_run on the same snapshot
 check-examples: $(EXAMPLE_PROGRAMS)
@@ -297,6 +300,7 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  out=$$(./$(BUILD)/$$e --short 2>&1) || { printf '%s\n' "$$out"; echo "example $$e failed"; exit 1; }; \
 	done
 	@./$(BUILD)/embedded || { echo "example embedded failed (exit status $$?)"; exit 1; }
+	@./$(BUILD)/embedded_int8 || { echo "example embedded_int8 failed (exit status $$?)"; exit 1; }
 	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_bn.onnx --threads 2 --runs 2 \
 	  --input tests/data/onnx/tinynet.input.bin --expect tests/data/onnx/tinynet.output.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --threads 2 failed"; exit 1; }
@@ -307,6 +311,12 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  ./$(BUILD)/fuse_run $(BUILD)/tinynet.fplan --runs 1 --output $(BUILD)/tinynet.fplan-out.bin 2>&1 && \
 	  cmp $(BUILD)/tinynet.onnx-out.bin $(BUILD)/tinynet.fplan-out.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan, then the .fplan: failed or not bit for bit"; exit 1; }
+	@out=$$(./$(BUILD)/fuse_run tests/data/onnx/tinynet_qdq.onnx --runs 1 --save-plan $(BUILD)/tinynet_qdq.fplan \
+	  --input tests/data/onnx/tinynet_qdq.input.bin --output $(BUILD)/tinynet_qdq.onnx-out.bin 2>&1 && \
+	  ./$(BUILD)/fuse_run $(BUILD)/tinynet_qdq.fplan --runs 1 --input tests/data/onnx/tinynet_qdq.input.bin \
+	  --expect tests/data/onnx/tinynet_qdq.ort.bin --output $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1 && \
+	  cmp $(BUILD)/tinynet_qdq.onnx-out.bin $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1) || \
+	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan of the QDQ model, then the .fplan: failed, off ONNX Runtime's output or not bit for bit"; exit 1; }
 	@for model in "" tests/data/onnx/tinynet_bn.onnx; do \
 	  out=$$(./$(BUILD)/game_loop $$model --short --threads 2 --frames 30 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "game_loop $$model failed (or an inference across frames is not fuse_run's)"; exit 1; }; \
@@ -357,11 +367,12 @@ demo: $(BUILD)/demo $(addprefix $(BUILD)/,$(SEED_EXAMPLES)) $(BUILD)/fuse_run
 
 examples: $(EXAMPLE_PROGRAMS)
 
-# the examples link $(IMPL) as the tests do (see above); embedded.c configures the library its
-# own way (runtime-only, no malloc, no stdio) and builds it into its own unit, with the plan
-# blob that embedded_plan makes as a C array and the header of what it leaves out (fuse_run
-# --emit-c, --emit-config), in $(EMB)
-LINKED_EXAMPLES := $(filter-out $(BUILD)/embedded,$(EXAMPLE_PROGRAMS))
+# the examples link $(IMPL) as the tests do (see above); the firmware examples, embedded.c and
+# embedded_int8.c, configure the library their own way (runtime-only, no malloc, no stdio) and
+# build it into their own unit, each with the plan blob that embedded_plan makes as a C array
+# and the header of what it leaves out (fuse_run --emit-c, --emit-config), in $(EMB)
+FIRMWARE_EXAMPLES := $(BUILD)/embedded $(BUILD)/embedded_int8
+LINKED_EXAMPLES := $(filter-out $(FIRMWARE_EXAMPLES),$(EXAMPLE_PROGRAMS))
 EMB := $(BUILD)/embedded-plan
 $(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
 	@rm -f $@
@@ -369,19 +380,27 @@ $(LINKED_EXAMPLES): $(BUILD)/%: examples/%.c fuse.h $(IMPL) | $(BUILD)
 
 $(BUILD)/fuse_run $(BUILD)/game_loop: examples/job_pool.h # their job pool for --threads
 
-$(BUILD)/embedded_plan: examples/embedded_model.h
+$(BUILD)/embedded_plan: examples/embedded_model.h examples/embedded_int8_model.h
 
 $(EMB):
 	@mkdir -p $@
 $(EMB)/plan.fplan: $(BUILD)/embedded_plan | $(EMB)
 	./$(BUILD)/embedded_plan $@ >/dev/null
+$(EMB)/int8.fplan: $(BUILD)/embedded_plan | $(EMB)
+	./$(BUILD)/embedded_plan --int8 $@ >/dev/null
 $(EMB)/embedded_blob.h: $(EMB)/plan.fplan $(BUILD)/fuse_run
 	./$(BUILD)/fuse_run $< --emit-c embedded_blob > $@.tmp && mv $@.tmp $@
 $(EMB)/embedded_config.h: $(EMB)/plan.fplan $(BUILD)/fuse_run
 	./$(BUILD)/fuse_run --emit-config $< > $@.tmp && mv $@.tmp $@
+$(EMB)/embedded_int8_blob.h: $(EMB)/int8.fplan $(BUILD)/fuse_run
+	./$(BUILD)/fuse_run $< --emit-c embedded_int8_blob > $@.tmp && mv $@.tmp $@
+$(EMB)/embedded_int8_config.h: $(EMB)/int8.fplan $(BUILD)/fuse_run
+	./$(BUILD)/fuse_run --emit-config $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/embedded: examples/embedded.c examples/embedded_model.h fuse.h $(EMB)/embedded_blob.h \
-    $(EMB)/embedded_config.h | $(BUILD)
+$(BUILD)/embedded: examples/embedded_model.h $(EMB)/embedded_blob.h $(EMB)/embedded_config.h
+$(BUILD)/embedded_int8: examples/embedded_int8_model.h $(EMB)/embedded_int8_blob.h \
+    $(EMB)/embedded_int8_config.h
+$(FIRMWARE_EXAMPLES): $(BUILD)/%: examples/%.c examples/embedded_arena.h fuse.h | $(BUILD)
 	@rm -f $@
 	$(CC) $(QUICK_CFLAGS) -I$(EMB) $< -o $@ $(LDLIBS)
 
@@ -684,22 +703,32 @@ neon-mca:
 	@python3 tools/neon_mca.py --markdown
 
 # -------------------------------------------------------------------- Cortex-M7 --
-# make test-m7: examples/embedded.c, the firmware that runs a plan blob linked in as a const
-# array (FUSE_RUNTIME_ONLY, FUSE_NO_MESSAGES, a static arena: no malloc, no stdio; the result
-# checked against a direct loop), for a bare-metal Cortex-M7 with Debian's gcc-arm-none-eabi and
-# libnewlib-arm-none-eabi, into build-cross/m7/. The host makes the plan first (embedded_plan:
-# conv -> bias -> relu6 compiled for FUSE_ISA_SCALAR, saved) and with fuse_run its C array
-# (--emit-c) and the header of what the firmware leaves out (--emit-config), in $(EMB). Six
-# checks, then "total: N passed, N failed":
-#   build    embedded.c compiles warning-free (-Werror) with M7_FLAGS and that header
-#   link     embedded.elf links against newlib-nano with no system calls (nosys.specs);
-#            its size (arm-none-eabi-size) and link map (embedded.map) are printed / kept
-#   size     its text without the blob (the array embedded_blob) is at most M7_TEXT_MAX bytes
-#   library  the whole library with FUSE_NO_STDIO only (ONNX reader included) compiles too
-#   symbols  what both objects call from outside (arm-none-eabi-nm -u) is in M7_LIBC, the
-#            list in README.md (Supported targets), or libgcc's __aeabi_* helpers
-#   run      when qemu-arm is installed: the same embedded.o linked with
-#            tests/embedded/qemu_start.c runs under qemu-user and exits 0 (else "not run")
+# make test-m7: the two firmware examples, each running a plan blob linked in as a const array
+# (FUSE_RUNTIME_ONLY, FUSE_NO_MESSAGES, a static arena: no malloc, no stdio; the result checked
+# against a direct loop), for a bare-metal Cortex-M7 with Debian's gcc-arm-none-eabi and
+# libnewlib-arm-none-eabi, into build-cross/m7/:
+#   examples/embedded.c       a float plan: conv -> bias -> relu6, one fused step
+#   examples/embedded_int8.c  an int8 plan: a uint8 image through qconv2d (relu6), qconv2d and
+#                             qadd (relu) to int8, fuse_run_typed; exactly the direct loop's
+#                             integers (checks named "int8 ...")
+# The host makes each plan first (embedded_plan [--int8]: compiled for FUSE_ISA_SCALAR, saved)
+# and with fuse_run its C array (--emit-c) and the header of what the firmware leaves out
+# (--emit-config), in $(EMB). Per firmware six checks:
+#   config   that header keeps the steps the plan runs and leaves the others out: the float
+#            plan's keeps conv2d and leaves out the integer steps (FUSE_NO_RUN_QINT), the int8
+#            plan's keeps them and leaves out the float conv2d, quantize / dequantize steps
+#   build    the example compiles warning-free (-Werror) with M7_FLAGS and that header
+#   link     its ELF links against newlib-nano with no system calls (nosys.specs); its size
+#            (arm-none-eabi-size) and link map (build-cross/m7/NAME.map) are printed / kept
+#   size     its text without the blob (the array NAME_blob) is at most M7_TEXT_MAX bytes
+#            (16 KiB) for the float firmware, M7_INT8_TEXT_MAX (20 KiB) for the int8 one
+#   symbols  what its object calls from outside (arm-none-eabi-nm -u) is in M7_LIBC, the list
+#            in README.md (Supported targets), or libgcc's __aeabi_* helpers
+#   run      when qemu-arm is installed: the same object linked with tests/embedded/qemu_start.c
+#            runs under qemu-user and exits 0 (else "not run")
+# and two for the whole library with FUSE_NO_STDIO only (ONNX reader included): it compiles
+# ("library"), and what it calls is in that list too ("library symbols"). Then "total: N
+# passed, N failed".
 # make m7-size M7_PLAN=plan.fplan: the same firmware's text for any plan blob
 # (tests/embedded/plan_size.c: loads it, runs it on zeros), without the blob, and under qemu-arm
 # whether it runs; M7_ARENA bytes of arena (default 64 MB, for the workspace of a network).
@@ -718,44 +747,81 @@ M7_LIBC := memcpy memset memcmp memchr strlen strcmp strncmp strchr strcpy \
   expf sqrt log10 floor fabs fabsf malloc free __assert_func \
   sqrtf logf powf tanhf erff erfcf expm1f log1pf exp log fmod
 M7 := build-cross/m7
+# The int8 firmware's text budget. Measured: 19,268 bytes without the blob (2026-11-29), over
+# the float one's 16 KiB because the integer steps are one kind of step (FUSE_NO_RUN_QINT):
+# with it come every integer path, those this plan does not run too (qconv2d's direct and
+# depthwise loops 1.9 KB, qmax_pool2d and qlut 0.6 KB), and the loader's checks of integer
+# steps (1.1 KB). README.md, Bare metal: Cortex-M7, has the breakdown.
+M7_INT8_TEXT_MAX ?= 20480
+# the firmware examples; per example: the FUSE_NO_RUN_ kinds its config header must keep
+# (not define) and must leave out (define), its text budget
+M7_FIRMWARE := embedded embedded_int8
+M7_KEEP_embedded := CONV2D
+M7_LEAVE_embedded := QINT
+M7_MAX_embedded = $(M7_TEXT_MAX)
+M7_KEEP_embedded_int8 := QINT
+M7_LEAVE_embedded_int8 := CONV2D QUANT
+M7_MAX_embedded_int8 = $(M7_INT8_TEXT_MAX)
+m7_cases = $(foreach e,$(M7_FIRMWARE),$(e)$(cross_rparen) keep='$(M7_KEEP_$(e))'; \
+  leave='$(M7_LEAVE_$(e))'; max='$(M7_MAX_$(e))';;)
 # the text of an ELF without its blob: m7_text ELF SYMBOL -> "text blob"
 m7_text = $(M7_SIZE) $(1) | awk 'NR == 2 {print $$1}'; \
-  printf '%d\n' 0x$$($(M7_NM) -S $(1) | awk '$$4 == "$(2)" {print $$2}')
+  printf '%d\n' 0x$$($(M7_NM) -S $(1) | awk -v blob="$(2)" '$$4 == blob {print $$2}')
+# the symbols objects call that are not in M7_LIBC nor libgcc's __aeabi_*
+m7_extra = $(M7_NM) -u $(1) | awk '{print $$2}' | sort -u | grep -v '^__aeabi_' | \
+  grep -vxF -e "$$(printf '%s\n' $(M7_LIBC))"
 
-test-m7: $(EMB)/embedded_blob.h $(EMB)/embedded_config.h
+test-m7: $(foreach e,$(M7_FIRMWARE),$(EMB)/$(e)_blob.h $(EMB)/$(e)_config.h)
 	@mkdir -p $(M7); p=0; f=0; \
 	ok() { echo "ok   m7 $$1"; p=$$((p + 1)); }; \
 	bad() { echo "FAIL m7 $$1"; f=$$((f + 1)); }; \
 	if ! command -v $(M7_CC) >/dev/null; then \
 	  echo "test-m7: needs $(M7_CC) (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi)"; \
 	  echo "total: 0 passed, 1 failed"; exit 1; fi; \
-	rm -f $(M7)/embedded.o $(M7)/embedded.elf $(M7)/library.o $(M7)/embedded-qemu.elf; \
-	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -I$(EMB) -c examples/embedded.c -o $(M7)/embedded.o; \
-	then ok build; else bad build; fi; \
-	if [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) $(M7_LDFLAGS) \
-	    -Wl,-Map=$(M7)/embedded.map $(M7)/embedded.o -o $(M7)/embedded.elf -lm; then \
-	  ok link; $(M7_SIZE) $(M7)/embedded.elf; else bad link; fi; \
-	if [ -f $(M7)/embedded.elf ]; then \
-	  set -- $$($(call m7_text,$(M7)/embedded.elf,embedded_blob)); \
-	  msg="size (text $$1 bytes; without the $$2-byte blob $$(($$1 - $$2)), at most $(M7_TEXT_MAX))"; \
-	  if [ $$(($$1 - $$2)) -le $(M7_TEXT_MAX) ]; then ok "$$msg"; else bad "$$msg"; fi; \
-	else bad size; fi; \
+	for e in $(M7_FIRMWARE); do \
+	  t=$${e#embedded}; t=$${t#_}; t=$${t:+$$t }; \
+	  case $$e in $(m7_cases) esac; \
+	  echo "== $$e.c"; \
+	  rm -f $(M7)/$$e.o $(M7)/$$e.elf $(M7)/$$e-qemu.elf; \
+	  wrong=; for k in $$keep; do \
+	    grep -qx "#define FUSE_NO_RUN_$$k" $(EMB)/$${e}_config.h && wrong="$$wrong FUSE_NO_RUN_$$k"; done; \
+	  for k in $$leave; do \
+	    grep -qx "#define FUSE_NO_RUN_$$k" $(EMB)/$${e}_config.h || wrong="$$wrong (no FUSE_NO_RUN_$$k)"; done; \
+	  msg="$${t}config (keeps$$(printf ' %s' $$keep), leaves out$$(printf ' %s' $$leave))"; \
+	  if [ -z "$$wrong" ]; then ok "$$msg"; else bad "$$msg:$$wrong"; fi; \
+	  if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -I$(EMB) -c examples/$$e.c -o $(M7)/$$e.o; \
+	  then ok "$${t}build"; else bad "$${t}build"; fi; \
+	  if [ -f $(M7)/$$e.o ] && $(M7_CC) $(M7_FLAGS) $(M7_LDFLAGS) \
+	      -Wl,-Map=$(M7)/$$e.map $(M7)/$$e.o -o $(M7)/$$e.elf -lm; then \
+	    ok "$${t}link"; $(M7_SIZE) $(M7)/$$e.elf; else bad "$${t}link"; fi; \
+	  if [ -f $(M7)/$$e.elf ]; then \
+	    set -- $$($(call m7_text,$(M7)/$$e.elf,$${e}_blob)); \
+	    msg="$${t}size (text $$1 bytes; without the $$2-byte blob $$(($$1 - $$2)), at most $$max)"; \
+	    if [ $$(($$1 - $$2)) -le $$max ]; then ok "$$msg"; else bad "$$msg"; fi; \
+	  else bad "$${t}size"; fi; \
+	  if [ -f $(M7)/$$e.o ]; then \
+	    echo "$$e.o calls: $$($(M7_NM) -u $(M7)/$$e.o | awk '{print $$2}' | tr '\n' ' ')"; \
+	    extra=$$($(call m7_extra,$(M7)/$$e.o)); \
+	    if [ -z "$$extra" ]; then ok "$${t}symbols"; \
+	    else echo "not in M7_LIBC (README.md's list):" $$extra; bad "$${t}symbols"; fi; \
+	  else bad "$${t}symbols"; fi; \
+	  if ! command -v $(M7_QEMU) >/dev/null; then echo "m7 $${t}run: not run, no $(M7_QEMU)"; \
+	  elif [ -f $(M7)/$$e.o ] && $(M7_CC) $(M7_FLAGS) -nostartfiles $(M7_LDFLAGS) \
+	      tests/embedded/qemu_start.c $(M7)/$$e.o -o $(M7)/$$e-qemu.elf -lm && \
+	      $(M7_QEMU) $(M7)/$$e-qemu.elf; then ok "$${t}run ($(M7_QEMU): plan's result = direct loop)"; \
+	  else bad "$${t}run (exit status $$?)"; fi; \
+	done; \
+	echo "== the library with FUSE_NO_STDIO"; \
+	rm -f $(M7)/library.o; \
 	printf '#define FUSE_NO_STDIO\n#define FUSE_IMPLEMENTATION\n#include "fuse.h"\n' > $(M7)/library.c; \
 	if $(M7_CC) $(WARN) $(M7_FLAGS) -I. -c $(M7)/library.c -o $(M7)/library.o; \
 	then ok library; else bad library; fi; \
-	if [ -f $(M7)/embedded.o ] && [ -f $(M7)/library.o ]; then \
-	  echo "embedded.o calls: $$($(M7_NM) -u $(M7)/embedded.o | awk '{print $$2}' | tr '\n' ' ')"; \
+	if [ -f $(M7)/library.o ]; then \
 	  echo "library.o calls:  $$($(M7_NM) -u $(M7)/library.o | awk '{print $$2}' | tr '\n' ' ')"; \
-	  extra=$$($(M7_NM) -u $(M7)/embedded.o $(M7)/library.o | awk '{print $$2}' | sort -u | \
-	    grep -v '^__aeabi_' | grep -vxF -e "$$(printf '%s\n' $(M7_LIBC))"); \
-	  if [ -z "$$extra" ]; then ok symbols; \
-	  else echo "not in M7_LIBC (README.md's list):" $$extra; bad symbols; fi; \
-	else bad symbols; fi; \
-	if ! command -v $(M7_QEMU) >/dev/null; then echo "m7 run: not run, no $(M7_QEMU)"; \
-	elif [ -f $(M7)/embedded.o ] && $(M7_CC) $(M7_FLAGS) -nostartfiles $(M7_LDFLAGS) \
-	    tests/embedded/qemu_start.c $(M7)/embedded.o -o $(M7)/embedded-qemu.elf -lm && \
-	    $(M7_QEMU) $(M7)/embedded-qemu.elf; then ok "run ($(M7_QEMU): plan's result = direct loop)"; \
-	else bad "run (exit status $$?)"; fi; \
+	  extra=$$($(call m7_extra,$(M7)/library.o)); \
+	  if [ -z "$$extra" ]; then ok "library symbols"; \
+	  else echo "not in M7_LIBC (README.md's list):" $$extra; bad "library symbols"; fi; \
+	else bad "library symbols"; fi; \
 	echo "total: $$p passed, $$f failed"; \
 	test $$f -eq 0
 

@@ -6,13 +6,13 @@
    + bias + ReLU6 on the scalar kernels. Its blob is a 64-byte aligned const array in flash
    (embedded_blob.h, written by `fuse_run PLAN.fplan --emit-c embedded_blob`), which
    fuse_plan_load reads in place: the packed weights stay where they are; the plan's steps,
-   tensors and workspace come from a static arena through a fuse_allocator. The build defines
-   FUSE_RUNTIME_ONLY (loading and running only), FUSE_NO_MESSAGES (refusals without their
-   text: nothing prints them here) and includes embedded_config.h, the header `fuse_run
-   --emit-config PLAN.fplan` writes, which leaves out every kind of step, kernel family,
-   post-op and instruction set the plan does not use (README.md, Supported targets, has the
-   text size this leaves, against the program that built, optimized and compiled the graph on
-   the device, as this example did before plan blobs). The program runs the plan, checks the
+   tensors and workspace come from a static arena through a fuse_allocator (embedded_arena.h).
+   The build defines FUSE_RUNTIME_ONLY (loading and running only), FUSE_NO_MESSAGES (refusals
+   without their text: nothing prints them here) and includes embedded_config.h, the header
+   `fuse_run --emit-config PLAN.fplan` writes, which leaves out every kind of step, kernel
+   family, post-op and instruction set the plan does not use (README.md, Supported targets,
+   has the text size this leaves, against the program that built, optimized and compiled the
+   graph on the device, as this example did before plan blobs). The program runs the plan, checks the
    result against a direct loop and returns 0 when they agree (a checksum of the output is left
    in embedded_checksum for a debugger).
 
@@ -28,7 +28,8 @@
          --specs=nosys.specs examples/embedded.c -o embedded.elf -lm
 
    On a host it builds the same way (make build/embedded: a scalar plan runs anywhere) and
-   exits 0 when the plan's result matches the direct loop. */
+   exits 0 when the plan's result matches the direct loop. examples/embedded_int8.c does the
+   same for an int8 plan. */
 #include "embedded_config.h"
 #define FUSE_RUNTIME_ONLY
 #define FUSE_NO_STDIO
@@ -48,6 +49,7 @@ static void embedded_halt(void) {
 #include "fuse.h"
 #include "embedded_model.h"
 #include "embedded_blob.h" /* embedded_blob[], embedded_blob_size: the plan */
+#include "embedded_arena.h" /* arena_alloc, arena_free over a static arena */
 
 #include <stdint.h>
 #include <string.h>
@@ -55,43 +57,6 @@ static void embedded_halt(void) {
 #define C EMBEDDED_C
 #define K EMBEDDED_K
 #define S EMBEDDED_S
-
-/* ---- a bump allocator over a static arena. Each block keeps a small header just below it;
-   freeing the newest block gives its space back (fuse.h frees in reverse order what it frees
-   early), any other block stays until the arena is reset. */
-#define ARENA_BYTES (32u * 1024u)
-static union {
-  unsigned char bytes[ARENA_BYTES];
-  uint64_t align;
-} arena;
-static size_t arena_top, arena_peak;
-
-typedef struct block_head {
-  size_t start, end; /* arena_top before the block, and the block's end */
-} block_head;
-
-static void *arena_alloc(size_t size, size_t alignment, void *user) {
-  block_head h;
-  uintptr_t base = (uintptr_t)arena.bytes, at;
-  (void)user;
-  at = base + arena_top + sizeof h;
-  at = (at + alignment - 1) & ~(uintptr_t)(alignment - 1);
-  if (size > ARENA_BYTES || at - base > ARENA_BYTES - size) return 0;
-  h.start = arena_top;
-  h.end = (size_t)(at - base) + size;
-  memcpy((void *)(at - sizeof h), &h, sizeof h); /* the header may be unaligned */
-  arena_top = h.end;
-  if (arena_top > arena_peak) arena_peak = arena_top;
-  return (void *)at;
-}
-
-static void arena_free(void *ptr, void *user) {
-  block_head h;
-  (void)user;
-  if (!ptr) return;
-  memcpy(&h, (unsigned char *)ptr - sizeof h, sizeof h);
-  if (h.end == arena_top) arena_top = h.start;
-}
 
 /* ---- data */
 static float x_data[C * S * S], w_data[K * C * 3 * 3], b_data[K];

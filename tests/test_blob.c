@@ -3,10 +3,12 @@
    (every structure byte changed, every truncation, zeroed runs, changed weights) are refused
    with a message or, when only the weights changed and are not verified, run without reading
    outside the blob; the header's refusals say which (format version, byte order, word size,
-   ISA); out of memory at every allocation of a load; save_only plans for other machines; and
-   a scalar blob made on x86-64 (tests/data/blob/, written by `test_blob --write-data`) loaded
+   ISA); out of memory at every allocation of a load; save_only plans for other machines; a
+   scalar blob made on x86-64 (tests/data/blob/, written by `test_blob --write-data`) loaded
    and run on whatever machine runs this test, aarch64 and armhf under qemu included, within
-   1e-5 of x86-64's output. Given a directory (default tests/data) it reads blob/ there. */
+   1e-5 of x86-64's output; and an int8 plan (the committed QDQ model, its integer steps)
+   through a blob bit for bit. Given a directory (default tests/data) it reads blob/ and onnx/
+   there. */
 #define FUSE_IMPLEMENTATION
 #include "fuse.h"
 #include "blob_buffer.h"
@@ -491,12 +493,13 @@ TEST(save_only) {
 
 static const char *blob_dir = "tests/data";
 
+/* The file blob_dir/name, malloc'd (its size in *size); NULL when it cannot be read. */
 static unsigned char *blob_read(const char *name, size_t *size) {
   char path[1024];
   FILE *f;
   unsigned char *raw, *data = NULL;
   long n;
-  snprintf(path, sizeof path, "%s/blob/%s", blob_dir, name);
+  snprintf(path, sizeof path, "%s/%s", blob_dir, name);
   f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "  cannot open %s\n", path);
@@ -516,8 +519,8 @@ static unsigned char *blob_read(const char *name, size_t *size) {
 
 TEST(scalar_blob_from_x86_64) {
   size_t size = 0, out_size = 0, n, i;
-  unsigned char *data = blob_read("conv_bias_relu6.scalar.fplan", &size);
-  unsigned char *want = blob_read("conv_bias_relu6.output.bin", &out_size);
+  unsigned char *data = blob_read("blob/conv_bias_relu6.scalar.fplan", &size);
+  unsigned char *want = blob_read("blob/conv_bias_relu6.output.bin", &out_size);
   static float got[BLOB_MAX_OUT];
   fuse_plan_load_options lo;
   fuse_plan *q = NULL;
@@ -543,6 +546,113 @@ TEST(scalar_blob_from_x86_64) {
   fuse_plan_destroy(q);
   free(data);
   free(want);
+}
+
+/* ------------------------------------------------- an int8 plan from a QDQ model -- */
+
+/* plan's first output on the float input `in`, into out[n] */
+static int blob_run_float(fuse_plan *p, const float *in, float *out, size_t n) {
+  const float *ins[1];
+  float *outs[1];
+  int64_t dims[FUSE_MAX_RANK];
+  size_t m = 1;
+  int r = fuse_plan_output_shape(p, 0, dims), k;
+  for (k = 0; k < r; k++) m *= (size_t)dims[k];
+  if (r < 0 || m != n) return 0;
+  ins[0] = in, outs[0] = out;
+  return fuse_run(p, ins, outs, NULL) == FUSE_OK;
+}
+
+/* tests/data/onnx/tinynet_qdq.onnx (tinynet_bn quantized by tools/quantize.py: QDQ around
+   every conv, add and pool) as a user deploys it: loaded, fuse_optimize'd (its convs, adds and
+   element-wise ops become integer steps), compiled for the scalar kernels and for this CPU's,
+   saved; the blob loaded in place, copied and with its weights verified runs on the committed
+   input (float32: the quantize happens inside) bit for bit as the plan it came from, and
+   saves to the same bytes. */
+TEST(int8_plan_from_qdq_model) {
+  static const fuse_isa isas[2] = {FUSE_ISA_SCALAR, FUSE_ISA_AUTO};
+  char path[1024];
+  size_t in_size = 0, k;
+  float *in = (float *)(void *)blob_read("onnx/tinynet_qdq.input.bin", &in_size);
+  fuse_graph *g = NULL;
+  int i;
+  snprintf(path, sizeof path, "%s/onnx/tinynet_qdq.onnx", blob_dir);
+  CHECK(in != NULL);
+  CHECK_EQ_INT(fuse_onnx_load_file(path, NULL, &g), FUSE_OK);
+  if (g && fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %s\n", fuse_graph_error(g));
+  if (!in || !g || fuse_graph_status(g) != FUSE_OK) {
+    fuse_graph_destroy(g);
+    free(in);
+    return;
+  }
+  { /* the input file holds the input, exactly */
+    fuse_value x = fuse_graph_input(g, 0);
+    size_t n = 1;
+    int d;
+    for (d = 0; d < fuse_value_rank(g, x); d++) n *= (size_t)fuse_value_shape(g, x)[d];
+    CHECK_EQ_INT(in_size, n * sizeof(float));
+    if (in_size != n * sizeof(float)) {
+      fuse_graph_destroy(g);
+      free(in);
+      return;
+    }
+  }
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  for (i = 0; i < 2; i++) {
+    static float want[100], got[100];
+    fuse_compile_options opt;
+    fuse_plan_load_options lo;
+    fuse_plan *p = NULL, *q = NULL;
+    blob b, again;
+    char why[256], *listing;
+    int round, nonzero = 0;
+    memset(&opt, 0, sizeof opt);
+    opt.isa = isas[i];
+    opt.num_threads = 1;
+    CHECK_EQ_INT(fuse_compile(g, &opt, &p), FUSE_OK);
+    if (!p) continue;
+    /* the plan runs in integers: its listing names the integer steps */
+    memset(&b, 0, sizeof b);
+    CHECK_EQ_INT(fuse_plan_write(p, blob_write, &b), FUSE_OK);
+    blob_write(&b, "", 1);
+    listing = (char *)b.data;
+    CHECK(listing && strstr(listing, "qconv2d") && strstr(listing, "qadd"));
+    free(b.raw);
+    CHECK_EQ_INT(fuse_plan_input_type(p, 0), FUSE_FLOAT32);
+    CHECK_EQ_INT(fuse_plan_output_type(p, 0), FUSE_FLOAT32);
+    CHECK(blob_run_float(p, in, want, 100));
+    for (k = 0; k < 100; k++) nonzero |= want[k] != 0.0f;
+    CHECK(nonzero); /* (not a plan that writes nothing) */
+    b = blob_save(p);
+    for (round = 0; round < 3; round++) {
+      memset(&lo, 0, sizeof lo);
+      lo.error = why, lo.error_size = sizeof why;
+      lo.copy = round == 1;
+      lo.verify_weights = round == 2;
+      q = NULL;
+      if (fuse_plan_load(b.data, b.len, &lo, &q) != FUSE_OK) fprintf(stderr, "  load: %s\n", why);
+      CHECK(q != NULL);
+      if (!q) continue;
+      CHECK_EQ_INT(fuse_plan_step_count(q), fuse_plan_step_count(p));
+      memset(got, 0xff, sizeof got);
+      CHECK(blob_run_float(q, in, got, 100));
+      if (memcmp(got, want, sizeof got) != 0) {
+        fprintf(stderr, "  isa %d, load %d: the loaded int8 plan's output differs\n", (int)isas[i],
+                round);
+        CHECK(!"bit for bit");
+      }
+      if (round == 0) { /* the loaded plan's blob: the same bytes */
+        again = blob_save(q);
+        CHECK(again.len == b.len && memcmp(again.data, b.data, b.len) == 0);
+        free(again.raw);
+      }
+      fuse_plan_destroy(q);
+    }
+    free(b.raw);
+    fuse_plan_destroy(p);
+  }
+  fuse_graph_destroy(g);
+  free(in);
 }
 
 /* test_blob --write-data DIR: writes DIR/blob/ (on x86-64: the committed files) */
@@ -580,5 +690,6 @@ int main(int argc, char **argv) {
   RUN(out_of_memory_at_every_allocation);
   RUN(save_only);
   RUN(scalar_blob_from_x86_64);
+  RUN(int8_plan_from_qdq_model);
   return runner_finish("blob");
 }

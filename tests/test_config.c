@@ -7,7 +7,9 @@
    FUSE_ERROR_UNSUPPORTED and the define's name; the kernel choice reads the kernel tables, so
    a depthwise conv is planned on another kernel; what the build has compiles and runs as the
    reference kernels do. fuse_plan_write_config writes, for one plan or several, the defines of
-   every piece none of them uses and none of those they use; bad arguments are refused.
+   every piece none of them uses and none of those they use; bad arguments are refused. An
+   integer qadd step keeps the post-op kinds it runs through the post-op functions (not its
+   clamps, which it applies inline): compile and fuse_plan_load refuse one that needs sigmoid.
    (fuse_plan_load's refusal of a blob that needs a piece left out is the runtime-only header
    check's: make check-runtime-only.)
 
@@ -224,6 +226,116 @@ TEST(config_keeps_avx2_for_avx512) {
   fuse_graph_destroy(g);
 }
 
+/* ---- the integer steps: a qadd, quantize(f(add(dequantize(a), dequantize(b)))), applies its
+   element-wise ops f after the sum: clamps inline, any other op through the post-op functions
+   (and the clamps then too), so the build must keep their kinds */
+
+/* f: the ops from %v to %y */
+static fuse_graph *qadd_graph(const char *f) {
+  char body[1024];
+  fuse_graph *g = NULL;
+  snprintf(body, sizeof body,
+           "graph(%%a: u8[1, 2, 4, 4], %%b: u8[1, 2, 4, 4]) {\n"
+           "  %%s: [] = const{0.05}\n"
+           "  %%z: u8[] = const{128}\n"
+           "  %%so: [] = const{0.00390625}\n"
+           "  %%da = dequantize(%%a, %%s, %%z)\n"
+           "  %%db = dequantize(%%b, %%s, %%z)\n"
+           "  %%v = add(%%da, %%db)\n"
+           "%s"
+           "  %%q = quantize(%%y, %%so)\n"
+           "  return %%q\n"
+           "}\n",
+           f);
+  CHECK_EQ_INT(fuse_graph_parse(body, NULL, &g), FUSE_OK);
+  if (g && fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %s\n", fuse_graph_error(g));
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  return g;
+}
+
+/* the plan of qadd_graph(f) on the scalar kernels, its config into t; NULL if refused */
+static fuse_plan *qadd_plan(const char *f, text *t) {
+  char why[256];
+  fuse_plan *plan = NULL;
+  fuse_graph *g = qadd_graph(f);
+  CHECK_EQ_INT(compile(g, FUSE_ISA_SCALAR, 0, why, &plan), FUSE_OK);
+  fuse_graph_destroy(g);
+  if (!plan) return NULL;
+  CHECK_EQ_INT(fuse_plan_step_count(plan), 1); /* one integer step */
+  memset(t, 0, sizeof *t);
+  CHECK_EQ_INT(fuse_plan_write_config((const fuse_plan *const *)&plan, 1, text_write, t), FUSE_OK);
+  CHECK(!defines(t, "RUN_QINT") && defines(t, "RUN_BINARY") && defines(t, "RUN_QUANT"));
+  return plan;
+}
+
+static void blob_sink(void *user, const char *s, size_t n) {
+  text *t = (text *)user;
+  if (t->len + n > sizeof t->buf) n = sizeof t->buf - t->len;
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
+}
+
+TEST(qadd_keeps_its_post_ops) {
+  static text a, b; /* blobs */
+  char why[256];
+  fuse_plan *plan = NULL;
+  fuse_graph *g = qadd_graph("  %y = sigmoid(%v)\n");
+  fuse_plan_load_options lo;
+  text t;
+  size_t at, weights_at;
+  uint64_t u;
+  /* this build has no sigmoid: compile refuses the qadd that needs it */
+  CHECK_EQ_INT(compile(g, FUSE_ISA_SCALAR, 0, why, &plan), FUSE_ERROR_UNSUPPORTED);
+  CHECK(plan == NULL);
+  CHECK_STR_CONTAINS(why, "(qadd) needs what this build leaves out: FUSE_NO_POST_SIGMOID");
+  fuse_graph_destroy(g);
+  /* clamps only: inline, the post-op functions not needed */
+  plan = qadd_plan("  %y = relu(%v)\n", &t);
+  CHECK(defines(&t, "POST_CLAMP"));
+  fuse_plan_destroy(plan);
+  /* a tanh among them: tanh and the clamp kept */
+  plan = qadd_plan("  %r = relu(%v)\n  %y = tanh(%r)\n", &t);
+  CHECK(!defines(&t, "POST_TANH") && !defines(&t, "POST_CLAMP"));
+  CHECK(defines(&t, "POST_SOFTPLUS") && defines(&t, "POST_GELU"));
+  memset(&a, 0, sizeof a);
+  if (plan) CHECK_EQ_INT(fuse_plan_save(plan, blob_sink, &a), FUSE_OK);
+  fuse_plan_destroy(plan);
+  /* fuse_plan_load reads them from the step's packed bytes: the tanh blob with its tanh made a
+     sigmoid (the word where it differs from the softplus one's, in the weights, which the
+     structure's checksum does not cover) is refused */
+  plan = qadd_plan("  %r = relu(%v)\n  %y = softplus(%r)\n", &t);
+  memset(&b, 0, sizeof b);
+  if (plan) CHECK_EQ_INT(fuse_plan_save(plan, blob_sink, &b), FUSE_OK);
+  fuse_plan_destroy(plan);
+  CHECK(a.len > 64 && a.len == b.len && a.len < sizeof a.buf);
+  if (!(a.len > 64 && a.len == b.len && a.len < sizeof a.buf)) return;
+  memcpy(&u, a.buf + 32, 8); /* the header's offset of the weights */
+  weights_at = (size_t)u;
+  CHECK(weights_at > 64 && weights_at < a.len);
+  for (at = weights_at; at + 4 <= a.len && memcmp(a.buf + at, b.buf + at, 4) == 0; at += 4) {
+  }
+  CHECK(at + 4 <= a.len);
+  if (at + 4 > a.len) return;
+  {
+    int32_t kind;
+    memcpy(&kind, a.buf + at, 4);
+    CHECK_EQ_INT(kind, FUSE_POST_TANH);
+    memset(&lo, 0, sizeof lo);
+    lo.error = why, lo.error_size = sizeof why;
+    lo.copy = 1; /* (the buffer is not 64-byte aligned) */
+    plan = NULL;
+    CHECK_EQ_INT(fuse_plan_load(a.buf, a.len, &lo, &plan), FUSE_OK); /* as saved: loads */
+    fuse_plan_destroy(plan);
+    kind = FUSE_POST_SIGMOID;
+    memcpy(a.buf + at, &kind, 4);
+    plan = NULL;
+    CHECK_EQ_INT(fuse_plan_load(a.buf, a.len, &lo, &plan), FUSE_ERROR_UNSUPPORTED);
+    CHECK(plan == NULL);
+    CHECK_STR_CONTAINS(why, "(qadd) needs what this build leaves out: FUSE_NO_POST_SIGMOID");
+    fuse_plan_destroy(plan);
+  }
+}
+
 TEST(config_arguments) {
   const fuse_plan *none[1] = {NULL};
   text t;
@@ -246,6 +358,7 @@ int main(void) {
   RUN(config_of_one_plan);
   RUN(config_of_several_plans);
   RUN(config_keeps_avx2_for_avx512);
+  RUN(qadd_keeps_its_post_ops);
   RUN(config_arguments);
   return runner_finish("config");
 }

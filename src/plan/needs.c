@@ -36,9 +36,28 @@ static const char *const fuse__post_macro_names[] = {
 typedef char fuse__post_macro_names_cover_the_kinds
     [sizeof fuse__post_macro_names / sizeof *fuse__post_macro_names == FUSE_POST_PRELU + 1 ? 1 : -1];
 
+/* A qadd's element-wise ops, in its packed words (plan/quant_pack.c): it applies clamps inline
+   (run/quant_run.c), and when any other op is among them, every one of them through the post-op
+   functions, whose kinds the build must then keep. (A loaded step's packed bytes are read
+   after the loader has checked them: s->packed is NULL before.) */
+static void fuse__qadd_needs(const fuse__step *s, fuse__needs *n) {
+  const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
+  unsigned long kinds = 0;
+  int k;
+  if (!h || s->packed_floats * 4 < sizeof *h || h->num_post < 0 || h->num_post > 4 ||
+      s->packed_floats * 4 < sizeof *h + (size_t)h->num_post * FUSE__QPOST_WORDS * 4)
+    return;
+  for (k = 0; k < h->num_post; k++) {
+    int32_t kind = ((const int32_t *)(const void *)(h + 1))[k * FUSE__QPOST_WORDS];
+    if (kind > 0 && kind <= FUSE_POST_PRELU) kinds |= 1ul << kind;
+  }
+  if (kinds & ~(1ul << FUSE_POST_CLAMP)) n->posts |= kinds;
+}
+
 /* What step s of plan p runs: its kind; its kernel's family; the row kernels its kind calls on
-   the plan's instruction set (the reference plan, FUSE_ISA_AUTO, calls none); its post-ops and
-   its chain's. Values out of range (a damaged blob's, checked after this) add nothing. */
+   the plan's instruction set (the reference plan, FUSE_ISA_AUTO, calls none); its post-ops,
+   its chain's and a qadd's. Values out of range (a damaged blob's, checked after this) add
+   nothing. */
 static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
   int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
   int simd = p->isa != FUSE_ISA_AUTO, family = -1;
@@ -51,6 +70,7 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
     if (s->chain[k].kind == FUSE__CHAIN_POST && s->chain[k].post.kind > 0 &&
         s->chain[k].post.kind <= FUSE_POST_PRELU)
       n->posts |= 1ul << s->chain[k].post.kind;
+  if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   switch (s->kernel) { /* conv2d and matmul: the family of their kernel */
   case FUSE__KERNEL_REF:
     if (run == FUSE__RUN_CONV2D || run == FUSE__RUN_MATMUL) family = FUSE__FAMILY_REFERENCE;

@@ -723,6 +723,13 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
                                       "step %d (%s): its packed header does not fit its tensors",
                                       i, fuse__ops[s->op].name),
            0;
+  if (FUSE__HAS_RUN(FUSE__RUN_QINT) && fuse__ops[s->op].run == FUSE__RUN_QINT &&
+      (lack = fuse__step_lacks(p, s)) != 0) {
+    l->lacks = 1; /* (a qadd's element-wise ops, read from its packed bytes checked above) */
+    return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED, FUSE__LACKS_FORMAT, i,
+                             fuse__ops[s->op].name, fuse__lack_kind(lack), fuse__lack_name(lack)),
+           0;
+  }
   return 1;
 }
 
