@@ -1274,6 +1274,9 @@ typedef enum fuse__op {
   FUSE__OP_QADD,
   FUSE__OP_QLUT,
   FUSE__OP_QMAX_POOL2D,
+  FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
+                        an integer plan's firmware carries no float layout code) */
+  FUSE__OP_QTO_NCHW,
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1832,6 +1835,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y | FUSE__F,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QTO_NHWC, "qto_nhwc", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QTO_NCHW, "qto_nchw", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1858,7 +1865,10 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
                             GEMM: conv2d, matmul), NCHW_GEMM, FEW_CHANNELS, DW_NHWC, DW_NCHW,
                             GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
                             CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
-                            MATMUL_ROWS (the matmul of two run-time operands)
+                            MATMUL_ROWS (the matmul of two run-time operands); of the integer
+                            steps: QDIRECT (qconv2d's direct loops: the reference plans,
+                            grouped convs), QTILES (its pairs / quads tiles and their driver),
+                            QDW (its depthwise pixel kernels), QPOOL (qmax_pool2d)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -2088,6 +2098,26 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_MATMUL_ROWS 1
 #endif
+#ifdef FUSE_NO_KERNEL_QDIRECT
+#define FUSE__HAS_KERNEL_QDIRECT 0
+#else
+#define FUSE__HAS_KERNEL_QDIRECT 1
+#endif
+#ifdef FUSE_NO_KERNEL_QTILES
+#define FUSE__HAS_KERNEL_QTILES 0
+#else
+#define FUSE__HAS_KERNEL_QTILES 1
+#endif
+#ifdef FUSE_NO_KERNEL_QDW
+#define FUSE__HAS_KERNEL_QDW 0
+#else
+#define FUSE__HAS_KERNEL_QDW 1
+#endif
+#ifdef FUSE_NO_KERNEL_QPOOL
+#define FUSE__HAS_KERNEL_QPOOL 0
+#else
+#define FUSE__HAS_KERNEL_QPOOL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -2110,6 +2140,10 @@ enum {
   FUSE__FAMILY_CHAIN,
   FUSE__FAMILY_ROWS,
   FUSE__FAMILY_MATMUL_ROWS,
+  FUSE__FAMILY_QDIRECT,
+  FUSE__FAMILY_QTILES,
+  FUSE__FAMILY_QDW,
+  FUSE__FAMILY_QPOOL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -2125,7 +2159,11 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_ELTWISE << FUSE__FAMILY_ELTWISE |                          \
    (unsigned long)FUSE__HAS_KERNEL_CHAIN << FUSE__FAMILY_CHAIN |                              \
    (unsigned long)FUSE__HAS_KERNEL_ROWS << FUSE__FAMILY_ROWS |                                \
-   (unsigned long)FUSE__HAS_KERNEL_MATMUL_ROWS << FUSE__FAMILY_MATMUL_ROWS)
+   (unsigned long)FUSE__HAS_KERNEL_MATMUL_ROWS << FUSE__FAMILY_MATMUL_ROWS |                  \
+   (unsigned long)FUSE__HAS_KERNEL_QDIRECT << FUSE__FAMILY_QDIRECT |                          \
+   (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
+   (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
+   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */
@@ -34832,7 +34870,8 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
                                                  : -1];
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
-    "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS"};
+    "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
+    "QPOOL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -34877,6 +34916,14 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
         s->chain[k].post.kind <= FUSE_POST_PRELU)
       n->posts |= 1ul << s->chain[k].post.kind;
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
+  if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
+  if (s->op == FUSE__OP_QCONV2D && s->packed && s->packed_floats * 4 >= sizeof(fuse__qhead)) {
+    int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
+    n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
+                           : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS
+                               ? FUSE__FAMILY_QTILES
+                               : FUSE__FAMILY_QDIRECT);
+  }
   switch (s->kernel) { /* conv2d and matmul: the family of their kernel */
   case FUSE__KERNEL_REF:
     if (run == FUSE__RUN_CONV2D || run == FUSE__RUN_MATMUL) family = FUSE__FAMILY_REFERENCE;
@@ -35205,7 +35252,10 @@ static int fuse__new_tensor(fuse__relayout *x, int like, int nhwc) {
 static void fuse__add_conversion(fuse__relayout *x, int from, int to) {
   fuse__step *st = &x->steps[x->num_steps++];
   memset(st, 0, sizeof *st);
-  st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
+  if (x->p->tensors[to].type != FUSE_FLOAT32) /* bytes between integer steps */
+    st->op = x->p->tensors[to].nhwc ? FUSE__OP_QTO_NHWC : FUSE__OP_QTO_NCHW;
+  else
+    st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
   st->out = to;
   st->bias = -1;
   st->in_first = x->num_operands;
@@ -36000,7 +36050,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_pla
   }
   fuse__puts(&o, " -> ");
   fuse__put_label(&o, g, v, number);
-  if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
+  if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW &&
+      s->op != FUSE__OP_QTO_NHWC && s->op != FUSE__OP_QTO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
   if (s->gate) { /* the squeeze-excite gate its input is multiplied by: a prologue */
     fuse__puts(&o, " (prologue: input times the gate ");
@@ -39065,32 +39116,12 @@ static void fuse__zip_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     fuse__zip2_isa(z->isa, z->x + q * z->ldx, z->x + q * z->ldx + z->half, z->y + q * z->ldy, z->n);
 }
 
-/* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (an integer model's layout
-   conversions). */
-static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
-                                  int64_t cols) {
-  int64_t r0, c0, r, c;
-  for (r0 = 0; r0 < rows; r0 += 32)
-    for (c0 = 0; c0 < cols; c0 += 32) {
-      int64_t r1 = r0 + 32 < rows ? r0 + 32 : rows, c1 = c0 + 32 < cols ? c0 + 32 : cols;
-      for (c = c0; c < c1; c++)
-        for (r = r0; r < r1; r++) y[c * rows + r] = x[r * cols + c];
-    }
-}
-
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3], n;
+  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
-  if (ty->type != FUSE_FLOAT32) { /* uint8 / int8 between integer steps */
-    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
-    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-    for (n = 0; n < ty->shape[0]; n++)
-      fuse__transpose_bytes(x + n * C * P, y + n * C * P, to_nhwc ? C : P, to_nhwc ? P : C);
-    return;
-  }
   if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (plan/in_place.c): per
                        pixel output channel b * g + a from input channel a * Cx / g + from + b,
                        a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
@@ -40711,17 +40742,45 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   }
 }
 
+/* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
+static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
+                                  int64_t cols) {
+  int64_t r0, c0, r, c;
+  for (r0 = 0; r0 < rows; r0 += 32)
+    for (c0 = 0; c0 < cols; c0 += 32) {
+      int64_t r1 = r0 + 32 < rows ? r0 + 32 : rows, c1 = c0 + 32 < cols ? c0 + 32 : cols;
+      for (c = c0; c < c1; c++)
+        for (r = r0; r < r1; r++) y[c * rows + r] = x[r * cols + c];
+    }
+}
+
 static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
-  const unsigned char *table = (const unsigned char *)(h + 1);
+  const unsigned char *table;
+  if (s->op == FUSE__OP_QTO_NHWC || s->op == FUSE__OP_QTO_NCHW) { /* per image [C][P] <-> [P][C] */
+    const fuse__tensor *ty = &r->p->tensors[s->out];
+    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+    int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], n;
+    int to_nhwc = s->op == FUSE__OP_QTO_NHWC;
+    for (n = 0; n < ty->shape[0]; n++)
+      fuse__transpose_bytes(x + n * C * P, y + n * C * P, to_nhwc ? C : P, to_nhwc ? P : C);
+    return;
+  }
+  table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) fuse__qconv_packed(r, s, h);
-    else if (h->layout == FUSE__QL_DW) fuse__qconv_depthwise(r, s, h);
-    else fuse__qconv_direct(r, s, h);
+    /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) {
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
+    } else if (h->layout == FUSE__QL_DW) {
+      if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
+    } else if (FUSE__HAS_KERNEL(QDIRECT)) {
+      fuse__qconv_direct(r, s, h);
+    }
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
-    fuse__qmax_pool(r, s, table);
+    if (FUSE__HAS_KERNEL(QPOOL)) fuse__qmax_pool(r, s, table);
   } else { /* qlut */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
     const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
@@ -41705,6 +41764,12 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
   const fuse__tensor *tx, *ty;
   uint64_t need = sizeof *h, n;
   int G = s->a.conv.groups, k;
+  if (s->op == FUSE__OP_QTO_NHWC || s->op == FUSE__OP_QTO_NCHW) { /* bytes of the same shape */
+    const fuse__tensor *cx = &p->tensors[p->operands[s->in_first]], *cy = &p->tensors[s->out];
+    return s->num_in == 1 && cx->rank == 4 && cy->rank == 4 && cx->type != FUSE_FLOAT32 &&
+           cx->type != FUSE_INT32 && cy->type == cx->type &&
+           memcmp(cx->shape, cy->shape, 4 * sizeof cx->shape[0]) == 0;
+  }
   if (!s->packed || s->packed_floats * 4 < sizeof *h || s->num_in != (s->op == FUSE__OP_QADD ? 2 : 1))
     return 0;
   tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];
@@ -46817,6 +46882,10 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__HAS_KERNEL_CHAIN
 #undef FUSE__HAS_KERNEL_ROWS
 #undef FUSE__HAS_KERNEL_MATMUL_ROWS
+#undef FUSE__HAS_KERNEL_QDIRECT
+#undef FUSE__HAS_KERNEL_QTILES
+#undef FUSE__HAS_KERNEL_QDW
+#undef FUSE__HAS_KERNEL_QPOOL
 #undef FUSE__HAS_KERNEL_GEMM_TILES
 #undef FUSE__KERNEL_OF
 #undef FUSE__FAMILIES_BUILT

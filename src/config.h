@@ -12,7 +12,10 @@
                             GEMM: conv2d, matmul), NCHW_GEMM, FEW_CHANNELS, DW_NHWC, DW_NCHW,
                             GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
                             CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
-                            MATMUL_ROWS (the matmul of two run-time operands)
+                            MATMUL_ROWS (the matmul of two run-time operands); of the integer
+                            steps: QDIRECT (qconv2d's direct loops: the reference plans,
+                            grouped convs), QTILES (its pairs / quads tiles and their driver),
+                            QDW (its depthwise pixel kernels), QPOOL (qmax_pool2d)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -242,6 +245,26 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_MATMUL_ROWS 1
 #endif
+#ifdef FUSE_NO_KERNEL_QDIRECT
+#define FUSE__HAS_KERNEL_QDIRECT 0
+#else
+#define FUSE__HAS_KERNEL_QDIRECT 1
+#endif
+#ifdef FUSE_NO_KERNEL_QTILES
+#define FUSE__HAS_KERNEL_QTILES 0
+#else
+#define FUSE__HAS_KERNEL_QTILES 1
+#endif
+#ifdef FUSE_NO_KERNEL_QDW
+#define FUSE__HAS_KERNEL_QDW 0
+#else
+#define FUSE__HAS_KERNEL_QDW 1
+#endif
+#ifdef FUSE_NO_KERNEL_QPOOL
+#define FUSE__HAS_KERNEL_QPOOL 0
+#else
+#define FUSE__HAS_KERNEL_QPOOL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -264,6 +287,10 @@ enum {
   FUSE__FAMILY_CHAIN,
   FUSE__FAMILY_ROWS,
   FUSE__FAMILY_MATMUL_ROWS,
+  FUSE__FAMILY_QDIRECT,
+  FUSE__FAMILY_QTILES,
+  FUSE__FAMILY_QDW,
+  FUSE__FAMILY_QPOOL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -279,7 +306,11 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_ELTWISE << FUSE__FAMILY_ELTWISE |                          \
    (unsigned long)FUSE__HAS_KERNEL_CHAIN << FUSE__FAMILY_CHAIN |                              \
    (unsigned long)FUSE__HAS_KERNEL_ROWS << FUSE__FAMILY_ROWS |                                \
-   (unsigned long)FUSE__HAS_KERNEL_MATMUL_ROWS << FUSE__FAMILY_MATMUL_ROWS)
+   (unsigned long)FUSE__HAS_KERNEL_MATMUL_ROWS << FUSE__FAMILY_MATMUL_ROWS |                  \
+   (unsigned long)FUSE__HAS_KERNEL_QDIRECT << FUSE__FAMILY_QDIRECT |                          \
+   (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
+   (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
+   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */

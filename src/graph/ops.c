@@ -82,6 +82,9 @@ typedef enum fuse__op {
   FUSE__OP_QADD,
   FUSE__OP_QLUT,
   FUSE__OP_QMAX_POOL2D,
+  FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
+                        an integer plan's firmware carries no float layout code) */
+  FUSE__OP_QTO_NCHW,
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -640,6 +643,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMAX_POOL2D, "qmax_pool2d", NULL, fuse__attrs_max_pool, 1, 1, FUSE__Y | FUSE__F,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QTO_NHWC, "qto_nhwc", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QTO_NCHW, "qto_nchw", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F

@@ -73,7 +73,10 @@ static int fuse__new_tensor(fuse__relayout *x, int like, int nhwc) {
 static void fuse__add_conversion(fuse__relayout *x, int from, int to) {
   fuse__step *st = &x->steps[x->num_steps++];
   memset(st, 0, sizeof *st);
-  st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
+  if (x->p->tensors[to].type != FUSE_FLOAT32) /* bytes between integer steps */
+    st->op = x->p->tensors[to].nhwc ? FUSE__OP_QTO_NHWC : FUSE__OP_QTO_NCHW;
+  else
+    st->op = x->p->tensors[to].nhwc ? FUSE__OP_TO_NHWC : FUSE__OP_TO_NCHW;
   st->out = to;
   st->bias = -1;
   st->in_first = x->num_operands;

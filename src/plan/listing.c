@@ -59,7 +59,8 @@ static void fuse__describe(fuse__listing *t, const fuse_graph *g, const fuse_pla
   }
   fuse__puts(&o, " -> ");
   fuse__put_label(&o, g, v, number);
-  if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW)
+  if (v >= 0 && g->nodes[v].composite >= 0 && s->op != FUSE__OP_TO_NHWC && s->op != FUSE__OP_TO_NCHW &&
+      s->op != FUSE__OP_QTO_NHWC && s->op != FUSE__OP_QTO_NCHW)
     fuse__format(&o, g, " (composite %s)", g->composites[g->nodes[v].composite].name);
   if (s->gate) { /* the squeeze-excite gate its input is multiplied by: a prologue */
     fuse__puts(&o, " (prologue: input times the gate ");

@@ -26,7 +26,8 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
                                                  : -1];
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
-    "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS"};
+    "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
+    "QPOOL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -71,6 +72,14 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
         s->chain[k].post.kind <= FUSE_POST_PRELU)
       n->posts |= 1ul << s->chain[k].post.kind;
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
+  if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
+  if (s->op == FUSE__OP_QCONV2D && s->packed && s->packed_floats * 4 >= sizeof(fuse__qhead)) {
+    int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
+    n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
+                           : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS
+                               ? FUSE__FAMILY_QTILES
+                               : FUSE__FAMILY_QDIRECT);
+  }
   switch (s->kernel) { /* conv2d and matmul: the family of their kernel */
   case FUSE__KERNEL_REF:
     if (run == FUSE__RUN_CONV2D || run == FUSE__RUN_MATMUL) family = FUSE__FAMILY_REFERENCE;

@@ -531,6 +531,12 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
   const fuse__tensor *tx, *ty;
   uint64_t need = sizeof *h, n;
   int G = s->a.conv.groups, k;
+  if (s->op == FUSE__OP_QTO_NHWC || s->op == FUSE__OP_QTO_NCHW) { /* bytes of the same shape */
+    const fuse__tensor *cx = &p->tensors[p->operands[s->in_first]], *cy = &p->tensors[s->out];
+    return s->num_in == 1 && cx->rank == 4 && cy->rank == 4 && cx->type != FUSE_FLOAT32 &&
+           cx->type != FUSE_INT32 && cy->type == cx->type &&
+           memcmp(cx->shape, cy->shape, 4 * sizeof cx->shape[0]) == 0;
+  }
   if (!s->packed || s->packed_floats * 4 < sizeof *h || s->num_in != (s->op == FUSE__OP_QADD ? 2 : 1))
     return 0;
   tx = &p->tensors[p->operands[s->in_first]], ty = &p->tensors[s->out];

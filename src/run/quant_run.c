@@ -306,17 +306,45 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   }
 }
 
+/* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
+static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
+                                  int64_t cols) {
+  int64_t r0, c0, r, c;
+  for (r0 = 0; r0 < rows; r0 += 32)
+    for (c0 = 0; c0 < cols; c0 += 32) {
+      int64_t r1 = r0 + 32 < rows ? r0 + 32 : rows, c1 = c0 + 32 < cols ? c0 + 32 : cols;
+      for (c = c0; c < c1; c++)
+        for (r = r0; r < r1; r++) y[c * rows + r] = x[r * cols + c];
+    }
+}
+
 static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   const fuse__qhead *h = (const fuse__qhead *)(const void *)s->packed;
-  const unsigned char *table = (const unsigned char *)(h + 1);
+  const unsigned char *table;
+  if (s->op == FUSE__OP_QTO_NHWC || s->op == FUSE__OP_QTO_NCHW) { /* per image [C][P] <-> [P][C] */
+    const fuse__tensor *ty = &r->p->tensors[s->out];
+    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
+    int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], n;
+    int to_nhwc = s->op == FUSE__OP_QTO_NHWC;
+    for (n = 0; n < ty->shape[0]; n++)
+      fuse__transpose_bytes(x + n * C * P, y + n * C * P, to_nhwc ? C : P, to_nhwc ? P : C);
+    return;
+  }
+  table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
-    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) fuse__qconv_packed(r, s, h);
-    else if (h->layout == FUSE__QL_DW) fuse__qconv_depthwise(r, s, h);
-    else fuse__qconv_direct(r, s, h);
+    /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) {
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
+    } else if (h->layout == FUSE__QL_DW) {
+      if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
+    } else if (FUSE__HAS_KERNEL(QDIRECT)) {
+      fuse__qconv_direct(r, s, h);
+    }
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
-    fuse__qmax_pool(r, s, table);
+    if (FUSE__HAS_KERNEL(QPOOL)) fuse__qmax_pool(r, s, table);
   } else { /* qlut */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
     const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);

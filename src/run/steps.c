@@ -106,32 +106,12 @@ static void fuse__zip_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
     fuse__zip2_isa(z->isa, z->x + q * z->ldx, z->x + q * z->ldx + z->half, z->y + q * z->ldy, z->n);
 }
 
-/* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (an integer model's layout
-   conversions). */
-static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
-                                  int64_t cols) {
-  int64_t r0, c0, r, c;
-  for (r0 = 0; r0 < rows; r0 += 32)
-    for (c0 = 0; c0 < cols; c0 += 32) {
-      int64_t r1 = r0 + 32 < rows ? r0 + 32 : rows, c1 = c0 + 32 < cols ? c0 + 32 : cols;
-      for (c = c0; c < c1; c++)
-        for (r = r0; r < r1; r++) y[c * rows + r] = x[r * cols + c];
-    }
-}
-
 /* NCHW <-> NHWC: per image, a transpose of [C][P] into [P][C] or back. */
 static void fuse__kernel_layout(const fuse__run *r, const fuse__step *s) {
   static const int perm[3] = {0, 2, 1};
   const fuse__tensor *ty = &r->p->tensors[s->out];
-  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3], n;
+  int64_t C = ty->shape[1], P = ty->shape[2] * ty->shape[3], shape[3];
   int to_nhwc = s->op == FUSE__OP_TO_NHWC;
-  if (ty->type != FUSE_FLOAT32) { /* uint8 / int8 between integer steps */
-    const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
-    unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-    for (n = 0; n < ty->shape[0]; n++)
-      fuse__transpose_bytes(x + n * C * P, y + n * C * P, to_nhwc ? C : P, to_nhwc ? P : C);
-    return;
-  }
   if (s->shuffle) { /* channels of a channel shuffle, gathered from NHWC (plan/in_place.c): per
                        pixel output channel b * g + a from input channel a * Cx / g + from + b,
                        a 2-D transpose of g rows by C / g columns; two groups: two runs zipped */
