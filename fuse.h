@@ -10753,90 +10753,171 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
-   the taps' pointers. */
+   the taps' pointers and offsets. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
-  if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
+  if (layout == FUSE__QL_DW)
+    return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
 /* ------------------------------------------------------- depthwise, on NHWC -- */
-/* One output pixel of a depthwise qconv2d (layout FUSE__QL_DW): its C channels from its taps'
-   input pixels src[t] (the padding pixel, x_zero in every channel, where a tap falls
-   outside), weights [taps][Cp] int16, the bias with the zero point's share taken out
-   (bias - x_zero * sum of the channel's weights), so that sum x * w needs no subtraction. */
-typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int ntaps, const int16_t *w,
-                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
-                             const fuse__qhead *h, unsigned char *y);
+/* A run of npix output pixels of a depthwise qconv2d (layout FUSE__QL_DW), each C channels,
+   written C bytes apart from y: the first pixel's taps read src[t] (the padding pixel, x_zero
+   in every channel, where a tap falls outside), each next pixel's `step` bytes further on (a
+   run inside the image: the stride times C); weights [taps][Cp] int16, the bias with the zero
+   point's share taken out (bias - x_zero * sum of the channel's weights), so that sum x * w
+   needs no subtraction. Per block of channels the SIMD kernels hold the widened weights of a
+   3x3 kernel in registers over the run. */
+typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int64_t step, int64_t npix,
+                             int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                             const int32_t *bias, const float *scale, const fuse__qhead *h,
+                             unsigned char *y);
 
-/* Channel c of the pixel, as a byte. */
-static unsigned char fuse__qdw_channel(const unsigned char *const *src, int ntaps,
+/* Channel c of pixel p of the run, as a byte. */
+static unsigned char fuse__qdw_channel(const unsigned char *const *src, int64_t at, int ntaps,
                                        const int16_t *w, int64_t Cp, int64_t c,
                                        const int32_t *bias, const float *scale,
                                        const fuse__qhead *h) {
   int32_t acc = bias[c];
   int t;
-  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
+  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][at + c] * w[t * Cp + c];
   return (unsigned char)(fuse__qtile_requant(acc, scale[c], h) & 0xff);
 }
 
-static void fuse__qdw_scalar(const unsigned char *const *src, int ntaps, const int16_t *w,
-                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
-                             const fuse__qhead *h, unsigned char *y) {
-  int64_t c;
-  for (c = 0; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
+static void fuse__qdw_scalar(const unsigned char *const *src, int64_t step, int64_t npix,
+                             int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                             const int32_t *bias, const float *scale, const fuse__qhead *h,
+                             unsigned char *y) {
+  int64_t p, c;
+  for (p = 0; p < npix; p++)
+    for (c = 0; c < C; c++)
+      y[p * C + c] = fuse__qdw_channel(src, p * step, ntaps, w, Cp, c, bias, scale, h);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* 8 channels a step: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
-   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly; the tail in C. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
-    const unsigned char *const *src, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
-    const int32_t *bias, const float *scale, const fuse__qhead *h, unsigned char *y) {
-  int64_t c = 0;
-  int t;
-  for (; c + 8 <= C; c += 8) {
-    __m256i acc = _mm256_setzero_si256(), q;
-    __m128i p16;
-    for (t = 0; t < ntaps; t++) {
-      __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + c)));
-      __m256i wv = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
-      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, wv));
+/* 8 channels a block: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
+   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly. A 3x3 kernel (taps a
+   constant 9) holds its block's widened weights in registers and goes 4 pixels at a time, its
+   taps unrolled; other kernels tap by tap. The channels past the last whole block in C. */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+fuse__qdw_avx2_blocks(const int taps, const unsigned char *const *src, int64_t step,
+                      int64_t npix, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                      const int32_t *bias, const float *scale, const fuse__qhead *h,
+                      unsigned char *y) {
+  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c, p = 0;
+  int t, q, ys = h->y_signed;
+  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
+  for (c = 0; c + 8 <= C; c += 8) {
+    __m256i wv[9];
+    FUSE__UNROLL
+    for (t = 0; t < taps; t++)
+      wv[t] = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
+    for (p = 0; taps && p + 4 <= npix; p += 4) {
+      __m256i acc[4];
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) acc[q] = _mm256_setzero_si256();
+      FUSE__UNROLL
+      for (t = 0; t < taps; t++) {
+        FUSE__UNROLL
+        for (q = 0; q < 4; q++) {
+          __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(sp[t] + (p + q) * step + c)));
+          acc[q] = _mm256_add_epi32(acc[q], _mm256_madd_epi16(xv, wv[t]));
+        }
+      }
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) {
+        __m256i r = fuse__qrequant8_avx2(acc[q], bias + c, scale + c, h);
+        __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+        _mm_storel_epi64((__m128i *)(void *)(y + (p + q) * C + c),
+                         ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+      }
     }
-    q = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
-    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64((__m128i *)(void *)(y + c),
-                     h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+    for (; p < npix; p++) {
+      __m256i acc = _mm256_setzero_si256(), r;
+      __m128i p16;
+      for (t = 0; t < ntaps; t++) {
+        __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + p * step + c)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, _mm256_cvtepu16_epi32(_mm_loadu_si128(
+                                                              (const __m128i *)(const void *)(w + t * Cp + c)))));
+      }
+      r = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
+      p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+      _mm_storel_epi64((__m128i *)(void *)(y + p * C + c),
+                       ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+    }
   }
-  for (; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
+  for (p = 0; p < npix && c < C; p++) {
+    int64_t k;
+    for (k = c; k < C; k++) y[p * C + k] = fuse__qdw_channel(src, p * step, ntaps, w, Cp, k, bias, scale, h);
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
+    const unsigned char *const *src, int64_t step, int64_t npix, int ntaps, const int16_t *w,
+    int64_t Cp, int64_t C, const int32_t *bias, const float *scale, const fuse__qhead *h,
+    unsigned char *y) {
+  if (ntaps == 9) fuse__qdw_avx2_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else fuse__qdw_avx2_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
 }
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* 16 channels a step, as AVX2's; the tail masked. */
-FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int ntaps,
-                                         const int16_t *w, int64_t Cp, int64_t C,
-                                         const int32_t *bias, const float *scale,
-                                         const fuse__qhead *h, unsigned char *y) {
+/* 16 channels a block, as AVX2's; the last block masked. */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_blocks(
+    const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
+    const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+    const fuse__qhead *h, unsigned char *y) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
   const __mmask16 all = (__mmask16)-1;
-  int64_t c;
-  int t;
+  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c, p;
+  int t, q;
+  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
   for (c = 0; c < C; c += 16) {
     __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
-    __m512i acc = _mm512_setzero_si512();
-    for (t = 0; t < ntaps; t++) {
-      /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
-      __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + c));
-      __m512i wv = _mm512_maskz_cvtepu16_epi32(
-          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
-      acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
+    __m512i wv[9];
+    FUSE__UNROLL
+    for (t = 0; t < taps; t++)
+      wv[t] = _mm512_maskz_cvtepu16_epi32(all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
+    for (p = 0; taps && p + 4 <= npix; p += 4) {
+      __m512i acc[4];
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) acc[q] = _mm512_setzero_si512();
+      FUSE__UNROLL
+      for (t = 0; t < taps; t++) {
+        FUSE__UNROLL
+        for (q = 0; q < 4; q++) {
+          __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, sp[t] + (p + q) * step + c));
+          acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv[t]));
+        }
+      }
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], bias + c, scale + c, h, y + (p + q) * C + c, m);
     }
-    fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + c, m);
+    for (; p < npix; p++) {
+      __m512i acc = _mm512_setzero_si512();
+      for (t = 0; t < ntaps; t++) {
+        __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_maskz_cvtepu16_epi32(
+                                                              all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)))));
+      }
+      fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + p * C + c, m);
+    }
   }
+}
+
+FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int64_t step,
+                                         int64_t npix, int ntaps, const int16_t *w, int64_t Cp,
+                                         int64_t C, const int32_t *bias, const float *scale,
+                                         const fuse__qhead *h, unsigned char *y) {
+  if (ntaps == 9) fuse__qdw_avx512_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else fuse__qdw_avx512_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
 }
 #endif
 
@@ -10853,7 +10934,8 @@ static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
 /* ==== end src/kernels/qconv.c ==== */
 /* ==== begin src/kernels/qeltwise.c ==== */
 /* ------------------------------------------------- integer element-wise rows -- */
-/* The rows of the integer steps that are not convs: qadd, and the max of qmax_pool2d. */
+/* The rows of the integer steps that are not convs: qadd, the max of qmax_pool2d, and a
+   per-tensor quantize of float32 into uint8 / int8. */
 
 /* qadd's arithmetic (run/quant_run.c) on rows of n elements, when its ops are clamps: v =
    (a - a_zero) * a_scale + (b - b_zero) * b_scale in double (both products exact: an 8-bit
@@ -11019,6 +11101,46 @@ static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 #endif
   (void)isa;
   return fuse__qmax_scalar;
+}
+
+/* y[i] = saturate(round(x[i] / scale) + zero), NaN giving the zero point, i < n, as
+   run/reference_quant.c's per-tensor loop computes it: the quotient in float32, clamped to
+   the type's range less the zero point, rounded half to even under the default rounding mode
+   (cvtps2dq); the tail on that loop. Returns the elements done. */
+typedef int64_t (*fuse__quantize_fn)(const float *x, unsigned char *y, int64_t n, float scale,
+                                     int32_t zero, int y_signed);
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static int64_t fuse__quantize_avx2(const float *x,
+                                                                      unsigned char *y, int64_t n,
+                                                                      float scale, int32_t zero,
+                                                                      int y_signed) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 lo = _mm256_set1_ps((float)((y_signed ? -128 : 0) - zero));
+  const __m256 hi = _mm256_set1_ps((float)((y_signed ? 127 : 255) - zero));
+  const __m256i z = _mm256_set1_epi32(zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
+    __m256i q;
+    __m128i p16;
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q)); /* NaN: 0, the zero point */
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    q = _mm256_add_epi32(_mm256_cvtps_epi32(v), z);
+    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)(void *)(y + i), y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+  }
+  return i;
+}
+#endif
+
+/* The quantize row of a plan's ISA (AVX-512 plans take AVX2's); NULL: the loop alone. */
+static fuse__quantize_fn fuse__quantize_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__quantize_avx2;
+#endif
+  (void)isa;
+  return NULL;
 }
 /* ==== end src/kernels/qeltwise.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
@@ -35219,8 +35341,14 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 }
 
 /* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
-   and bias are not). */
+   and bias are not; a qconv2d that copies its input into rows reads it in either layout). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->op == FUSE__OP_QCONV2D) {
+    const fuse__qhead *h = (const fuse__qhead *)(const void *)st->packed;
+    return !(h->layout == FUSE__QL_PAIRS ||
+             (h->layout == FUSE__QL_QUADS &&
+              (h->C % 4 || fuse__qconv_rowmode(h->layout, h->C, h->KW, st->a.conv.dilation[1]))));
+  }
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
       st->op != FUSE__OP_CONV2D)
     return 1;
@@ -40357,12 +40485,12 @@ static float fuse__round_small(float v) {
   return t;
 }
 
-/* The per-tensor uint8 / int8 cases in loops of one type each (a compiler vectorizes them):
-   the same values as the general loops below under the default rounding mode. 0: not such a
-   case. */
-static int fuse__quant_per_tensor(int op, const void *x, int xtype, void *y, int ytype,
-                                  int64_t n, float scale, int32_t zero) {
-  int64_t i;
+/* The per-tensor uint8 / int8 cases in loops of one type each (quantize on the ISA's row,
+   kernels/qeltwise.c, first): the same values as the general loops below under the default
+   rounding mode. 0: not such a case. */
+static int fuse__quant_per_tensor(fuse_isa isa, int op, const void *x, int xtype, void *y,
+                                  int ytype, int64_t n, float scale, int32_t zero) {
+  int64_t i = 0;
   if (op == FUSE__OP_DEQUANTIZE) {
     float *out = (float *)y;
     if (xtype == FUSE_UINT8)
@@ -40378,7 +40506,9 @@ static int fuse__quant_per_tensor(int op, const void *x, int xtype, void *y, int
     const float *in = (const float *)x;
     const float lo = (float)((ytype == FUSE_UINT8 ? 0 : -128) - zero);
     const float hi = (float)((ytype == FUSE_UINT8 ? 255 : 127) - zero);
-    for (i = 0; i < n; i++) {
+    fuse__quantize_fn row = fuse__quantize_pick(isa); /* (kernels/qeltwise.c) */
+    if (row) i = row(in, (unsigned char *)y, n, scale, zero, ytype == FUSE_INT8);
+    for (; i < n; i++) {
       float v = in[i] / scale;
       int32_t q;
       v = v == v ? v : 0.0f; /* NaN: the zero point */
@@ -40406,7 +40536,7 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
   int ztype = s->num_in > 2 ? fuse__in_t(r, s, 2)->type : FUSE_UINT8;
   int64_t i;
   if (channels == 1 && r->p->isa != FUSE_ISA_AUTO && /* (the reference kernels: the loops below) */
-      fuse__quant_per_tensor(s->op, x, tx->type, y, ty->type, n, scale[0],
+      fuse__quant_per_tensor(r->p->isa, s->op, x, tx->type, y, ty->type, n, scale[0],
                              zero ? (int32_t)fuse__typed_at(zero, ztype, 0) : 0))
     return;
   if (s->op == FUSE__OP_DEQUANTIZE) {
@@ -40504,9 +40634,11 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output pixel its taps' input pixels
-   (the padding pixel, x_zero in every channel, where a tap falls outside), then the ISA's
-   pixel kernel (kernels/qconv.c) over the channels. */
+/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output row, each pixel near the
+   border on its own, its taps' input pixels (the padding pixel, x_zero in every channel, where
+   a tap falls outside), and the run of pixels whose windows lie inside at once (the first
+   one's corner plus each tap's offset, then a stride further per pixel), on the ISA's
+   depthwise kernel (kernels/qconv.c). */
 static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
@@ -40515,26 +40647,41 @@ static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const
   const float *scale;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cp, n, oy, ox;
+  int64_t sy = a->strides[0], sx = a->strides[1], pt = a->padding[0], pl = a->padding[1];
+  int64_t span_y = (int64_t)(h->KH - 1) * a->dilation[0], span_x = (int64_t)(h->KW - 1) * a->dilation[1];
   int taps = h->KH * h->KW, t;
   size_t al = FUSE__ALIGN - 1;
   const int16_t *w;
   unsigned char *pad = r->work + r->p->scratch_offset, *y = (unsigned char *)(void *)fuse__data(r, s->out);
   const unsigned char **src;
+  int64_t *off; /* each tap's offset from the window's corner, in bytes */
   fuse__qdw_fn kernel = fuse__qdw_pick(r->p->isa);
   fuse__qconv_weight_bytes(FUSE__QL_DW, C, 1, taps, &Cp);
-  src = (const unsigned char **)(void *)(pad + (((size_t)Cp + al) & ~al));
+  off = (int64_t *)(void *)(pad + (((size_t)Cp + al) & ~al));
+  src = (const unsigned char **)(void *)(off + taps);
+  for (t = 0; t < taps; t++)
+    off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
   w = (const int16_t *)fuse__qconv_arrays(h, Cp, &bias, &scale);
   memset(pad, h->x_zero, (size_t)Cp);
   for (n = 0; n < N; n++)
-    for (oy = 0; oy < OH; oy++)
-      for (ox = 0; ox < OW; ox++, y += C) {
-        for (t = 0; t < taps; t++) {
-          int64_t iy = oy * a->strides[0] - a->padding[0] + t / h->KW * a->dilation[0];
-          int64_t ix = ox * a->strides[1] - a->padding[1] + t % h->KW * a->dilation[1];
-          src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
+    for (oy = 0; oy < OH; oy++) {
+      int64_t iy0 = oy * sy - pt, inside_y = iy0 >= 0 && iy0 + span_y < H;
+      for (ox = 0; ox < OW;) {
+        int64_t ix0 = ox * sx - pl, run = 1;
+        if (inside_y && ix0 >= 0 && ix0 + span_x < W) { /* the run of pixels inside */
+          const unsigned char *corner = x + ((n * H + iy0) * W + ix0) * C;
+          for (t = 0; t < taps; t++) src[t] = corner + off[t];
+          while (ox + run < OW && (ox + run) * sx - pl + span_x < W) run++;
+        } else {
+          for (t = 0; t < taps; t++) {
+            int64_t iy = iy0 + t / h->KW * a->dilation[0], ix = ix0 + t % h->KW * a->dilation[1];
+            src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
+          }
         }
-        kernel(src, taps, w, Cp, C, bias, scale, h, y);
+        kernel(src, sx * C, run, taps, w, Cp, C, bias, scale, h, y);
+        y += run * C, ox += run;
       }
+    }
 }
 
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
@@ -40710,11 +40857,11 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
         if (pointwise) {
           for (j = 0; j < mr; j++) rows[j] = img + (m0 + (j < mvalid ? j : mvalid - 1)) * cs;
         } else {
-          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX]; /* each pixel's window corner */
-          for (j = 0; j < mr; j++) {
-            int64_t pix = m0 + (j < mvalid ? j : mvalid - 1);
-            y0[j] = pix / OW * a->strides[0] - a->padding[0];
-            x0[j] = pix % OW * a->strides[1] - a->padding[1];
+          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX], oy = m0 / OW, ox = m0 % OW;
+          for (j = 0; j < mr; j++) { /* each pixel's window corner (the last one repeated) */
+            y0[j] = oy * a->strides[0] - a->padding[0];
+            x0[j] = ox * a->strides[1] - a->padding[1];
+            if (j + 1 < mvalid && ++ox == OW) ox = 0, oy++;
           }
           for (t = 0; t < ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
             int64_t dy = (rowmode ? t : t / h->KW) * a->dilation[0];

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 static uint32_t rng = 12345;
@@ -137,10 +138,11 @@ TEST(tiles_match_the_reference) {
   fprintf(stderr, "  (%d tile runs; VNNI on this CPU: %d)\n", runs, fuse__cpu_vnni());
 }
 
-/* The depthwise pixel kernel of each ISA that runs here against the scalar twin's arithmetic
-   written out: channel counts around the vector widths, taps 1, 9 and 25, weights and inputs
-   at their extremes, uint8 and int8 outputs; the bytes past C stay. */
-TEST(depthwise_pixels_match_the_reference) {
+/* The depthwise kernel of each ISA that runs here against the scalar twin's arithmetic
+   written out: runs of 1 and 3 pixels (each next one two pixels further on), channel counts
+   around the vector widths, taps 1, 9 (the kernels' register path) and 25, weights and inputs
+   at their extremes, uint8 and int8 outputs; the bytes past the run stay. */
+TEST(depthwise_kernels_match_the_reference) {
   static const int64_t counts[7] = {1, 7, 8, 16, 24, 33, 96};
   static const int ntaps[3] = {1, 9, 25};
   int isa, ci, ti, sgn, runs = 0;
@@ -150,9 +152,10 @@ TEST(depthwise_pixels_match_the_reference) {
     for (ci = 0; ci < 7; ci++)
       for (ti = 0; ti < 3; ti++)
         for (sgn = 0; sgn < 2; sgn++) {
-          int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c;
+          int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c, npix = 1 + 2 * sgn, step = 2 * C;
+          int64_t region = npix * step, p;
           int taps = ntaps[ti], t, ok = 1;
-          unsigned char *px = (unsigned char *)malloc((size_t)(taps * C)), y[128];
+          unsigned char *px = (unsigned char *)malloc((size_t)(taps * region)), y[320];
           const unsigned char *src[25];
           int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
           int32_t bias[112];
@@ -160,8 +163,8 @@ TEST(depthwise_pixels_match_the_reference) {
           fuse__qhead h;
           memset(&h, 0, sizeof h);
           h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0, h.hi = sgn ? 127 : 255;
-          for (t = 0; t < taps; t++) src[t] = px + t * C;
-          for (c = 0; c < taps * C; c++) px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
+          for (t = 0; t < taps; t++) src[t] = px + t * region;
+          for (c = 0; c < taps * region; c++) px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
           for (t = 0; t < taps; t++)
             for (c = 0; c < C; c++)
               w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
@@ -170,20 +173,25 @@ TEST(depthwise_pixels_match_the_reference) {
             scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
           }
           memset(y, 0xcd, sizeof y);
-          fn(src, taps, w, Cp, C, bias, scale, &h, y);
-          for (c = 0; c < 128; c++) {
-            int32_t want = 0xcd, have = y[c];
-            if (c < C) {
-              int32_t acc = bias[c];
-              for (t = 0; t < taps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
-              want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
+          fn(src, step, npix, taps, w, Cp, C, bias, scale, &h, y);
+          for (p = 0; p < 3; p++)
+            for (c = 0; c < 96 + 10; c++) {
+              int32_t want = 0xcd, have = y[p * C + c];
+              if (p * C + c >= (int64_t)sizeof y) break;
+              if (p < npix && c < C) {
+                int32_t acc = bias[c];
+                for (t = 0; t < taps; t++) acc += (int32_t)src[t][p * step + c] * w[t * Cp + c];
+                want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
+              } else if (p * C + c < npix * C) {
+                continue; /* (another pixel's channel) */
+              }
+              if (have != want && ok) {
+                fprintf(stderr, "  %s: C %d taps %d pixels %d: [%d][%d] %d, want %d\n",
+                        fuse__isa_name((fuse_isa)isa), (int)C, taps, (int)npix, (int)p, (int)c,
+                        have, want);
+                ok = 0;
+              }
             }
-            if (have != want && ok) {
-              fprintf(stderr, "  %s: C %d taps %d: [%d] %d, want %d\n", fuse__isa_name((fuse_isa)isa),
-                      (int)C, taps, (int)c, have, want);
-              ok = 0;
-            }
-          }
           CHECK(ok);
           runs++;
           free(px), free(w);
@@ -236,6 +244,39 @@ TEST(qadd_rows_match_the_scalar_row) {
   free(a), free(b), free(want), free(have);
 }
 
+/* The quantize row against the reference's per-tensor loop (fuse__quant_per_tensor on the
+   scalar ISA), byte for byte: values around every output level and its ties, NaN, infinities,
+   huge values, zero points at the ends, uint8 and int8, a length off the vector width. */
+TEST(quantize_row_matches_the_loop) {
+  static const float scales[3] = {0.5f, 0.0173f, 3.0f};
+  static const int32_t zeros[2][3] = {{0, 128, 255}, {-128, 0, 127}};
+  enum { N = 2 * 1024 + 5 };
+  float *x = (float *)malloc(N * sizeof(float));
+  unsigned char want[N], have[N];
+  int isa, si, zi, sgn, i, runs = 0;
+  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__quantize_fn row = isa_runs_here(isa) ? fuse__quantize_pick((fuse_isa)isa) : NULL;
+    if (!row) continue;
+    for (si = 0; si < 3; si++)
+      for (sgn = 0; sgn < 2; sgn++)
+        for (zi = 0; zi < 3; zi++) {
+          int64_t done;
+          for (i = 0; i < N; i++) /* levels -300 .. 300 and the halves between */
+            x[i] = (float)(i % 1201 - 600) * 0.5f * scales[si] + (i % 7 == 0 ? 1e-3f * scales[si] : 0.0f);
+          x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = 3e38f, x[4] = -3e38f, x[5] = -0.0f;
+          CHECK(fuse__quant_per_tensor(FUSE_ISA_SCALAR, FUSE__OP_QUANTIZE, x, FUSE_FLOAT32, want,
+                                       sgn ? FUSE_INT8 : FUSE_UINT8, N, scales[si], zeros[sgn][zi]));
+          memset(have, 0xcd, sizeof have);
+          done = row(x, have, N, scales[si], zeros[sgn][zi], sgn);
+          CHECK(done > N - 8 && done <= N);
+          CHECK(memcmp(have, want, (size_t)done) == 0);
+          runs++;
+        }
+  }
+  fprintf(stderr, "  (%d quantize row runs)\n", runs);
+  free(x);
+}
+
 /* The direct loops' and the tiles' requantization agree with round half to even on ties. */
 TEST(requantization_rounds_ties_to_even) {
   fuse__qhead h;
@@ -250,8 +291,9 @@ TEST(requantization_rounds_ties_to_even) {
 
 int main(void) {
   RUN(tiles_match_the_reference);
-  RUN(depthwise_pixels_match_the_reference);
+  RUN(depthwise_kernels_match_the_reference);
   RUN(qadd_rows_match_the_scalar_row);
+  RUN(quantize_row_matches_the_loop);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

@@ -358,90 +358,171 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
-   the taps' pointers. */
+   the taps' pointers and offsets. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
-  if (layout == FUSE__QL_DW) return (((size_t)Kp + a) & ~a) + (size_t)taps * sizeof(void *) + FUSE__ALIGN;
+  if (layout == FUSE__QL_DW)
+    return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
 /* ------------------------------------------------------- depthwise, on NHWC -- */
-/* One output pixel of a depthwise qconv2d (layout FUSE__QL_DW): its C channels from its taps'
-   input pixels src[t] (the padding pixel, x_zero in every channel, where a tap falls
-   outside), weights [taps][Cp] int16, the bias with the zero point's share taken out
-   (bias - x_zero * sum of the channel's weights), so that sum x * w needs no subtraction. */
-typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int ntaps, const int16_t *w,
-                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
-                             const fuse__qhead *h, unsigned char *y);
+/* A run of npix output pixels of a depthwise qconv2d (layout FUSE__QL_DW), each C channels,
+   written C bytes apart from y: the first pixel's taps read src[t] (the padding pixel, x_zero
+   in every channel, where a tap falls outside), each next pixel's `step` bytes further on (a
+   run inside the image: the stride times C); weights [taps][Cp] int16, the bias with the zero
+   point's share taken out (bias - x_zero * sum of the channel's weights), so that sum x * w
+   needs no subtraction. Per block of channels the SIMD kernels hold the widened weights of a
+   3x3 kernel in registers over the run. */
+typedef void (*fuse__qdw_fn)(const unsigned char *const *src, int64_t step, int64_t npix,
+                             int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                             const int32_t *bias, const float *scale, const fuse__qhead *h,
+                             unsigned char *y);
 
-/* Channel c of the pixel, as a byte. */
-static unsigned char fuse__qdw_channel(const unsigned char *const *src, int ntaps,
+/* Channel c of pixel p of the run, as a byte. */
+static unsigned char fuse__qdw_channel(const unsigned char *const *src, int64_t at, int ntaps,
                                        const int16_t *w, int64_t Cp, int64_t c,
                                        const int32_t *bias, const float *scale,
                                        const fuse__qhead *h) {
   int32_t acc = bias[c];
   int t;
-  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][c] * w[t * Cp + c];
+  for (t = 0; t < ntaps; t++) acc += (int32_t)src[t][at + c] * w[t * Cp + c];
   return (unsigned char)(fuse__qtile_requant(acc, scale[c], h) & 0xff);
 }
 
-static void fuse__qdw_scalar(const unsigned char *const *src, int ntaps, const int16_t *w,
-                             int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
-                             const fuse__qhead *h, unsigned char *y) {
-  int64_t c;
-  for (c = 0; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
+static void fuse__qdw_scalar(const unsigned char *const *src, int64_t step, int64_t npix,
+                             int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                             const int32_t *bias, const float *scale, const fuse__qhead *h,
+                             unsigned char *y) {
+  int64_t p, c;
+  for (p = 0; p < npix; p++)
+    for (c = 0; c < C; c++)
+      y[p * C + c] = fuse__qdw_channel(src, p * step, ntaps, w, Cp, c, bias, scale, h);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* 8 channels a step: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
-   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly; the tail in C. */
-__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
-    const unsigned char *const *src, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
-    const int32_t *bias, const float *scale, const fuse__qhead *h, unsigned char *y) {
-  int64_t c = 0;
-  int t;
-  for (; c + 8 <= C; c += 8) {
-    __m256i acc = _mm256_setzero_si256(), q;
-    __m128i p16;
-    for (t = 0; t < ntaps; t++) {
-      __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + c)));
-      __m256i wv = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
-      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, wv));
+/* 8 channels a block: x zero-extended to int32 lanes, the weight's 16 bits in the low half of
+   a lane (the high half 0), so vpmaddwd's pair sum is x * w exactly. A 3x3 kernel (taps a
+   constant 9) holds its block's widened weights in registers and goes 4 pixels at a time, its
+   taps unrolled; other kernels tap by tap. The channels past the last whole block in C. */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+fuse__qdw_avx2_blocks(const int taps, const unsigned char *const *src, int64_t step,
+                      int64_t npix, int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                      const int32_t *bias, const float *scale, const fuse__qhead *h,
+                      unsigned char *y) {
+  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c, p = 0;
+  int t, q, ys = h->y_signed;
+  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
+  for (c = 0; c + 8 <= C; c += 8) {
+    __m256i wv[9];
+    FUSE__UNROLL
+    for (t = 0; t < taps; t++)
+      wv[t] = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + t * Cp + c)));
+    for (p = 0; taps && p + 4 <= npix; p += 4) {
+      __m256i acc[4];
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) acc[q] = _mm256_setzero_si256();
+      FUSE__UNROLL
+      for (t = 0; t < taps; t++) {
+        FUSE__UNROLL
+        for (q = 0; q < 4; q++) {
+          __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(sp[t] + (p + q) * step + c)));
+          acc[q] = _mm256_add_epi32(acc[q], _mm256_madd_epi16(xv, wv[t]));
+        }
+      }
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) {
+        __m256i r = fuse__qrequant8_avx2(acc[q], bias + c, scale + c, h);
+        __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+        _mm_storel_epi64((__m128i *)(void *)(y + (p + q) * C + c),
+                         ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+      }
     }
-    q = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
-    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64((__m128i *)(void *)(y + c),
-                     h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+    for (; p < npix; p++) {
+      __m256i acc = _mm256_setzero_si256(), r;
+      __m128i p16;
+      for (t = 0; t < ntaps; t++) {
+        __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + p * step + c)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, _mm256_cvtepu16_epi32(_mm_loadu_si128(
+                                                              (const __m128i *)(const void *)(w + t * Cp + c)))));
+      }
+      r = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
+      p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+      _mm_storel_epi64((__m128i *)(void *)(y + p * C + c),
+                       ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+    }
   }
-  for (; c < C; c++) y[c] = fuse__qdw_channel(src, ntaps, w, Cp, c, bias, scale, h);
+  for (p = 0; p < npix && c < C; p++) {
+    int64_t k;
+    for (k = c; k < C; k++) y[p * C + k] = fuse__qdw_channel(src, p * step, ntaps, w, Cp, k, bias, scale, h);
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
+    const unsigned char *const *src, int64_t step, int64_t npix, int ntaps, const int16_t *w,
+    int64_t Cp, int64_t C, const int32_t *bias, const float *scale, const fuse__qhead *h,
+    unsigned char *y) {
+  if (ntaps == 9) fuse__qdw_avx2_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else fuse__qdw_avx2_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
 }
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* 16 channels a step, as AVX2's; the tail masked. */
-FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int ntaps,
-                                         const int16_t *w, int64_t Cp, int64_t C,
-                                         const int32_t *bias, const float *scale,
-                                         const fuse__qhead *h, unsigned char *y) {
+/* 16 channels a block, as AVX2's; the last block masked. */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_blocks(
+    const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
+    const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+    const fuse__qhead *h, unsigned char *y) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
   const __mmask16 all = (__mmask16)-1;
-  int64_t c;
-  int t;
+  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c, p;
+  int t, q;
+  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
   for (c = 0; c < C; c += 16) {
     __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
-    __m512i acc = _mm512_setzero_si512();
-    for (t = 0; t < ntaps; t++) {
-      /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
-      __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + c));
-      __m512i wv = _mm512_maskz_cvtepu16_epi32(
-          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
-      acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
+    __m512i wv[9];
+    FUSE__UNROLL
+    for (t = 0; t < taps; t++)
+      wv[t] = _mm512_maskz_cvtepu16_epi32(all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
+    for (p = 0; taps && p + 4 <= npix; p += 4) {
+      __m512i acc[4];
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) acc[q] = _mm512_setzero_si512();
+      FUSE__UNROLL
+      for (t = 0; t < taps; t++) {
+        FUSE__UNROLL
+        for (q = 0; q < 4; q++) {
+          __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, sp[t] + (p + q) * step + c));
+          acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv[t]));
+        }
+      }
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], bias + c, scale + c, h, y + (p + q) * C + c, m);
     }
-    fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + c, m);
+    for (; p < npix; p++) {
+      __m512i acc = _mm512_setzero_si512();
+      for (t = 0; t < ntaps; t++) {
+        __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_maskz_cvtepu16_epi32(
+                                                              all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)))));
+      }
+      fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + p * C + c, m);
+    }
   }
+}
+
+FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int64_t step,
+                                         int64_t npix, int ntaps, const int16_t *w, int64_t Cp,
+                                         int64_t C, const int32_t *bias, const float *scale,
+                                         const fuse__qhead *h, unsigned char *y) {
+  if (ntaps == 9) fuse__qdw_avx512_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else fuse__qdw_avx512_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
 }
 #endif
 

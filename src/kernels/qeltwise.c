@@ -1,5 +1,6 @@
 /* ------------------------------------------------- integer element-wise rows -- */
-/* The rows of the integer steps that are not convs: qadd, and the max of qmax_pool2d. */
+/* The rows of the integer steps that are not convs: qadd, the max of qmax_pool2d, and a
+   per-tensor quantize of float32 into uint8 / int8. */
 
 /* qadd's arithmetic (run/quant_run.c) on rows of n elements, when its ops are clamps: v =
    (a - a_zero) * a_scale + (b - b_zero) * b_scale in double (both products exact: an 8-bit
@@ -165,4 +166,44 @@ static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 #endif
   (void)isa;
   return fuse__qmax_scalar;
+}
+
+/* y[i] = saturate(round(x[i] / scale) + zero), NaN giving the zero point, i < n, as
+   run/reference_quant.c's per-tensor loop computes it: the quotient in float32, clamped to
+   the type's range less the zero point, rounded half to even under the default rounding mode
+   (cvtps2dq); the tail on that loop. Returns the elements done. */
+typedef int64_t (*fuse__quantize_fn)(const float *x, unsigned char *y, int64_t n, float scale,
+                                     int32_t zero, int y_signed);
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static int64_t fuse__quantize_avx2(const float *x,
+                                                                      unsigned char *y, int64_t n,
+                                                                      float scale, int32_t zero,
+                                                                      int y_signed) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 lo = _mm256_set1_ps((float)((y_signed ? -128 : 0) - zero));
+  const __m256 hi = _mm256_set1_ps((float)((y_signed ? 127 : 255) - zero));
+  const __m256i z = _mm256_set1_epi32(zero);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
+    __m256i q;
+    __m128i p16;
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q)); /* NaN: 0, the zero point */
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    q = _mm256_add_epi32(_mm256_cvtps_epi32(v), z);
+    p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)(void *)(y + i), y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+  }
+  return i;
+}
+#endif
+
+/* The quantize row of a plan's ISA (AVX-512 plans take AVX2's); NULL: the loop alone. */
+static fuse__quantize_fn fuse__quantize_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__quantize_avx2;
+#endif
+  (void)isa;
+  return NULL;
 }

@@ -40,8 +40,14 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 }
 
 /* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
-   and bias are not). */
+   and bias are not; a qconv2d that copies its input into rows reads it in either layout). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->op == FUSE__OP_QCONV2D) {
+    const fuse__qhead *h = (const fuse__qhead *)(const void *)st->packed;
+    return !(h->layout == FUSE__QL_PAIRS ||
+             (h->layout == FUSE__QL_QUADS &&
+              (h->C % 4 || fuse__qconv_rowmode(h->layout, h->C, h->KW, st->a.conv.dilation[1]))));
+  }
   if (st->kernel == FUSE__KERNEL_REF || st->kernel == FUSE__KERNEL_BACKEND ||
       st->op != FUSE__OP_CONV2D)
     return 1;

@@ -68,9 +68,11 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
     }
 }
 
-/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output pixel its taps' input pixels
-   (the padding pixel, x_zero in every channel, where a tap falls outside), then the ISA's
-   pixel kernel (kernels/qconv.c) over the channels. */
+/* A depthwise qconv2d (layout FUSE__QL_DW) on NHWC: per output row, each pixel near the
+   border on its own, its taps' input pixels (the padding pixel, x_zero in every channel, where
+   a tap falls outside), and the run of pixels whose windows lie inside at once (the first
+   one's corner plus each tap's offset, then a stride further per pixel), on the ISA's
+   depthwise kernel (kernels/qconv.c). */
 static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
   const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
@@ -79,26 +81,41 @@ static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const
   const float *scale;
   int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
   int64_t OH = ty->shape[2], OW = ty->shape[3], Cp, n, oy, ox;
+  int64_t sy = a->strides[0], sx = a->strides[1], pt = a->padding[0], pl = a->padding[1];
+  int64_t span_y = (int64_t)(h->KH - 1) * a->dilation[0], span_x = (int64_t)(h->KW - 1) * a->dilation[1];
   int taps = h->KH * h->KW, t;
   size_t al = FUSE__ALIGN - 1;
   const int16_t *w;
   unsigned char *pad = r->work + r->p->scratch_offset, *y = (unsigned char *)(void *)fuse__data(r, s->out);
   const unsigned char **src;
+  int64_t *off; /* each tap's offset from the window's corner, in bytes */
   fuse__qdw_fn kernel = fuse__qdw_pick(r->p->isa);
   fuse__qconv_weight_bytes(FUSE__QL_DW, C, 1, taps, &Cp);
-  src = (const unsigned char **)(void *)(pad + (((size_t)Cp + al) & ~al));
+  off = (int64_t *)(void *)(pad + (((size_t)Cp + al) & ~al));
+  src = (const unsigned char **)(void *)(off + taps);
+  for (t = 0; t < taps; t++)
+    off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
   w = (const int16_t *)fuse__qconv_arrays(h, Cp, &bias, &scale);
   memset(pad, h->x_zero, (size_t)Cp);
   for (n = 0; n < N; n++)
-    for (oy = 0; oy < OH; oy++)
-      for (ox = 0; ox < OW; ox++, y += C) {
-        for (t = 0; t < taps; t++) {
-          int64_t iy = oy * a->strides[0] - a->padding[0] + t / h->KW * a->dilation[0];
-          int64_t ix = ox * a->strides[1] - a->padding[1] + t % h->KW * a->dilation[1];
-          src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
+    for (oy = 0; oy < OH; oy++) {
+      int64_t iy0 = oy * sy - pt, inside_y = iy0 >= 0 && iy0 + span_y < H;
+      for (ox = 0; ox < OW;) {
+        int64_t ix0 = ox * sx - pl, run = 1;
+        if (inside_y && ix0 >= 0 && ix0 + span_x < W) { /* the run of pixels inside */
+          const unsigned char *corner = x + ((n * H + iy0) * W + ix0) * C;
+          for (t = 0; t < taps; t++) src[t] = corner + off[t];
+          while (ox + run < OW && (ox + run) * sx - pl + span_x < W) run++;
+        } else {
+          for (t = 0; t < taps; t++) {
+            int64_t iy = iy0 + t / h->KW * a->dilation[0], ix = ix0 + t % h->KW * a->dilation[1];
+            src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
+          }
         }
-        kernel(src, taps, w, Cp, C, bias, scale, h, y);
+        kernel(src, sx * C, run, taps, w, Cp, C, bias, scale, h, y);
+        y += run * C, ox += run;
       }
+    }
 }
 
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
@@ -274,11 +291,11 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
         if (pointwise) {
           for (j = 0; j < mr; j++) rows[j] = img + (m0 + (j < mvalid ? j : mvalid - 1)) * cs;
         } else {
-          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX]; /* each pixel's window corner */
-          for (j = 0; j < mr; j++) {
-            int64_t pix = m0 + (j < mvalid ? j : mvalid - 1);
-            y0[j] = pix / OW * a->strides[0] - a->padding[0];
-            x0[j] = pix % OW * a->strides[1] - a->padding[1];
+          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX], oy = m0 / OW, ox = m0 % OW;
+          for (j = 0; j < mr; j++) { /* each pixel's window corner (the last one repeated) */
+            y0[j] = oy * a->strides[0] - a->padding[0];
+            x0[j] = ox * a->strides[1] - a->padding[1];
+            if (j + 1 < mvalid && ++ox == OW) ox = 0, oy++;
           }
           for (t = 0; t < ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
             int64_t dy = (rowmode ? t : t / h->KW) * a->dilation[0];

@@ -21,12 +21,12 @@ static float fuse__round_small(float v) {
   return t;
 }
 
-/* The per-tensor uint8 / int8 cases in loops of one type each (a compiler vectorizes them):
-   the same values as the general loops below under the default rounding mode. 0: not such a
-   case. */
-static int fuse__quant_per_tensor(int op, const void *x, int xtype, void *y, int ytype,
-                                  int64_t n, float scale, int32_t zero) {
-  int64_t i;
+/* The per-tensor uint8 / int8 cases in loops of one type each (quantize on the ISA's row,
+   kernels/qeltwise.c, first): the same values as the general loops below under the default
+   rounding mode. 0: not such a case. */
+static int fuse__quant_per_tensor(fuse_isa isa, int op, const void *x, int xtype, void *y,
+                                  int ytype, int64_t n, float scale, int32_t zero) {
+  int64_t i = 0;
   if (op == FUSE__OP_DEQUANTIZE) {
     float *out = (float *)y;
     if (xtype == FUSE_UINT8)
@@ -42,7 +42,9 @@ static int fuse__quant_per_tensor(int op, const void *x, int xtype, void *y, int
     const float *in = (const float *)x;
     const float lo = (float)((ytype == FUSE_UINT8 ? 0 : -128) - zero);
     const float hi = (float)((ytype == FUSE_UINT8 ? 255 : 127) - zero);
-    for (i = 0; i < n; i++) {
+    fuse__quantize_fn row = fuse__quantize_pick(isa); /* (kernels/qeltwise.c) */
+    if (row) i = row(in, (unsigned char *)y, n, scale, zero, ytype == FUSE_INT8);
+    for (; i < n; i++) {
       float v = in[i] / scale;
       int32_t q;
       v = v == v ? v : 0.0f; /* NaN: the zero point */
@@ -70,7 +72,7 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
   int ztype = s->num_in > 2 ? fuse__in_t(r, s, 2)->type : FUSE_UINT8;
   int64_t i;
   if (channels == 1 && r->p->isa != FUSE_ISA_AUTO && /* (the reference kernels: the loops below) */
-      fuse__quant_per_tensor(s->op, x, tx->type, y, ty->type, n, scale[0],
+      fuse__quant_per_tensor(r->p->isa, s->op, x, tx->type, y, ty->type, n, scale[0],
                              zero ? (int32_t)fuse__typed_at(zero, ztype, 0) : 0))
     return;
   if (s->op == FUSE__OP_DEQUANTIZE) {
