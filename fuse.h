@@ -1876,7 +1876,9 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
    constants where it refers to one: a table row's function becomes NULL, a case returns early;
    the compiler then drops what nothing refers to (with -ffunction-sections and
    -Wl,--gc-sections the linker too). The instruction sets have their own macros
-   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON), which compile their instances out. */
+   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON), which compile their instances out, and
+   FUSE_NO_VNNI has the integer steps ignore the CPU's VNNI (AVX-512 VNNI, AVX-VNNI) and run
+   what an AVX2 CPU without it runs. */
 
 /* a table's function, or NULL when its piece is left out */
 #define FUSE__IF(has, fn) ((has) ? (fn) : 0)
@@ -10643,10 +10645,11 @@ FUSE__QTILE512(1, 6)
 #endif
 
 /* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
-   2 AVX-VNNI, 3 both, 0 none. */
+   2 AVX-VNNI, 3 both, 0 none (and with FUSE_NO_VNNI defined, whatever the CPU: its plans
+   take the int16 pairs, as on an AVX2 CPU without VNNI). */
 static int fuse__cpu_vnni(void) {
   int v = 0;
-#ifdef FUSE__X86
+#if defined(FUSE__X86) && !defined(FUSE_NO_VNNI)
   unsigned r[4];
   fuse__cpuid(0, 0, r);
   if (r[0] < 7 || fuse_cpu_isa() == FUSE_ISA_SCALAR) return 0;

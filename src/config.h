@@ -23,7 +23,9 @@
    constants where it refers to one: a table row's function becomes NULL, a case returns early;
    the compiler then drops what nothing refers to (with -ffunction-sections and
    -Wl,--gc-sections the linker too). The instruction sets have their own macros
-   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON), which compile their instances out. */
+   (FUSE_NO_AVX512, FUSE_NO_AVX2, FUSE_NO_NEON), which compile their instances out, and
+   FUSE_NO_VNNI has the integer steps ignore the CPU's VNNI (AVX-512 VNNI, AVX-VNNI) and run
+   what an AVX2 CPU without it runs. */
 
 /* a table's function, or NULL when its piece is left out */
 #define FUSE__IF(has, fn) ((has) ? (fn) : 0)

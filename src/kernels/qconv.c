@@ -248,10 +248,11 @@ FUSE__QTILE512(1, 6)
 #endif
 
 /* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
-   2 AVX-VNNI, 3 both, 0 none. */
+   2 AVX-VNNI, 3 both, 0 none (and with FUSE_NO_VNNI defined, whatever the CPU: its plans
+   take the int16 pairs, as on an AVX2 CPU without VNNI). */
 static int fuse__cpu_vnni(void) {
   int v = 0;
-#ifdef FUSE__X86
+#if defined(FUSE__X86) && !defined(FUSE_NO_VNNI)
   unsigned r[4];
   fuse__cpuid(0, 0, r);
   if (r[0] < 7 || fuse_cpu_isa() == FUSE_ISA_SCALAR) return 0;
