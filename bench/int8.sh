@@ -53,5 +53,6 @@ for m in $models; do
       m, fi, oi, fi / oi, ff, of, fi / ff, oi / of, same }'
 done
 echo
+vnni=$(grep -o -w -E 'avx512_vnni|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')
 echo "($rounds alternating rounds, $threads thread(s); $(lscpu | sed -n 's/^Model name: *//p' | head -1);" \
-  "VNNI: $(grep -o -w -E 'avx512_vnni|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')none other)"
+  "VNNI: ${vnni:-none})"

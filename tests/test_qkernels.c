@@ -223,6 +223,7 @@ TEST(qadd_rows_match_the_scalar_row) {
             int64_t n = 65536 + 37 - si * 5;
             memset(&q, 0, sizeof q);
             q.a_scale = scales[si][0], q.b_scale = scales[si][1], q.y_scale = scales[si][2];
+            q.y_recip = 1.0 / (double)q.y_scale;
             q.a_signed = ta, q.b_signed = tb, q.y_signed = tyi;
             q.a_zero = ta ? -5 : 128, q.b_zero = tb ? 0 : 255, q.y_zero = tyi ? 3 : 100;
             q.lo = (tyi ? -128 : 0) - q.y_zero, q.hi = (tyi ? 127 : 255) - q.y_zero;
@@ -277,6 +278,29 @@ TEST(quantize_row_matches_the_loop) {
   free(x);
 }
 
+/* The table rows (AVX-512 VBMI where the CPU has it) against the scalar row: every index, a
+   length off the vector width, in place and apart. */
+TEST(table_rows_match_the_scalar_row) {
+  enum { N = 3 * 256 + 61 };
+  unsigned char table[256], x[N], want[N], have[N];
+  int isa, i, runs = 0;
+  for (i = 0; i < 256; i++) table[i] = (unsigned char)(next() >> 24);
+  for (i = 0; i < N; i++) x[i] = (unsigned char)(i * 97 + i / 256);
+  fuse__qtable_scalar(want, x, N, table);
+  for (isa = FUSE_ISA_AVX2; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__qtable_fn fn = isa_runs_here(isa) ? fuse__qtable_pick((fuse_isa)isa, fuse__cpu_vnni()) : NULL;
+    if (!fn || fn == fuse__qtable_scalar) continue;
+    memset(have, 0xcd, sizeof have);
+    fn(have, x, N, table);
+    CHECK(memcmp(have, want, N) == 0);
+    memcpy(have, x, N);
+    fn(have, have, N, table);
+    CHECK(memcmp(have, want, N) == 0);
+    runs++;
+  }
+  fprintf(stderr, "  (%d table row runs; this CPU's extensions: %d)\n", runs, fuse__cpu_vnni());
+}
+
 /* The direct loops' and the tiles' requantization agree with round half to even on ties. */
 TEST(requantization_rounds_ties_to_even) {
   fuse__qhead h;
@@ -294,6 +318,7 @@ int main(void) {
   RUN(depthwise_kernels_match_the_reference);
   RUN(qadd_rows_match_the_scalar_row);
   RUN(quantize_row_matches_the_loop);
+  RUN(table_rows_match_the_scalar_row);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

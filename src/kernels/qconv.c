@@ -247,19 +247,24 @@ FUSE__QTILE512(1, 6)
 #undef FUSE__QTILE512
 #endif
 
-/* The CPU's VNNI: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS saving their state),
-   2 AVX-VNNI, 3 both, 0 none (and with FUSE_NO_VNNI defined, whatever the CPU: its plans
-   take the int16 pairs, as on an AVX2 CPU without VNNI). */
+/* The CPU's integer extensions, as bits: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS
+   saving their state), 2 AVX-VNNI, 4 AVX-512 VBMI (byte permutes: kernels/qeltwise.c's
+   tables); 0 none. With FUSE_NO_VNNI defined no VNNI bit, whatever the CPU: its plans take the
+   int16 pairs, as on an AVX2 CPU without VNNI. */
 static int fuse__cpu_vnni(void) {
   int v = 0;
-#if defined(FUSE__X86) && !defined(FUSE_NO_VNNI)
+#ifdef FUSE__X86
   unsigned r[4];
   fuse__cpuid(0, 0, r);
   if (r[0] < 7 || fuse_cpu_isa() == FUSE_ISA_SCALAR) return 0;
   fuse__cpuid(7, 0, r);
   if (fuse_cpu_isa() == FUSE_ISA_AVX512 && (r[2] & (1u << 11))) v |= 1;
+  if (fuse_cpu_isa() == FUSE_ISA_AVX512 && (r[2] & (1u << 1))) v |= 4;
   fuse__cpuid(7, 1, r);
   if (r[0] & (1u << 4)) v |= 2;
+#ifdef FUSE_NO_VNNI
+  v &= 4;
+#endif
 #endif
   return v;
 }

@@ -1,6 +1,7 @@
 /* ------------------------------------------------- integer element-wise rows -- */
-/* The rows of the integer steps that are not convs: qadd, the max of qmax_pool2d, and a
-   per-tensor quantize of float32 into uint8 / int8. */
+/* The rows of the integer steps that are not convs: qadd, the max of qmax_pool2d, a table of
+   256 outputs (qlut, a qlut merged into a qadd), and a per-tensor quantize of float32 into
+   uint8 / int8. */
 
 /* qadd's arithmetic (run/quant_run.c) on rows of n elements, when its ops are clamps: v =
    (a - a_zero) * a_scale + (b - b_zero) * b_scale in double (both products exact: an 8-bit
@@ -8,10 +9,14 @@
    v / y_scale rounded once, clamped to the output's range less its zero point, rounded half
    to even, plus the zero point. The SIMD rows compute exactly that, lanes of doubles; each
    clamp as max then min, so the caller takes them only where every clamp has lo <= hi (the
-   scalar row takes the chain as written). */
+   scalar row takes the chain as written). They divide only where it matters: v times the
+   reciprocal of y_scale is within |v / y_scale| * 2^-51 of the quotient, so it rounds to the
+   same whole number unless it lies within 2^-20 of a half; a vector with such a lane divides
+   (rounding after the output clamp instead of before is the same: its bounds are whole). */
 typedef struct fuse__qadd_args {
   float a_scale, b_scale, y_scale; /* (floats: a product with an 8-bit integer is exact in double) */
   double lo, hi;                    /* the output's range less y_zero */
+  double y_recip;                   /* 1 / y_scale, for the SIMD rows */
   double clo[4], chi[4];                    /* the clamps, in order */
   int num_clamps;
   int32_t a_zero, b_zero, y_zero;
@@ -52,10 +57,16 @@ __attribute__((target("avx2,fma"))) static inline __m128i fuse__qadd4_avx2(__m12
   int k;
   for (k = 0; k < q->num_clamps; k++)
     v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->clo[k])), _mm256_set1_pd(q->chi[k]));
-  v = _mm256_div_pd(v, _mm256_set1_pd((double)q->y_scale));
-  v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(q->lo)), _mm256_set1_pd(q->hi));
-  v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm_add_epi32(_mm256_cvtpd_epi32(v), _mm_set1_epi32(q->y_zero));
+  {
+    __m256d t = _mm256_mul_pd(v, _mm256_set1_pd(q->y_recip));
+    __m256d n = _mm256_round_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d d = _mm256_andnot_pd(_mm256_set1_pd(-0.0), _mm256_sub_pd(t, n)); /* |t - n| */
+    if (_mm256_movemask_pd(_mm256_cmp_pd(d, _mm256_set1_pd(0.5 - 1.0 / 1048576.0), _CMP_GT_OQ)))
+      n = _mm256_round_pd(_mm256_div_pd(v, _mm256_set1_pd((double)q->y_scale)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    n = _mm256_min_pd(_mm256_max_pd(n, _mm256_set1_pd(q->lo)), _mm256_set1_pd(q->hi));
+    return _mm_add_epi32(_mm256_cvtpd_epi32(n), _mm_set1_epi32(q->y_zero));
+  }
 }
 
 /* 8 elements a step; the tail on the scalar row. */
@@ -91,10 +102,16 @@ fuse__qadd8_avx512(__m256i a, __m256i b, const fuse__qadd_args *q) {
   int k;
   for (k = 0; k < q->num_clamps; k++)
     v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->clo[k])), _mm512_set1_pd(q->chi[k]));
-  v = _mm512_div_pd(v, _mm512_set1_pd((double)q->y_scale));
-  v = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, _mm512_set1_pd(q->lo)), _mm512_set1_pd(q->hi));
-  v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm256_add_epi32(_mm512_maskz_cvtpd_epi32(all, v), _mm256_set1_epi32(q->y_zero));
+  {
+    __m512d t = _mm512_mul_pd(v, _mm512_set1_pd(q->y_recip));
+    __m512d n = _mm512_maskz_roundscale_pd(all, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512d d = _mm512_andnot_pd(_mm512_set1_pd(-0.0), _mm512_sub_pd(t, n)); /* |t - n| */
+    if (_mm512_cmp_pd_mask(d, _mm512_set1_pd(0.5 - 1.0 / 1048576.0), _CMP_GT_OQ))
+      n = _mm512_maskz_roundscale_pd(all, _mm512_div_pd(v, _mm512_set1_pd((double)q->y_scale)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    n = _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, n, _mm512_set1_pd(q->lo)), _mm512_set1_pd(q->hi));
+    return _mm256_add_epi32(_mm512_maskz_cvtpd_epi32(all, n), _mm256_set1_epi32(q->y_zero));
+  }
 }
 
 /* 8 elements a step, twice; the tail on the scalar row. */
@@ -206,4 +223,40 @@ static fuse__quantize_fn fuse__quantize_pick(fuse_isa isa) {
 #endif
   (void)isa;
   return NULL;
+}
+
+/* y[i] = table[x[i]], i < n (y may be x). */
+typedef void (*fuse__qtable_fn)(unsigned char *y, const unsigned char *x, int64_t n,
+                                const unsigned char *table);
+
+static void fuse__qtable_scalar(unsigned char *y, const unsigned char *x, int64_t n,
+                                const unsigned char *table) {
+  int64_t i;
+  for (i = 0; i < n; i++) y[i] = table[x[i]];
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+/* AVX-512 VBMI: 64 bytes a step, each 128-entry half of the table by vpermi2b on the index's
+   low 7 bits, the half picked by its top bit. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void fuse__qtable_vbmi(
+    unsigned char *y, const unsigned char *x, int64_t n, const unsigned char *table) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512i idx = _mm512_loadu_si512(x + i);
+    __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1), hi = _mm512_permutex2var_epi8(t2, idx, t3);
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi));
+  }
+  fuse__qtable_scalar(y + i, x + i, n - i, table);
+}
+#endif
+
+/* The table row of a plan's ISA on a CPU of fuse__cpu_vnni() `ext` (VBMI on AVX-512). */
+static fuse__qtable_fn fuse__qtable_pick(fuse_isa isa, int ext) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+  if (isa == FUSE_ISA_AVX512 && (ext & 4)) return fuse__qtable_vbmi;
+#endif
+  (void)isa, (void)ext;
+  return fuse__qtable_scalar;
 }

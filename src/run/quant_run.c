@@ -146,6 +146,7 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
   if (clamps) {
     fuse__qadd_args q;
     q.a_scale = h->x_scale, q.b_scale = h->b_scale, q.y_scale = h->y_scale;
+    q.y_recip = 1.0 / (double)h->y_scale;
     q.lo = h->lo - h->y_zero, q.hi = h->hi - h->y_zero;
     for (k = 0; k < h->num_post; k++) q.clo[k] = post[k].lo, q.chi[k] = post[k].hi;
     q.num_clamps = h->num_post;
@@ -153,12 +154,11 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     q.a_signed = ta->type == FUSE_INT8, q.b_signed = tb->type == FUSE_INT8;
     q.y_signed = h->y_signed;
     for (i = 0; i < n; i += 16384) { /* a cached piece at a time, through the table if any */
-      int64_t len = n - i < 16384 ? n - i : 16384, j;
+      int64_t len = n - i < 16384 ? n - i : 16384;
       unsigned char *yi = (unsigned char *)y + i;
       (ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar)(
           (const unsigned char *)a + i, (const unsigned char *)b + i, yi, len, &q);
-      if (table)
-        for (j = 0; j < len; j++) yi[j] = table[yi[j]];
+      if (table) fuse__qtable_pick(r->p->isa, r->p->vnni)(yi, yi, len, table);
     }
     return;
   }
@@ -366,7 +366,6 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
     const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
     unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-    int64_t n = fuse__numel(tx->rank, tx->shape), i;
-    for (i = 0; i < n; i++) y[i] = table[x[i]];
+    fuse__qtable_pick(r->p->isa, r->p->vnni)(y, x, fuse__numel(tx->rank, tx->shape), table);
   }
 }
