@@ -487,6 +487,31 @@ TEST(dot_onnx_network) {
   fuse_graph_destroy(g);
 }
 
+/* A QDQ model (tools/quantize.py's tinynet): its integer composites say they run in integers
+   as one step, not op by op; the ops left in float32 between a dequantize and a quantize are
+   listed with the reason. */
+TEST(quantized_model) {
+  fuse_graph *g = NULL;
+  char *r;
+  CHECK_EQ_INT(fuse_onnx_load_file("tests/data/onnx/tinynet_qdq.onnx", NULL, &g), FUSE_OK);
+  if (!g) return;
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  r = explain(g);
+  CHECK_STR_CONTAINS(r, "[1,16,32,32]: composite fuse.qconv2d, runs in integers as one step: int8 "
+                        "weights, int32 sums, requantized on registers -> "
+                        "'/stem/stem.2/Relu_output_0_quantized'\n");
+  CHECK(strstr(r, "runs op by op") == NULL);
+  CHECK_STR_CONTAINS(r, "element-wise ops that run on their own, and why:\n  none\n");
+  CHECK_STR_CONTAINS(r, "a quantized model's ops that run in float32 (between a dequantize and a "
+                        "quantize), and why:\n");
+  CHECK_STR_CONTAINS(r, "  avg_pool2d '/head/head.3/AveragePool_output_0': avg_pool2d has no "
+                        "integer step");
+  CHECK_STR_CONTAINS(r, ": no integer matmul / Gemm yet\n");
+  CHECK(strstr(r, "add 'output_float'") == NULL); /* the matmul's fused bias: its line */
+  free(r);
+  fuse_graph_destroy(g);
+}
+
 /* ----------------------------------------------------------- bad arguments -- */
 
 static void ignore(void *user, const char *s, size_t n) {
@@ -573,6 +598,7 @@ int main(void) {
   RUN(dot_small_graphs);
   RUN(dot_escapes_names);
   RUN(dot_onnx_network);
+  RUN(quantized_model);
   RUN(bad_arguments);
   RUN(out_of_memory);
   return runner_finish("explain");

@@ -22,6 +22,7 @@ typedef struct fuse__explainer {
   fuse__users users;
   fuse_epilogue *epi;       /* per composite: the analysis of its root */
   unsigned char *fused;     /* per composite: runs as one step */
+  unsigned char *quant;     /* per composite: an integer step's kind (fuse__qkind), or 0 */
   fuse_value *escape;       /* per composite: a member other than the root that is read
                                outside it or is a graph output (FUSE_NONE: none) */
   fuse_value *reduction;    /* per composite: its conv2d / matmul, or FUSE_NONE */
@@ -38,6 +39,7 @@ static void fuse__explainer_free(fuse__explainer *x) {
   fuse__users_free(x->g, &x->users);
   fuse__free(a, x->epi);
   fuse__free(a, x->fused);
+  fuse__free(a, x->quant);
   fuse__free(a, x->escape);
   fuse__free(a, x->reduction);
   fuse__free(a, x->up);
@@ -66,19 +68,30 @@ static int fuse__explainer_init(fuse__explainer *x, const fuse_graph *g) {
   x->g = g;
   x->epi = (fuse_epilogue *)fuse__alloc(a, nc * sizeof(fuse_epilogue), 16);
   x->fused = (unsigned char *)fuse__alloc(a, nc, 16);
+  x->quant = (unsigned char *)fuse__alloc(a, nc, 16);
   x->escape = (fuse_value *)fuse__alloc(a, nc * sizeof(fuse_value), 16);
   x->reduction = (fuse_value *)fuse__alloc(a, nc * sizeof(fuse_value), 16);
   x->up = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
   x->via = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
   x->scope = (fuse_value *)fuse__alloc(a, nn * sizeof(fuse_value), 16);
   x->in_scope = (unsigned char *)fuse__alloc(a, nn, 16);
-  if (!x->epi || !x->fused || !x->escape || !x->reduction || !x->up || !x->via || !x->scope ||
+  if (!x->epi || !x->fused || !x->quant || !x->escape || !x->reduction || !x->up || !x->via || !x->scope ||
       !x->in_scope || !fuse__users_build(g, &x->users)) {
     fuse__explainer_free(x);
     return 0;
   }
   memset(x->in_scope, 0, nn);
   for (i = 0; i < g->num_composites; i++) { /* fused as fuse_compile decides it */
+    fuse__qparts q;
+    x->quant[i] = (unsigned char)(fuse__qkind(g->composites[i].name) &&
+                                          fuse__qparts_match(g, &x->users, g->composites[i].root, i, &q)
+                                      ? q.kind
+                                      : 0);
+    if (x->quant[i]) { /* one integer step (plan/quant_pack.c) */
+      memset(&x->epi[i], 0, sizeof x->epi[i]);
+      x->fused[i] = 1, x->escape[i] = FUSE_NONE, x->reduction[i] = FUSE_NONE;
+      continue;
+    }
     x->fused[i] = fuse_analyze_epilogue(g, g->composites[i].root, &x->epi[i]) == FUSE_OK;
     x->reduction[i] = x->fused[i] ? x->epi[i].reduction : FUSE_NONE;
     x->escape[i] = fuse__escaping_member(g, &x->users, i);
@@ -264,6 +277,11 @@ static int fuse__explain_reduction(fuse__out *o, const fuse__explainer *x, fuse_
     return 0;
   }
   fuse__format(o, g, "composite %s", g->composites[c].name);
+  if (x->quant[c]) {
+    fuse__format(o, g, ", runs in integers as one step: int8 weights, int32 sums, requantized "
+                       "on registers -> %V\n", g->composites[c].root);
+    return 1;
+  }
   fuse__explain_gate(o, x, r);
   if (x->fused[c] && x->epi[c].reduction == r) {
     const fuse_epilogue *e = &x->epi[c];
@@ -361,6 +379,39 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
   fuse__scope_clear(x);
 }
 
+/* A quantized model's ops that run in float32 (outside every integer composite), each with
+   the reason; returns how many. Nothing when the graph quantizes nothing. */
+static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
+  const fuse_graph *g = x->g;
+  int v, quantized = 0, count = 0;
+  for (v = 0; v < g->num_nodes; v++)
+    quantized |= g->nodes[v].op == FUSE__OP_QUANTIZE || g->nodes[v].op == FUSE__OP_DEQUANTIZE;
+  if (!quantized) return 0;
+  fuse__puts(o, "a quantized model's ops that run in float32 (between a dequantize and a "
+                "quantize), and why:\n");
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    if (n->op == FUSE__OP_INPUT || n->op == FUSE__OP_CONST || n->op == FUSE__OP_QUANTIZE ||
+        n->op == FUSE__OP_DEQUANTIZE || n->type != FUSE_FLOAT32 ||
+        (n->composite >= 0 && (x->quant[n->composite] ||
+                               (x->fused[n->composite] && !fuse__is_reduction(n->op)))))
+      continue; /* (an epilogue op of a fused float composite: its conv2d / matmul's line) */
+    count++;
+    fuse__format(o, g, "  %s %V: ", fuse__ops[n->op].name, v);
+    if (n->op == FUSE__OP_CONV2D)
+      fuse__puts(o, "not in fuse.qconv2d's pattern (dequantize of uint8 -> conv2d of int8 "
+                    "weights with zero points 0, per tensor or per output channel -> bias? -> "
+                    "relu / clip? -> quantize)\n");
+    else if (n->op == FUSE__OP_MATMUL)
+      fuse__puts(o, "no integer matmul / Gemm yet\n");
+    else
+      fuse__format(o, g, "%s has no integer step (those are conv2d, add, element-wise ops and "
+                         "max_pool2d between dequantize and quantize)\n", fuse__ops[n->op].name);
+  }
+  if (!count) fuse__puts(o, "  none\n");
+  return count;
+}
+
 FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write, void *user) {
   char buf[1024];
   fuse__out o;
@@ -409,6 +460,7 @@ FUSE_API fuse_result fuse_explain_write(const fuse_graph *g, fuse_write_fn write
     fuse__puts(&o, "\n");
   }
   if (!standalone) fuse__puts(&o, "  none\n");
+  fuse__explain_float_ops(&o, &x);
   fuse__format(&o, g,
                "summary: %d conv2d / matmul, %d with a fused epilogue, %d element-wise ops "
                "fused, %d standalone\n",
