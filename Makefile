@@ -747,11 +747,10 @@ M7_LIBC := memcpy memset memcmp memchr strlen strcmp strncmp strchr strcpy \
   expf sqrt log10 floor fabs fabsf malloc free __assert_func \
   sqrtf logf powf tanhf erff erfcf expm1f log1pf exp log fmod
 M7 := build-cross/m7
-# The int8 firmware's text budget. Measured: 19,268 bytes without the blob (2026-11-29), over
-# the float one's 16 KiB because the integer steps are one kind of step (FUSE_NO_RUN_QINT):
-# with it come every integer path, those this plan does not run too (qconv2d's direct and
-# depthwise loops 1.9 KB, qmax_pool2d and qlut 0.6 KB), and the loader's checks of integer
-# steps (1.1 KB). README.md, Bare metal: Cortex-M7, has the breakdown.
+# The int8 firmware's text budget. Measured: 19,552 bytes without the blob (2026-11-29), over
+# the float one's 16 KiB: the packed integer conv driver and tile, qadd's rows and table, and
+# the loader's checks of integer steps (1.1 KB); the integer kernels this plan does not run
+# are families --emit-config leaves out (FUSE_NO_KERNEL_QDIRECT, ...). README.md, Bare metal.
 M7_INT8_TEXT_MAX ?= 20480
 # the firmware examples; per example: the FUSE_NO_RUN_ kinds its config header must keep
 # (not define) and must leave out (define), its text budget

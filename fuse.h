@@ -10812,7 +10812,7 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
-   pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
+   pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
    the taps' pointers and offsets. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
@@ -10822,7 +10822,7 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
     return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
-         (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
+         (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
 /* ------------------------------------------------------- depthwise, on NHWC -- */
@@ -40751,57 +40751,97 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
    border on its own, its taps' input pixels (the padding pixel, x_zero in every channel, where
    a tap falls outside), and the run of pixels whose windows lie inside at once (the first
    one's corner plus each tap's offset, then a stride further per pixel), on the ISA's
-   depthwise kernel (kernels/qconv.c). */
-static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
-  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
-  const fuse_conv2d_attrs *a = &s->a.conv;
+   depthwise kernel (kernels/qconv.c). Output rows shared among the chunks, each with the
+   padding pixel, the taps' offsets and pointers in its scratch slot. */
+typedef struct fuse__qdw_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const fuse__qhead *h;
+  const unsigned char *x;
+  unsigned char *y;
+  const int16_t *w;
   const int32_t *bias;
   const float *scale;
-  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], Cp, n, oy, ox;
-  int64_t sy = a->strides[0], sx = a->strides[1], pt = a->padding[0], pl = a->padding[1];
+  int64_t C, H, W, OH, OW, Cp;
+} fuse__qdw_job;
+
+static void fuse__qdw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qdw_job *j = (const fuse__qdw_job *)ctx;
+  const fuse__qhead *h = j->h;
+  const fuse_conv2d_attrs *a = &j->s->a.conv;
+  const fuse_plan *p = j->r->p;
+  int64_t C = j->C, H = j->H, W = j->W, sx = a->strides[1], pl = a->padding[1], u, ox;
   int64_t span_y = (int64_t)(h->KH - 1) * a->dilation[0], span_x = (int64_t)(h->KW - 1) * a->dilation[1];
   int taps = h->KH * h->KW, t;
   size_t al = FUSE__ALIGN - 1;
-  const int16_t *w;
-  unsigned char *pad = r->work + r->p->scratch_offset, *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  const unsigned char **src;
-  int64_t *off; /* each tap's offset from the window's corner, in bytes */
-  fuse__qdw_fn kernel = fuse__qdw_pick(r->p->isa);
-  fuse__qconv_weight_bytes(FUSE__QL_DW, C, 1, taps, &Cp);
-  off = (int64_t *)(void *)(pad + (((size_t)Cp + al) & ~al));
-  src = (const unsigned char **)(void *)(off + taps);
-  for (t = 0; t < taps; t++)
-    off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
-  w = (const int16_t *)fuse__qconv_arrays(h, Cp, &bias, &scale);
-  memset(pad, h->x_zero, (size_t)Cp);
-  for (n = 0; n < N; n++)
-    for (oy = 0; oy < OH; oy++) {
-      int64_t iy0 = oy * sy - pt, inside_y = iy0 >= 0 && iy0 + span_y < H;
-      for (ox = 0; ox < OW;) {
-        int64_t ix0 = ox * sx - pl, run = 1;
-        if (inside_y && ix0 >= 0 && ix0 + span_x < W) { /* the run of pixels inside */
-          const unsigned char *corner = x + ((n * H + iy0) * W + ix0) * C;
-          for (t = 0; t < taps; t++) src[t] = corner + off[t];
-          while (ox + run < OW && (ox + run) * sx - pl + span_x < W) run++;
-        } else {
-          for (t = 0; t < taps; t++) {
-            int64_t iy = iy0 + t / h->KW * a->dilation[0], ix = ix0 + t % h->KW * a->dilation[1];
-            src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x + ((n * H + iy) * W + ix) * C : pad;
-          }
+  unsigned char *pad = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  int64_t *off = (int64_t *)(void *)(pad + (((size_t)j->Cp + al) & ~al)); /* from the corner */
+  const unsigned char **src = (const unsigned char **)(void *)(off + taps);
+  fuse__qdw_fn kernel = fuse__qdw_pick(p->isa);
+  memset(pad, h->x_zero, (size_t)j->Cp);
+  for (t = 0; t < taps; t++) off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
+  for (u = u0; u < u1; u++) { /* output row u of N * OH */
+    int64_t n = u / j->OH, oy = u % j->OH, iy0 = oy * a->strides[0] - a->padding[0];
+    int64_t inside_y = iy0 >= 0 && iy0 + span_y < H;
+    unsigned char *y = j->y + u * j->OW * C;
+    for (ox = 0; ox < j->OW;) {
+      int64_t ix0 = ox * sx - pl, run = 1;
+      if (inside_y && ix0 >= 0 && ix0 + span_x < W) { /* the run of pixels inside */
+        const unsigned char *corner = j->x + ((n * H + iy0) * W + ix0) * C;
+        for (t = 0; t < taps; t++) src[t] = corner + off[t];
+        while (ox + run < j->OW && (ox + run) * sx - pl + span_x < W) run++;
+      } else {
+        for (t = 0; t < taps; t++) {
+          int64_t iy = iy0 + t / h->KW * a->dilation[0], ix = ix0 + t % h->KW * a->dilation[1];
+          src[t] = iy >= 0 && iy < H && ix >= 0 && ix < W ? j->x + ((n * H + iy) * W + ix) * C : pad;
         }
-        kernel(src, sx * C, run, taps, w, Cp, C, bias, scale, h, y);
-        y += run * C, ox += run;
       }
+      kernel(src, sx * C, run, taps, j->w, j->Cp, C, j->bias, j->scale, h, y);
+      y += run * C, ox += run;
     }
+  }
+}
+
+static void fuse__qconv_depthwise(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  fuse__qdw_job j;
+  j.r = r, j.s = s, j.h = h;
+  j.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3], j.OH = ty->shape[2], j.OW = ty->shape[3];
+  fuse__qconv_weight_bytes(FUSE__QL_DW, j.C, 1, (int64_t)h->KH * h->KW, &j.Cp);
+  j.w = (const int16_t *)fuse__qconv_arrays(h, j.Cp, &j.bias, &j.scale);
+  fuse__parallel(r->p, tx->shape[0] * j.OH, fuse__qdw_units, &j);
 }
 
 /* qadd: v = (a - a_zero) * a_scale + (b - b_zero) * b_scale, the ops, then quantize. In
    double while the ops are clamps (relu, clip: every model's case), so the sum and the
    division round once, as the float64 reference (and ONNX Runtime, which matched it on the zoo)
    round them: on the ISA's rows (kernels/qeltwise.c); other ops in float32 as their float
-   steps compute them. A qlut merged in (h->K = 1): its table after. */
+   steps compute them. A qlut merged in (h->K = 1): its table after. Pieces shared among the
+   chunks. */
+#define FUSE__QPIECE 16384 /* elements of qadd's and the tables' units: a cached piece */
+typedef struct fuse__qadd_job {
+  fuse__qadd_args q;
+  const unsigned char *a, *b, *table;
+  unsigned char *y;
+  int64_t n;
+  fuse__qadd_fn row;
+  fuse__qtable_fn apply;
+} fuse__qadd_job;
+
+/* Pieces [u0, u1) of the qadd's elements, through the table if any. */
+static void fuse__qadd_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qadd_job *j = (const fuse__qadd_job *)ctx;
+  int64_t u;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t i = u * FUSE__QPIECE, len = j->n - i < FUSE__QPIECE ? j->n - i : FUSE__QPIECE;
+    j->row(j->a + i, j->b + i, j->y + i, len, &j->q);
+    if (j->table) j->apply(j->y + i, j->y + i, len, j->table);
+  }
+}
+
 static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse__tensor *ta = fuse__in_t(r, s, 0), *tb = fuse__in_t(r, s, 1), *ty = &r->p->tensors[s->out];
   const void *a = fuse__in(r, s, 0), *b = fuse__in(r, s, 1);
@@ -40823,22 +40863,20 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     ordered &= post[k].lo <= post[k].hi;
   }
   if (clamps) {
-    fuse__qadd_args q;
-    q.a_scale = h->x_scale, q.b_scale = h->b_scale, q.y_scale = h->y_scale;
-    q.y_recip = 1.0 / (double)h->y_scale;
-    q.lo = h->lo - h->y_zero, q.hi = h->hi - h->y_zero;
-    for (k = 0; k < h->num_post; k++) q.clo[k] = post[k].lo, q.chi[k] = post[k].hi;
-    q.num_clamps = h->num_post;
-    q.a_zero = h->x_zero, q.b_zero = h->b_zero, q.y_zero = h->y_zero;
-    q.a_signed = ta->type == FUSE_INT8, q.b_signed = tb->type == FUSE_INT8;
-    q.y_signed = h->y_signed;
-    for (i = 0; i < n; i += 16384) { /* a cached piece at a time, through the table if any */
-      int64_t len = n - i < 16384 ? n - i : 16384;
-      unsigned char *yi = (unsigned char *)y + i;
-      (ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar)(
-          (const unsigned char *)a + i, (const unsigned char *)b + i, yi, len, &q);
-      if (table) fuse__qtable_pick(r->p->isa, r->p->vnni)(yi, yi, len, table);
-    }
+    fuse__qadd_job j;
+    j.q.a_scale = h->x_scale, j.q.b_scale = h->b_scale, j.q.y_scale = h->y_scale;
+    j.q.y_recip = 1.0 / (double)h->y_scale;
+    j.q.lo = h->lo - h->y_zero, j.q.hi = h->hi - h->y_zero;
+    for (k = 0; k < h->num_post; k++) j.q.clo[k] = post[k].lo, j.q.chi[k] = post[k].hi;
+    j.q.num_clamps = h->num_post;
+    j.q.a_zero = h->x_zero, j.q.b_zero = h->b_zero, j.q.y_zero = h->y_zero;
+    j.q.a_signed = ta->type == FUSE_INT8, j.q.b_signed = tb->type == FUSE_INT8;
+    j.q.y_signed = h->y_signed;
+    j.a = (const unsigned char *)a, j.b = (const unsigned char *)b, j.y = (unsigned char *)y;
+    j.n = n, j.table = table;
+    j.row = ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar;
+    j.apply = fuse__qtable_pick(r->p->isa, r->p->vnni);
+    fuse__parallel(r->p, (n + FUSE__QPIECE - 1) / FUSE__QPIECE, fuse__qadd_units, &j);
     return;
   }
   for (i = 0; i < n; i++) {
@@ -40857,44 +40895,65 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
    table (skipped where it is the identity). NHWC: per output pixel, the window's pixels'
    channels at once, 256 at a time in a local row (kernels/qeltwise.c's max rows); NCHW: a
-   window per output element. int8 compares as uint8 with the sign bit flipped. */
+   window per output element. int8 compares as uint8 with the sign bit flipped. Output rows
+   (of each channel's plane in NCHW) shared among the chunks. */
+typedef struct fuse__qpool_job {
+  const fuse__step *s;
+  const unsigned char *x, *table;
+  unsigned char *y;
+  int64_t C, H, W, OH, OW, lanes;
+  int nhwc, identity;
+  unsigned char flip;
+  fuse__qmax_fn max_row;
+} fuse__qpool_job;
+
+static void fuse__qpool_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qpool_job *j = (const fuse__qpool_job *)ctx;
+  const fuse_pool2d_attrs *a = &j->s->a.pool;
+  int64_t C = j->C, H = j->H, W = j->W, u, ox, ky, kx, i, c0;
+  unsigned char best[256];
+  (void)chunk;
+  for (u = u0; u < u1; u++) { /* row oy of image n (NHWC), of plane n * C + c (NCHW) */
+    int64_t plane = u / j->OH, oy = u % j->OH, n = j->nhwc ? plane : plane / C, c = j->nhwc ? 0 : plane % C;
+    for (ox = 0; ox < j->OW; ox++)
+      for (c0 = 0; c0 < j->lanes; c0 += 256) {
+        int64_t len = j->lanes - c0 < 256 ? j->lanes - c0 : 256;
+        unsigned char *dst = j->y + c0 + (j->nhwc ? ((n * j->OH + oy) * j->OW + ox) * C
+                                                   : ((n * C + c) * j->OH + oy) * j->OW + ox);
+        memset(best, 0, (size_t)len); /* (no window is empty: the pads are smaller than the
+                                          kernel) */
+        for (ky = 0; ky < a->kernel[0]; ky++) {
+          int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+          if (iy < 0 || iy >= H) continue;
+          for (kx = 0; kx < a->kernel[1]; kx++) {
+            int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+            if (ix < 0 || ix >= W) continue;
+            j->max_row(best, j->x + c0 + (j->nhwc ? ((n * H + iy) * W + ix) * C
+                                                   : ((n * C + c) * H + iy) * W + ix),
+                       len, j->flip);
+          }
+        }
+        if (j->identity)
+          for (i = 0; i < len; i++) dst[i] = (unsigned char)(best[i] ^ j->flip);
+        else
+          for (i = 0; i < len; i++) dst[i] = j->table[best[i] ^ j->flip];
+      }
+  }
+}
+
 static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsigned char *table) {
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
-  const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
-  const fuse_pool2d_attrs *a = &s->a.pool;
-  int64_t N = ty->shape[0], C = ty->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t OH = ty->shape[2], OW = ty->shape[3], lanes = tx->nhwc ? C : 1, n, c, oy, ox, ky, kx, i, c0;
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out), best[256];
-  unsigned char flip = tx->type == FUSE_INT8 ? 0x80 : 0;
-  fuse__qmax_fn max_row = fuse__qmax_pick(r->p->isa);
-  int identity = 1;
-  for (i = 0; i < 256; i++) identity &= table[i] == i;
-  for (n = 0; n < N; n++)
-    for (c = 0; c < (tx->nhwc ? 1 : C); c++)
-      for (oy = 0; oy < OH; oy++)
-        for (ox = 0; ox < OW; ox++)
-          for (c0 = 0; c0 < lanes; c0 += 256) {
-            int64_t len = lanes - c0 < 256 ? lanes - c0 : 256;
-            unsigned char *dst = y + c0 + (tx->nhwc ? ((n * OH + oy) * OW + ox) * C
-                                                     : ((n * C + c) * OH + oy) * OW + ox);
-            memset(best, 0, (size_t)len); /* (no window is empty: the pads are smaller than
-                                             the kernel) */
-            for (ky = 0; ky < a->kernel[0]; ky++) {
-              int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-              if (iy < 0 || iy >= H) continue;
-              for (kx = 0; kx < a->kernel[1]; kx++) {
-                int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-                const unsigned char *v;
-                if (ix < 0 || ix >= W) continue;
-                v = x + c0 + (tx->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
-                max_row(best, v, len, flip);
-              }
-            }
-            if (identity)
-              for (i = 0; i < len; i++) dst[i] = (unsigned char)(best[i] ^ flip);
-            else
-              for (i = 0; i < len; i++) dst[i] = table[best[i] ^ flip];
-          }
+  fuse__qpool_job j;
+  int i;
+  j.s = s, j.table = table;
+  j.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.C = ty->shape[1], j.H = tx->shape[2], j.W = tx->shape[3], j.OH = ty->shape[2], j.OW = ty->shape[3];
+  j.nhwc = tx->nhwc, j.lanes = j.nhwc ? j.C : 1;
+  j.flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  j.max_row = fuse__qmax_pick(r->p->isa);
+  for (i = 0, j.identity = 1; i < 256; i++) j.identity &= table[i] == i;
+  fuse__parallel(r->p, ty->shape[0] * (j.nhwc ? 1 : j.C) * j.OH, fuse__qpool_units, &j);
 }
 
 /* qconv2d in the pairs or quads layout (kernels/qconv.c). The input's rows: read in place
@@ -40903,103 +40962,150 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
    x_zero; in row mode (fuse__qconv_rowmode) with the padding columns, x_zero). Per image,
    per block of nb panels of output channels, per tile of MR pixels: the row pointers of its
    taps (of its kernel rows in row mode; the padding row where one falls outside) and the tile,
-   into the NHWC output, or into the scratch and then transposed into an NCHW one. */
+   into the NHWC output, or into the scratch and then transposed into an NCHW one. Each phase
+   is shared among the plan's chunks: rows of the input, tiles, channels of the output; the
+   input rows, the padding row and the staged output live in the first chunk's scratch slot,
+   each chunk's row pointers in its own. */
+typedef struct fuse__qconv_job {
+  const fuse__run *r;
+  const fuse__step *s;
+  const fuse__qhead *h;
+  const uint8_t *x;
+  unsigned char *y, *in, *pad, *out;
+  const unsigned char *w;
+  const int32_t *bias;
+  const float *scale;
+  fuse__qtile_fn main;
+  size_t panel, rows_at; /* one panel's bytes; the row pointers' place in a scratch slot */
+  int64_t N, C, H, W, K, OW, npix, Kp, taps, ntaps, csteps, cs, span, WP, pl, blocks, tiles;
+  int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
+} fuse__qconv_job;
+
+/* Input rows [u0, u1) (image rows, N * H of them) into the scratch. */
+static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
+  int64_t u, ix, c, W = j->W;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->H, iy = u % j->H;
+    unsigned char *line = j->in + u * j->WP * j->cs;
+    if (j->rowmode) { /* the padding columns */
+      memcpy(line, j->pad, (size_t)(j->pl * j->cs));
+      memcpy(line + (j->pl + W) * j->cs, j->pad, (size_t)((j->WP - j->pl - W) * j->cs));
+    }
+    for (ix = 0; ix < W; ix++) {
+      int64_t i = iy * W + ix, stride = j->in_nhwc ? 1 : j->H * W;
+      const uint8_t *src = j->in_nhwc ? j->x + (n * j->H * W + i) * j->C : j->x + n * j->C * j->H * W + i;
+      unsigned char *row = line + (j->pl + ix) * j->cs;
+      if (j->pairs) {
+        int16_t *e = (int16_t *)(void *)row;
+        for (c = 0; c < j->C; c++) e[c] = (int16_t)(src[c * stride] - j->h->x_zero);
+        for (; c < j->csteps * j->step; c++) e[c] = 0;
+      } else {
+        for (c = 0; c < j->C; c++) row[c] = src[c * stride];
+        for (; c < j->csteps * j->step; c++) row[c] = (unsigned char)j->h->x_zero;
+      }
+    }
+  }
+}
+
+/* Tiles [u0, u1): (image, block of nb panels, tile of MR pixels), the last fastest. */
+static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
+  const fuse_plan *p = j->r->p;
+  const fuse__qhead *h = j->h;
+  const fuse_conv2d_attrs *a = &j->s->a.conv;
+  const void **rows = (const void **)(void *)(j->r->work + p->scratch_offset +
+                                              p->scratch_slot * (size_t)chunk + j->rows_at);
+  int64_t u, t, mr = j->mr, OW = j->OW, H = j->H, W = j->W, WP = j->WP, cs = j->cs;
+  int jj;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / (j->blocks * j->tiles), k = u / j->tiles % j->blocks * j->nb * FUSE__QNR;
+    int64_t m0 = u % j->tiles * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
+    const unsigned char *img = j->in_place ? j->x + n * H * W * j->C : j->in + n * H * WP * cs;
+    unsigned char *yi = j->out_nhwc ? j->y + n * j->npix * j->K : j->out + n * j->npix * j->Kp;
+    int bn = left >= (int64_t)j->nb * FUSE__QNR ? j->nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
+    fuse__qtile_fn tile = bn == j->nb ? j->main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, j->mr);
+    int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
+    int mvalid = j->npix - m0 < mr ? (int)(j->npix - m0) : (int)mr;
+    if (j->pointwise) {
+      for (jj = 0; jj < mr; jj++) rows[jj] = img + (m0 + (jj < mvalid ? jj : mvalid - 1)) * cs;
+    } else {
+      int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX], oy = m0 / OW, ox = m0 % OW;
+      for (jj = 0; jj < mr; jj++) { /* each pixel's window corner (the last one repeated) */
+        y0[jj] = oy * a->strides[0] - a->padding[0];
+        x0[jj] = ox * a->strides[1] - a->padding[1];
+        if (jj + 1 < mvalid && ++ox == OW) ox = 0, oy++;
+      }
+      for (t = 0; t < j->ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
+        int64_t dy = (j->rowmode ? t : t / h->KW) * a->dilation[0];
+        int64_t dx = j->rowmode ? 0 : t % h->KW * a->dilation[1];
+        for (jj = 0; jj < mr; jj++) {
+          int64_t iy = y0[jj] + dy, ix = x0[jj] + dx;
+          rows[t * mr + jj] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || j->rowmode)
+                                  ? (const void *)(img + (iy * WP + ix + j->pl) * cs)
+                                  : (const void *)j->pad;
+        }
+      }
+    }
+    tile((int)j->ntaps, (int)(j->span / (j->pairs ? 2 * j->step : j->step)), rows,
+         j->w + (size_t)(k / FUSE__QNR) * j->panel, (int64_t)j->panel, yi + m0 * ldy + k, ldy,
+         mvalid, kvalid, j->bias + k, j->scale + k, h);
+  }
+}
+
+/* The staged NHWC output into the NCHW one, output channels [u0, u1) of all the images
+   (N * K of them). */
+static void fuse__qconv_nchw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
+  int64_t u, i;
+  (void)chunk;
+  for (u = u0; u < u1; u++) {
+    int64_t n = u / j->K, k = u % j->K;
+    const unsigned char *src = j->out + n * j->npix * j->Kp + k;
+    unsigned char *dst = j->y + u * j->npix;
+    for (i = 0; i < j->npix; i++) dst[i] = src[i * j->Kp];
+  }
+}
+
 static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
-  const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
   const fuse_conv2d_attrs *a = &s->a.conv;
-  int64_t N = tx->shape[0], C = tx->shape[1], H = tx->shape[2], W = tx->shape[3];
-  int64_t K = ty->shape[1], OH = ty->shape[2], OW = ty->shape[3], npix = OH * OW, Kp;
-  int64_t taps = (int64_t)h->KH * h->KW, n, c, i, m0, k, t;
-  int pairs = h->layout == FUSE__QL_PAIRS, step = pairs ? 2 : 4, nb, mr, j;
-  int rowmode = fuse__qconv_rowmode(h->layout, C, h->KW, a->dilation[1]);
-  int64_t pl = rowmode ? a->padding[1] : 0, WP = rowmode ? W + pl + a->padding[3] : W;
-  int64_t csteps = (C + step - 1) / step, cs = csteps * step * (pairs ? 2 : 1); /* bytes a row */
-  int64_t ntaps = rowmode ? h->KH : taps, span = rowmode ? h->KW * cs : cs; /* a tap's bytes */
-  int in_place = !pairs && tx->nhwc && C % 4 == 0 && !rowmode, out_nhwc = ty->nhwc;
-  int pointwise = taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
-                  !a->padding[1] && !a->padding[2] && !a->padding[3];
-  size_t al = FUSE__ALIGN - 1, panel = fuse__qconv_weight_bytes(h->layout, K, C, taps, &Kp);
-  unsigned char *in = r->work + p->scratch_offset;
-  unsigned char *pad = in + (((size_t)(N * H * WP * cs) + al) & ~al);
-  const void **rows = (const void **)(void *)(pad + (((size_t)(taps * cs) + al) & ~al));
-  unsigned char *out = (unsigned char *)rows + (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
-  const int32_t *bias;
-  const float *scale;
-  const unsigned char *w = (const unsigned char *)fuse__qconv_arrays(h, Kp, &bias, &scale);
-  unsigned char *y = (unsigned char *)(void *)fuse__data(r, s->out);
-  fuse__qtile_fn main = fuse__qtile_plan(p->isa, h->layout, p->vnni, K, &nb, &mr);
-  panel /= (size_t)(Kp / FUSE__QNR); /* one panel of 16 output channels */
-  if (pairs) memset(pad, 0, (size_t)span);
-  else memset(pad, h->x_zero, (size_t)span);
-  if (!in_place) { /* the rows, the padding channels 0 (pairs) / x_zero */
-    if (rowmode) /* the padding columns */
-      for (i = 0; i < N * H; i++) {
-        memcpy(in + i * WP * cs, pad, (size_t)(pl * cs));
-        memcpy(in + (i * WP + pl + W) * cs, pad, (size_t)((WP - pl - W) * cs));
-      }
-    for (n = 0; n < N; n++)
-      for (i = 0; i < H * W; i++) {
-        const uint8_t *src = tx->nhwc ? x + (n * H * W + i) * C : x + n * C * H * W + i;
-        int64_t stride = tx->nhwc ? 1 : H * W;
-        unsigned char *row = in + ((n * H + i / W) * WP + pl + i % W) * cs;
-        if (pairs) {
-          int16_t *e = (int16_t *)(void *)row;
-          for (c = 0; c < C; c++) e[c] = (int16_t)(src[c * stride] - h->x_zero);
-          for (; c < csteps * step; c++) e[c] = 0;
-        } else {
-          for (c = 0; c < C; c++) row[c] = src[c * stride];
-          for (; c < csteps * step; c++) row[c] = (unsigned char)h->x_zero;
-        }
-      }
-  } else {
-    cs = C;
-  }
-  for (n = 0; n < N; n++) {
-    const unsigned char *img = in_place ? x + n * H * W * C : in + n * H * WP * cs;
-    unsigned char *yi = out_nhwc ? y + n * npix * K : out;
-    int64_t ldy = out_nhwc ? K : Kp;
-    for (k = 0; k < K; k += (int64_t)nb * FUSE__QNR) {
-      int64_t left = K - k;
-      int bn = left >= (int64_t)nb * FUSE__QNR ? nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
-      fuse__qtile_fn tile = bn == nb ? main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mr);
-      int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
-      for (m0 = 0; m0 < npix; m0 += mr) {
-        int mvalid = npix - m0 < mr ? (int)(npix - m0) : mr;
-        if (pointwise) {
-          for (j = 0; j < mr; j++) rows[j] = img + (m0 + (j < mvalid ? j : mvalid - 1)) * cs;
-        } else {
-          int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX], oy = m0 / OW, ox = m0 % OW;
-          for (j = 0; j < mr; j++) { /* each pixel's window corner (the last one repeated) */
-            y0[j] = oy * a->strides[0] - a->padding[0];
-            x0[j] = ox * a->strides[1] - a->padding[1];
-            if (j + 1 < mvalid && ++ox == OW) ox = 0, oy++;
-          }
-          for (t = 0; t < ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
-            int64_t dy = (rowmode ? t : t / h->KW) * a->dilation[0];
-            int64_t dx = rowmode ? 0 : t % h->KW * a->dilation[1];
-            for (j = 0; j < mr; j++) {
-              int64_t iy = y0[j] + dy, ix = x0[j] + dx;
-              rows[t * mr + j] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || rowmode)
-                                     ? (const void *)(img + (iy * WP + ix + pl) * cs)
-                                     : (const void *)pad;
-            }
-          }
-        }
-        tile((int)ntaps, (int)(span / (pairs ? 2 * step : step)), rows,
-             w + (size_t)(k / FUSE__QNR) * panel, (int64_t)panel, yi + m0 * ldy + k, ldy,
-             mvalid, kvalid, bias + k, scale + k, h);
-      }
-    }
-    if (!out_nhwc)
-      for (k = 0; k < K; k += FUSE__QNR) { /* the image's NHWC output -> NCHW, 16 channels a pass */
-        int64_t kk, kn = K - k < FUSE__QNR ? K - k : FUSE__QNR;
-        unsigned char *yk = y + (n * K + k) * npix;
-        for (i = 0; i < npix; i++)
-          for (kk = 0; kk < kn; kk++) yk[kk * npix + i] = out[i * Kp + k + kk];
-      }
-  }
+  size_t al = FUSE__ALIGN - 1;
+  fuse__qconv_job j;
+  memset(&j, 0, sizeof j);
+  j.r = r, j.s = s, j.h = h;
+  j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.N = tx->shape[0], j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OW = ty->shape[3], j.npix = ty->shape[2] * ty->shape[3];
+  j.taps = (int64_t)h->KH * h->KW;
+  j.pairs = h->layout == FUSE__QL_PAIRS, j.step = j.pairs ? 2 : 4;
+  j.rowmode = fuse__qconv_rowmode(h->layout, j.C, h->KW, a->dilation[1]);
+  j.pl = j.rowmode ? a->padding[1] : 0, j.WP = j.rowmode ? j.W + j.pl + a->padding[3] : j.W;
+  j.csteps = (j.C + j.step - 1) / j.step, j.cs = j.csteps * j.step * (j.pairs ? 2 : 1); /* bytes a row */
+  j.ntaps = j.rowmode ? h->KH : j.taps, j.span = j.rowmode ? h->KW * j.cs : j.cs; /* a tap's bytes */
+  j.in_nhwc = tx->nhwc, j.out_nhwc = ty->nhwc;
+  j.in_place = !j.pairs && j.in_nhwc && j.C % 4 == 0 && !j.rowmode;
+  j.pointwise = j.taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
+                !a->padding[1] && !a->padding[2] && !a->padding[3];
+  j.panel = fuse__qconv_weight_bytes(h->layout, j.K, j.C, j.taps, &j.Kp);
+  j.in = r->work + p->scratch_offset;
+  j.pad = j.in + (((size_t)(j.N * j.H * j.WP * j.cs) + al) & ~al);
+  j.rows_at = (size_t)(j.pad - j.in) + (((size_t)(j.taps * j.cs) + al) & ~al);
+  j.out = j.in + j.rows_at + (((size_t)j.taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
+  j.w = (const unsigned char *)fuse__qconv_arrays(h, j.Kp, &j.bias, &j.scale);
+  j.main = fuse__qtile_plan(p->isa, h->layout, p->vnni, j.K, &j.nb, &j.mr);
+  j.panel /= (size_t)(j.Kp / FUSE__QNR); /* one panel of 16 output channels */
+  j.blocks = (j.K + (int64_t)j.nb * FUSE__QNR - 1) / ((int64_t)j.nb * FUSE__QNR);
+  j.tiles = (j.npix + j.mr - 1) / j.mr;
+  if (j.pairs) memset(j.pad, 0, (size_t)j.span);
+  else memset(j.pad, h->x_zero, (size_t)j.span);
+  if (j.in_place) j.cs = j.C;
+  else fuse__parallel(p, j.N * j.H, fuse__qconv_rows_units, &j);
+  fuse__parallel(p, j.N * j.blocks * j.tiles, fuse__qconv_tile_units, &j);
+  if (!j.out_nhwc) fuse__parallel(p, j.N * j.K, fuse__qconv_nchw_units, &j);
 }
 
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */

@@ -16,6 +16,8 @@
         (no shared graph or plan; nothing global may be shared behind the caller's back), and
         also compile the same shared, const graph at the same time: every plan gives the same
         bytes.
+     4. int8_chunks: the same as 2. for the network's QDQ form (tinynet_qdq.onnx), whose
+        integer steps share their work among the chunks.
    Built with -fsanitize=thread by `make test-tsan` (with test_run.c and test_kernels.c),
    where any data race is a failure; in `make test` it checks the results only.
 
@@ -313,6 +315,41 @@ TEST(independent_pipelines) {
   fuse_graph_destroy(shared);
 }
 
+/* ---------------------------------------------------------------- int8 chunks -- */
+
+/* The QDQ form of the network (tinynet_qdq.onnx: its convs, adds and pools in integers, the
+   conv tiles, depthwise, qadd and max pool rows cut among chunks) compiled with 3 chunks on
+   pthreads and run by 3 callers at once: bit for bit the serial plan's outputs. */
+TEST(int8_chunks) {
+  size_t size = 0;
+  unsigned char *qdq = read_bytes("tests/data/onnx/tinynet_qdq.onnx", &size);
+  fuse_graph *g = NULL;
+  fuse_compile_options serial, par;
+  fuse_plan *ps = NULL, *pp = NULL;
+  float *want;
+  CHECK(qdq != NULL);
+  if (!qdq) return;
+  CHECK_EQ_INT(fuse_onnx_load_memory(qdq, size, NULL, &g), FUSE_OK);
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  memset(&serial, 0, sizeof serial);
+  memset(&par, 0, sizeof par);
+  serial.num_threads = 1;
+  par.parallel_for = pthread_for;
+  par.num_threads = 3;
+  CHECK_EQ_INT(fuse_compile(g, &serial, &ps), FUSE_OK);
+  CHECK_EQ_INT(fuse_compile(g, &par, &pp), FUSE_OK);
+  fuse_graph_destroy(g);
+  free(qdq);
+  if (ps && pp) {
+    want = serial_outputs(ps, 3 * RUNS);
+    if (want) run_callers(pp, want, 3);
+    free(want);
+  }
+  printf("  int8_chunks: 3 callers of an int8 plan cut into 3 chunks on pthreads\n");
+  fuse_plan_destroy(ps);
+  fuse_plan_destroy(pp);
+}
+
 int main(void) {
   model = read_bytes("tests/data/onnx/tinynet_bn.onnx", &model_size);
   base_input = read_floats("tests/data/onnx/tinynet.input.bin", IN_N);
@@ -320,6 +357,7 @@ int main(void) {
     RUN(many_callers);
     RUN(nested_threads);
     RUN(independent_pipelines);
+    RUN(int8_chunks);
   } else {
     fprintf(stderr, "FAIL threads: tests/data/onnx/tinynet_bn.onnx or tinynet.input.bin missing\n");
     runner_failed++;

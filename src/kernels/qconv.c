@@ -363,7 +363,7 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
-   pointers, one image's NHWC output (when the output is NCHW). Depthwise: the padding pixel,
+   pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
    the taps' pointers and offsets. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
@@ -373,7 +373,7 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
     return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
-         (size_t)((npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
+         (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
 /* ------------------------------------------------------- depthwise, on NHWC -- */
