@@ -10517,21 +10517,21 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-/* 8 int32 sums + bias, requantized, as 8 int32 in the output type's range. */
+/* 8 int32 sums (the bias in them), requantized, as 8 int32 in the output type's range. */
 __attribute__((target("avx2,fma"))) static inline __m256i fuse__qrequant8_avx2(
-    __m256i acc, const int32_t *bias, const float *scale, const fuse__qhead *h) {
+    __m256i acc, const float *scale, const fuse__qhead *h) {
   const __m256 lo = _mm256_set1_ps((float)(h->lo - h->y_zero));
   const __m256 hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
-  __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(const void *)bias)));
+  __m256 f = _mm256_cvtepi32_ps(acc);
   f = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(f, _mm256_loadu_ps(scale)), lo), hi);
   return _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(h->y_zero));
 }
 
-/* 16 int32 sums (two vectors) + bias, requantized, as the first n <= 16 bytes at y. */
+/* 16 int32 sums (two vectors, the bias in them), requantized, as the first n <= 16 bytes at
+   y. */
 __attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
-    __m256i a0, __m256i a1, const int32_t *bias, const float *scale, const fuse__qhead *h,
-    unsigned char *y, int n) {
-  __m256i q0 = fuse__qrequant8_avx2(a0, bias, scale, h), q1 = fuse__qrequant8_avx2(a1, bias + 8, scale + 8, h);
+    __m256i a0, __m256i a1, const float *scale, const fuse__qhead *h, unsigned char *y, int n) {
+  __m256i q0 = fuse__qrequant8_avx2(a0, scale, h), q1 = fuse__qrequant8_avx2(a1, scale + 8, h);
   __m256i p16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8); /* 16 int16, in order */
   __m128i b = h->y_signed ? _mm_packs_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1))
                           : _mm_packus_epi16(_mm256_castsi256_si128(p16), _mm256_extracti128_si256(p16, 1));
@@ -10555,7 +10555,10 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
   int t, c, r;
   (void)pstride;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias */
+    acc[r][0] = _mm256_loadu_si256((const __m256i *)(const void *)bias);
+    acc[r][1] = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8));
+  }
   for (t = 0; t < ntaps; t++) {
     const int16_t *x[FUSE__QMR_AVX2];
     FUSE__UNROLL
@@ -10574,8 +10577,11 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
       }
     }
   }
-  for (r = 0; r < mvalid; r++)
-    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], scale, h, y + r * ldy, kvalid);
+  }
 }
 
 /* AVX-VNNI: the same tile on int8 quads, vpdpbusd on 256-bit registers. */
@@ -10590,7 +10596,10 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
   int t, c, r;
   (void)pstride;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias */
+    acc[r][0] = _mm256_loadu_si256((const __m256i *)(const void *)bias);
+    acc[r][1] = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8));
+  }
   for (t = 0; t < ntaps; t++) {
     const uint8_t *x[FUSE__QMR_AVX2];
     FUSE__UNROLL
@@ -10609,23 +10618,27 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
       }
     }
   }
-  for (r = 0; r < mvalid; r++)
-    fuse__qstore16_avx2(acc[r][0], acc[r][1], bias, scale, h, y + r * ldy, kvalid);
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    fuse__qstore16_avx2(acc[r][0], acc[r][1], scale, h, y + r * ldy, kvalid);
+  }
 }
 #endif
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
 #define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-/* 16 int32 sums + bias, requantized, into the type's range, the first bits of mask stored. */
-FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const int32_t *bias,
-                                                      const float *scale, const fuse__qhead *h,
-                                                      unsigned char *y, __mmask16 mask) {
+/* 16 int32 sums (the bias in them), requantized, into the type's range, the first bits of
+   mask stored. */
+FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *scale,
+                                                      const fuse__qhead *h, unsigned char *y,
+                                                      __mmask16 mask) {
   /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
   const __mmask16 all = (__mmask16)-1;
   const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
   const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
-  __m512 f = _mm512_maskz_cvtepi32_ps(all, _mm512_add_epi32(acc, _mm512_loadu_si512(bias)));
+  __m512 f = _mm512_maskz_cvtepi32_ps(all, acc);
   __m512i q;
   f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, _mm512_loadu_ps(scale)), lo), hi);
   q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), _mm512_set1_epi32(h->y_zero));
@@ -10644,9 +10657,9 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_
   __m512i acc[FUSE__QMR_MAX][4];
   int t, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
+  for (r = 0; r < mr; r++) { /* the sums start at the bias */
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_loadu_si512(bias + b * FUSE__QNR);
   }
   for (t = 0; t < ntaps; t++, w += (size_t)csteps * 4 * FUSE__QNR) {
     const uint8_t *x[FUSE__QMR_MAX];
@@ -10667,14 +10680,35 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_
       }
     }
   }
-  for (r = 0; r < mvalid; r++) {
+  { /* requantized on registers: the scales, clamp and zero point read once (the stores to
+       y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
+       in registers) */
+    const __mmask16 all = (__mmask16)-1;
+    const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
+    const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
+    const __m512i zero = _mm512_set1_epi32(h->y_zero);
+    const int y_signed = h->y_signed;
+    __m512 sv[4];
+    __mmask16 mask[4];
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
-      if (left > 0)
-        fuse__qstore16_avx512(acc[r][b], bias + b * FUSE__QNR, scale + b * FUSE__QNR, h,
-                              y + r * ldy + b * FUSE__QNR,
-                              (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u));
+      sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
+      mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      if (r >= mvalid) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) {
+        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+        __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
+        __m512i q;
+        f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
+        q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
+        if (y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + r * ldy + b * FUSE__QNR, mask[b], q);
+        else _mm512_mask_cvtusepi32_storeu_epi8(y + r * ldy + b * FUSE__QNR, mask[b], q);
+      }
     }
   }
 }
@@ -10881,7 +10915,7 @@ fuse__qdw_avx2_blocks(const int taps, const unsigned char *const *src, int64_t s
     for (p = 0; taps && p + 4 <= npix; p += 4) {
       __m256i acc[4];
       FUSE__UNROLL
-      for (q = 0; q < 4; q++) acc[q] = _mm256_setzero_si256();
+      for (q = 0; q < 4; q++) acc[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bias + c));
       FUSE__UNROLL
       for (t = 0; t < taps; t++) {
         FUSE__UNROLL
@@ -10892,21 +10926,21 @@ fuse__qdw_avx2_blocks(const int taps, const unsigned char *const *src, int64_t s
       }
       FUSE__UNROLL
       for (q = 0; q < 4; q++) {
-        __m256i r = fuse__qrequant8_avx2(acc[q], bias + c, scale + c, h);
+        __m256i r = fuse__qrequant8_avx2(acc[q], scale + c, h);
         __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
         _mm_storel_epi64((__m128i *)(void *)(y + (p + q) * C + c),
                          ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
       }
     }
     for (; p < npix; p++) {
-      __m256i acc = _mm256_setzero_si256(), r;
+      __m256i acc = _mm256_loadu_si256((const __m256i *)(const void *)(bias + c)), r;
       __m128i p16;
       for (t = 0; t < ntaps; t++) {
         __m256i xv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(src[t] + p * step + c)));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(xv, _mm256_cvtepu16_epi32(_mm_loadu_si128(
                                                               (const __m128i *)(const void *)(w + t * Cp + c)))));
       }
-      r = fuse__qrequant8_avx2(acc, bias + c, scale + c, h);
+      r = fuse__qrequant8_avx2(acc, scale + c, h);
       p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
       _mm_storel_epi64((__m128i *)(void *)(y + p * C + c),
                        ys ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
@@ -10948,7 +10982,7 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_b
     for (p = 0; taps && p + 4 <= npix; p += 4) {
       __m512i acc[4];
       FUSE__UNROLL
-      for (q = 0; q < 4; q++) acc[q] = _mm512_setzero_si512();
+      for (q = 0; q < 4; q++) acc[q] = _mm512_loadu_si512(bias + c);
       FUSE__UNROLL
       for (t = 0; t < taps; t++) {
         FUSE__UNROLL
@@ -10958,16 +10992,16 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_b
         }
       }
       FUSE__UNROLL
-      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], bias + c, scale + c, h, y + (p + q) * C + c, m);
+      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], scale + c, h, y + (p + q) * C + c, m);
     }
     for (; p < npix; p++) {
-      __m512i acc = _mm512_setzero_si512();
+      __m512i acc = _mm512_loadu_si512(bias + c);
       for (t = 0; t < ntaps; t++) {
         __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
         acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_maskz_cvtepu16_epi32(
                                                               all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)))));
       }
-      fuse__qstore16_avx512(acc, bias + c, scale + c, h, y + p * C + c, m);
+      fuse__qstore16_avx512(acc, scale + c, h, y + p * C + c, m);
     }
   }
 }
