@@ -292,7 +292,8 @@ check-dnnl: $(IMPL) | $(HB)
 # against PyTorch's output, then saves its plan (--save-plan) and runs the .fplan against the
 # same output and bit for bit against the plan it came from, and the same for the committed
 # QDQ model (tinynet_qdq: integer steps in the blob) on its input, against ONNX Runtime's
-# output (.ort.bin); game_loop runs its built-in network and the committed one
+# output (.ort.bin), and runs the int8 embedded plan (uint8 in, int8 out: its printed values
+# must be int8's); game_loop runs its built-in network and the committed one
 # for 30 frames under a 2 ms budget on two threads, each inference (fuse_run_steps, a few
 # steps a frame) bit for bit against a plain fuse_run on the same snapshot
 check-examples: $(EXAMPLE_PROGRAMS)
@@ -317,6 +318,10 @@ check-examples: $(EXAMPLE_PROGRAMS)
 	  --expect tests/data/onnx/tinynet_qdq.ort.bin --output $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1 && \
 	  cmp $(BUILD)/tinynet_qdq.onnx-out.bin $(BUILD)/tinynet_qdq.fplan-out.bin 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "fuse_run --save-plan of the QDQ model, then the .fplan: failed, off ONNX Runtime's output or not bit for bit"; exit 1; }
+	@out=$$(./$(BUILD)/fuse_run $(EMB)/int8.fplan --runs 1 2>&1) && \
+	  printf '%s\n' "$$out" | awk '/^    min / { seen = 1; if ($$2 != int($$2) || $$4 != int($$4) || \
+	    $$2 < -128 || $$4 > 127) bad = 1 } END { exit !(seen && !bad) }' || \
+	  { printf '%s\n' "$$out"; echo "fuse_run on the int8 plan (uint8 in, int8 out): its output is not int8 values"; exit 1; }
 	@for model in "" tests/data/onnx/tinynet_bn.onnx; do \
 	  out=$$(./$(BUILD)/game_loop $$model --short --threads 2 --frames 30 2>&1) || \
 	  { printf '%s\n' "$$out"; echo "game_loop $$model failed (or an inference across frames is not fuse_run's)"; exit 1; }; \

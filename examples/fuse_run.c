@@ -29,7 +29,10 @@
 
    Inputs: raw little-endian float32 files, one --input per model input in order, each exactly
    that input's size; without --input every input is filled from a fixed seed, uniform in
-   [-1, 1]. Outputs: --output writes the model's outputs as raw float32, one file each, in order.
+   [-1, 1]. A uint8 / int8 / int32 input (a quantized model's image) takes those values rounded
+   and saturated to its type, random ones spread over its range; a typed output is printed,
+   compared and written as floats. Outputs: --output writes the model's outputs as raw float32,
+   one file each, in order.
    --expect reads reference outputs in the same form and order and prints each output's
    normwise relative error max|got - want| / max|want|; above --tolerance (default 1e-3) the
    exit status is 1.
@@ -167,6 +170,34 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 static uint32_t rng_state = 20240601u;
+
+/* A uint8 / int8 / int32 input's float values (a file's, or uniform ones) as that type, in
+   place (the elements are no wider than a float): each rounded and saturated; uniform values
+   in [-1, 1] spread over the type's range first. */
+static void floats_to_type(float *v, size_t n, int type, int spread) {
+  double lo = type == FUSE_UINT8 ? 0 : type == FUSE_INT8 ? -128 : -2147483648.0;
+  double hi = type == FUSE_UINT8 ? 255 : type == FUSE_INT8 ? 127 : 2147483647.0;
+  size_t j;
+  for (j = 0; j < n; j++) {
+    double x = spread ? lo + (v[j] + 1.0) / 2.0 * (hi - lo) : v[j];
+    x = x != x ? 0 : x < lo ? lo : x > hi ? hi : floor(x + 0.5);
+    if (type == FUSE_UINT8) ((unsigned char *)v)[j] = (unsigned char)x;
+    else if (type == FUSE_INT8) ((signed char *)v)[j] = (signed char)x;
+    else ((int32_t *)(void *)v)[j] = (int32_t)x;
+  }
+}
+
+/* A typed output's elements as floats, in place (from the last, so nothing is overwritten
+   before it is read). */
+static void type_to_floats(float *v, size_t n, int type) {
+  size_t j;
+  for (j = n; j-- > 0;) {
+    float x = type == FUSE_UINT8 ? (float)((unsigned char *)v)[j]
+              : type == FUSE_INT8 ? (float)((signed char *)v)[j]
+                                  : (float)((int32_t *)(void *)v)[j];
+    v[j] = x;
+  }
+}
 
 static float uniform(void) { /* xorshift32 -> [-1, 1] */
   rng_state ^= rng_state << 13;
@@ -1201,8 +1232,14 @@ have_plan:
   for (i = 0; i < n_in; i++) {
     printf("  input %d: %s ", i, ins[i].label);
     print_port_shape(stdout, &ins[i]);
+    if (fuse_plan_input_type(plan, i) != FUSE_FLOAT32)
+      printf(" %s", fuse_plan_input_type(plan, i) == FUSE_UINT8  ? "uint8"
+                    : fuse_plan_input_type(plan, i) == FUSE_INT8 ? "int8"
+                                                                 : "int32");
     if (o.num_inputs) printf(" from %s\n", o.inputs[i]);
-    else if (i == 0) printf(" random: uniform in [-1, 1], seed %lu\n", (unsigned long)rng_state);
+    else if (i == 0) printf(" random: uniform in [-1, 1]%s, seed %lu\n",
+                            fuse_plan_input_type(plan, i) != FUSE_FLOAT32 ? " over its range" : "",
+                            (unsigned long)rng_state);
     else printf(" random: the same stream, continued\n");
   }
   for (i = 0; i < n_out; i++) {
@@ -1276,6 +1313,10 @@ have_plan:
       }
       for (j = 0; j < n; j++) in[i][j] = uniform();
     }
+    /* a uint8 / int8 / int32 input (a quantized model's image): its values as that type,
+       which fuse_run_steps reads through the input's tensor (fuse_run_typed) */
+    if (fuse_plan_input_type(plan, i) != FUSE_FLOAT32)
+      floats_to_type(in[i], n, fuse_plan_input_type(plan, i), !o.num_inputs);
   }
   for (i = 0; i < n_out; i++) {
     out[i] = (float *)malloc(outs[i].n * sizeof(float) + 1);
@@ -1376,6 +1417,9 @@ have_plan:
            uncounted == 1 ? "" : "s");
 
   printf("\noutputs:\n");
+  for (i = 0; i < n_out; i++) /* a typed output's values as floats from here on */
+    if (fuse_plan_output_type(plan, i) != FUSE_FLOAT32)
+      type_to_floats(out[i], outs[i].n, fuse_plan_output_type(plan, i));
   for (i = 0; i < n_out; i++) print_values(&outs[i], out[i]);
   for (i = 0; i < o.num_outputs; i++) {
     size_t n = outs[i].n;
