@@ -302,31 +302,44 @@ typedef struct fuse__qconv_job {
   int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
 } fuse__qconv_job;
 
-/* Input rows [u0, u1) (image rows, N * H of them) into the scratch. */
+/* Input rows [u0, u1) (image rows, N * H of them) into the scratch: from NCHW a channel's
+   row at a time (contiguous reads), from NHWC a pixel's channels at a time; then the padding
+   channels (0 for pairs, x_zero for quads). */
 static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
-  int64_t u, ix, c, W = j->W;
+  int64_t u, ix, c, W = j->W, C = j->C, cs = j->cs, wide = j->csteps * j->step;
+  int32_t z = j->h->x_zero;
   (void)chunk;
   for (u = u0; u < u1; u++) {
     int64_t n = u / j->H, iy = u % j->H;
-    unsigned char *line = j->in + u * j->WP * j->cs;
+    unsigned char *line = j->in + u * j->WP * cs, *first = line + j->pl * cs;
     if (j->rowmode) { /* the padding columns */
-      memcpy(line, j->pad, (size_t)(j->pl * j->cs));
-      memcpy(line + (j->pl + W) * j->cs, j->pad, (size_t)((j->WP - j->pl - W) * j->cs));
+      memcpy(line, j->pad, (size_t)(j->pl * cs));
+      memcpy(first + W * cs, j->pad, (size_t)((j->WP - j->pl - W) * cs));
     }
-    for (ix = 0; ix < W; ix++) {
-      int64_t i = iy * W + ix, stride = j->in_nhwc ? 1 : j->H * W;
-      const uint8_t *src = j->in_nhwc ? j->x + (n * j->H * W + i) * j->C : j->x + n * j->C * j->H * W + i;
-      unsigned char *row = line + (j->pl + ix) * j->cs;
-      if (j->pairs) {
-        int16_t *e = (int16_t *)(void *)row;
-        for (c = 0; c < j->C; c++) e[c] = (int16_t)(src[c * stride] - j->h->x_zero);
-        for (; c < j->csteps * j->step; c++) e[c] = 0;
-      } else {
-        for (c = 0; c < j->C; c++) row[c] = src[c * stride];
-        for (; c < j->csteps * j->step; c++) row[c] = (unsigned char)j->h->x_zero;
+    if (!j->in_nhwc) {
+      for (c = 0; c < C; c++) {
+        const uint8_t *src = j->x + ((n * C + c) * j->H + iy) * W;
+        if (j->pairs)
+          for (ix = 0; ix < W; ix++) ((int16_t *)(void *)(first + ix * cs))[c] = (int16_t)(src[ix] - z);
+        else
+          for (ix = 0; ix < W; ix++) first[ix * cs + c] = src[ix];
+      }
+    } else {
+      for (ix = 0; ix < W; ix++) {
+        const uint8_t *src = j->x + ((n * j->H + iy) * W + ix) * C;
+        if (j->pairs)
+          for (c = 0; c < C; c++) ((int16_t *)(void *)(first + ix * cs))[c] = (int16_t)(src[c] - z);
+        else
+          memcpy(first + ix * cs, src, (size_t)C);
       }
     }
+    if (wide > C)
+      for (ix = 0; ix < W; ix++)
+        for (c = C; c < wide; c++) {
+          if (j->pairs) ((int16_t *)(void *)(first + ix * cs))[c] = 0;
+          else first[ix * cs + c] = (unsigned char)z;
+        }
   }
 }
 
