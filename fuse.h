@@ -10628,7 +10628,11 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+/* AVX-512 (the depthwise kernels, the requantization: any AVX-512 CPU), and AVX-512 with VNNI
+   (the tiles; the depthwise kernel's vpdpwssd form), apart so that the compiler cannot put a
+   VNNI instruction where a CPU without it runs */
+#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define FUSE__QV512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 /* 16 int32 sums (the bias in them), requantized, into the type's range, the first bits of
    mask stored. */
 FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *scale,
@@ -10649,7 +10653,7 @@ FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *s
 /* AVX-512 VNNI: MR pixels x nb panels (a register each), vpdpbusd; nb * MR accumulators, nb
    weight registers and a broadcast (at most 32). Inlined with constant nb and MR into the
    kinds below, whose loops the compiler then unrolls. */
-FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
+FUSE__QV512_VNNI static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
     const int nb, const int mr, int ntaps, int csteps, const void *const *rows, const void *wv,
     int64_t pstride, unsigned char *y, int64_t ldy, int mvalid, int kvalid,
     const int32_t *bias, const float *scale, const fuse__qhead *h) {
@@ -10713,7 +10717,7 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_
   }
 }
 #define FUSE__QTILE512(NB, MR)                                                                  \
-  FUSE__QV512 static void fuse__qtile_avx512_##NB##x##MR(                                      \
+  FUSE__QV512_VNNI static void fuse__qtile_avx512_##NB##x##MR(                                 \
       int ntaps, int csteps, const void *const *rows, const void *w, int64_t pstride,          \
       unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,              \
       const float *scale, const fuse__qhead *h) {                                              \
@@ -10962,8 +10966,17 @@ __attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* 16 channels a block, as AVX2's; the last block masked. */
-FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_blocks(
+#define FUSE__QDW_NAME fuse__qdw_avx512
+#define FUSE__QDW_BLOCKS fuse__qdw_avx512_blocks
+#define FUSE__QDW_TARGET FUSE__QV512
+#define FUSE__QDW_MAC(acc, x, w) _mm512_add_epi32(acc, _mm512_madd_epi16(x, w))
+/* ==== begin src/kernels/qdw_avx512.inc ==== */
+/* kernels/qdw_avx512.inc - the AVX-512 depthwise integer kernel (kernels/qconv.c's
+   fuse__qdw_fn), included once per form: FUSE__QDW_NAME / _BLOCKS name it and its body,
+   FUSE__QDW_TARGET is its target attribute, FUSE__QDW_MAC(acc, x, w) adds x * w (x and w in
+   int32 lanes, the high halves 0) to acc: vpmaddwd then vpaddd on any AVX-512 CPU, one
+   vpdpwssd with AVX-512 VNNI. 16 channels a block, as AVX2's; the last block masked. */
+FUSE__QDW_TARGET static inline __attribute__((always_inline)) void FUSE__QDW_BLOCKS(
     const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
     const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
     const fuse__qhead *h, unsigned char *y) {
@@ -10988,7 +11001,7 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_b
         FUSE__UNROLL
         for (q = 0; q < 4; q++) {
           __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, sp[t] + (p + q) * step + c));
-          acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv[t]));
+          acc[q] = FUSE__QDW_MAC(acc[q], xv, wv[t]);
         }
       }
       FUSE__UNROLL
@@ -10998,31 +11011,107 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_b
       __m512i acc = _mm512_loadu_si512(bias + c);
       for (t = 0; t < ntaps; t++) {
         __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
-        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_maskz_cvtepu16_epi32(
-                                                              all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)))));
+        acc = FUSE__QDW_MAC(acc, xv, _mm512_maskz_cvtepu16_epi32(
+                                          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c))));
       }
       fuse__qstore16_avx512(acc, scale + c, h, y + p * C + c, m);
     }
   }
 }
 
-FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int64_t step,
-                                         int64_t npix, int ntaps, const int16_t *w, int64_t Cp,
-                                         int64_t C, const int32_t *bias, const float *scale,
-                                         const fuse__qhead *h, unsigned char *y) {
-  if (ntaps == 9) fuse__qdw_avx512_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
-  else fuse__qdw_avx512_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+
+FUSE__QDW_TARGET static void FUSE__QDW_NAME(const unsigned char *const *src, int64_t step,
+                                            int64_t npix, int ntaps, const int16_t *w,
+                                            int64_t Cp, int64_t C, const int32_t *bias,
+                                            const float *scale, const fuse__qhead *h,
+                                            unsigned char *y) {
+  if (ntaps == 9) FUSE__QDW_BLOCKS(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else FUSE__QDW_BLOCKS(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
 }
+/* ==== end src/kernels/qdw_avx512.inc ==== */
+#undef FUSE__QDW_NAME
+#undef FUSE__QDW_BLOCKS
+#undef FUSE__QDW_TARGET
+#undef FUSE__QDW_MAC
+#define FUSE__QDW_NAME fuse__qdw_avx512_vnni
+#define FUSE__QDW_BLOCKS fuse__qdw_avx512_vnni_blocks
+#define FUSE__QDW_TARGET FUSE__QV512_VNNI
+#define FUSE__QDW_MAC(acc, x, w) _mm512_dpwssd_epi32(acc, x, w)
+/* ==== begin src/kernels/qdw_avx512.inc ==== */
+/* kernels/qdw_avx512.inc - the AVX-512 depthwise integer kernel (kernels/qconv.c's
+   fuse__qdw_fn), included once per form: FUSE__QDW_NAME / _BLOCKS name it and its body,
+   FUSE__QDW_TARGET is its target attribute, FUSE__QDW_MAC(acc, x, w) adds x * w (x and w in
+   int32 lanes, the high halves 0) to acc: vpmaddwd then vpaddd on any AVX-512 CPU, one
+   vpdpwssd with AVX-512 VNNI. 16 channels a block, as AVX2's; the last block masked. */
+FUSE__QDW_TARGET static inline __attribute__((always_inline)) void FUSE__QDW_BLOCKS(
+    const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
+    const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+    const fuse__qhead *h, unsigned char *y) {
+  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
+  const __mmask16 all = (__mmask16)-1;
+  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c, p;
+  int t, q;
+  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
+  for (c = 0; c < C; c += 16) {
+    __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
+    __m512i wv[9];
+    FUSE__UNROLL
+    for (t = 0; t < taps; t++)
+      wv[t] = _mm512_maskz_cvtepu16_epi32(all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
+    for (p = 0; taps && p + 4 <= npix; p += 4) {
+      __m512i acc[4];
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) acc[q] = _mm512_loadu_si512(bias + c);
+      FUSE__UNROLL
+      for (t = 0; t < taps; t++) {
+        FUSE__UNROLL
+        for (q = 0; q < 4; q++) {
+          __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, sp[t] + (p + q) * step + c));
+          acc[q] = FUSE__QDW_MAC(acc[q], xv, wv[t]);
+        }
+      }
+      FUSE__UNROLL
+      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], scale + c, h, y + (p + q) * C + c, m);
+    }
+    for (; p < npix; p++) {
+      __m512i acc = _mm512_loadu_si512(bias + c);
+      for (t = 0; t < ntaps; t++) {
+        __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
+        acc = FUSE__QDW_MAC(acc, xv, _mm512_maskz_cvtepu16_epi32(
+                                          all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c))));
+      }
+      fuse__qstore16_avx512(acc, scale + c, h, y + p * C + c, m);
+    }
+  }
+}
+
+
+FUSE__QDW_TARGET static void FUSE__QDW_NAME(const unsigned char *const *src, int64_t step,
+                                            int64_t npix, int ntaps, const int16_t *w,
+                                            int64_t Cp, int64_t C, const int32_t *bias,
+                                            const float *scale, const fuse__qhead *h,
+                                            unsigned char *y) {
+  if (ntaps == 9) FUSE__QDW_BLOCKS(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else FUSE__QDW_BLOCKS(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+}
+/* ==== end src/kernels/qdw_avx512.inc ==== */
+#undef FUSE__QDW_NAME
+#undef FUSE__QDW_BLOCKS
+#undef FUSE__QDW_TARGET
+#undef FUSE__QDW_MAC
 #endif
 
-/* The depthwise pixel kernel of a plan's ISA (NEON: the scalar twin). */
-static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
+/* The depthwise kernel of a plan's ISA on a CPU of fuse__cpu_vnni() `ext` (NEON: the scalar
+   twin). */
+static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-  if (isa == FUSE_ISA_AVX512) return fuse__qdw_avx512;
+  if (isa == FUSE_ISA_AVX512) return (ext & 1) ? fuse__qdw_avx512_vnni : fuse__qdw_avx512;
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;
 #endif
+  (void)ext;
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }
 /* ==== end src/kernels/qconv.c ==== */
@@ -40811,7 +40900,7 @@ static void fuse__qdw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *pad = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   int64_t *off = (int64_t *)(void *)(pad + (((size_t)j->Cp + al) & ~al)); /* from the corner */
   const unsigned char **src = (const unsigned char **)(void *)(off + taps);
-  fuse__qdw_fn kernel = fuse__qdw_pick(p->isa);
+  fuse__qdw_fn kernel = fuse__qdw_pick(p->isa, p->vnni);
   memset(pad, h->x_zero, (size_t)j->Cp);
   for (t = 0; t < taps; t++) off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
   for (u = u0; u < u1; u++) { /* output row u of N * OH */
@@ -42213,7 +42302,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
           return 0;
       }
       if (h->layout == FUSE__QL_DW) {
-        if (!fuse__qdw_pick(p->isa)) return -1;
+        if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
       } else {
         if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
         rest = (int)(h->K % (nb * FUSE__QNR));

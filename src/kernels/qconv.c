@@ -179,7 +179,11 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+/* AVX-512 (the depthwise kernels, the requantization: any AVX-512 CPU), and AVX-512 with VNNI
+   (the tiles; the depthwise kernel's vpdpwssd form), apart so that the compiler cannot put a
+   VNNI instruction where a CPU without it runs */
+#define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define FUSE__QV512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 /* 16 int32 sums (the bias in them), requantized, into the type's range, the first bits of
    mask stored. */
 FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *scale,
@@ -200,7 +204,7 @@ FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *s
 /* AVX-512 VNNI: MR pixels x nb panels (a register each), vpdpbusd; nb * MR accumulators, nb
    weight registers and a broadcast (at most 32). Inlined with constant nb and MR into the
    kinds below, whose loops the compiler then unrolls. */
-FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
+FUSE__QV512_VNNI static inline __attribute__((always_inline)) void fuse__qtile_quads_avx512(
     const int nb, const int mr, int ntaps, int csteps, const void *const *rows, const void *wv,
     int64_t pstride, unsigned char *y, int64_t ldy, int mvalid, int kvalid,
     const int32_t *bias, const float *scale, const fuse__qhead *h) {
@@ -264,7 +268,7 @@ FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qtile_quads_
   }
 }
 #define FUSE__QTILE512(NB, MR)                                                                  \
-  FUSE__QV512 static void fuse__qtile_avx512_##NB##x##MR(                                      \
+  FUSE__QV512_VNNI static void fuse__qtile_avx512_##NB##x##MR(                                 \
       int ntaps, int csteps, const void *const *rows, const void *w, int64_t pstride,          \
       unsigned char *y, int64_t ldy, int mvalid, int kvalid, const int32_t *bias,              \
       const float *scale, const fuse__qhead *h) {                                              \
@@ -513,66 +517,35 @@ __attribute__((target("avx2,fma"))) static void fuse__qdw_avx2(
 #endif
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-/* 16 channels a block, as AVX2's; the last block masked. */
-FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qdw_avx512_blocks(
-    const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
-    const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
-    const fuse__qhead *h, unsigned char *y) {
-  /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
-  const __mmask16 all = (__mmask16)-1;
-  const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
-  int64_t c, p;
-  int t, q;
-  for (t = 0; t < 9 && t < ntaps; t++) sp[t] = src[t];
-  for (c = 0; c < C; c += 16) {
-    __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
-    __m512i wv[9];
-    FUSE__UNROLL
-    for (t = 0; t < taps; t++)
-      wv[t] = _mm512_maskz_cvtepu16_epi32(all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)));
-    for (p = 0; taps && p + 4 <= npix; p += 4) {
-      __m512i acc[4];
-      FUSE__UNROLL
-      for (q = 0; q < 4; q++) acc[q] = _mm512_loadu_si512(bias + c);
-      FUSE__UNROLL
-      for (t = 0; t < taps; t++) {
-        FUSE__UNROLL
-        for (q = 0; q < 4; q++) {
-          __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, sp[t] + (p + q) * step + c));
-          acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv[t]));
-        }
-      }
-      FUSE__UNROLL
-      for (q = 0; q < 4; q++) fuse__qstore16_avx512(acc[q], scale + c, h, y + (p + q) * C + c, m);
-    }
-    for (; p < npix; p++) {
-      __m512i acc = _mm512_loadu_si512(bias + c);
-      for (t = 0; t < ntaps; t++) {
-        __m512i xv = _mm512_maskz_cvtepu8_epi32(all, _mm_maskz_loadu_epi8(m, src[t] + p * step + c));
-        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_maskz_cvtepu16_epi32(
-                                                              all, _mm256_loadu_si256((const __m256i *)(const void *)(w + t * Cp + c)))));
-      }
-      fuse__qstore16_avx512(acc, scale + c, h, y + p * C + c, m);
-    }
-  }
-}
-
-FUSE__QV512 static void fuse__qdw_avx512(const unsigned char *const *src, int64_t step,
-                                         int64_t npix, int ntaps, const int16_t *w, int64_t Cp,
-                                         int64_t C, const int32_t *bias, const float *scale,
-                                         const fuse__qhead *h, unsigned char *y) {
-  if (ntaps == 9) fuse__qdw_avx512_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
-  else fuse__qdw_avx512_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
-}
+#define FUSE__QDW_NAME fuse__qdw_avx512
+#define FUSE__QDW_BLOCKS fuse__qdw_avx512_blocks
+#define FUSE__QDW_TARGET FUSE__QV512
+#define FUSE__QDW_MAC(acc, x, w) _mm512_add_epi32(acc, _mm512_madd_epi16(x, w))
+#include "qdw_avx512.inc"
+#undef FUSE__QDW_NAME
+#undef FUSE__QDW_BLOCKS
+#undef FUSE__QDW_TARGET
+#undef FUSE__QDW_MAC
+#define FUSE__QDW_NAME fuse__qdw_avx512_vnni
+#define FUSE__QDW_BLOCKS fuse__qdw_avx512_vnni_blocks
+#define FUSE__QDW_TARGET FUSE__QV512_VNNI
+#define FUSE__QDW_MAC(acc, x, w) _mm512_dpwssd_epi32(acc, x, w)
+#include "qdw_avx512.inc"
+#undef FUSE__QDW_NAME
+#undef FUSE__QDW_BLOCKS
+#undef FUSE__QDW_TARGET
+#undef FUSE__QDW_MAC
 #endif
 
-/* The depthwise pixel kernel of a plan's ISA (NEON: the scalar twin). */
-static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa) {
+/* The depthwise kernel of a plan's ISA on a CPU of fuse__cpu_vnni() `ext` (NEON: the scalar
+   twin). */
+static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-  if (isa == FUSE_ISA_AVX512) return fuse__qdw_avx512;
+  if (isa == FUSE_ISA_AVX512) return (ext & 1) ? fuse__qdw_avx512_vnni : fuse__qdw_avx512;
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;
 #endif
+  (void)ext;
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }

@@ -568,7 +568,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
           return 0;
       }
       if (h->layout == FUSE__QL_DW) {
-        if (!fuse__qdw_pick(p->isa)) return -1;
+        if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
       } else {
         if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
         rest = (int)(h->K % (nb * FUSE__QNR));

@@ -98,7 +98,7 @@ static void fuse__qdw_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   unsigned char *pad = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   int64_t *off = (int64_t *)(void *)(pad + (((size_t)j->Cp + al) & ~al)); /* from the corner */
   const unsigned char **src = (const unsigned char **)(void *)(off + taps);
-  fuse__qdw_fn kernel = fuse__qdw_pick(p->isa);
+  fuse__qdw_fn kernel = fuse__qdw_pick(p->isa, p->vnni);
   memset(pad, h->x_zero, (size_t)j->Cp);
   for (t = 0; t < taps; t++) off[t] = ((t / h->KW) * a->dilation[0] * W + (t % h->KW) * a->dilation[1]) * C;
   for (u = u0; u < u1; u++) { /* output row u of N * OH */
