@@ -37,7 +37,8 @@ typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, c
                                int kvalid, const int32_t *bias, const float *scale,
                                const fuse__qhead *h);
 
-/* The requantization of one sum, as fuse__requantize (run/quant_run.c) and the SIMD tiles. */
+/* The requantization of one sum, as the SIMD tiles compute it (and the direct loops,
+   run/quant_run.c). NaN cannot occur: acc and scale are finite. */
 static int32_t fuse__qtile_requant(int32_t acc, float scale, const fuse__qhead *h) {
   float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
   f = f < lo ? lo : f > hi ? hi : f;

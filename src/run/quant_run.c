@@ -1,10 +1,12 @@
 /* ------------------------------------------------------ integer steps (run) -- */
 /* The steps of a quantized model that run in integers (plan/quant_pack.c packed them; the
-   header is fuse__qhead, plan.c). qconv2d: uint8 NCHW in, int32 sums of (x - x_zero) * w and
+   header is fuse__qhead, graph/ops.c). qconv2d: uint8 in, int32 sums of (x - x_zero) * w and
    the bias, requantized as ONNX Runtime does it: (float)sum * scale[k], clamped to [lo, hi] -
-   y_zero, rounded half to even, plus y_zero, into uint8 / int8 NCHW. qadd: the float ops it
+   y_zero, rounded half to even, plus y_zero, into uint8 / int8; on NHWC with the kernels of
+   kernels/qconv.c, on NCHW with the direct loops (the reference plans). qadd: the float ops it
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
-   then the table. */
+   then the table. The layout conversions between integer and float steps (qto_nhwc,
+   qto_nchw). Each step shares its work among the plan's chunks (fuse__parallel). */
 
 /* A qconv2d's packed arrays after its header (fuse__qhead, graph/ops.c): int32 bias[Kp],
    float scale[Kp], then the weights, returned. */
@@ -13,13 +15,6 @@ static const void *fuse__qconv_arrays(const fuse__qhead *h, int64_t Kp, const in
   *bias = (const int32_t *)(const void *)(h + 1);
   *scale = (const float *)(const void *)(*bias + Kp);
   return *scale + Kp;
-}
-
-/* One output value from its int32 sum. */
-static int32_t fuse__requantize(int32_t acc, float scale, const fuse__qhead *h) {
-  float f = (float)acc * scale, lo = (float)(h->lo - h->y_zero), hi = (float)(h->hi - h->y_zero);
-  f = f < lo ? lo : f > hi ? hi : f; /* (NaN cannot occur: acc and scale are finite) */
-  return (int32_t)fuse__round_half_even(f) + h->y_zero;
 }
 
 /* Element i of a uint8 / int8 tensor. */
@@ -63,7 +58,7 @@ static void fuse__qconv_direct(const fuse__run *r, const fuse__step *s, const fu
               }
             }
           fuse__q_put(y, ty->type, ((n * K + k) * OH + oy) * OW + ox,
-                      fuse__requantize(acc, scale[k], h));
+                      fuse__qtile_requant(acc, scale[k], h));
         }
     }
 }
