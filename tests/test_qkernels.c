@@ -1,6 +1,8 @@
 /* test_qkernels.c - the integer conv2d tiles (kernels/qconv.c), each against a plain int64
    reference of the same rows and panels, bit for bit: every tile this CPU and build have (the
-   scalar twin; AVX2's vpmaddwd; AVX-VNNI's and AVX-512 VNNI's vpdpbusd on 1 to 4 panels),
+   scalar twin; AVX2's vpmaddwd; AVX-VNNI's and AVX-512 VNNI's vpdpbusd on 1 to 4 panels;
+   NEON's smlal on pairs, and sdot on signed quads where the build targets dotprod and the CPU
+   has it),
    whole and partial (fewer pixels and channels stored, nothing else written), on taps 1, 2 and 9,
    channel steps 1 to 40, the extremes that saturate 16-bit pair sums (x - x_zero = +-255
    against w = -128 and 127 everywhere), zero points 0, 128, 255, uint8 and int8 outputs,
@@ -81,6 +83,7 @@ static int check_tile(const fuse__qtile_kind *k, const tile_case *tc, int mvalid
               x = d, wv = ((const int16_t *)(const void *)wp)[at];
             } else {
               x = row[c], wv = ((const int8_t *)wp)[at];
+              if (tc->layout == FUSE__QL_SQUADS) x -= 128; /* (the tile's x - 128) */
             }
             acc += x * wv;
           }

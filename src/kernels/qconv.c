@@ -10,8 +10,9 @@
                    weights [K / 16][taps][C / 2][16][2] int16. A pair of products per 32-bit
                    lane: vpmaddwd on AVX2 (exact: |x - x_zero| <= 255, |w| <= 128, the pair
                    sum fits int32 with room; vpmaddubsw's 16-bit sums would saturate with
-                   full-range weights), and the scalar twin (16 x 16 -> 32-bit products, as a
-                   Cortex-M's dual MAC takes them).
+                   full-range weights), NEON's smlal by element (the pairs split into even and
+                   odd channels by vld2q_s16), and the scalar twin (16 x 16 -> 32-bit products,
+                   as a Cortex-M's dual MAC takes them).
    FUSE__QL_QUADS  int8 quads: the input as uint8 as it is (read in place when its channels
                    are a multiple of 4), channels padded to 4; the weights [K / 16][taps][C /
                    4][16][4] int8; vpdpbusd (AVX-512 VNNI on 1 to 4 panels, or AVX-VNNI on
@@ -20,11 +21,15 @@
                    padding row holds x_zero, so a padded tap adds x_zero * w as an inside one.
    FUSE__QL_DW     depthwise: weights [taps][K rounded up to 16] int16, the zero point out of
                    the bias as with quads, the padding pixel x_zero.
+   FUSE__QL_SQUADS signed quads, for NEON's sdot (armv8.2 dotprod, s8 x s8: four products a
+                   lane): the rows and weights as quads', the tile taking x - 128 as int8 (x ^
+                   0x80) as it loads a row; so the bias takes (x_zero - 128) * sum(w[k]) out
+                   instead of x_zero * sum(w[k]).
 
-   Rounding: the SIMD tiles round with cvtps2dq under the caller's rounding mode, the default
-   (nearest, ties to even), as ONNX Runtime's do; the scalar twin rounds half to even
-   whatever the mode. */
-enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3 };
+   Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
+   default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
+   half to even whatever the mode. */
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4 };
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
@@ -286,12 +291,234 @@ FUSE__QTILE512(1, 6)
 #undef FUSE__QTILE512
 #endif
 
+#ifdef FUSE__NEON
+/* NEON: the pairs layout, MR pixels x 16 channels (one panel), four int32x4 accumulators a
+   pixel. A channel step's 16 weight pairs are split by vld2q_s16 into the even and the odd
+   channels' weights (a register of 8 each, two of each a step), and each pixel's pair
+   multiply-adds them widening, by lane (smlal by element: 4 exact 16 x 16 -> 32-bit products;
+   |x - x_zero| <= 255, |w| <= 128, as on AVX2). Two steps a load of a row (8 bytes). aarch64
+   has 32 registers: 5 pixels' 20 accumulators, the two steps' 8 of weights, and the rows;
+   armv7 has 16: 2 pixels. */
+#if defined(__aarch64__)
+#define FUSE__QMR_NEON 5
+#else
+#define FUSE__QMR_NEON 2
+#endif
+
+/* v rounded to the nearest whole number, ties to even, as an int32: aarch64's fcvtns rounds so
+   whatever the mode; armv7's NEON always rounds to nearest, so the add and subtract of 1.5 *
+   2^23 leaves none of the fraction (|v| < 2^22: the values are clamped to the output's range
+   first) and the conversion that truncates is exact. */
+static inline int32x4_t fuse__qround_neon(float32x4_t v) {
+#if defined(__aarch64__)
+  return vcvtnq_s32_f32(v);
+#else
+  const float32x4_t magic = vdupq_n_f32(12582912.0f);
+  return vcvtq_s32_f32(vsubq_f32(vaddq_f32(v, magic), magic));
+#endif
+}
+
+/* 4 int32 sums + bias, requantized as fuse__qtile_requant does, into the type's range. */
+static inline int32x4_t fuse__qrequant4_neon(int32x4_t acc, const int32_t *bias,
+                                             const float *scale, const fuse__qhead *h) {
+  const float32x4_t lo = vdupq_n_f32((float)(h->lo - h->y_zero));
+  const float32x4_t hi = vdupq_n_f32((float)(h->hi - h->y_zero));
+  float32x4_t f = vmulq_f32(vcvtq_f32_s32(vaddq_s32(acc, vld1q_s32(bias))), vld1q_f32(scale));
+  return vaddq_s32(fuse__qround_neon(vminq_f32(vmaxq_f32(f, lo), hi)), vdupq_n_s32(h->y_zero));
+}
+
+/* 16 int32 sums (4 vectors) + bias, requantized, as the first n <= 16 bytes at y. */
+static inline void fuse__qstore16_neon(int32x4_t a0, int32x4_t a1, int32x4_t a2, int32x4_t a3,
+                                       const int32_t *bias, const float *scale,
+                                       const fuse__qhead *h, unsigned char *y, int n) {
+  int16x8_t q0 = vcombine_s16(vqmovn_s32(fuse__qrequant4_neon(a0, bias, scale, h)),
+                              vqmovn_s32(fuse__qrequant4_neon(a1, bias + 4, scale + 4, h)));
+  int16x8_t q1 = vcombine_s16(vqmovn_s32(fuse__qrequant4_neon(a2, bias + 8, scale + 8, h)),
+                              vqmovn_s32(fuse__qrequant4_neon(a3, bias + 12, scale + 12, h)));
+  uint8x16_t b = h->y_signed ? vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(q0), vqmovn_s16(q1)))
+                             : vcombine_u8(vqmovun_s16(q0), vqmovun_s16(q1));
+  unsigned char part[16];
+  if (n >= 16) {
+    vst1q_u8(y, b);
+    return;
+  }
+  vst1q_u8(part, b);
+  memcpy(y, part, (size_t)n);
+}
+
+/* acc + a channel step's 4 even channels' weights (the low or high half of we, of 8) times
+   lane l of x + the odd ones' (wo) times lane l + 1: smlal by element, twice. (Macros: the
+   lane must be a constant.) */
+#define FUSE__QMAC_LOW_NEON(acc, we, wo, x, l)                                                 \
+  vmlal_lane_s16(vmlal_lane_s16(acc, vget_low_s16(we), x, l), vget_low_s16(wo), x, (l) + 1)
+#define FUSE__QMAC_HIGH_NEON(acc, we, wo, x, l)                                                \
+  vmlal_lane_s16(vmlal_lane_s16(acc, vget_high_s16(we), x, l), vget_high_s16(wo), x, (l) + 1)
+
+static void fuse__qtile_pairs_neon(int ntaps, int csteps, const void *const *rows,
+                                   const void *wv, int64_t pstride, unsigned char *y,
+                                   int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+                                   const float *scale, const fuse__qhead *h) {
+  const int16_t *w = (const int16_t *)wv;
+  int32x4_t acc[FUSE__QMR_NEON][4];
+  int t, c, r, j;
+  (void)pstride; /* (one panel) */
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_NEON; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < 4; j++) acc[r][j] = vdupq_n_s32(0);
+  }
+  for (t = 0; t < ntaps; t++) {
+    const int16_t *x[FUSE__QMR_NEON];
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__QMR_NEON; r++) x[r] = (const int16_t *)rows[t * FUSE__QMR_NEON + r];
+    for (c = 0; c + 2 <= csteps; c += 2, w += 4 * FUSE__QNR) { /* two steps: a row's 4 values */
+      /* val[0] the even channels' weights, val[1] the odd ones': channels 0-7, 8-15 of step
+         c (w0, w1) and of step c + 1 (w2, w3) */
+      const int16x8x2_t w0 = vld2q_s16(w), w1 = vld2q_s16(w + 16);
+      const int16x8x2_t w2 = vld2q_s16(w + 32), w3 = vld2q_s16(w + 48);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_NEON; r++) {
+        const int16x4_t xv = vld1_s16(x[r] + 2 * c);
+        acc[r][0] = FUSE__QMAC_LOW_NEON(acc[r][0], w0.val[0], w0.val[1], xv, 0);
+        acc[r][1] = FUSE__QMAC_HIGH_NEON(acc[r][1], w0.val[0], w0.val[1], xv, 0);
+        acc[r][2] = FUSE__QMAC_LOW_NEON(acc[r][2], w1.val[0], w1.val[1], xv, 0);
+        acc[r][3] = FUSE__QMAC_HIGH_NEON(acc[r][3], w1.val[0], w1.val[1], xv, 0);
+        acc[r][0] = FUSE__QMAC_LOW_NEON(acc[r][0], w2.val[0], w2.val[1], xv, 2);
+        acc[r][1] = FUSE__QMAC_HIGH_NEON(acc[r][1], w2.val[0], w2.val[1], xv, 2);
+        acc[r][2] = FUSE__QMAC_LOW_NEON(acc[r][2], w3.val[0], w3.val[1], xv, 2);
+        acc[r][3] = FUSE__QMAC_HIGH_NEON(acc[r][3], w3.val[0], w3.val[1], xv, 2);
+      }
+    }
+    if (c < csteps) { /* the last step of an odd count: a row's 2 values */
+      const int16x8x2_t w0 = vld2q_s16(w), w1 = vld2q_s16(w + 16);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_NEON; r++) {
+        int32_t pair;
+        int16x4_t xv;
+        memcpy(&pair, x[r] + 2 * c, 4);
+        xv = vreinterpret_s16_s32(vdup_n_s32(pair));
+        acc[r][0] = FUSE__QMAC_LOW_NEON(acc[r][0], w0.val[0], w0.val[1], xv, 0);
+        acc[r][1] = FUSE__QMAC_HIGH_NEON(acc[r][1], w0.val[0], w0.val[1], xv, 0);
+        acc[r][2] = FUSE__QMAC_LOW_NEON(acc[r][2], w1.val[0], w1.val[1], xv, 0);
+        acc[r][3] = FUSE__QMAC_HIGH_NEON(acc[r][3], w1.val[0], w1.val[1], xv, 0);
+      }
+      w += 2 * FUSE__QNR;
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_NEON; r++) /* (constant indices: the accumulators stay registers) */
+    if (r < mvalid)
+      fuse__qstore16_neon(acc[r][0], acc[r][1], acc[r][2], acc[r][3], bias, scale, h,
+                          y + r * ldy, kvalid);
+}
+#undef FUSE__QMAC_LOW_NEON
+#undef FUSE__QMAC_HIGH_NEON
+
+/* NEON with dotprod (armv8.2): the signed quads layout, 4 pixels x 16 channels, sdot by
+   element: a channel step's 16 weight quads are 4 registers (4 channels each), a pixel's quad
+   a lane of its row's 16 bytes (4 steps), made x - 128 by one eor. Built where the compiler
+   targets dotprod (__ARM_FEATURE_DOTPROD: -march=armv8.2-a+dotprod, -mcpu of such a core,
+   armv8.4-a on; gcc 12's sdot intrinsics need armv8.2-a's atomics, CRC32 and rounding
+   doubling multiplies too: not for armv8-a+dotprod); a plan takes it where the CPU has it
+   (fuse__cpu_vnni's bit 8). */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD) &&                                  \
+    (defined(__clang__) || (defined(__ARM_FEATURE_ATOMICS) && defined(__ARM_FEATURE_CRC32) &&  \
+                            defined(__ARM_FEATURE_QRDMX)))
+#define FUSE__HAVE_SDOT 1
+#define FUSE__QMR_SDOT 4
+#ifdef __linux__
+#include <sys/auxv.h> /* getauxval: fuse__cpu_vnni */
+#endif
+
+/* acc[0..3] (channels 0-3, ..., 12-15) += a step's weights w[0..3] dotted with lane l of x.
+   (A macro: the lane must be a constant.) */
+#define FUSE__QSDOT_NEON(acc, w, x, l)                                                         \
+  ((acc)[0] = vdotq_laneq_s32((acc)[0], (w)[0], x, l),                                        \
+   (acc)[1] = vdotq_laneq_s32((acc)[1], (w)[1], x, l),                                        \
+   (acc)[2] = vdotq_laneq_s32((acc)[2], (w)[2], x, l),                                        \
+   (acc)[3] = vdotq_laneq_s32((acc)[3], (w)[3], x, l))
+
+/* a step's 16 weight quads at p, into w[0..3] */
+static inline void fuse__qload_quads_neon(int8x16_t *w, const int8_t *p) {
+  w[0] = vld1q_s8(p), w[1] = vld1q_s8(p + 16), w[2] = vld1q_s8(p + 32), w[3] = vld1q_s8(p + 48);
+}
+
+static void fuse__qtile_squads_neon(int ntaps, int csteps, const void *const *rows,
+                                    const void *wv, int64_t pstride, unsigned char *y,
+                                    int64_t ldy, int mvalid, int kvalid, const int32_t *bias,
+                                    const float *scale, const fuse__qhead *h) {
+  const int8_t *w = (const int8_t *)wv;
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  int32x4_t acc[FUSE__QMR_SDOT][4];
+  int8x16_t wq[4];
+  int t, c, r, j;
+  (void)pstride; /* (one panel) */
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_SDOT; r++) {
+    FUSE__UNROLL
+    for (j = 0; j < 4; j++) acc[r][j] = vdupq_n_s32(0);
+  }
+  for (t = 0; t < ntaps; t++) {
+    const uint8_t *x[FUSE__QMR_SDOT];
+    FUSE__UNROLL
+    for (r = 0; r < FUSE__QMR_SDOT; r++) x[r] = (const uint8_t *)rows[t * FUSE__QMR_SDOT + r];
+    for (c = 0; c + 4 <= csteps; c += 4, w += 16 * FUSE__QNR) { /* four steps: 16 bytes a row */
+      int8x16_t xv[FUSE__QMR_SDOT];
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++)
+        xv[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(x[r] + 4 * c), flip));
+      fuse__qload_quads_neon(wq, w);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++) FUSE__QSDOT_NEON(acc[r], wq, xv[r], 0);
+      fuse__qload_quads_neon(wq, w + 4 * FUSE__QNR);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++) FUSE__QSDOT_NEON(acc[r], wq, xv[r], 1);
+      fuse__qload_quads_neon(wq, w + 8 * FUSE__QNR);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++) FUSE__QSDOT_NEON(acc[r], wq, xv[r], 2);
+      fuse__qload_quads_neon(wq, w + 12 * FUSE__QNR);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++) FUSE__QSDOT_NEON(acc[r], wq, xv[r], 3);
+    }
+    for (; c < csteps; c++, w += 4 * FUSE__QNR) { /* the last 1 to 3 steps: a quad a row */
+      fuse__qload_quads_neon(wq, w);
+      FUSE__UNROLL
+      for (r = 0; r < FUSE__QMR_SDOT; r++) {
+        int32_t quad;
+        int8x16_t xv;
+        memcpy(&quad, x[r] + 4 * c, 4);
+        xv = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_s32(vdupq_n_s32(quad)), flip));
+        FUSE__QSDOT_NEON(acc[r], wq, xv, 0);
+      }
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < FUSE__QMR_SDOT; r++) /* (constant indices: the accumulators stay registers) */
+    if (r < mvalid)
+      fuse__qstore16_neon(acc[r][0], acc[r][1], acc[r][2], acc[r][3], bias, scale, h,
+                          y + r * ldy, kvalid);
+}
+#undef FUSE__QSDOT_NEON
+#endif
+#endif
+
 /* The CPU's integer extensions, as bits: 1 AVX-512 VNNI (with AVX-512 F, BW, VL and the OS
    saving their state), 2 AVX-VNNI, 4 AVX-512 VBMI (byte permutes: kernels/qeltwise.c's
-   tables); 0 none. With FUSE_NO_VNNI defined no VNNI bit, whatever the CPU: its plans take the
-   int16 pairs, as on an AVX2 CPU without VNNI. */
+   tables), 8 ARM's dotprod (sdot; asked of Linux, HWCAP_ASIMDDP; elsewhere assumed where the
+   build targets it); 0 none. With FUSE_NO_VNNI defined no VNNI or dotprod bit, whatever the
+   CPU: its plans take the int16 pairs, as on a CPU without them. */
 static int fuse__cpu_vnni(void) {
   int v = 0;
+#ifdef FUSE__HAVE_SDOT
+#ifdef __linux__
+  if (getauxval(AT_HWCAP) & (1ul << 20)) v |= 8; /* HWCAP_ASIMDDP */
+#else
+  v |= 8;
+#endif
+#ifdef FUSE_NO_VNNI
+  v = 0;
+#endif
+#endif
 #ifdef FUSE__X86
   unsigned r[4];
   fuse__cpuid(0, 0, r);
@@ -312,8 +539,9 @@ static int fuse__cpu_vnni(void) {
    that runs here is the plan's), AVX-512's main kinds by panels before the narrower tails. */
 typedef struct fuse__qtile_kind {
   fuse__qtile_fn fn;
-  signed char isa;    /* FUSE_ISA_AVX512: plans for it; AVX2: plans for AVX2 or AVX-512; SCALAR: any */
-  signed char layout; /* FUSE__QL_PAIRS / _QUADS */
+  signed char isa;    /* FUSE_ISA_AVX512 / NEON: plans for it; AVX2: plans for AVX2 or AVX-512;
+                         SCALAR: any */
+  signed char layout; /* FUSE__QL_PAIRS / _QUADS / _SQUADS */
   signed char vnni;   /* the fuse__cpu_vnni() bit it needs, or 0 */
   signed char nb, mr; /* panels of 16 output channels, pixels */
 } fuse__qtile_kind;
@@ -334,6 +562,12 @@ static const fuse__qtile_kind fuse__qtile_kinds[] = {
 #endif
     {fuse__qtile_pairs_avx2, FUSE_ISA_AVX2, FUSE__QL_PAIRS, 0, 1, FUSE__QMR_AVX2},
 #endif
+#ifdef FUSE__NEON
+#ifdef FUSE__HAVE_SDOT
+    {fuse__qtile_squads_neon, FUSE_ISA_NEON, FUSE__QL_SQUADS, 8, 1, FUSE__QMR_SDOT},
+#endif
+    {fuse__qtile_pairs_neon, FUSE_ISA_NEON, FUSE__QL_PAIRS, 0, 1, FUSE__QMR_NEON},
+#endif
     {fuse__qtile_pairs_scalar, FUSE_ISA_SCALAR, FUSE__QL_PAIRS, 0, 1, 4},
     {NULL, 0, 0, 0, 0, 0}};
 
@@ -342,6 +576,7 @@ static int fuse__qtile_runs(const fuse__qtile_kind *k, fuse_isa isa, int layout,
   if (k->layout != layout || (k->vnni && !(vnni & k->vnni)) || isa == FUSE_ISA_AUTO) return 0;
   if (k->isa == FUSE_ISA_AVX512) return isa == FUSE_ISA_AVX512;
   if (k->isa == FUSE_ISA_AVX2) return isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512;
+  if (k->isa == FUSE_ISA_NEON) return isa == FUSE_ISA_NEON;
   return 1;
 }
 
@@ -376,14 +611,15 @@ static fuse__qtile_fn fuse__qtile_plan(fuse_isa isa, int layout, int vnni, int64
 }
 
 /* Bytes of a qconv2d's weights in `layout`, and its Kp: groups' [K][Cg][taps] (direct);
-   panels of 16 output channels [K / 16][taps][Cg / step][16][step] (pairs, int16; quads,
-   int8); depthwise [taps][Kp] int16 (Cg = 1). */
+   panels of 16 output channels [K / 16][taps][Cg / step][16][step] (pairs, int16; quads and
+   signed quads, int8); depthwise [taps][Kp] int16 (Cg = 1). */
 static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_t taps,
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
   if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
-  if (layout == FUSE__QL_QUADS) return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
+  if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
+    return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
   if (layout == FUSE__QL_DW) return (size_t)(taps * *Kp * 2);
   return (size_t)(K * Cg * taps);
 }

@@ -76,7 +76,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
   if (s->op == FUSE__OP_QCONV2D && s->packed && s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
-                           : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS
+                           : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
+                                     layout == FUSE__QL_SQUADS
                                ? FUSE__FAMILY_QTILES
                                : FUSE__FAMILY_QDIRECT);
   }

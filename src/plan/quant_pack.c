@@ -17,6 +17,7 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int depthwise, 
   if (depthwise) return FUSE__QL_DW;
   if (groups != 1) return FUSE__QL_DIRECT;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
+  if (!save_only && fuse__qtile_plan(isa, FUSE__QL_SQUADS, vnni, K, &nb, &mr)) return FUSE__QL_SQUADS;
   return FUSE__QL_PAIRS;
 }
 
@@ -92,12 +93,13 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
-    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW) { /* the zero point's share:
-                                                                      x_zero * the weights' sum */
+    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW ||
+        h->layout == FUSE__QL_SQUADS) { /* the zero point's share: x_zero * the weights' sum
+                                           (signed quads: x - 128 is summed, x_zero - 128) */
       const int8_t *wk = (const int8_t *)wq->data + k * per;
       int64_t i, sum = 0;
       for (i = 0; i < per; i++) sum += wk[i];
-      b -= (double)h->x_zero * (double)sum;
+      b -= (double)(h->x_zero - (h->layout == FUSE__QL_SQUADS ? 128 : 0)) * (double)sum;
     }
     bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
   }

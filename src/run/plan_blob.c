@@ -550,8 +550,9 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_DW ||
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_SQUADS ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) ||
         (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
     if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
@@ -723,8 +724,12 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && fuse__ops[s->op].run == FUSE__RUN_QINT &&
       (ok = fuse__blob_qint_ok(p, s)) != 1) /* (a build without the kind refused it above) */
     return ok < 0 ? fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
-                                      "step %d (%s) was packed for VNNI (vpdpbusd), which this "
-                                      "CPU lacks", i, fuse__ops[s->op].name)
+                                      "step %d (%s) was packed for %s, which this CPU lacks", i,
+                                      fuse__ops[s->op].name,
+                                      ((const fuse__qhead *)(const void *)s->packed)->layout ==
+                                              FUSE__QL_SQUADS
+                                          ? "dotprod (sdot)"
+                                          : "VNNI (vpdpbusd)")
                   : fuse__blob_refuse(l, FUSE_ERROR_PARSE,
                                       "step %d (%s): its packed header does not fit its tensors",
                                       i, fuse__ops[s->op].name),

@@ -465,7 +465,7 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
     /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
-    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS) {
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS) {
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
     } else if (h->layout == FUSE__QL_DW) {
       if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
