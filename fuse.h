@@ -42353,7 +42353,8 @@ typedef struct fuse__loader {
   fuse_plan *p;
   fuse__blob_reader r;
   int num_operands, operands_used, oom;
-  int lacks; /* a step needs what this build left out (FUSE_NO_*): FUSE_ERROR_UNSUPPORTED */
+  int lacks; /* a step needs what this build left out (FUSE_NO_*) or this CPU lacks (VNNI,
+                dotprod): FUSE_ERROR_UNSUPPORTED */
   size_t weights_bytes;
 } fuse__loader;
 
@@ -42691,18 +42692,23 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->packed_floats = (size_t)packed_floats;
   }
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && fuse__ops[s->op].run == FUSE__RUN_QINT &&
-      (ok = fuse__blob_qint_ok(p, s)) != 1) /* (a build without the kind refused it above) */
-    return ok < 0 ? fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
-                                      "step %d (%s) was packed for %s, which this CPU lacks", i,
-                                      fuse__ops[s->op].name,
-                                      ((const fuse__qhead *)(const void *)s->packed)->layout ==
-                                              FUSE__QL_SQUADS
-                                          ? "dotprod (sdot)"
-                                          : "VNNI (vpdpbusd)")
-                  : fuse__blob_refuse(l, FUSE_ERROR_PARSE,
-                                      "step %d (%s): its packed header does not fit its tensors",
-                                      i, fuse__ops[s->op].name),
+      (ok = fuse__blob_qint_ok(p, s)) != 1) { /* (a build without the kind refused it above) */
+    if (ok < 0) { /* this CPU lacks it: FUSE_ERROR_UNSUPPORTED, not a parse error */
+      l->lacks = 1;
+      return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
+                               "step %d (%s) was packed for %s, which this CPU lacks", i,
+                               fuse__ops[s->op].name,
+                               ((const fuse__qhead *)(const void *)s->packed)->layout ==
+                                       FUSE__QL_SQUADS
+                                   ? "dotprod (sdot)"
+                                   : "VNNI (vpdpbusd)"),
+             0;
+    }
+    return fuse__blob_refuse(l, FUSE_ERROR_PARSE,
+                             "step %d (%s): its packed header does not fit its tensors", i,
+                             fuse__ops[s->op].name),
            0;
+  }
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && fuse__ops[s->op].run == FUSE__RUN_QINT &&
       (lack = fuse__step_lacks(p, s)) != 0) {
     l->lacks = 1; /* (a qadd's element-wise ops, read from its packed bytes checked above) */
