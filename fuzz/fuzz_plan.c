@@ -5,13 +5,17 @@
    there) to a valid blob this target makes once (a conv -> bias -> relu6 -> depthwise -> pool
    -> matmul network, compiled for this CPU's best ISA). 0x01: verify the weights; 0x02: copy
    them; 0x04: the blob at an odd address; 0x08: cut the blob where the last edit's position
-   says. What loads runs once on a fixed input and is described (fuse_plan_write).
+   says; 0x10: edit the committed QDQ network's blob instead (tests/data/onnx/tinynet_qdq.onnx,
+   its convs, adds and pools as integer steps, when the file is there). What loads runs once
+   on a fixed input and is described (fuse_plan_write).
 
    Checks (a failure aborts: a finding), besides no crash, leak or undefined behaviour:
      - an edited blob whose structure bytes (before the weights) changed is refused, with a
        message that starts "plan blob: ";
      - one whose weights alone changed loads unverified (and runs: reading nothing outside
-       the blob, which ASan watches) and is refused verified;
+       the blob, which ASan watches) and is refused verified; for the QDQ network's blob,
+       whose integer steps keep their headers (sizes, layouts, zero points) in the weights,
+       unverified it loads or is refused saying why;
      - an unchanged blob loads; a cut one is refused.
    A structure forged to pass its checksum is outside the loader's guarantee (its checks of
    counts, indices, offsets, regions and tiles still run; not every kernel's invariants).
@@ -44,6 +48,25 @@ static void fuzz_plan_write(void *user, const char *text, size_t len) {
 }
 
 static void fuzz_plan_sink(void *u, const char *t, size_t n) { (void)u, (void)t, (void)n; }
+
+/* The QDQ network's blob, made on the first call that asks for it (len 0: not there). */
+static fuzz_plan_blob fuzz_plan_qbase;
+static int fuzz_plan_qtried;
+static int fuzz_plan_make_qbase(void) {
+  fuse_graph *g = NULL;
+  fuse_plan *p = NULL;
+  if (fuzz_plan_qtried) return fuzz_plan_qbase.len > 64;
+  fuzz_plan_qtried = 1;
+  if (fuse_onnx_load_file("tests/data/onnx/tinynet_qdq.onnx", NULL, &g) == FUSE_OK &&
+      fuse_optimize(g, "fuse") == FUSE_OK && fuse_compile(g, NULL, &p) == FUSE_OK) {
+    fuzz_plan_qbase.cap = (size_t)1 << 20;
+    fuzz_plan_qbase.data = (unsigned char *)malloc(fuzz_plan_qbase.cap);
+    if (fuse_plan_save(p, fuzz_plan_write, &fuzz_plan_qbase) != FUSE_OK) fuzz_plan_qbase.len = 0;
+  }
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+  return fuzz_plan_qbase.len > 64;
+}
 
 /* The valid blob the edits apply to, made on the first call. */
 static fuzz_plan_blob fuzz_plan_base;
@@ -87,7 +110,8 @@ static int fuzz_plan_make_base(void) {
 }
 
 static int fuzz_plan(const unsigned char *in, size_t size) {
-  static float input[3 * 12 * 12], output[4096];
+  static float input[3 * 64 * 64], output[4096];
+  const fuzz_plan_blob *base = &fuzz_plan_base;
   unsigned char *raw, *blob;
   size_t len, weights_at = 0, i, cut = 0;
   int mode, structure_changed = 0, weights_changed = 0;
@@ -97,17 +121,18 @@ static int fuzz_plan(const unsigned char *in, size_t size) {
   char why[256];
   if (size < 1 || !fuzz_plan_make_base()) return 0;
   mode = in[0];
-  len = mode & 0x80 ? size - 1 : fuzz_plan_base.len;
+  if ((mode & 0x90) == 0x10 && fuzz_plan_make_qbase()) base = &fuzz_plan_qbase;
+  len = mode & 0x80 ? size - 1 : base->len;
   raw = (unsigned char *)malloc(len + 128);
   if (!raw) return 0;
   blob = (unsigned char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) + (mode & 0x04 ? 1 : 0);
   if (mode & 0x80) {
     memcpy(blob, in + 1, len);
   } else {
-    memcpy(blob, fuzz_plan_base.data, len);
+    memcpy(blob, base->data, len);
     {
       uint64_t w;
-      memcpy(&w, fuzz_plan_base.data + 32, 8); /* the header's weights offset */
+      memcpy(&w, base->data + 32, 8); /* the header's weights offset */
       weights_at = (size_t)w;
     }
     for (i = 1; i + 3 <= size; i += 3) {
@@ -116,7 +141,7 @@ static int fuzz_plan(const unsigned char *in, size_t size) {
       cut = at;
     }
     for (i = 0; i < len; i++) /* what differs once every edit is made (a later one may undo) */
-      if (blob[i] != fuzz_plan_base.data[i]) {
+      if (blob[i] != base->data[i]) {
         if (i < weights_at) structure_changed = 1;
         else weights_changed = 1;
       }
@@ -149,11 +174,12 @@ static int fuzz_plan(const unsigned char *in, size_t size) {
     fuzz_plan_check(strncmp(why, "plan blob: ", 11) == 0, "a refusal says why");
   }
   if (!(mode & 0x80)) {
-    int cut_short = (mode & 0x08) && len < fuzz_plan_base.len;
+    int cut_short = (mode & 0x08) && len < base->len;
     if (structure_changed || cut_short) fuzz_plan_check(r != FUSE_OK, "damage is refused");
     else if (weights_changed && lo.verify_weights)
       fuzz_plan_check(r == FUSE_ERROR_PARSE, "changed weights are refused when verified");
-    else fuzz_plan_check(r == FUSE_OK, "a blob with its structure intact loads");
+    else if (!(weights_changed && base == &fuzz_plan_qbase)) /* (else: loads, or says why) */
+      fuzz_plan_check(r == FUSE_OK, "a blob with its structure intact loads");
   }
   fuse_plan_destroy(p);
   free(raw);
