@@ -11048,6 +11048,8 @@ static fuse__qtile_fn fuse__qtile_plan(fuse_isa isa, int layout, int vnni, int64
                                        int *mr) {
   const fuse__qtile_kind *k, *family = NULL;
   int64_t want = (K + FUSE__QNR - 1) / FUSE__QNR;
+  if (want > 4 && K % 64 && K % 48 == 0) want = 3; /* 96, 144: whole blocks of 3 panels, no
+                                                        narrow tail block */
   for (k = fuse__qtile_kinds; k->fn; k++) {
     if (!fuse__qtile_runs(k, isa, layout, vnni) || (family && k->isa != family->isa)) continue;
     family = k;
