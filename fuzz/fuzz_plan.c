@@ -49,23 +49,30 @@ static void fuzz_plan_write(void *user, const char *text, size_t len) {
 
 static void fuzz_plan_sink(void *u, const char *t, size_t n) { (void)u, (void)t, (void)n; }
 
+/* Graph g optimized, compiled for this CPU and saved into b; g destroyed. Whether b holds a
+   blob. */
+static int fuzz_plan_base_of(fuse_graph *g, fuzz_plan_blob *b) {
+  fuse_plan *p = NULL;
+  if (g && fuse_optimize(g, "fuse") == FUSE_OK && fuse_compile(g, NULL, &p) == FUSE_OK) {
+    b->cap = (size_t)1 << 20;
+    b->data = (unsigned char *)malloc(b->cap);
+    if (fuse_plan_save(p, fuzz_plan_write, b) != FUSE_OK) b->len = 0;
+  }
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+  return b->len > 64;
+}
+
 /* The QDQ network's blob, made on the first call that asks for it (len 0: not there). */
 static fuzz_plan_blob fuzz_plan_qbase;
 static int fuzz_plan_qtried;
 static int fuzz_plan_make_qbase(void) {
   fuse_graph *g = NULL;
-  fuse_plan *p = NULL;
   if (fuzz_plan_qtried) return fuzz_plan_qbase.len > 64;
   fuzz_plan_qtried = 1;
-  if (fuse_onnx_load_file("tests/data/onnx/tinynet_qdq.onnx", NULL, &g) == FUSE_OK &&
-      fuse_optimize(g, "fuse") == FUSE_OK && fuse_compile(g, NULL, &p) == FUSE_OK) {
-    fuzz_plan_qbase.cap = (size_t)1 << 20;
-    fuzz_plan_qbase.data = (unsigned char *)malloc(fuzz_plan_qbase.cap);
-    if (fuse_plan_save(p, fuzz_plan_write, &fuzz_plan_qbase) != FUSE_OK) fuzz_plan_qbase.len = 0;
-  }
-  fuse_plan_destroy(p);
-  fuse_graph_destroy(g);
-  return fuzz_plan_qbase.len > 64;
+  if (fuse_onnx_load_file("tests/data/onnx/tinynet_qdq.onnx", NULL, &g) != FUSE_OK)
+    fuse_graph_destroy(g), g = NULL;
+  return fuzz_plan_base_of(g, &fuzz_plan_qbase);
 }
 
 /* The valid blob the edits apply to, made on the first call. */
@@ -91,22 +98,14 @@ static int fuzz_plan_make_base(void) {
   static const size_t counts[] = {216, 8, 72, 48};
   static float data[216];
   fuse_graph *g = NULL;
-  fuse_plan *p = NULL;
   size_t k, i;
   if (fuzz_plan_base.len) return 1;
-  if (fuse_graph_parse(text, NULL, &g) != FUSE_OK) return 0;
+  if (fuse_graph_parse(text, NULL, &g) != FUSE_OK) return fuse_graph_destroy(g), 0;
   for (k = 0; k < 4; k++) {
     for (i = 0; i < counts[k]; i++) data[i] = (float)((int)((i * 7 + k) % 13) - 6) / 8.0f;
     fuse_graph_set_constant(g, names[k], data, counts[k]);
   }
-  if (fuse_optimize(g, "fuse") == FUSE_OK && fuse_compile(g, NULL, &p) == FUSE_OK) {
-    fuzz_plan_base.cap = (size_t)1 << 20;
-    fuzz_plan_base.data = (unsigned char *)malloc(fuzz_plan_base.cap);
-    if (fuse_plan_save(p, fuzz_plan_write, &fuzz_plan_base) != FUSE_OK) fuzz_plan_base.len = 0;
-  }
-  fuse_plan_destroy(p);
-  fuse_graph_destroy(g);
-  return fuzz_plan_base.len > 64;
+  return fuzz_plan_base_of(g, &fuzz_plan_base);
 }
 
 static int fuzz_plan(const unsigned char *in, size_t size) {
