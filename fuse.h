@@ -11339,13 +11339,151 @@ FUSE__QDW_TARGET static void FUSE__QDW_NAME(const unsigned char *const *src, int
 #undef FUSE__QDW_BLOCKS
 #undef FUSE__QDW_TARGET
 #undef FUSE__QDW_MAC
+
+/* AVX-512 VNNI depthwise on quads: four taps of a channel side by side in a 32-bit lane, so
+   that one vpdpbusd adds four of its products (u8 x s8, exact: the weights are int8, held as
+   int16 in the layout). 64 bytes a vector: 64 channels of a pixel, or, where the run's pixels
+   follow each other (stride 1: step == C) and C is 16, 32 or 64, the channels of 64 / C
+   pixels at once ("flat"). Four taps' vectors interleave (two rounds of unpacks within
+   128-bit lanes, fuse__qquads4_avx512) into four whose 128-bit lane L holds the quads of
+   bytes 16L + 4i .. 16L + 4i + 3 (vector i); a lone last tap goes in by one vpshufb that
+   transposes each lane's 4 x 4 bytes, its weights kept in byte i of vector i's lanes. The sums
+   come out in that order, so the bias and scale are read in it (a 4 x 4 transpose of 128-bit
+   blocks), and the packs that narrow the four vectors back to bytes undo the interleave. The
+   weights are interleaved per call: for a lone border pixel that still costs less than the
+   vpdpwssd kernel's widening of every tap. Kernels of more than 28 taps take that kernel. */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qquads4_avx512(
+    __m512i a, __m512i b, __m512i c, __m512i d, __m512i *q) {
+  __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+  __m512i cd0 = _mm512_unpacklo_epi8(c, d), cd1 = _mm512_unpackhi_epi8(c, d);
+  q[0] = _mm512_unpacklo_epi16(ab0, cd0), q[1] = _mm512_unpackhi_epi16(ab0, cd0);
+  q[2] = _mm512_unpacklo_epi16(ab1, cd1), q[3] = _mm512_unpackhi_epi16(ab1, cd1);
+}
+
+/* Vectors i = 0..3 of 16 lanes: lane 4L + j of vector i is lane 4i + j of v[L] (a 4 x 4
+   transpose of 128-bit blocks). */
+FUSE__QV512 static inline __attribute__((always_inline)) void fuse__qblocks4_avx512(__m512i *v) {
+  const __mmask16 all = (__mmask16)-1; /* (the maskz forms: g++ 12 warns on the unmasked ones) */
+  __m512i t0 = _mm512_maskz_shuffle_i32x4(all, v[0], v[1], 0x44), t1 = _mm512_maskz_shuffle_i32x4(all, v[0], v[1], 0xee);
+  __m512i t2 = _mm512_maskz_shuffle_i32x4(all, v[2], v[3], 0x44), t3 = _mm512_maskz_shuffle_i32x4(all, v[2], v[3], 0xee);
+  v[0] = _mm512_maskz_shuffle_i32x4(all, t0, t2, 0x88), v[1] = _mm512_maskz_shuffle_i32x4(all, t0, t2, 0xdd);
+  v[2] = _mm512_maskz_shuffle_i32x4(all, t1, t3, 0x88), v[3] = _mm512_maskz_shuffle_i32x4(all, t1, t3, 0xdd);
+}
+
+#define FUSE__QDWQ_GROUPS 7 /* quads of taps kept (25 taps, a 5x5 kernel); more: vpdpwssd */
+FUSE__QV512_VNNI static inline __attribute__((always_inline)) void fuse__qdw_quads_blocks(
+    const int taps, const unsigned char *const *src, int64_t step, int64_t npix, int ntaps,
+    const int16_t *w, int64_t Cp, int64_t C, const int32_t *bias, const float *scale,
+    const fuse__qhead *h, unsigned char *y) {
+  const __mmask16 all = (__mmask16)-1; /* (maskz forms: see fuse__qblocks4_avx512) */
+  const __mmask32 all32 = (__mmask32)-1;
+  const __mmask8 all8 = (__mmask8)-1;
+  const __m512i transpose = _mm512_maskz_broadcast_i32x4(all, _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero)), hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
+  const __m512i zero = _mm512_set1_epi32(h->y_zero);
+  const int nt = taps ? taps : ntaps, full = nt / 4, rest = nt % 4, y_signed = h->y_signed;
+  const int flat = step == C && (C == 16 || C == 32 || C == 64);
+  const int64_t in_step = flat ? 64 : step, out_step = flat ? 64 : C;
+  const int64_t units = flat ? (npix * C + 63) / 64 : npix;
+  const unsigned char *sp[4 * FUSE__QDWQ_GROUPS]; /* (a local copy: the stores to y cannot change it) */
+  int64_t c0, u;
+  int t, g, i;
+  for (t = 0; t < nt; t++) sp[t] = src[t];
+  for (c0 = 0; c0 < (flat ? 1 : C); c0 += 64) {
+    __m512i wq[FUSE__QDWQ_GROUPS][4], bv[4], sv[4];
+    FUSE__UNROLL
+    for (g = 0; g < FUSE__QDWQ_GROUPS; g++) /* (for the compiler, which cannot see nt's bound) */
+      for (i = 0; i < 4; i++) wq[g][i] = _mm512_setzero_si512();
+    FUSE__UNROLL
+    for (g = 0; g * 4 < nt; g++) { /* this block's weights as quads (a lone last tap's in byte i) */
+      __m512i wn[4];
+      FUSE__UNROLL
+      for (i = 0; i < 4; i++) {
+        const int16_t *wt = w + (g * 4 + i) * Cp;
+        if (g * 4 + i >= nt) wn[i] = _mm512_setzero_si512();
+        else if (C == 16 && flat) wn[i] = _mm512_maskz_broadcast_i32x4(all, _mm256_maskz_cvtepi16_epi8(all, _mm256_loadu_si256((const __m256i *)(const void *)wt)));
+        else if (C == 32 && flat) wn[i] = _mm512_maskz_broadcast_i64x4(all8, _mm512_maskz_cvtepi16_epi8(all32, _mm512_loadu_si512(wt)));
+        else {
+          int64_t left = C - c0;
+          __mmask32 m0 = left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+          __mmask32 m1 = left >= 64 ? 0xffffffffu : left > 32 ? (1u << (left - 32)) - 1u : 0u;
+          wn[i] = _mm512_maskz_inserti64x4(all8, _mm512_castsi256_si512(_mm512_maskz_cvtepi16_epi8(all32, _mm512_maskz_loadu_epi16(m0, wt + c0))),
+                                     _mm512_maskz_cvtepi16_epi8(all32, _mm512_maskz_loadu_epi16(m1, wt + c0 + 32)), 1);
+        }
+      }
+      if (g < full || rest > 1) {
+        fuse__qquads4_avx512(wn[0], wn[1], wn[2], wn[3], wq[g]);
+      } else {
+        __m512i tw = _mm512_shuffle_epi8(wn[0], transpose);
+        FUSE__UNROLL
+        for (i = 0; i < 4; i++) wq[g][i] = _mm512_and_si512(tw, _mm512_set1_epi32((int32_t)(0xffu << (8 * i))));
+      }
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) { /* the bias and scale of the block's 16-channel quarters */
+      int64_t at = flat ? (16 * i) % C : c0 + 16 * i, left = C - at;
+      __mmask16 m = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      bv[i] = _mm512_maskz_loadu_epi32(m, bias + at);
+      sv[i] = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, scale + at));
+    }
+    fuse__qblocks4_avx512(bv), fuse__qblocks4_avx512(sv);
+    for (u = 0; u < units; u++) {
+      int64_t bytes = flat ? npix * C - u * 64 : C - c0;
+      __mmask64 m = bytes >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1;
+      const int64_t at = u * in_step + c0;
+      __m512i acc[4], q[4], r[4];
+      FUSE__UNROLL
+      for (i = 0; i < 4; i++) acc[i] = bv[i];
+      FUSE__UNROLL
+      for (g = 0; g * 4 < nt; g++) {
+        if (g < full || rest > 1) {
+          __m512i x[4];
+          FUSE__UNROLL
+          for (i = 0; i < 4; i++) /* (absent taps: the group's first row again, its weights 0) */
+            x[i] = _mm512_maskz_loadu_epi8(m, sp[g * 4 + (g * 4 + i < nt ? i : 0)] + at);
+          fuse__qquads4_avx512(x[0], x[1], x[2], x[3], q);
+          FUSE__UNROLL
+          for (i = 0; i < 4; i++) acc[i] = _mm512_dpbusd_epi32(acc[i], q[i], wq[g][i]);
+        } else {
+          __m512i tx = _mm512_shuffle_epi8(_mm512_maskz_loadu_epi8(m, sp[g * 4] + at), transpose);
+          FUSE__UNROLL
+          for (i = 0; i < 4; i++) acc[i] = _mm512_dpbusd_epi32(acc[i], tx, wq[g][i]);
+        }
+      }
+      FUSE__UNROLL
+      for (i = 0; i < 4; i++) { /* requantized, as fuse__qstore16_avx512 */
+        __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[i]);
+        f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, _mm512_castsi512_ps(sv[i])), lo), hi);
+        r[i] = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
+      }
+      {
+        __m512i p01 = _mm512_packs_epi32(r[0], r[1]), p23 = _mm512_packs_epi32(r[2], r[3]);
+        __m512i b = y_signed ? _mm512_packs_epi16(p01, p23) : _mm512_packus_epi16(p01, p23);
+        _mm512_mask_storeu_epi8(y + u * out_step + c0, m, b);
+      }
+    }
+  }
+}
+
+FUSE__QV512_VNNI static void fuse__qdw_avx512_quads(const unsigned char *const *src, int64_t step,
+                                                   int64_t npix, int ntaps, const int16_t *w,
+                                                   int64_t Cp, int64_t C, const int32_t *bias,
+                                                   const float *scale, const fuse__qhead *h,
+                                                   unsigned char *y) {
+  if (ntaps > 4 * FUSE__QDWQ_GROUPS)
+    fuse__qdw_avx512_vnni(src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else if (ntaps == 9)
+    fuse__qdw_quads_blocks(9, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+  else
+    fuse__qdw_quads_blocks(0, src, step, npix, ntaps, w, Cp, C, bias, scale, h, y);
+}
 #endif
 
 /* The depthwise kernel of a plan's ISA on a CPU of fuse__cpu_vnni() `ext` (NEON: the scalar
    twin). */
 static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-  if (isa == FUSE_ISA_AVX512) return (ext & 1) ? fuse__qdw_avx512_vnni : fuse__qdw_avx512;
+  if (isa == FUSE_ISA_AVX512) return (ext & 1) ? fuse__qdw_avx512_quads : fuse__qdw_avx512;
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;

@@ -142,67 +142,69 @@ TEST(tiles_match_the_reference) {
 }
 
 /* The depthwise kernel of each ISA that runs here against the scalar twin's arithmetic
-   written out: runs of 1 and 3 pixels (each next one two pixels further on), channel counts
-   around the vector widths, taps 1, 9 (the kernels' register path) and 25, weights and inputs
-   at their extremes, uint8 and int8 outputs; the bytes past the run stay. */
+   written out: runs of 1, 3 and 9 pixels (each next one two pixels further on) and of 13
+   pixels side by side (stride 1: the AVX-512 VNNI kernel's flat vectors where C is 16, 32 or
+   64), channel counts around the vector widths, taps 1, 9 (the kernels' register path), 10
+   and 25, weights and inputs at their extremes, uint8 and int8 outputs; the bytes past the
+   run stay. */
 TEST(depthwise_kernels_match_the_reference) {
-  static const int64_t counts[7] = {1, 7, 8, 16, 24, 33, 96};
-  static const int ntaps[3] = {1, 9, 25};
-  int isa, ci, ti, sgn, runs = 0, form;
+  static const int64_t counts[10] = {1, 7, 8, 16, 24, 32, 33, 64, 96, 144};
+  static const int ntaps[4] = {1, 9, 10, 25};
+  static const int64_t pixels[4] = {1, 3, 9, 13};
+  int isa, ci, ti, pi, sgn, runs = 0, form;
   for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++)
     for (form = 0; form < 2; form++) { /* this CPU's extensions, then none (AVX-512 without VNNI) */
       fuse__qdw_fn fn =
           isa_runs_here(isa) ? fuse__qdw_pick((fuse_isa)isa, form ? 0 : fuse__cpu_vnni()) : NULL;
       if (!fn || (form && fn == fuse__qdw_pick((fuse_isa)isa, fuse__cpu_vnni()))) continue;
-      for (ci = 0; ci < 7; ci++)
-        for (ti = 0; ti < 3; ti++)
-          for (sgn = 0; sgn < 2; sgn++) {
-            int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c, npix = 1 + 2 * sgn, step = 2 * C;
-            int64_t region = npix * step, p;
-            int taps = ntaps[ti], t, ok = 1;
-            unsigned char *px = (unsigned char *)malloc((size_t)(taps * region)), y[320];
-            const unsigned char *src[25];
-            int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
-            int32_t bias[112];
-            float scale[112];
-            fuse__qhead h;
-            memset(&h, 0, sizeof h);
-            h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0,
-            h.hi = sgn ? 127 : 255;
-            for (t = 0; t < taps; t++) src[t] = px + t * region;
-            for (c = 0; c < taps * region; c++)
-              px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
-            for (t = 0; t < taps; t++)
-              for (c = 0; c < C; c++)
-                w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
-            for (c = 0; c < Cp; c++) {
-              bias[c] = (int32_t)(next() % 20001) - 10000;
-              scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
-            }
-            memset(y, 0xcd, sizeof y);
-            fn(src, step, npix, taps, w, Cp, C, bias, scale, &h, y);
-            for (p = 0; p < 3; p++)
-              for (c = 0; c < 96 + 10; c++) {
-                int32_t want = 0xcd, have = y[p * C + c];
-                if (p * C + c >= (int64_t)sizeof y) break;
-                if (p < npix && c < C) {
+      for (ci = 0; ci < 10; ci++)
+        for (ti = 0; ti < 4; ti++)
+          for (pi = 0; pi < 4; pi++)
+            for (sgn = 0; sgn < 2; sgn++) {
+              int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c, npix = pixels[pi];
+              int64_t step = pi == 3 ? C : 2 * C, region = npix * step, i;
+              int taps = ntaps[ti], t, ok = 1;
+              unsigned char *px = (unsigned char *)malloc((size_t)(taps * region)), y[13 * 144 + 32];
+              const unsigned char *src[25];
+              int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
+              int32_t bias[144];
+              float scale[144];
+              fuse__qhead h;
+              memset(&h, 0, sizeof h);
+              h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0,
+              h.hi = sgn ? 127 : 255;
+              for (t = 0; t < taps; t++) src[t] = px + t * region;
+              for (c = 0; c < taps * region; c++)
+                px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
+              for (t = 0; t < taps; t++)
+                for (c = 0; c < C; c++)
+                  w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
+              for (c = 0; c < Cp; c++) {
+                bias[c] = (int32_t)(next() % 20001) - 10000;
+                scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
+              }
+              memset(y, 0xcd, sizeof y);
+              fn(src, step, npix, taps, w, Cp, C, bias, scale, &h, y);
+              for (i = 0; i < npix * C + 32; i++) {
+                int64_t p = i / C;
+                int32_t want = 0xcd, have = y[i];
+                c = i % C;
+                if (p < npix) {
                   int32_t acc = bias[c];
                   for (t = 0; t < taps; t++) acc += (int32_t)src[t][p * step + c] * w[t * Cp + c];
                   want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
-                } else if (p * C + c < npix * C) {
-                  continue; /* (another pixel's channel) */
                 }
                 if (have != want && ok) {
-                  fprintf(stderr, "  %s: C %d taps %d pixels %d: [%d][%d] %d, want %d\n",
-                          fuse__isa_name((fuse_isa)isa), (int)C, taps, (int)npix, (int)p, (int)c,
-                          have, want);
+                  fprintf(stderr, "  %s: C %d taps %d pixels %d step %d: [%d][%d] %d, want %d\n",
+                          fuse__isa_name((fuse_isa)isa), (int)C, taps, (int)npix, (int)step,
+                          (int)p, (int)c, have, want);
                   ok = 0;
                 }
               }
-            CHECK(ok);
-            runs++;
-            free(px), free(w);
-          }
+              CHECK(ok);
+              runs++;
+              free(px), free(w);
+            }
     }
   CHECK(runs > 0);
   fprintf(stderr, "  (%d depthwise runs)\n", runs);
