@@ -338,7 +338,10 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   }
 }
 
-/* Tiles [u0, u1): (image, block of nb panels, tile of MR pixels), the last fastest. */
+/* Tiles [u0, u1): (image, block of nb panels, tile of MR pixels), the last fastest; the
+   indices and each pixel's place counted on from u0's, not divided out per tile. A pixel
+   whose window lies inside the image takes its taps' rows as offsets from its corner; one
+   near the border tests each tap (the padding row where it falls outside). */
 static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
   const fuse_plan *p = j->r->p;
@@ -347,10 +350,12 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   const void **rows = (const void **)(void *)(j->r->work + p->scratch_offset +
                                               p->scratch_slot * (size_t)chunk + j->rows_at);
   int64_t u, t, mr = j->mr, OW = j->OW, H = j->H, W = j->W, WP = j->WP, cs = j->cs;
+  int64_t n = u0 / (j->blocks * j->tiles), bi = u0 / j->tiles % j->blocks, ti = u0 % j->tiles;
+  int64_t kh = j->rowmode ? j->ntaps : h->KH, kw = j->rowmode ? 1 : h->KW;
+  int64_t span_y = (h->KH - 1) * a->dilation[0], span_x = j->rowmode ? 0 : (h->KW - 1) * a->dilation[1];
   int jj;
   for (u = u0; u < u1; u++) {
-    int64_t n = u / (j->blocks * j->tiles), k = u / j->tiles % j->blocks * j->nb * FUSE__QNR;
-    int64_t m0 = u % j->tiles * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
+    int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
     const unsigned char *img = j->in_place ? j->x + n * H * W * j->C : j->in + n * H * WP * cs;
     unsigned char *yi = j->out_nhwc ? j->y + n * j->npix * j->K : j->out + n * j->npix * j->Kp;
     int bn = left >= (int64_t)j->nb * FUSE__QNR ? j->nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
@@ -360,26 +365,35 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
     if (j->pointwise) {
       for (jj = 0; jj < mr; jj++) rows[jj] = img + (m0 + (jj < mvalid ? jj : mvalid - 1)) * cs;
     } else {
-      int64_t y0[FUSE__QMR_MAX], x0[FUSE__QMR_MAX], oy = m0 / OW, ox = m0 % OW;
+      int64_t oy = m0 / OW, ox = m0 % OW;
       for (jj = 0; jj < mr; jj++) { /* each pixel's window corner (the last one repeated) */
-        y0[jj] = oy * a->strides[0] - a->padding[0];
-        x0[jj] = ox * a->strides[1] - a->padding[1];
-        if (jj + 1 < mvalid && ++ox == OW) ox = 0, oy++;
-      }
-      for (t = 0; t < j->ntaps; t++) { /* row mode: t is a kernel row, its columns inside */
-        int64_t dy = (j->rowmode ? t : t / h->KW) * a->dilation[0];
-        int64_t dx = j->rowmode ? 0 : t % h->KW * a->dilation[1];
-        for (jj = 0; jj < mr; jj++) {
-          int64_t iy = y0[jj] + dy, ix = x0[jj] + dx;
-          rows[t * mr + jj] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || j->rowmode)
-                                  ? (const void *)(img + (iy * WP + ix + j->pl) * cs)
-                                  : (const void *)j->pad;
+        int64_t y0 = oy * a->strides[0] - a->padding[0], x0 = ox * a->strides[1] - a->padding[1];
+        if (y0 >= 0 && y0 + span_y < H && (j->rowmode || (x0 >= 0 && x0 + span_x < W))) {
+          const unsigned char *corner = img + (y0 * WP + x0 + j->pl) * cs;
+          int64_t ky, kx;
+          for (t = 0, ky = 0; ky < kh; ky++) /* row mode: a tap is a kernel row */
+            for (kx = 0; kx < kw; kx++, t++)
+              rows[t * mr + jj] = corner + (ky * a->dilation[0] * WP + kx * a->dilation[1]) * cs;
+        } else {
+          for (t = 0; t < j->ntaps; t++) {
+            int64_t dy = (j->rowmode ? t : t / h->KW) * a->dilation[0];
+            int64_t dx = j->rowmode ? 0 : t % h->KW * a->dilation[1];
+            int64_t iy = y0 + dy, ix = x0 + dx;
+            rows[t * mr + jj] = iy >= 0 && iy < H && ((ix >= 0 && ix < W) || j->rowmode)
+                                    ? (const void *)(img + (iy * WP + ix + j->pl) * cs)
+                                    : (const void *)j->pad;
+          }
         }
+        if (jj + 1 < mvalid && ++ox == OW) ox = 0, oy++;
       }
     }
     tile((int)j->ntaps, (int)(j->span / (j->pairs ? 2 * j->step : j->step)), rows,
          j->w + (size_t)(k / FUSE__QNR) * j->panel, (int64_t)j->panel, yi + m0 * ldy + k, ldy,
          mvalid, kvalid, j->bias + k, j->scale + k, h);
+    if (++ti == j->tiles) {
+      ti = 0;
+      if (++bi == j->blocks) bi = 0, n++;
+    }
   }
 }
 
