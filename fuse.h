@@ -11642,36 +11642,50 @@ static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
   return fuse__qadd_scalar;
 }
 
-/* best[i] = max(best[i], v[i] ^ flip), i < n: a max pool's window pixel (flip 0x80 makes int8
-   compare as uint8). */
-typedef void (*fuse__qmax_fn)(unsigned char *best, const unsigned char *v, int64_t n,
+/* y[i] = the largest of v[0][i] .. v[nv - 1][i], i < n: a max pool's window, its pixels' rows
+   (nv >= 1). flip 0x80 makes int8 compare as uint8: each byte is flipped as it is read, the
+   largest flipped back. y may be one of the rows (a window of more rows than a call takes). */
+typedef void (*fuse__qmax_fn)(unsigned char *y, const unsigned char *const *v, int nv, int64_t n,
                               unsigned char flip);
 
-static void fuse__qmax_scalar(unsigned char *best, const unsigned char *v, int64_t n,
+static void fuse__qmax_scalar(unsigned char *y, const unsigned char *const *v, int nv, int64_t n,
                               unsigned char flip) {
   int64_t i;
+  int k;
   for (i = 0; i < n; i++) {
-    unsigned char u = (unsigned char)(v[i] ^ flip);
-    best[i] = u > best[i] ? u : best[i];
+    unsigned char best = (unsigned char)(v[0][i] ^ flip);
+    for (k = 1; k < nv; k++) {
+      unsigned char u = (unsigned char)(v[k][i] ^ flip);
+      best = u > best ? u : best;
+    }
+    y[i] = (unsigned char)(best ^ flip);
   }
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *best,
-                                                               const unsigned char *v, int64_t n,
+/* 32 bytes at a time, the window's rows in turn into one register. */
+__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *y,
+                                                               const unsigned char *const *v,
+                                                               int nv, int64_t n,
                                                                unsigned char flip) {
   const __m256i f = _mm256_set1_epi8((char)flip);
   int64_t i = 0;
+  int k;
   for (; i + 32 <= n; i += 32) {
-    __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i)), f);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(best + i));
-    _mm256_storeu_si256((__m256i *)(void *)(best + i), _mm256_max_epu8(b, u));
+    __m256i best = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v[0] + i)), f);
+    for (k = 1; k < nv; k++)
+      best = _mm256_max_epu8(best, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v[k] + i)), f));
+    _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm256_xor_si256(best, f));
   }
-  fuse__qmax_scalar(best + i, v + i, n - i, flip);
+  if (i < n) {
+    const unsigned char *rest[64];
+    for (k = 0; k < nv && k < 64; k++) rest[k] = v[k] + i;
+    fuse__qmax_scalar(y + i, rest, nv < 64 ? nv : 64, n - i, flip);
+  }
 }
 #endif
 
-/* The max row of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar row). */
+/* The max window of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar loop). */
 static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qmax_avx2;
@@ -41391,10 +41405,12 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
 }
 
 /* qmax_pool2d: the largest input value of each window (padding never counts), through the
-   table (skipped where it is the identity). NHWC: per output pixel, the window's pixels'
-   channels at once, 256 at a time in a local row (kernels/qeltwise.c's max rows); NCHW: a
-   window per output element. int8 compares as uint8 with the sign bit flipped. Output rows
-   (of each channel's plane in NCHW) shared among the chunks. */
+   table (skipped where it is the identity). NHWC: per output pixel, its window's pixels'
+   channels at once (kernels/qeltwise.c's max windows); NCHW: a window per output element.
+   int8 compares as uint8 with the sign bit flipped. A window of more than FUSE__QMAXW pixels
+   goes in pieces, the output so far one of the next piece's rows. Output rows (of each
+   channel's plane in NCHW) shared among the chunks. */
+#define FUSE__QMAXW 64
 typedef struct fuse__qpool_job {
   const fuse__step *s;
   const unsigned char *x, *table;
@@ -41402,40 +41418,38 @@ typedef struct fuse__qpool_job {
   int64_t C, H, W, OH, OW, lanes;
   int nhwc, identity;
   unsigned char flip;
-  fuse__qmax_fn max_row;
+  fuse__qmax_fn max_window;
 } fuse__qpool_job;
 
 static void fuse__qpool_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__qpool_job *j = (const fuse__qpool_job *)ctx;
   const fuse_pool2d_attrs *a = &j->s->a.pool;
-  int64_t C = j->C, H = j->H, W = j->W, u, ox, ky, kx, i, c0;
-  unsigned char best[256];
+  int64_t C = j->C, H = j->H, W = j->W, u, ox, ky, kx, i;
+  const unsigned char *rows[FUSE__QMAXW];
   (void)chunk;
   for (u = u0; u < u1; u++) { /* row oy of image n (NHWC), of plane n * C + c (NCHW) */
     int64_t plane = u / j->OH, oy = u % j->OH, n = j->nhwc ? plane : plane / C, c = j->nhwc ? 0 : plane % C;
-    for (ox = 0; ox < j->OW; ox++)
-      for (c0 = 0; c0 < j->lanes; c0 += 256) {
-        int64_t len = j->lanes - c0 < 256 ? j->lanes - c0 : 256;
-        unsigned char *dst = j->y + c0 + (j->nhwc ? ((n * j->OH + oy) * j->OW + ox) * C
-                                                   : ((n * C + c) * j->OH + oy) * j->OW + ox);
-        memset(best, 0, (size_t)len); /* (no window is empty: the pads are smaller than the
-                                          kernel) */
-        for (ky = 0; ky < a->kernel[0]; ky++) {
-          int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
-          if (iy < 0 || iy >= H) continue;
-          for (kx = 0; kx < a->kernel[1]; kx++) {
-            int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
-            if (ix < 0 || ix >= W) continue;
-            j->max_row(best, j->x + c0 + (j->nhwc ? ((n * H + iy) * W + ix) * C
-                                                   : ((n * C + c) * H + iy) * W + ix),
-                       len, j->flip);
+    for (ox = 0; ox < j->OW; ox++) {
+      unsigned char *dst = j->y + (j->nhwc ? ((n * j->OH + oy) * j->OW + ox) * C
+                                            : ((n * C + c) * j->OH + oy) * j->OW + ox);
+      int nv = 0; /* (no window is empty: the pads are smaller than the kernel) */
+      for (ky = 0; ky < a->kernel[0]; ky++) {
+        int64_t iy = oy * a->strides[0] - a->padding[0] + ky * a->dilation[0];
+        if (iy < 0 || iy >= H) continue;
+        for (kx = 0; kx < a->kernel[1]; kx++) {
+          int64_t ix = ox * a->strides[1] - a->padding[1] + kx * a->dilation[1];
+          if (ix < 0 || ix >= W) continue;
+          if (nv == FUSE__QMAXW) { /* a piece of a large window */
+            j->max_window(dst, rows, nv, j->lanes, j->flip);
+            rows[0] = dst, nv = 1;
           }
+          rows[nv++] = j->x + (j->nhwc ? ((n * H + iy) * W + ix) * C : ((n * C + c) * H + iy) * W + ix);
         }
-        if (j->identity)
-          for (i = 0; i < len; i++) dst[i] = (unsigned char)(best[i] ^ j->flip);
-        else
-          for (i = 0; i < len; i++) dst[i] = j->table[best[i] ^ j->flip];
       }
+      j->max_window(dst, rows, nv, j->lanes, j->flip);
+      if (!j->identity)
+        for (i = 0; i < j->lanes; i++) dst[i] = j->table[dst[i]];
+    }
   }
 }
 
@@ -41449,7 +41463,7 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
   j.C = ty->shape[1], j.H = tx->shape[2], j.W = tx->shape[3], j.OH = ty->shape[2], j.OW = ty->shape[3];
   j.nhwc = tx->nhwc, j.lanes = j.nhwc ? j.C : 1;
   j.flip = tx->type == FUSE_INT8 ? 0x80 : 0;
-  j.max_row = fuse__qmax_pick(r->p->isa);
+  j.max_window = fuse__qmax_pick(r->p->isa);
   for (i = 0, j.identity = 1; i < 256; i++) j.identity &= table[i] == i;
   fuse__parallel(r->p, ty->shape[0] * (j.nhwc ? 1 : j.C) * j.OH, fuse__qpool_units, &j);
 }

@@ -287,6 +287,61 @@ TEST(quantize_row_matches_the_loop) {
   free(x);
 }
 
+/* The max window of each ISA that runs here against the largest byte picked out directly:
+   1 to 9 rows and 70 (more than the driver hands over at once: its 64 rows, then the output so
+   far and 6 more), lengths around the vector width, uint8 and int8 order (flip 0x80), rows
+   holding 0, 127, 128 and 255. */
+TEST(max_windows_match_the_largest_byte) {
+  static const int64_t lens[6] = {1, 31, 32, 33, 64, 100};
+  static const int counts[4] = {1, 2, 9, 70};
+  int isa, li, ci, fl, runs = 0;
+  unsigned char *px = (unsigned char *)malloc(70 * 100);
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__qmax_fn fn = isa_runs_here(isa) ? fuse__qmax_pick((fuse_isa)isa) : NULL;
+    if (!fn || (isa != FUSE_ISA_SCALAR && fn == fuse__qmax_scalar)) continue;
+    for (li = 0; li < 6; li++)
+      for (ci = 0; ci < 4; ci++)
+        for (fl = 0; fl < 2; fl++) {
+          static const unsigned char edge[4] = {0, 127, 128, 255};
+          const unsigned char *rows[64];
+          unsigned char y[101];
+          int64_t n = lens[li], i;
+          int nv = counts[ci], k, ok = 1;
+          unsigned char flip = fl ? 0x80 : 0;
+          for (i = 0; i < 70 * 100; i++) px[i] = (unsigned char)(i % 7 == 0 ? edge[i % 4] : next() % 256);
+          memset(y, 0xcd, sizeof y);
+          for (k = 0; k < nv && k < 64; k++) rows[k] = px + k * 100;
+          fn(y, rows, nv < 64 ? nv : 64, n, flip);
+          if (nv > 64) { /* the rest, the output so far among them */
+            rows[0] = y;
+            for (k = 64; k < nv; k++) rows[k - 63] = px + k * 100;
+            fn(y, rows, nv - 63, n, flip);
+          }
+          for (i = 0; i < n + 1; i++) {
+            int want = 0xcd;
+            if (i < n) {
+              int best = -1000;
+              for (k = 0; k < nv; k++) {
+                int v = fl ? (int)(signed char)px[k * 100 + i] : px[k * 100 + i];
+                best = v > best ? v : best;
+              }
+              want = best & 0xff;
+            }
+            if (y[i] != want && ok) {
+              fprintf(stderr, "  %s: %d rows of %d, flip %d: [%d] %d, want %d\n",
+                      fuse__isa_name((fuse_isa)isa), nv, (int)n, flip, (int)i, y[i], want);
+              ok = 0;
+            }
+          }
+          CHECK(ok);
+          runs++;
+        }
+  }
+  CHECK(runs > 0);
+  fprintf(stderr, "  (%d max window runs)\n", runs);
+  free(px);
+}
+
 /* The table rows (AVX-512 VBMI where the CPU has it) against the scalar row: every index, a
    length off the vector width, in place and apart. */
 TEST(table_rows_match_the_scalar_row) {
@@ -328,6 +383,7 @@ int main(void) {
   RUN(qadd_rows_match_the_scalar_row);
   RUN(quantize_row_matches_the_loop);
   RUN(table_rows_match_the_scalar_row);
+  RUN(max_windows_match_the_largest_byte);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

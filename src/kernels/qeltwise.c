@@ -147,36 +147,50 @@ static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
   return fuse__qadd_scalar;
 }
 
-/* best[i] = max(best[i], v[i] ^ flip), i < n: a max pool's window pixel (flip 0x80 makes int8
-   compare as uint8). */
-typedef void (*fuse__qmax_fn)(unsigned char *best, const unsigned char *v, int64_t n,
+/* y[i] = the largest of v[0][i] .. v[nv - 1][i], i < n: a max pool's window, its pixels' rows
+   (nv >= 1). flip 0x80 makes int8 compare as uint8: each byte is flipped as it is read, the
+   largest flipped back. y may be one of the rows (a window of more rows than a call takes). */
+typedef void (*fuse__qmax_fn)(unsigned char *y, const unsigned char *const *v, int nv, int64_t n,
                               unsigned char flip);
 
-static void fuse__qmax_scalar(unsigned char *best, const unsigned char *v, int64_t n,
+static void fuse__qmax_scalar(unsigned char *y, const unsigned char *const *v, int nv, int64_t n,
                               unsigned char flip) {
   int64_t i;
+  int k;
   for (i = 0; i < n; i++) {
-    unsigned char u = (unsigned char)(v[i] ^ flip);
-    best[i] = u > best[i] ? u : best[i];
+    unsigned char best = (unsigned char)(v[0][i] ^ flip);
+    for (k = 1; k < nv; k++) {
+      unsigned char u = (unsigned char)(v[k][i] ^ flip);
+      best = u > best ? u : best;
+    }
+    y[i] = (unsigned char)(best ^ flip);
   }
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
-__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *best,
-                                                               const unsigned char *v, int64_t n,
+/* 32 bytes at a time, the window's rows in turn into one register. */
+__attribute__((target("avx2,fma"))) static void fuse__qmax_avx2(unsigned char *y,
+                                                               const unsigned char *const *v,
+                                                               int nv, int64_t n,
                                                                unsigned char flip) {
   const __m256i f = _mm256_set1_epi8((char)flip);
   int64_t i = 0;
+  int k;
   for (; i + 32 <= n; i += 32) {
-    __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i)), f);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(best + i));
-    _mm256_storeu_si256((__m256i *)(void *)(best + i), _mm256_max_epu8(b, u));
+    __m256i best = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v[0] + i)), f);
+    for (k = 1; k < nv; k++)
+      best = _mm256_max_epu8(best, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v[k] + i)), f));
+    _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm256_xor_si256(best, f));
   }
-  fuse__qmax_scalar(best + i, v + i, n - i, flip);
+  if (i < n) {
+    const unsigned char *rest[64];
+    for (k = 0; k < nv && k < 64; k++) rest[k] = v[k] + i;
+    fuse__qmax_scalar(y + i, rest, nv < 64 ? nv : 64, n - i, flip);
+  }
 }
 #endif
 
-/* The max row of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar row). */
+/* The max window of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar loop). */
 static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qmax_avx2;
