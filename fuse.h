@@ -11694,6 +11694,59 @@ static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
   return fuse__qmax_scalar;
 }
 
+/* y[4 * i + c] = the byte of channel c of pixel i, i < n: x[c][i] for c < C (at most 4 planes
+   of an NCHW image), fill for the rest: a row of a stem's few channels as quads. */
+typedef void (*fuse__qquads_fn)(unsigned char *y, const unsigned char *const *x, int C, int64_t n,
+                                unsigned char fill);
+
+static void fuse__qquads_scalar(unsigned char *y, const unsigned char *const *x, int C, int64_t n,
+                                unsigned char fill) {
+  int64_t i;
+  int c;
+  for (c = 0; c < 4; c++)
+    for (i = 0; i < n; i++) y[4 * i + c] = c < C ? x[c][i] : fill;
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 32 pixels at a time: two rounds of unpacks make quads within 128-bit lanes, whose halves
+   then go out in pixel order. */
+__attribute__((target("avx2,fma"))) static void fuse__qquads_avx2(unsigned char *y,
+                                                                 const unsigned char *const *x,
+                                                                 int C, int64_t n,
+                                                                 unsigned char fill) {
+  const __m256i f = _mm256_set1_epi8((char)fill);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4], ab0, ab1, cd0, cd1, q0, q1, q2, q3;
+    int c;
+    for (c = 0; c < 4; c++) v[c] = c < C ? _mm256_loadu_si256((const __m256i *)(const void *)(x[c] + i)) : f;
+    ab0 = _mm256_unpacklo_epi8(v[0], v[1]), ab1 = _mm256_unpackhi_epi8(v[0], v[1]);
+    cd0 = _mm256_unpacklo_epi8(v[2], v[3]), cd1 = _mm256_unpackhi_epi8(v[2], v[3]);
+    q0 = _mm256_unpacklo_epi16(ab0, cd0), q1 = _mm256_unpackhi_epi16(ab0, cd0); /* pixels 0-7, 16-23 */
+    q2 = _mm256_unpacklo_epi16(ab1, cd1), q3 = _mm256_unpackhi_epi16(ab1, cd1); /* 8-15, 24-31 */
+    _mm256_storeu_si256((__m256i *)(void *)(y + 4 * i), _mm256_permute2x128_si256(q0, q1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(y + 4 * i + 32), _mm256_permute2x128_si256(q2, q3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(y + 4 * i + 64), _mm256_permute2x128_si256(q0, q1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(y + 4 * i + 96), _mm256_permute2x128_si256(q2, q3, 0x31));
+  }
+  if (i < n) {
+    const unsigned char *rest[4];
+    int c;
+    for (c = 0; c < C; c++) rest[c] = x[c] + i;
+    fuse__qquads_scalar(y + 4 * i, rest, C, n - i, fill);
+  }
+}
+#endif
+
+/* The quads row of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar loop). */
+static fuse__qquads_fn fuse__qquads_pick(fuse_isa isa) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qquads_avx2;
+#endif
+  (void)isa;
+  return fuse__qquads_scalar;
+}
+
 /* y[i] = saturate(round(x[i] / scale) + zero), NaN giving the zero point, i < n, as
    run/reference_quant.c's per-tensor loop computes it: the quotient in float32, clamped to
    the type's range less the zero point, rounded half to even under the default rounding mode
@@ -41507,6 +41560,12 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
     if (j->rowmode) { /* the padding columns */
       memcpy(line, j->pad, (size_t)(j->pl * cs));
       memcpy(first + W * cs, j->pad, (size_t)((j->WP - j->pl - W) * cs));
+    }
+    if (!j->in_nhwc && !j->pairs && cs == 4) { /* an image's few channels (a stem) as quads */
+      const unsigned char *planes[4];
+      for (c = 0; c < C; c++) planes[c] = j->x + ((n * C + c) * j->H + iy) * W;
+      fuse__qquads_pick(j->r->p->isa)(first, planes, (int)C, W, (unsigned char)z);
+      continue;
     }
     if (!j->in_nhwc) {
       for (c = 0; c < C; c++) {

@@ -342,6 +342,43 @@ TEST(max_windows_match_the_largest_byte) {
   free(px);
 }
 
+/* The quads rows of each ISA that runs here (a stem's NCHW planes into pixel quads) against
+   the bytes placed directly: 1 to 4 planes, lengths around the vector width; the byte past
+   the row stays. */
+TEST(quads_rows_match_the_bytes) {
+  static const int64_t lens[5] = {1, 31, 32, 33, 100};
+  int isa, li, C, runs = 0;
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
+    fuse__qquads_fn fn = isa_runs_here(isa) ? fuse__qquads_pick((fuse_isa)isa) : NULL;
+    if (!fn || (isa != FUSE_ISA_SCALAR && fn == fuse__qquads_scalar)) continue;
+    for (li = 0; li < 5; li++)
+      for (C = 1; C <= 4; C++) {
+        unsigned char planes[4][100], y[401];
+        const unsigned char *x[4];
+        int64_t n = lens[li], i;
+        int c, ok = 1;
+        for (c = 0; c < 4; c++) {
+          x[c] = planes[c];
+          for (i = 0; i < 100; i++) planes[c][i] = (unsigned char)(next() % 256);
+        }
+        memset(y, 0xcd, sizeof y);
+        fn(y, x, C, n, 77);
+        for (i = 0; i <= 4 * n; i++) {
+          int want = i == 4 * n ? 0xcd : i % 4 < C ? planes[i % 4][i / 4] : 77;
+          if (y[i] != want && ok) {
+            fprintf(stderr, "  %s: %d planes of %d: [%d] %d, want %d\n", fuse__isa_name((fuse_isa)isa),
+                    C, (int)n, (int)i, y[i], want);
+            ok = 0;
+          }
+        }
+        CHECK(ok);
+        runs++;
+      }
+  }
+  CHECK(runs > 0);
+  fprintf(stderr, "  (%d quads row runs)\n", runs);
+}
+
 /* The table rows (AVX-512 VBMI where the CPU has it) against the scalar row: every index, a
    length off the vector width, in place and apart. */
 TEST(table_rows_match_the_scalar_row) {
@@ -384,6 +421,7 @@ int main(void) {
   RUN(quantize_row_matches_the_loop);
   RUN(table_rows_match_the_scalar_row);
   RUN(max_windows_match_the_largest_byte);
+  RUN(quads_rows_match_the_bytes);
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }
