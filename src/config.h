@@ -13,9 +13,10 @@
                             GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
                             CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
                             MATMUL_ROWS (the matmul of two run-time operands); of the integer
-                            steps: QDIRECT (qconv2d's direct loops: the reference plans,
-                            grouped convs), QTILES (its pairs / quads tiles and their driver),
-                            QDW (its depthwise pixel kernels), QPOOL (qmax_pool2d)
+                            steps: QDIRECT (qconv2d's and qmatmul's direct loops: the
+                            reference plans, grouped convs), QTILES (their pairs / quads tiles
+                            and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
+                            (qmax_pool2d)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 

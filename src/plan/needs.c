@@ -73,7 +73,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
       n->posts |= 1ul << s->chain[k].post.kind;
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
-  if (s->op == FUSE__OP_QCONV2D && s->packed && s->packed_floats * 4 >= sizeof(fuse__qhead)) {
+  if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
+      s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
                            : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
