@@ -1877,7 +1877,8 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
                             steps: QDIRECT (qconv2d's and qmatmul's direct loops: the
                             reference plans, grouped convs), QTILES (their pairs / quads tiles
                             and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
-                            (qmax_pool2d)
+                            (qmax_pool2d), QMATMUL (qmatmul's step: its rows on the QDIRECT /
+                            QTILES kernels)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -2129,6 +2130,11 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_QPOOL 1
 #endif
+#ifdef FUSE_NO_KERNEL_QMATMUL
+#define FUSE__HAS_KERNEL_QMATMUL 0
+#else
+#define FUSE__HAS_KERNEL_QMATMUL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -2155,6 +2161,7 @@ enum {
   FUSE__FAMILY_QTILES,
   FUSE__FAMILY_QDW,
   FUSE__FAMILY_QPOOL,
+  FUSE__FAMILY_QMATMUL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -2174,7 +2181,8 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_QDIRECT << FUSE__FAMILY_QDIRECT |                          \
    (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
    (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
-   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL)
+   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL |                              \
+   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */
@@ -35592,7 +35600,7 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
     "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
-    "QPOOL"};
+    "QPOOL", "QMATMUL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -35638,6 +35646,7 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
       n->posts |= 1ul << s->chain[k].post.kind;
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
+  if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
   if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
       s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
@@ -41722,7 +41731,7 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
       fuse__qconv_direct(r, s, h);
     }
   } else if (s->op == FUSE__OP_QMATMUL) {
-    fuse__qmatmul(r, s, h);
+    if (FUSE__HAS_KERNEL(QMATMUL)) fuse__qmatmul(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
@@ -42774,6 +42783,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     break;
   case FUSE__OP_QMATMUL: { /* x [..., C] -> y [..., K], as many rows; a 1x1 qconv2d's bytes */
     int64_t rows, Kp;
+    if (!FUSE__HAS_KERNEL(QMATMUL)) return 0; /* (refused before, saying so: plan/needs.c) */
     if (tx->type != FUSE_UINT8 || tx->rank < 1 || ty->rank < 1 || tx->nhwc || ty->nhwc ||
         h->C < 1 || h->K < 1 ||
         tx->shape[tx->rank - 1] != h->C || ty->shape[ty->rank - 1] != h->K || h->KH != 1 ||
@@ -47868,6 +47878,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__HAS_KERNEL_QTILES
 #undef FUSE__HAS_KERNEL_QDW
 #undef FUSE__HAS_KERNEL_QPOOL
+#undef FUSE__HAS_KERNEL_QMATMUL
 #undef FUSE__HAS_KERNEL_GEMM_TILES
 #undef FUSE__KERNEL_OF
 #undef FUSE__FAMILIES_BUILT

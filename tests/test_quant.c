@@ -760,6 +760,39 @@ TEST(qmatmul_blob_header_checked) {
   }
 }
 
+/* --emit-config for a plan of a qmatmul step: it keeps the step and the kernels it runs on
+   (the direct loops on the reference kernels, the tiles on the scalar ones), leaves out the
+   other integer kernels and the float matmul. */
+TEST(qmatmul_config) {
+  qm_data d;
+  int i, reference;
+  memset(&d, 0, sizeof d);
+  for (i = 0; i < QM_N * QM_K; i++) d.wq[i] = (int8_t)(i % 5 - 2);
+  for (i = 0; i < QM_N; i++) d.ws[i] = 0.02f;
+  for (reference = 0; reference < 2; reference++) {
+    fuse_graph *g = qmatmul_graph(&d, 0, 0, 1, 0, 1);
+    fuse_plan *p = NULL;
+    fuse_compile_options o;
+    big_buf *t = (big_buf *)calloc(1, sizeof *t);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.isa = reference ? FUSE_ISA_AUTO : FUSE_ISA_SCALAR;
+    o.reference_kernels = reference;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    CHECK_EQ_INT(fuse_plan_write_config((const fuse_plan *const *)&p, 1, big_sink, t), FUSE_OK);
+    CHECK(strstr(t->s, "#define FUSE_NO_KERNEL_QMATMUL\n") == NULL);
+    CHECK(strstr(t->s, "#define FUSE_NO_RUN_QINT\n") == NULL);
+    CHECK((strstr(t->s, "#define FUSE_NO_KERNEL_QTILES\n") == NULL) == !reference);
+    CHECK((strstr(t->s, "#define FUSE_NO_KERNEL_QDIRECT\n") == NULL) == reference);
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QDW\n");
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QPOOL\n");
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_RUN_MATMUL\n");
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    free(t);
+  }
+}
+
 /* What stays in float32, and --explain says why: int8 activations, weights with a zero point
    that is not 0 (uint8 ones), per-row scales of [K, N] weights, a product whose result is not
    quantized, a batched right operand. */
@@ -908,6 +941,7 @@ int main(void) {
   RUN(qdq_add_lut_pool_run_in_integers);
   RUN(qdq_matmul_runs_in_integers);
   RUN(qmatmul_blob_header_checked);
+  RUN(qmatmul_config);
   RUN(qmatmul_what_stays_float);
   return runner_finish("quant");
 }

@@ -596,6 +596,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     break;
   case FUSE__OP_QMATMUL: { /* x [..., C] -> y [..., K], as many rows; a 1x1 qconv2d's bytes */
     int64_t rows, Kp;
+    if (!FUSE__HAS_KERNEL(QMATMUL)) return 0; /* (refused before, saying so: plan/needs.c) */
     if (tx->type != FUSE_UINT8 || tx->rank < 1 || ty->rank < 1 || tx->nhwc || ty->nhwc ||
         h->C < 1 || h->K < 1 ||
         tx->shape[tx->rank - 1] != h->C || ty->shape[ty->rank - 1] != h->K || h->KH != 1 ||

@@ -520,7 +520,7 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
       fuse__qconv_direct(r, s, h);
     }
   } else if (s->op == FUSE__OP_QMATMUL) {
-    fuse__qmatmul(r, s, h);
+    if (FUSE__HAS_KERNEL(QMATMUL)) fuse__qmatmul(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
