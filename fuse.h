@@ -1277,6 +1277,8 @@ typedef enum fuse__op {
   FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
                         an integer plan's firmware carries no float layout code) */
   FUSE__OP_QTO_NCHW,
+  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (last: a blob's op
+                       numbers stay those of the plans saved before it) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -1339,20 +1341,23 @@ static float fuse__round_half_even(float v) {
   return v < 0 ? -r : r;
 }
 
-/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
-   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
-   bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
+/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d steps of a
+   quantized model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d:
+   int32 bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
    y_scale), the weights in `layout` (kernels/qconv.c; Kp = K for the direct form, else K
-   rounded up to 16, the padding's bias and scale 0); qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
-   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
-   int8: -128..127 at 128..255's places). */
+   rounded up to 16, the padding's bias and scale 0); qmatmul: the same as a 1x1 qconv2d's
+   whose pixels are the rows of its input (K = the output's columns, C = the input's); qadd:
+   num_post element-wise ops of 5 words each (kind, lo, hi, alpha, beta); qlut, qmax_pool2d:
+   the 256 output values of the input values 0..255 (as int8: -128..127 at 128..255's
+   places). */
 typedef struct fuse__qhead {
   int32_t x_zero, y_zero; /* the input's and the output's zero points */
   int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel;
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel
+                             (qmatmul: output and input columns, a 1x1 kernel);
                              qadd: K = 1 when a table of 256 outputs follows its ops (a qlut
                              merged in, plan/quant_pack.c) */
-  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
+  int32_t layout;         /* qconv2d, qmatmul: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
@@ -1558,7 +1563,8 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
-  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qadd, qlut, qmax_pool2d */
+  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qmatmul, qadd, qlut,
+                      qmax_pool2d */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -1839,6 +1845,8 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QTO_NCHW, "qto_nchw", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1866,9 +1874,11 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
                             GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
                             CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
                             MATMUL_ROWS (the matmul of two run-time operands); of the integer
-                            steps: QDIRECT (qconv2d's direct loops: the reference plans,
-                            grouped convs), QTILES (its pairs / quads tiles and their driver),
-                            QDW (its depthwise pixel kernels), QPOOL (qmax_pool2d)
+                            steps: QDIRECT (qconv2d's and qmatmul's direct loops: the
+                            reference plans, grouped convs), QTILES (their pairs / quads tiles
+                            and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
+                            (qmax_pool2d), QMATMUL (qmatmul's step: its rows on the QDIRECT /
+                            QTILES kernels)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -2120,6 +2130,11 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_QPOOL 1
 #endif
+#ifdef FUSE_NO_KERNEL_QMATMUL
+#define FUSE__HAS_KERNEL_QMATMUL 0
+#else
+#define FUSE__HAS_KERNEL_QMATMUL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -2146,6 +2161,7 @@ enum {
   FUSE__FAMILY_QTILES,
   FUSE__FAMILY_QDW,
   FUSE__FAMILY_QPOOL,
+  FUSE__FAMILY_QMATMUL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -2165,7 +2181,8 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_QDIRECT << FUSE__FAMILY_QDIRECT |                          \
    (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
    (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
-   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL)
+   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL |                              \
+   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */
@@ -7127,6 +7144,11 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
    fuse.qconv2d   xq -> dequantize -> conv2d(, dequantize(int8 weights, zero points 0))
                   -> add(bias)? -> relu / clip? -> quantize. The bias a float constant or
                   the dequantize of an int32 one, [K] reshaped to [1, K, 1, 1]. xq uint8.
+   fuse.qmatmul   xq -> dequantize -> matmul(, W) -> add(bias)? -> relu / clip? -> quantize,
+                  W the dequantize of 2-D int8 weights [K][N] (zero points 0, per tensor or per
+                  column: axis 1) or the transpose of one of [N][K] (per row: axis 0; a Gemm's
+                  transB), the bias [N] (or [1, N], ...) as qconv2d's; xq uint8 of any rank,
+                  its rows the pixels of a 1x1 qconv2d.
    fuse.qadd      quantize(f(add(dequantize(aq), dequantize(bq)))), a and b of one shape, f
                   up to 4 element-wise ops of one value (relu, clip, ...): as the float ops
                   compute it, fused.
@@ -7134,12 +7156,14 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
                   a table of the 256 results.
    fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
                   dequantize is monotonic), then the table of quantize(dequantize(v)). */
-enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL };
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL };
 #define FUSE__Q_CHAIN 4
 typedef struct fuse__qparts {
   int kind;                            /* FUSE__Q_* */
   fuse_value x_dq, y_dq;               /* the dequantized inputs (y: qadd's second) */
   fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
+  fuse_value matmul, w_tr;             /* qmatmul (its w_dq, bias, act as qconv2d's); w_tr the
+                                          transpose of w_dq it reads, or FUSE_NONE */
   fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
   fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
   int num_chain;
@@ -7201,6 +7225,28 @@ static fuse_value fuse__q_chain(const fuse_graph *g, const fuse__users *u, fuse_
   return v;
 }
 
+/* The source of a qconv2d's / qmatmul's bias m->bias (its shape checked, added by `add`): a
+   constant, or the dequantize of an int32 one (per tensor or per output channel), maybe
+   reshaped. Its nodes join the members. */
+static int fuse__qbias_at(const fuse_graph *g, const fuse__users *u, fuse_value add, int member_of,
+                          fuse__qparts *m) {
+  const fuse__node *nb = &g->nodes[m->bias];
+  fuse_value src = m->bias;
+  if (nb->op == FUSE__OP_RESHAPE) {
+    if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
+    src = nb->in[0];
+    m->members[m->num_members++] = m->bias;
+  }
+  if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
+    if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
+        !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
+      return 0;
+    m->members[m->num_members++] = src;
+    return 1;
+  }
+  return fuse__has_values(g, src);
+}
+
 /* The conv2d part of fuse.qconv2d at v (read by `user`). */
 static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
                           fuse_value user, int member_of, fuse__qparts *m) {
@@ -7231,25 +7277,57 @@ static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value 
   if (add != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of a
                              constant or of the dequantize of an int32 one */
     const fuse__node *nb = &g->nodes[m->bias];
-    fuse_value src = m->bias;
     int d;
     if (fuse__numel(nb->rank, nb->shape) != K || nb->rank < 3 || nb->rank > 4 || nb->shape[nb->rank - 3] != K)
       return 0;
     for (d = 0; d < nb->rank; d++)
       if (d != nb->rank - 3 && nb->shape[d] != 1) return 0;
-    if (nb->op == FUSE__OP_RESHAPE) {
-      if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
-      src = nb->in[0];
-      m->members[m->num_members++] = m->bias;
-    }
-    if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
-      if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
-          !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
-        return 0;
-      m->members[m->num_members++] = src;
-    } else if (!fuse__has_values(g, src)) {
+    return fuse__qbias_at(g, u, add, member_of, m);
+  }
+  return 1;
+}
+
+/* The matmul part of fuse.qmatmul at v (read by `user`). */
+static int fuse__qmatmul_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                            fuse_value user, int member_of, fuse__qparts *m) {
+  const fuse__node *nm, *nw;
+  fuse_value add = FUSE_NONE, w;
+  int64_t N;
+  if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, user, member_of)) {
+    fuse_value a = g->nodes[v].in[0], b = g->nodes[v].in[1];
+    if (g->nodes[a].op != FUSE__OP_MATMUL) a = g->nodes[v].in[1], b = g->nodes[v].in[0];
+    add = v, m->bias = b, user = v, v = a;
+    m->members[m->num_members++] = add;
+  }
+  if (g->nodes[v].op != FUSE__OP_MATMUL || !fuse__q_only_into(g, u, v, user, member_of)) return 0;
+  m->matmul = v;
+  nm = &g->nodes[v];
+  m->x_dq = nm->in[0], w = nm->in[1];
+  if (!fuse__q_input(g, m->x_dq, 1) || g->nodes[m->x_dq].rank < 2 || g->nodes[w].rank != 2)
+    return 0;
+  if (g->nodes[w].op == FUSE__OP_TRANSPOSE) { /* (a transpose of 2-D: [1, 0] or no change) */
+    if (g->nodes[w].a.perm[0] != 1 || !fuse__q_only_into(g, u, w, v, member_of)) return 0;
+    m->w_tr = w;
+    w = g->nodes[w].in[0];
+    m->members[m->num_members++] = m->w_tr;
+  }
+  m->w_dq = w;
+  nw = &g->nodes[w];
+  if (nw->op != FUSE__OP_DEQUANTIZE || !fuse__has_values(g, nw->in[0]) ||
+      g->nodes[nw->in[0]].type != FUSE_INT8 || !g->nodes[nw->in[0]].data ||
+      !fuse__quant_constant_params(g, w, 1) ||
+      (fuse__numel(g->nodes[nw->in[1]].rank, g->nodes[nw->in[1]].shape) > 1 &&
+       nw->a.quant.axis != (m->w_tr != FUSE_NONE ? 0 : 1)) ||
+      !fuse__q_only_into(g, u, w, m->w_tr != FUSE_NONE ? m->w_tr : v, member_of))
+    return 0;
+  m->members[m->num_members++] = m->w_dq;
+  m->members[m->num_members++] = m->matmul;
+  N = nm->shape[nm->rank - 1];
+  if (add != FUSE_NONE) { /* [N], [1, N], ...: no more dimensions than the product's */
+    const fuse__node *nb = &g->nodes[m->bias];
+    if (fuse__numel(nb->rank, nb->shape) != N || nb->rank < 1 || nb->rank > nm->rank ||
+        nb->shape[nb->rank - 1] != N || !fuse__qbias_at(g, u, add, member_of, m))
       return 0;
-    }
   }
   return 1;
 }
@@ -7260,10 +7338,11 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
                               int member_of, fuse__qparts *m) {
   const fuse__node *nq = &g->nodes[q];
   fuse_value v, first;
-  fuse__qparts c; /* (the conv's try, kept when it matches) */
-  int i, j;
+  fuse__qparts c; /* (the conv's or matmul's try, kept when it matches) */
+  int i, j, kind;
   memset(m, 0, sizeof *m);
   m->x_dq = m->y_dq = m->w_dq = m->conv = m->bias = m->act = m->pool = m->add = FUSE_NONE;
+  m->matmul = m->w_tr = FUSE_NONE;
   m->q = q;
   if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
       !fuse__quant_constant_params(g, q, 0))
@@ -7271,11 +7350,15 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
   v = fuse__q_chain(g, u, nq->in[0], q, member_of, m);
   first = m->num_chain ? m->chain[0] : q;
   c = *m;
-  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) {
+  kind = 0;
+  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) kind = FUSE__Q_CONV;
+  else if (m->num_chain <= 1 && (c = *m, fuse__qmatmul_at(g, u, v, first, member_of, &c)))
+    kind = FUSE__Q_MATMUL;
+  if (kind) {
     const fuse__node *a = m->num_chain ? &g->nodes[m->chain[0]] : NULL;
     if (a && a->op != FUSE__OP_RELU && a->op != FUSE__OP_CLIP) return 0; /* (a clamp only) */
     *m = c;
-    m->kind = FUSE__Q_CONV;
+    m->kind = kind;
     m->act = m->num_chain ? m->chain[0] : FUSE_NONE;
   } else if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, first, member_of) &&
              fuse__q_input(g, g->nodes[v].in[0], 0) && fuse__q_input(g, g->nodes[v].in[1], 0) &&
@@ -7307,12 +7390,12 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
 }
 
 static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
-                                           "fuse.qmax_pool2d"};
+                                           "fuse.qmax_pool2d", "fuse.qmatmul"};
 
 /* The integer composite kind a composite's name says (0: not one). */
 static int fuse__qkind(const char *name) {
   int k;
-  for (k = FUSE__Q_CONV; k <= FUSE__Q_MAXPOOL; k++)
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_MATMUL; k++)
     if (strcmp(name, fuse__qnames[k]) == 0) return k;
   return 0;
 }
@@ -9154,6 +9237,48 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
   fuse__scope_clear(x);
 }
 
+/* Why matmul v of a quantized model is not a fuse.qmatmul: the first part of the pattern
+   (passes/quant.c) it lacks, as the optimized graph shows it. */
+static void fuse__explain_qmatmul(fuse__out *o, const fuse__explainer *x, fuse_value v) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[v], *na = &g->nodes[n->in[0]], *nw = &g->nodes[n->in[1]];
+  fuse_value at = v, next;
+  int steps = 0;
+  while ((next = fuse__sole_user(g, &x->users, at)) != FUSE_NONE && steps < 2 &&
+         (g->nodes[next].op == FUSE__OP_ADD || g->nodes[next].op == FUSE__OP_RELU ||
+          g->nodes[next].op == FUSE__OP_CLIP))
+    at = next, steps++;
+  fuse__puts(o, "not in fuse.qmatmul's pattern (dequantize of uint8, per tensor -> matmul with "
+                "2-D int8 weights dequantized with zero points 0, per tensor or per output "
+                "column, or their transpose -> bias? -> relu / clip? -> quantize to uint8 / "
+                "int8): ");
+  if (na->op != FUSE__OP_DEQUANTIZE)
+    fuse__format(o, g, "its input %V is not dequantized\n", n->in[0]);
+  else if (g->nodes[na->in[0]].type != FUSE_UINT8)
+    fuse__format(o, g, "its input %V is the dequantize of %s values (signed activations); the "
+                       "integer matmul takes uint8 ones\n",
+                 n->in[0], g->nodes[na->in[0]].type == FUSE_INT8 ? "int8" : "int32");
+  else if (!fuse__q_input(g, n->in[0], 1))
+    fuse__format(o, g, "its input %V is dequantized with a scale or zero point that is not one "
+                       "constant (per row, or computed)\n", n->in[0]);
+  else if (na->rank < 2 || nw->rank != 2)
+    fuse__format(o, g, "it multiplies %S by %S; the integer matmul takes [..., K] by [K, N]\n",
+                 na->rank, na->shape, nw->rank, nw->shape);
+  else if (next == FUSE_NONE || g->nodes[next].op != FUSE__OP_QUANTIZE)
+    fuse__format(o, g, "its result %V is not quantized (or not by one quantize, after a bias "
+                       "and a relu / clip at most)\n", at);
+  else if (g->nodes[next].type == FUSE_INT32)
+    fuse__format(o, g, "its result is quantized to int32 (MatMulInteger) by %V; its float32 "
+                       "sums are exact while each stays below 2^24\n", next);
+  else if (nw->op == FUSE__OP_CONST)
+    fuse__format(o, g, "its weights %V are float32 (or were not int8 with zero points 0, per "
+                       "tensor or per output column, and were folded to float32)\n", n->in[1]);
+  else if (nw->op != FUSE__OP_DEQUANTIZE && nw->op != FUSE__OP_TRANSPOSE)
+    fuse__format(o, g, "its weights %V are computed at run time\n", n->in[1]);
+  else
+    fuse__format(o, g, "its weights %V, bias or quantize %V do not fit\n", n->in[1], next);
+}
+
 /* A quantized model's ops that run in float32 (outside every integer composite), each with
    the reason; returns how many. Nothing when the graph quantizes nothing. */
 static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
@@ -9178,7 +9303,7 @@ static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
                     "weights with zero points 0, per tensor or per output channel -> bias? -> "
                     "relu / clip? -> quantize)\n");
     else if (n->op == FUSE__OP_MATMUL)
-      fuse__puts(o, "no integer matmul / Gemm yet\n");
+      fuse__explain_qmatmul(o, x, v);
     else
       fuse__format(o, g, "%s has no integer step (those are conv2d, add, element-wise ops and "
                          "max_pool2d between dequantize and quantize)\n", fuse__ops[n->op].name);
@@ -11100,6 +11225,13 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
+}
+
+/* Scratch bytes of a qmatmul step in a packed layout: a 1x1 conv over `rows` pixels (one
+   image, a row of it each) of C channels, whose output is written in place (row-major, as
+   NHWC). */
+static size_t fuse__qmatmul_scratch(int layout, int64_t rows, int64_t C, int64_t Kp) {
+  return fuse__qconv_scratch(layout, 1, C, rows, 1, 0, 1, 0, Kp);
 }
 
 /* ------------------------------------------------------- depthwise, on NHWC -- */
@@ -35673,7 +35805,7 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
     "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
-    "QPOOL"};
+    "QPOOL", "QMATMUL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -35719,7 +35851,9 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
       n->posts |= 1ul << s->chain[k].post.kind;
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
-  if (s->op == FUSE__OP_QCONV2D && s->packed && s->packed_floats * 4 >= sizeof(fuse__qhead)) {
+  if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
+  if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
+      s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
                            : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
@@ -37766,11 +37900,11 @@ done:
 /* ==== begin src/plan/quant_pack.c ==== */
 /* ---------------------------------------------------- packing the integer steps -- */
 /* An integer composite's constants (passes/quant.c) as its step's packed bytes (fuse__qhead,
-   plan.c). qconv2d: the zero points and clamp, the bias in int32 units of x_scale *
-   w_scale[k] (an int32 bias dequantized with that scale is taken as it is; a float bias is
-   rounded to those units, as ONNX Runtime's quantizer rounds it), the requantization
-   multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
-   qlut, qmax_pool2d: the table of outputs. */
+   plan.c). qconv2d (and qmatmul, as a 1x1 one): the zero points and clamp, the bias in int32
+   units of x_scale * w_scale[k] (an int32 bias dequantized with that scale is taken as it is;
+   a float bias is rounded to those units, as ONNX Runtime's quantizer rounds it), the
+   requantization multipliers, the int8 weights. qadd: the scales and zero points and the
+   element-wise ops. qlut, qmax_pool2d: the table of outputs. */
 
 /* The layout a plan for `isa` packs a conv of K outputs and `groups` in: depthwise on its own
    kernel; groups 1 in quads where this CPU runs them, pairs elsewhere (scalar, NEON, a plan
@@ -37825,21 +37959,23 @@ static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_p
   return q->num_chain;
 }
 
-/* The int8 weights, bias and multipliers of a qconv2d after its header h, in h->layout. */
+/* The int8 weights wdata [K][Cg][KH][KW], bias and multipliers of a qconv2d (a qmatmul: K
+   output columns, Cg = C input ones, KH = KW = 1) after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
-                             unsigned char *after) {
-  const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
+                             const int8_t *wdata, int64_t K, int64_t C, int64_t Cg, int64_t KH,
+                             int64_t KW, unsigned char *after) {
+  const fuse__node *nw = &g->nodes[q->w_dq];
   const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, Kp;
-  int64_t wscales = fuse__numel(ws->rank, ws->shape), Cg = wq->shape[1], taps = per / Cg;
+  int64_t taps = KH * KW, per = Cg * taps, k, Kp;
+  int64_t wscales = fuse__numel(ws->rank, ws->shape);
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
   int32_t *bias;
   float *scale;
   fuse__qconv_weight_bytes(h->layout, K, Cg, taps, &Kp);
   bias = (int32_t *)(void *)after;
   scale = (float *)(void *)(bias + Kp);
-  h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
-  h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
+  h->K = (int32_t)K, h->C = (int32_t)C;
+  h->KH = (int32_t)KH, h->KW = (int32_t)KW;
   fuse__qconv_clamp(g, q, &h->lo, &h->hi);
   for (k = 0; k < K; k++) {
     float unit = x_scale * fuse__const_at(ws, wscales > 1 ? k : 0);
@@ -37862,7 +37998,7 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW ||
         h->layout == FUSE__QL_SQUADS) { /* the zero point's share: x_zero * the weights' sum
                                            (signed quads: x - 128 is summed, x_zero - 128) */
-      const int8_t *wk = (const int8_t *)wq->data + k * per;
+      const int8_t *wk = wdata + k * per;
       int64_t i, sum = 0;
       for (i = 0; i < per; i++) sum += wk[i];
       b -= (double)(h->x_zero - (h->layout == FUSE__QL_SQUADS ? 128 : 0)) * (double)sum;
@@ -37870,14 +38006,14 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
   }
   if (h->layout == FUSE__QL_DIRECT) {
-    memcpy(scale + K, wq->data, (size_t)(K * per));
+    memcpy(scale + K, wdata, (size_t)(K * per));
   } else if (h->layout == FUSE__QL_DW) { /* [taps][Kp] int16 */
     int16_t *dst = (int16_t *)(void *)(scale + Kp);
     int64_t t;
     for (t = 0; t < taps; t++)
-      for (k = 0; k < K; k++) dst[t * Kp + k] = ((const int8_t *)wq->data)[k * taps + t];
+      for (k = 0; k < K; k++) dst[t * Kp + k] = wdata[k * taps + t];
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
-    const int8_t *src = (const int8_t *)wq->data;
+    const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
     int64_t csteps = (Cg + step - 1) / step, t, c, j, e;
     for (k = 0; k < Kp; k += FUSE__QNR)
@@ -37929,6 +38065,17 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
                                                              nc->a.conv.padding[1] + nc->a.conv.padding[3],
                                                              taps, nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
+  } else if (q->kind == FUSE__Q_MATMUL) { /* a 1x1 qconv2d over the input's rows */
+    const fuse__node *nm = &g->nodes[q->matmul], *xq = &g->nodes[nx->in[0]];
+    int64_t N = nm->shape[nm->rank - 1], C = xq->shape[xq->rank - 1], Kp;
+    size_t need;
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, N, 0, 1, p->elsewhere);
+    bytes += fuse__qconv_weight_bytes(h.layout, N, C, 1, &Kp);
+    bytes += (size_t)Kp * 8;
+    need = h.layout == FUSE__QL_DIRECT
+               ? 0
+               : fuse__qmatmul_scratch(h.layout, fuse__numel(xq->rank, xq->shape) / C, C, Kp);
+    if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
   } else {
@@ -37938,7 +38085,27 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, bytes, FUSE__ALIGN))) return 0;
   memset(buf, 0, bytes);
   if (q->kind == FUSE__Q_CONV) {
-    fuse__qconv_fill(g, q, &h, buf + sizeof h);
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    fuse__qconv_fill(g, q, &h, (const int8_t *)wq->data, wq->shape[0], g->nodes[nx->in[0]].shape[1],
+                     wq->shape[1], wq->shape[2], wq->shape[3], buf + sizeof h);
+  } else if (q->kind == FUSE__Q_MATMUL) { /* the weights as [N][C]: a Gemm's transB ones as they
+                                             are, a MatMul's [C][N] transposed */
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    const int8_t *w = (const int8_t *)wq->data;
+    int64_t C = q->w_tr != FUSE_NONE ? wq->shape[1] : wq->shape[0];
+    int64_t N = q->w_tr != FUSE_NONE ? wq->shape[0] : wq->shape[1], i, j;
+    int8_t *t = NULL;
+    if (q->w_tr == FUSE_NONE) {
+      if (!(t = (int8_t *)fuse__alloc(&p->alloc, (size_t)(N * C), FUSE__ALIGN))) {
+        fuse__free(&p->alloc, buf);
+        return 0;
+      }
+      for (i = 0; i < C; i++)
+        for (j = 0; j < N; j++) t[j * C + i] = w[i * N + j];
+      w = t;
+    }
+    fuse__qconv_fill(g, q, &h, w, N, C, C, 1, 1, buf + sizeof h);
+    if (t) fuse__free(&p->alloc, t);
   } else if (q->kind == FUSE__Q_ADD) { /* v = dequantized a + dequantized b, the ops, quantize */
     const fuse__node *ny = &g->nodes[q->y_dq];
     int32_t *w = (int32_t *)(void *)(buf + sizeof h);
@@ -38295,7 +38462,7 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
   if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
     static const int ops[] = {0, FUSE__OP_QCONV2D, FUSE__OP_QADD, FUSE__OP_QLUT,
-                              FUSE__OP_QMAX_POOL2D};
+                              FUSE__OP_QMAX_POOL2D, FUSE__OP_QMATMUL};
     const fuse__qparts *q = &c->fz[nd->composite].q;
     st->op = ops[q->kind];
     memset(&st->a, 0, sizeof st->a);
@@ -41249,10 +41416,11 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
 /* ==== begin src/run/quant_run.c ==== */
 /* ------------------------------------------------------ integer steps (run) -- */
 /* The steps of a quantized model that run in integers (plan/quant_pack.c packed them; the
-   header is fuse__qhead, graph/ops.c). qconv2d: uint8 in, int32 sums of (x - x_zero) * w and
-   the bias, requantized as ONNX Runtime does it: (float)sum * scale[k], clamped to [lo, hi] -
-   y_zero, rounded half to even, plus y_zero, into uint8 / int8; on NHWC with the kernels of
-   kernels/qconv.c, on NCHW with the direct loops (the reference plans). qadd: the float ops it
+   header is fuse__qhead, graph/ops.c). qconv2d (and qmatmul, a 1x1 one over its rows): uint8
+   in, int32 sums of (x - x_zero) * w and the bias, requantized as ONNX Runtime does it:
+   (float)sum * scale[k], clamped to [lo, hi] - y_zero, rounded half to even, plus y_zero, into
+   uint8 / int8; on NHWC with the kernels of kernels/qconv.c, on NCHW with the direct loops (the
+   reference plans). qadd: the float ops it
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
    then the table. The layout conversions between integer and float steps (qto_nhwc,
    qto_nchw). Each step shares its work among the plan's chunks (fuse__parallel). */
@@ -41533,8 +41701,8 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
    each chunk's row pointers in its own. */
 typedef struct fuse__qconv_job {
   const fuse__run *r;
-  const fuse__step *s;
   const fuse__qhead *h;
+  const fuse_conv2d_attrs *a;
   const uint8_t *x;
   unsigned char *y, *in, *pad, *out;
   const unsigned char *w;
@@ -41601,7 +41769,7 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
   const fuse_plan *p = j->r->p;
   const fuse__qhead *h = j->h;
-  const fuse_conv2d_attrs *a = &j->s->a.conv;
+  const fuse_conv2d_attrs *a = j->a;
   const void **rows = (const void **)(void *)(j->r->work + p->scratch_offset +
                                               p->scratch_slot * (size_t)chunk + j->rows_at);
   int64_t u, t, mr = j->mr, OW = j->OW, H = j->H, W = j->W, WP = j->WP, cs = j->cs;
@@ -41666,30 +41834,25 @@ static void fuse__qconv_nchw_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   }
 }
 
-static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
-  const fuse_plan *p = r->p;
-  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
-  const fuse_conv2d_attrs *a = &s->a.conv;
+/* The job's r, h, a, x, y, its geometry (N, C, H, W, K, OW, npix) and layouts (in_nhwc,
+   out_nhwc) given: the rest, then the phases. */
+static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
+  fuse__qconv_job j = *jp;
+  const fuse_plan *p = j.r->p;
+  const fuse__qhead *h = j.h;
+  const fuse_conv2d_attrs *a = j.a;
   size_t al = FUSE__ALIGN - 1;
-  fuse__qconv_job j;
-  memset(&j, 0, sizeof j);
-  j.r = r, j.s = s, j.h = h;
-  j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
-  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
-  j.N = tx->shape[0], j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
-  j.K = ty->shape[1], j.OW = ty->shape[3], j.npix = ty->shape[2] * ty->shape[3];
   j.taps = (int64_t)h->KH * h->KW;
   j.pairs = h->layout == FUSE__QL_PAIRS, j.step = j.pairs ? 2 : 4;
   j.rowmode = fuse__qconv_rowmode(h->layout, j.C, h->KW, a->dilation[1]);
   j.pl = j.rowmode ? a->padding[1] : 0, j.WP = j.rowmode ? j.W + j.pl + a->padding[3] : j.W;
   j.csteps = (j.C + j.step - 1) / j.step, j.cs = j.csteps * j.step * (j.pairs ? 2 : 1); /* bytes a row */
   j.ntaps = j.rowmode ? h->KH : j.taps, j.span = j.rowmode ? h->KW * j.cs : j.cs; /* a tap's bytes */
-  j.in_nhwc = tx->nhwc, j.out_nhwc = ty->nhwc;
   j.in_place = !j.pairs && j.in_nhwc && j.C % 4 == 0 && !j.rowmode;
   j.pointwise = j.taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
                 !a->padding[1] && !a->padding[2] && !a->padding[3];
   j.panel = fuse__qconv_weight_bytes(h->layout, j.K, j.C, j.taps, &j.Kp);
-  j.in = r->work + p->scratch_offset;
+  j.in = j.r->work + p->scratch_offset;
   j.pad = j.in + (((size_t)(j.N * j.H * j.WP * j.cs) + al) & ~al);
   j.rows_at = (size_t)(j.pad - j.in) + (((size_t)(j.taps * j.cs) + al) & ~al);
   j.out = j.in + j.rows_at + (((size_t)j.taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
@@ -41704,6 +41867,57 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   else fuse__parallel(p, j.N * j.H, fuse__qconv_rows_units, &j);
   fuse__parallel(p, j.N * j.blocks * j.tiles, fuse__qconv_tile_units, &j);
   if (!j.out_nhwc) fuse__parallel(p, j.N * j.K, fuse__qconv_nchw_units, &j);
+}
+
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  fuse__qconv_job j;
+  memset(&j, 0, sizeof j);
+  j.r = r, j.h = h, j.a = &s->a.conv;
+  j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.N = tx->shape[0], j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OW = ty->shape[3], j.npix = ty->shape[2] * ty->shape[3];
+  j.in_nhwc = tx->nhwc, j.out_nhwc = ty->nhwc;
+  fuse__qconv_packed_run(&j);
+}
+
+/* qmatmul: x [..., C] uint8 times the weights [K][C] (plan/quant_pack.c), + bias, requantized
+   as qconv2d's: y [..., K]. On the packed tiles a 1x1 qconv2d over one image of rows x 1
+   pixels, x and y its NHWC input and output as they are (row-major); on the reference plans'
+   direct loops, a row at a time. */
+static void fuse__qmatmul(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  int64_t rows = fuse__numel(tx->rank, tx->shape) / h->C;
+  if (h->layout == FUSE__QL_DIRECT) {
+    const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+    const int32_t *bias;
+    const float *scale;
+    const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
+    void *y = fuse__data(r, s->out);
+    int ytype = r->p->tensors[s->out].type;
+    int64_t i, k, c;
+    if (!FUSE__HAS_KERNEL(QDIRECT)) return;
+    for (i = 0; i < rows; i++)
+      for (k = 0; k < h->K; k++) {
+        const uint8_t *xi = x + i * h->C;
+        const int8_t *wk = w + k * h->C;
+        int32_t acc = bias[k];
+        for (c = 0; c < h->C; c++) acc += (int32_t)(int16_t)(xi[c] - h->x_zero) * (int32_t)wk[c];
+        fuse__q_put(y, ytype, i * h->K + k, fuse__qtile_requant(acc, scale[k], h));
+      }
+  } else if (FUSE__HAS_KERNEL(QTILES)) {
+    static const fuse_conv2d_attrs unit = {{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    fuse__qconv_job j;
+    memset(&j, 0, sizeof j);
+    j.r = r, j.h = h, j.a = &unit;
+    j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+    j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+    j.N = 1, j.C = h->C, j.H = rows, j.W = 1; /* (a row of the image each: copied in parallel) */
+    j.K = h->K, j.OW = 1, j.npix = rows;
+    j.in_nhwc = j.out_nhwc = 1;
+    fuse__qconv_packed_run(&j);
+  }
 }
 
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
@@ -41741,6 +41955,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     } else if (FUSE__HAS_KERNEL(QDIRECT)) {
       fuse__qconv_direct(r, s, h);
     }
+  } else if (s->op == FUSE__OP_QMATMUL) {
+    if (FUSE__HAS_KERNEL(QMATMUL)) fuse__qmatmul(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
@@ -42720,6 +42936,18 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
+/* Whether this CPU runs a qconv2d / qmatmul of h->K outputs in the pairs or quads layout:
+   its main tile and its last block's (1; -1 not). */
+static int fuse__blob_qtiles_ok(const fuse_plan *p, const fuse__qhead *h) {
+  int nb, mr, rest;
+  if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
+  rest = (int)(h->K % (nb * FUSE__QNR));
+  if (h->K > nb * FUSE__QNR && rest &&
+      !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
+    return -1;
+  return 1;
+}
+
 /* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
    packed bytes hold what the header says: what run/quant_run.c reads stays inside. -1: a
    VNNI layout on a CPU without it. */
@@ -42756,7 +42984,6 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
                                             scratch */
       const fuse_conv2d_attrs *a = &s->a.conv;
       int64_t Kp, taps = (int64_t)h->KH * h->KW, d;
-      int nb, mr, rest;
       for (d = 0; d < 2; d++) {
         int64_t in = tx->shape[2 + d] + a->padding[d] + a->padding[2 + d];
         int64_t span = (int64_t)((d ? h->KW : h->KH) - 1) * a->dilation[d] + 1;
@@ -42767,12 +42994,8 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
-      } else {
-        if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
-        rest = (int)(h->K % (nb * FUSE__QNR));
-        if (h->K > nb * FUSE__QNR && rest &&
-            !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
-          return -1;
+      } else if (fuse__blob_qtiles_ok(p, h) < 0) {
+        return -1;
       }
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
                                                  taps, &Kp) + (uint64_t)Kp * 8;
@@ -42783,6 +43006,26 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
+  case FUSE__OP_QMATMUL: { /* x [..., C] -> y [..., K], as many rows; a 1x1 qconv2d's bytes */
+    int64_t rows, Kp;
+    if (!FUSE__HAS_KERNEL(QMATMUL)) return 0; /* (refused before, saying so: plan/needs.c) */
+    if (tx->type != FUSE_UINT8 || tx->rank < 1 || ty->rank < 1 || tx->nhwc || ty->nhwc ||
+        h->C < 1 || h->K < 1 ||
+        tx->shape[tx->rank - 1] != h->C || ty->shape[ty->rank - 1] != h->K || h->KH != 1 ||
+        h->KW != 1 || h->x_zero < 0 || h->x_zero > 255 || h->depthwise ||
+        (h->layout != FUSE__QL_DIRECT && h->layout != FUSE__QL_PAIRS &&
+         h->layout != FUSE__QL_QUADS && h->layout != FUSE__QL_SQUADS))
+      return 0;
+    rows = fuse__numel(tx->rank, tx->shape) / h->C;
+    if ((uint64_t)rows * (uint64_t)h->K != n || rows * h->C != fuse__numel(tx->rank, tx->shape))
+      return 0;
+    need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, 1, &Kp) + (uint64_t)Kp * 8;
+    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs, the scratch */
+      if (fuse__blob_qtiles_ok(p, h) < 0) return -1;
+      if (fuse__qmatmul_scratch(h->layout, rows, h->C, Kp) > p->scratch_slot) return 0;
+    }
+    break;
+  }
   case FUSE__OP_QADD: {
     const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
     if (h->num_post < 0 || h->num_post > 4 || h->K < 0 || h->K > 1 ||
@@ -47860,6 +48103,7 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__HAS_KERNEL_QTILES
 #undef FUSE__HAS_KERNEL_QDW
 #undef FUSE__HAS_KERNEL_QPOOL
+#undef FUSE__HAS_KERNEL_QMATMUL
 #undef FUSE__HAS_KERNEL_GEMM_TILES
 #undef FUSE__KERNEL_OF
 #undef FUSE__FAMILIES_BUILT

@@ -13,9 +13,11 @@
                             GROUPED, WINOGRAD, POOL (NHWC pools), ELTWISE (element-wise rows),
                             CHAIN (chain steps' rows), ROWS (softmax, norm, reduction rows),
                             MATMUL_ROWS (the matmul of two run-time operands); of the integer
-                            steps: QDIRECT (qconv2d's direct loops: the reference plans,
-                            grouped convs), QTILES (its pairs / quads tiles and their driver),
-                            QDW (its depthwise pixel kernels), QPOOL (qmax_pool2d)
+                            steps: QDIRECT (qconv2d's and qmatmul's direct loops: the
+                            reference plans, grouped convs), QTILES (their pairs / quads tiles
+                            and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
+                            (qmax_pool2d), QMATMUL (qmatmul's step: its rows on the QDIRECT /
+                            QTILES kernels)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -267,6 +269,11 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_QPOOL 1
 #endif
+#ifdef FUSE_NO_KERNEL_QMATMUL
+#define FUSE__HAS_KERNEL_QMATMUL 0
+#else
+#define FUSE__HAS_KERNEL_QMATMUL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -293,6 +300,7 @@ enum {
   FUSE__FAMILY_QTILES,
   FUSE__FAMILY_QDW,
   FUSE__FAMILY_QPOOL,
+  FUSE__FAMILY_QMATMUL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -312,7 +320,8 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_QDIRECT << FUSE__FAMILY_QDIRECT |                          \
    (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
    (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
-   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL)
+   (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL |                              \
+   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */

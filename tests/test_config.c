@@ -1,10 +1,10 @@
 /* test_config.c - leaving out of a build what its plans do not use (src/config.h,
    src/plan/needs.c).
 
-   This program's implementation is built with three pieces left out: sigmoid post-ops, resize
-   steps and the NHWC depthwise kernels (FUSE_NO_POST_SIGMOID, FUSE_NO_RUN_RESIZE,
-   FUSE_NO_KERNEL_DW_NHWC). fuse_compile refuses a plan that needs the first two, with
-   FUSE_ERROR_UNSUPPORTED and the define's name; the kernel choice reads the kernel tables, so
+   This program's implementation is built with four pieces left out: sigmoid post-ops, resize
+   steps, the NHWC depthwise kernels and the integer matmul (FUSE_NO_POST_SIGMOID,
+   FUSE_NO_RUN_RESIZE, FUSE_NO_KERNEL_DW_NHWC, FUSE_NO_KERNEL_QMATMUL). fuse_compile refuses a
+   plan that needs the first two or the last, with FUSE_ERROR_UNSUPPORTED and the define's name; the kernel choice reads the kernel tables, so
    a depthwise conv is planned on another kernel; what the build has compiles and runs as the
    reference kernels do. fuse_plan_write_config writes, for one plan or several, the defines of
    every piece none of them uses and none of those they use; bad arguments are refused. An
@@ -18,6 +18,7 @@
 #define FUSE_NO_POST_SIGMOID
 #define FUSE_NO_RUN_RESIZE
 #define FUSE_NO_KERNEL_DW_NHWC
+#define FUSE_NO_KERNEL_QMATMUL
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
@@ -127,6 +128,35 @@ TEST(compile_refuses_a_kind_of_step_left_out) {
   CHECK_EQ_INT(compile(g, fuse_cpu_isa(), 0, why, &plan), FUSE_ERROR_UNSUPPORTED);
   CHECK_STR_CONTAINS(why, "FUSE_NO_RUN_RESIZE");
   CHECK_STR_CONTAINS(why, "(resize)");
+  fuse_graph_destroy(g);
+}
+
+/* a quantized Gemm (dequantize of uint8, matmul by the transpose of dequantized int8 weights,
+   quantize): its qmatmul step is refused on every kernel set, naming the define */
+TEST(compile_refuses_qmatmul_left_out) {
+  const int64_t xs[2] = {3, 8}, ws[2] = {4, 8};
+  static const int perm[2] = {1, 0};
+  int8_t w[32];
+  uint8_t zero = 128;
+  char why[256];
+  fuse_plan *plan = NULL;
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x, y;
+  int i;
+  for (i = 0; i < 32; i++) w[i] = (int8_t)(i - 16);
+  x = fuse_dequantize(g, fuse_typed_input(g, "x", FUSE_UINT8, 2, xs), fuse_scalar(g, 0.1f),
+                      fuse_typed_constant(g, NULL, FUSE_UINT8, 0, NULL, &zero), 0);
+  y = fuse_matmul(g, x, fuse_transpose(g, fuse_dequantize(g, fuse_typed_constant(g, NULL, FUSE_INT8, 2, ws, w),
+                                                         fuse_scalar(g, 0.01f), FUSE_NONE, 0),
+                                       perm));
+  fuse_output(g, fuse_quantize(g, y, fuse_scalar(g, 0.2f), FUSE_NONE, 0));
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  CHECK_EQ_INT(compile(g, FUSE_ISA_SCALAR, 0, why, &plan), FUSE_ERROR_UNSUPPORTED);
+  CHECK(plan == NULL);
+  CHECK_STR_CONTAINS(why, "(qmatmul) needs what this build leaves out");
+  CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QMATMUL");
+  CHECK_EQ_INT(compile(g, FUSE_ISA_AUTO, 1, why, &plan), FUSE_ERROR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QMATMUL");
   fuse_graph_destroy(g);
 }
 
@@ -354,6 +384,7 @@ TEST(config_arguments) {
 int main(void) {
   RUN(compile_refuses_a_post_op_left_out);
   RUN(compile_refuses_a_kind_of_step_left_out);
+  RUN(compile_refuses_qmatmul_left_out);
   RUN(runs_what_it_has);
   RUN(config_of_one_plan);
   RUN(config_of_several_plans);

@@ -487,9 +487,9 @@ TEST(dot_onnx_network) {
   fuse_graph_destroy(g);
 }
 
-/* A QDQ model (tools/quantize.py's tinynet): its integer composites say they run in integers
-   as one step, not op by op; the ops left in float32 between a dequantize and a quantize are
-   listed with the reason. */
+/* A QDQ model (tools/quantize.py's tinynet): its integer composites (its convs, its Gemm) say
+   they run in integers as one step, not op by op; the ops left in float32 between a
+   dequantize and a quantize are listed with the reason. */
 TEST(quantized_model) {
   fuse_graph *g = NULL;
   char *r;
@@ -506,8 +506,13 @@ TEST(quantized_model) {
                         "quantize), and why:\n");
   CHECK_STR_CONTAINS(r, "  avg_pool2d '/head/head.3/AveragePool_output_0': avg_pool2d has no "
                         "integer step");
-  CHECK_STR_CONTAINS(r, ": no integer matmul / Gemm yet\n");
-  CHECK(strstr(r, "add 'output_float'") == NULL); /* the matmul's fused bias: its line */
+  CHECK_STR_CONTAINS(r, "[1,100]: composite fuse.qmatmul, runs in integers as one step: int8 "
+                        "weights, int32 sums, requantized on registers -> 'output_quantized'\n");
+  { /* not among the float32 ops */
+    const char *floats = strstr(r, "a quantized model's ops that run in float32");
+    CHECK(floats && strstr(floats, "  matmul ") == NULL);
+  }
+  CHECK(strstr(r, "add 'output_float'") == NULL); /* the Gemm's bias: inside the qmatmul */
   free(r);
   fuse_graph_destroy(g);
 }

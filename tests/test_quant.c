@@ -508,6 +508,337 @@ TEST(qdq_conv_runs_in_integers) {
     }
 }
 
+/* The QDQ pattern around a matmul / Gemm (dequantize of uint8, matmul with int8 weights
+   dequantized per tensor or per output column, bias?, relu / clip?, quantize) becomes one
+   integer step (fuse.qmatmul): bit for bit the sums worked out here in int64 and requantized
+   as ONNX Runtime does it (x_scale * w_scale / y_scale in float32, the clamp, half to even);
+   within one unit of the float path; the same through a blob. Two forms: a MatMul of a
+   batched [2, 5, 13] input by [13, 20] weights (per column: axis 1), and a Gemm with transB
+   (the transpose of [20, 13] weights, per row: axis 0) of a [7, 13] input; 13 input columns
+   (odd), 20 output columns (a panel of 16 and a tail), 10 or 7 rows (no whole tile); the
+   activations' zero point 121; bias absent, the dequantize of int32 [20] or a float32 [1, 20]
+   (rounded to the sums' units); relu, clip or nothing; uint8 or int8 out; the reference
+   kernels (the direct loops), the scalar tiles and every SIMD ISA this CPU runs. */
+#define QM_N 20
+#define QM_K 13
+typedef struct qm_data {
+  int8_t wq[QM_N * QM_K]; /* [n][k] */
+  float ws[QM_N], bf[QM_N];
+  int32_t bq[QM_N];
+} qm_data;
+
+/* The graph of one case: xq -> dequantize -> matmul(, W) -> bias? -> act? -> quantize, W the
+   dequantize of [13, 20] int8 (MatMul) or the transpose of that of [20, 13] (Gemm with
+   transB); act 0 relu, 1 clip(-0.5, 1.5), 2 none. */
+static fuse_graph *qmatmul_graph(const qm_data *d, int gemm, int per_channel, int bias, int act,
+                                 int signed_out) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  int64_t xs3[3] = {2, 5, QM_K}, xs2[2] = {7, QM_K}, wshape[2], n_shape[1] = {QM_N}, row[2] = {1, QM_N};
+  int8_t wt[QM_N * QM_K], yz8 = -3;
+  uint8_t xz = 121, yz = 7;
+  static const int perm[2] = {1, 0};
+  float bs[QM_N];
+  fuse_value x, w, y;
+  int i;
+  for (i = 0; i < QM_N; i++) bs[i] = 0.05f * d->ws[per_channel ? i : 0]; /* x_scale * w_scale[n],
+                                                                           as quantizers write it */
+  for (i = 0; i < QM_N * QM_K; i++) /* [k][n] for the MatMul */
+    wt[gemm ? i : (i % QM_K) * QM_N + i / QM_K] = d->wq[i];
+  wshape[0] = gemm ? QM_N : QM_K, wshape[1] = gemm ? QM_K : QM_N;
+  x = fuse_typed_input(g, "xq", FUSE_UINT8, gemm ? 2 : 3, gemm ? xs2 : xs3);
+  x = fuse_dequantize(g, x, fuse_scalar(g, 0.05f), fuse_typed_constant(g, "xz", FUSE_UINT8, 0, NULL, &xz), 0);
+  w = fuse_typed_constant(g, "wq", FUSE_INT8, 2, wshape, wt);
+  w = fuse_dequantize(g, w, per_channel ? fuse_constant(g, "ws", 1, n_shape, d->ws) : fuse_scalar(g, d->ws[0]),
+                      FUSE_NONE, gemm ? 0 : 1);
+  if (gemm) w = fuse_transpose(g, w, perm);
+  y = fuse_matmul(g, x, w);
+  if (bias == 1)
+    y = fuse_add(g, y, fuse_dequantize(g, fuse_typed_constant(g, "bq", FUSE_INT32, 1, n_shape, d->bq),
+                                       fuse_constant(g, "bs", 1, n_shape, bs), FUSE_NONE, 0));
+  if (bias == 2) y = fuse_add(g, fuse_constant(g, "b", 2, row, d->bf), y);
+  if (act == 0) y = fuse_relu(g, y);
+  if (act == 1) y = fuse_clip(g, y, -0.5f, 1.5f);
+  y = fuse_quantize(g, y, fuse_scalar(g, 0.04f),
+                    signed_out ? fuse_typed_constant(g, "yz", FUSE_INT8, 0, NULL, &yz8)
+                               : fuse_typed_constant(g, "yz", FUSE_UINT8, 0, NULL, &yz),
+                    0);
+  fuse_output(g, y);
+  return g;
+}
+
+/* v / s rounded half to even, + z, clamped (quantize's rounding of a float32 quotient) */
+static int32_t ref_quantize(float v, float s, int32_t z, int32_t lo, int32_t hi) {
+  double q = (double)(v / s), r = floor(q);
+  if (q - r > 0.5 || (q - r == 0.5 && fmod(r, 2.0) != 0)) r += 1;
+  r += z;
+  return (int32_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+typedef struct big_buf {
+  char s[1 << 16];
+  size_t n;
+} big_buf;
+static void big_sink(void *user, const char *text, size_t len) {
+  big_buf *b = (big_buf *)user;
+  if (b->n + len < sizeof b->s) memcpy(b->s + b->n, text, len), b->n += len, b->s[b->n] = 0;
+}
+
+/* The plan's listing; the caller frees it. */
+static big_buf *listing_of(const fuse_plan *p) {
+  big_buf *t = (big_buf *)calloc(1, sizeof *t);
+  if (t) fuse_plan_write(p, big_sink, t);
+  return t;
+}
+
+TEST(qdq_matmul_runs_in_integers) {
+  int gemm, per_channel, bias, act, signed_out, isa, cases = 0;
+  qm_data d;
+  uint8_t xq[10 * QM_K];
+  int i;
+  for (i = 0; i < QM_N * QM_K; i++) d.wq[i] = (int8_t)((i * 53) % 255 - 127);
+  d.wq[0] = -128, d.wq[1] = 127, d.wq[QM_N * QM_K - 1] = -128;
+  for (i = 0; i < (int)sizeof xq; i++) xq[i] = (uint8_t)((i * 29 + 7) % 256);
+  xq[0] = 0, xq[1] = 255;
+  for (i = 0; i < QM_N; i++) {
+    d.ws[i] = 0.004f + 0.001f * (float)(i % 7);
+    d.bq[i] = (i * 977) % 6001 - 3000;
+    d.bf[i] = 0.01f * (float)(i % 9) - 0.04f;
+  }
+  for (gemm = 0; gemm < 2; gemm++)
+  for (per_channel = 0; per_channel < 2; per_channel++)
+  for (bias = 0; bias < 3; bias++)
+  for (act = 0; act < 3; act++)
+  for (signed_out = 0; signed_out < 2; signed_out++)
+  for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_NEON; isa++) {
+    fuse_graph *g, *plain;
+    fuse_plan *p = NULL;
+    fuse_compile_options o;
+    unsigned char got[10 * QM_N], flt[10 * QM_N];
+    const void *ins[1];
+    void *outs[1];
+    int rows = gemm ? 7 : 10, r, n, k, exact = 1, near = 1;
+    int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255, yz = signed_out ? -3 : 7;
+    big_buf *t;
+    if (isa != FUSE_ISA_AUTO && !isa_runs_here(isa)) continue;
+    if (isa == FUSE_ISA_AUTO && (bias == 2 || act == 1)) continue; /* (the direct loops: fewer) */
+    cases++;
+    g = qmatmul_graph(&d, gemm, per_channel, bias, act, signed_out);
+    plain = qmatmul_graph(&d, gemm, per_channel, bias, act, signed_out);
+    CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+    if (fuse_graph_status(g) != FUSE_OK) {
+      fprintf(stderr, "  %s\n", fuse_graph_error(g));
+      fuse_graph_destroy(g), fuse_graph_destroy(plain);
+      return;
+    }
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.num_threads = 1;
+    o.isa = isa == FUSE_ISA_AUTO ? FUSE_ISA_AUTO : (fuse_isa)isa;
+    o.reference_kernels = isa == FUSE_ISA_AUTO;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (!p) {
+      fuse_graph_destroy(g), fuse_graph_destroy(plain);
+      continue;
+    }
+    CHECK_EQ_INT(fuse_plan_step_count(p), 1); /* the one integer step, no layout conversion */
+    t = listing_of(p);
+    CHECK(t && strstr(t->s, "qmatmul") != NULL);
+    if (fuse_plan_step_count(p) != 1 && t) fprintf(stderr, "%s\n", t->s);
+    free(t);
+    ins[0] = xq, outs[0] = got;
+    CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+    outs[0] = flt;
+    CHECK_EQ_INT(run_typed(plain, 1, ins, outs), FUSE_OK);
+    if (act == 0) lo = lo > yz ? lo : yz;
+    if (act == 1) {
+      int32_t qa = ref_quantize(-0.5f, 0.04f, yz, lo, hi), qb = ref_quantize(1.5f, 0.04f, yz, lo, hi);
+      lo = lo > qa ? lo : qa, hi = hi < qb ? hi : qb;
+    }
+    for (r = 0; r < rows; r++)
+      for (n = 0; n < QM_N; n++) {
+        float wscale = d.ws[per_channel ? n : 0], unit = 0.05f * wscale;
+        int64_t acc = 0;
+        int32_t want;
+        int have, have_f, at = r * QM_N + n;
+        if (bias == 1) acc = d.bq[n];
+        if (bias == 2) acc = ref_quantize(d.bf[n], unit, 0, INT32_MIN, INT32_MAX);
+        for (k = 0; k < QM_K; k++) acc += (int64_t)(xq[r * QM_K + k] - 121) * d.wq[n * QM_K + k];
+        want = ref_requant(acc, unit / 0.04f, yz, lo, hi);
+        have = signed_out ? (int)(int8_t)got[at] : (int)got[at];
+        have_f = signed_out ? (int)(int8_t)flt[at] : (int)flt[at];
+        if (have != want && exact)
+          fprintf(stderr, "  gemm %d per-channel %d bias %d act %d signed %d isa %d: [%d][%d] got %d, want %d\n",
+                  gemm, per_channel, bias, act, signed_out, isa, r, n, have, want);
+        exact &= have == want;
+        near &= abs(have_f - want) <= 1;
+      }
+    CHECK(exact);
+    CHECK(near);
+    { /* a blob runs it bit for bit */
+      big_buf *b = (big_buf *)calloc(1, sizeof *b);
+      fuse_plan *loaded = NULL;
+      fuse_plan_load_options lo_opt;
+      unsigned char again[sizeof got];
+      CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
+      memset(&lo_opt, 0, sizeof lo_opt);
+      lo_opt.copy = 1;
+      CHECK_EQ_INT(fuse_plan_load(b->s, b->n, &lo_opt, &loaded), FUSE_OK);
+      outs[0] = again;
+      memset(again, 0x5a, sizeof again);
+      if (loaded) CHECK_EQ_INT(fuse_run_typed(loaded, ins, outs, NULL), FUSE_OK);
+      CHECK(memcmp(again, got, (size_t)(rows * QM_N)) == 0);
+      fuse_plan_destroy(loaded);
+      free(b);
+    }
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(plain);
+    fuse_graph_destroy(g);
+  }
+  CHECK(cases >= 32 + 2 * 72); /* the direct loops' cases, the scalar tiles' and one ISA's at least */
+}
+
+/* A saved qmatmul plan whose packed header is changed (the header lives in the weights, which
+   only verify_weights checksums): every change that no longer fits the step's tensors or
+   bytes is refused when loading, naming the step; none crashes. The header is found in the
+   blob by its first eight words (x_zero 121, y_zero 7, lo 0, hi 255, K 20, C 13, KH 1, KW 1). */
+TEST(qmatmul_blob_header_checked) {
+  static const struct {
+    int word; /* fuse__qhead's int32 words: x_zero, y_zero, lo, hi, K, C, KH, KW, layout, ...,
+                 depthwise (15) */
+    int32_t value;
+  } bad[] = {{4, 21}, {4, 0}, {4, -1}, {4, 1 << 30}, {5, 12}, {5, 14}, {5, 0}, {6, 2}, {7, 0},
+             {0, 256}, {0, -1}, {8, 3}, {8, 5}, {8, -1}, {15, 1}, {2, 256}, {3, -1}};
+  qm_data d;
+  int i, isa;
+  memset(&d, 0, sizeof d);
+  for (i = 0; i < QM_N * QM_K; i++) d.wq[i] = (int8_t)(i % 7 - 3);
+  for (i = 0; i < QM_N; i++) d.ws[i] = 0.01f;
+  for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_SCALAR; isa++) { /* the direct form, the pairs */
+    fuse_graph *g = qmatmul_graph(&d, 1, 1, 0, 2, 0);
+    fuse_plan *p = NULL, *q;
+    fuse_compile_options o;
+    big_buf *b = (big_buf *)calloc(1, sizeof *b);
+    int32_t head[8] = {121, 7, 0, 255, QM_N, QM_K, 1, 1};
+    size_t at = 0, found = 0;
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.reference_kernels = isa == FUSE_ISA_AUTO;
+    o.isa = (fuse_isa)isa;
+    o.num_threads = 1;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (p) CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
+    for (at = 0; p && at + sizeof head <= b->n; at += 4)
+      if (memcmp(b->s + at, head, sizeof head) == 0) found = at + 1;
+    CHECK(found != 0);
+    for (i = 0; found && i < (int)(sizeof bad / sizeof bad[0]); i++) {
+      char why[256] = "";
+      fuse_plan_load_options lo;
+      int32_t old;
+      fuse_result r;
+      memcpy(&old, b->s + found - 1 + 4 * bad[i].word, 4);
+      memcpy(b->s + found - 1 + 4 * bad[i].word, &bad[i].value, 4);
+      memset(&lo, 0, sizeof lo);
+      lo.copy = 1, lo.error = why, lo.error_size = sizeof why;
+      q = NULL;
+      r = fuse_plan_load(b->s, b->n, &lo, &q);
+      if (r == FUSE_OK || !strstr(why, "(qmatmul)"))
+        fprintf(stderr, "  isa %d: word %d = %d: %d, '%s'\n", isa, bad[i].word, (int)bad[i].value,
+                (int)r, why);
+      CHECK(r != FUSE_OK && q == NULL);
+      CHECK_STR_CONTAINS(why, "(qmatmul)");
+      fuse_plan_destroy(q);
+      memcpy(b->s + found - 1 + 4 * bad[i].word, &old, 4);
+    }
+    { /* unchanged, it loads */
+      q = NULL;
+      CHECK_EQ_INT(fuse_plan_load(b->s, b->n, NULL, &q), FUSE_OK);
+      fuse_plan_destroy(q);
+    }
+    free(b);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* --emit-config for a plan of a qmatmul step: it keeps the step and the kernels it runs on
+   (the direct loops on the reference kernels, the tiles on the scalar ones), leaves out the
+   other integer kernels and the float matmul. */
+TEST(qmatmul_config) {
+  qm_data d;
+  int i, reference;
+  memset(&d, 0, sizeof d);
+  for (i = 0; i < QM_N * QM_K; i++) d.wq[i] = (int8_t)(i % 5 - 2);
+  for (i = 0; i < QM_N; i++) d.ws[i] = 0.02f;
+  for (reference = 0; reference < 2; reference++) {
+    fuse_graph *g = qmatmul_graph(&d, 0, 0, 1, 0, 1);
+    fuse_plan *p = NULL;
+    fuse_compile_options o;
+    big_buf *t = (big_buf *)calloc(1, sizeof *t);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.isa = reference ? FUSE_ISA_AUTO : FUSE_ISA_SCALAR;
+    o.reference_kernels = reference;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    CHECK_EQ_INT(fuse_plan_write_config((const fuse_plan *const *)&p, 1, big_sink, t), FUSE_OK);
+    CHECK(strstr(t->s, "#define FUSE_NO_KERNEL_QMATMUL\n") == NULL);
+    CHECK(strstr(t->s, "#define FUSE_NO_RUN_QINT\n") == NULL);
+    CHECK((strstr(t->s, "#define FUSE_NO_KERNEL_QTILES\n") == NULL) == !reference);
+    CHECK((strstr(t->s, "#define FUSE_NO_KERNEL_QDIRECT\n") == NULL) == reference);
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QDW\n");
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QPOOL\n");
+    CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_RUN_MATMUL\n");
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    free(t);
+  }
+}
+
+/* What stays in float32, and --explain says why: int8 activations, weights with a zero point
+   that is not 0 (uint8 ones), per-row scales of [K, N] weights, a product whose result is not
+   quantized, a batched right operand. */
+TEST(qmatmul_what_stays_float) {
+  static const char *texts[5] = {
+      "graph(%xq: i8[3, 4]) {\n  %s: [] = const{0.1}\n  %w: [4, 2] = const{1, 2, 3, 4}\n"
+      "  %x = dequantize(%xq, %s)\n  %m = matmul(%x, %wd)\n  %y = quantize(%m, %s)\n  return %y\n}\n",
+      "graph(%xq: u8[3, 4]) {\n  %s: [] = const{0.1}\n  %z: u8[] = const{3}\n  %wq: u8[4, 2] = const\n"
+      "  %x = dequantize(%xq, %s)\n  %wd = dequantize(%wq, %s, %z)\n  %m = matmul(%x, %wd)\n"
+      "  %y = quantize(%m, %s)\n  return %y\n}\n",
+      "graph(%xq: u8[3, 2]) {\n  %s: [] = const{0.1}\n  %s2: [2] = const{0.1, 0.2}\n  %wq: i8[2, 2] = const\n"
+      "  %x = dequantize(%xq, %s)\n  %wd = dequantize(%wq, %s2, axis=0)\n  %m = matmul(%x, %wd)\n"
+      "  %y = quantize(%m, %s)\n  return %y\n}\n",
+      "graph(%xq: u8[3, 4]) {\n  %s: [] = const{0.1}\n  %wq: i8[4, 2] = const\n"
+      "  %x = dequantize(%xq, %s)\n  %wd = dequantize(%wq, %s)\n  %m = matmul(%x, %wd)\n"
+      "  %y = sigmoid(%m)\n  return %y\n}\n",
+      "graph(%xq: u8[2, 3, 4], %b: u8[2, 4, 2]) {\n  %s: [] = const{0.1}\n"
+      "  %x = dequantize(%xq, %s)\n  %wd = dequantize(%b, %s)\n  %m = matmul(%x, %wd)\n"
+      "  %y = quantize(%m, %s)\n  return %y\n}\n"};
+  static const char *why[5] = {"the dequantize of int8 values (signed activations)",
+                               "its weights", "its weights", "its result 'm' is not quantized",
+                               "it multiplies [2,3,4] by [2,4,2]"};
+  int i;
+  for (i = 0; i < 5; i++) {
+    char text[1024];
+    fuse_graph *g = NULL;
+    fuse_plan *p = NULL;
+    big_buf *t = (big_buf *)calloc(1, sizeof *t);
+    strcpy(text, texts[i]);
+    if (i == 0) replace(text, "%w: [4, 2] = const{1, 2, 3, 4}", "%wq: i8[4, 2] = const\n  %wd = dequantize(%wq, %s)");
+    CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+    if (fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %d: %s\n", i, fuse_graph_error(g));
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+    if (p) fuse_plan_write(p, big_sink, t);
+    CHECK(strstr(t->s, "qmatmul") == NULL && strstr(t->s, "matmul") != NULL);
+    t->n = 0, t->s[0] = 0;
+    CHECK_EQ_INT(fuse_explain_write(g, big_sink, t), FUSE_OK);
+    CHECK_STR_CONTAINS(t->s, "not in fuse.qmatmul's pattern");
+    CHECK_STR_CONTAINS(t->s, why[i]);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    free(t);
+  }
+}
+
 /* The other integer steps: qadd (dequantize, add, relu, quantize), qlut (a clip, a sigmoid,
    a requantization), qmax_pool2d; within 1 of the float path (the unoptimized graph on the
    reference kernels, which rounds the dequantized sum and the division in float32 where the
@@ -608,5 +939,9 @@ int main(void) {
   RUN(errors_name_the_op_and_the_types);
   RUN(qdq_conv_runs_in_integers);
   RUN(qdq_add_lut_pool_run_in_integers);
+  RUN(qdq_matmul_runs_in_integers);
+  RUN(qmatmul_blob_header_checked);
+  RUN(qmatmul_config);
+  RUN(qmatmul_what_stays_float);
   return runner_finish("quant");
 }

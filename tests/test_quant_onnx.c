@@ -6,7 +6,9 @@
    Every model runs four ways, each checked against those outputs (integers exactly, floats
    to 1e-6): as loaded on the reference kernels and on this CPU's kernels, after fuse_optimize
    (which folds the dequantized constant weights into float32 ones: fewer dequantize nodes),
-   and as a plan blob saved and loaded back (bit for bit the plan it was saved from).
+   and as a plan blob saved and loaded back (bit for bit the plan it was saved from). And the
+   quantized MatMul / Gemm models of tools/make_qdq_matmul_models.py (tests/data/onnx_qmatmul/),
+   each one integer step, bit for bit ONNX Runtime's outputs.
 
    Usage: build/test_quant_onnx [-v]   (run from the repository root) */
 #define FUSE_IMPLEMENTATION
@@ -277,6 +279,85 @@ TEST(integer) { one_case(&cases[2]); }
 TEST(dynamic) { one_case(&cases[3]); }
 TEST(round) { one_case(&cases[4]); }
 
+/* ------------------------------------------ integer matmuls against ONNX Runtime -- */
+/* tests/data/onnx_qmatmul/ (tools/make_qdq_matmul_models.py): QDQ Gemm with transB and an
+   int32 bias, a batched QDQ MatMul with per-tensor weights and a Relu into int8, a QDQ MatMul
+   with per-column weights and an Add of an int32 bias, a QLinearMatMul; float32 in and out, the
+   quantize and dequantize inside, and ONNX Runtime 1.30's outputs (.ort.bin, one thread). After
+   fuse_optimize each product is one qmatmul step (no float32 matmul left) on the reference
+   kernels, the scalar tiles and this CPU's; every plan and a blob of it give ONNX Runtime's
+   outputs bit for bit. */
+#define QM_DIR "tests/data/onnx_qmatmul/"
+
+static void qmatmul_model(const char *name) {
+  static const fuse_isa isas[3] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR, FUSE_ISA_AUTO};
+  char path[256];
+  fuse_graph *g = NULL;
+  size_t n_in, n_out;
+  float *in = NULL, *want = NULL, *got = NULL;
+  int i;
+  snprintf(path, sizeof path, QM_DIR "%s.onnx", name);
+  CHECK_EQ_INT(fuse_onnx_load_file(path, NULL, &g), FUSE_OK);
+  if (!g || fuse_graph_status(g) != FUSE_OK) {
+    fprintf(stderr, "  %s: %s\n", path, g ? fuse_graph_error(g) : "(no graph)");
+    fuse_graph_destroy(g);
+    return;
+  }
+  n_in = numel(g, fuse_graph_input(g, 0)), n_out = numel(g, fuse_graph_output(g, 0));
+  snprintf(path, sizeof path, QM_DIR "%s.input.bin", name);
+  in = (float *)read_exact(path, n_in * 4);
+  snprintf(path, sizeof path, QM_DIR "%s.ort.bin", name);
+  want = (float *)read_exact(path, n_out * 4);
+  got = (float *)malloc(n_out * 4);
+  CHECK(in && want && got);
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  for (i = 0; i < 3 && in && want && got; i++) {
+    fuse_compile_options o;
+    fuse_plan *p = NULL, *loaded = NULL;
+    const float *ins[1];
+    float *outs[1];
+    text_buf t;
+    blob bl;
+    memset(&o, 0, sizeof o);
+    o.reference_kernels = i == 0;
+    o.isa = isas[i];
+    o.num_threads = 1;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (!p) continue;
+    memset(&t, 0, sizeof t);
+    fuse_plan_write(p, text_sink, &t);
+    CHECK(t.s && strstr(t.s, "qmatmul ->") != NULL && strstr(t.s, " matmul ->") == NULL);
+    if (verbose && t.s) printf("%s\n", t.s);
+    free(t.s);
+    ins[0] = in, outs[0] = got;
+    memset(got, 0xa5, n_out * 4);
+    CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
+    if (memcmp(got, want, n_out * 4) != 0) {
+      fprintf(stderr, "  %s, plan %d: not ONNX Runtime's outputs\n", name, i);
+      compare(name, got, want, FUSE_FLOAT32, n_out);
+      CHECK(!"bit for bit");
+    }
+    memset(&bl, 0, sizeof bl);
+    CHECK_EQ_INT(fuse_plan_save(p, blob_write, &bl), FUSE_OK);
+    CHECK_EQ_INT(fuse_plan_load(bl.data, bl.len, NULL, &loaded), FUSE_OK);
+    if (loaded) {
+      memset(got, 0xa5, n_out * 4);
+      CHECK_EQ_INT(fuse_run(loaded, ins, outs, NULL), FUSE_OK);
+      CHECK(memcmp(got, want, n_out * 4) == 0);
+    }
+    fuse_plan_destroy(loaded);
+    free(bl.raw);
+    fuse_plan_destroy(p);
+  }
+  free(in), free(want), free(got);
+  fuse_graph_destroy(g);
+}
+
+TEST(qmatmul_gemm_transb) { qmatmul_model("gemm_transb"); }
+TEST(qmatmul_matmul_nd) { qmatmul_model("matmul_nd"); }
+TEST(qmatmul_matmul_bias) { qmatmul_model("matmul_bias"); }
+TEST(qmatmul_qlinear) { qmatmul_model("qlinear"); }
+
 int main(int argc, char **argv) {
   const uint32_t one = 1;
   unsigned char first_byte;
@@ -291,5 +372,9 @@ int main(int argc, char **argv) {
   RUN(integer);
   RUN(dynamic);
   RUN(round);
+  RUN(qmatmul_gemm_transb);
+  RUN(qmatmul_matmul_nd);
+  RUN(qmatmul_matmul_bias);
+  RUN(qmatmul_qlinear);
   return runner_finish("quant_onnx");
 }

@@ -85,6 +85,8 @@ typedef enum fuse__op {
   FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
                         an integer plan's firmware carries no float layout code) */
   FUSE__OP_QTO_NCHW,
+  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (last: a blob's op
+                       numbers stay those of the plans saved before it) */
   FUSE__OP_COUNT
 } fuse__op;
 
@@ -147,20 +149,23 @@ static float fuse__round_half_even(float v) {
   return v < 0 ? -r : r;
 }
 
-/* An integer step's packed bytes (the qconv2d, qadd, qlut, qmax_pool2d steps of a quantized
-   model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d: int32
-   bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
+/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d steps of a
+   quantized model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d:
+   int32 bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
    y_scale), the weights in `layout` (kernels/qconv.c; Kp = K for the direct form, else K
-   rounded up to 16, the padding's bias and scale 0); qadd: num_post element-wise ops of 5 words each (kind, lo, hi,
-   alpha, beta); qlut, qmax_pool2d: the 256 output values of the input values 0..255 (as
-   int8: -128..127 at 128..255's places). */
+   rounded up to 16, the padding's bias and scale 0); qmatmul: the same as a 1x1 qconv2d's
+   whose pixels are the rows of its input (K = the output's columns, C = the input's); qadd:
+   num_post element-wise ops of 5 words each (kind, lo, hi, alpha, beta); qlut, qmax_pool2d:
+   the 256 output values of the input values 0..255 (as int8: -128..127 at 128..255's
+   places). */
 typedef struct fuse__qhead {
   int32_t x_zero, y_zero; /* the input's and the output's zero points */
   int32_t lo, hi;         /* the output's clamp: its type's range, narrowed by a relu / clip */
-  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel;
+  int32_t K, C, KH, KW;   /* qconv2d: output channels, input channels (all groups), the kernel
+                             (qmatmul: output and input columns, a 1x1 kernel);
                              qadd: K = 1 when a table of 256 outputs follows its ops (a qlut
                              merged in, plan/quant_pack.c) */
-  int32_t layout;         /* qconv2d: 0, the graph's [K][C / groups][KH][KW] */
+  int32_t layout;         /* qconv2d, qmatmul: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
   float x_scale, b_scale, y_scale; /* qadd */
   int32_t num_post;       /* qadd */
@@ -366,7 +371,8 @@ typedef enum fuse__run_kind {
   FUSE__RUN_SLICE,
   FUSE__RUN_CONV_TRANSPOSE2D,
   FUSE__RUN_QUANT, /* quantize, dequantize */
-  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qadd, qlut, qmax_pool2d */
+  FUSE__RUN_QINT,  /* a quantized model's integer steps: qconv2d, qmatmul, qadd, qlut,
+                      qmax_pool2d */
   FUSE__RUN_COUNT
 } fuse__run_kind;
 
@@ -646,6 +652,8 @@ static const fuse__op_row fuse__ops[] = {
     {FUSE__OP_QTO_NHWC, "qto_nhwc", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QTO_NCHW, "qto_nchw", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
+     FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+    {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
 };
 #undef FUSE__E

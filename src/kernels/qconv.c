@@ -653,6 +653,13 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
 }
 
+/* Scratch bytes of a qmatmul step in a packed layout: a 1x1 conv over `rows` pixels (one
+   image, a row of it each) of C channels, whose output is written in place (row-major, as
+   NHWC). */
+static size_t fuse__qmatmul_scratch(int layout, int64_t rows, int64_t C, int64_t Kp) {
+  return fuse__qconv_scratch(layout, 1, C, rows, 1, 0, 1, 0, Kp);
+}
+
 /* ------------------------------------------------------- depthwise, on NHWC -- */
 /* A run of npix output pixels of a depthwise qconv2d (layout FUSE__QL_DW), each C channels,
    written C bytes apart from y: the first pixel's taps read src[t] (the padding pixel, x_zero

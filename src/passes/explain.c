@@ -379,6 +379,48 @@ static void fuse__explain_chain(fuse__out *o, fuse__explainer *x, fuse_value e, 
   fuse__scope_clear(x);
 }
 
+/* Why matmul v of a quantized model is not a fuse.qmatmul: the first part of the pattern
+   (passes/quant.c) it lacks, as the optimized graph shows it. */
+static void fuse__explain_qmatmul(fuse__out *o, const fuse__explainer *x, fuse_value v) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[v], *na = &g->nodes[n->in[0]], *nw = &g->nodes[n->in[1]];
+  fuse_value at = v, next;
+  int steps = 0;
+  while ((next = fuse__sole_user(g, &x->users, at)) != FUSE_NONE && steps < 2 &&
+         (g->nodes[next].op == FUSE__OP_ADD || g->nodes[next].op == FUSE__OP_RELU ||
+          g->nodes[next].op == FUSE__OP_CLIP))
+    at = next, steps++;
+  fuse__puts(o, "not in fuse.qmatmul's pattern (dequantize of uint8, per tensor -> matmul with "
+                "2-D int8 weights dequantized with zero points 0, per tensor or per output "
+                "column, or their transpose -> bias? -> relu / clip? -> quantize to uint8 / "
+                "int8): ");
+  if (na->op != FUSE__OP_DEQUANTIZE)
+    fuse__format(o, g, "its input %V is not dequantized\n", n->in[0]);
+  else if (g->nodes[na->in[0]].type != FUSE_UINT8)
+    fuse__format(o, g, "its input %V is the dequantize of %s values (signed activations); the "
+                       "integer matmul takes uint8 ones\n",
+                 n->in[0], g->nodes[na->in[0]].type == FUSE_INT8 ? "int8" : "int32");
+  else if (!fuse__q_input(g, n->in[0], 1))
+    fuse__format(o, g, "its input %V is dequantized with a scale or zero point that is not one "
+                       "constant (per row, or computed)\n", n->in[0]);
+  else if (na->rank < 2 || nw->rank != 2)
+    fuse__format(o, g, "it multiplies %S by %S; the integer matmul takes [..., K] by [K, N]\n",
+                 na->rank, na->shape, nw->rank, nw->shape);
+  else if (next == FUSE_NONE || g->nodes[next].op != FUSE__OP_QUANTIZE)
+    fuse__format(o, g, "its result %V is not quantized (or not by one quantize, after a bias "
+                       "and a relu / clip at most)\n", at);
+  else if (g->nodes[next].type == FUSE_INT32)
+    fuse__format(o, g, "its result is quantized to int32 (MatMulInteger) by %V; its float32 "
+                       "sums are exact while each stays below 2^24\n", next);
+  else if (nw->op == FUSE__OP_CONST)
+    fuse__format(o, g, "its weights %V are float32 (or were not int8 with zero points 0, per "
+                       "tensor or per output column, and were folded to float32)\n", n->in[1]);
+  else if (nw->op != FUSE__OP_DEQUANTIZE && nw->op != FUSE__OP_TRANSPOSE)
+    fuse__format(o, g, "its weights %V are computed at run time\n", n->in[1]);
+  else
+    fuse__format(o, g, "its weights %V, bias or quantize %V do not fit\n", n->in[1], next);
+}
+
 /* A quantized model's ops that run in float32 (outside every integer composite), each with
    the reason; returns how many. Nothing when the graph quantizes nothing. */
 static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
@@ -403,7 +445,7 @@ static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
                     "weights with zero points 0, per tensor or per output channel -> bias? -> "
                     "relu / clip? -> quantize)\n");
     else if (n->op == FUSE__OP_MATMUL)
-      fuse__puts(o, "no integer matmul / Gemm yet\n");
+      fuse__explain_qmatmul(o, x, v);
     else
       fuse__format(o, g, "%s has no integer step (those are conv2d, add, element-wise ops and "
                          "max_pool2d between dequantize and quantize)\n", fuse__ops[n->op].name);

@@ -87,6 +87,11 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
    fuse.qconv2d   xq -> dequantize -> conv2d(, dequantize(int8 weights, zero points 0))
                   -> add(bias)? -> relu / clip? -> quantize. The bias a float constant or
                   the dequantize of an int32 one, [K] reshaped to [1, K, 1, 1]. xq uint8.
+   fuse.qmatmul   xq -> dequantize -> matmul(, W) -> add(bias)? -> relu / clip? -> quantize,
+                  W the dequantize of 2-D int8 weights [K][N] (zero points 0, per tensor or per
+                  column: axis 1) or the transpose of one of [N][K] (per row: axis 0; a Gemm's
+                  transB), the bias [N] (or [1, N], ...) as qconv2d's; xq uint8 of any rank,
+                  its rows the pixels of a 1x1 qconv2d.
    fuse.qadd      quantize(f(add(dequantize(aq), dequantize(bq)))), a and b of one shape, f
                   up to 4 element-wise ops of one value (relu, clip, ...): as the float ops
                   compute it, fused.
@@ -94,12 +99,14 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
                   a table of the 256 results.
    fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
                   dequantize is monotonic), then the table of quantize(dequantize(v)). */
-enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL };
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL };
 #define FUSE__Q_CHAIN 4
 typedef struct fuse__qparts {
   int kind;                            /* FUSE__Q_* */
   fuse_value x_dq, y_dq;               /* the dequantized inputs (y: qadd's second) */
   fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
+  fuse_value matmul, w_tr;             /* qmatmul (its w_dq, bias, act as qconv2d's); w_tr the
+                                          transpose of w_dq it reads, or FUSE_NONE */
   fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
   fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
   int num_chain;
@@ -161,6 +168,28 @@ static fuse_value fuse__q_chain(const fuse_graph *g, const fuse__users *u, fuse_
   return v;
 }
 
+/* The source of a qconv2d's / qmatmul's bias m->bias (its shape checked, added by `add`): a
+   constant, or the dequantize of an int32 one (per tensor or per output channel), maybe
+   reshaped. Its nodes join the members. */
+static int fuse__qbias_at(const fuse_graph *g, const fuse__users *u, fuse_value add, int member_of,
+                          fuse__qparts *m) {
+  const fuse__node *nb = &g->nodes[m->bias];
+  fuse_value src = m->bias;
+  if (nb->op == FUSE__OP_RESHAPE) {
+    if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
+    src = nb->in[0];
+    m->members[m->num_members++] = m->bias;
+  }
+  if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
+    if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
+        !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
+      return 0;
+    m->members[m->num_members++] = src;
+    return 1;
+  }
+  return fuse__has_values(g, src);
+}
+
 /* The conv2d part of fuse.qconv2d at v (read by `user`). */
 static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
                           fuse_value user, int member_of, fuse__qparts *m) {
@@ -191,25 +220,57 @@ static int fuse__qconv_at(const fuse_graph *g, const fuse__users *u, fuse_value 
   if (add != FUSE_NONE) { /* a [1, K, 1, 1] / [K, 1, 1] constant, or such a reshape of a
                              constant or of the dequantize of an int32 one */
     const fuse__node *nb = &g->nodes[m->bias];
-    fuse_value src = m->bias;
     int d;
     if (fuse__numel(nb->rank, nb->shape) != K || nb->rank < 3 || nb->rank > 4 || nb->shape[nb->rank - 3] != K)
       return 0;
     for (d = 0; d < nb->rank; d++)
       if (d != nb->rank - 3 && nb->shape[d] != 1) return 0;
-    if (nb->op == FUSE__OP_RESHAPE) {
-      if (!fuse__q_only_into(g, u, m->bias, add, member_of)) return 0;
-      src = nb->in[0];
-      m->members[m->num_members++] = m->bias;
-    }
-    if (g->nodes[src].op == FUSE__OP_DEQUANTIZE) {
-      if (!fuse__has_values(g, g->nodes[src].in[0]) || !fuse__quant_constant_params(g, src, 1) ||
-          !fuse__q_only_into(g, u, src, src == m->bias ? add : m->bias, member_of))
-        return 0;
-      m->members[m->num_members++] = src;
-    } else if (!fuse__has_values(g, src)) {
+    return fuse__qbias_at(g, u, add, member_of, m);
+  }
+  return 1;
+}
+
+/* The matmul part of fuse.qmatmul at v (read by `user`). */
+static int fuse__qmatmul_at(const fuse_graph *g, const fuse__users *u, fuse_value v,
+                            fuse_value user, int member_of, fuse__qparts *m) {
+  const fuse__node *nm, *nw;
+  fuse_value add = FUSE_NONE, w;
+  int64_t N;
+  if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, user, member_of)) {
+    fuse_value a = g->nodes[v].in[0], b = g->nodes[v].in[1];
+    if (g->nodes[a].op != FUSE__OP_MATMUL) a = g->nodes[v].in[1], b = g->nodes[v].in[0];
+    add = v, m->bias = b, user = v, v = a;
+    m->members[m->num_members++] = add;
+  }
+  if (g->nodes[v].op != FUSE__OP_MATMUL || !fuse__q_only_into(g, u, v, user, member_of)) return 0;
+  m->matmul = v;
+  nm = &g->nodes[v];
+  m->x_dq = nm->in[0], w = nm->in[1];
+  if (!fuse__q_input(g, m->x_dq, 1) || g->nodes[m->x_dq].rank < 2 || g->nodes[w].rank != 2)
+    return 0;
+  if (g->nodes[w].op == FUSE__OP_TRANSPOSE) { /* (a transpose of 2-D: [1, 0] or no change) */
+    if (g->nodes[w].a.perm[0] != 1 || !fuse__q_only_into(g, u, w, v, member_of)) return 0;
+    m->w_tr = w;
+    w = g->nodes[w].in[0];
+    m->members[m->num_members++] = m->w_tr;
+  }
+  m->w_dq = w;
+  nw = &g->nodes[w];
+  if (nw->op != FUSE__OP_DEQUANTIZE || !fuse__has_values(g, nw->in[0]) ||
+      g->nodes[nw->in[0]].type != FUSE_INT8 || !g->nodes[nw->in[0]].data ||
+      !fuse__quant_constant_params(g, w, 1) ||
+      (fuse__numel(g->nodes[nw->in[1]].rank, g->nodes[nw->in[1]].shape) > 1 &&
+       nw->a.quant.axis != (m->w_tr != FUSE_NONE ? 0 : 1)) ||
+      !fuse__q_only_into(g, u, w, m->w_tr != FUSE_NONE ? m->w_tr : v, member_of))
+    return 0;
+  m->members[m->num_members++] = m->w_dq;
+  m->members[m->num_members++] = m->matmul;
+  N = nm->shape[nm->rank - 1];
+  if (add != FUSE_NONE) { /* [N], [1, N], ...: no more dimensions than the product's */
+    const fuse__node *nb = &g->nodes[m->bias];
+    if (fuse__numel(nb->rank, nb->shape) != N || nb->rank < 1 || nb->rank > nm->rank ||
+        nb->shape[nb->rank - 1] != N || !fuse__qbias_at(g, u, add, member_of, m))
       return 0;
-    }
   }
   return 1;
 }
@@ -220,10 +281,11 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
                               int member_of, fuse__qparts *m) {
   const fuse__node *nq = &g->nodes[q];
   fuse_value v, first;
-  fuse__qparts c; /* (the conv's try, kept when it matches) */
-  int i, j;
+  fuse__qparts c; /* (the conv's or matmul's try, kept when it matches) */
+  int i, j, kind;
   memset(m, 0, sizeof *m);
   m->x_dq = m->y_dq = m->w_dq = m->conv = m->bias = m->act = m->pool = m->add = FUSE_NONE;
+  m->matmul = m->w_tr = FUSE_NONE;
   m->q = q;
   if (nq->op != FUSE__OP_QUANTIZE || nq->composite != member_of || nq->type == FUSE_INT32 ||
       !fuse__quant_constant_params(g, q, 0))
@@ -231,11 +293,15 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
   v = fuse__q_chain(g, u, nq->in[0], q, member_of, m);
   first = m->num_chain ? m->chain[0] : q;
   c = *m;
-  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) {
+  kind = 0;
+  if (m->num_chain <= 1 && fuse__qconv_at(g, u, v, first, member_of, &c)) kind = FUSE__Q_CONV;
+  else if (m->num_chain <= 1 && (c = *m, fuse__qmatmul_at(g, u, v, first, member_of, &c)))
+    kind = FUSE__Q_MATMUL;
+  if (kind) {
     const fuse__node *a = m->num_chain ? &g->nodes[m->chain[0]] : NULL;
     if (a && a->op != FUSE__OP_RELU && a->op != FUSE__OP_CLIP) return 0; /* (a clamp only) */
     *m = c;
-    m->kind = FUSE__Q_CONV;
+    m->kind = kind;
     m->act = m->num_chain ? m->chain[0] : FUSE_NONE;
   } else if (g->nodes[v].op == FUSE__OP_ADD && fuse__q_only_into(g, u, v, first, member_of) &&
              fuse__q_input(g, g->nodes[v].in[0], 0) && fuse__q_input(g, g->nodes[v].in[1], 0) &&
@@ -267,12 +333,12 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
 }
 
 static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
-                                           "fuse.qmax_pool2d"};
+                                           "fuse.qmax_pool2d", "fuse.qmatmul"};
 
 /* The integer composite kind a composite's name says (0: not one). */
 static int fuse__qkind(const char *name) {
   int k;
-  for (k = FUSE__Q_CONV; k <= FUSE__Q_MAXPOOL; k++)
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_MATMUL; k++)
     if (strcmp(name, fuse__qnames[k]) == 0) return k;
   return 0;
 }

@@ -1,10 +1,10 @@
 /* ---------------------------------------------------- packing the integer steps -- */
 /* An integer composite's constants (passes/quant.c) as its step's packed bytes (fuse__qhead,
-   plan.c). qconv2d: the zero points and clamp, the bias in int32 units of x_scale *
-   w_scale[k] (an int32 bias dequantized with that scale is taken as it is; a float bias is
-   rounded to those units, as ONNX Runtime's quantizer rounds it), the requantization
-   multipliers, the int8 weights. qadd: the scales and zero points and the element-wise ops.
-   qlut, qmax_pool2d: the table of outputs. */
+   plan.c). qconv2d (and qmatmul, as a 1x1 one): the zero points and clamp, the bias in int32
+   units of x_scale * w_scale[k] (an int32 bias dequantized with that scale is taken as it is;
+   a float bias is rounded to those units, as ONNX Runtime's quantizer rounds it), the
+   requantization multipliers, the int8 weights. qadd: the scales and zero points and the
+   element-wise ops. qlut, qmax_pool2d: the table of outputs. */
 
 /* The layout a plan for `isa` packs a conv of K outputs and `groups` in: depthwise on its own
    kernel; groups 1 in quads where this CPU runs them, pairs elsewhere (scalar, NEON, a plan
@@ -59,21 +59,23 @@ static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_p
   return q->num_chain;
 }
 
-/* The int8 weights, bias and multipliers of a qconv2d after its header h, in h->layout. */
+/* The int8 weights wdata [K][Cg][KH][KW], bias and multipliers of a qconv2d (a qmatmul: K
+   output columns, Cg = C input ones, KH = KW = 1) after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
-                             unsigned char *after) {
-  const fuse__node *nw = &g->nodes[q->w_dq], *wq = &g->nodes[nw->in[0]];
+                             const int8_t *wdata, int64_t K, int64_t C, int64_t Cg, int64_t KH,
+                             int64_t KW, unsigned char *after) {
+  const fuse__node *nw = &g->nodes[q->w_dq];
   const fuse__node *ws = &g->nodes[nw->in[1]], *nx = &g->nodes[q->x_dq], *nq = &g->nodes[q->q];
-  int64_t K = wq->shape[0], per = fuse__numel(3, wq->shape + 1), k, Kp;
-  int64_t wscales = fuse__numel(ws->rank, ws->shape), Cg = wq->shape[1], taps = per / Cg;
+  int64_t taps = KH * KW, per = Cg * taps, k, Kp;
+  int64_t wscales = fuse__numel(ws->rank, ws->shape);
   float x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0), y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
   int32_t *bias;
   float *scale;
   fuse__qconv_weight_bytes(h->layout, K, Cg, taps, &Kp);
   bias = (int32_t *)(void *)after;
   scale = (float *)(void *)(bias + Kp);
-  h->K = (int32_t)K, h->C = (int32_t)g->nodes[nx->in[0]].shape[1];
-  h->KH = (int32_t)wq->shape[2], h->KW = (int32_t)wq->shape[3];
+  h->K = (int32_t)K, h->C = (int32_t)C;
+  h->KH = (int32_t)KH, h->KW = (int32_t)KW;
   fuse__qconv_clamp(g, q, &h->lo, &h->hi);
   for (k = 0; k < K; k++) {
     float unit = x_scale * fuse__const_at(ws, wscales > 1 ? k : 0);
@@ -96,7 +98,7 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW ||
         h->layout == FUSE__QL_SQUADS) { /* the zero point's share: x_zero * the weights' sum
                                            (signed quads: x - 128 is summed, x_zero - 128) */
-      const int8_t *wk = (const int8_t *)wq->data + k * per;
+      const int8_t *wk = wdata + k * per;
       int64_t i, sum = 0;
       for (i = 0; i < per; i++) sum += wk[i];
       b -= (double)(h->x_zero - (h->layout == FUSE__QL_SQUADS ? 128 : 0)) * (double)sum;
@@ -104,14 +106,14 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     bias[k] = b > 2147483647.0 ? 2147483647 : b < -2147483648.0 ? (-2147483647 - 1) : (int32_t)b;
   }
   if (h->layout == FUSE__QL_DIRECT) {
-    memcpy(scale + K, wq->data, (size_t)(K * per));
+    memcpy(scale + K, wdata, (size_t)(K * per));
   } else if (h->layout == FUSE__QL_DW) { /* [taps][Kp] int16 */
     int16_t *dst = (int16_t *)(void *)(scale + Kp);
     int64_t t;
     for (t = 0; t < taps; t++)
-      for (k = 0; k < K; k++) dst[t * Kp + k] = ((const int8_t *)wq->data)[k * taps + t];
+      for (k = 0; k < K; k++) dst[t * Kp + k] = wdata[k * taps + t];
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
-    const int8_t *src = (const int8_t *)wq->data;
+    const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
     int64_t csteps = (Cg + step - 1) / step, t, c, j, e;
     for (k = 0; k < Kp; k += FUSE__QNR)
@@ -163,6 +165,17 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
                                                              nc->a.conv.padding[1] + nc->a.conv.padding[3],
                                                              taps, nc->shape[2] * nc->shape[3], Kp);
     if (need > *scratch) *scratch = need;
+  } else if (q->kind == FUSE__Q_MATMUL) { /* a 1x1 qconv2d over the input's rows */
+    const fuse__node *nm = &g->nodes[q->matmul], *xq = &g->nodes[nx->in[0]];
+    int64_t N = nm->shape[nm->rank - 1], C = xq->shape[xq->rank - 1], Kp;
+    size_t need;
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, N, 0, 1, p->elsewhere);
+    bytes += fuse__qconv_weight_bytes(h.layout, N, C, 1, &Kp);
+    bytes += (size_t)Kp * 8;
+    need = h.layout == FUSE__QL_DIRECT
+               ? 0
+               : fuse__qmatmul_scratch(h.layout, fuse__numel(xq->rank, xq->shape) / C, C, Kp);
+    if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
   } else {
@@ -172,7 +185,27 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
   if (!(buf = (unsigned char *)fuse__alloc(&p->alloc, bytes, FUSE__ALIGN))) return 0;
   memset(buf, 0, bytes);
   if (q->kind == FUSE__Q_CONV) {
-    fuse__qconv_fill(g, q, &h, buf + sizeof h);
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    fuse__qconv_fill(g, q, &h, (const int8_t *)wq->data, wq->shape[0], g->nodes[nx->in[0]].shape[1],
+                     wq->shape[1], wq->shape[2], wq->shape[3], buf + sizeof h);
+  } else if (q->kind == FUSE__Q_MATMUL) { /* the weights as [N][C]: a Gemm's transB ones as they
+                                             are, a MatMul's [C][N] transposed */
+    const fuse__node *wq = &g->nodes[g->nodes[q->w_dq].in[0]];
+    const int8_t *w = (const int8_t *)wq->data;
+    int64_t C = q->w_tr != FUSE_NONE ? wq->shape[1] : wq->shape[0];
+    int64_t N = q->w_tr != FUSE_NONE ? wq->shape[0] : wq->shape[1], i, j;
+    int8_t *t = NULL;
+    if (q->w_tr == FUSE_NONE) {
+      if (!(t = (int8_t *)fuse__alloc(&p->alloc, (size_t)(N * C), FUSE__ALIGN))) {
+        fuse__free(&p->alloc, buf);
+        return 0;
+      }
+      for (i = 0; i < C; i++)
+        for (j = 0; j < N; j++) t[j * C + i] = w[i * N + j];
+      w = t;
+    }
+    fuse__qconv_fill(g, q, &h, w, N, C, C, 1, 1, buf + sizeof h);
+    if (t) fuse__free(&p->alloc, t);
   } else if (q->kind == FUSE__Q_ADD) { /* v = dequantized a + dequantized b, the ops, quantize */
     const fuse__node *ny = &g->nodes[q->y_dq];
     int32_t *w = (int32_t *)(void *)(buf + sizeof h);

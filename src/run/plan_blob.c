@@ -524,6 +524,18 @@ static int fuse__blob_kernel(const fuse_plan *p, const fuse__step *s) {
   }
 }
 
+/* Whether this CPU runs a qconv2d / qmatmul of h->K outputs in the pairs or quads layout:
+   its main tile and its last block's (1; -1 not). */
+static int fuse__blob_qtiles_ok(const fuse_plan *p, const fuse__qhead *h) {
+  int nb, mr, rest;
+  if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
+  rest = (int)(h->K % (nb * FUSE__QNR));
+  if (h->K > nb * FUSE__QNR && rest &&
+      !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
+    return -1;
+  return 1;
+}
+
 /* Whether an integer step's packed header (fuse__qhead) agrees with its tensors and its
    packed bytes hold what the header says: what run/quant_run.c reads stays inside. -1: a
    VNNI layout on a CPU without it. */
@@ -560,7 +572,6 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
                                             scratch */
       const fuse_conv2d_attrs *a = &s->a.conv;
       int64_t Kp, taps = (int64_t)h->KH * h->KW, d;
-      int nb, mr, rest;
       for (d = 0; d < 2; d++) {
         int64_t in = tx->shape[2 + d] + a->padding[d] + a->padding[2 + d];
         int64_t span = (int64_t)((d ? h->KW : h->KH) - 1) * a->dilation[d] + 1;
@@ -571,12 +582,8 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
-      } else {
-        if (!fuse__qtile_plan(p->isa, h->layout, p->vnni, h->K, &nb, &mr)) return -1;
-        rest = (int)(h->K % (nb * FUSE__QNR));
-        if (h->K > nb * FUSE__QNR && rest &&
-            !fuse__qtile_get(p->isa, h->layout, p->vnni, (rest + FUSE__QNR - 1) / FUSE__QNR, mr))
-          return -1;
+      } else if (fuse__blob_qtiles_ok(p, h) < 0) {
+        return -1;
       }
       need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->layout == FUSE__QL_DW ? 1 : h->C,
                                                  taps, &Kp) + (uint64_t)Kp * 8;
@@ -587,6 +594,26 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     }
     need += (uint64_t)h->K * 8 + (uint64_t)h->K * (uint64_t)(h->C / G) * (uint64_t)h->KH * (uint64_t)h->KW;
     break;
+  case FUSE__OP_QMATMUL: { /* x [..., C] -> y [..., K], as many rows; a 1x1 qconv2d's bytes */
+    int64_t rows, Kp;
+    if (!FUSE__HAS_KERNEL(QMATMUL)) return 0; /* (refused before, saying so: plan/needs.c) */
+    if (tx->type != FUSE_UINT8 || tx->rank < 1 || ty->rank < 1 || tx->nhwc || ty->nhwc ||
+        h->C < 1 || h->K < 1 ||
+        tx->shape[tx->rank - 1] != h->C || ty->shape[ty->rank - 1] != h->K || h->KH != 1 ||
+        h->KW != 1 || h->x_zero < 0 || h->x_zero > 255 || h->depthwise ||
+        (h->layout != FUSE__QL_DIRECT && h->layout != FUSE__QL_PAIRS &&
+         h->layout != FUSE__QL_QUADS && h->layout != FUSE__QL_SQUADS))
+      return 0;
+    rows = fuse__numel(tx->rank, tx->shape) / h->C;
+    if ((uint64_t)rows * (uint64_t)h->K != n || rows * h->C != fuse__numel(tx->rank, tx->shape))
+      return 0;
+    need += (uint64_t)fuse__qconv_weight_bytes(h->layout, h->K, h->C, 1, &Kp) + (uint64_t)Kp * 8;
+    if (h->layout != FUSE__QL_DIRECT) { /* a tile this CPU runs, the scratch */
+      if (fuse__blob_qtiles_ok(p, h) < 0) return -1;
+      if (fuse__qmatmul_scratch(h->layout, rows, h->C, Kp) > p->scratch_slot) return 0;
+    }
+    break;
+  }
   case FUSE__OP_QADD: {
     const fuse__tensor *tb = &p->tensors[p->operands[s->in_first + 1]];
     if (h->num_post < 0 || h->num_post > 4 || h->K < 0 || h->K > 1 ||

@@ -1,9 +1,10 @@
 /* ------------------------------------------------------ integer steps (run) -- */
 /* The steps of a quantized model that run in integers (plan/quant_pack.c packed them; the
-   header is fuse__qhead, graph/ops.c). qconv2d: uint8 in, int32 sums of (x - x_zero) * w and
-   the bias, requantized as ONNX Runtime does it: (float)sum * scale[k], clamped to [lo, hi] -
-   y_zero, rounded half to even, plus y_zero, into uint8 / int8; on NHWC with the kernels of
-   kernels/qconv.c, on NCHW with the direct loops (the reference plans). qadd: the float ops it
+   header is fuse__qhead, graph/ops.c). qconv2d (and qmatmul, a 1x1 one over its rows): uint8
+   in, int32 sums of (x - x_zero) * w and the bias, requantized as ONNX Runtime does it:
+   (float)sum * scale[k], clamped to [lo, hi] - y_zero, rounded half to even, plus y_zero, into
+   uint8 / int8; on NHWC with the kernels of kernels/qconv.c, on NCHW with the direct loops (the
+   reference plans). qadd: the float ops it
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
    then the table. The layout conversions between integer and float steps (qto_nhwc,
    qto_nchw). Each step shares its work among the plan's chunks (fuse__parallel). */
@@ -284,8 +285,8 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
    each chunk's row pointers in its own. */
 typedef struct fuse__qconv_job {
   const fuse__run *r;
-  const fuse__step *s;
   const fuse__qhead *h;
+  const fuse_conv2d_attrs *a;
   const uint8_t *x;
   unsigned char *y, *in, *pad, *out;
   const unsigned char *w;
@@ -352,7 +353,7 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   const fuse__qconv_job *j = (const fuse__qconv_job *)ctx;
   const fuse_plan *p = j->r->p;
   const fuse__qhead *h = j->h;
-  const fuse_conv2d_attrs *a = &j->s->a.conv;
+  const fuse_conv2d_attrs *a = j->a;
   const void **rows = (const void **)(void *)(j->r->work + p->scratch_offset +
                                               p->scratch_slot * (size_t)chunk + j->rows_at);
   int64_t u, t, mr = j->mr, OW = j->OW, H = j->H, W = j->W, WP = j->WP, cs = j->cs;
@@ -417,30 +418,25 @@ static void fuse__qconv_nchw_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   }
 }
 
-static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
-  const fuse_plan *p = r->p;
-  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &p->tensors[s->out];
-  const fuse_conv2d_attrs *a = &s->a.conv;
+/* The job's r, h, a, x, y, its geometry (N, C, H, W, K, OW, npix) and layouts (in_nhwc,
+   out_nhwc) given: the rest, then the phases. */
+static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
+  fuse__qconv_job j = *jp;
+  const fuse_plan *p = j.r->p;
+  const fuse__qhead *h = j.h;
+  const fuse_conv2d_attrs *a = j.a;
   size_t al = FUSE__ALIGN - 1;
-  fuse__qconv_job j;
-  memset(&j, 0, sizeof j);
-  j.r = r, j.s = s, j.h = h;
-  j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
-  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
-  j.N = tx->shape[0], j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
-  j.K = ty->shape[1], j.OW = ty->shape[3], j.npix = ty->shape[2] * ty->shape[3];
   j.taps = (int64_t)h->KH * h->KW;
   j.pairs = h->layout == FUSE__QL_PAIRS, j.step = j.pairs ? 2 : 4;
   j.rowmode = fuse__qconv_rowmode(h->layout, j.C, h->KW, a->dilation[1]);
   j.pl = j.rowmode ? a->padding[1] : 0, j.WP = j.rowmode ? j.W + j.pl + a->padding[3] : j.W;
   j.csteps = (j.C + j.step - 1) / j.step, j.cs = j.csteps * j.step * (j.pairs ? 2 : 1); /* bytes a row */
   j.ntaps = j.rowmode ? h->KH : j.taps, j.span = j.rowmode ? h->KW * j.cs : j.cs; /* a tap's bytes */
-  j.in_nhwc = tx->nhwc, j.out_nhwc = ty->nhwc;
   j.in_place = !j.pairs && j.in_nhwc && j.C % 4 == 0 && !j.rowmode;
   j.pointwise = j.taps == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->padding[0] &&
                 !a->padding[1] && !a->padding[2] && !a->padding[3];
   j.panel = fuse__qconv_weight_bytes(h->layout, j.K, j.C, j.taps, &j.Kp);
-  j.in = r->work + p->scratch_offset;
+  j.in = j.r->work + p->scratch_offset;
   j.pad = j.in + (((size_t)(j.N * j.H * j.WP * j.cs) + al) & ~al);
   j.rows_at = (size_t)(j.pad - j.in) + (((size_t)(j.taps * j.cs) + al) & ~al);
   j.out = j.in + j.rows_at + (((size_t)j.taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
@@ -455,6 +451,57 @@ static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fu
   else fuse__parallel(p, j.N * j.H, fuse__qconv_rows_units, &j);
   fuse__parallel(p, j.N * j.blocks * j.tiles, fuse__qconv_tile_units, &j);
   if (!j.out_nhwc) fuse__parallel(p, j.N * j.K, fuse__qconv_nchw_units, &j);
+}
+
+static void fuse__qconv_packed(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0), *ty = &r->p->tensors[s->out];
+  fuse__qconv_job j;
+  memset(&j, 0, sizeof j);
+  j.r = r, j.h = h, j.a = &s->a.conv;
+  j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.N = tx->shape[0], j.C = tx->shape[1], j.H = tx->shape[2], j.W = tx->shape[3];
+  j.K = ty->shape[1], j.OW = ty->shape[3], j.npix = ty->shape[2] * ty->shape[3];
+  j.in_nhwc = tx->nhwc, j.out_nhwc = ty->nhwc;
+  fuse__qconv_packed_run(&j);
+}
+
+/* qmatmul: x [..., C] uint8 times the weights [K][C] (plan/quant_pack.c), + bias, requantized
+   as qconv2d's: y [..., K]. On the packed tiles a 1x1 qconv2d over one image of rows x 1
+   pixels, x and y its NHWC input and output as they are (row-major); on the reference plans'
+   direct loops, a row at a time. */
+static void fuse__qmatmul(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  int64_t rows = fuse__numel(tx->rank, tx->shape) / h->C;
+  if (h->layout == FUSE__QL_DIRECT) {
+    const uint8_t *x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+    const int32_t *bias;
+    const float *scale;
+    const int8_t *w = (const int8_t *)fuse__qconv_arrays(h, h->K, &bias, &scale);
+    void *y = fuse__data(r, s->out);
+    int ytype = r->p->tensors[s->out].type;
+    int64_t i, k, c;
+    if (!FUSE__HAS_KERNEL(QDIRECT)) return;
+    for (i = 0; i < rows; i++)
+      for (k = 0; k < h->K; k++) {
+        const uint8_t *xi = x + i * h->C;
+        const int8_t *wk = w + k * h->C;
+        int32_t acc = bias[k];
+        for (c = 0; c < h->C; c++) acc += (int32_t)(int16_t)(xi[c] - h->x_zero) * (int32_t)wk[c];
+        fuse__q_put(y, ytype, i * h->K + k, fuse__qtile_requant(acc, scale[k], h));
+      }
+  } else if (FUSE__HAS_KERNEL(QTILES)) {
+    static const fuse_conv2d_attrs unit = {{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    fuse__qconv_job j;
+    memset(&j, 0, sizeof j);
+    j.r = r, j.h = h, j.a = &unit;
+    j.x = (const uint8_t *)(const void *)fuse__in(r, s, 0);
+    j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+    j.N = 1, j.C = h->C, j.H = rows, j.W = 1; /* (a row of the image each: copied in parallel) */
+    j.K = h->K, j.OW = 1, j.npix = rows;
+    j.in_nhwc = j.out_nhwc = 1;
+    fuse__qconv_packed_run(&j);
+  }
 }
 
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
@@ -492,6 +539,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     } else if (FUSE__HAS_KERNEL(QDIRECT)) {
       fuse__qconv_direct(r, s, h);
     }
+  } else if (s->op == FUSE__OP_QMATMUL) {
+    if (FUSE__HAS_KERNEL(QMATMUL)) fuse__qmatmul(r, s, h);
   } else if (s->op == FUSE__OP_QADD) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
