@@ -10599,18 +10599,32 @@ typedef struct fuse__wino_kind {
                    lane): the rows and weights as quads', the tile taking x - 128 as int8 (x ^
                    0x80) as it loads a row; so the bias takes (x_zero - 128) * sum(w[k]) out
                    instead of x_zero * sum(w[k]).
+   FUSE__QL_WINO   Winograd F(2x2, 3x3) on int16 pairs, for 3x3 convs of stride 1 and padding
+                   1 in plans whose pairs tile is AVX2's (a CPU without VNNI): 16 products a
+                   2x2 block of outputs where the direct tile takes 36. Exact in integers: the
+                   input transform B'dB adds and subtracts (|v| <= 4 * 255), the weights are
+                   transformed with 2G (G's halves doubled: |U| <= 9 * 128, int16), so A'MA is
+                   4 times the sum, computed mod 2^32 (vpaddd wraps) and exact while 4 times the
+                   sum fits int32 (C <= 1024), then shifted right by 2. The weights
+                   [K / 16][16 positions][C / 2][16][2] int16: a pairs panel of 16 "taps"; the
+                   products summed over the channels by the pairs tile with h NULL (int32 sums
+                   out, one position a call), each 4x4 block of sums transformed and requantized
+                   on registers (fuse__qwino_*).
 
    Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
    default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
    half to even whatever the mode. */
-enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4 };
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4,
+       FUSE__QL_WINO = 5 };
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
 /* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, nb
    panels of 16 output channels (w, the first; pstride bytes between them), written to y
    (ldy bytes between pixels): the first mvalid pixels, the first kvalid channels; bias and
-   scale those channels' (padded channels have bias 0, scale 0). */
+   scale those channels' (padded channels have bias 0, scale 0). Pairs tiles (AVX2's and the
+   scalar twin) with h NULL: the int32 sums, no bias, all 16 channels of the first mvalid
+   pixels stored as they are (Winograd's products, FUSE__QL_WINO). */
 typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, const void *w,
                                int64_t pstride, unsigned char *y, int64_t ldy, int mvalid,
                                int kvalid, const int32_t *bias, const float *scale,
@@ -10634,7 +10648,7 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
   int t, c, r, j;
   (void)pstride; /* (one panel) */
   for (r = 0; r < MR; r++)
-    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = bias[j];
+    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = h ? bias[j] : 0;
   for (t = 0; t < ntaps; t++)
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
       for (r = 0; r < MR; r++) {
@@ -10642,6 +10656,10 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
         for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
           acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
       }
+  if (!h) { /* the raw sums */
+    for (r = 0; r < mvalid; r++) memcpy(y + r * ldy, acc[r], sizeof acc[r]);
+    return;
+  }
   for (r = 0; r < mvalid; r++)
     for (j = 0; j < kvalid; j++)
       y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
@@ -10675,6 +10693,17 @@ __attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
   memcpy(y, part, (size_t)n);
 }
 
+/* n bytes x as int16 x - z into y (the pairs' input rows, run/quant_run.c). */
+__attribute__((target("avx2,fma"))) static void fuse__qpairs_row_avx2(const uint8_t *x, int16_t *y,
+                                                                      int64_t n, int32_t z) {
+  const __m256i zv = _mm256_set1_epi16((short)z);
+  int64_t i;
+  for (i = 0; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i *)(void *)(y + i),
+                        _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i))), zv));
+  for (; i < n; i++) y[i] = (int16_t)(x[i] - z);
+}
+
 /* AVX2: MR = 6 pixels x 16 channels, 12 accumulators; vpmaddwd on int16 pairs. */
 #define FUSE__QMR_AVX2 6
 __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
@@ -10686,9 +10715,9 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
   int t, c, r;
   (void)pstride;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias */
-    acc[r][0] = _mm256_loadu_si256((const __m256i *)(const void *)bias);
-    acc[r][1] = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8));
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias (raw sums: at 0) */
+    acc[r][0] = h ? _mm256_loadu_si256((const __m256i *)(const void *)bias) : _mm256_setzero_si256();
+    acc[r][1] = h ? _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8)) : _mm256_setzero_si256();
   }
   for (t = 0; t < ntaps; t++) {
     const int16_t *x[FUSE__QMR_AVX2];
@@ -10711,6 +10740,11 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) { /* (unrolled: constant indices keep the sums in registers) */
     if (r >= mvalid) break;
+    if (!h) { /* the raw sums */
+      _mm256_storeu_si256((__m256i *)(void *)(y + r * ldy), acc[r][0]);
+      _mm256_storeu_si256((__m256i *)(void *)(y + r * ldy + 32), acc[r][1]);
+      continue;
+    }
     fuse__qstore16_avx2(acc[r][0], acc[r][1], scale, h, y + r * ldy, kvalid);
   }
 }
@@ -11193,7 +11227,9 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
-  if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
+  if (layout == FUSE__QL_WINO) taps = 16; /* (its positions) */
+  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO)
+    return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
   if (layout == FUSE__QL_DW) return (size_t)(taps * *Kp * 2);
@@ -11211,17 +11247,31 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
   return KW > 1 && dilation_w == 1 && (C + step - 1) / step <= 2;
 }
 
+/* Winograd (FUSE__QL_WINO): the tiles of 2x2 outputs a block of a chunk takes at most, C
+   input channels: their transformed inputs (16 rows of C rounded up to even int16) about 256
+   KB, so that they stay in the (L2) cache while every panel of weights goes over them (the
+   weights are read once a block: 16 tiles of 512 channels in one); at least the largest
+   tile's pixels. */
+static int64_t fuse__qwino_block(int64_t C) {
+  int64_t b = 262144 / (16 * 4 * ((C + 1) / 2));
+  return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
+}
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
-   the taps' pointers and offsets. */
+   the taps' pointers and offsets. Winograd, per chunk: a block's transformed inputs, a tile's
+   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
   if (layout == FUSE__QL_DW)
     return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
+  if (layout == FUSE__QL_WINO)
+    return (((size_t)(fuse__qwino_block(C) * 16 * cs) + a) & ~a) + 16 * FUSE__QMR_MAX * 16 * 4 +
+           (((size_t)C + a) & ~a) + (16 + 4 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
@@ -11623,6 +11673,222 @@ static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
   (void)ext;
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }
+
+/* ------------------------------------------ Winograd F(2x2, 3x3) on int16 pairs -- */
+/* (FUSE__QL_WINO, see the top.) Transforms of a tile, 2x2 outputs from a 4x4 patch of the
+   input: v = B'dB, and y = A'mA, with B' = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] and
+   A' = [1 1 1 0; 0 1 -1 -1] (the weights' 2G, plan/quant_pack.c). Plans take it only with
+   AVX2's pairs tile (fuse__qwino_fits), so only builds with AVX2 have it (FUSE__HAVE_QWINO):
+   the scalar twin is its test oracle there, and no Cortex-M or NEON build grows by it. */
+/* Whether a conv of C input channels and K outputs, kernel KH x KW, attributes a, runs as
+   Winograd in a plan for isa on a CPU of fuse__cpu_vnni() `vnni`: 3x3, stride 1, padding 1,
+   no dilation, one group, C <= 1024 (4 times the sums fit int32), and the plan's pairs tile
+   AVX2's (elsewhere the direct tiles: the scalar twin and NEON stay as they are). */
+static int fuse__qwino_fits(fuse_isa isa, int vnni, int64_t C, int64_t K, int64_t KH, int64_t KW,
+                            const fuse_conv2d_attrs *a) {
+  int nb, mr, d;
+  if (KH != 3 || KW != 3 || C > 1024 || a->groups != 1) return 0;
+  for (d = 0; d < 2; d++)
+    if (a->strides[d] != 1 || a->dilation[d] != 1 || a->padding[d] != 1 || a->padding[2 + d] != 1)
+      return 0;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  return fuse__qtile_plan(isa, FUSE__QL_PAIRS, vnni, K, &nb, &mr) == fuse__qtile_pairs_avx2;
+#else
+  (void)isa, (void)vnni, (void)K, (void)nb, (void)mr;
+  return 0;
+#endif
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#define FUSE__HAVE_QWINO 1
+
+
+/* A patch (16 pixel pointers, row-major; the padding pixel, x_zero in every channel, where one
+   falls outside) transformed, d = x - x_zero: v[p * cs + c] for the 16 positions p, channels
+   c0 to cs (C rounded up to even; the channels past C 0). */
+typedef void (*fuse__qwino_in_fn)(const unsigned char *const *px, int64_t c0, int64_t C,
+                                  int64_t cs, int32_t x_zero, int16_t *v);
+/* A tile's sums (position p, channel j at m[p * pstride + j], 16 channels) transformed: 4
+   times the 2x2 outputs' sums, / 4, + bias, requantized; the first kvalid channels of output
+   pixel q (row-major) stored at y[q] (NULL: outside the image). */
+typedef void (*fuse__qwino_out_fn)(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                   int kvalid, const int32_t *bias, const float *scale,
+                                   const fuse__qhead *h);
+
+static void fuse__qwino_in_scalar(const unsigned char *const *px, int64_t c0, int64_t C,
+                                  int64_t cs, int32_t x_zero, int16_t *v) {
+  int64_t c;
+  int i;
+  for (c = c0; c < cs; c++) {
+    int32_t d[16], t[16];
+    for (i = 0; i < 16; i++) d[i] = c < C ? px[i][c] - x_zero : 0;
+    for (i = 0; i < 4; i++) { /* B'd, column i */
+      t[i] = d[i] - d[8 + i], t[4 + i] = d[4 + i] + d[8 + i];
+      t[8 + i] = d[8 + i] - d[4 + i], t[12 + i] = d[4 + i] - d[12 + i];
+    }
+    for (i = 0; i < 4; i++) { /* (B'd)B, row i */
+      v[(4 * i) * cs + c] = (int16_t)(t[4 * i] - t[4 * i + 2]);
+      v[(4 * i + 1) * cs + c] = (int16_t)(t[4 * i + 1] + t[4 * i + 2]);
+      v[(4 * i + 2) * cs + c] = (int16_t)(t[4 * i + 2] - t[4 * i + 1]);
+      v[(4 * i + 3) * cs + c] = (int16_t)(t[4 * i + 1] - t[4 * i + 3]);
+    }
+  }
+}
+
+static void fuse__qwino_out_scalar(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                   int kvalid, const int32_t *bias, const float *scale,
+                                   const fuse__qhead *h) {
+  int i, j;
+  for (j = 0; j < kvalid; j++) {
+    uint32_t a[16], t[8], o[4]; /* (unsigned: mod 2^32, as vpaddd; the outputs fit) */
+    for (i = 0; i < 16; i++) a[i] = (uint32_t)m[i * pstride + j];
+    for (i = 0; i < 4; i++) { /* A'm, column i */
+      t[i] = a[i] + a[4 + i] + a[8 + i];
+      t[4 + i] = a[4 + i] - a[8 + i] - a[12 + i];
+    }
+    for (i = 0; i < 2; i++) { /* (A'm)A, row i */
+      o[2 * i] = t[4 * i] + t[4 * i + 1] + t[4 * i + 2];
+      o[2 * i + 1] = t[4 * i + 1] - t[4 * i + 2] - t[4 * i + 3];
+    }
+    for (i = 0; i < 4; i++) {
+      int32_t s = o[i] >= 0x80000000u ? -(int32_t)(~o[i]) - 1 : (int32_t)o[i];
+      if (y[i]) y[i][j] = (unsigned char)(fuse__qtile_requant(s / 4 + bias[j], scale[j], h) & 0xff);
+    }
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 16 channels a step, int16 (|v| <= 1020); the channels past the last 16 as the scalar twin. */
+__attribute__((target("avx2,fma"))) static void fuse__qwino_in_avx2(
+    const unsigned char *const *px, int64_t c0, int64_t C, int64_t cs, int32_t x_zero,
+    int16_t *v) {
+  const __m256i z = _mm256_set1_epi16((short)x_zero);
+  int64_t c;
+  int i;
+  for (c = c0; c + 16 <= C; c += 16) {
+    __m256i d[16], t[16];
+    FUSE__UNROLL
+    for (i = 0; i < 16; i++)
+      d[i] = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(px[i] + c))), z);
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      t[i] = _mm256_sub_epi16(d[i], d[8 + i]), t[4 + i] = _mm256_add_epi16(d[4 + i], d[8 + i]);
+      t[8 + i] = _mm256_sub_epi16(d[8 + i], d[4 + i]), t[12 + i] = _mm256_sub_epi16(d[4 + i], d[12 + i]);
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i) * cs + c), _mm256_sub_epi16(t[4 * i], t[4 * i + 2]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 1) * cs + c), _mm256_add_epi16(t[4 * i + 1], t[4 * i + 2]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 2) * cs + c), _mm256_sub_epi16(t[4 * i + 2], t[4 * i + 1]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 3) * cs + c), _mm256_sub_epi16(t[4 * i + 1], t[4 * i + 3]));
+    }
+  }
+  if (c < cs) fuse__qwino_in_scalar(px, c, C, cs, x_zero, v);
+}
+
+/* 8 channels a half; vpaddd wraps as the scalar twin's unsigned sums. */
+__attribute__((target("avx2,fma"))) static void fuse__qwino_out_avx2(
+    const int32_t *m, int64_t pstride, unsigned char *const *y, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
+  __m256i o[2][4];
+  int half, i;
+  FUSE__UNROLL
+  for (half = 0; half < 2; half++) {
+    __m256i a[16], t[8];
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8 * half));
+    FUSE__UNROLL
+    for (i = 0; i < 16; i++) a[i] = _mm256_loadu_si256((const __m256i *)(const void *)(m + i * pstride + 8 * half));
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      t[i] = _mm256_add_epi32(_mm256_add_epi32(a[i], a[4 + i]), a[8 + i]);
+      t[4 + i] = _mm256_sub_epi32(_mm256_sub_epi32(a[4 + i], a[8 + i]), a[12 + i]);
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 2; i++) {
+      __m256i e = _mm256_add_epi32(_mm256_add_epi32(t[4 * i], t[4 * i + 1]), t[4 * i + 2]);
+      __m256i f = _mm256_sub_epi32(_mm256_sub_epi32(t[4 * i + 1], t[4 * i + 2]), t[4 * i + 3]);
+      o[half][2 * i] = _mm256_add_epi32(_mm256_srai_epi32(e, 2), b);
+      o[half][2 * i + 1] = _mm256_add_epi32(_mm256_srai_epi32(f, 2), b);
+    }
+  }
+  FUSE__UNROLL
+  for (i = 0; i < 4; i++)
+    if (y[i]) fuse__qstore16_avx2(o[0][i], o[1][i], scale, h, y[i], kvalid);
+}
+#endif
+
+/* What a Winograd qconv2d's blocks run on: one image's input and output (NHWC), the packed
+   weights, the pairs tile (with h NULL, fuse__qtile_plan's) and its MR, the transforms. */
+typedef struct fuse__qwino {
+  const unsigned char *x;
+  unsigned char *y;
+  const int16_t *w;
+  const int32_t *bias;
+  const float *scale;
+  const fuse__qhead *h;
+  int64_t H, W, C, K, csteps;
+  fuse__qtile_fn tile;
+  int mr;
+  fuse__qwino_in_fn in;
+  fuse__qwino_out_fn out;
+} fuse__qwino;
+
+/* The transforms of a plan's ISA. */
+static void fuse__qwino_pick(fuse_isa isa, fuse__qwino_in_fn *in, fuse__qwino_out_fn *out) {
+  *in = fuse__qwino_in_scalar, *out = fuse__qwino_out_scalar;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) *in = fuse__qwino_in_avx2, *out = fuse__qwino_out_avx2;
+#endif
+  (void)isa;
+}
+
+/* Tiles [t0, t1) of one image (row-major, (W + 1) / 2 a row; at most fuse__qwino_block(C) of
+   them) with the work area `work` (fuse__qconv_scratch's): their patches transformed; then per
+   panel of 16 output channels, per MR tiles, the 16 positions' products summed over the
+   channels (a tile call each: the MR tiles' rows of that position against the position's
+   weights), transformed into the outputs and requantized. */
+static void fuse__qwino_tiles(const fuse__qwino *q, int64_t t0, int64_t t1, unsigned char *work) {
+  size_t al = FUSE__ALIGN - 1;
+  int64_t cs = 2 * q->csteps, TW = (q->W + 1) / 2, n = t1 - t0, t, k, g;
+  int16_t *v = (int16_t *)(void *)work;
+  int32_t *m = (int32_t *)(void *)(work + (((size_t)(n * 16 * cs * 2) + al) & ~al));
+  unsigned char *pad = (unsigned char *)(m + 16 * FUSE__QMR_MAX * 16);
+  const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
+  unsigned char **yp = (unsigned char **)(void *)(px + 16);
+  const void **rows = (const void **)(void *)(yp + 4);
+  int mr = q->mr, i, p, r;
+  memset(pad, q->h->x_zero, (size_t)q->C);
+  for (t = t0; t < t1; t++) { /* the patches */
+    int64_t iy0 = (t / TW) * 2 - 1, ix0 = (t % TW) * 2 - 1;
+    for (i = 0; i < 16; i++) {
+      int64_t iy = iy0 + i / 4, ix = ix0 + i % 4;
+      px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+    }
+    q->in(px, 0, q->C, cs, q->h->x_zero, v + (t - t0) * 16 * cs);
+  }
+  for (k = 0; k < q->K; k += FUSE__QNR) {
+    const int16_t *wk = q->w + k * 16 * cs; /* (panel k / 16: 16 positions of cs x 16) */
+    int kvalid = q->K - k < FUSE__QNR ? (int)(q->K - k) : FUSE__QNR;
+    for (g = 0; g < n; g += mr) {
+      int gv = n - g < mr ? (int)(n - g) : mr;
+      for (p = 0; p < 16; p++) {
+        for (r = 0; r < mr; r++) rows[r] = v + ((g + (r < gv ? r : gv - 1)) * 16 + p) * cs;
+        q->tile(1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, 0,
+                (unsigned char *)(m + p * mr * FUSE__QNR), FUSE__QNR * 4, gv, FUSE__QNR, NULL,
+                NULL, NULL);
+      }
+      for (r = 0; r < gv; r++) {
+        int64_t oy = (t0 + g + r) / TW * 2, ox = (t0 + g + r) % TW * 2;
+        for (i = 0; i < 4; i++) {
+          int64_t y = oy + i / 2, x = ox + i % 2;
+          yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K + k : NULL;
+        }
+        q->out(m + r * FUSE__QNR, mr * FUSE__QNR, yp, kvalid, q->bias + k, q->scale + k, q->h);
+      }
+    }
+  }
+}
+#endif
 /* ==== end src/kernels/qconv.c ==== */
 /* ==== begin src/kernels/qeltwise.c ==== */
 /* ------------------------------------------------- integer element-wise rows -- */
@@ -35857,7 +36123,7 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
                            : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
-                                     layout == FUSE__QL_SQUADS
+                                     layout == FUSE__QL_SQUADS || layout == FUSE__QL_WINO
                                ? FUSE__FAMILY_QTILES
                                : FUSE__FAMILY_QDIRECT);
   }
@@ -37906,18 +38172,23 @@ done:
    requantization multipliers, the int8 weights. qadd: the scales and zero points and the
    element-wise ops. qlut, qmax_pool2d: the table of outputs. */
 
-/* The layout a plan for `isa` packs a conv of K outputs and `groups` in: depthwise on its own
-   kernel; groups 1 in quads where this CPU runs them, pairs elsewhere (scalar, NEON, a plan
-   saved for another machine); the direct form for the reference kernels and other grouped
-   convs. */
-static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int depthwise, int groups,
+/* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
+   a, npix output pixels an image in: depthwise on its own kernel; groups 1 in quads where this
+   CPU runs them, Winograd on pairs where it takes AVX2's pairs (fuse__qwino_fits) and the
+   image has 100 pixels or more, pairs elsewhere (scalar, NEON, a plan saved for another
+   machine); the direct form for the reference kernels and other grouped convs. (On fewer
+   pixels Winograd's weights, 16 / 9 of the direct ones', are read for too few tiles:
+   resnet18's 7x7 convs of 512 channels took 1.40 ms against the direct tile's 1.21.) */
+static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int64_t C, int64_t KH, int64_t KW,
+                              const fuse_conv2d_attrs *a, int64_t npix, int depthwise,
                               int save_only) {
   int nb, mr;
   if (isa == FUSE_ISA_AUTO) return FUSE__QL_DIRECT;
   if (depthwise) return FUSE__QL_DW;
-  if (groups != 1) return FUSE__QL_DIRECT;
+  if (a->groups != 1) return FUSE__QL_DIRECT;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_SQUADS, vnni, K, &nb, &mr)) return FUSE__QL_SQUADS;
+  if (!save_only && npix >= 100 && fuse__qwino_fits(isa, vnni, C, K, KH, KW, a)) return FUSE__QL_WINO;
   return FUSE__QL_PAIRS;
 }
 
@@ -37957,6 +38228,30 @@ static int fuse__qchain_posts(const fuse_graph *g, const fuse__qparts *q, fuse_p
   int k;
   for (k = 0; k < q->num_chain; k++) fuse__unary_post(g, q->chain[k], &post[k], &next);
   return q->num_chain;
+}
+
+/* The weights w [K][C][3][3] int8 packed for Winograd (kernels/qconv.c) into dst (zeroed, as many int16 as
+   fuse__qconv_weight_bytes says): [K / 16][16 positions][C / 2][16][2], 2G g 2G' per output
+   and input channel, 2G = [2 0 0; 1 1 1; 1 -1 1; 0 0 2] (|u| <= 9 * 128). */
+static void fuse__qwino_pack(const int8_t *w, int64_t K, int64_t C, int16_t *dst) {
+  int64_t csteps = (C + 1) / 2, k, c;
+  int i;
+  for (k = 0; k < K; k++)
+    for (c = 0; c < C; c++) {
+      const int8_t *g = w + (k * C + c) * 9;
+      int32_t t[12], u[16];
+      for (i = 0; i < 3; i++) { /* 2G g, column i */
+        t[i] = 2 * g[i], t[3 + i] = g[i] + g[3 + i] + g[6 + i];
+        t[6 + i] = g[i] - g[3 + i] + g[6 + i], t[9 + i] = 2 * g[6 + i];
+      }
+      for (i = 0; i < 4; i++) { /* (2G g) 2G', row i */
+        u[4 * i] = 2 * t[3 * i], u[4 * i + 1] = t[3 * i] + t[3 * i + 1] + t[3 * i + 2];
+        u[4 * i + 2] = t[3 * i] - t[3 * i + 1] + t[3 * i + 2], u[4 * i + 3] = 2 * t[3 * i + 2];
+      }
+      for (i = 0; i < 16; i++)
+        dst[(((k / FUSE__QNR * 16 + i) * csteps + c / 2) * FUSE__QNR + k % FUSE__QNR) * 2 + c % 2] =
+            (int16_t)u[i];
+    }
 }
 
 /* The int8 weights wdata [K][Cg][KH][KW], bias and multipliers of a qconv2d (a qmatmul: K
@@ -38012,6 +38307,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     int64_t t;
     for (t = 0; t < taps; t++)
       for (k = 0; k < K; k++) dst[t * Kp + k] = wdata[k * taps + t];
+  } else if (h->layout == FUSE__QL_WINO) {
+    fuse__qwino_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
@@ -38055,8 +38352,9 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     int64_t Kp, taps = wq->shape[2] * wq->shape[3];
     size_t need;
     h.depthwise = nc->a.conv.groups == xq->shape[1] && nc->a.conv.groups == wq->shape[0];
-    h.layout = fuse__qconv_layout(p->isa, p->vnni, wq->shape[0], h.depthwise, nc->a.conv.groups,
-                                  p->elsewhere);
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, wq->shape[0], wq->shape[1] * nc->a.conv.groups,
+                                  wq->shape[2], wq->shape[3], &nc->a.conv,
+                                  nc->shape[2] * nc->shape[3], h.depthwise, p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, wq->shape[0], wq->shape[1], taps, &Kp);
     bytes += (size_t)Kp * 8;
     need = h.layout == FUSE__QL_DIRECT ? 0
@@ -38069,7 +38367,9 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     const fuse__node *nm = &g->nodes[q->matmul], *xq = &g->nodes[nx->in[0]];
     int64_t N = nm->shape[nm->rank - 1], C = xq->shape[xq->rank - 1], Kp;
     size_t need;
-    h.layout = fuse__qconv_layout(p->isa, p->vnni, N, 0, 1, p->elsewhere);
+    static const fuse_conv2d_attrs unit = {{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    h.layout = fuse__qconv_layout(p->isa, p->vnni, N, C, 1, 1, &unit,
+                                  fuse__numel(xq->rank, xq->shape) / C, 0, p->elsewhere);
     bytes += fuse__qconv_weight_bytes(h.layout, N, C, 1, &Kp);
     bytes += (size_t)Kp * 8;
     need = h.layout == FUSE__QL_DIRECT
@@ -41709,6 +42009,7 @@ typedef struct fuse__qconv_job {
   const int32_t *bias;
   const float *scale;
   fuse__qtile_fn main;
+  void (*pairs_row)(const uint8_t *x, int16_t *y, int64_t n, int32_t z); /* AVX2's, or NULL */
   size_t panel, rows_at; /* one panel's bytes; the row pointers' place in a scratch slot */
   int64_t N, C, H, W, K, OW, npix, Kp, taps, ntaps, csteps, cs, span, WP, pl, blocks, tiles;
   int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
@@ -41743,6 +42044,8 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
         else
           for (ix = 0; ix < W; ix++) first[ix * cs + c] = src[ix];
       }
+    } else if (j->pairs_row && wide == C) { /* (the row's pixels one run of W x C) */
+      j->pairs_row(j->x + (n * j->H + iy) * W * C, (int16_t *)(void *)first, W * C, z);
     } else {
       for (ix = 0; ix < W; ix++) {
         const uint8_t *src = j->x + ((n * j->H + iy) * W + ix) * C;
@@ -41861,6 +42164,9 @@ static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
   j.panel /= (size_t)(j.Kp / FUSE__QNR); /* one panel of 16 output channels */
   j.blocks = (j.K + (int64_t)j.nb * FUSE__QNR - 1) / ((int64_t)j.nb * FUSE__QNR);
   j.tiles = (j.npix + j.mr - 1) / j.mr;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (j.pairs && (p->isa == FUSE_ISA_AVX2 || p->isa == FUSE_ISA_AVX512)) j.pairs_row = fuse__qpairs_row_avx2;
+#endif
   if (j.pairs) memset(j.pad, 0, (size_t)j.span);
   else memset(j.pad, h->x_zero, (size_t)j.span);
   if (j.in_place) j.cs = j.C;
@@ -41920,6 +42226,54 @@ static void fuse__qmatmul(const fuse__run *r, const fuse__step *s, const fuse__q
   }
 }
 
+#ifdef FUSE__HAVE_QWINO
+/* qconv2d in the Winograd layout (kernels/qconv.c, fuse__qwino_tiles): NHWC in and out (its
+   input converted when it is not, plan/layouts.c; a packed qconv2d writes NHWC), blocks of
+   tiles of 2x2 outputs, per image, shared among the chunks, each in its own scratch slot. */
+typedef struct fuse__qwino_job {
+  const fuse__run *r;
+  fuse__qwino q;
+  int64_t tiles, block, blocks;
+} fuse__qwino_job;
+
+static void fuse__qwino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qwino_job *j = (const fuse__qwino_job *)ctx;
+  const fuse_plan *p = j->r->p;
+  unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  int64_t u;
+  for (u = u0; u < u1; u++) {
+    fuse__qwino q = j->q;
+    int64_t n = u / j->blocks, t0 = u % j->blocks * j->block;
+    q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
+    fuse__qwino_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, work);
+  }
+}
+
+static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qwino_job j;
+  int64_t Kp;
+  int nb;
+  j.r = r;
+  j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.q.C = tx->shape[1], j.q.H = tx->shape[2], j.q.W = tx->shape[3], j.q.K = h->K;
+  j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
+  fuse__qconv_weight_bytes(FUSE__QL_WINO, h->K, j.q.C, 9, &Kp);
+  j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
+  j.q.tile = fuse__qtile_plan(p->isa, FUSE__QL_PAIRS, p->vnni, h->K, &nb, &j.q.mr);
+  fuse__qwino_pick(p->isa, &j.q.in, &j.q.out);
+  j.tiles = ((j.q.H + 1) / 2) * ((j.q.W + 1) / 2);
+  j.block = fuse__qwino_block(j.q.C) / j.q.mr * j.q.mr; /* (whole tiles of the MR) */
+  j.blocks = (j.tiles + j.block - 1) / j.block;
+  j.block = (j.tiles + j.blocks - 1) / j.blocks; /* as even as whole tiles of the MR make them */
+  j.block = (j.block + j.q.mr - 1) / j.q.mr * j.q.mr;
+  j.blocks = (j.tiles + j.block - 1) / j.block;
+  fuse__parallel(p, tx->shape[0] * j.blocks, fuse__qwino_units, &j);
+}
+#endif
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -41950,6 +42304,10 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
     if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS) {
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
+#ifdef FUSE__HAVE_QWINO
+    } else if (h->layout == FUSE__QL_WINO) { /* (a build without it does not load it) */
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino(r, s, h);
+#endif
     } else if (h->layout == FUSE__QL_DW) {
       if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
     } else if (FUSE__HAS_KERNEL(QDIRECT)) {
@@ -42975,9 +43333,9 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_SQUADS ||
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
         (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
     if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
@@ -42994,6 +43352,12 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
+      } else if (h->layout == FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile */
+        fuse_conv2d_attrs b = *a;
+        b.strides[0] = b.strides[1] = b.dilation[0] = b.dilation[1] = 1;
+        b.padding[0] = b.padding[1] = b.padding[2] = b.padding[3] = 1;
+        if (h->KH != 3 || h->KW != 3 || h->C > 1024 || memcmp(&b, a, sizeof b)) return 0;
+        if (!fuse__qwino_fits(p->isa, p->vnni, h->C, h->K, 3, 3, a)) return -1;
       } else if (fuse__blob_qtiles_ok(p, h) < 0) {
         return -1;
       }
@@ -43166,11 +43530,14 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     if (ok < 0) { /* this CPU lacks it: FUSE_ERROR_UNSUPPORTED, not a parse error */
       l->lacks = 1;
       return fuse__blob_refuse(l, FUSE_ERROR_UNSUPPORTED,
-                               "step %d (%s) was packed for %s, which this CPU lacks", i,
+                               "step %d (%s) was packed for %s, which this CPU or build lacks", i,
                                fuse__ops[s->op].name,
                                ((const fuse__qhead *)(const void *)s->packed)->layout ==
                                        FUSE__QL_SQUADS
                                    ? "dotprod (sdot)"
+                               : ((const fuse__qhead *)(const void *)s->packed)->layout ==
+                                       FUSE__QL_WINO
+                                   ? "AVX2's integer Winograd kernels"
                                    : "VNNI (vpdpbusd)"),
              0;
     }

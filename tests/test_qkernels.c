@@ -210,6 +210,128 @@ TEST(depthwise_kernels_match_the_reference) {
   fprintf(stderr, "  (%d depthwise runs)\n", runs);
 }
 
+#ifdef FUSE__HAVE_QWINO
+/* One Winograd qconv2d (fuse__qwino_tiles: 3x3, stride 1, padding 1) of an H x W image of C
+   channels into K, in blocks of `block` tiles, against a direct int64 conv, bit for bit; the
+   bytes past the output stay. extreme 1: every x at the end away from x_zero, every weight
+   -128 (the largest sums: with C = 1024, 4 times them near the int32 limit); 2: x 0 / 255 and
+   the weights -128 / 127 in a checkerboard (the transforms' largest values). With extremes
+   the bias takes back the sum of a pixel, so that an error of 1 shows after the scale. */
+static int check_wino(fuse__qtile_fn tile, int mr, fuse__qwino_in_fn in, fuse__qwino_out_fn out,
+                      int64_t H, int64_t W, int64_t C, int64_t K, int32_t x_zero, int extreme,
+                      int y_signed, int64_t block, const char *name) {
+  int64_t Kp, npix = H * W, tiles = ((H + 1) / 2) * ((W + 1) / 2), i, c, k, t0, oy, ox;
+  size_t wbytes = fuse__qconv_weight_bytes(FUSE__QL_WINO, K, C, 9, &Kp);
+  unsigned char *x = (unsigned char *)malloc((size_t)(npix * C)), *y = (unsigned char *)malloc((size_t)(npix * K + 64));
+  int8_t *w = (int8_t *)malloc((size_t)(K * C * 9));
+  int16_t *packed = (int16_t *)calloc(wbytes, 1);
+  int64_t *sum = (int64_t *)malloc((size_t)(npix * K) * sizeof(int64_t));
+  int32_t *bias = (int32_t *)calloc((size_t)Kp, sizeof(int32_t));
+  float *scale = (float *)calloc((size_t)Kp, sizeof(float));
+  unsigned char *work = (unsigned char *)malloc(fuse__qconv_scratch(FUSE__QL_WINO, 1, C, H, W, 0, 9, npix, Kp));
+  fuse__qwino q;
+  fuse__qhead h;
+  int ok = 1;
+  for (i = 0; i < npix; i++)
+    for (c = 0; c < C; c++)
+      x[i * C + c] = (unsigned char)(extreme == 1 ? (x_zero < 128 ? 255 : 0)
+                                     : extreme == 2 ? ((i / W + i % W + c) % 2 ? 255 : 0)
+                                                    : next() % 256);
+  for (i = 0; i < K * C * 9; i++)
+    w[i] = (int8_t)(extreme == 1 ? -128 : extreme == 2 ? (((i % 9) / 3 + i % 3 + i / 9) % 2 ? -128 : 127)
+                                                       : (int8_t)(next() % 256));
+  fuse__qwino_pack(w, K, C, packed);
+  for (oy = 0; oy < H; oy++) /* the direct conv */
+    for (ox = 0; ox < W; ox++)
+      for (k = 0; k < K; k++) {
+        int64_t acc = 0, ky, kx;
+        for (c = 0; c < C; c++)
+          for (ky = 0; ky < 3; ky++)
+            for (kx = 0; kx < 3; kx++) {
+              int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+              if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                acc += (int64_t)(x[(iy * W + ix) * C + c] - x_zero) * w[((k * C + c) * 3 + ky) * 3 + kx];
+            }
+        sum[(oy * W + ox) * K + k] = acc;
+      }
+  for (k = 0; k < K; k++) {
+    bias[k] = extreme ? (int32_t)(-sum[(npix / 2) * K + k]) + (int32_t)(next() % 7) - 3
+                      : (int32_t)(next() % 20001) - 10000;
+    scale[k] = k % 4 == 0 ? 0.5f : k % 4 == 1 ? 0.25f : 1.0f / (float)(3 + next() % 500);
+  }
+  memset(&h, 0, sizeof h);
+  h.x_zero = x_zero, h.y_signed = y_signed, h.y_zero = y_signed ? -7 : 9;
+  h.lo = y_signed ? -128 : 0, h.hi = y_signed ? 127 : 255, h.layout = FUSE__QL_WINO;
+  q.x = x, q.y = y, q.w = packed, q.bias = bias, q.scale = scale, q.h = &h;
+  q.H = H, q.W = W, q.C = C, q.K = K, q.csteps = (C + 1) / 2;
+  q.tile = tile, q.mr = mr, q.in = in, q.out = out;
+  memset(y, 0xcd, (size_t)(npix * K + 64));
+  for (t0 = 0; t0 < tiles; t0 += block)
+    fuse__qwino_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, work);
+  for (i = 0; i < npix * K + 64 && ok; i++) {
+    int32_t want = 0xcd, have = y[i];
+    if (i < npix * K) {
+      want = fuse__qtile_requant((int32_t)(bias[i % K] + sum[i]), scale[i % K], &h) & 0xff;
+      CHECK(sum[i] >= -(1 << 29) && sum[i] < (1 << 29)); /* (4 times it fits int32) */
+    }
+    if (have != want) {
+      fprintf(stderr, "  %s: %dx%d C %d K %d x_zero %d extreme %d block %d: pixel %d channel %d: %d, want %d\n",
+              name, (int)H, (int)W, (int)C, (int)K, x_zero, extreme, (int)block, (int)(i / K),
+              (int)(i % K), have, want);
+      ok = 0;
+    }
+  }
+  free(x), free(y), free(w), free(packed), free(sum), free(bias), free(scale), free(work);
+  return ok;
+}
+
+/* Winograd (FUSE__QL_WINO) on each pairs tile and transforms that run here (the scalar twin's;
+   AVX2's, and AVX2's tile with the scalar transforms) against the direct conv: images from 1x1
+   (one tile, mostly outside) to odd and even sizes, channels 1 to 64 (odd ones: a padding
+   channel), output channels off the panels, zero points 0, 128, 255, blocks of whole and
+   partial MR groups; the extremes with C 16 and 1024. */
+TEST(winograd_matches_the_direct_conv) {
+  static const int64_t sizes[6][2] = {{1, 1}, {2, 2}, {3, 5}, {6, 4}, {7, 7}, {10, 9}};
+  static const int64_t chans[5] = {1, 2, 15, 33, 64}, outs[4] = {1, 16, 21, 40};
+  static const int32_t zeros[3] = {0, 128, 255};
+  int form, si, ci, ki, zi, runs = 0;
+  for (form = 0; form < 3; form++) {
+    fuse__qtile_fn tile = fuse__qtile_pairs_scalar;
+    fuse__qwino_in_fn in = fuse__qwino_in_scalar;
+    fuse__qwino_out_fn out = fuse__qwino_out_scalar;
+    int mr = 4;
+    const char *name = "scalar";
+    if (form) {
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+      if (!isa_runs_here(FUSE_ISA_AVX2)) continue;
+      tile = fuse__qtile_pairs_avx2, mr = FUSE__QMR_AVX2, name = form == 1 ? "avx2" : "avx2 tile";
+      if (form == 1) fuse__qwino_pick(FUSE_ISA_AVX2, &in, &out);
+#else
+      continue;
+#endif
+    }
+    for (si = 0; si < 6; si++)
+      for (ci = 0; ci < 5; ci++)
+        for (ki = 0; ki < 4; ki++)
+          for (zi = 0; zi < 3; zi++) {
+            int64_t H = sizes[si][0], W = sizes[si][1], tiles = ((H + 1) / 2) * ((W + 1) / 2);
+            int64_t block = (si + ci + zi) % 3 == 0 ? tiles : (si + ci + zi) % 3 == 1 ? 5 : mr;
+            CHECK(check_wino(tile, mr, in, out, H, W, chans[ci], outs[ki], zeros[zi], 0,
+                             (ki + zi) % 2, block, name));
+            runs++;
+          }
+    for (ci = 0; ci < 2; ci++)
+      for (zi = 0; zi < 3; zi += 2)
+        for (ki = 1; ki <= 2; ki++) {
+          CHECK(check_wino(tile, mr, in, out, 4, 5, ci ? 1024 : 16, 16, zeros[zi], ki, zi > 0,
+                           mr, name));
+          runs++;
+        }
+  }
+  fprintf(stderr, "  (%d Winograd runs)\n", runs);
+}
+#endif
+
 /* qadd's SIMD rows against the scalar row, byte for byte: every pair of uint8 / int8
    operands (all 65536 pairs of values), outputs of both types, zero points at the ends and in
    the middle, scales whose quotients land on ties, a relu and a clip, lengths off the vector
@@ -417,6 +539,9 @@ TEST(requantization_rounds_ties_to_even) {
 int main(void) {
   RUN(tiles_match_the_reference);
   RUN(depthwise_kernels_match_the_reference);
+#ifdef FUSE__HAVE_QWINO
+  RUN(winograd_matches_the_direct_conv);
+#endif
   RUN(qadd_rows_match_the_scalar_row);
   RUN(quantize_row_matches_the_loop);
   RUN(table_rows_match_the_scalar_row);

@@ -25,18 +25,32 @@
                    lane): the rows and weights as quads', the tile taking x - 128 as int8 (x ^
                    0x80) as it loads a row; so the bias takes (x_zero - 128) * sum(w[k]) out
                    instead of x_zero * sum(w[k]).
+   FUSE__QL_WINO   Winograd F(2x2, 3x3) on int16 pairs, for 3x3 convs of stride 1 and padding
+                   1 in plans whose pairs tile is AVX2's (a CPU without VNNI): 16 products a
+                   2x2 block of outputs where the direct tile takes 36. Exact in integers: the
+                   input transform B'dB adds and subtracts (|v| <= 4 * 255), the weights are
+                   transformed with 2G (G's halves doubled: |U| <= 9 * 128, int16), so A'MA is
+                   4 times the sum, computed mod 2^32 (vpaddd wraps) and exact while 4 times the
+                   sum fits int32 (C <= 1024), then shifted right by 2. The weights
+                   [K / 16][16 positions][C / 2][16][2] int16: a pairs panel of 16 "taps"; the
+                   products summed over the channels by the pairs tile with h NULL (int32 sums
+                   out, one position a call), each 4x4 block of sums transformed and requantized
+                   on registers (fuse__qwino_*).
 
    Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
    default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
    half to even whatever the mode. */
-enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4 };
+enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4,
+       FUSE__QL_WINO = 5 };
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
 /* A tile: MR pixels' rows (rows[t * MR + r], tap-major), csteps channel pairs / quads, nb
    panels of 16 output channels (w, the first; pstride bytes between them), written to y
    (ldy bytes between pixels): the first mvalid pixels, the first kvalid channels; bias and
-   scale those channels' (padded channels have bias 0, scale 0). */
+   scale those channels' (padded channels have bias 0, scale 0). Pairs tiles (AVX2's and the
+   scalar twin) with h NULL: the int32 sums, no bias, all 16 channels of the first mvalid
+   pixels stored as they are (Winograd's products, FUSE__QL_WINO). */
 typedef void (*fuse__qtile_fn)(int ntaps, int csteps, const void *const *rows, const void *w,
                                int64_t pstride, unsigned char *y, int64_t ldy, int mvalid,
                                int kvalid, const int32_t *bias, const float *scale,
@@ -60,7 +74,7 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
   int t, c, r, j;
   (void)pstride; /* (one panel) */
   for (r = 0; r < MR; r++)
-    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = bias[j];
+    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = h ? bias[j] : 0;
   for (t = 0; t < ntaps; t++)
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
       for (r = 0; r < MR; r++) {
@@ -68,6 +82,10 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
         for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
           acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
       }
+  if (!h) { /* the raw sums */
+    for (r = 0; r < mvalid; r++) memcpy(y + r * ldy, acc[r], sizeof acc[r]);
+    return;
+  }
   for (r = 0; r < mvalid; r++)
     for (j = 0; j < kvalid; j++)
       y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
@@ -101,6 +119,17 @@ __attribute__((target("avx2,fma"))) static inline void fuse__qstore16_avx2(
   memcpy(y, part, (size_t)n);
 }
 
+/* n bytes x as int16 x - z into y (the pairs' input rows, run/quant_run.c). */
+__attribute__((target("avx2,fma"))) static void fuse__qpairs_row_avx2(const uint8_t *x, int16_t *y,
+                                                                      int64_t n, int32_t z) {
+  const __m256i zv = _mm256_set1_epi16((short)z);
+  int64_t i;
+  for (i = 0; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i *)(void *)(y + i),
+                        _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i))), zv));
+  for (; i < n; i++) y[i] = (int16_t)(x[i] - z);
+}
+
 /* AVX2: MR = 6 pixels x 16 channels, 12 accumulators; vpmaddwd on int16 pairs. */
 #define FUSE__QMR_AVX2 6
 __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
@@ -112,9 +141,9 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
   int t, c, r;
   (void)pstride;
   FUSE__UNROLL
-  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias */
-    acc[r][0] = _mm256_loadu_si256((const __m256i *)(const void *)bias);
-    acc[r][1] = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8));
+  for (r = 0; r < FUSE__QMR_AVX2; r++) { /* the sums start at the bias (raw sums: at 0) */
+    acc[r][0] = h ? _mm256_loadu_si256((const __m256i *)(const void *)bias) : _mm256_setzero_si256();
+    acc[r][1] = h ? _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8)) : _mm256_setzero_si256();
   }
   for (t = 0; t < ntaps; t++) {
     const int16_t *x[FUSE__QMR_AVX2];
@@ -137,6 +166,11 @@ __attribute__((target("avx2,fma"))) static void fuse__qtile_pairs_avx2(
   FUSE__UNROLL
   for (r = 0; r < FUSE__QMR_AVX2; r++) { /* (unrolled: constant indices keep the sums in registers) */
     if (r >= mvalid) break;
+    if (!h) { /* the raw sums */
+      _mm256_storeu_si256((__m256i *)(void *)(y + r * ldy), acc[r][0]);
+      _mm256_storeu_si256((__m256i *)(void *)(y + r * ldy + 32), acc[r][1]);
+      continue;
+    }
     fuse__qstore16_avx2(acc[r][0], acc[r][1], scale, h, y + r * ldy, kvalid);
   }
 }
@@ -619,7 +653,9 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
-  if (layout == FUSE__QL_PAIRS) return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
+  if (layout == FUSE__QL_WINO) taps = 16; /* (its positions) */
+  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO)
+    return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
   if (layout == FUSE__QL_DW) return (size_t)(taps * *Kp * 2);
@@ -637,17 +673,31 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
   return KW > 1 && dilation_w == 1 && (C + step - 1) / step <= 2;
 }
 
+/* Winograd (FUSE__QL_WINO): the tiles of 2x2 outputs a block of a chunk takes at most, C
+   input channels: their transformed inputs (16 rows of C rounded up to even int16) about 256
+   KB, so that they stay in the (L2) cache while every panel of weights goes over them (the
+   weights are read once a block: 16 tiles of 512 channels in one); at least the largest
+   tile's pixels. */
+static int64_t fuse__qwino_block(int64_t C) {
+  int64_t b = 262144 / (16 * 4 * ((C + 1) / 2));
+  return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
+}
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
-   the taps' pointers and offsets. */
+   the taps' pointers and offsets. Winograd, per chunk: a block's transformed inputs, a tile's
+   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
   if (layout == FUSE__QL_DW)
     return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
+  if (layout == FUSE__QL_WINO)
+    return (((size_t)(fuse__qwino_block(C) * 16 * cs) + a) & ~a) + 16 * FUSE__QMR_MAX * 16 * 4 +
+           (((size_t)C + a) & ~a) + (16 + 4 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
@@ -933,3 +983,219 @@ static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
   (void)ext;
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
 }
+
+/* ------------------------------------------ Winograd F(2x2, 3x3) on int16 pairs -- */
+/* (FUSE__QL_WINO, see the top.) Transforms of a tile, 2x2 outputs from a 4x4 patch of the
+   input: v = B'dB, and y = A'mA, with B' = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] and
+   A' = [1 1 1 0; 0 1 -1 -1] (the weights' 2G, plan/quant_pack.c). Plans take it only with
+   AVX2's pairs tile (fuse__qwino_fits), so only builds with AVX2 have it (FUSE__HAVE_QWINO):
+   the scalar twin is its test oracle there, and no Cortex-M or NEON build grows by it. */
+/* Whether a conv of C input channels and K outputs, kernel KH x KW, attributes a, runs as
+   Winograd in a plan for isa on a CPU of fuse__cpu_vnni() `vnni`: 3x3, stride 1, padding 1,
+   no dilation, one group, C <= 1024 (4 times the sums fit int32), and the plan's pairs tile
+   AVX2's (elsewhere the direct tiles: the scalar twin and NEON stay as they are). */
+static int fuse__qwino_fits(fuse_isa isa, int vnni, int64_t C, int64_t K, int64_t KH, int64_t KW,
+                            const fuse_conv2d_attrs *a) {
+  int nb, mr, d;
+  if (KH != 3 || KW != 3 || C > 1024 || a->groups != 1) return 0;
+  for (d = 0; d < 2; d++)
+    if (a->strides[d] != 1 || a->dilation[d] != 1 || a->padding[d] != 1 || a->padding[2 + d] != 1)
+      return 0;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  return fuse__qtile_plan(isa, FUSE__QL_PAIRS, vnni, K, &nb, &mr) == fuse__qtile_pairs_avx2;
+#else
+  (void)isa, (void)vnni, (void)K, (void)nb, (void)mr;
+  return 0;
+#endif
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+#define FUSE__HAVE_QWINO 1
+
+
+/* A patch (16 pixel pointers, row-major; the padding pixel, x_zero in every channel, where one
+   falls outside) transformed, d = x - x_zero: v[p * cs + c] for the 16 positions p, channels
+   c0 to cs (C rounded up to even; the channels past C 0). */
+typedef void (*fuse__qwino_in_fn)(const unsigned char *const *px, int64_t c0, int64_t C,
+                                  int64_t cs, int32_t x_zero, int16_t *v);
+/* A tile's sums (position p, channel j at m[p * pstride + j], 16 channels) transformed: 4
+   times the 2x2 outputs' sums, / 4, + bias, requantized; the first kvalid channels of output
+   pixel q (row-major) stored at y[q] (NULL: outside the image). */
+typedef void (*fuse__qwino_out_fn)(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                   int kvalid, const int32_t *bias, const float *scale,
+                                   const fuse__qhead *h);
+
+static void fuse__qwino_in_scalar(const unsigned char *const *px, int64_t c0, int64_t C,
+                                  int64_t cs, int32_t x_zero, int16_t *v) {
+  int64_t c;
+  int i;
+  for (c = c0; c < cs; c++) {
+    int32_t d[16], t[16];
+    for (i = 0; i < 16; i++) d[i] = c < C ? px[i][c] - x_zero : 0;
+    for (i = 0; i < 4; i++) { /* B'd, column i */
+      t[i] = d[i] - d[8 + i], t[4 + i] = d[4 + i] + d[8 + i];
+      t[8 + i] = d[8 + i] - d[4 + i], t[12 + i] = d[4 + i] - d[12 + i];
+    }
+    for (i = 0; i < 4; i++) { /* (B'd)B, row i */
+      v[(4 * i) * cs + c] = (int16_t)(t[4 * i] - t[4 * i + 2]);
+      v[(4 * i + 1) * cs + c] = (int16_t)(t[4 * i + 1] + t[4 * i + 2]);
+      v[(4 * i + 2) * cs + c] = (int16_t)(t[4 * i + 2] - t[4 * i + 1]);
+      v[(4 * i + 3) * cs + c] = (int16_t)(t[4 * i + 1] - t[4 * i + 3]);
+    }
+  }
+}
+
+static void fuse__qwino_out_scalar(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                   int kvalid, const int32_t *bias, const float *scale,
+                                   const fuse__qhead *h) {
+  int i, j;
+  for (j = 0; j < kvalid; j++) {
+    uint32_t a[16], t[8], o[4]; /* (unsigned: mod 2^32, as vpaddd; the outputs fit) */
+    for (i = 0; i < 16; i++) a[i] = (uint32_t)m[i * pstride + j];
+    for (i = 0; i < 4; i++) { /* A'm, column i */
+      t[i] = a[i] + a[4 + i] + a[8 + i];
+      t[4 + i] = a[4 + i] - a[8 + i] - a[12 + i];
+    }
+    for (i = 0; i < 2; i++) { /* (A'm)A, row i */
+      o[2 * i] = t[4 * i] + t[4 * i + 1] + t[4 * i + 2];
+      o[2 * i + 1] = t[4 * i + 1] - t[4 * i + 2] - t[4 * i + 3];
+    }
+    for (i = 0; i < 4; i++) {
+      int32_t s = o[i] >= 0x80000000u ? -(int32_t)(~o[i]) - 1 : (int32_t)o[i];
+      if (y[i]) y[i][j] = (unsigned char)(fuse__qtile_requant(s / 4 + bias[j], scale[j], h) & 0xff);
+    }
+  }
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 16 channels a step, int16 (|v| <= 1020); the channels past the last 16 as the scalar twin. */
+__attribute__((target("avx2,fma"))) static void fuse__qwino_in_avx2(
+    const unsigned char *const *px, int64_t c0, int64_t C, int64_t cs, int32_t x_zero,
+    int16_t *v) {
+  const __m256i z = _mm256_set1_epi16((short)x_zero);
+  int64_t c;
+  int i;
+  for (c = c0; c + 16 <= C; c += 16) {
+    __m256i d[16], t[16];
+    FUSE__UNROLL
+    for (i = 0; i < 16; i++)
+      d[i] = _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(px[i] + c))), z);
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      t[i] = _mm256_sub_epi16(d[i], d[8 + i]), t[4 + i] = _mm256_add_epi16(d[4 + i], d[8 + i]);
+      t[8 + i] = _mm256_sub_epi16(d[8 + i], d[4 + i]), t[12 + i] = _mm256_sub_epi16(d[4 + i], d[12 + i]);
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i) * cs + c), _mm256_sub_epi16(t[4 * i], t[4 * i + 2]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 1) * cs + c), _mm256_add_epi16(t[4 * i + 1], t[4 * i + 2]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 2) * cs + c), _mm256_sub_epi16(t[4 * i + 2], t[4 * i + 1]));
+      _mm256_storeu_si256((__m256i *)(void *)(v + (4 * i + 3) * cs + c), _mm256_sub_epi16(t[4 * i + 1], t[4 * i + 3]));
+    }
+  }
+  if (c < cs) fuse__qwino_in_scalar(px, c, C, cs, x_zero, v);
+}
+
+/* 8 channels a half; vpaddd wraps as the scalar twin's unsigned sums. */
+__attribute__((target("avx2,fma"))) static void fuse__qwino_out_avx2(
+    const int32_t *m, int64_t pstride, unsigned char *const *y, int kvalid, const int32_t *bias,
+    const float *scale, const fuse__qhead *h) {
+  __m256i o[2][4];
+  int half, i;
+  FUSE__UNROLL
+  for (half = 0; half < 2; half++) {
+    __m256i a[16], t[8];
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(bias + 8 * half));
+    FUSE__UNROLL
+    for (i = 0; i < 16; i++) a[i] = _mm256_loadu_si256((const __m256i *)(const void *)(m + i * pstride + 8 * half));
+    FUSE__UNROLL
+    for (i = 0; i < 4; i++) {
+      t[i] = _mm256_add_epi32(_mm256_add_epi32(a[i], a[4 + i]), a[8 + i]);
+      t[4 + i] = _mm256_sub_epi32(_mm256_sub_epi32(a[4 + i], a[8 + i]), a[12 + i]);
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 2; i++) {
+      __m256i e = _mm256_add_epi32(_mm256_add_epi32(t[4 * i], t[4 * i + 1]), t[4 * i + 2]);
+      __m256i f = _mm256_sub_epi32(_mm256_sub_epi32(t[4 * i + 1], t[4 * i + 2]), t[4 * i + 3]);
+      o[half][2 * i] = _mm256_add_epi32(_mm256_srai_epi32(e, 2), b);
+      o[half][2 * i + 1] = _mm256_add_epi32(_mm256_srai_epi32(f, 2), b);
+    }
+  }
+  FUSE__UNROLL
+  for (i = 0; i < 4; i++)
+    if (y[i]) fuse__qstore16_avx2(o[0][i], o[1][i], scale, h, y[i], kvalid);
+}
+#endif
+
+/* What a Winograd qconv2d's blocks run on: one image's input and output (NHWC), the packed
+   weights, the pairs tile (with h NULL, fuse__qtile_plan's) and its MR, the transforms. */
+typedef struct fuse__qwino {
+  const unsigned char *x;
+  unsigned char *y;
+  const int16_t *w;
+  const int32_t *bias;
+  const float *scale;
+  const fuse__qhead *h;
+  int64_t H, W, C, K, csteps;
+  fuse__qtile_fn tile;
+  int mr;
+  fuse__qwino_in_fn in;
+  fuse__qwino_out_fn out;
+} fuse__qwino;
+
+/* The transforms of a plan's ISA. */
+static void fuse__qwino_pick(fuse_isa isa, fuse__qwino_in_fn *in, fuse__qwino_out_fn *out) {
+  *in = fuse__qwino_in_scalar, *out = fuse__qwino_out_scalar;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) *in = fuse__qwino_in_avx2, *out = fuse__qwino_out_avx2;
+#endif
+  (void)isa;
+}
+
+/* Tiles [t0, t1) of one image (row-major, (W + 1) / 2 a row; at most fuse__qwino_block(C) of
+   them) with the work area `work` (fuse__qconv_scratch's): their patches transformed; then per
+   panel of 16 output channels, per MR tiles, the 16 positions' products summed over the
+   channels (a tile call each: the MR tiles' rows of that position against the position's
+   weights), transformed into the outputs and requantized. */
+static void fuse__qwino_tiles(const fuse__qwino *q, int64_t t0, int64_t t1, unsigned char *work) {
+  size_t al = FUSE__ALIGN - 1;
+  int64_t cs = 2 * q->csteps, TW = (q->W + 1) / 2, n = t1 - t0, t, k, g;
+  int16_t *v = (int16_t *)(void *)work;
+  int32_t *m = (int32_t *)(void *)(work + (((size_t)(n * 16 * cs * 2) + al) & ~al));
+  unsigned char *pad = (unsigned char *)(m + 16 * FUSE__QMR_MAX * 16);
+  const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
+  unsigned char **yp = (unsigned char **)(void *)(px + 16);
+  const void **rows = (const void **)(void *)(yp + 4);
+  int mr = q->mr, i, p, r;
+  memset(pad, q->h->x_zero, (size_t)q->C);
+  for (t = t0; t < t1; t++) { /* the patches */
+    int64_t iy0 = (t / TW) * 2 - 1, ix0 = (t % TW) * 2 - 1;
+    for (i = 0; i < 16; i++) {
+      int64_t iy = iy0 + i / 4, ix = ix0 + i % 4;
+      px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+    }
+    q->in(px, 0, q->C, cs, q->h->x_zero, v + (t - t0) * 16 * cs);
+  }
+  for (k = 0; k < q->K; k += FUSE__QNR) {
+    const int16_t *wk = q->w + k * 16 * cs; /* (panel k / 16: 16 positions of cs x 16) */
+    int kvalid = q->K - k < FUSE__QNR ? (int)(q->K - k) : FUSE__QNR;
+    for (g = 0; g < n; g += mr) {
+      int gv = n - g < mr ? (int)(n - g) : mr;
+      for (p = 0; p < 16; p++) {
+        for (r = 0; r < mr; r++) rows[r] = v + ((g + (r < gv ? r : gv - 1)) * 16 + p) * cs;
+        q->tile(1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, 0,
+                (unsigned char *)(m + p * mr * FUSE__QNR), FUSE__QNR * 4, gv, FUSE__QNR, NULL,
+                NULL, NULL);
+      }
+      for (r = 0; r < gv; r++) {
+        int64_t oy = (t0 + g + r) / TW * 2, ox = (t0 + g + r) % TW * 2;
+        for (i = 0; i < 4; i++) {
+          int64_t y = oy + i / 2, x = ox + i % 2;
+          yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K + k : NULL;
+        }
+        q->out(m + r * FUSE__QNR, mr * FUSE__QNR, yp, kvalid, q->bias + k, q->scale + k, q->h);
+      }
+    }
+  }
+}
+#endif

@@ -293,6 +293,7 @@ typedef struct fuse__qconv_job {
   const int32_t *bias;
   const float *scale;
   fuse__qtile_fn main;
+  void (*pairs_row)(const uint8_t *x, int16_t *y, int64_t n, int32_t z); /* AVX2's, or NULL */
   size_t panel, rows_at; /* one panel's bytes; the row pointers' place in a scratch slot */
   int64_t N, C, H, W, K, OW, npix, Kp, taps, ntaps, csteps, cs, span, WP, pl, blocks, tiles;
   int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
@@ -327,6 +328,8 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
         else
           for (ix = 0; ix < W; ix++) first[ix * cs + c] = src[ix];
       }
+    } else if (j->pairs_row && wide == C) { /* (the row's pixels one run of W x C) */
+      j->pairs_row(j->x + (n * j->H + iy) * W * C, (int16_t *)(void *)first, W * C, z);
     } else {
       for (ix = 0; ix < W; ix++) {
         const uint8_t *src = j->x + ((n * j->H + iy) * W + ix) * C;
@@ -445,6 +448,9 @@ static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
   j.panel /= (size_t)(j.Kp / FUSE__QNR); /* one panel of 16 output channels */
   j.blocks = (j.K + (int64_t)j.nb * FUSE__QNR - 1) / ((int64_t)j.nb * FUSE__QNR);
   j.tiles = (j.npix + j.mr - 1) / j.mr;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (j.pairs && (p->isa == FUSE_ISA_AVX2 || p->isa == FUSE_ISA_AVX512)) j.pairs_row = fuse__qpairs_row_avx2;
+#endif
   if (j.pairs) memset(j.pad, 0, (size_t)j.span);
   else memset(j.pad, h->x_zero, (size_t)j.span);
   if (j.in_place) j.cs = j.C;
@@ -504,6 +510,54 @@ static void fuse__qmatmul(const fuse__run *r, const fuse__step *s, const fuse__q
   }
 }
 
+#ifdef FUSE__HAVE_QWINO
+/* qconv2d in the Winograd layout (kernels/qconv.c, fuse__qwino_tiles): NHWC in and out (its
+   input converted when it is not, plan/layouts.c; a packed qconv2d writes NHWC), blocks of
+   tiles of 2x2 outputs, per image, shared among the chunks, each in its own scratch slot. */
+typedef struct fuse__qwino_job {
+  const fuse__run *r;
+  fuse__qwino q;
+  int64_t tiles, block, blocks;
+} fuse__qwino_job;
+
+static void fuse__qwino_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qwino_job *j = (const fuse__qwino_job *)ctx;
+  const fuse_plan *p = j->r->p;
+  unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  int64_t u;
+  for (u = u0; u < u1; u++) {
+    fuse__qwino q = j->q;
+    int64_t n = u / j->blocks, t0 = u % j->blocks * j->block;
+    q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
+    fuse__qwino_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, work);
+  }
+}
+
+static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qwino_job j;
+  int64_t Kp;
+  int nb;
+  j.r = r;
+  j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.q.C = tx->shape[1], j.q.H = tx->shape[2], j.q.W = tx->shape[3], j.q.K = h->K;
+  j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
+  fuse__qconv_weight_bytes(FUSE__QL_WINO, h->K, j.q.C, 9, &Kp);
+  j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
+  j.q.tile = fuse__qtile_plan(p->isa, FUSE__QL_PAIRS, p->vnni, h->K, &nb, &j.q.mr);
+  fuse__qwino_pick(p->isa, &j.q.in, &j.q.out);
+  j.tiles = ((j.q.H + 1) / 2) * ((j.q.W + 1) / 2);
+  j.block = fuse__qwino_block(j.q.C) / j.q.mr * j.q.mr; /* (whole tiles of the MR) */
+  j.blocks = (j.tiles + j.block - 1) / j.block;
+  j.block = (j.tiles + j.blocks - 1) / j.blocks; /* as even as whole tiles of the MR make them */
+  j.block = (j.block + j.q.mr - 1) / j.q.mr * j.q.mr;
+  j.blocks = (j.tiles + j.block - 1) / j.block;
+  fuse__parallel(p, tx->shape[0] * j.blocks, fuse__qwino_units, &j);
+}
+#endif
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -534,6 +588,10 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
     if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS) {
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
+#ifdef FUSE__HAVE_QWINO
+    } else if (h->layout == FUSE__QL_WINO) { /* (a build without it does not load it) */
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino(r, s, h);
+#endif
     } else if (h->layout == FUSE__QL_DW) {
       if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
     } else if (FUSE__HAS_KERNEL(QDIRECT)) {
