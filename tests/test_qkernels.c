@@ -142,13 +142,15 @@ TEST(tiles_match_the_reference) {
 }
 
 /* The depthwise kernel of each ISA that runs here against the scalar twin's arithmetic
-   written out: runs of 1 and 3 pixels (each next one two pixels further on), channel counts
-   around the vector widths, taps 1, 9 (the kernels' register path) and 25, weights and inputs
-   at their extremes, uint8 and int8 outputs; the bytes past the run stay. */
+   written out: runs of 1, 3 and 9 pixels (each next one two pixels further on: 9 takes the
+   kernels' blocks of 2 and 4 pixels and their remainders), channel counts around the vector
+   widths, taps 1, 9 (the kernels' register path) and 25, weights and inputs at their extremes,
+   uint8 and int8 outputs; the bytes past the run stay. */
 TEST(depthwise_kernels_match_the_reference) {
   static const int64_t counts[7] = {1, 7, 8, 16, 24, 33, 96};
   static const int ntaps[3] = {1, 9, 25};
-  int isa, ci, ti, sgn, runs = 0, form;
+  static const int64_t runs_of[3] = {1, 3, 9};
+  int isa, ci, ti, sgn, ri, runs = 0, form;
   for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++)
     for (form = 0; form < 2; form++) { /* this CPU's extensions, then none (AVX-512 without VNNI) */
       fuse__qdw_fn fn =
@@ -156,53 +158,56 @@ TEST(depthwise_kernels_match_the_reference) {
       if (!fn || (form && fn == fuse__qdw_pick((fuse_isa)isa, fuse__cpu_vnni()))) continue;
       for (ci = 0; ci < 7; ci++)
         for (ti = 0; ti < 3; ti++)
-          for (sgn = 0; sgn < 2; sgn++) {
-            int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c, npix = 1 + 2 * sgn, step = 2 * C;
-            int64_t region = npix * step, p;
-            int taps = ntaps[ti], t, ok = 1;
-            unsigned char *px = (unsigned char *)malloc((size_t)(taps * region)), y[320];
-            const unsigned char *src[25];
-            int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
-            int32_t bias[112];
-            float scale[112];
-            fuse__qhead h;
-            memset(&h, 0, sizeof h);
-            h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0,
-            h.hi = sgn ? 127 : 255;
-            for (t = 0; t < taps; t++) src[t] = px + t * region;
-            for (c = 0; c < taps * region; c++)
-              px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
-            for (t = 0; t < taps; t++)
-              for (c = 0; c < C; c++)
-                w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
-            for (c = 0; c < Cp; c++) {
-              bias[c] = (int32_t)(next() % 20001) - 10000;
-              scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
-            }
-            memset(y, 0xcd, sizeof y);
-            fn(src, step, npix, taps, w, Cp, C, bias, scale, &h, y);
-            for (p = 0; p < 3; p++)
-              for (c = 0; c < 96 + 10; c++) {
-                int32_t want = 0xcd, have = y[p * C + c];
-                if (p * C + c >= (int64_t)sizeof y) break;
-                if (p < npix && c < C) {
-                  int32_t acc = bias[c];
-                  for (t = 0; t < taps; t++) acc += (int32_t)src[t][p * step + c] * w[t * Cp + c];
-                  want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
-                } else if (p * C + c < npix * C) {
-                  continue; /* (another pixel's channel) */
-                }
-                if (have != want && ok) {
-                  fprintf(stderr, "  %s: C %d taps %d pixels %d: [%d][%d] %d, want %d\n",
-                          fuse__isa_name((fuse_isa)isa), (int)C, taps, (int)npix, (int)p, (int)c,
-                          have, want);
-                  ok = 0;
-                }
+          for (sgn = 0; sgn < 2; sgn++)
+            for (ri = 0; ri < 3; ri++) {
+              int64_t C = counts[ci], Cp = (C + 15) / 16 * 16, c, npix = runs_of[ri], step = 2 * C;
+              int64_t region = npix * step, p, ysize = (npix + 1) * C + 16;
+              int taps = ntaps[ti], t, ok = 1;
+              unsigned char *px = (unsigned char *)malloc((size_t)(taps * region));
+              unsigned char *y = (unsigned char *)malloc((size_t)ysize);
+              const unsigned char *src[25];
+              int16_t *w = (int16_t *)calloc((size_t)(taps * Cp), sizeof(int16_t));
+              int32_t bias[112];
+              float scale[112];
+              fuse__qhead h;
+              memset(&h, 0, sizeof h);
+              h.y_signed = sgn, h.y_zero = sgn ? -3 : 17, h.lo = sgn ? -128 : 0,
+              h.hi = sgn ? 127 : 255;
+              for (t = 0; t < taps; t++) src[t] = px + t * region;
+              for (c = 0; c < taps * region; c++)
+                px[c] = (unsigned char)(sgn ? (c % 2 ? 255 : 0) : next() % 256);
+              for (t = 0; t < taps; t++)
+                for (c = 0; c < C; c++)
+                  w[t * Cp + c] = (int16_t)(sgn ? (c % 3 ? -128 : 127) : (int8_t)(next() % 256));
+              for (c = 0; c < Cp; c++) {
+                bias[c] = (int32_t)(next() % 20001) - 10000;
+                scale[c] = c % 2 ? 0.5f : 1.0f / (float)(50 + next() % 3000);
               }
-            CHECK(ok);
-            runs++;
-            free(px), free(w);
-          }
+              memset(y, 0xcd, (size_t)ysize);
+              fn(src, step, npix, taps, w, Cp, C, bias, scale, &h, y);
+              for (p = 0; p <= npix; p++)
+                for (c = 0; c < C + 16; c++) {
+                  int32_t want = 0xcd, have;
+                  if (p * C + c >= ysize) break;
+                  have = y[p * C + c];
+                  if (p < npix && c < C) {
+                    int32_t acc = bias[c];
+                    for (t = 0; t < taps; t++) acc += (int32_t)src[t][p * step + c] * w[t * Cp + c];
+                    want = fuse__qtile_requant(acc, scale[c], &h) & 0xff;
+                  } else if (p * C + c < npix * C) {
+                    continue; /* (another pixel's channel) */
+                  }
+                  if (have != want && ok) {
+                    fprintf(stderr, "  %s: C %d taps %d pixels %d: [%d][%d] %d, want %d\n",
+                            fuse__isa_name((fuse_isa)isa), (int)C, taps, (int)npix, (int)p, (int)c,
+                            have, want);
+                    ok = 0;
+                  }
+                }
+              CHECK(ok);
+              runs++;
+              free(px), free(w), free(y);
+            }
     }
   CHECK(runs > 0);
   fprintf(stderr, "  (%d depthwise runs)\n", runs);
