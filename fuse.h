@@ -11661,14 +11661,121 @@ FUSE__QV512_VNNI static void fuse__qdw_avx512_quads(const unsigned char *const *
 }
 #endif
 
-/* The depthwise kernel of a plan's ISA on a CPU of fuse__cpu_vnni() `ext` (NEON: the scalar
-   twin). */
+#ifdef FUSE__NEON
+/* 16 channels a block: x's bytes widened to uint16 (uxtl, read as int16: 0..255), then smlal
+   into four int32x4 accumulators against the int16 weights, 4 exact products an instruction
+   (|x * w| <= 255 * 128). Two pixels at a time; on aarch64 (32 registers) a 3x3 kernel (9
+   taps) holds its block's weights in 18 of them over the run (with 8 accumulators), its taps
+   unrolled; other kernels, and armv7's 16 registers, load a tap's weights as they use them. The channels past the last whole block through a zeroed 16-byte copy of each tap's
+   bytes; the requantization and the partial store fuse__qstore16_neon's. */
+static inline __attribute__((always_inline)) void
+fuse__qdw_mac16_neon(int32x4_t *acc, uint8x16_t x, int16x8_t w0, int16x8_t w1) {
+#if defined(__aarch64__)
+  int16x8_t lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(x)));
+  int16x8_t hi = vreinterpretq_s16_u16(vmovl_high_u8(x));
+  acc[0] = vmlal_s16(acc[0], vget_low_s16(lo), vget_low_s16(w0));
+  acc[1] = vmlal_high_s16(acc[1], lo, w0);
+  acc[2] = vmlal_s16(acc[2], vget_low_s16(hi), vget_low_s16(w1));
+  acc[3] = vmlal_high_s16(acc[3], hi, w1);
+#else
+  int16x8_t lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(x)));
+  int16x8_t hi = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(x)));
+  acc[0] = vmlal_s16(acc[0], vget_low_s16(lo), vget_low_s16(w0));
+  acc[1] = vmlal_s16(acc[1], vget_high_s16(lo), vget_high_s16(w0));
+  acc[2] = vmlal_s16(acc[2], vget_low_s16(hi), vget_low_s16(w1));
+  acc[3] = vmlal_s16(acc[3], vget_high_s16(hi), vget_high_s16(w1));
+#endif
+}
+
+static void fuse__qdw_neon(const unsigned char *const *src, int64_t step, int64_t npix,
+                           int ntaps, const int16_t *w, int64_t Cp, int64_t C,
+                           const int32_t *bias, const float *scale, const fuse__qhead *head,
+                           unsigned char *y) {
+  const fuse__qhead copy = *head, *h = &copy; /* (a local copy: the stores to y cannot change
+                                                 it, so its clamp and zero point stay loaded) */
+  int64_t c, p;
+  int t, q;
+  for (c = 0; c + 16 <= C; c += 16) {
+    const int16_t *wc = w + c;
+    p = 0;
+#if defined(__aarch64__)
+    if (ntaps == 9) { /* (the bound a constant 9 below, not ntaps: the loops unroll) */
+      const unsigned char *sp[9]; /* (a local copy: the stores to y cannot change it) */
+      int16x8_t wv[9][2];
+      FUSE__UNROLL
+      for (t = 0; t < 9; t++) {
+        sp[t] = src[t];
+        wv[t][0] = vld1q_s16(wc + t * Cp), wv[t][1] = vld1q_s16(wc + t * Cp + 8);
+      }
+      for (; p + 2 <= npix; p += 2) {
+        int32x4_t acc[2][4];
+        FUSE__UNROLL
+        for (q = 0; q < 2; q++)
+          acc[q][0] = acc[q][1] = acc[q][2] = acc[q][3] = vdupq_n_s32(0);
+        FUSE__UNROLL
+        for (t = 0; t < 9; t++) {
+          const unsigned char *x = sp[t] + p * step + c;
+          fuse__qdw_mac16_neon(acc[0], vld1q_u8(x), wv[t][0], wv[t][1]);
+          fuse__qdw_mac16_neon(acc[1], vld1q_u8(x + step), wv[t][0], wv[t][1]);
+        }
+        FUSE__UNROLL
+        for (q = 0; q < 2; q++)
+          fuse__qstore16_neon(acc[q][0], acc[q][1], acc[q][2], acc[q][3], bias + c, scale + c, h,
+                              y + (p + q) * C + c, 16);
+      }
+    }
+#endif
+    for (; p + 2 <= npix; p += 2) {
+      int32x4_t acc[2][4];
+      for (q = 0; q < 2; q++) acc[q][0] = acc[q][1] = acc[q][2] = acc[q][3] = vdupq_n_s32(0);
+      for (t = 0; t < ntaps; t++) {
+        const unsigned char *x = src[t] + p * step + c;
+        int16x8_t w0 = vld1q_s16(wc + t * Cp), w1 = vld1q_s16(wc + t * Cp + 8);
+        fuse__qdw_mac16_neon(acc[0], vld1q_u8(x), w0, w1);
+        fuse__qdw_mac16_neon(acc[1], vld1q_u8(x + step), w0, w1);
+      }
+      for (q = 0; q < 2; q++)
+        fuse__qstore16_neon(acc[q][0], acc[q][1], acc[q][2], acc[q][3], bias + c, scale + c, h,
+                            y + (p + q) * C + c, 16);
+    }
+    for (; p < npix; p++) {
+      int32x4_t acc[4];
+      acc[0] = acc[1] = acc[2] = acc[3] = vdupq_n_s32(0);
+      for (t = 0; t < ntaps; t++)
+        fuse__qdw_mac16_neon(acc, vld1q_u8(src[t] + p * step + c), vld1q_s16(wc + t * Cp),
+                             vld1q_s16(wc + t * Cp + 8));
+      fuse__qstore16_neon(acc[0], acc[1], acc[2], acc[3], bias + c, scale + c, h, y + p * C + c,
+                          16);
+    }
+  }
+  if (c < C) { /* the last channels, fewer than 16 (bias, scale and w padded to Cp) */
+    unsigned char part[16];
+    memset(part, 0, sizeof part);
+    for (p = 0; p < npix; p++) {
+      int32x4_t acc[4];
+      acc[0] = acc[1] = acc[2] = acc[3] = vdupq_n_s32(0);
+      for (t = 0; t < ntaps; t++) {
+        memcpy(part, src[t] + p * step + c, (size_t)(C - c));
+        fuse__qdw_mac16_neon(acc, vld1q_u8(part), vld1q_s16(w + t * Cp + c),
+                             vld1q_s16(w + t * Cp + c + 8));
+      }
+      fuse__qstore16_neon(acc[0], acc[1], acc[2], acc[3], bias + c, scale + c, h, y + p * C + c,
+                          (int)(C - c));
+    }
+  }
+}
+#endif
+
+/* The depthwise kernel of a plan's ISA on a CPU of fuse__cpu_vnni() `ext`. */
 static fuse__qdw_fn fuse__qdw_pick(fuse_isa isa, int ext) {
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
   if (isa == FUSE_ISA_AVX512) return (ext & 1) ? fuse__qdw_avx512_quads : fuse__qdw_avx512;
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512) return fuse__qdw_avx2;
+#endif
+#ifdef FUSE__NEON
+  if (isa == FUSE_ISA_NEON) return fuse__qdw_neon;
 #endif
   (void)ext;
   return isa == FUSE_ISA_AUTO ? NULL : fuse__qdw_scalar;
