@@ -42186,6 +42186,8 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   int64_t n = u0 / (j->blocks * j->tiles), bi = u0 / j->tiles % j->blocks, ti = u0 % j->tiles;
   int64_t kh = j->rowmode ? j->ntaps : h->KH, kw = j->rowmode ? 1 : h->KW;
   int64_t span_y = (h->KH - 1) * a->dilation[0], span_x = j->rowmode ? 0 : (h->KW - 1) * a->dilation[1];
+  int64_t step_y = a->dilation[0] * WP * cs, step_x = a->dilation[1] * cs; /* (locals: the stores
+                                                                              to rows could alias a) */
   int jj;
   for (u = u0; u < u1; u++) {
     int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
@@ -42202,11 +42204,10 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
       for (jj = 0; jj < mr; jj++) { /* each pixel's window corner (the last one repeated) */
         int64_t y0 = oy * a->strides[0] - a->padding[0], x0 = ox * a->strides[1] - a->padding[1];
         if (y0 >= 0 && y0 + span_y < H && (j->rowmode || (x0 >= 0 && x0 + span_x < W))) {
-          const unsigned char *corner = img + (y0 * WP + x0 + j->pl) * cs;
+          const unsigned char *row = img + (y0 * WP + x0 + j->pl) * cs, *at;
           int64_t ky, kx;
-          for (t = 0, ky = 0; ky < kh; ky++) /* row mode: a tap is a kernel row */
-            for (kx = 0; kx < kw; kx++, t++)
-              rows[t * mr + jj] = corner + (ky * a->dilation[0] * WP + kx * a->dilation[1]) * cs;
+          for (t = 0, ky = 0; ky < kh; ky++, row += step_y) /* row mode: a tap is a kernel row */
+            for (kx = 0, at = row; kx < kw; kx++, t++, at += step_x) rows[t * mr + jj] = at;
         } else {
           for (t = 0; t < j->ntaps; t++) {
             int64_t dy = (j->rowmode ? t : t / h->KW) * a->dilation[0];
