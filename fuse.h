@@ -12200,7 +12200,10 @@ static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 }
 
 /* y[4 * i + c] = the byte of channel c of pixel i, i < n: x[c][i] for c < C (at most 4 planes
-   of an NCHW image), fill for the rest: a row of a stem's few channels as quads. */
+   of an NCHW image), fill for the rest: a row of a stem's few channels as quads. x86 builds
+   only (run/quant_run.c's rows elsewhere do as well without it). */
+#ifdef FUSE__SIMD
+#define FUSE__HAVE_QQUADS 1
 typedef void (*fuse__qquads_fn)(unsigned char *y, const unsigned char *const *x, int C, int64_t n,
                                 unsigned char fill);
 
@@ -12251,6 +12254,7 @@ static fuse__qquads_fn fuse__qquads_pick(fuse_isa isa) {
   (void)isa;
   return fuse__qquads_scalar;
 }
+#endif
 
 /* y[i] = saturate(round(x[i] / scale) + zero), NaN giving the zero point, i < n, as
    run/reference_quant.c's per-tensor loop computes it: the quotient in float32, clamped to
@@ -42137,12 +42141,14 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
       memcpy(line, j->pad, (size_t)(j->pl * cs));
       memcpy(first + W * cs, j->pad, (size_t)((j->WP - j->pl - W) * cs));
     }
+#ifdef FUSE__HAVE_QQUADS /* (a scalar build's loops below do as well: no code for it there) */
     if (!j->in_nhwc && !j->pairs && cs == 4) { /* an image's few channels (a stem) as quads */
       const unsigned char *planes[4];
       for (c = 0; c < C; c++) planes[c] = j->x + ((n * C + c) * j->H + iy) * W;
       fuse__qquads_pick(j->r->p->isa)(first, planes, (int)C, W, (unsigned char)z);
       continue;
     }
+#endif
     if (!j->in_nhwc) {
       for (c = 0; c < C; c++) {
         const uint8_t *src = j->x + ((n * C + c) * j->H + iy) * W;

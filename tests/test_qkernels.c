@@ -464,6 +464,7 @@ TEST(max_windows_match_the_largest_byte) {
   free(px);
 }
 
+#ifdef FUSE__HAVE_QQUADS
 /* The quads rows of each ISA that runs here (a stem's NCHW planes into pixel quads) against
    the bytes placed directly: 1 to 4 planes, lengths around the vector width; the byte past
    the row stays. */
@@ -500,6 +501,7 @@ TEST(quads_rows_match_the_bytes) {
   CHECK(runs > 0);
   fprintf(stderr, "  (%d quads row runs)\n", runs);
 }
+#endif
 
 /* The table rows (AVX-512 VBMI where the CPU has it) against the scalar row: every index, a
    length off the vector width, in place and apart. */
@@ -546,7 +548,9 @@ int main(void) {
   RUN(quantize_row_matches_the_loop);
   RUN(table_rows_match_the_scalar_row);
   RUN(max_windows_match_the_largest_byte);
+#ifdef FUSE__HAVE_QQUADS
   RUN(quads_rows_match_the_bytes);
+#endif
   RUN(requantization_rounds_ties_to_even);
   return runner_finish("qkernels");
 }

@@ -200,7 +200,10 @@ static fuse__qmax_fn fuse__qmax_pick(fuse_isa isa) {
 }
 
 /* y[4 * i + c] = the byte of channel c of pixel i, i < n: x[c][i] for c < C (at most 4 planes
-   of an NCHW image), fill for the rest: a row of a stem's few channels as quads. */
+   of an NCHW image), fill for the rest: a row of a stem's few channels as quads. x86 builds
+   only (run/quant_run.c's rows elsewhere do as well without it). */
+#ifdef FUSE__SIMD
+#define FUSE__HAVE_QQUADS 1
 typedef void (*fuse__qquads_fn)(unsigned char *y, const unsigned char *const *x, int C, int64_t n,
                                 unsigned char fill);
 
@@ -251,6 +254,7 @@ static fuse__qquads_fn fuse__qquads_pick(fuse_isa isa) {
   (void)isa;
   return fuse__qquads_scalar;
 }
+#endif
 
 /* y[i] = saturate(round(x[i] / scale) + zero), NaN giving the zero point, i < n, as
    run/reference_quant.c's per-tensor loop computes it: the quotient in float32, clamped to

@@ -314,12 +314,14 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
       memcpy(line, j->pad, (size_t)(j->pl * cs));
       memcpy(first + W * cs, j->pad, (size_t)((j->WP - j->pl - W) * cs));
     }
+#ifdef FUSE__HAVE_QQUADS /* (a scalar build's loops below do as well: no code for it there) */
     if (!j->in_nhwc && !j->pairs && cs == 4) { /* an image's few channels (a stem) as quads */
       const unsigned char *planes[4];
       for (c = 0; c < C; c++) planes[c] = j->x + ((n * C + c) * j->H + iy) * W;
       fuse__qquads_pick(j->r->p->isa)(first, planes, (int)C, W, (unsigned char)z);
       continue;
     }
+#endif
     if (!j->in_nhwc) {
       for (c = 0; c < C; c++) {
         const uint8_t *src = j->x + ((n * C + c) * j->H + iy) * W;
