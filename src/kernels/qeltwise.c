@@ -148,7 +148,7 @@ static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
 }
 
 /* y[i] = the largest of v[0][i] .. v[nv - 1][i], i < n: a max pool's window, its pixels' rows
-   (nv >= 1). flip 0x80 makes int8 compare as uint8: each byte is flipped as it is read, the
+   (1 <= nv <= 64: run/quant_run.c hands a larger window over in pieces). flip 0x80 makes int8 compare as uint8: each byte is flipped as it is read, the
    largest flipped back. y may be one of the rows (a window of more rows than a call takes). */
 typedef void (*fuse__qmax_fn)(unsigned char *y, const unsigned char *const *v, int nv, int64_t n,
                               unsigned char flip);
