@@ -189,6 +189,7 @@ static void fuse__qadd(const fuse__run *r, const fuse__step *s, const fuse__qhea
     j.q.a_zero = h->x_zero, j.q.b_zero = h->b_zero, j.q.y_zero = h->y_zero;
     j.q.a_signed = ta->type == FUSE_INT8, j.q.b_signed = tb->type == FUSE_INT8;
     j.q.y_signed = h->y_signed;
+    fuse__qadd_prepare(&j.q);
     j.a = (const unsigned char *)a, j.b = (const unsigned char *)b, j.y = (unsigned char *)y;
     j.n = n, j.table = table;
     j.row = ordered ? fuse__qadd_pick(r->p->isa) : fuse__qadd_scalar;
