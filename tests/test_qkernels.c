@@ -360,6 +360,7 @@ TEST(qadd_rows_match_the_scalar_row) {
             q.a_signed = ta, q.b_signed = tb, q.y_signed = tyi;
             q.a_zero = ta ? -5 : 128, q.b_zero = tb ? 0 : 255, q.y_zero = tyi ? 3 : 100;
             q.lo = (tyi ? -128 : 0) - q.y_zero, q.hi = (tyi ? 127 : 255) - q.y_zero;
+            if (si == 4) q.lo += 7, q.hi -= 20; /* (a range inside the type's) */
             q.num_clamps = si % 3; /* none, a relu, a relu and a clip */
             q.clo[0] = 0.0, q.chi[0] = 1e30, q.clo[1] = -0.5, q.chi[1] = 1.25;
             fuse__qadd_prepare(&q);

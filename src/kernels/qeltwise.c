@@ -21,28 +21,33 @@ typedef struct fuse__qadd_args {
   int num_clamps;
   int32_t a_zero, b_zero, y_zero;
   int a_signed, b_signed, y_signed; /* int8 (else uint8) */
-  /* The SIMD rows' float lanes (fuse__qadd_prepare): t = (a - a_zero) * alpha + (b - b_zero) *
-     beta, the clamps as flo / fhi, is within err of v / y_scale (as the rows above compute it);
-     a vector with a lane within err of a half takes the double lanes. fast 0: double lanes only. */
-  float alpha, beta, flo[4], fhi[4], near_half; /* near_half: 0.5 - err */
-  int fast;
+  /* The SIMD rows' float lanes (fuse__qadd_prepare): t = a * alpha + (b * beta + c) in float,
+     the clamps as flo / fhi, is within err of v / y_scale (as the rows above compute it); a
+     vector with a lane within err of a half takes the double lanes. fast 0: double lanes only. */
+  float alpha, beta, c, flo[4], fhi[4], near_half; /* near_half: 0.5 - err */
+  int fast, narrow; /* narrow: lo, hi inside the type's range (else its saturation clamps) */
 } fuse__qadd_args;
 
-/* q's float lanes from its other fields. alpha = a_scale / y_scale rounded to float is within
-   2^-24 of it relatively, and so are the product and the sum in float; with s = 255 (|alpha| +
-   |beta|) bounding both terms, t is within 4 s 2^-24 of v / y_scale. A clamp's bound divided by
-   y_scale is within |bound| 2^-24 of its float (and a clamp moves no lane farther from the
-   other lane than it was). The double lanes' own slips (2^-50 relative) are in the 2^-30.
-   Scales whose float lanes would round far from whole numbers (err > 1/8) keep the double lanes. */
+/* q's float lanes from its other fields: alpha = a_scale / y_scale and beta rounded to float,
+   c = -(a_zero alpha + b_zero beta) rounded to float. With s = 255 (|alpha| + |beta|), which
+   bounds |a - a_zero| |alpha| + |b - b_zero| |beta|, |c| and |a alpha|: the roundings of alpha
+   and beta move t by at most s 2^-24, c's by |c| 2^-24, the inner fma's by 2 s 2^-24, the outer
+   one's by s 2^-24; so err = 6 s 2^-24 (and the double lanes' own slips, 2^-50 relative, are in
+   the 2^-30). A clamp's bound divided by y_scale is within |bound| 2^-24 of its float, and a
+   clamp moves no two values farther apart. The output range's clamp (bounds whole: rounding and
+   clamping commute) is the stores' saturation where it is the type's. Scales whose float lanes would land far from
+   whole numbers (err > 1/8) keep the double lanes. */
 static void fuse__qadd_prepare(fuse__qadd_args *q) {
   double sa = (double)q->a_scale / (double)q->y_scale, sb = (double)q->b_scale / (double)q->y_scale;
   double err, s;
   int k;
   q->fast = 0;
+  q->narrow = q->lo + q->y_zero > (q->y_signed ? -128 : 0) || q->hi + q->y_zero < (q->y_signed ? 127 : 255);
   if (!(q->y_scale > 0) || !(fabs(sa) < 1e30) || !(fabs(sb) < 1e30) || q->num_clamps > 4) return;
   q->alpha = (float)sa, q->beta = (float)sb;
+  q->c = (float)-((double)q->a_zero * (double)q->alpha + (double)q->b_zero * (double)q->beta);
   s = 255.0 * (fabs((double)q->alpha) + fabs((double)q->beta));
-  err = 4.0 * s / 16777216.0 + 1.0 / 1073741824.0;
+  err = 6.0 * s / 16777216.0 + 1.0 / 1073741824.0;
   for (k = 0; k < q->num_clamps; k++) {
     double lo = q->clo[k] / (double)q->y_scale, hi = q->chi[k] / (double)q->y_scale;
     /* (bounds past the output range by more than 1 clamp what the range clamps anyway) */
@@ -108,32 +113,34 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
                                                                unsigned char *y, int64_t n,
                                                                const fuse__qadd_args *q) {
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
-  const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta);
-  const __m256 near_half = _mm256_set1_ps(q->near_half), lo = _mm256_set1_ps((float)q->lo);
-  const __m256 hi = _mm256_set1_ps((float)q->hi), sign = _mm256_set1_ps(-0.0f);
+  const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta), c = _mm256_set1_ps(q->c);
+  const __m256 near_half = _mm256_set1_ps(q->near_half), sign = _mm256_set1_ps(-0.0f);
   int64_t i = 0;
   int k;
   for (; i + 8 <= n; i += 8) {
     __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
     __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
-    __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
-    __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
+    __m256i ai = q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8);
+    __m256i bi = q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8);
     __m128i l4, h4, p16;
     if (q->fast) { /* float lanes, unless one lies near a half */
-      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ai), alpha, _mm256_mul_ps(_mm256_cvtepi32_ps(bi), beta));
+      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ai), alpha, _mm256_fmadd_ps(_mm256_cvtepi32_ps(bi), beta, c));
       __m256 r;
       for (k = 0; k < q->num_clamps; k++)
         t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(q->flo[k])), _mm256_set1_ps(q->fhi[k]));
       r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       if (!_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(t, r)), near_half, _CMP_GT_OQ))) {
-        __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, lo), hi)),
-                                     _mm256_set1_epi32(q->y_zero));
+        __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(r), _mm256_set1_epi32(q->y_zero));
+        if (q->narrow)
+          v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32((int32_t)q->lo + q->y_zero)),
+                               _mm256_set1_epi32((int32_t)q->hi + q->y_zero));
         p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        _mm_storel_epi64((__m128i *)(void *)(y + i),
+        _mm_storel_epi64((__m128i *)(void *)(y + i), /* (the range's clamp: saturation) */
                          q->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
         continue;
       }
     }
+    ai = _mm256_sub_epi32(ai, az), bi = _mm256_sub_epi32(bi, bz);
     l4 = fuse__qadd4_avx2(_mm256_castsi256_si128(ai), _mm256_castsi256_si128(bi), q);
     h4 = fuse__qadd4_avx2(_mm256_extracti128_si256(ai, 1), _mm256_extracti128_si256(bi, 1), q);
     p16 = _mm_packs_epi32(l4, h4); /* (in the type's range: the clamp above) */
@@ -172,10 +179,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
     const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
     const fuse__qadd_args *q) {
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
-  const __m512i az16 = _mm512_set1_epi32(q->a_zero), bz16 = _mm512_set1_epi32(q->b_zero);
-  const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta);
-  const __m512 near_half = _mm512_set1_ps(q->near_half), lo = _mm512_set1_ps((float)q->lo);
-  const __m512 hi = _mm512_set1_ps((float)q->hi);
+  const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta), c = _mm512_set1_ps(q->c);
+  const __m512 near_half = _mm512_set1_ps(q->near_half);
   const __mmask16 all = (__mmask16)-1;
   int64_t i = 0;
   int half, k;
@@ -183,21 +188,22 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
     if (q->fast) { /* float lanes, unless one lies near a half */
       __m128i a16 = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
       __m128i b16 = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-      __m512i ai = _mm512_sub_epi32(q->a_signed ? _mm512_maskz_cvtepi8_epi32(all, a16) : _mm512_maskz_cvtepu8_epi32(all, a16), az16);
-      __m512i bi = _mm512_sub_epi32(q->b_signed ? _mm512_maskz_cvtepi8_epi32(all, b16) : _mm512_maskz_cvtepu8_epi32(all, b16), bz16);
+      __m512i ai = q->a_signed ? _mm512_maskz_cvtepi8_epi32(all, a16) : _mm512_maskz_cvtepu8_epi32(all, a16);
+      __m512i bi = q->b_signed ? _mm512_maskz_cvtepi8_epi32(all, b16) : _mm512_maskz_cvtepu8_epi32(all, b16);
       __m512 t = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, ai), alpha,
-                                 _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, bi), beta));
+                                 _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, bi), beta, c));
       __m512 r;
       for (k = 0; k < q->num_clamps; k++)
         t = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, t, _mm512_set1_ps(q->flo[k])),
                                 _mm512_set1_ps(q->fhi[k]));
       r = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       if (!_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), near_half, _CMP_GT_OQ)) {
-        __m512i v = _mm512_add_epi32(
-            _mm512_maskz_cvtps_epi32(all, _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, r, lo), hi)),
-            _mm512_set1_epi32(q->y_zero));
-        if (q->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + i, all, v);
-        else _mm512_mask_cvtusepi32_storeu_epi8(y + i, all, v);
+        __m512i v = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, r), _mm512_set1_epi32(q->y_zero));
+        if (q->narrow)
+          v = _mm512_maskz_min_epi32(all, _mm512_maskz_max_epi32(all, v, _mm512_set1_epi32((int32_t)q->lo + q->y_zero)),
+                               _mm512_set1_epi32((int32_t)q->hi + q->y_zero));
+        if (q->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + i, all, v); /* (the range's clamp) */
+        else _mm512_mask_cvtusepi32_storeu_epi8(y + i, all, _mm512_maskz_max_epi32(all, v, _mm512_setzero_si512()));
         continue;
       }
     }
