@@ -38,10 +38,13 @@ typedef struct fuse__qadd_args {
    clamping commute) is the stores' saturation where it is the type's. Scales whose float lanes would land far from
    whole numbers (err > 1/8) keep the double lanes. */
 static void fuse__qadd_prepare(fuse__qadd_args *q) {
+#if defined(FUSE__SIMD) || defined(FUSE__NEON) /* (a build with the scalar row only has no use for it) */
   double sa = (double)q->a_scale / (double)q->y_scale, sb = (double)q->b_scale / (double)q->y_scale;
   double err, s;
   int k;
+#endif
   q->fast = 0;
+#if defined(FUSE__SIMD) || defined(FUSE__NEON)
   q->narrow = q->lo + q->y_zero > (q->y_signed ? -128 : 0) || q->hi + q->y_zero < (q->y_signed ? 127 : 255);
   if (!(q->y_scale > 0) || !(fabs(sa) < 1e30) || !(fabs(sb) < 1e30) || q->num_clamps > 4) return;
   q->alpha = (float)sa, q->beta = (float)sb;
@@ -59,6 +62,7 @@ static void fuse__qadd_prepare(fuse__qadd_args *q) {
   }
   if (!(err <= 0.125)) return;
   q->near_half = (float)(0.5 - err), q->fast = 1;
+#endif
 }
 
 typedef void (*fuse__qadd_fn)(const unsigned char *a, const unsigned char *b, unsigned char *y,
@@ -111,7 +115,8 @@ __attribute__((target("avx2,fma"))) static inline __m128i fuse__qadd4_avx2(__m12
 __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned char *a,
                                                                const unsigned char *b,
                                                                unsigned char *y, int64_t n,
-                                                               const fuse__qadd_args *q) {
+                                                               const fuse__qadd_args *qp) {
+  const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
   const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta), c = _mm256_set1_ps(q->c);
   const __m256 near_half = _mm256_set1_ps(q->near_half), sign = _mm256_set1_ps(-0.0f);
@@ -177,7 +182,8 @@ fuse__qadd8_avx512(__m256i a, __m256i b, const fuse__qadd_args *q) {
 /* 8 elements a step, twice; the tail on the scalar row. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__qadd_avx512(
     const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
-    const fuse__qadd_args *q) {
+    const fuse__qadd_args *qp) {
+  const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
   const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta), c = _mm512_set1_ps(q->c);
   const __m512 near_half = _mm512_set1_ps(q->near_half);
@@ -221,8 +227,65 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
 }
 #endif
 
-/* The qadd row of a plan's ISA (NEON: the scalar row). */
+#ifdef FUSE__NEON
+/* v rounded to a whole number, ties to even (|v| < 2^22), as a float. */
+static inline float32x4_t fuse__qrint_neon(float32x4_t v) {
+#if defined(__aarch64__)
+  return vrndnq_f32(v);
+#else /* (armv7's NEON rounds to nearest: see fuse__qround_neon) */
+  const float32x4_t magic = vdupq_n_f32(12582912.0f);
+  return vsubq_f32(vaddq_f32(v, magic), magic);
+#endif
+}
+
+/* The float lanes of the AVX2 row, 8 elements a step; a step with a lane near a half, and the
+   tail, on the scalar row. */
+static void fuse__qadd_neon(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                            int64_t n, const fuse__qadd_args *qp) {
+  const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
+  const float32x4_t alpha = vdupq_n_f32(q->alpha), beta = vdupq_n_f32(q->beta), c = vdupq_n_f32(q->c);
+  const float32x4_t near_half = vdupq_n_f32(q->near_half);
+  const int32x4_t zero = vdupq_n_s32(q->y_zero), lo = vdupq_n_s32((int32_t)q->lo + q->y_zero);
+  const int32x4_t hi = vdupq_n_s32((int32_t)q->hi + q->y_zero);
+  int64_t i = 0;
+  int k, half;
+  for (; q->fast && i + 8 <= n; i += 8) {
+    uint8x8_t a8 = vld1_u8(a + i), b8 = vld1_u8(b + i);
+    int16x8_t a16 = q->a_signed ? vmovl_s8(vreinterpret_s8_u8(a8)) : vreinterpretq_s16_u16(vmovl_u8(a8));
+    int16x8_t b16 = q->b_signed ? vmovl_s8(vreinterpret_s8_u8(b8)) : vreinterpretq_s16_u16(vmovl_u8(b8));
+    uint32x4_t far = vdupq_n_u32(0);
+    uint32x2_t any;
+    int32x4_t v[2];
+    int16x8_t p;
+    for (half = 0; half < 2; half++) {
+      int32x4_t ai = vmovl_s16(half ? vget_high_s16(a16) : vget_low_s16(a16));
+      int32x4_t bi = vmovl_s16(half ? vget_high_s16(b16) : vget_low_s16(b16));
+      float32x4_t t = vfmaq_f32(vfmaq_f32(c, vcvtq_f32_s32(bi), beta), vcvtq_f32_s32(ai), alpha), r;
+      for (k = 0; k < q->num_clamps; k++)
+        t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(q->flo[k])), vdupq_n_f32(q->fhi[k]));
+      r = fuse__qrint_neon(t);
+      far = vorrq_u32(far, vcgtq_f32(vabsq_f32(vsubq_f32(t, r)), near_half));
+      v[half] = vaddq_s32(vcvtq_s32_f32(r), zero); /* (r whole: the conversion is exact) */
+      if (q->narrow) v[half] = vminq_s32(vmaxq_s32(v[half], lo), hi);
+    }
+    any = vpmax_u32(vget_low_u32(far), vget_high_u32(far));
+    if (vget_lane_u32(vpmax_u32(any, any), 0)) {
+      fuse__qadd_scalar(a + i, b + i, y + i, 8, q);
+      continue;
+    }
+    p = vcombine_s16(vqmovn_s32(v[0]), vqmovn_s32(v[1])); /* (the range's clamp: saturation) */
+    if (q->y_signed) vst1_s8((int8_t *)(void *)(y + i), vqmovn_s16(p));
+    else vst1_u8(y + i, vqmovun_s16(p));
+  }
+  fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
+}
+#endif
+
+/* The qadd row of a plan's ISA. */
 static fuse__qadd_fn fuse__qadd_pick(fuse_isa isa) {
+#ifdef FUSE__NEON
+  if (isa == FUSE_ISA_NEON) return fuse__qadd_neon;
+#endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
   if (isa == FUSE_ISA_AVX512) return fuse__qadd_avx512;
 #endif
