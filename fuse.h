@@ -12500,45 +12500,50 @@ typedef struct fuse__qadd_args {
   int num_clamps;
   int32_t a_zero, b_zero, y_zero;
   int a_signed, b_signed, y_signed; /* int8 (else uint8) */
-  /* The SIMD rows' float lanes (fuse__qadd_prepare): t = a * alpha + (b * beta + c) in float,
-     the clamps as flo / fhi, is within err of v / y_scale (as the rows above compute it); a
-     vector with a lane within err of a half takes the double lanes. fast 0: double lanes only. */
-  float alpha, beta, c, flo[4], fhi[4], near_half; /* near_half: 0.5 - err */
-  int fast, narrow; /* narrow: lo, hi inside the type's range (else its saturation clamps) */
+  /* The SIMD rows' float lanes (fuse__qadd_prepare): with a' = a ^ xa and b' = b ^ xb read as
+     uint8, t = a' alpha + (b' beta + c) in float, clamped to [flo, fhi], is within err of v /
+     y_scale + y_zero clamped as the rows above clamp it (the clamps, then the output's range);
+     a vector with a lane within err of a half takes the double lanes. fast 0: double lanes only. */
+  float alpha, beta, c, flo, fhi, near_half; /* near_half: 0.5 - err */
+  unsigned char xa, xb;                      /* 0x80 for an int8 operand */
+  int fast;
 } fuse__qadd_args;
 
-/* q's float lanes from its other fields: alpha = a_scale / y_scale and beta rounded to float,
-   c = -(a_zero alpha + b_zero beta) rounded to float. With s = 255 (|alpha| + |beta|), which
-   bounds |a - a_zero| |alpha| + |b - b_zero| |beta|, |c| and |a alpha|: the roundings of alpha
-   and beta move t by at most s 2^-24, c's by |c| 2^-24, the inner fma's by 2 s 2^-24, the outer
-   one's by s 2^-24; so err = 6 s 2^-24 (and the double lanes' own slips, 2^-50 relative, are in
-   the 2^-30). A clamp's bound divided by y_scale is within |bound| 2^-24 of its float, and a
-   clamp moves no two values farther apart. The output range's clamp (bounds whole: rounding and
-   clamping commute) is the stores' saturation where it is the type's. Scales whose float lanes would land far from
+/* q's float lanes from its other fields. An int8 operand a is a' - 128 (a' = a ^ 0x80), so
+   (a - a_zero) alpha = a' alpha - (a_zero + 128) alpha: c gathers those constants and y_zero
+   (whole, so it moves no fraction). alpha = a_scale / y_scale rounded to float, and beta; the
+   rest in double, c rounded to float. With s = 255 (|alpha| + |beta|) (|a'| alpha + |b'| beta <=
+   s, |c| <= s + 256): alpha's and beta's roundings move t by at most s 2^-24, c's by (s + 256)
+   2^-24, the inner fma's by (2 s + 256) 2^-24 and the outer one's as much; so err = (6 s + 1024)
+   2^-24 (the double lanes' own slips, 2^-50 relative, in the 2^-30). The clamps and the output's
+   range, each a clamp in turn, are one clamp [flo, fhi] (a clamp of a clamp clamps to the images
+   of the first one's bounds); its bounds lie in the range (integers: rounding and clamping
+   commute), each within 256 2^-24 of its float. Scales whose float lanes would land far from
    whole numbers (err > 1/8) keep the double lanes. */
 static void fuse__qadd_prepare(fuse__qadd_args *q) {
 #if defined(FUSE__SIMD) || defined(FUSE__NEON) /* (a build with the scalar row only has no use for it) */
   double sa = (double)q->a_scale / (double)q->y_scale, sb = (double)q->b_scale / (double)q->y_scale;
-  double err, s;
+  double err, s, lo = q->lo + q->y_zero, hi = q->hi + q->y_zero, l, h;
   int k;
 #endif
   q->fast = 0;
 #if defined(FUSE__SIMD) || defined(FUSE__NEON)
-  q->narrow = q->lo + q->y_zero > (q->y_signed ? -128 : 0) || q->hi + q->y_zero < (q->y_signed ? 127 : 255);
-  if (!(q->y_scale > 0) || !(fabs(sa) < 1e30) || !(fabs(sb) < 1e30) || q->num_clamps > 4) return;
+  if (!(q->y_scale > 0) || !(fabs(sa) < 1e30) || !(fabs(sb) < 1e30)) return;
   q->alpha = (float)sa, q->beta = (float)sb;
-  q->c = (float)-((double)q->a_zero * (double)q->alpha + (double)q->b_zero * (double)q->beta);
+  q->xa = q->a_signed ? 0x80 : 0, q->xb = q->b_signed ? 0x80 : 0;
+  q->c = (float)((double)q->y_zero - (double)(q->a_zero + (q->a_signed ? 128 : 0)) * (double)q->alpha -
+                 (double)(q->b_zero + (q->b_signed ? 128 : 0)) * (double)q->beta);
   s = 255.0 * (fabs((double)q->alpha) + fabs((double)q->beta));
-  err = 6.0 * s / 16777216.0 + 1.0 / 1073741824.0;
-  for (k = 0; k < q->num_clamps; k++) {
-    double lo = q->clo[k] / (double)q->y_scale, hi = q->chi[k] / (double)q->y_scale;
-    /* (bounds past the output range by more than 1 clamp what the range clamps anyway) */
-    lo = lo < q->lo - 1 ? q->lo - 1 : lo > q->hi + 1 ? q->hi + 1 : lo;
-    hi = hi < q->lo - 1 ? q->lo - 1 : hi > q->hi + 1 ? q->hi + 1 : hi;
-    q->flo[k] = (float)lo, q->fhi[k] = (float)hi;
-    if (fabs(lo) / 8388608.0 > err) err = fabs(lo) / 8388608.0;
-    if (fabs(hi) / 8388608.0 > err) err = fabs(hi) / 8388608.0;
+  err = (6.0 * s + 1024.0) / 16777216.0 + 1.0 / 1073741824.0;
+  l = -HUGE_VAL, h = HUGE_VAL;
+  for (k = 0; k <= q->num_clamps; k++) { /* (the last: the range) */
+    double cl = k < q->num_clamps ? q->clo[k] / (double)q->y_scale + q->y_zero : lo;
+    double ch = k < q->num_clamps ? q->chi[k] / (double)q->y_scale + q->y_zero : hi;
+    if (!(cl <= ch)) return; /* (unordered: the scalar row's) */
+    l = l < cl ? cl : l > ch ? ch : l;
+    h = h < cl ? cl : h > ch ? ch : h;
   }
+  q->flo = (float)l, q->fhi = (float)h;
   if (!(err <= 0.125)) return;
   q->near_half = (float)(0.5 - err), q->fast = 1;
 #endif
@@ -12598,32 +12603,32 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
   const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta), c = _mm256_set1_ps(q->c);
+  const __m256 flo = _mm256_set1_ps(q->flo), fhi = _mm256_set1_ps(q->fhi);
   const __m256 near_half = _mm256_set1_ps(q->near_half), sign = _mm256_set1_ps(-0.0f);
+  const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
   int64_t i = 0;
-  int k;
   for (; i + 8 <= n; i += 8) {
     __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
     __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
-    __m256i ai = q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8);
-    __m256i bi = q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8);
+    __m256i ai, bi;
     __m128i l4, h4, p16;
     if (q->fast) { /* float lanes, unless one lies near a half */
-      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ai), alpha, _mm256_fmadd_ps(_mm256_cvtepi32_ps(bi), beta, c));
+      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_xor_si128(a8, xa))), alpha,
+                                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_xor_si128(b8, xb))),
+                                                 beta, c));
       __m256 r;
-      for (k = 0; k < q->num_clamps; k++)
-        t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(q->flo[k])), _mm256_set1_ps(q->fhi[k]));
+      t = _mm256_min_ps(_mm256_max_ps(t, flo), fhi);
       r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       if (!_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(t, r)), near_half, _CMP_GT_OQ))) {
-        __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(r), _mm256_set1_epi32(q->y_zero));
-        if (q->narrow)
-          v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32((int32_t)q->lo + q->y_zero)),
-                               _mm256_set1_epi32((int32_t)q->hi + q->y_zero));
+        __m256i v = _mm256_cvtps_epi32(r); /* (in the output's range: the clamp) */
         p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        _mm_storel_epi64((__m128i *)(void *)(y + i), /* (the range's clamp: saturation) */
+        _mm_storel_epi64((__m128i *)(void *)(y + i),
                          q->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
         continue;
       }
     }
+    ai = q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8);
+    bi = q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8);
     ai = _mm256_sub_epi32(ai, az), bi = _mm256_sub_epi32(bi, bz);
     l4 = fuse__qadd4_avx2(_mm256_castsi256_si128(ai), _mm256_castsi256_si128(bi), q);
     h4 = fuse__qadd4_avx2(_mm256_extracti128_si256(ai, 1), _mm256_extracti128_si256(bi, 1), q);
@@ -12658,50 +12663,53 @@ fuse__qadd8_avx512(__m256i a, __m256i b, const fuse__qadd_args *q) {
   }
 }
 
-/* 8 elements a step, twice; the tail on the scalar row. */
+/* 16 elements on the double lanes. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline void
+fuse__qadd16_avx512(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                    const fuse__qadd_args *q) {
+  int half;
+  for (half = 0; half < 16; half += 8) {
+    __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + half));
+    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + half));
+    __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8),
+                                  _mm256_set1_epi32(q->a_zero));
+    __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8),
+                                  _mm256_set1_epi32(q->b_zero));
+    __m256i r = fuse__qadd8_avx512(ai, bi, q); /* (in the type's range: the clamp) */
+    if (q->y_signed) _mm256_mask_cvtsepi32_storeu_epi8(y + half, (__mmask8)0xff, r);
+    else _mm256_mask_cvtusepi32_storeu_epi8(y + half, (__mmask8)0xff, r);
+  }
+}
+
+/* 16 elements a step, on float lanes where they are exact enough, else on the double lanes;
+   the tail on the scalar row. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__qadd_avx512(
     const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
     const fuse__qadd_args *qp) {
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
-  const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
   const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta), c = _mm512_set1_ps(q->c);
+  const __m512 flo = _mm512_set1_ps(q->flo), fhi = _mm512_set1_ps(q->fhi);
   const __m512 near_half = _mm512_set1_ps(q->near_half);
+  const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
   const __mmask16 all = (__mmask16)-1;
   int64_t i = 0;
-  int half, k;
-  for (; i + 16 <= n; i += 16) {
-    if (q->fast) { /* float lanes, unless one lies near a half */
-      __m128i a16 = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
-      __m128i b16 = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-      __m512i ai = q->a_signed ? _mm512_maskz_cvtepi8_epi32(all, a16) : _mm512_maskz_cvtepu8_epi32(all, a16);
-      __m512i bi = q->b_signed ? _mm512_maskz_cvtepi8_epi32(all, b16) : _mm512_maskz_cvtepu8_epi32(all, b16);
-      __m512 t = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, ai), alpha,
-                                 _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, bi), beta, c));
-      __m512 r;
-      for (k = 0; k < q->num_clamps; k++)
-        t = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, t, _mm512_set1_ps(q->flo[k])),
-                                _mm512_set1_ps(q->fhi[k]));
-      r = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      if (!_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), near_half, _CMP_GT_OQ)) {
-        __m512i v = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, r), _mm512_set1_epi32(q->y_zero));
-        if (q->narrow)
-          v = _mm512_maskz_min_epi32(all, _mm512_maskz_max_epi32(all, v, _mm512_set1_epi32((int32_t)q->lo + q->y_zero)),
-                               _mm512_set1_epi32((int32_t)q->hi + q->y_zero));
-        if (q->y_signed) _mm512_mask_cvtsepi32_storeu_epi8(y + i, all, v); /* (the range's clamp) */
-        else _mm512_mask_cvtusepi32_storeu_epi8(y + i, all, _mm512_maskz_max_epi32(all, v, _mm512_setzero_si512()));
-        continue;
-      }
+  for (; q->fast && i + 16 <= n; i += 16) { /* float lanes, unless one lies near a half */
+    __m128i a16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i)), xa);
+    __m128i b16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), xb);
+    __m512 t = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, a16)), alpha,
+                               _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, b16)),
+                                               beta, c));
+    __m512 r;
+    t = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, t, flo), fhi);
+    r = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (!_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), near_half, _CMP_GT_OQ)) {
+      /* (in the output's range: the clamp; the low bytes are the values) */
+      _mm512_mask_cvtepi32_storeu_epi8(y + i, all, _mm512_maskz_cvtps_epi32(all, r));
+      continue;
     }
-    for (half = 0; half < 16; half += 8) {
-      __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i + half));
-      __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i + half));
-      __m256i ai = _mm256_sub_epi32(q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8), az);
-      __m256i bi = _mm256_sub_epi32(q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8), bz);
-      __m256i r = fuse__qadd8_avx512(ai, bi, q); /* (in the type's range: the clamp) */
-      if (q->y_signed) _mm256_mask_cvtsepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
-      else _mm256_mask_cvtusepi32_storeu_epi8(y + i + half, (__mmask8)0xff, r);
-    }
+    fuse__qadd16_avx512(a + i, b + i, y + i, q);
   }
+  for (; i + 16 <= n; i += 16) fuse__qadd16_avx512(a + i, b + i, y + i, q);
   fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
 }
 #endif
@@ -12723,38 +12731,33 @@ static void fuse__qadd_neon(const unsigned char *a, const unsigned char *b, unsi
                             int64_t n, const fuse__qadd_args *qp) {
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const float32x4_t alpha = vdupq_n_f32(q->alpha), beta = vdupq_n_f32(q->beta), c = vdupq_n_f32(q->c);
+  const float32x4_t flo = vdupq_n_f32(q->flo), fhi = vdupq_n_f32(q->fhi);
   const float32x4_t near_half = vdupq_n_f32(q->near_half);
-  const int32x4_t zero = vdupq_n_s32(q->y_zero), lo = vdupq_n_s32((int32_t)q->lo + q->y_zero);
-  const int32x4_t hi = vdupq_n_s32((int32_t)q->hi + q->y_zero);
+  const uint8x8_t xa = vdup_n_u8(q->xa), xb = vdup_n_u8(q->xb);
   int64_t i = 0;
-  int k, half;
+  int half;
   for (; q->fast && i + 8 <= n; i += 8) {
-    uint8x8_t a8 = vld1_u8(a + i), b8 = vld1_u8(b + i);
-    int16x8_t a16 = q->a_signed ? vmovl_s8(vreinterpret_s8_u8(a8)) : vreinterpretq_s16_u16(vmovl_u8(a8));
-    int16x8_t b16 = q->b_signed ? vmovl_s8(vreinterpret_s8_u8(b8)) : vreinterpretq_s16_u16(vmovl_u8(b8));
+    uint16x8_t a16 = vmovl_u8(veor_u8(vld1_u8(a + i), xa)), b16 = vmovl_u8(veor_u8(vld1_u8(b + i), xb));
     uint32x4_t far = vdupq_n_u32(0);
     uint32x2_t any;
     int32x4_t v[2];
     int16x8_t p;
     for (half = 0; half < 2; half++) {
-      int32x4_t ai = vmovl_s16(half ? vget_high_s16(a16) : vget_low_s16(a16));
-      int32x4_t bi = vmovl_s16(half ? vget_high_s16(b16) : vget_low_s16(b16));
-      float32x4_t t = vfmaq_f32(vfmaq_f32(c, vcvtq_f32_s32(bi), beta), vcvtq_f32_s32(ai), alpha), r;
-      for (k = 0; k < q->num_clamps; k++)
-        t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(q->flo[k])), vdupq_n_f32(q->fhi[k]));
+      uint32x4_t ai = vmovl_u16(half ? vget_high_u16(a16) : vget_low_u16(a16));
+      uint32x4_t bi = vmovl_u16(half ? vget_high_u16(b16) : vget_low_u16(b16));
+      float32x4_t t = vfmaq_f32(vfmaq_f32(c, vcvtq_f32_u32(bi), beta), vcvtq_f32_u32(ai), alpha), r;
+      t = vminq_f32(vmaxq_f32(t, flo), fhi);
       r = fuse__qrint_neon(t);
       far = vorrq_u32(far, vcgtq_f32(vabsq_f32(vsubq_f32(t, r)), near_half));
-      v[half] = vaddq_s32(vcvtq_s32_f32(r), zero); /* (r whole: the conversion is exact) */
-      if (q->narrow) v[half] = vminq_s32(vmaxq_s32(v[half], lo), hi);
+      v[half] = vcvtq_s32_f32(r); /* (r whole: the conversion is exact) */
     }
     any = vpmax_u32(vget_low_u32(far), vget_high_u32(far));
     if (vget_lane_u32(vpmax_u32(any, any), 0)) {
       fuse__qadd_scalar(a + i, b + i, y + i, 8, q);
       continue;
     }
-    p = vcombine_s16(vqmovn_s32(v[0]), vqmovn_s32(v[1])); /* (the range's clamp: saturation) */
-    if (q->y_signed) vst1_s8((int8_t *)(void *)(y + i), vqmovn_s16(p));
-    else vst1_u8(y + i, vqmovun_s16(p));
+    p = vcombine_s16(vmovn_s32(v[0]), vmovn_s32(v[1])); /* (in the output's range: the clamp) */
+    vst1_u8(y + i, vreinterpret_u8_s8(vmovn_s16(p))); /* (the low bytes are the values) */
   }
   fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
 }

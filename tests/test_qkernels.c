@@ -337,9 +337,10 @@ TEST(winograd_matches_the_direct_conv) {
    the middle, scales whose quotients land on ties, a relu and a clip, lengths off the vector
    widths. */
 TEST(qadd_rows_match_the_scalar_row) {
-  static const float scales[6][3] = {{0.5f, 0.25f, 0.5f},          {0.0173f, 0.0291f, 0.0412f},
+  static const float scales[7][3] = {{0.5f, 0.25f, 0.5f},          {0.0173f, 0.0291f, 0.0412f},
                                      {1.0f, 1.0f, 3.0f},            {0.0123f, 0.0456f, 0.00789f},
-                                     {0.031f, 0.017f, 0.0234567f},  {3.0f, 0.001f, 1e-6f}};
+                                     {0.031f, 0.017f, 0.0234567f},  {3.0f, 0.001f, 1e-6f},
+                                     {0.02f, 0.03f, 0.05f}};
   int isa, ta, tb, tyi, si, runs = 0, fast = 0;
   unsigned char *a = (unsigned char *)malloc(65536 + 37), *b = (unsigned char *)malloc(65536 + 37);
   unsigned char *want = (unsigned char *)malloc(65536 + 37), *have = (unsigned char *)malloc(65536 + 37);
@@ -351,7 +352,7 @@ TEST(qadd_rows_match_the_scalar_row) {
     for (ta = 0; ta < 2; ta++)
       for (tb = 0; tb < 2; tb++)
         for (tyi = 0; tyi < 2; tyi++)
-          for (si = 0; si < 6; si++) {
+          for (si = 0; si < 7; si++) {
             fuse__qadd_args q;
             int64_t n = 65536 + 37 - si * 5;
             memset(&q, 0, sizeof q);
@@ -361,10 +362,11 @@ TEST(qadd_rows_match_the_scalar_row) {
             q.a_zero = ta ? -5 : 128, q.b_zero = tb ? 0 : 255, q.y_zero = tyi ? 3 : 100;
             q.lo = (tyi ? -128 : 0) - q.y_zero, q.hi = (tyi ? 127 : 255) - q.y_zero;
             if (si == 4) q.lo += 7, q.hi -= 20; /* (a range inside the type's) */
-            q.num_clamps = si % 3; /* none, a relu, a relu and a clip */
+            q.num_clamps = si == 6 ? 2 : si % 3; /* none, a relu, a relu and a clip */
             q.clo[0] = 0.0, q.chi[0] = 1e30, q.clo[1] = -0.5, q.chi[1] = 1.25;
+            if (si == 6) q.clo[1] = -2.0, q.chi[1] = -1.0; /* (a clip past the relu: all -1) */
             fuse__qadd_prepare(&q);
-            fast += q.fast; /* (the float lanes: all but the last scales) */
+            fast += q.fast; /* (the float lanes: all but the scales of 3e6 and 1e3) */
             fuse__qadd_scalar(a, b, want, n, &q);
             memset(have, 0xcd, (size_t)n);
             fn(a, b, have, n, &q);
@@ -378,7 +380,7 @@ TEST(qadd_rows_match_the_scalar_row) {
           }
   }
   fprintf(stderr, "  (%d qadd row runs against the scalar row, %d on float lanes)\n", runs, fast);
-  CHECK(fast == runs / 6 * 5);
+  CHECK(fast == runs / 7 * 6);
   free(a), free(b), free(want), free(have);
 }
 
