@@ -633,6 +633,17 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     }
     break;
   }
+  case FUSE__OP_QGLOBAL_AVG_POOL2D: { /* x [N, C, H, W] (NCHW or NHWC) -> y [N, C, 1, 1], one type */
+    int32_t lo = tx->type == FUSE_INT8 ? -128 : 0, hi = lo + 255;
+    if (!FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL)) return 0; /* (refused before, saying so: plan/needs.c) */
+    if (tx->rank != 4 || ty->rank != 4 || ty->type != tx->type || tx->shape[0] != ty->shape[0] ||
+        tx->shape[1] != ty->shape[1] || ty->shape[2] != 1 || ty->shape[3] != 1 || h->C != tx->shape[1] ||
+        h->x_zero < lo || h->x_zero > hi || h->y_zero < lo || h->y_zero > hi ||
+        h->y_signed != (ty->type == FUSE_INT8) ||
+        !fuse__qgap_in_range(h->x_scale, h->y_scale, tx->shape[2] * tx->shape[3]))
+      return 0;
+    break;
+  }
   case FUSE__OP_QMAX_POOL2D:
     if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] || tx->shape[1] != ty->shape[1])
       return 0;
