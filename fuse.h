@@ -1283,6 +1283,17 @@ typedef enum fuse__op {
   FUSE__OP_COUNT
 } fuse__op;
 
+/* A runtime-only build that leaves the integer global average pool out
+   (FUSE_NO_KERNEL_QGLOBAL_AVG_POOL, which --emit-config writes for plans without one) has no
+   table row for its op, the last: fuse_plan_load refuses an op past the table, so its plans
+   hold none, and a firmware pays no byte for it. The table has FUSE__OP_ROWS rows. */
+#if defined(FUSE_RUNTIME_ONLY) && defined(FUSE_NO_KERNEL_QGLOBAL_AVG_POOL)
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 0
+#else
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 1
+#endif
+#define FUSE__OP_ROWS (FUSE__OP_COUNT - 1 + FUSE__HAS_OP_QGLOBAL_AVG_POOL2D)
+
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
@@ -1863,8 +1874,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#if FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
     {FUSE__OP_QGLOBAL_AVG_POOL2D, "qglobal_avg_pool2d", NULL, fuse__attrs_none, 1, 1, FUSE__Y,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#endif
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1872,7 +1885,7 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__P
 #undef FUSE__A
 #undef FUSE__Y
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_ROWS
                                           ? 1
                                           : -1];
 /* ==== end src/graph/ops.c ==== */
@@ -36942,7 +36955,7 @@ static void fuse__qadd_needs(const fuse__step *s, fuse__needs *n) {
    its chain's and a qadd's. Values out of range (a damaged blob's, checked after this) add
    nothing. */
 static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
-  int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
+  int run = s->op >= 0 && s->op < FUSE__OP_ROWS ? fuse__ops[s->op].run : -1, k;
   int simd = p->isa != FUSE_ISA_AUTO, family = -1;
   if (run < 0) return;
   n->runs |= 1ul << run;
@@ -36956,7 +36969,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
   if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
-  if (s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D)
+    n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
   if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
       s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
@@ -44236,6 +44250,16 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || h->lo > h->hi ||
       h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) || h->hi > (ty->type == FUSE_UINT8 ? 255 : 127))
     return 0;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) { /* x [N, C, H, W]
+      (NCHW or NHWC) -> y [N, C, 1, 1] of its type; nothing after the header */
+    int32_t lo = tx->type == FUSE_INT8 ? -128 : 0, hi = lo + 255;
+    return FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL) && /* (refused before, saying so: plan/needs.c) */
+           tx->rank == 4 && ty->rank == 4 && ty->type == tx->type && tx->shape[0] == ty->shape[0] &&
+           tx->shape[1] == ty->shape[1] && ty->shape[2] == 1 && ty->shape[3] == 1 &&
+           h->C == tx->shape[1] && h->x_zero >= lo && h->x_zero <= hi && h->y_zero >= lo &&
+           h->y_zero <= hi && h->y_signed == (ty->type == FUSE_INT8) &&
+           fuse__qgap_in_range(h->x_scale, h->y_scale, tx->shape[2] * tx->shape[3]);
+  }
   switch (s->op) {
   case FUSE__OP_QCONV2D:
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
@@ -44311,17 +44335,6 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     }
     break;
   }
-  case FUSE__OP_QGLOBAL_AVG_POOL2D: { /* x [N, C, H, W] (NCHW or NHWC) -> y [N, C, 1, 1], one type */
-    int32_t lo = tx->type == FUSE_INT8 ? -128 : 0, hi = lo + 255;
-    if (!FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL)) return 0; /* (refused before, saying so: plan/needs.c) */
-    if (tx->rank != 4 || ty->rank != 4 || ty->type != tx->type || tx->shape[0] != ty->shape[0] ||
-        tx->shape[1] != ty->shape[1] || ty->shape[2] != 1 || ty->shape[3] != 1 || h->C != tx->shape[1] ||
-        h->x_zero < lo || h->x_zero > hi || h->y_zero < lo || h->y_zero > hi ||
-        h->y_signed != (ty->type == FUSE_INT8) ||
-        !fuse__qgap_in_range(h->x_scale, h->y_scale, tx->shape[2] * tx->shape[3]))
-      return 0;
-    break;
-  }
   case FUSE__OP_QMAX_POOL2D:
     if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] || tx->shape[1] != ty->shape[1])
       return 0;
@@ -44346,7 +44359,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   int k, ok = 1, lack;
   s->op = fuse__get_i32(r), s->out = fuse__get_i32(r), s->num_in = fuse__get_i32(r);
   s->in_first = l->operands_used;
-  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_COUNT || s->num_in < 0 ||
+  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_ROWS || s->num_in < 0 ||
       s->num_in > l->num_operands - l->operands_used)
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "step %d: op %d with %d operands", i, s->op,
                              s->num_in),
@@ -44397,7 +44410,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->chain_ops[k] = fuse__get_i32(r);
     ok &= c->kind >= FUSE__CHAIN_POST && c->kind <= FUSE__CHAIN_SHRINK &&
           c->operand >= FUSE__CHAIN_SELF && c->operand < s->num_in && s->chain_ops[k] >= 0 &&
-          s->chain_ops[k] < FUSE__OP_COUNT;
+          s->chain_ops[k] < FUSE__OP_ROWS;
   }
   s->kernel = fuse__get_i32(r);
   packed_at = fuse__get_u64(r), packed_floats = fuse__get_u64(r);
@@ -49391,6 +49404,8 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__HAS_KERNEL_QPOOL
 #undef FUSE__HAS_KERNEL_QMATMUL
 #undef FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL
+#undef FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
+#undef FUSE__OP_ROWS
 #undef FUSE__HAS_KERNEL_GEMM_TILES
 #undef FUSE__KERNEL_OF
 #undef FUSE__FAMILIES_BUILT

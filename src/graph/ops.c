@@ -91,6 +91,17 @@ typedef enum fuse__op {
   FUSE__OP_COUNT
 } fuse__op;
 
+/* A runtime-only build that leaves the integer global average pool out
+   (FUSE_NO_KERNEL_QGLOBAL_AVG_POOL, which --emit-config writes for plans without one) has no
+   table row for its op, the last: fuse_plan_load refuses an op past the table, so its plans
+   hold none, and a firmware pays no byte for it. The table has FUSE__OP_ROWS rows. */
+#if defined(FUSE_RUNTIME_ONLY) && defined(FUSE_NO_KERNEL_QGLOBAL_AVG_POOL)
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 0
+#else
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 1
+#endif
+#define FUSE__OP_ROWS (FUSE__OP_COUNT - 1 + FUSE__HAS_OP_QGLOBAL_AVG_POOL2D)
+
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
 
@@ -671,8 +682,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#if FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
     {FUSE__OP_QGLOBAL_AVG_POOL2D, "qglobal_avg_pool2d", NULL, fuse__attrs_none, 1, 1, FUSE__Y,
      FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#endif
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -680,6 +693,6 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__P
 #undef FUSE__A
 #undef FUSE__Y
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_ROWS
                                           ? 1
                                           : -1];

@@ -60,7 +60,7 @@ static void fuse__qadd_needs(const fuse__step *s, fuse__needs *n) {
    its chain's and a qadd's. Values out of range (a damaged blob's, checked after this) add
    nothing. */
 static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
-  int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
+  int run = s->op >= 0 && s->op < FUSE__OP_ROWS ? fuse__ops[s->op].run : -1, k;
   int simd = p->isa != FUSE_ISA_AUTO, family = -1;
   if (run < 0) return;
   n->runs |= 1ul << run;
@@ -74,7 +74,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
   if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
-  if (s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D)
+    n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
   if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
       s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
