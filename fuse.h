@@ -1277,10 +1277,22 @@ typedef enum fuse__op {
   FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
                         an integer plan's firmware carries no float layout code) */
   FUSE__OP_QTO_NCHW,
-  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (last: a blob's op
-                       numbers stay those of the plans saved before it) */
+  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (after the others: a
+                       blob's op numbers stay those of the plans saved before it) */
+  FUSE__OP_QGLOBAL_AVG_POOL2D, /* plan only: its integer global average pool (last, as qmatmul) */
   FUSE__OP_COUNT
 } fuse__op;
+
+/* A runtime-only build that leaves the integer global average pool out
+   (FUSE_NO_KERNEL_QGLOBAL_AVG_POOL, which --emit-config writes for plans without one) has no
+   table row for its op, the last: fuse_plan_load refuses an op past the table, so its plans
+   hold none, and a firmware pays no byte for it. The table has FUSE__OP_ROWS rows. */
+#if defined(FUSE_RUNTIME_ONLY) && defined(FUSE_NO_KERNEL_QGLOBAL_AVG_POOL)
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 0
+#else
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 1
+#endif
+#define FUSE__OP_ROWS (FUSE__OP_COUNT - 1 + FUSE__HAS_OP_QGLOBAL_AVG_POOL2D)
 
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
@@ -1341,8 +1353,9 @@ static float fuse__round_half_even(float v) {
   return v < 0 ? -r : r;
 }
 
-/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d steps of a
-   quantized model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d:
+/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d and
+   qglobal_avg_pool2d steps of a quantized model: plan/quant_pack.c, run/quant_run.c) start
+   with this header (qglobal_avg_pool2d: nothing after it). Then qconv2d:
    int32 bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
    y_scale), the weights in `layout` (kernels/qconv.c; Kp = K for the direct form, else K
    rounded up to 16, the padding's bias and scale 0); qmatmul: the same as a 1x1 qconv2d's
@@ -1359,12 +1372,26 @@ typedef struct fuse__qhead {
                              merged in, plan/quant_pack.c) */
   int32_t layout;         /* qconv2d, qmatmul: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
-  float x_scale, b_scale, y_scale; /* qadd */
+  float x_scale, b_scale, y_scale; /* qadd; qglobal_avg_pool2d: x_scale, y_scale */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
   int32_t depthwise;      /* qconv2d: groups = channels = output channels */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
+
+/* A qglobal_avg_pool2d's multiplier of its int32 sums (each the pixels' values less the zero
+   point's share), as ONNX Runtime's QLinearGlobalAveragePool forms it: in float32, y_scale
+   times the pixel count first. ONNX Runtime refuses the pool (an error when it runs) where
+   pixels >= 2^24 or the multiplier is outside [2^-32, 256): those stay in float32
+   (fuse__qgap_fits, passes/quant.c). */
+static float fuse__qgap_scale(float x_scale, float y_scale, int64_t pixels) {
+  float denominator = y_scale * (float)pixels;
+  return x_scale / denominator;
+}
+static int fuse__qgap_in_range(float x_scale, float y_scale, int64_t pixels) {
+  float m = pixels >= 1 && pixels < 16777216 ? fuse__qgap_scale(x_scale, y_scale, pixels) : 0.0f;
+  return m >= 2.3283064365386963e-10f && m < 256.0f; /* 2^-32 */
+}
 #define FUSE__QPOST_WORDS 5
 
 typedef struct fuse__node {
@@ -1847,6 +1874,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#if FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
+    {FUSE__OP_QGLOBAL_AVG_POOL2D, "qglobal_avg_pool2d", NULL, fuse__attrs_none, 1, 1, FUSE__Y,
+     FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#endif
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -1854,7 +1885,7 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__P
 #undef FUSE__A
 #undef FUSE__Y
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_ROWS
                                           ? 1
                                           : -1];
 /* ==== end src/graph/ops.c ==== */
@@ -1878,7 +1909,8 @@ typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == 
                             reference plans, grouped convs), QTILES (their pairs / quads tiles
                             and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
                             (qmax_pool2d), QMATMUL (qmatmul's step: its rows on the QDIRECT /
-                            QTILES kernels)
+                            QTILES kernels), QGLOBAL_AVG_POOL (qglobal_avg_pool2d: its sums
+                            and requantization)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -2135,6 +2167,11 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_QMATMUL 1
 #endif
+#ifdef FUSE_NO_KERNEL_QGLOBAL_AVG_POOL
+#define FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL 0
+#else
+#define FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -2162,6 +2199,7 @@ enum {
   FUSE__FAMILY_QDW,
   FUSE__FAMILY_QPOOL,
   FUSE__FAMILY_QMATMUL,
+  FUSE__FAMILY_QGLOBAL_AVG_POOL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -2182,7 +2220,8 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
    (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
    (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL |                              \
-   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL)
+   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL |                          \
+   (unsigned long)FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL << FUSE__FAMILY_QGLOBAL_AVG_POOL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */
@@ -7024,6 +7063,7 @@ FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
 static fuse_result fuse__fold_dequantized_constants(fuse_graph *g); /* passes/quant.c */
 static fuse_result fuse__quant_composites(fuse_graph *g);
 static fuse_result fuse__fold_quantized_constants(fuse_graph *g);
+static void fuse__fold_requantized_views(fuse_graph *g);
 
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
@@ -7042,6 +7082,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   /* a quantized model: its convs in integers where the pattern allows (they keep their int8
      weights), then the other dequantized constants folded to float32 */
   if ((r = fuse__fold_quantized_constants(g)) != FUSE_OK) return r;
+  fuse__fold_requantized_views(g);
   if ((r = fuse__quant_composites(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;
@@ -7155,8 +7196,11 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
    fuse.qlut      quantize(f(dequantize(xq))), f up to 4 such ops or none (a requantization):
                   a table of the 256 results.
    fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
-                  dequantize is monotonic), then the table of quantize(dequantize(v)). */
-enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL };
+                  dequantize is monotonic), then the table of quantize(dequantize(v)).
+   fuse.qglobal_avg_pool2d  quantize(global_avg_pool2d(dequantize(xq))), xq uint8 or int8 of
+                  rank 4 and the quantize's type: ONNX Runtime's QLinearGlobalAveragePool, int32
+                  sums requantized (fuse__qgap_scale), where its range check passes. */
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL, FUSE__Q_GAP };
 #define FUSE__Q_CHAIN 4
 typedef struct fuse__qparts {
   int kind;                            /* FUSE__Q_* */
@@ -7164,7 +7208,7 @@ typedef struct fuse__qparts {
   fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
   fuse_value matmul, w_tr;             /* qmatmul (its w_dq, bias, act as qconv2d's); w_tr the
                                           transpose of w_dq it reads, or FUSE_NONE */
-  fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
+  fuse_value pool, add;                /* qmax_pool2d's and qglobal_avg_pool2d's pool, qadd's add */
   fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
   int num_chain;
   fuse_value q;                        /* the quantize: the root */
@@ -7198,6 +7242,38 @@ static int fuse__q_input(const fuse_graph *g, fuse_value v, int u8) {
   const fuse__node *n = &g->nodes[v];
   int t = n->op == FUSE__OP_DEQUANTIZE ? g->nodes[n->in[0]].type : -1;
   return (t == FUSE_UINT8 || (t == FUSE_INT8 && !u8)) && fuse__quant_constant_params(g, v, 0);
+}
+
+/* quantize(reshape / flatten(dequantize(xq))) with the quantize's type, scale and zero point
+   the dequantize's (per tensor) becomes reshape(xq), in place (the value id stays): the same
+   integers (|q - z| <= 255 times a float scale, divided by it, rounds back to q - z exactly),
+   as ONNX Runtime drops such a pair around a Flatten or Reshape. A QDQ export's pool -> Q -> DQ
+   -> Flatten -> Q -> DQ -> Gemm then keeps its integers from the pool to the Gemm. */
+static void fuse__fold_requantized_views(fuse_graph *g) {
+  int v;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *view, *dq;
+    fuse_value xq;
+    double zq, zd;
+    if (n->op != FUSE__OP_QUANTIZE || n->composite >= 0 || !fuse__quant_constant_params(g, v, 0))
+      continue;
+    view = &g->nodes[n->in[0]];
+    if ((view->op != FUSE__OP_RESHAPE && view->op != FUSE__OP_FLATTEN) ||
+        g->nodes[view->in[0]].op != FUSE__OP_DEQUANTIZE || !fuse__quant_constant_params(g, view->in[0], 0))
+      continue;
+    dq = &g->nodes[view->in[0]];
+    xq = dq->in[0];
+    zq = n->num_in > 2 ? fuse__const_value(&g->nodes[n->in[2]], 0) : 0;
+    zd = dq->num_in > 2 ? fuse__const_value(&g->nodes[dq->in[2]], 0) : 0;
+    if (g->nodes[xq].type != n->type || zq != zd ||
+        fuse__const_at(&g->nodes[n->in[1]], 0) != fuse__const_at(&g->nodes[dq->in[1]], 0))
+      continue;
+    n->op = FUSE__OP_RESHAPE;
+    n->in[0] = xq;
+    n->num_in = 1;
+    memset(&n->a, 0, sizeof n->a);
+  }
 }
 
 /* Whether val is read by `user` alone (not an output) and sits in composite member_of. */
@@ -7332,6 +7408,21 @@ static int fuse__qmatmul_at(const fuse_graph *g, const fuse__users *u, fuse_valu
   return 1;
 }
 
+/* Whether global_avg_pool2d v, read by quantize q, runs as a qglobal_avg_pool2d: the
+   dequantize of a uint8 / int8 tensor of rank 4 with per-tensor constants, quantized to the
+   same type, scales that ONNX Runtime's integer pool takes (else it fails when it runs). */
+static int fuse__qgap_fits(const fuse_graph *g, fuse_value v, fuse_value q) {
+  const fuse__node *n = &g->nodes[v], *dq;
+  if (n->op != FUSE__OP_GLOBAL_AVG_POOL2D) return 0;
+  dq = &g->nodes[n->in[0]];
+  if (dq->rank != 4 || !fuse__q_input(g, n->in[0], 0) ||
+      g->nodes[dq->in[0]].type != g->nodes[q].type)
+    return 0;
+  return fuse__qgap_in_range(fuse__const_at(&g->nodes[dq->in[1]], 0),
+                             fuse__const_at(&g->nodes[g->nodes[q].in[1]], 0),
+                             dq->shape[2] * dq->shape[3]);
+}
+
 /* The parts of an integer composite rooted at quantize q (its members already in composite
    `member_of`, or -1 before the pass makes it). 0: no pattern above. */
 static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
@@ -7373,6 +7464,10 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
     m->kind = FUSE__Q_MAXPOOL;
     m->pool = v, m->x_dq = g->nodes[v].in[0];
     m->members[m->num_members++] = v;
+  } else if (m->num_chain == 0 && fuse__q_only_into(g, u, v, q, member_of) && fuse__qgap_fits(g, v, q)) {
+    m->kind = FUSE__Q_GAP;
+    m->pool = v, m->x_dq = g->nodes[v].in[0];
+    m->members[m->num_members++] = v;
   } else if (fuse__q_input(g, v, 0)) {
     m->kind = FUSE__Q_LUT;
     m->x_dq = v;
@@ -7390,12 +7485,13 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
 }
 
 static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
-                                           "fuse.qmax_pool2d", "fuse.qmatmul"};
+                                           "fuse.qmax_pool2d", "fuse.qmatmul",
+                                           "fuse.qglobal_avg_pool2d"};
 
 /* The integer composite kind a composite's name says (0: not one). */
 static int fuse__qkind(const char *name) {
   int k;
-  for (k = FUSE__Q_CONV; k <= FUSE__Q_MATMUL; k++)
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_GAP; k++)
     if (strcmp(name, fuse__qnames[k]) == 0) return k;
   return 0;
 }
@@ -9279,14 +9375,55 @@ static void fuse__explain_qmatmul(fuse__out *o, const fuse__explainer *x, fuse_v
     fuse__format(o, g, "its weights %V, bias or quantize %V do not fit\n", n->in[1], next);
 }
 
+/* Why global_avg_pool2d v of a quantized model is not a fuse.qglobal_avg_pool2d. */
+static void fuse__explain_qgap(fuse__out *o, const fuse__explainer *x, fuse_value v) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[v], *dq = &g->nodes[n->in[0]];
+  fuse_value q = fuse__sole_user(g, &x->users, v);
+  fuse__puts(o, "not in fuse.qglobal_avg_pool2d's pattern (dequantize of uint8 / int8 of rank 4, "
+                "per tensor -> global_avg_pool2d -> quantize to the same type, per tensor): ");
+  if (!fuse__q_input(g, n->in[0], 0) || dq->rank != 4)
+    fuse__format(o, g, "its input %V is not the dequantize of a uint8 / int8 tensor of rank 4 "
+                       "with one constant scale and zero point\n", n->in[0]);
+  else if (q == FUSE_NONE || g->nodes[q].op != FUSE__OP_QUANTIZE || !fuse__quant_constant_params(g, q, 0))
+    fuse__format(o, g, "its result %V is not quantized (by one quantize, per tensor, its only "
+                       "reader)\n", v);
+  else if (g->nodes[q].type != g->nodes[dq->in[0]].type)
+    fuse__format(o, g, "it is quantized to %s by %V, its input is %s\n",
+                 g->nodes[q].type == FUSE_INT8 ? "int8" : g->nodes[q].type == FUSE_UINT8 ? "uint8" : "int32",
+                 q, g->nodes[dq->in[0]].type == FUSE_INT8 ? "int8" : "uint8");
+  else
+    fuse__format(o, g, "x_scale / (y_scale * %D pixels) is outside [2^-32, 256) or the pixels "
+                       "are 2^24 or more, which ONNX Runtime's QLinearGlobalAveragePool "
+                       "refuses\n", dq->shape[2] * dq->shape[3]);
+}
+
 /* A quantized model's ops that run in float32 (outside every integer composite), each with
-   the reason; returns how many. Nothing when the graph quantizes nothing. */
+   the reason; returns how many. Nothing when the graph quantizes nothing. Before them, the
+   pools that run in integers (their composites' roots are quantizes, not listed elsewhere). */
 static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
   const fuse_graph *g = x->g;
   int v, quantized = 0, count = 0;
   for (v = 0; v < g->num_nodes; v++)
     quantized |= g->nodes[v].op == FUSE__OP_QUANTIZE || g->nodes[v].op == FUSE__OP_DEQUANTIZE;
   if (!quantized) return 0;
+  fuse__puts(o, "a quantized model's pools that run in integers:\n");
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    int c = n->composite;
+    if ((n->op != FUSE__OP_MAX_POOL2D && n->op != FUSE__OP_GLOBAL_AVG_POOL2D) || c < 0 || !x->quant[c])
+      continue;
+    count++;
+    fuse__format(o, g, "  %s %V: composite %s, one step: %s -> %V\n", fuse__ops[n->op].name, v,
+                 g->composites[c].name,
+                 n->op == FUSE__OP_MAX_POOL2D
+                     ? "the largest integer of each window, through a table"
+                     : "int32 sums of each channel, requantized as ONNX Runtime's "
+                       "QLinearGlobalAveragePool, in the layout the input has",
+                 g->composites[c].root);
+  }
+  if (!count) fuse__puts(o, "  none\n");
+  count = 0;
   fuse__puts(o, "a quantized model's ops that run in float32 (between a dequantize and a "
                 "quantize), and why:\n");
   for (v = 0; v < g->num_nodes; v++) {
@@ -9304,9 +9441,12 @@ static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
                     "relu / clip? -> quantize)\n");
     else if (n->op == FUSE__OP_MATMUL)
       fuse__explain_qmatmul(o, x, v);
+    else if (n->op == FUSE__OP_GLOBAL_AVG_POOL2D)
+      fuse__explain_qgap(o, x, v);
     else
-      fuse__format(o, g, "%s has no integer step (those are conv2d, add, element-wise ops and "
-                         "max_pool2d between dequantize and quantize)\n", fuse__ops[n->op].name);
+      fuse__format(o, g, "%s has no integer step (those are conv2d, matmul, add, element-wise "
+                         "ops, max_pool2d and global_avg_pool2d between dequantize and "
+                         "quantize)\n", fuse__ops[n->op].name);
   }
   if (!count) fuse__puts(o, "  none\n");
   return count;
@@ -12963,6 +13103,127 @@ static fuse__qtable_fn fuse__qtable_pick(fuse_isa isa, int ext) {
   return fuse__qtable_scalar;
 }
 /* ==== end src/kernels/qeltwise.c ==== */
+/* ==== begin src/kernels/qglobal_pool.c ==== */
+/* --------------------------------------------- integer global average pool's sums -- */
+/* The rows of a qglobal_avg_pool2d (run/quant_run.c): the sums of an NCHW plane's bytes, or of
+   NHWC pixels' channels, column by column, and their requantization. Bytes are read as unsigned, each xor `flip` (0x80 for
+   int8: v + 128, whose 128 a byte the caller takes back), into uint32 that wrap as ONNX
+   Runtime's int32 sums do (the caller's result is the same modulo 2^32). */
+
+/* The sum of x[0] .. x[n - 1], each xor flip. */
+typedef uint32_t (*fuse__qsum_fn)(const unsigned char *x, int64_t n, unsigned char flip);
+/* acc[c] += x[r * stride + c] ^ flip for r < rows, c < n: n channels of `rows` NHWC pixels. */
+typedef void (*fuse__qcolumns_fn)(uint32_t *acc, const unsigned char *x, int64_t stride,
+                                  int64_t rows, int64_t n, unsigned char flip);
+
+static uint32_t fuse__qsum_scalar(const unsigned char *x, int64_t n, unsigned char flip) {
+  uint32_t s = 0;
+  int64_t i;
+  for (i = 0; i < n; i++) s += (uint32_t)(x[i] ^ flip);
+  return s;
+}
+
+static void fuse__qcolumns_scalar(uint32_t *acc, const unsigned char *x, int64_t stride,
+                                  int64_t rows, int64_t n, unsigned char flip) {
+  int64_t r, c;
+  for (r = 0; r < rows; r++, x += stride)
+    for (c = 0; c < n; c++) acc[c] += (uint32_t)(x[c] ^ flip);
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 32 bytes a step, vpsadbw against zero: four 64-bit sums of 8 bytes each. */
+__attribute__((target("avx2,fma"))) static uint32_t fuse__qsum_avx2(const unsigned char *x, int64_t n,
+                                                                   unsigned char flip) {
+  const __m256i f = _mm256_set1_epi8((char)flip), zero = _mm256_setzero_si256();
+  __m256i s = _mm256_setzero_si256();
+  __m128i h;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    s = _mm256_add_epi64(s, _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)), f), zero));
+  h = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  h = _mm_add_epi64(h, _mm_unpackhi_epi64(h, h));
+  return (uint32_t)_mm_cvtsi128_si32(h) + fuse__qsum_scalar(x + i, n - i, flip);
+}
+
+/* 32 channels a step in two vectors of 16-bit sums, over up to 257 pixels at a time (257 x 255
+   fits 16 bits), then widened into acc; 16 channels the same way; the rest on the scalar loop. */
+__attribute__((target("avx2,fma"))) static void fuse__qcolumns_avx2(uint32_t *acc,
+                                                                   const unsigned char *x,
+                                                                   int64_t stride, int64_t rows,
+                                                                   int64_t n, unsigned char flip) {
+  const __m128i f = _mm_set1_epi8((char)flip);
+  int64_t c = 0, r0, r;
+  while (c + 16 <= n) {
+    int vectors = c + 32 <= n ? 2 : 1, k;
+    for (r0 = 0; r0 < rows; r0 += 257) {
+      int64_t r1 = r0 + 257 < rows ? r0 + 257 : rows;
+      const unsigned char *at = x + r0 * stride + c;
+      __m256i s[2];
+      s[0] = s[1] = _mm256_setzero_si256();
+      for (r = r0; r < r1; r++, at += stride)
+        for (k = 0; k < vectors; k++)
+          s[k] = _mm256_add_epi16(s[k], _mm256_cvtepu8_epi16(_mm_xor_si128(
+                                            _mm_loadu_si128((const __m128i *)(const void *)(at + 16 * k)), f)));
+      for (k = 0; k < vectors; k++) {
+        __m256i lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(s[k]));
+        __m256i hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(s[k], 1));
+        uint32_t *a = acc + c + 16 * k;
+        _mm256_storeu_si256((__m256i *)(void *)a, _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)a), lo));
+        _mm256_storeu_si256((__m256i *)(void *)(a + 8), _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(a + 8)), hi));
+      }
+    }
+    c += 16 * vectors;
+  }
+  if (c < n) fuse__qcolumns_scalar(acc + c, x + c, stride, rows, n - c, flip);
+}
+#endif
+
+/* y[c] = the requantized acc[c] - share, c < n: (float)(int32)(acc[c] - share) * scale clamped
+   to [h->lo, h->hi] less h->y_zero, rounded half to even, plus h->y_zero (fuse__qtile_requant,
+   ONNX Runtime's MlasRequantizeOutput), as a byte of the output's type. */
+typedef void (*fuse__qgap_requant_fn)(unsigned char *y, const uint32_t *acc, int64_t n,
+                                      uint32_t share, float scale, const fuse__qhead *h);
+
+static void fuse__qgap_requant_scalar(unsigned char *y, const uint32_t *acc, int64_t n,
+                                      uint32_t share, float scale, const fuse__qhead *h) {
+  int64_t c;
+  for (c = 0; c < n; c++)
+    y[c] = (unsigned char)(fuse__qtile_requant((int32_t)(acc[c] - share), scale, h) & 0xff);
+}
+
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+/* 8 a step (cvtps2dq rounds half to even under the default rounding mode); the rest on the
+   scalar loop. */
+__attribute__((target("avx2,fma"))) static void fuse__qgap_requant_avx2(unsigned char *y,
+                                                                       const uint32_t *acc, int64_t n,
+                                                                       uint32_t share, float scale,
+                                                                       const fuse__qhead *h) {
+  const __m256 lo = _mm256_set1_ps((float)(h->lo - h->y_zero)), hi = _mm256_set1_ps((float)(h->hi - h->y_zero));
+  const __m256 m = _mm256_set1_ps(scale);
+  const __m256i s = _mm256_set1_epi32((int32_t)share), z = _mm256_set1_epi32(h->y_zero);
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    __m256i v = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + c)), s);
+    __m256 f = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), m), lo), hi);
+    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), z); /* (in the type's range) */
+    __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64((__m128i *)(void *)(y + c), h->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
+  }
+  fuse__qgap_requant_scalar(y + c, acc + c, n - c, share, scale, h);
+}
+#endif
+
+/* The rows of a plan's ISA (AVX-512 plans take AVX2's; NEON: the scalar loops). */
+static void fuse__qgap_pick(fuse_isa isa, fuse__qsum_fn *sum, fuse__qcolumns_fn *columns,
+                            fuse__qgap_requant_fn *requant) {
+  *sum = fuse__qsum_scalar, *columns = fuse__qcolumns_scalar, *requant = fuse__qgap_requant_scalar;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+  if (isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512)
+    *sum = fuse__qsum_avx2, *columns = fuse__qcolumns_avx2, *requant = fuse__qgap_requant_avx2;
+#endif
+  (void)isa;
+}
+/* ==== end src/kernels/qglobal_pool.c ==== */
 /* ==== begin src/kernels/isa_avx512.c ==== */
 /* ------------------------------------------------------------ AVX-512 instances -- */
 /* Every kernel template on the AVX-512 layer (vec_avx512.h), once each (the GEMM family's once
@@ -36813,7 +37074,7 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
     "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
-    "QPOOL", "QMATMUL"};
+    "QPOOL", "QMATMUL", "QGLOBAL_AVG_POOL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -36846,7 +37107,7 @@ static void fuse__qadd_needs(const fuse__step *s, fuse__needs *n) {
    its chain's and a qadd's. Values out of range (a damaged blob's, checked after this) add
    nothing. */
 static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
-  int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
+  int run = s->op >= 0 && s->op < FUSE__OP_ROWS ? fuse__ops[s->op].run : -1, k;
   int simd = p->isa != FUSE_ISA_AUTO, family = -1;
   if (run < 0) return;
   n->runs |= 1ul << run;
@@ -36860,6 +37121,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
   if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D)
+    n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
   if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
       s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
@@ -37164,8 +37427,10 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 }
 
 /* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
-   and bias are not; a qconv2d that copies its input into rows reads it in either layout). */
+   and bias are not; a qconv2d that copies its input into rows and a qglobal_avg_pool2d read
+   it in either layout). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->op == FUSE__OP_QGLOBAL_AVG_POOL2D) return 0;
   if (st->op == FUSE__OP_QCONV2D) {
     const fuse__qhead *h = (const fuse__qhead *)(const void *)st->packed;
     return !(h->layout == FUSE__QL_PAIRS ||
@@ -38912,7 +39177,8 @@ done:
    units of x_scale * w_scale[k] (an int32 bias dequantized with that scale is taken as it is;
    a float bias is rounded to those units, as ONNX Runtime's quantizer rounds it), the
    requantization multipliers, the int8 weights. qadd: the scales and zero points and the
-   element-wise ops. qlut, qmax_pool2d: the table of outputs. */
+   element-wise ops. qlut, qmax_pool2d: the table of outputs. qglobal_avg_pool2d: the zero
+   points and scales. */
 
 /* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
    a, npix output pixels an image in: depthwise on its own kernel; groups 1 in quads where this
@@ -39120,7 +39386,7 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
-  } else {
+  } else if (q->kind != FUSE__Q_GAP) {
     bytes += 256;
   }
   bytes = (bytes + 3) & ~(size_t)3;
@@ -39161,6 +39427,10 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
       memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
       memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
     }
+  } else if (q->kind == FUSE__Q_GAP) { /* the scales; the multiplier is formed when it runs */
+    h.C = (int32_t)nx->shape[1];
+    h.x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    h.y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
   } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v; in double while
               the ops are clamps (as qadd, run/quant_run.c), else in float32 as their steps */
     int in_type = g->nodes[nx->in[0]].type, clamps = 1, j;
@@ -39504,7 +39774,8 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
   if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
     static const int ops[] = {0, FUSE__OP_QCONV2D, FUSE__OP_QADD, FUSE__OP_QLUT,
-                              FUSE__OP_QMAX_POOL2D, FUSE__OP_QMATMUL};
+                              FUSE__OP_QMAX_POOL2D, FUSE__OP_QMATMUL,
+                              FUSE__OP_QGLOBAL_AVG_POOL2D};
     const fuse__qparts *q = &c->fz[nd->composite].q;
     st->op = ops[q->kind];
     memset(&st->a, 0, sizeof st->a);
@@ -42464,7 +42735,7 @@ static void fuse__kernel_quant(const fuse__run *r, const fuse__step *s) {
    uint8 / int8; on NHWC with the kernels of kernels/qconv.c, on NCHW with the direct loops (the
    reference plans). qadd: the float ops it
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
-   then the table. The layout conversions between integer and float steps (qto_nhwc,
+   then the table. qglobal_avg_pool2d: int32 sums, requantized as qconv2d's. The layout conversions between integer and float steps (qto_nhwc,
    qto_nchw). Each step shares its work among the plan's chunks (fuse__parallel). */
 
 /* A qconv2d's packed arrays after its header (fuse__qhead, graph/ops.c): int32 bias[Kp],
@@ -43020,6 +43291,62 @@ static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse
 }
 #endif
 
+/* qglobal_avg_pool2d: per channel of each image the int32 sum of its pixels less x_zero
+   times their count (wrapping, as ONNX Runtime's int32 sums), times fuse__qgap_scale, as
+   qconv2d requantizes (ONNX Runtime's MlasRequantizeOutput), into [N, C, 1, 1] of the input's
+   type; on kernels/qglobal_pool.c's rows. The input as its producer left it: NCHW, a plane per
+   channel, or NHWC, the pixels' channels summed column by column. Shared among the chunks by
+   (image, block of FUSE__QGAP_BLOCK channels). */
+#define FUSE__QGAP_BLOCK 256
+typedef struct fuse__qgap_job {
+  const fuse__qhead *h;
+  const unsigned char *x;
+  unsigned char *y;
+  int64_t C, P, blocks;
+  uint32_t share; /* what a sum holds besides the values less x_zero: (x_zero + 128 for int8,
+                     whose bytes are summed flipped) times P */
+  float scale;
+  int nhwc;
+  unsigned char flip;
+  fuse__qsum_fn sum;
+  fuse__qcolumns_fn columns;
+  fuse__qgap_requant_fn requant;
+} fuse__qgap_job;
+
+static void fuse__qgap_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qgap_job *j = (const fuse__qgap_job *)ctx;
+  uint32_t acc[FUSE__QGAP_BLOCK];
+  int64_t u, c;
+  (void)chunk;
+  for (u = u0; u < u1; u++) { /* channels [c0, c0 + len) of image n */
+    int64_t n = u / j->blocks, c0 = u % j->blocks * FUSE__QGAP_BLOCK;
+    int64_t len = j->C - c0 < FUSE__QGAP_BLOCK ? j->C - c0 : FUSE__QGAP_BLOCK;
+    if (j->nhwc) {
+      memset(acc, 0, (size_t)len * sizeof acc[0]);
+      j->columns(acc, j->x + n * j->P * j->C + c0, j->C, j->P, len, j->flip);
+    } else {
+      for (c = 0; c < len; c++) acc[c] = j->sum(j->x + (n * j->C + c0 + c) * j->P, j->P, j->flip);
+    }
+    j->requant(j->y + n * j->C + c0, acc, len, j->share, j->scale, j->h);
+  }
+}
+
+static void fuse__qgap(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qgap_job j;
+  j.h = h;
+  j.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.C = tx->shape[1], j.P = tx->shape[2] * tx->shape[3];
+  j.nhwc = tx->nhwc;
+  j.flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  j.share = (uint32_t)(h->x_zero + (j.flip ? 128 : 0)) * (uint32_t)j.P;
+  j.scale = fuse__qgap_scale(h->x_scale, h->y_scale, j.P);
+  fuse__qgap_pick(r->p->isa, &j.sum, &j.columns, &j.requant);
+  j.blocks = (j.C + FUSE__QGAP_BLOCK - 1) / FUSE__QGAP_BLOCK;
+  fuse__parallel(r->p, tx->shape[0] * j.blocks, fuse__qgap_units, &j);
+}
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -43065,6 +43392,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
     if (FUSE__HAS_KERNEL(QPOOL)) fuse__qmax_pool(r, s, table);
+  } else if (s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) {
+    if (FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL)) fuse__qgap(r, s, h);
   } else { /* qlut */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
     const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
@@ -44074,6 +44403,16 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || h->lo > h->hi ||
       h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) || h->hi > (ty->type == FUSE_UINT8 ? 255 : 127))
     return 0;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) { /* x [N, C, H, W]
+      (NCHW or NHWC) -> y [N, C, 1, 1] of its type; nothing after the header */
+    int32_t lo = tx->type == FUSE_INT8 ? -128 : 0, hi = lo + 255;
+    return FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL) && /* (refused before, saying so: plan/needs.c) */
+           tx->rank == 4 && ty->rank == 4 && ty->type == tx->type && tx->shape[0] == ty->shape[0] &&
+           tx->shape[1] == ty->shape[1] && ty->shape[2] == 1 && ty->shape[3] == 1 &&
+           h->C == tx->shape[1] && h->x_zero >= lo && h->x_zero <= hi && h->y_zero >= lo &&
+           h->y_zero <= hi && h->y_signed == (ty->type == FUSE_INT8) &&
+           fuse__qgap_in_range(h->x_scale, h->y_scale, tx->shape[2] * tx->shape[3]);
+  }
   switch (s->op) {
   case FUSE__OP_QCONV2D:
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
@@ -44173,7 +44512,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   int k, ok = 1, lack;
   s->op = fuse__get_i32(r), s->out = fuse__get_i32(r), s->num_in = fuse__get_i32(r);
   s->in_first = l->operands_used;
-  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_COUNT || s->num_in < 0 ||
+  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_ROWS || s->num_in < 0 ||
       s->num_in > l->num_operands - l->operands_used)
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "step %d: op %d with %d operands", i, s->op,
                              s->num_in),
@@ -44224,7 +44563,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->chain_ops[k] = fuse__get_i32(r);
     ok &= c->kind >= FUSE__CHAIN_POST && c->kind <= FUSE__CHAIN_SHRINK &&
           c->operand >= FUSE__CHAIN_SELF && c->operand < s->num_in && s->chain_ops[k] >= 0 &&
-          s->chain_ops[k] < FUSE__OP_COUNT;
+          s->chain_ops[k] < FUSE__OP_ROWS;
   }
   s->kernel = fuse__get_i32(r);
   packed_at = fuse__get_u64(r), packed_floats = fuse__get_u64(r);
@@ -49217,6 +49556,9 @@ FUSE_API void fuse_onnx_tensor_free(fuse_onnx_tensor *t, const fuse_allocator *a
 #undef FUSE__HAS_KERNEL_QDW
 #undef FUSE__HAS_KERNEL_QPOOL
 #undef FUSE__HAS_KERNEL_QMATMUL
+#undef FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL
+#undef FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
+#undef FUSE__OP_ROWS
 #undef FUSE__HAS_KERNEL_GEMM_TILES
 #undef FUSE__KERNEL_OF
 #undef FUSE__FAMILIES_BUILT

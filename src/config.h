@@ -17,7 +17,8 @@
                             reference plans, grouped convs), QTILES (their pairs / quads tiles
                             and the driver), QDW (qconv2d's depthwise pixel kernels), QPOOL
                             (qmax_pool2d), QMATMUL (qmatmul's step: its rows on the QDIRECT /
-                            QTILES kernels)
+                            QTILES kernels), QGLOBAL_AVG_POOL (qglobal_avg_pool2d: its sums
+                            and requantization)
      FUSE_NO_POST_<KIND>    a fused post-op kind (fuse_post_kind, api.h) in every kernel's
                             epilogue, with the vector math only it calls: FUSE_NO_POST_GELU, ...
 
@@ -274,6 +275,11 @@ typedef char fuse__run_kinds_fit_a_mask[FUSE__RUN_COUNT <= 32 ? 1 : -1];
 #else
 #define FUSE__HAS_KERNEL_QMATMUL 1
 #endif
+#ifdef FUSE_NO_KERNEL_QGLOBAL_AVG_POOL
+#define FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL 0
+#else
+#define FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL 1
+#endif
 /* the GEMM micro-kernels serve the NHWC and NCHW GEMMs and Winograd's position GEMMs */
 #define FUSE__HAS_KERNEL_GEMM_TILES                                                           \
   (FUSE__HAS_KERNEL_IGEMM || FUSE__HAS_KERNEL_NCHW_GEMM || FUSE__HAS_KERNEL_WINOGRAD)
@@ -301,6 +307,7 @@ enum {
   FUSE__FAMILY_QDW,
   FUSE__FAMILY_QPOOL,
   FUSE__FAMILY_QMATMUL,
+  FUSE__FAMILY_QGLOBAL_AVG_POOL,
   FUSE__FAMILY_COUNT
 };
 #define FUSE__FAMILIES_BUILT                                                                  \
@@ -321,7 +328,8 @@ enum {
    (unsigned long)FUSE__HAS_KERNEL_QTILES << FUSE__FAMILY_QTILES |                            \
    (unsigned long)FUSE__HAS_KERNEL_QDW << FUSE__FAMILY_QDW |                                  \
    (unsigned long)FUSE__HAS_KERNEL_QPOOL << FUSE__FAMILY_QPOOL |                              \
-   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL)
+   (unsigned long)FUSE__HAS_KERNEL_QMATMUL << FUSE__FAMILY_QMATMUL |                          \
+   (unsigned long)FUSE__HAS_KERNEL_QGLOBAL_AVG_POOL << FUSE__FAMILY_QGLOBAL_AVG_POOL)
 
 /* ---- post-op kinds: FUSE__HAS_POST(FUSE_POST_GELU); FUSE__POST_IS(op, kind) is whether post-op
    op is of that kind in this build (so a kernel's branch for a kind left out is dead code) */

@@ -121,6 +121,7 @@
 #include "kernels/winograd.c"
 #include "kernels/qconv.c"
 #include "kernels/qeltwise.c"
+#include "kernels/qglobal_pool.c"
 #include "kernels/isa_avx512.c"
 #include "kernels/isa_avx2.c"
 #include "kernels/isa_neon.c"

@@ -1,10 +1,11 @@
 /* test_config.c - leaving out of a build what its plans do not use (src/config.h,
    src/plan/needs.c).
 
-   This program's implementation is built with four pieces left out: sigmoid post-ops, resize
-   steps, the NHWC depthwise kernels and the integer matmul (FUSE_NO_POST_SIGMOID,
-   FUSE_NO_RUN_RESIZE, FUSE_NO_KERNEL_DW_NHWC, FUSE_NO_KERNEL_QMATMUL). fuse_compile refuses a
-   plan that needs the first two or the last, with FUSE_ERROR_UNSUPPORTED and the define's name; the kernel choice reads the kernel tables, so
+   This program's implementation is built with five pieces left out: sigmoid post-ops, resize
+   steps, the NHWC depthwise kernels, the integer matmul and the integer global average pool
+   (FUSE_NO_POST_SIGMOID, FUSE_NO_RUN_RESIZE, FUSE_NO_KERNEL_DW_NHWC, FUSE_NO_KERNEL_QMATMUL,
+   FUSE_NO_KERNEL_QGLOBAL_AVG_POOL). fuse_compile refuses a plan that needs the first two or
+   the last two, with FUSE_ERROR_UNSUPPORTED and the define's name; the kernel choice reads the kernel tables, so
    a depthwise conv is planned on another kernel; what the build has compiles and runs as the
    reference kernels do. fuse_plan_write_config writes, for one plan or several, the defines of
    every piece none of them uses and none of those they use; bad arguments are refused. An
@@ -19,6 +20,7 @@
 #define FUSE_NO_RUN_RESIZE
 #define FUSE_NO_KERNEL_DW_NHWC
 #define FUSE_NO_KERNEL_QMATMUL
+#define FUSE_NO_KERNEL_QGLOBAL_AVG_POOL
 #define FUSE_IMPLEMENTATION
 #include "../fuse.h"
 #include "runner.h"
@@ -157,6 +159,27 @@ TEST(compile_refuses_qmatmul_left_out) {
   CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QMATMUL");
   CHECK_EQ_INT(compile(g, FUSE_ISA_AUTO, 1, why, &plan), FUSE_ERROR_UNSUPPORTED);
   CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QMATMUL");
+  fuse_graph_destroy(g);
+}
+
+/* a quantized global average pool (dequantize of int8, global_avg_pool2d, quantize to int8):
+   its qglobal_avg_pool2d step is refused on every kernel set, naming the define */
+TEST(compile_refuses_qglobal_avg_pool_left_out) {
+  const int64_t xs[4] = {1, 3, 4, 4};
+  int8_t zero = -5;
+  char why[256];
+  fuse_plan *plan = NULL;
+  fuse_graph *g = fuse_graph_create(NULL);
+  fuse_value x, z = fuse_typed_constant(g, NULL, FUSE_INT8, 0, NULL, &zero);
+  x = fuse_dequantize(g, fuse_typed_input(g, "x", FUSE_INT8, 4, xs), fuse_scalar(g, 0.1f), z, 0);
+  fuse_output(g, fuse_quantize(g, fuse_global_avg_pool2d(g, x), fuse_scalar(g, 0.05f), z, 0));
+  CHECK_EQ_INT(fuse_optimize(g, "fuse"), FUSE_OK);
+  CHECK_EQ_INT(compile(g, FUSE_ISA_SCALAR, 0, why, &plan), FUSE_ERROR_UNSUPPORTED);
+  CHECK(plan == NULL);
+  CHECK_STR_CONTAINS(why, "(qglobal_avg_pool2d) needs what this build leaves out");
+  CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QGLOBAL_AVG_POOL");
+  CHECK_EQ_INT(compile(g, FUSE_ISA_AUTO, 1, why, &plan), FUSE_ERROR_UNSUPPORTED);
+  CHECK_STR_CONTAINS(why, "FUSE_NO_KERNEL_QGLOBAL_AVG_POOL");
   fuse_graph_destroy(g);
 }
 
@@ -385,6 +408,7 @@ int main(void) {
   RUN(compile_refuses_a_post_op_left_out);
   RUN(compile_refuses_a_kind_of_step_left_out);
   RUN(compile_refuses_qmatmul_left_out);
+  RUN(compile_refuses_qglobal_avg_pool_left_out);
   RUN(runs_what_it_has);
   RUN(config_of_one_plan);
   RUN(config_of_several_plans);

@@ -930,6 +930,478 @@ TEST(qdq_add_lut_pool_run_in_integers) {
   fuse_graph_destroy(g);
 }
 
+/* ---------------------------------------------------------- qglobal_avg_pool2d -- */
+/* The QDQ pattern around a global average pool (dequantize of uint8 / int8, global_avg_pool2d,
+   quantize to the same type) becomes one integer step (fuse.qglobal_avg_pool2d) that reads its
+   input in the layout it is in: bit for bit the sums worked out here (in int64, wrapped to
+   int32 as ONNX Runtime's int32 sums wrap) requantized as ONNX Runtime's
+   QLinearGlobalAveragePool does it: the multiplier x_scale / (y_scale * H * W) in float32,
+   (float)sum times it, clamped, rounded half to even, plus the zero point. Two producers: the
+   graph's input (NCHW), and a 1x1 qconv2d that passes the values through (weights the identity,
+   scale 1: NHWC on the integer tiles, NCHW on the reference plans' direct loops; its output
+   int8 when the pool's type is: the values less 128). Channels 1, 5, 56 (the AVX2 rows' 32,
+   16 and 8) and 300 (two blocks of 256); pixels 1, 3 x 5, 7 x 7 and 40 x 41 (more than the 257
+   rows the AVX2 rows sum in 16 bits at once); two images; zero points anywhere; uint8 and int8;
+   the reference kernels, the scalar rows and every SIMD ISA this CPU runs, one thread and three
+   (their chunks run in reverse order); and a blob of the plan. */
+typedef struct gap_case {
+  int C, H, W, is_signed, conv;
+  int32_t xz, yz;
+  float xs, ys;
+} gap_case;
+
+typedef struct grow_buf {
+  unsigned char *d;
+  size_t n, cap;
+} grow_buf;
+static void grow_sink(void *user, const char *text, size_t len) {
+  grow_buf *b = (grow_buf *)user;
+  if (b->n + len > b->cap) {
+    size_t cap = (b->n + len) * 2;
+    unsigned char *d = (unsigned char *)realloc(b->d, cap);
+    if (!d) return;
+    b->d = d, b->cap = cap;
+  }
+  memcpy(b->d + b->n, text, len), b->n += len;
+}
+
+static void reverse_for(void *user, fuse_task_fn task, void *ctx, int n) {
+  int i;
+  (void)user;
+  for (i = n - 1; i >= 0; i--) task(ctx, i, i + 1);
+}
+
+/* xq [2, C, H, W] (uint8; int8 unless conv) -> [conv] -> dequantize -> global_avg_pool2d ->
+   quantize; the values the pool reads are xq's, less 128 when conv makes them int8. */
+static fuse_graph *gap_graph(const gap_case *k) {
+  fuse_graph *g = fuse_graph_create(NULL);
+  int64_t xs[4] = {2, k->C, k->H, k->W};
+  fuse_type t = k->is_signed ? FUSE_INT8 : FUSE_UINT8;
+  uint8_t z8 = (uint8_t)k->xz, yz8 = (uint8_t)k->yz;
+  int8_t zs = (int8_t)k->xz, yzs = (int8_t)k->yz;
+  fuse_value x, zero = k->is_signed ? fuse_typed_constant(g, "xz", FUSE_INT8, 0, NULL, &zs)
+                                    : fuse_typed_constant(g, "xz", FUSE_UINT8, 0, NULL, &z8);
+  if (k->conv) { /* uint8 in, the identity: y = x (uint8) or x - 128 (int8) */
+    int64_t ws[4] = {k->C, k->C, 1, 1};
+    int8_t *w = (int8_t *)calloc((size_t)(k->C * k->C), 1);
+    uint8_t cz = (uint8_t)(k->is_signed ? k->xz + 128 : k->xz);
+    int i;
+    for (i = 0; i < k->C; i++) w[i * k->C + i] = 1;
+    x = fuse_dequantize(g, fuse_typed_input(g, "xq", FUSE_UINT8, 4, xs), fuse_scalar(g, k->xs),
+                        fuse_typed_constant(g, "cz", FUSE_UINT8, 0, NULL, &cz), 0);
+    x = fuse_conv2d(g, x, fuse_dequantize(g, fuse_typed_constant(g, "w", FUSE_INT8, 4, ws, w),
+                                          fuse_scalar(g, 1.0f), FUSE_NONE, 0), NULL);
+    x = fuse_quantize(g, x, fuse_scalar(g, k->xs), zero, 0);
+    free(w);
+  } else {
+    x = fuse_typed_input(g, "xq", t, 4, xs);
+  }
+  x = fuse_global_avg_pool2d(g, fuse_dequantize(g, x, fuse_scalar(g, k->xs), zero, 0));
+  x = fuse_quantize(g, x, fuse_scalar(g, k->ys),
+                    k->is_signed ? fuse_typed_constant(g, "yz", FUSE_INT8, 0, NULL, &yzs)
+                                 : fuse_typed_constant(g, "yz", FUSE_UINT8, 0, NULL, &yz8),
+                    0);
+  fuse_output(g, x);
+  return g;
+}
+
+/* ONNX Runtime's result for the values v[0 .. P) (uint8 or int8 bytes) of one channel */
+static int32_t gap_want(const uint8_t *v, int64_t P, int is_signed, int32_t xz, float xs, float ys,
+                        int32_t yz) {
+  int64_t sum = 0, i;
+  int32_t lo = is_signed ? -128 : 0, hi = lo + 255, acc;
+  float m = xs / (ys * (float)P);
+  for (i = 0; i < P; i++) sum += is_signed ? (int8_t)v[i] : v[i];
+  sum -= (int64_t)xz * P;
+  acc = (int32_t)(uint32_t)(uint64_t)sum; /* (ONNX Runtime's int32 sums wrap) */
+  return ref_requant(acc, m, yz, lo, hi);
+}
+
+TEST(qdq_global_avg_pool_runs_in_integers) {
+  static const int Cs[4] = {1, 5, 56, 300}, Hs[4] = {1, 3, 7, 40}, Ws[4] = {1, 5, 7, 41};
+  int ci, pi, sg, conv, isa, threads, cases = 0, steps_ok = 1;
+  for (ci = 0; ci < 4; ci++)
+  for (pi = 0; pi < 4; pi++)
+  for (sg = 0; sg < 2; sg++)
+  for (conv = 0; conv < 2; conv++) {
+    gap_case k;
+    int64_t P, n, c, i, count;
+    uint8_t *xq, *vals, *got, *again;
+    int32_t lo;
+    k.C = Cs[ci], k.H = Hs[pi], k.W = Ws[pi], k.is_signed = sg, k.conv = conv;
+    P = (int64_t)k.H * k.W, count = 2 * k.C * P;
+    lo = sg ? -128 : 0;
+    k.xz = lo + (ci * 67 + pi * 31 + sg * 5 + 17) % 256;
+    k.yz = lo + (ci * 13 + pi * 71 + conv * 40 + 3) % 256;
+    k.xs = 0.0173f + 0.001f * (float)ci, k.ys = k.xs * (0.137f + 0.11f * (float)pi);
+    xq = (uint8_t *)malloc((size_t)count), vals = (uint8_t *)malloc((size_t)count);
+    got = (uint8_t *)malloc((size_t)(2 * k.C)), again = (uint8_t *)malloc((size_t)(2 * k.C));
+    for (i = 0; i < count; i++) xq[i] = (uint8_t)((i * 2654435761u >> 7) % 256);
+    if (count > 3) xq[0] = 0, xq[1] = 255, xq[2] = 128;
+    for (i = 0; i < count; i++) vals[i] = (uint8_t)(conv && sg ? xq[i] - 128 : xq[i]);
+    for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_NEON; isa++)
+    for (threads = 1; threads <= 3; threads += 2) {
+      fuse_graph *g;
+      fuse_plan *p = NULL;
+      fuse_compile_options o;
+      const void *ins[1];
+      void *outs[1];
+      big_buf *t;
+      int exact = 1;
+      if (isa != FUSE_ISA_AUTO && !isa_runs_here(isa)) continue;
+      cases++;
+      g = gap_graph(&k);
+      CHECK_EQ_INT(fuse_graph_status(g), FUSE_OK);
+      CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+      memset(&o, 0, sizeof o);
+      o.isa = (fuse_isa)isa;
+      o.reference_kernels = isa == FUSE_ISA_AUTO;
+      o.num_threads = threads;
+      if (threads > 1) o.parallel_for = reverse_for;
+      CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+      if (!p) {
+        fuse_graph_destroy(g);
+        continue;
+      }
+      t = listing_of(p); /* one integer step for the pool, no layout conversion, no float */
+      if (t && (!strstr(t->s, "qglobal_avg_pool2d") || strstr(t->s, "qto_nchw") ||
+                strstr(t->s, "dequantize") || fuse_plan_step_count(p) > 1 + 2 * conv)) {
+        if (steps_ok) fprintf(stderr, "%s\n", t->s);
+        steps_ok = 0;
+      }
+      free(t);
+      ins[0] = xq, outs[0] = got;
+      memset(got, 0x5a, (size_t)(2 * k.C));
+      CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+      for (n = 0; n < 2; n++)
+        for (c = 0; c < k.C; c++) {
+          int32_t want = gap_want(vals + (n * k.C + c) * P, P, sg, k.xz, k.xs, k.ys, k.yz);
+          int have = sg ? (int)(int8_t)got[n * k.C + c] : (int)got[n * k.C + c];
+          if (have != want && exact)
+            fprintf(stderr, "  C %d pixels %dx%d signed %d conv %d isa %d threads %d: [%d][%d] got %d, want %d\n",
+                    k.C, k.H, k.W, sg, conv, isa, threads, (int)n, (int)c, have, (int)want);
+          exact &= have == want;
+        }
+      CHECK(exact);
+      if (threads == 1) { /* a blob runs it bit for bit */
+        grow_buf b;
+        fuse_plan *loaded = NULL;
+        memset(&b, 0, sizeof b);
+        CHECK_EQ_INT(fuse_plan_save(p, grow_sink, &b), FUSE_OK);
+        CHECK_EQ_INT(fuse_plan_load(b.d, b.n, NULL, &loaded), FUSE_OK);
+        outs[0] = again;
+        memset(again, 0xa5, (size_t)(2 * k.C));
+        if (loaded) CHECK_EQ_INT(fuse_run_typed(loaded, ins, outs, NULL), FUSE_OK);
+        CHECK(memcmp(again, got, (size_t)(2 * k.C)) == 0);
+        fuse_plan_destroy(loaded);
+        free(b.d);
+      }
+      fuse_plan_destroy(p);
+      fuse_graph_destroy(g);
+    }
+    free(xq), free(vals), free(got), free(again);
+  }
+  CHECK(steps_ok);
+  CHECK(cases >= 64 * 2 * 2); /* the reference plans and the scalar rows at least */
+}
+
+/* The rounding: ties (a multiplier of 0.5 and odd sums: half to even, so 2.5 -> 2, -1.5 ->
+   -2), and the order of ONNX Runtime's float32 arithmetic, x_scale / (y_scale * H * W) then
+   (float)sum times it: for each of two other ways of forming it, (x_scale / y_scale) / (H * W)
+   and the exact quotient in double, y_scale is searched (from a fixed start) for a sum whose
+   result they change, and that sum is one channel's. Every ISA this CPU runs, the reference
+   kernels and the scalar rows. */
+static int gap_check_channels(gap_case *k, const int32_t *accs, int C) {
+  int64_t P = (int64_t)k->H * k->W, c, i;
+  uint8_t *xq = (uint8_t *)malloc((size_t)(2 * C * P)), got[2 * 64];
+  int isa, ok = 1;
+  k->C = C, k->conv = 0;
+  for (c = 0; c < 2 * C; c++) { /* channel c's pixels summing to accs[c % C] + xz * P */
+    int64_t rest = (int64_t)accs[c % C] + (int64_t)k->xz * P - (k->is_signed ? -128 * P : 0);
+    for (i = 0; i < P; i++) {
+      int64_t v = rest > 255 ? 255 : rest;
+      rest -= v;
+      xq[c * P + i] = (uint8_t)(k->is_signed ? v - 128 : v);
+    }
+    if (rest) ok = 0; /* (not a sum the pixels can make) */
+  }
+  for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_NEON && ok; isa++) {
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options o;
+    const void *ins[1];
+    void *outs[1];
+    if (isa != FUSE_ISA_AUTO && !isa_runs_here(isa)) continue;
+    g = gap_graph(k);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.isa = (fuse_isa)isa;
+    o.reference_kernels = isa == FUSE_ISA_AUTO;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    ins[0] = xq, outs[0] = got;
+    if (p) CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+    for (c = 0; c < 2 * C && p; c++) {
+      int32_t want = gap_want(xq + c * P, P, k->is_signed, k->xz, k->xs, k->ys, k->yz);
+      int have = k->is_signed ? (int)(int8_t)got[c] : (int)got[c];
+      if (have != want) {
+        fprintf(stderr, "  isa %d, channel %d (sum %d): got %d, want %d\n", isa, (int)c,
+                (int)accs[c % C], have, (int)want);
+        ok = 0;
+      }
+    }
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+  free(xq);
+  return ok;
+}
+
+TEST(qglobal_avg_pool_rounding) {
+  gap_case k;
+  int32_t accs[16];
+  int c, way;
+  memset(&k, 0, sizeof k);
+  k.H = 2, k.W = 2, k.xz = 10, k.yz = 7, k.xs = 0.5f, k.ys = 0.25f; /* 0.5 / (0.25 * 4) = 0.5 */
+  for (c = 0; c < 16; c++) accs[c] = 2 * c - 15; /* odd: x.5 each */
+  CHECK(gap_check_channels(&k, accs, 16));
+  CHECK_EQ_INT(gap_want((const uint8_t *)"\x0a\x0a\x0a\x0f", 4, 0, 10, 0.5f, 0.25f, 7), 2 + 7);
+  for (way = 0; way < 2; way++) {
+    int found = 0, step;
+    k.H = 3, k.W = 5, k.xz = 37, k.yz = 90, k.xs = 0.0173f, k.is_signed = way;
+    if (way) k.xz = -20, k.yz = 5;
+    for (step = 0; step < 200000 && !found; step++) {
+      int32_t acc, lo = k.is_signed ? -128 : 0;
+      k.ys = k.xs * (0.05f + 0.0000713f * (float)step);
+      for (acc = (lo - k.xz) * 15; acc <= (lo + 255 - k.xz) * 15 && !found; acc++) {
+        float m = k.xs / (k.ys * 15.0f), other = (k.xs / k.ys) / 15.0f;
+        int32_t want = ref_requant(acc, m, k.yz, lo, lo + 255), alt;
+        if (way == 0) {
+          alt = ref_requant(acc, other, k.yz, lo, lo + 255);
+        } else {
+          double e = (double)acc * (double)k.xs / ((double)k.ys * 15.0), r = floor(e);
+          if (e - r > 0.5 || (e - r == 0.5 && fmod(r, 2.0) != 0)) r += 1;
+          r += k.yz;
+          alt = (int32_t)(r < lo ? lo : r > lo + 255 ? lo + 255 : r);
+        }
+        if (want != alt) found = 1, accs[0] = acc;
+      }
+    }
+    CHECK(found);
+    for (c = 1; c < 16; c++) /* the rest anywhere in the range */
+      accs[c] = ((k.is_signed ? -128 : 0) - k.xz) * 15 + (c * 211) % (255 * 15 + 1);
+    if (found) CHECK(gap_check_channels(&k, accs, 16));
+  }
+}
+
+/* Large sums: one channel of 3000 x 3000 pixels (under ONNX Runtime's 2^24), all 255 with zero
+   point 0 (the int32 sum wraps, as ONNX Runtime's does: 2,295,000,000 - 2^32), and int8 ones
+   of -128 (with the zero point's share a sum of -1,197,000,000), through the integer step on the scalar rows and this
+   CPU's; and a multiplier that ONNX Runtime refuses (y_scale so small that x_scale / (y_scale
+   * H * W) >= 256) leaves the pool in float32. */
+TEST(qglobal_avg_pool_large_sums) {
+  gap_case k;
+  int sg, isa;
+  int64_t P = 3000 * 3000;
+  uint8_t *xq = (uint8_t *)malloc((size_t)(2 * P));
+  memset(&k, 0, sizeof k);
+  k.C = 1, k.H = 3000, k.W = 3000, k.xs = 0.5f, k.ys = 0.25f;
+  for (sg = 0; sg < 2 && xq; sg++)
+  for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_AVX512; isa++) {
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    fuse_compile_options o;
+    const void *ins[1];
+    void *outs[1];
+    uint8_t got[2];
+    int32_t want;
+    if (!isa_runs_here(isa)) continue;
+    k.is_signed = sg, k.xz = sg ? 5 : 0, k.yz = sg ? -3 : 1;
+    memset(xq, sg ? 0x80 : 0xff, (size_t)(2 * P));
+    g = gap_graph(&k);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.isa = (fuse_isa)isa;
+    o.num_threads = 1;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (p) CHECK_EQ_INT(fuse_plan_step_count(p), 1);
+    ins[0] = xq, outs[0] = got;
+    if (p) CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+    want = gap_want(xq, P, sg, k.xz, k.xs, k.ys, k.yz);
+    CHECK_EQ_INT(sg ? (int)(int8_t)got[0] : (int)got[0], want);
+    CHECK_EQ_INT(sg ? (int)(int8_t)got[1] : (int)got[1], want);
+    CHECK_EQ_INT(want, sg ? -128 : 0); /* (-1.1e9 x 2 / 9e6 = -256; the wrapped -2e9: 0) */
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+  { /* the multiplier out of ONNX Runtime's range: float32 */
+    fuse_graph *g;
+    fuse_plan *p = NULL;
+    big_buf *t;
+    k.H = 2, k.W = 2, k.is_signed = 0, k.xz = 0, k.yz = 0, k.ys = k.xs / 1100.0f;
+    g = gap_graph(&k);
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+    t = listing_of(p);
+    CHECK(t && !strstr(t->s, "qglobal_avg_pool2d") && strstr(t->s, "global_avg_pool2d"));
+    free(t);
+    t = (big_buf *)calloc(1, sizeof *t);
+    CHECK_EQ_INT(fuse_explain_write(g, big_sink, t), FUSE_OK);
+    CHECK_STR_CONTAINS(t->s, "not in fuse.qglobal_avg_pool2d's pattern");
+    CHECK_STR_CONTAINS(t->s, "outside [2^-32, 256)");
+    free(t);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+  free(xq);
+}
+
+/* A saved qglobal_avg_pool2d plan whose packed header is changed: every change that no longer
+   fits its tensors is refused when loading, naming the step. The header is found by its first
+   eight words (x_zero 17, y_zero 9, lo 0, hi 255, K 0, C 5, KH 0, KW 0). */
+TEST(qglobal_avg_pool_blob_header_checked) {
+  static const struct {
+    int word; /* fuse__qhead's words: x_zero, y_zero, lo, hi, K, C, KH, KW, layout, b_zero,
+                 x_scale (10), b_scale, y_scale (12), num_post, y_signed (14), depthwise */
+    uint32_t value;
+  } bad[] = {{5, 4}, {5, 6}, {0, 256}, {0, (uint32_t)-1}, {1, 300}, {2, (uint32_t)-1}, {3, 256},
+             {14, 1}, {10, 0}, {10, 0x7fc00000u}, {12, 0x36000000u}, {12, 0xbf800000u}};
+  gap_case k;
+  int i, isa;
+  memset(&k, 0, sizeof k);
+  k.C = 5, k.H = 3, k.W = 4, k.xz = 17, k.yz = 9, k.xs = 0.02f, k.ys = 0.01f;
+  for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_SCALAR; isa++) {
+    fuse_graph *g = gap_graph(&k);
+    fuse_plan *p = NULL, *q;
+    fuse_compile_options o;
+    big_buf *b = (big_buf *)calloc(1, sizeof *b);
+    int32_t head[8] = {17, 9, 0, 255, 0, 5, 0, 0};
+    size_t at, found = 0;
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    memset(&o, 0, sizeof o);
+    o.reference_kernels = isa == FUSE_ISA_AUTO;
+    o.isa = (fuse_isa)isa;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (p) CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
+    for (at = 0; p && at + sizeof head <= b->n; at += 4)
+      if (memcmp(b->s + at, head, sizeof head) == 0) found = at + 1;
+    CHECK(found != 0);
+    for (i = 0; found && i < (int)(sizeof bad / sizeof bad[0]); i++) {
+      char why[256] = "";
+      fuse_plan_load_options lo;
+      uint32_t old;
+      fuse_result r;
+      memcpy(&old, b->s + found - 1 + 4 * bad[i].word, 4);
+      memcpy(b->s + found - 1 + 4 * bad[i].word, &bad[i].value, 4);
+      memset(&lo, 0, sizeof lo);
+      lo.copy = 1, lo.error = why, lo.error_size = sizeof why;
+      q = NULL;
+      r = fuse_plan_load(b->s, b->n, &lo, &q);
+      if (r == FUSE_OK || !strstr(why, "(qglobal_avg_pool2d)"))
+        fprintf(stderr, "  isa %d: word %d = %u: %d, '%s'\n", isa, bad[i].word, bad[i].value, (int)r, why);
+      CHECK(r != FUSE_OK && q == NULL);
+      CHECK_STR_CONTAINS(why, "(qglobal_avg_pool2d)");
+      fuse_plan_destroy(q);
+      memcpy(b->s + found - 1 + 4 * bad[i].word, &old, 4);
+    }
+    q = NULL; /* unchanged, it loads */
+    CHECK_EQ_INT(fuse_plan_load(b->s, b->n, NULL, &q), FUSE_OK);
+    fuse_plan_destroy(q);
+    free(b);
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+  }
+}
+
+/* --emit-config for a plan of a qglobal_avg_pool2d step keeps the step's family and leaves out
+   the other integer kernels and the float pool. */
+TEST(qglobal_avg_pool_config) {
+  gap_case k;
+  fuse_graph *g;
+  fuse_plan *p = NULL;
+  fuse_compile_options o;
+  big_buf *t = (big_buf *)calloc(1, sizeof *t);
+  memset(&k, 0, sizeof k);
+  k.C = 3, k.H = 2, k.W = 2, k.xs = 0.02f, k.ys = 0.01f;
+  g = gap_graph(&k);
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  memset(&o, 0, sizeof o);
+  o.isa = FUSE_ISA_SCALAR;
+  CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+  CHECK_EQ_INT(fuse_plan_write_config((const fuse_plan *const *)&p, 1, big_sink, t), FUSE_OK);
+  CHECK(strstr(t->s, "#define FUSE_NO_KERNEL_QGLOBAL_AVG_POOL\n") == NULL);
+  CHECK(strstr(t->s, "#define FUSE_NO_RUN_QINT\n") == NULL);
+  CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QPOOL\n");
+  CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QMATMUL\n");
+  CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_KERNEL_QTILES\n");
+  CHECK_STR_CONTAINS(t->s, "#define FUSE_NO_RUN_GLOBAL_AVG_POOL\n");
+  fuse_plan_destroy(p);
+  fuse_graph_destroy(g);
+  free(t);
+}
+
+/* What stays in float32 and --explain says why: the pool quantized to another type, a relu
+   between the pool and its quantize; and a quantize -> dequantize pair around a flatten with
+   the same scale and zero point is dropped (the flatten of the integers), with another scale
+   it is not. */
+TEST(qglobal_avg_pool_what_stays_float) {
+  static const char *texts[2] = {
+      "graph(%xq: u8[1, 4, 3, 3]) {\n  %s: [] = const{0.1}\n  %z: i8[] = const{3}\n"
+      "  %x = dequantize(%xq, %s)\n  %p = global_avg_pool2d(%x)\n  %y = quantize(%p, %s, %z)\n"
+      "  return %y\n}\n",
+      "graph(%xq: u8[1, 4, 3, 3]) {\n  %s: [] = const{0.1}\n"
+      "  %x = dequantize(%xq, %s)\n  %p = global_avg_pool2d(%x)\n  %r = relu(%p)\n"
+      "  %y = quantize(%r, %s)\n  return %y\n}\n"};
+  static const char *why[2] = {"it is quantized to int8 by 'y', its input is uint8",
+                               "its result 'p' is not quantized"};
+  static const char *flat =
+      "graph(%xq: u8[1, 4, 3, 3]) {\n  %s: [] = const{0.1}\n  %s2: [] = const{%S2}\n"
+      "  %z: u8[] = const{7}\n  %x = dequantize(%xq, %s, %z)\n  %p = global_avg_pool2d(%x)\n"
+      "  %q = quantize(%p, %s, %z)\n  %d = dequantize(%q, %s, %z)\n  %f = flatten(%d, axis=1)\n"
+      "  %y = quantize(%f, %s2, %z)\n  return %y\n}\n";
+  int i;
+  for (i = 0; i < 4; i++) {
+    char text[1024];
+    fuse_graph *g = NULL;
+    fuse_plan *p = NULL;
+    big_buf *t = (big_buf *)calloc(1, sizeof *t);
+    strcpy(text, i < 2 ? texts[i] : flat);
+    replace(text, "%S2", i == 2 ? "0.1" : "0.2");
+    CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+    if (fuse_graph_status(g) != FUSE_OK) fprintf(stderr, "  %d: %s\n", i, fuse_graph_error(g));
+    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+    CHECK_EQ_INT(fuse_compile(g, NULL, &p), FUSE_OK);
+    if (p) fuse_plan_write(p, big_sink, t);
+    if (i < 2) {
+      CHECK(strstr(t->s, "qglobal_avg_pool2d") == NULL && strstr(t->s, "global_avg_pool2d") != NULL);
+      t->n = 0, t->s[0] = 0;
+      CHECK_EQ_INT(fuse_explain_write(g, big_sink, t), FUSE_OK);
+      CHECK_STR_CONTAINS(t->s, "not in fuse.qglobal_avg_pool2d's pattern");
+      CHECK_STR_CONTAINS(t->s, why[i]);
+    } else { /* the pool in integers; then the flatten of its integers, or a requantization */
+      CHECK_STR_CONTAINS(t->s, "qglobal_avg_pool2d");
+      CHECK((strstr(t->s, "dequantize") == NULL) == (i == 2));
+      CHECK_EQ_INT(fuse_plan_step_count(p), i == 2 ? 2 : 3); /* (the copy of the view out) */
+      if (fuse_plan_step_count(p) != (i == 2 ? 2 : 3)) fprintf(stderr, "%s\n", t->s);
+      if (i == 2) {
+        const uint8_t xq[36] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 250, 251, 252, 253, 254, 255, 0, 0, 0};
+        uint8_t got[4];
+        const void *ins[1];
+        void *outs[1];
+        ins[0] = xq, outs[0] = got;
+        CHECK_EQ_INT(fuse_run_typed(p, ins, outs, NULL), FUSE_OK);
+        CHECK_EQ_INT(got[0], 5); /* (the mean of 1..9; of zeros, whose value is -0.7) */
+        CHECK_EQ_INT(got[2], 0);
+        t->n = 0, t->s[0] = 0;
+        CHECK_EQ_INT(fuse_explain_write(g, big_sink, t), FUSE_OK);
+        CHECK_STR_CONTAINS(t->s, "global_avg_pool2d 'p': composite fuse.qglobal_avg_pool2d, one step");
+      }
+    }
+    fuse_plan_destroy(p);
+    fuse_graph_destroy(g);
+    free(t);
+  }
+}
+
 int main(void) {
   RUN(quantize_rounds_half_to_even_and_saturates);
   RUN(quantize_int8_and_int32_and_no_zero_point);
@@ -943,5 +1415,11 @@ int main(void) {
   RUN(qmatmul_blob_header_checked);
   RUN(qmatmul_config);
   RUN(qmatmul_what_stays_float);
+  RUN(qdq_global_avg_pool_runs_in_integers);
+  RUN(qglobal_avg_pool_rounding);
+  RUN(qglobal_avg_pool_large_sums);
+  RUN(qglobal_avg_pool_blob_header_checked);
+  RUN(qglobal_avg_pool_config);
+  RUN(qglobal_avg_pool_what_stays_float);
   return runner_finish("quant");
 }

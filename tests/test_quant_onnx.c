@@ -7,8 +7,9 @@
    to 1e-6): as loaded on the reference kernels and on this CPU's kernels, after fuse_optimize
    (which folds the dequantized constant weights into float32 ones: fewer dequantize nodes),
    and as a plan blob saved and loaded back (bit for bit the plan it was saved from). And the
-   quantized MatMul / Gemm models of tools/make_qdq_matmul_models.py (tests/data/onnx_qmatmul/),
-   each one integer step, bit for bit ONNX Runtime's outputs.
+   quantized MatMul / Gemm models of tools/make_qdq_matmul_models.py (tests/data/onnx_qmatmul/)
+   and the global average pools of tools/make_qdq_gap_models.py (tests/data/onnx_qgap/), each
+   one integer step, bit for bit ONNX Runtime's outputs.
 
    Usage: build/test_quant_onnx [-v]   (run from the repository root) */
 #define FUSE_IMPLEMENTATION
@@ -358,6 +359,91 @@ TEST(qmatmul_matmul_nd) { qmatmul_model("matmul_nd"); }
 TEST(qmatmul_matmul_bias) { qmatmul_model("matmul_bias"); }
 TEST(qmatmul_qlinear) { qmatmul_model("qlinear"); }
 
+/* ------------------------------------ integer global average pools against ONNX Runtime -- */
+/* tests/data/onnx_qgap/ (tools/make_qdq_gap_models.py): a classifier's tail (uint8 conv 3x3 +
+   relu, GlobalAveragePool, Flatten between Q -> DQ pairs of one scale, Gemm), an int8 pool of a
+   graph input, a pool of one pixel a channel and its Flatten; float32 in and out, ONNX Runtime
+   1.30's outputs (.ort.bin, one thread: its QLinearGlobalAveragePool, NHWC after its conv).
+   After fuse_optimize each pool is one qglobal_avg_pool2d step reading its input's layout
+   (no qto_nchw, no dequantize before it, the Flatten a view of its integers) on the reference
+   kernels, the scalar rows and this CPU's; every plan and a blob of it give ONNX Runtime's
+   outputs bit for bit. */
+#define QG_DIR "tests/data/onnx_qgap/"
+
+static void qgap_model(const char *name) {
+  static const fuse_isa isas[3] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR, FUSE_ISA_AUTO};
+  char path[256];
+  fuse_graph *g = NULL;
+  size_t n_in, n_out;
+  float *in = NULL, *want = NULL, *got = NULL;
+  int i;
+  snprintf(path, sizeof path, QG_DIR "%s.onnx", name);
+  CHECK_EQ_INT(fuse_onnx_load_file(path, NULL, &g), FUSE_OK);
+  if (!g || fuse_graph_status(g) != FUSE_OK) {
+    fprintf(stderr, "  %s: %s\n", path, g ? fuse_graph_error(g) : "(no graph)");
+    fuse_graph_destroy(g);
+    return;
+  }
+  n_in = numel(g, fuse_graph_input(g, 0)), n_out = numel(g, fuse_graph_output(g, 0));
+  snprintf(path, sizeof path, QG_DIR "%s.input.bin", name);
+  in = (float *)read_exact(path, n_in * 4);
+  snprintf(path, sizeof path, QG_DIR "%s.ort.bin", name);
+  want = (float *)read_exact(path, n_out * 4);
+  got = (float *)malloc(n_out * 4);
+  CHECK(in && want && got);
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  for (i = 0; i < 3 && in && want && got; i++) {
+    fuse_compile_options o;
+    fuse_plan *p = NULL, *loaded = NULL;
+    const float *ins[1];
+    float *outs[1];
+    text_buf t;
+    blob bl;
+    const char *pool;
+    memset(&o, 0, sizeof o);
+    o.reference_kernels = i == 0;
+    o.isa = isas[i];
+    o.num_threads = 1;
+    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+    if (!p) continue;
+    memset(&t, 0, sizeof t);
+    fuse_plan_write(p, text_sink, &t);
+    pool = t.s ? strstr(t.s, "qglobal_avg_pool2d ->") : NULL;
+    CHECK(pool != NULL && strstr(t.s, " global_avg_pool2d ->") == NULL && strstr(t.s, "qto_nchw") == NULL);
+    if (pool) { /* nothing float before the pool (but the model's first quantize) */
+      const char *dq = strstr(t.s, "dequantize ->");
+      CHECK(dq == NULL || dq > pool);
+    }
+    if (verbose && t.s) printf("%s\n", t.s);
+    free(t.s);
+    ins[0] = in, outs[0] = got;
+    memset(got, 0xa5, n_out * 4);
+    CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
+    if (memcmp(got, want, n_out * 4) != 0) {
+      fprintf(stderr, "  %s, plan %d: not ONNX Runtime's outputs\n", name, i);
+      compare(name, got, want, FUSE_FLOAT32, n_out);
+      CHECK(!"bit for bit");
+    }
+    memset(&bl, 0, sizeof bl);
+    CHECK_EQ_INT(fuse_plan_save(p, blob_write, &bl), FUSE_OK);
+    CHECK_EQ_INT(fuse_plan_load(bl.data, bl.len, NULL, &loaded), FUSE_OK);
+    if (loaded) {
+      memset(got, 0xa5, n_out * 4);
+      CHECK_EQ_INT(fuse_run(loaded, ins, outs, NULL), FUSE_OK);
+      CHECK(memcmp(got, want, n_out * 4) == 0);
+    }
+    fuse_plan_destroy(loaded);
+    free(bl.raw);
+    fuse_plan_destroy(p);
+  }
+  free(in), free(want), free(got);
+  fuse_graph_destroy(g);
+}
+
+TEST(qgap_tail_u8) { qgap_model("tail_u8"); }
+TEST(qgap_nchw_i8) { qgap_model("nchw_i8"); }
+TEST(qgap_pixel1_u8) { qgap_model("pixel1_u8"); }
+
 int main(int argc, char **argv) {
   const uint32_t one = 1;
   unsigned char first_byte;
@@ -376,5 +462,8 @@ int main(int argc, char **argv) {
   RUN(qmatmul_matmul_nd);
   RUN(qmatmul_matmul_bias);
   RUN(qmatmul_qlinear);
+  RUN(qgap_tail_u8);
+  RUN(qgap_nchw_i8);
+  RUN(qgap_pixel1_u8);
   return runner_finish("quant_onnx");
 }

@@ -85,10 +85,22 @@ typedef enum fuse__op {
   FUSE__OP_QTO_NHWC, /* plan only: layout conversions of uint8 / int8 tensors (integer steps, so
                         an integer plan's firmware carries no float layout code) */
   FUSE__OP_QTO_NCHW,
-  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (last: a blob's op
-                       numbers stay those of the plans saved before it) */
+  FUSE__OP_QMATMUL, /* plan only: a quantized model's integer matmul / Gemm (after the others: a
+                       blob's op numbers stay those of the plans saved before it) */
+  FUSE__OP_QGLOBAL_AVG_POOL2D, /* plan only: its integer global average pool (last, as qmatmul) */
   FUSE__OP_COUNT
 } fuse__op;
+
+/* A runtime-only build that leaves the integer global average pool out
+   (FUSE_NO_KERNEL_QGLOBAL_AVG_POOL, which --emit-config writes for plans without one) has no
+   table row for its op, the last: fuse_plan_load refuses an op past the table, so its plans
+   hold none, and a firmware pays no byte for it. The table has FUSE__OP_ROWS rows. */
+#if defined(FUSE_RUNTIME_ONLY) && defined(FUSE_NO_KERNEL_QGLOBAL_AVG_POOL)
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 0
+#else
+#define FUSE__HAS_OP_QGLOBAL_AVG_POOL2D 1
+#endif
+#define FUSE__OP_ROWS (FUSE__OP_COUNT - 1 + FUSE__HAS_OP_QGLOBAL_AVG_POOL2D)
 
 /* patterns keep a set of ops as the bits of a uint64_t */
 typedef char fuse__ops_fit_a_pattern_mask[FUSE__OP_COPY <= 64 ? 1 : -1];
@@ -149,8 +161,9 @@ static float fuse__round_half_even(float v) {
   return v < 0 ? -r : r;
 }
 
-/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d steps of a
-   quantized model: plan/quant_pack.c, run/quant_run.c) start with this header. Then qconv2d:
+/* An integer step's packed bytes (the qconv2d, qmatmul, qadd, qlut, qmax_pool2d and
+   qglobal_avg_pool2d steps of a quantized model: plan/quant_pack.c, run/quant_run.c) start
+   with this header (qglobal_avg_pool2d: nothing after it). Then qconv2d:
    int32 bias[Kp] (in units of x_scale * w_scale[k]), float scale[Kp] (x_scale * w_scale[k] /
    y_scale), the weights in `layout` (kernels/qconv.c; Kp = K for the direct form, else K
    rounded up to 16, the padding's bias and scale 0); qmatmul: the same as a 1x1 qconv2d's
@@ -167,12 +180,26 @@ typedef struct fuse__qhead {
                              merged in, plan/quant_pack.c) */
   int32_t layout;         /* qconv2d, qmatmul: 0, the graph's [K][C / groups][KH][KW] */
   int32_t b_zero;         /* qadd: the second input's zero point */
-  float x_scale, b_scale, y_scale; /* qadd */
+  float x_scale, b_scale, y_scale; /* qadd; qglobal_avg_pool2d: x_scale, y_scale */
   int32_t num_post;       /* qadd */
   int32_t y_signed;       /* the output is int8 (else uint8) */
   int32_t depthwise;      /* qconv2d: groups = channels = output channels */
 } fuse__qhead;
 typedef char fuse__qhead_is_64_bytes[sizeof(fuse__qhead) == 64 ? 1 : -1];
+
+/* A qglobal_avg_pool2d's multiplier of its int32 sums (each the pixels' values less the zero
+   point's share), as ONNX Runtime's QLinearGlobalAveragePool forms it: in float32, y_scale
+   times the pixel count first. ONNX Runtime refuses the pool (an error when it runs) where
+   pixels >= 2^24 or the multiplier is outside [2^-32, 256): those stay in float32
+   (fuse__qgap_fits, passes/quant.c). */
+static float fuse__qgap_scale(float x_scale, float y_scale, int64_t pixels) {
+  float denominator = y_scale * (float)pixels;
+  return x_scale / denominator;
+}
+static int fuse__qgap_in_range(float x_scale, float y_scale, int64_t pixels) {
+  float m = pixels >= 1 && pixels < 16777216 ? fuse__qgap_scale(x_scale, y_scale, pixels) : 0.0f;
+  return m >= 2.3283064365386963e-10f && m < 256.0f; /* 2^-32 */
+}
 #define FUSE__QPOST_WORDS 5
 
 typedef struct fuse__node {
@@ -655,6 +682,10 @@ static const fuse__op_row fuse__ops[] = {
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
     {FUSE__OP_QMATMUL, "qmatmul", NULL, fuse__attrs_none, 1, 1, FUSE__Y, FUSE__RUN_QINT,
      FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#if FUSE__HAS_OP_QGLOBAL_AVG_POOL2D
+    {FUSE__OP_QGLOBAL_AVG_POOL2D, "qglobal_avg_pool2d", NULL, fuse__attrs_none, 1, 1, FUSE__Y,
+     FUSE__RUN_QINT, FUSE__CHAIN_NONE, 0, FUSE__TEXT(NULL)},
+#endif
 };
 #undef FUSE__E
 #undef FUSE__F
@@ -662,6 +693,6 @@ static const fuse__op_row fuse__ops[] = {
 #undef FUSE__P
 #undef FUSE__A
 #undef FUSE__Y
-typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_COUNT
+typedef char fuse__ops_cover_the_enum[sizeof fuse__ops / sizeof fuse__ops[0] == FUSE__OP_ROWS
                                           ? 1
                                           : -1];

@@ -421,14 +421,55 @@ static void fuse__explain_qmatmul(fuse__out *o, const fuse__explainer *x, fuse_v
     fuse__format(o, g, "its weights %V, bias or quantize %V do not fit\n", n->in[1], next);
 }
 
+/* Why global_avg_pool2d v of a quantized model is not a fuse.qglobal_avg_pool2d. */
+static void fuse__explain_qgap(fuse__out *o, const fuse__explainer *x, fuse_value v) {
+  const fuse_graph *g = x->g;
+  const fuse__node *n = &g->nodes[v], *dq = &g->nodes[n->in[0]];
+  fuse_value q = fuse__sole_user(g, &x->users, v);
+  fuse__puts(o, "not in fuse.qglobal_avg_pool2d's pattern (dequantize of uint8 / int8 of rank 4, "
+                "per tensor -> global_avg_pool2d -> quantize to the same type, per tensor): ");
+  if (!fuse__q_input(g, n->in[0], 0) || dq->rank != 4)
+    fuse__format(o, g, "its input %V is not the dequantize of a uint8 / int8 tensor of rank 4 "
+                       "with one constant scale and zero point\n", n->in[0]);
+  else if (q == FUSE_NONE || g->nodes[q].op != FUSE__OP_QUANTIZE || !fuse__quant_constant_params(g, q, 0))
+    fuse__format(o, g, "its result %V is not quantized (by one quantize, per tensor, its only "
+                       "reader)\n", v);
+  else if (g->nodes[q].type != g->nodes[dq->in[0]].type)
+    fuse__format(o, g, "it is quantized to %s by %V, its input is %s\n",
+                 g->nodes[q].type == FUSE_INT8 ? "int8" : g->nodes[q].type == FUSE_UINT8 ? "uint8" : "int32",
+                 q, g->nodes[dq->in[0]].type == FUSE_INT8 ? "int8" : "uint8");
+  else
+    fuse__format(o, g, "x_scale / (y_scale * %D pixels) is outside [2^-32, 256) or the pixels "
+                       "are 2^24 or more, which ONNX Runtime's QLinearGlobalAveragePool "
+                       "refuses\n", dq->shape[2] * dq->shape[3]);
+}
+
 /* A quantized model's ops that run in float32 (outside every integer composite), each with
-   the reason; returns how many. Nothing when the graph quantizes nothing. */
+   the reason; returns how many. Nothing when the graph quantizes nothing. Before them, the
+   pools that run in integers (their composites' roots are quantizes, not listed elsewhere). */
 static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
   const fuse_graph *g = x->g;
   int v, quantized = 0, count = 0;
   for (v = 0; v < g->num_nodes; v++)
     quantized |= g->nodes[v].op == FUSE__OP_QUANTIZE || g->nodes[v].op == FUSE__OP_DEQUANTIZE;
   if (!quantized) return 0;
+  fuse__puts(o, "a quantized model's pools that run in integers:\n");
+  for (v = 0; v < g->num_nodes; v++) {
+    const fuse__node *n = &g->nodes[v];
+    int c = n->composite;
+    if ((n->op != FUSE__OP_MAX_POOL2D && n->op != FUSE__OP_GLOBAL_AVG_POOL2D) || c < 0 || !x->quant[c])
+      continue;
+    count++;
+    fuse__format(o, g, "  %s %V: composite %s, one step: %s -> %V\n", fuse__ops[n->op].name, v,
+                 g->composites[c].name,
+                 n->op == FUSE__OP_MAX_POOL2D
+                     ? "the largest integer of each window, through a table"
+                     : "int32 sums of each channel, requantized as ONNX Runtime's "
+                       "QLinearGlobalAveragePool, in the layout the input has",
+                 g->composites[c].root);
+  }
+  if (!count) fuse__puts(o, "  none\n");
+  count = 0;
   fuse__puts(o, "a quantized model's ops that run in float32 (between a dequantize and a "
                 "quantize), and why:\n");
   for (v = 0; v < g->num_nodes; v++) {
@@ -446,9 +487,12 @@ static int fuse__explain_float_ops(fuse__out *o, const fuse__explainer *x) {
                     "relu / clip? -> quantize)\n");
     else if (n->op == FUSE__OP_MATMUL)
       fuse__explain_qmatmul(o, x, v);
+    else if (n->op == FUSE__OP_GLOBAL_AVG_POOL2D)
+      fuse__explain_qgap(o, x, v);
     else
-      fuse__format(o, g, "%s has no integer step (those are conv2d, add, element-wise ops and "
-                         "max_pool2d between dequantize and quantize)\n", fuse__ops[n->op].name);
+      fuse__format(o, g, "%s has no integer step (those are conv2d, matmul, add, element-wise "
+                         "ops, max_pool2d and global_avg_pool2d between dequantize and "
+                         "quantize)\n", fuse__ops[n->op].name);
   }
   if (!count) fuse__puts(o, "  none\n");
   return count;

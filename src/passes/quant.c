@@ -98,8 +98,11 @@ static fuse_result fuse__fold_dequantized_constants(fuse_graph *g) {
    fuse.qlut      quantize(f(dequantize(xq))), f up to 4 such ops or none (a requantization):
                   a table of the 256 results.
    fuse.qmax_pool2d  quantize(max_pool2d(dequantize(xq))): the pool on the integers (the
-                  dequantize is monotonic), then the table of quantize(dequantize(v)). */
-enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL };
+                  dequantize is monotonic), then the table of quantize(dequantize(v)).
+   fuse.qglobal_avg_pool2d  quantize(global_avg_pool2d(dequantize(xq))), xq uint8 or int8 of
+                  rank 4 and the quantize's type: ONNX Runtime's QLinearGlobalAveragePool, int32
+                  sums requantized (fuse__qgap_scale), where its range check passes. */
+enum { FUSE__Q_CONV = 1, FUSE__Q_ADD, FUSE__Q_LUT, FUSE__Q_MAXPOOL, FUSE__Q_MATMUL, FUSE__Q_GAP };
 #define FUSE__Q_CHAIN 4
 typedef struct fuse__qparts {
   int kind;                            /* FUSE__Q_* */
@@ -107,7 +110,7 @@ typedef struct fuse__qparts {
   fuse_value w_dq, conv, bias, act;    /* qconv2d; bias FUSE_NONE when none, act the relu / clip */
   fuse_value matmul, w_tr;             /* qmatmul (its w_dq, bias, act as qconv2d's); w_tr the
                                           transpose of w_dq it reads, or FUSE_NONE */
-  fuse_value pool, add;                /* qmax_pool2d's pool, qadd's add */
+  fuse_value pool, add;                /* qmax_pool2d's and qglobal_avg_pool2d's pool, qadd's add */
   fuse_value chain[FUSE__Q_CHAIN];     /* qadd's, qlut's element-wise ops, first applied first */
   int num_chain;
   fuse_value q;                        /* the quantize: the root */
@@ -141,6 +144,38 @@ static int fuse__q_input(const fuse_graph *g, fuse_value v, int u8) {
   const fuse__node *n = &g->nodes[v];
   int t = n->op == FUSE__OP_DEQUANTIZE ? g->nodes[n->in[0]].type : -1;
   return (t == FUSE_UINT8 || (t == FUSE_INT8 && !u8)) && fuse__quant_constant_params(g, v, 0);
+}
+
+/* quantize(reshape / flatten(dequantize(xq))) with the quantize's type, scale and zero point
+   the dequantize's (per tensor) becomes reshape(xq), in place (the value id stays): the same
+   integers (|q - z| <= 255 times a float scale, divided by it, rounds back to q - z exactly),
+   as ONNX Runtime drops such a pair around a Flatten or Reshape. A QDQ export's pool -> Q -> DQ
+   -> Flatten -> Q -> DQ -> Gemm then keeps its integers from the pool to the Gemm. */
+static void fuse__fold_requantized_views(fuse_graph *g) {
+  int v;
+  for (v = 0; v < g->num_nodes; v++) {
+    fuse__node *n = &g->nodes[v];
+    const fuse__node *view, *dq;
+    fuse_value xq;
+    double zq, zd;
+    if (n->op != FUSE__OP_QUANTIZE || n->composite >= 0 || !fuse__quant_constant_params(g, v, 0))
+      continue;
+    view = &g->nodes[n->in[0]];
+    if ((view->op != FUSE__OP_RESHAPE && view->op != FUSE__OP_FLATTEN) ||
+        g->nodes[view->in[0]].op != FUSE__OP_DEQUANTIZE || !fuse__quant_constant_params(g, view->in[0], 0))
+      continue;
+    dq = &g->nodes[view->in[0]];
+    xq = dq->in[0];
+    zq = n->num_in > 2 ? fuse__const_value(&g->nodes[n->in[2]], 0) : 0;
+    zd = dq->num_in > 2 ? fuse__const_value(&g->nodes[dq->in[2]], 0) : 0;
+    if (g->nodes[xq].type != n->type || zq != zd ||
+        fuse__const_at(&g->nodes[n->in[1]], 0) != fuse__const_at(&g->nodes[dq->in[1]], 0))
+      continue;
+    n->op = FUSE__OP_RESHAPE;
+    n->in[0] = xq;
+    n->num_in = 1;
+    memset(&n->a, 0, sizeof n->a);
+  }
 }
 
 /* Whether val is read by `user` alone (not an output) and sits in composite member_of. */
@@ -275,6 +310,21 @@ static int fuse__qmatmul_at(const fuse_graph *g, const fuse__users *u, fuse_valu
   return 1;
 }
 
+/* Whether global_avg_pool2d v, read by quantize q, runs as a qglobal_avg_pool2d: the
+   dequantize of a uint8 / int8 tensor of rank 4 with per-tensor constants, quantized to the
+   same type, scales that ONNX Runtime's integer pool takes (else it fails when it runs). */
+static int fuse__qgap_fits(const fuse_graph *g, fuse_value v, fuse_value q) {
+  const fuse__node *n = &g->nodes[v], *dq;
+  if (n->op != FUSE__OP_GLOBAL_AVG_POOL2D) return 0;
+  dq = &g->nodes[n->in[0]];
+  if (dq->rank != 4 || !fuse__q_input(g, n->in[0], 0) ||
+      g->nodes[dq->in[0]].type != g->nodes[q].type)
+    return 0;
+  return fuse__qgap_in_range(fuse__const_at(&g->nodes[dq->in[1]], 0),
+                             fuse__const_at(&g->nodes[g->nodes[q].in[1]], 0),
+                             dq->shape[2] * dq->shape[3]);
+}
+
 /* The parts of an integer composite rooted at quantize q (its members already in composite
    `member_of`, or -1 before the pass makes it). 0: no pattern above. */
 static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_value q,
@@ -316,6 +366,10 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
     m->kind = FUSE__Q_MAXPOOL;
     m->pool = v, m->x_dq = g->nodes[v].in[0];
     m->members[m->num_members++] = v;
+  } else if (m->num_chain == 0 && fuse__q_only_into(g, u, v, q, member_of) && fuse__qgap_fits(g, v, q)) {
+    m->kind = FUSE__Q_GAP;
+    m->pool = v, m->x_dq = g->nodes[v].in[0];
+    m->members[m->num_members++] = v;
   } else if (fuse__q_input(g, v, 0)) {
     m->kind = FUSE__Q_LUT;
     m->x_dq = v;
@@ -333,12 +387,13 @@ static int fuse__qparts_match(const fuse_graph *g, const fuse__users *u, fuse_va
 }
 
 static const char *const fuse__qnames[] = {"", "fuse.qconv2d", "fuse.qadd", "fuse.qlut",
-                                           "fuse.qmax_pool2d", "fuse.qmatmul"};
+                                           "fuse.qmax_pool2d", "fuse.qmatmul",
+                                           "fuse.qglobal_avg_pool2d"};
 
 /* The integer composite kind a composite's name says (0: not one). */
 static int fuse__qkind(const char *name) {
   int k;
-  for (k = FUSE__Q_CONV; k <= FUSE__Q_MATMUL; k++)
+  for (k = FUSE__Q_CONV; k <= FUSE__Q_GAP; k++)
     if (strcmp(name, fuse__qnames[k]) == 0) return k;
   return 0;
 }

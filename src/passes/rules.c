@@ -492,6 +492,7 @@ FUSE_API fuse_result fuse_grow_composites(fuse_graph *g, const char *codegen) {
 static fuse_result fuse__fold_dequantized_constants(fuse_graph *g); /* passes/quant.c */
 static fuse_result fuse__quant_composites(fuse_graph *g);
 static fuse_result fuse__fold_quantized_constants(fuse_graph *g);
+static void fuse__fold_requantized_views(fuse_graph *g);
 
 FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   const fuse_rule *rules;
@@ -510,6 +511,7 @@ FUSE_API fuse_result fuse_optimize(fuse_graph *g, const char *codegen) {
   /* a quantized model: its convs in integers where the pattern allows (they keep their int8
      weights), then the other dequantized constants folded to float32 */
   if ((r = fuse__fold_quantized_constants(g)) != FUSE_OK) return r;
+  fuse__fold_requantized_views(g);
   if ((r = fuse__quant_composites(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_dequantized_constants(g)) != FUSE_OK) return r;
   if ((r = fuse__fold_constant_reshapes(g)) != FUSE_OK) return r;

@@ -267,7 +267,8 @@ static void fuse__node_step(fuse__compiler *c, int i, fuse__step *st, int in_fir
   st->num_in = fuse__step_inputs(g, c->fz, i, c->ins);
   if (nd->composite >= 0 && c->fz[nd->composite].quant && g->composites[nd->composite].root == i) {
     static const int ops[] = {0, FUSE__OP_QCONV2D, FUSE__OP_QADD, FUSE__OP_QLUT,
-                              FUSE__OP_QMAX_POOL2D, FUSE__OP_QMATMUL};
+                              FUSE__OP_QMAX_POOL2D, FUSE__OP_QMATMUL,
+                              FUSE__OP_QGLOBAL_AVG_POOL2D};
     const fuse__qparts *q = &c->fz[nd->composite].q;
     st->op = ops[q->kind];
     memset(&st->a, 0, sizeof st->a);

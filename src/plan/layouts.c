@@ -40,8 +40,10 @@ static int fuse__follows_nhwc(const fuse_plan *p, const fuse__step *st, const in
 }
 
 /* Whether operand k of a step is an activation in the step's layout (a kernel conv's weights
-   and bias are not; a qconv2d that copies its input into rows reads it in either layout). */
+   and bias are not; a qconv2d that copies its input into rows and a qglobal_avg_pool2d read
+   it in either layout). */
 static int fuse__operand_has_layout(const fuse__step *st, int k) {
+  if (st->op == FUSE__OP_QGLOBAL_AVG_POOL2D) return 0;
   if (st->op == FUSE__OP_QCONV2D) {
     const fuse__qhead *h = (const fuse__qhead *)(const void *)st->packed;
     return !(h->layout == FUSE__QL_PAIRS ||

@@ -27,7 +27,7 @@ typedef char fuse__run_names_cover_the_kinds[sizeof fuse__run_names / sizeof *fu
 static const char *const fuse__family_names[] = {
     "REFERENCE", "IGEMM", "NCHW_GEMM", "FEW_CHANNELS", "DW_NHWC", "DW_NCHW", "GROUPED",
     "WINOGRAD", "POOL", "ELTWISE", "CHAIN", "ROWS", "MATMUL_ROWS", "QDIRECT", "QTILES", "QDW",
-    "QPOOL", "QMATMUL"};
+    "QPOOL", "QMATMUL", "QGLOBAL_AVG_POOL"};
 typedef char fuse__family_names_cover_the_families
     [sizeof fuse__family_names / sizeof *fuse__family_names == FUSE__FAMILY_COUNT ? 1 : -1];
 static const char *const fuse__post_macro_names[] = {
@@ -60,7 +60,7 @@ static void fuse__qadd_needs(const fuse__step *s, fuse__needs *n) {
    its chain's and a qadd's. Values out of range (a damaged blob's, checked after this) add
    nothing. */
 static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__needs *n) {
-  int run = s->op >= 0 && s->op < FUSE__OP_COUNT ? fuse__ops[s->op].run : -1, k;
+  int run = s->op >= 0 && s->op < FUSE__OP_ROWS ? fuse__ops[s->op].run : -1, k;
   int simd = p->isa != FUSE_ISA_AUTO, family = -1;
   if (run < 0) return;
   n->runs |= 1ul << run;
@@ -74,6 +74,8 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
   if (FUSE__HAS_RUN(FUSE__RUN_QINT) && s->op == FUSE__OP_QADD) fuse__qadd_needs(s, n);
   if (s->op == FUSE__OP_QMAX_POOL2D) n->families |= 1ul << FUSE__FAMILY_QPOOL;
   if (s->op == FUSE__OP_QMATMUL) n->families |= 1ul << FUSE__FAMILY_QMATMUL;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D)
+    n->families |= 1ul << FUSE__FAMILY_QGLOBAL_AVG_POOL;
   if ((s->op == FUSE__OP_QCONV2D || s->op == FUSE__OP_QMATMUL) && s->packed &&
       s->packed_floats * 4 >= sizeof(fuse__qhead)) {
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */

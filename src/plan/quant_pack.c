@@ -4,7 +4,8 @@
    units of x_scale * w_scale[k] (an int32 bias dequantized with that scale is taken as it is;
    a float bias is rounded to those units, as ONNX Runtime's quantizer rounds it), the
    requantization multipliers, the int8 weights. qadd: the scales and zero points and the
-   element-wise ops. qlut, qmax_pool2d: the table of outputs. */
+   element-wise ops. qlut, qmax_pool2d: the table of outputs. qglobal_avg_pool2d: the zero
+   points and scales. */
 
 /* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
    a, npix output pixels an image in: depthwise on its own kernel; groups 1 in quads where this
@@ -212,7 +213,7 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
     if (need > *scratch) *scratch = need;
   } else if (q->kind == FUSE__Q_ADD) {
     bytes += (size_t)num_post * FUSE__QPOST_WORDS * 4;
-  } else {
+  } else if (q->kind != FUSE__Q_GAP) {
     bytes += 256;
   }
   bytes = (bytes + 3) & ~(size_t)3;
@@ -253,6 +254,10 @@ static int fuse__quant_pack(fuse_plan *p, const fuse_graph *g, const fuse__qpart
       memcpy(w + 1, &post[k].lo, 4), memcpy(w + 2, &post[k].hi, 4);
       memcpy(w + 3, &post[k].alpha, 4), memcpy(w + 4, &post[k].beta, 4);
     }
+  } else if (q->kind == FUSE__Q_GAP) { /* the scales; the multiplier is formed when it runs */
+    h.C = (int32_t)nx->shape[1];
+    h.x_scale = fuse__const_at(&g->nodes[nx->in[1]], 0);
+    h.y_scale = fuse__const_at(&g->nodes[nq->in[1]], 0);
   } else { /* qlut, qmax_pool2d: quantize(ops(dequantize(v))) for every v; in double while
               the ops are clamps (as qadd, run/quant_run.c), else in float32 as their steps */
     int in_type = g->nodes[nx->in[0]].type, clamps = 1, j;

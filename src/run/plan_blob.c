@@ -558,6 +558,16 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       (ty->type != FUSE_UINT8 && ty->type != FUSE_INT8) || h->lo > h->hi ||
       h->lo < (ty->type == FUSE_UINT8 ? 0 : -128) || h->hi > (ty->type == FUSE_UINT8 ? 255 : 127))
     return 0;
+  if (FUSE__HAS_OP_QGLOBAL_AVG_POOL2D && s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) { /* x [N, C, H, W]
+      (NCHW or NHWC) -> y [N, C, 1, 1] of its type; nothing after the header */
+    int32_t lo = tx->type == FUSE_INT8 ? -128 : 0, hi = lo + 255;
+    return FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL) && /* (refused before, saying so: plan/needs.c) */
+           tx->rank == 4 && ty->rank == 4 && ty->type == tx->type && tx->shape[0] == ty->shape[0] &&
+           tx->shape[1] == ty->shape[1] && ty->shape[2] == 1 && ty->shape[3] == 1 &&
+           h->C == tx->shape[1] && h->x_zero >= lo && h->x_zero <= hi && h->y_zero >= lo &&
+           h->y_zero <= hi && h->y_signed == (ty->type == FUSE_INT8) &&
+           fuse__qgap_in_range(h->x_scale, h->y_scale, tx->shape[2] * tx->shape[3]);
+  }
   switch (s->op) {
   case FUSE__OP_QCONV2D:
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
@@ -657,7 +667,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
   int k, ok = 1, lack;
   s->op = fuse__get_i32(r), s->out = fuse__get_i32(r), s->num_in = fuse__get_i32(r);
   s->in_first = l->operands_used;
-  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_COUNT || s->num_in < 0 ||
+  if (r->failed || s->op <= FUSE__OP_CONST || s->op >= FUSE__OP_ROWS || s->num_in < 0 ||
       s->num_in > l->num_operands - l->operands_used)
     return fuse__blob_refuse(l, FUSE_ERROR_PARSE, "step %d: op %d with %d operands", i, s->op,
                              s->num_in),
@@ -708,7 +718,7 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
     s->chain_ops[k] = fuse__get_i32(r);
     ok &= c->kind >= FUSE__CHAIN_POST && c->kind <= FUSE__CHAIN_SHRINK &&
           c->operand >= FUSE__CHAIN_SELF && c->operand < s->num_in && s->chain_ops[k] >= 0 &&
-          s->chain_ops[k] < FUSE__OP_COUNT;
+          s->chain_ops[k] < FUSE__OP_ROWS;
   }
   s->kernel = fuse__get_i32(r);
   packed_at = fuse__get_u64(r), packed_floats = fuse__get_u64(r);

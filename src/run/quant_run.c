@@ -6,7 +6,7 @@
    uint8 / int8; on NHWC with the kernels of kernels/qconv.c, on NCHW with the direct loops (the
    reference plans). qadd: the float ops it
    fuses, computed as they compute them. qlut: a table. qmax_pool2d: the pool on the integers,
-   then the table. The layout conversions between integer and float steps (qto_nhwc,
+   then the table. qglobal_avg_pool2d: int32 sums, requantized as qconv2d's. The layout conversions between integer and float steps (qto_nhwc,
    qto_nchw). Each step shares its work among the plan's chunks (fuse__parallel). */
 
 /* A qconv2d's packed arrays after its header (fuse__qhead, graph/ops.c): int32 bias[Kp],
@@ -562,6 +562,62 @@ static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse
 }
 #endif
 
+/* qglobal_avg_pool2d: per channel of each image the int32 sum of its pixels less x_zero
+   times their count (wrapping, as ONNX Runtime's int32 sums), times fuse__qgap_scale, as
+   qconv2d requantizes (ONNX Runtime's MlasRequantizeOutput), into [N, C, 1, 1] of the input's
+   type; on kernels/qglobal_pool.c's rows. The input as its producer left it: NCHW, a plane per
+   channel, or NHWC, the pixels' channels summed column by column. Shared among the chunks by
+   (image, block of FUSE__QGAP_BLOCK channels). */
+#define FUSE__QGAP_BLOCK 256
+typedef struct fuse__qgap_job {
+  const fuse__qhead *h;
+  const unsigned char *x;
+  unsigned char *y;
+  int64_t C, P, blocks;
+  uint32_t share; /* what a sum holds besides the values less x_zero: (x_zero + 128 for int8,
+                     whose bytes are summed flipped) times P */
+  float scale;
+  int nhwc;
+  unsigned char flip;
+  fuse__qsum_fn sum;
+  fuse__qcolumns_fn columns;
+  fuse__qgap_requant_fn requant;
+} fuse__qgap_job;
+
+static void fuse__qgap_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qgap_job *j = (const fuse__qgap_job *)ctx;
+  uint32_t acc[FUSE__QGAP_BLOCK];
+  int64_t u, c;
+  (void)chunk;
+  for (u = u0; u < u1; u++) { /* channels [c0, c0 + len) of image n */
+    int64_t n = u / j->blocks, c0 = u % j->blocks * FUSE__QGAP_BLOCK;
+    int64_t len = j->C - c0 < FUSE__QGAP_BLOCK ? j->C - c0 : FUSE__QGAP_BLOCK;
+    if (j->nhwc) {
+      memset(acc, 0, (size_t)len * sizeof acc[0]);
+      j->columns(acc, j->x + n * j->P * j->C + c0, j->C, j->P, len, j->flip);
+    } else {
+      for (c = 0; c < len; c++) acc[c] = j->sum(j->x + (n * j->C + c0 + c) * j->P, j->P, j->flip);
+    }
+    j->requant(j->y + n * j->C + c0, acc, len, j->share, j->scale, j->h);
+  }
+}
+
+static void fuse__qgap(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qgap_job j;
+  j.h = h;
+  j.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.C = tx->shape[1], j.P = tx->shape[2] * tx->shape[3];
+  j.nhwc = tx->nhwc;
+  j.flip = tx->type == FUSE_INT8 ? 0x80 : 0;
+  j.share = (uint32_t)(h->x_zero + (j.flip ? 128 : 0)) * (uint32_t)j.P;
+  j.scale = fuse__qgap_scale(h->x_scale, h->y_scale, j.P);
+  fuse__qgap_pick(r->p->isa, &j.sum, &j.columns, &j.requant);
+  j.blocks = (j.C + FUSE__QGAP_BLOCK - 1) / FUSE__QGAP_BLOCK;
+  fuse__parallel(r->p, tx->shape[0] * j.blocks, fuse__qgap_units, &j);
+}
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -607,6 +663,8 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
     fuse__qadd(r, s, h);
   } else if (s->op == FUSE__OP_QMAX_POOL2D) {
     if (FUSE__HAS_KERNEL(QPOOL)) fuse__qmax_pool(r, s, table);
+  } else if (s->op == FUSE__OP_QGLOBAL_AVG_POOL2D) {
+    if (FUSE__HAS_KERNEL(QGLOBAL_AVG_POOL)) fuse__qgap(r, s, h);
   } else { /* qlut */
     const fuse__tensor *tx = fuse__in_t(r, s, 0);
     const unsigned char *x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
