@@ -301,8 +301,8 @@ TEST(winograd_matches_the_direct_conv) {
     fuse__qwino_out_fn out = fuse__qwino_out_scalar;
     int mr = 4;
     const char *name = "scalar";
-    if (form) {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (form) { /* (FUSE__HAVE_QWINO: AVX2's kernels are built; FUSE__SIMD is #undef'd by now) */
+#ifdef FUSE__HAVE_QWINO
       if (!isa_runs_here(FUSE_ISA_AVX2)) continue;
       tile = fuse__qtile_pairs_avx2, mr = FUSE__QMR_AVX2, name = form == 1 ? "avx2" : "avx2 tile";
       if (form == 1) fuse__qwino_pick(FUSE_ISA_AVX2, &in, &out);
