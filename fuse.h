@@ -12554,9 +12554,10 @@ static int fuse__qwino3_fits(fuse_isa isa, int vnni, int64_t C, int64_t KH, int6
 #ifdef FUSE__HAVE_QWINO3
 
 /* A patch (25 pixel pointers, row-major; the padding pixel where one falls outside)
-   transformed: v[p * cs + c] for the 25 positions p, channels 0 to cs (C rounded up to even;
-   the channels past C 0). */
-typedef void (*fuse__qwino3_in_fn)(const unsigned char *const *px, int64_t C, int64_t cs, int16_t *v);
+   transformed: v[p * pstride + c] for the 25 positions p, channels 0 to cs (C rounded up to
+   even; the channels past C 0). */
+typedef void (*fuse__qwino3_in_fn)(const unsigned char *const *px, int64_t C, int64_t cs,
+                                   int64_t pstride, int16_t *v);
 /* A tile's sums of one panel (position p, channel j at m[p * pstride + j], 16 channels)
    transformed: 36 times the 3x3 outputs' sums, / 36, + bias, requantized; the first kvalid
    channels of output pixel q (row-major) stored at y[q] + at (y[q] NULL: outside the image). */
@@ -12583,7 +12584,8 @@ typedef void (*fuse__qwino3_out_fn)(const int32_t *m, int64_t pstride, unsigned 
 #define FUSE__QW3_ADDI(a, b) ((a) + (b))
 #define FUSE__QW3_SUBI(a, b) ((a) - (b))
 
-static void fuse__qwino3_in_scalar(const unsigned char *const *px, int64_t C, int64_t cs, int16_t *v) {
+static void fuse__qwino3_in_scalar(const unsigned char *const *px, int64_t C, int64_t cs,
+                                   int64_t pstride, int16_t *v) {
   int64_t c;
   int i, j;
   for (c = 0; c < cs; c++) {
@@ -12595,7 +12597,7 @@ static void fuse__qwino3_in_scalar(const unsigned char *const *px, int64_t C, in
     }
     for (i = 0; i < 5; i++) { /* (B'd)B, row i */
       FUSE__QW3_BT(int32_t, FUSE__QW3_ADDI, FUSE__QW3_SUBI, t + 5 * i, o);
-      for (j = 0; j < 5; j++) v[(5 * i + j) * cs + c] = (int16_t)o[j];
+      for (j = 0; j < 5; j++) v[(5 * i + j) * pstride + c] = (int16_t)o[j];
     }
   }
 }
@@ -12625,7 +12627,8 @@ static void fuse__qwino3_out_scalar(const int32_t *m, int64_t pstride, unsigned 
 }
 
 /* 32 channels a step (int16 lanes of a zmm; |V| <= 9180), the last step's masked. */
-FUSE__QV512 static void fuse__qwino3_in_avx512(const unsigned char *const *px, int64_t C, int64_t cs, int16_t *v) {
+FUSE__QV512 static void fuse__qwino3_in_avx512(const unsigned char *const *px, int64_t C,
+                                               int64_t cs, int64_t pstride, int16_t *v) {
   int64_t c;
   int i, j;
   for (c = 0; c < cs; c += 32) { /* (c < C: cs is C or C + 1) */
@@ -12646,7 +12649,7 @@ FUSE__QV512 static void fuse__qwino3_in_avx512(const unsigned char *const *px, i
       __m512i o[5];
       FUSE__QW3_BT(__m512i, _mm512_add_epi16, _mm512_sub_epi16, t + 5 * i, o);
       FUSE__UNROLL
-      for (j = 0; j < 5; j++) _mm512_mask_storeu_epi16(v + (5 * i + j) * cs + c, out, o[j]);
+      for (j = 0; j < 5; j++) _mm512_mask_storeu_epi16(v + (5 * i + j) * pstride + c, out, o[j]);
     }
   }
 }
@@ -12698,8 +12701,8 @@ FUSE__QV512 static void fuse__qwino3_out_avx512(const int32_t *m, int64_t pstrid
 #undef FUSE__QW3_ADDI
 #undef FUSE__QW3_SUBI
 
-/* The products tiles: 1 to 4 panels by 6 tiles (the 3x3 outputs' tiles of a row of the
-   image are a run of them). */
+/* The products tiles: 1 to 4 panels by 6 or by 5 tiles (25 tiles of a 14x14 image: 5 groups
+   of 5, not 30 rows for 25). */
 #define FUSE__QW3_MR 6
 #define FUSE__QW3_NB 4
 #define FUSE__QW3_NAME fuse__qwino3_tile_4x6
@@ -12902,6 +12905,208 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #undef FUSE__QW3_NB
 #undef FUSE__QW3_NAME
 #undef FUSE__QW3_MR
+#define FUSE__QW3_MR 5
+#define FUSE__QW3_NB 4
+#define FUSE__QW3_NAME fuse__qwino3_tile_4x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
+   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
+   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
+   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
+   always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
+                                           const void *wv, int64_t pstride, unsigned char *y,
+                                           int64_t ldy, int mvalid, int kvalid,
+                                           const int32_t *bias, const float *scale,
+                                           const fuse__qhead *h) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  const unsigned char *w = (const unsigned char *)wv;
+  const unsigned char *x[mr];
+  __m512i acc[mr][nb];
+  int c, r, b;
+  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) {
+    x[r] = (const unsigned char *)rows[r];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
+    __m512i wb[nb];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      int32_t pair;
+      __m512i xb;
+      memcpy(&pair, x[r] + 4 * c, 4);
+      xb = _mm512_set1_epi32(pair);
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 3
+#define FUSE__QW3_NAME fuse__qwino3_tile_3x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
+   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
+   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
+   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
+   always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
+                                           const void *wv, int64_t pstride, unsigned char *y,
+                                           int64_t ldy, int mvalid, int kvalid,
+                                           const int32_t *bias, const float *scale,
+                                           const fuse__qhead *h) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  const unsigned char *w = (const unsigned char *)wv;
+  const unsigned char *x[mr];
+  __m512i acc[mr][nb];
+  int c, r, b;
+  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) {
+    x[r] = (const unsigned char *)rows[r];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
+    __m512i wb[nb];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      int32_t pair;
+      __m512i xb;
+      memcpy(&pair, x[r] + 4 * c, 4);
+      xb = _mm512_set1_epi32(pair);
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 2
+#define FUSE__QW3_NAME fuse__qwino3_tile_2x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
+   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
+   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
+   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
+   always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
+                                           const void *wv, int64_t pstride, unsigned char *y,
+                                           int64_t ldy, int mvalid, int kvalid,
+                                           const int32_t *bias, const float *scale,
+                                           const fuse__qhead *h) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  const unsigned char *w = (const unsigned char *)wv;
+  const unsigned char *x[mr];
+  __m512i acc[mr][nb];
+  int c, r, b;
+  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) {
+    x[r] = (const unsigned char *)rows[r];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
+    __m512i wb[nb];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      int32_t pair;
+      __m512i xb;
+      memcpy(&pair, x[r] + 4 * c, 4);
+      xb = _mm512_set1_epi32(pair);
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 1
+#define FUSE__QW3_NAME fuse__qwino3_tile_1x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
+   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
+   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
+   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
+   always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
+                                           const void *wv, int64_t pstride, unsigned char *y,
+                                           int64_t ldy, int mvalid, int kvalid,
+                                           const int32_t *bias, const float *scale,
+                                           const fuse__qhead *h) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  const unsigned char *w = (const unsigned char *)wv;
+  const unsigned char *x[mr];
+  __m512i acc[mr][nb];
+  int c, r, b;
+  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) {
+    x[r] = (const unsigned char *)rows[r];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+  }
+  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
+    __m512i wb[nb];
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      int32_t pair;
+      __m512i xb;
+      memcpy(&pair, x[r] + 4 * c, 4);
+      xb = _mm512_set1_epi32(pair);
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+    }
+  }
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+    if (r >= mvalid) break;
+    FUSE__UNROLL
+    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#undef FUSE__QW3_MR
 
 /* What a F(3x3) qconv2d's blocks run on: one image's input and output (NHWC), the packed
    weights, the products tiles of 1 to nb panels (tile[n - 1]) by mr tiles, the transforms. */
@@ -12919,27 +13124,85 @@ typedef struct fuse__qwino3 {
   fuse__qwino3_out_fn out;
 } fuse__qwino3;
 
-/* The tiles and transforms of a plan (AVX-512 with VNNI), or with `twin` the scalar ones (the
+/* The blocks of an image of `tiles` tiles, C channels, with products tiles of mr: at most
+   fuse__qwino3_block(C) tiles a block, as even as whole groups of mr make them (*block of
+   them, *blocks); returns the rows the products tiles compute (whole groups of mr). */
+static int64_t fuse__qwino3_blocks(int64_t tiles, int64_t C, int mr, int64_t *block, int64_t *blocks) {
+  int64_t b = fuse__qwino3_block(C) / mr * mr, n;
+  n = (tiles + b - 1) / b;
+  b = (tiles + n - 1) / n;
+  b = (b + mr - 1) / mr * mr;
+  n = (tiles + b - 1) / b;
+  *block = b, *blocks = n;
+  return (n - 1) * b + (tiles - (n - 1) * b + mr - 1) / mr * mr;
+}
+
+/* The tiles and transforms of a plan (AVX-512 with VNNI) for an image of `tiles` tiles: of 6
+   tiles a group, or of 5 where that computes fewer rows; or with `twin` the scalar ones (the
    pairs tile, one panel by 4 tiles: the tests' oracle). */
-static void fuse__qwino3_pick(fuse__qwino3 *q, int twin) {
+static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
+  int64_t block, blocks;
   memset(q->tile, 0, sizeof q->tile);
   if (twin) {
     q->tile[0] = fuse__qtile_pairs_scalar, q->nb = 1, q->mr = 4;
     q->in = fuse__qwino3_in_scalar, q->out = fuse__qwino3_out_scalar;
     return;
   }
-  q->tile[0] = fuse__qwino3_tile_1x6, q->tile[1] = fuse__qwino3_tile_2x6;
-  q->tile[2] = fuse__qwino3_tile_3x6, q->tile[3] = fuse__qwino3_tile_4x6;
-  q->nb = 4, q->mr = 6;
+  q->nb = 4;
+  if (fuse__qwino3_blocks(tiles, q->C, 5, &block, &blocks) <
+      fuse__qwino3_blocks(tiles, q->C, 6, &block, &blocks)) {
+    q->tile[0] = fuse__qwino3_tile_1x5, q->tile[1] = fuse__qwino3_tile_2x5;
+    q->tile[2] = fuse__qwino3_tile_3x5, q->tile[3] = fuse__qwino3_tile_4x5;
+    q->mr = 5;
+  } else {
+    q->tile[0] = fuse__qwino3_tile_1x6, q->tile[1] = fuse__qwino3_tile_2x6;
+    q->tile[2] = fuse__qwino3_tile_3x6, q->tile[3] = fuse__qwino3_tile_4x6;
+    q->mr = 6;
+  }
   q->in = fuse__qwino3_in_avx512, q->out = fuse__qwino3_out_avx512;
 }
 
+/* The products of position p of the tiles [g, g + gv) of a block (v: [position][tile][cs]
+   int16, n tiles) against the weights wk of nbv panels, into m[r * ld + j] for tile g + r. */
+static void fuse__qwino3_products(const fuse__qwino3 *q, const int16_t *v, int64_t n, int64_t g,
+                                  int gv, int p, const int16_t *wk, int nbv, int32_t *m,
+                                  const void **rows) {
+  int64_t cs = 2 * q->csteps;
+  int r, ld = nbv * FUSE__QNR;
+  for (r = 0; r < q->mr; r++) rows[r] = v + (p * n + g + (r < gv ? r : gv - 1)) * cs;
+  q->tile[nbv - 1](1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, 25 * cs * FUSE__QNR * 2,
+                   (unsigned char *)m, ld * 4, gv, ld, NULL, NULL, NULL);
+}
+
+/* The outputs of tiles [t, t + gv) of an image, channels k to k + 16 * nbv, from their sums
+   (tile r's position p at m[p * pstride + r * 16 * nbv]). */
+static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64_t k, int nbv,
+                                 const int32_t *m, int64_t pstride, unsigned char **yp) {
+  int64_t TW = (q->W + 2) / 3;
+  int r, i, b, ld = nbv * FUSE__QNR;
+  for (r = 0; r < gv; r++) {
+    int64_t oy = (t + r) / TW * 3, ox = (t + r) % TW * 3;
+    for (i = 0; i < 9; i++) {
+      int64_t y = oy + i / 3, x = ox + i % 3;
+      yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K : NULL;
+    }
+    for (b = 0; b < nbv; b++) {
+      int64_t kb = k + b * FUSE__QNR;
+      int kvalid = q->K - kb < FUSE__QNR ? (int)(q->K - kb) : FUSE__QNR;
+      q->out(m + r * ld + b * FUSE__QNR, pstride, yp, kb, kvalid, q->bias + kb, q->scale + kb, q->h);
+    }
+  }
+}
+
 /* Tiles [t0, t1) of one image (row-major, (W + 2) / 3 a row; at most fuse__qwino3_block(C)
-   of them) with the work area `work` (fuse__qconv_scratch's): their patches transformed; then
-   per nb panels, per mr tiles, the 25 positions' products (a products tile call each: the mr
-   tiles' rows of that position against the position's weights), transformed into the outputs
-   and requantized. */
-static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, unsigned char *work) {
+   of them), output channels [k0, k1) (k0 a multiple of 16 * nb), with the work area `work`
+   (fuse__qconv_scratch's): their patches transformed ([position][tile][cs]); then per nb
+   panels of 16 output channels, per group of mr tiles, the 25 positions' products (a products
+   tile call each: the group's rows of that position against the position's weights; the
+   group's sums stay in the L1 cache, the nb panels' weights in L2), transformed into the
+   outputs and requantized. */
+static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, int64_t k0,
+                               int64_t k1, unsigned char *work) {
   size_t al = FUSE__ALIGN - 1;
   int64_t cs = 2 * q->csteps, TW = (q->W + 2) / 3, n = t1 - t0, t, k, g;
   int64_t panel = 25 * cs * FUSE__QNR; /* int16 of a panel's weights */
@@ -12949,7 +13212,7 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, un
   const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
   unsigned char **yp = (unsigned char **)(void *)(px + 25);
   const void **rows = (const void **)(void *)(yp + 9);
-  int mr = q->mr, i, p, r, b;
+  int mr = q->mr, i, p;
   memset(pad, q->h->x_zero, (size_t)q->C);
   for (t = t0; t < t1; t++) { /* the patches */
     int64_t iy0 = (t / TW) * 3 - 1, ix0 = (t % TW) * 3 - 1;
@@ -12957,31 +13220,16 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, un
       int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
       px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
     }
-    q->in(px, q->C, cs, v + (t - t0) * 25 * cs);
+    q->in(px, q->C, cs, n * cs, v + (t - t0) * cs);
   }
-  for (k = 0; k < q->K; k += q->nb * FUSE__QNR) {
-    int64_t left = (q->K - k + FUSE__QNR - 1) / FUSE__QNR;
+  for (k = k0; k < k1; k += q->nb * FUSE__QNR) {
+    int64_t left = (k1 - k + FUSE__QNR - 1) / FUSE__QNR;
     int nbv = left < q->nb ? (int)left : q->nb, ld = nbv * FUSE__QNR;
     const int16_t *wk = q->w + k / FUSE__QNR * panel;
-    for (g = 0; g < n; g += mr) {
+    for (g = 0; g < n; g += mr) { /* m[(p * mr + r) * ld + j]: position p, tile r, channel j */
       int gv = n - g < mr ? (int)(n - g) : mr;
-      for (p = 0; p < 25; p++) { /* m[(p * mr + r) * ld + j]: position p, tile r, channel j */
-        for (r = 0; r < mr; r++) rows[r] = v + ((g + (r < gv ? r : gv - 1)) * 25 + p) * cs;
-        q->tile[nbv - 1](1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, panel * 2,
-                         (unsigned char *)(m + p * mr * ld), ld * 4, gv, ld, NULL, NULL, NULL);
-      }
-      for (r = 0; r < gv; r++) {
-        int64_t oy = (t0 + g + r) / TW * 3, ox = (t0 + g + r) % TW * 3;
-        for (i = 0; i < 9; i++) {
-          int64_t y = oy + i / 3, x = ox + i % 3;
-          yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K : NULL;
-        }
-        for (b = 0; b < nbv; b++) {
-          int64_t kb = k + b * FUSE__QNR;
-          int kvalid = q->K - kb < FUSE__QNR ? (int)(q->K - kb) : FUSE__QNR;
-          q->out(m + r * ld + b * FUSE__QNR, mr * ld, yp, kb, kvalid, q->bias + kb, q->scale + kb, q->h);
-        }
-      }
+      for (p = 0; p < 25; p++) fuse__qwino3_products(q, v, n, g, gv, p, wk, nbv, m + p * mr * ld, rows);
+      fuse__qwino3_outputs(q, t0 + g, gv, k, nbv, m, mr * ld, yp);
     }
   }
 }
@@ -43421,7 +43669,7 @@ static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse
 typedef struct fuse__qwino3_job {
   const fuse__run *r;
   fuse__qwino3 q;
-  int64_t tiles, block, blocks;
+  int64_t tiles, block, blocks, kparts, kpart;
 } fuse__qwino3_job;
 
 static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -43429,19 +43677,23 @@ static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse_plan *p = j->r->p;
   unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   int64_t u;
-  for (u = u0; u < u1; u++) {
+  for (u = u0; u < u1; u++) { /* unit u: image, block, part of the output channels */
     fuse__qwino3 q = j->q;
-    int64_t n = u / j->blocks, t0 = u % j->blocks * j->block;
+    int64_t b = u / j->kparts, n = b / j->blocks, t0 = b % j->blocks * j->block;
+    int64_t k0 = u % j->kparts * j->kpart, k1 = k0 + j->kpart < q.K ? k0 + j->kpart : q.K;
     q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
-    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, work);
+    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, k0, k1, work);
   }
 }
 
+/* The blocks of the images, each cut by its output channels into as many parts (of whole nb
+   panels) as make a unit for every chunk where the blocks are fewer (a 14x14 image is one
+   block): each part transforms its block's patches again, a small share of its work. */
 static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0);
   fuse__qwino3_job j;
-  int64_t Kp;
+  int64_t Kp, groups;
   j.r = r;
   j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
@@ -43449,14 +43701,18 @@ static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fus
   j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
   fuse__qconv_weight_bytes(FUSE__QL_WINO3, h->K, j.q.C, 9, &Kp);
   j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
-  fuse__qwino3_pick(&j.q, 0);
   j.tiles = ((j.q.H + 2) / 3) * ((j.q.W + 2) / 3);
-  j.block = fuse__qwino3_block(j.q.C) / j.q.mr * j.q.mr; /* (whole tiles of the MR) */
-  j.blocks = (j.tiles + j.block - 1) / j.block;
-  j.block = (j.tiles + j.blocks - 1) / j.blocks; /* as even as whole tiles of the MR make them */
-  j.block = (j.block + j.q.mr - 1) / j.q.mr * j.q.mr;
-  j.blocks = (j.tiles + j.block - 1) / j.block;
-  fuse__parallel(p, tx->shape[0] * j.blocks, fuse__qwino3_units, &j);
+  fuse__qwino3_pick(&j.q, 0, j.tiles);
+  fuse__qwino3_blocks(j.tiles, j.q.C, j.q.mr, &j.block, &j.blocks);
+  groups = (Kp / FUSE__QNR + j.q.nb - 1) / j.q.nb; /* of nb panels */
+  j.kparts = 1;
+  if (tx->shape[0] * j.blocks < p->chunks) {
+    j.kparts = (p->chunks + tx->shape[0] * j.blocks - 1) / (tx->shape[0] * j.blocks);
+    j.kparts = j.kparts < groups ? j.kparts : groups;
+  }
+  j.kpart = (groups + j.kparts - 1) / j.kparts * j.q.nb * FUSE__QNR;
+  j.kparts = (Kp + j.kpart - 1) / j.kpart;
+  fuse__parallel(p, tx->shape[0] * j.blocks * j.kparts, fuse__qwino3_units, &j);
 }
 #endif
 

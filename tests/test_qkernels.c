@@ -343,10 +343,11 @@ TEST(winograd_matches_the_direct_conv) {
    and the weights -128 / 127 at random (the transforms' largest values, both signs). With
    extremes the bias takes back the sum of a pixel, so that an error of 1 shows after the
    scale. form: 0 the scalar twin (pairs tile, scalar transforms); 1 AVX-512 VNNI's tiles and
-   transforms; 2 its tiles with the scalar transforms; 3 the scalar tile with its transforms. */
-static int check_wino3(int form, int64_t H, int64_t W, int64_t C, int64_t K, int32_t x_zero,
+   transforms; 2 its tiles with the scalar transforms; 3 the scalar tile with its transforms;
+   mr5: its tiles of 5 tiles a group, else of 6. */
+static int check_wino3(int form, int mr5, int64_t H, int64_t W, int64_t C, int64_t K, int32_t x_zero,
                        int extreme, int y_signed, int64_t block, const char *name) {
-  int64_t Kp, npix = H * W, tiles = ((H + 2) / 3) * ((W + 2) / 3), i, c, k, t0, oy, ox;
+  int64_t Kp, npix = H * W, tiles = ((H + 2) / 3) * ((W + 2) / 3), i, c, k, t0, oy, ox, kpart;
   size_t wbytes = fuse__qconv_weight_bytes(FUSE__QL_WINO3, K, C, 9, &Kp);
   unsigned char *x = (unsigned char *)malloc((size_t)(npix * C)), *y = (unsigned char *)malloc((size_t)(npix * K + 64));
   int8_t *w = (int8_t *)malloc((size_t)(K * C * 9));
@@ -392,13 +393,16 @@ static int check_wino3(int form, int64_t H, int64_t W, int64_t C, int64_t K, int
   h.lo = y_signed ? -128 : 0, h.hi = y_signed ? 127 : 255, h.layout = FUSE__QL_WINO3;
   q.x = x, q.y = y, q.w = packed, q.bias = bias, q.scale = scale, q.h = &h;
   q.H = H, q.W = W, q.C = C, q.K = K, q.csteps = (C + 1) / 2;
-  fuse__qwino3_pick(&q, form == 0 || form == 3);
-  fuse__qwino3_pick(&simd, 0);
+  fuse__qwino3_pick(&q, form == 0 || form == 3, mr5 ? 25 : 24);
+  simd.C = C;
+  fuse__qwino3_pick(&simd, 0, 24);
+  kpart = K > q.nb * 16 && (H + W + C) % 2 ? q.nb * 16 : K;
   if (form == 2) q.in = fuse__qwino3_in_scalar, q.out = fuse__qwino3_out_scalar;
   if (form == 3) q.in = simd.in, q.out = simd.out;
   memset(y, 0xcd, (size_t)(npix * K + 64));
-  for (t0 = 0; t0 < tiles; t0 += block)
-    fuse__qwino3_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, work);
+  for (t0 = 0; t0 < tiles; t0 += block) /* (in two parts of the output channels, some runs) */
+    for (k = 0; k < K; k += kpart)
+      fuse__qwino3_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, k, k + kpart < K ? k + kpart : K, work);
   for (i = 0; i < npix * K + 64 && ok; i++) {
     int32_t want = 0xcd, have = y[i];
     if (i < npix * K) {
@@ -438,7 +442,7 @@ TEST(winograd3_matches_the_direct_conv) {
             int64_t H = sizes[si][0], W = sizes[si][1], tiles = ((H + 2) / 3) * ((W + 2) / 3);
             int64_t block = (si + ci + zi + ki) % 3 == 0 ? tiles : (si + ci + zi + ki) % 3 == 1 ? 5 : 6;
             if ((form == 2 || form == 3) && (si + ci + ki + zi) % 3) continue; /* (mixed: a third) */
-            CHECK(check_wino3(form, H, W, chans[ci], outs[ki], zeros[zi], 0, (ki + zi) % 2, block,
+            CHECK(check_wino3(form, (si + ki) % 2, H, W, chans[ci], outs[ki], zeros[zi], 0, (ki + zi) % 2, block,
                               names[form]));
             runs++;
           }
@@ -447,7 +451,7 @@ TEST(winograd3_matches_the_direct_conv) {
         for (ki = 1; ki <= 3; ki++) {
           int64_t C = ci == 0 ? 16 : ci == 1 ? 1024 : 1827;
           if (form != 1 && ci) continue; /* (the large ones on the plans' kernels) */
-          CHECK(check_wino3(form, 4, 5, C, ci ? 16 : 40, zeros[zi], ki, zi > 0, 6, names[form]));
+          CHECK(check_wino3(form, zi > 0, 4, 5, C, ci ? 16 : 40, zeros[zi], ki, zi > 0, 6, names[form]));
           runs++;
         }
   }

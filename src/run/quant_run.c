@@ -567,7 +567,7 @@ static void fuse__qconv_wino(const fuse__run *r, const fuse__step *s, const fuse
 typedef struct fuse__qwino3_job {
   const fuse__run *r;
   fuse__qwino3 q;
-  int64_t tiles, block, blocks;
+  int64_t tiles, block, blocks, kparts, kpart;
 } fuse__qwino3_job;
 
 static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
@@ -575,19 +575,23 @@ static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse_plan *p = j->r->p;
   unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
   int64_t u;
-  for (u = u0; u < u1; u++) {
+  for (u = u0; u < u1; u++) { /* unit u: image, block, part of the output channels */
     fuse__qwino3 q = j->q;
-    int64_t n = u / j->blocks, t0 = u % j->blocks * j->block;
+    int64_t b = u / j->kparts, n = b / j->blocks, t0 = b % j->blocks * j->block;
+    int64_t k0 = u % j->kparts * j->kpart, k1 = k0 + j->kpart < q.K ? k0 + j->kpart : q.K;
     q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
-    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, work);
+    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, k0, k1, work);
   }
 }
 
+/* The blocks of the images, each cut by its output channels into as many parts (of whole nb
+   panels) as make a unit for every chunk where the blocks are fewer (a 14x14 image is one
+   block): each part transforms its block's patches again, a small share of its work. */
 static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
   const fuse_plan *p = r->p;
   const fuse__tensor *tx = fuse__in_t(r, s, 0);
   fuse__qwino3_job j;
-  int64_t Kp;
+  int64_t Kp, groups;
   j.r = r;
   j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
   j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
@@ -595,14 +599,18 @@ static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fus
   j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
   fuse__qconv_weight_bytes(FUSE__QL_WINO3, h->K, j.q.C, 9, &Kp);
   j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
-  fuse__qwino3_pick(&j.q, 0);
   j.tiles = ((j.q.H + 2) / 3) * ((j.q.W + 2) / 3);
-  j.block = fuse__qwino3_block(j.q.C) / j.q.mr * j.q.mr; /* (whole tiles of the MR) */
-  j.blocks = (j.tiles + j.block - 1) / j.block;
-  j.block = (j.tiles + j.blocks - 1) / j.blocks; /* as even as whole tiles of the MR make them */
-  j.block = (j.block + j.q.mr - 1) / j.q.mr * j.q.mr;
-  j.blocks = (j.tiles + j.block - 1) / j.block;
-  fuse__parallel(p, tx->shape[0] * j.blocks, fuse__qwino3_units, &j);
+  fuse__qwino3_pick(&j.q, 0, j.tiles);
+  fuse__qwino3_blocks(j.tiles, j.q.C, j.q.mr, &j.block, &j.blocks);
+  groups = (Kp / FUSE__QNR + j.q.nb - 1) / j.q.nb; /* of nb panels */
+  j.kparts = 1;
+  if (tx->shape[0] * j.blocks < p->chunks) {
+    j.kparts = (p->chunks + tx->shape[0] * j.blocks - 1) / (tx->shape[0] * j.blocks);
+    j.kparts = j.kparts < groups ? j.kparts : groups;
+  }
+  j.kpart = (groups + j.kparts - 1) / j.kparts * j.q.nb * FUSE__QNR;
+  j.kparts = (Kp + j.kpart - 1) / j.kpart;
+  fuse__parallel(p, tx->shape[0] * j.blocks * j.kparts, fuse__qwino3_units, &j);
 }
 #endif
 
