@@ -11774,7 +11774,7 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
 #ifdef FUSE__HAVE_QWINO3
   if (layout == FUSE__QL_WINO3)
     return (((size_t)(fuse__qwino3_block(C) * 25 * cs) + a) & ~a) + 25 * FUSE__QW3_ACC * 16 * 4 +
-           (((size_t)C + a) & ~a) + (25 + 9 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
+           (((size_t)C + a) & ~a) + (25 + 9) * sizeof(void *) + FUSE__ALIGN;
 #endif
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
@@ -12526,9 +12526,9 @@ static void fuse__qwino_tiles(const fuse__qwino *q, int64_t t0, int64_t t1, unsi
    form's and twice its bytes a value (the direct quads are int8): 50 / 9 of its bytes. A block
    of tiles has its patches transformed ([tile][position][C rounded up to even] int16); then
    per nb panels of 16 output channels, per MR tiles, each position's products summed over the
-   channels by a products tile (qwino3_tile.inc: nb panels by MR tiles, raw int32 sums; the
-   scalar pairs tile with h NULL is its twin), each tile's 25 sums of a panel transformed into
-   its 3x3 outputs and requantized on registers. Only builds with AVX-512 have it
+   channels by a products tile (qwino3_tile.inc: nb panels by MR tiles, the 25 positions in
+   one call, raw int32 sums; the scalar pairs tile with h NULL is its twin), each tile's 25
+   sums of a panel transformed into its 3x3 outputs and requantized on registers. Only builds with AVX-512 have it
    (FUSE__HAVE_QWINO3): the scalar transforms are the test oracle there, and no Cortex-M or
    NEON build grows by it. */
 
@@ -12564,6 +12564,27 @@ typedef void (*fuse__qwino3_in_fn)(const unsigned char *const *px, int64_t C, in
 typedef void (*fuse__qwino3_out_fn)(const int32_t *m, int64_t pstride, unsigned char *const *y,
                                     int64_t at, int kvalid, const int32_t *bias,
                                     const float *scale, const fuse__qhead *h);
+
+/* The products of a group of tiles: for each position p (0 to 24), the rows of gv tiles (int16
+   pairs, csteps of them; tile r's at v + p * vpos + r * vtile) against the position's weights
+   (w + p * wpos: nb panels of 16 output channels, pstride bytes apart, 16 pairs a step), the
+   int32 sums of tile r, channel j at m[p * mpos + r * ld + j]. */
+typedef void (*fuse__qwino3_group_fn)(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld);
+
+/* The scalar twin: the pairs tile (with h NULL: the raw sums, one panel by 4 tiles) a position. */
+static void fuse__qwino3_group_scalar(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld) {
+  const void *rows[4];
+  int p, r;
+  for (p = 0; p < 25; p++) {
+    for (r = 0; r < 4; r++) rows[r] = v + p * vpos + (r < gv ? r : gv - 1) * vtile;
+    fuse__qtile_pairs_scalar(1, csteps, rows, w + p * wpos, pstride, (unsigned char *)(m + p * mpos),
+                             ld * 4, gv, ld, NULL, NULL, NULL);
+  }
+}
 
 /* B'a of a column (or row) of 5, in any integer type: 2(a0 - a2) + (a3 - a1), (a3 - a2) - 2a1,
    2(a1 - a2) + (a3 - a2), a3 - a1, 2(a1 - a3) + (a4 - a2). */
@@ -12708,47 +12729,47 @@ FUSE__QV512 static void fuse__qwino3_out_avx512(const int32_t *m, int64_t pstrid
 #define FUSE__QW3_NAME fuse__qwino3_tile_4x6
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -12758,47 +12779,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_3x6
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -12808,47 +12829,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_2x6
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -12858,47 +12879,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_1x6
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -12910,47 +12931,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_4x5
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -12960,47 +12981,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_3x5
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -13010,47 +13031,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_2x5
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -13060,47 +13081,47 @@ FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *c
 #define FUSE__QW3_NAME fuse__qwino3_tile_1x5
 /* ==== begin src/kernels/qwino3_tile.inc ==== */
 /* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
-   (kernels/qwino3.c), a fuse__qtile_fn called with h NULL: FUSE__QW3_NB panels of 16 output
-   channels by FUSE__QW3_MR tiles' rows of one position, vpdpwssd on int16 pairs (two products
-   a 32-bit lane, summed mod 2^32), the int32 sums stored as they are (no bias). Included once
-   per kind, its bounds constants in its own body (see qtile_avx512.inc: clang keeps an
-   always-inline helper's accumulators in memory). */
-FUSE__QV512_VNNI static void FUSE__QW3_NAME(int ntaps, int csteps, const void *const *rows,
-                                           const void *wv, int64_t pstride, unsigned char *y,
-                                           int64_t ldy, int mvalid, int kvalid,
-                                           const int32_t *bias, const float *scale,
-                                           const fuse__qhead *h) {
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
   enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
-  const unsigned char *w = (const unsigned char *)wv;
-  const unsigned char *x[mr];
-  __m512i acc[mr][nb];
-  int c, r, b;
-  (void)ntaps, (void)kvalid, (void)bias, (void)scale, (void)h; /* (one position; raw sums) */
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
   FUSE__UNROLL
-  for (r = 0; r < mr; r++) {
-    x[r] = (const unsigned char *)rows[r];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
-  }
-  for (c = 0; c < csteps; c++, w += 4 * FUSE__QNR) { /* a step: 16 weight pairs a panel */
-    __m512i wb[nb];
-    FUSE__UNROLL
-    for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(w + b * pstride);
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
-      int32_t pair;
-      __m512i xb;
-      memcpy(&pair, x[r] + 4 * c, 4);
-      xb = _mm512_set1_epi32(pair);
       FUSE__UNROLL
-      for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     }
-  }
-  FUSE__UNROLL
-  for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
-    if (r >= mvalid) break;
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
     FUSE__UNROLL
-    for (b = 0; b < nb; b++) _mm512_storeu_si512(y + r * ldy + b * 4 * FUSE__QNR, acc[r][b]);
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
   }
 }
 /* ==== end src/kernels/qwino3_tile.inc ==== */
@@ -13118,7 +13139,7 @@ typedef struct fuse__qwino3 {
   const float *scale;
   const fuse__qhead *h;
   int64_t H, W, C, K, csteps;
-  fuse__qtile_fn tile[4];
+  fuse__qwino3_group_fn tile[4];
   int nb, mr;
   fuse__qwino3_in_fn in;
   fuse__qwino3_out_fn out;
@@ -13144,7 +13165,7 @@ static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
   int64_t block, blocks;
   memset(q->tile, 0, sizeof q->tile);
   if (twin) {
-    q->tile[0] = fuse__qtile_pairs_scalar, q->nb = 1, q->mr = 4;
+    q->tile[0] = fuse__qwino3_group_scalar, q->nb = 1, q->mr = 4;
     q->in = fuse__qwino3_in_scalar, q->out = fuse__qwino3_out_scalar;
     return;
   }
@@ -13162,30 +13183,17 @@ static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
   q->in = fuse__qwino3_in_avx512, q->out = fuse__qwino3_out_avx512;
 }
 
-/* The products of position p of the tiles [g, g + gv) of a block (v: [position][tile][cs]
-   int16, n tiles) against the weights wk of nbv panels, into m[r * ld + j] for tile g + r. */
-static void fuse__qwino3_products(const fuse__qwino3 *q, const int16_t *v, int64_t n, int64_t g,
-                                  int gv, int p, const int16_t *wk, int nbv, int32_t *m,
-                                  const void **rows) {
-  int64_t cs = 2 * q->csteps;
-  int r, ld = nbv * FUSE__QNR;
-  for (r = 0; r < q->mr; r++) rows[r] = v + (p * n + g + (r < gv ? r : gv - 1)) * cs;
-  q->tile[nbv - 1](1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, 25 * cs * FUSE__QNR * 2,
-                   (unsigned char *)m, ld * 4, gv, ld, NULL, NULL, NULL);
-}
-
 /* The outputs of tiles [t, t + gv) of an image, channels k to k + 16 * nbv, from their sums
    (tile r's position p at m[p * pstride + r * 16 * nbv]). */
 static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64_t k, int nbv,
                                  const int32_t *m, int64_t pstride, unsigned char **yp) {
   int64_t TW = (q->W + 2) / 3;
-  int r, i, b, ld = nbv * FUSE__QNR;
+  int r, i, j, b, ld = nbv * FUSE__QNR;
   for (r = 0; r < gv; r++) {
     int64_t oy = (t + r) / TW * 3, ox = (t + r) % TW * 3;
-    for (i = 0; i < 9; i++) {
-      int64_t y = oy + i / 3, x = ox + i % 3;
-      yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K : NULL;
-    }
+    unsigned char *row = q->y + (oy * q->W + ox) * q->K;
+    for (i = 0; i < 9; i += 3, row += q->W * q->K)
+      for (j = 0; j < 3; j++) yp[i + j] = oy + i / 3 < q->H && ox + j < q->W ? row + j * q->K : NULL;
     for (b = 0; b < nbv; b++) {
       int64_t kb = k + b * FUSE__QNR;
       int kvalid = q->K - kb < FUSE__QNR ? (int)(q->K - kb) : FUSE__QNR;
@@ -13198,9 +13206,9 @@ static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64
    of them), output channels [k0, k1) (k0 a multiple of 16 * nb), with the work area `work`
    (fuse__qconv_scratch's): their patches transformed ([position][tile][cs]); then per nb
    panels of 16 output channels, per group of mr tiles, the 25 positions' products (a products
-   tile call each: the group's rows of that position against the position's weights; the
-   group's sums stay in the L1 cache, the nb panels' weights in L2), transformed into the
-   outputs and requantized. */
+   tile call: the group's rows of each position against the position's weights; the group's
+   sums stay in the L1 cache, the nb panels' weights in L2), transformed into the outputs and
+   requantized. */
 static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, int64_t k0,
                                int64_t k1, unsigned char *work) {
   size_t al = FUSE__ALIGN - 1;
@@ -13211,14 +13219,19 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, in
   unsigned char *pad = (unsigned char *)(m + 25 * FUSE__QW3_ACC * FUSE__QNR);
   const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
   unsigned char **yp = (unsigned char **)(void *)(px + 25);
-  const void **rows = (const void **)(void *)(yp + 9);
-  int mr = q->mr, i, p;
+  int mr = q->mr, i, j;
   memset(pad, q->h->x_zero, (size_t)q->C);
   for (t = t0; t < t1; t++) { /* the patches */
     int64_t iy0 = (t / TW) * 3 - 1, ix0 = (t % TW) * 3 - 1;
-    for (i = 0; i < 25; i++) {
-      int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
-      px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+    if (iy0 >= 0 && iy0 + 5 <= q->H && ix0 >= 0 && ix0 + 5 <= q->W) { /* inside the image */
+      const unsigned char *row = q->x + (iy0 * q->W + ix0) * q->C;
+      for (i = 0; i < 25; i += 5, row += q->W * q->C)
+        for (j = 0; j < 5; j++) px[i + j] = row + j * q->C;
+    } else {
+      for (i = 0; i < 25; i++) {
+        int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
+        px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+      }
     }
     q->in(px, q->C, cs, n * cs, v + (t - t0) * cs);
   }
@@ -13228,7 +13241,8 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, in
     const int16_t *wk = q->w + k / FUSE__QNR * panel;
     for (g = 0; g < n; g += mr) { /* m[(p * mr + r) * ld + j]: position p, tile r, channel j */
       int gv = n - g < mr ? (int)(n - g) : mr;
-      for (p = 0; p < 25; p++) fuse__qwino3_products(q, v, n, g, gv, p, wk, nbv, m + p * mr * ld, rows);
+      q->tile[nbv - 1]((int)q->csteps, v + g * cs, n * cs, cs, gv, wk, cs * FUSE__QNR, panel * 2, m,
+                       mr * ld, ld);
       fuse__qwino3_outputs(q, t0 + g, gv, k, nbv, m, mr * ld, yp);
     }
   }

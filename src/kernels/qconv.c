@@ -689,7 +689,7 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
 #ifdef FUSE__HAVE_QWINO3
   if (layout == FUSE__QL_WINO3)
     return (((size_t)(fuse__qwino3_block(C) * 25 * cs) + a) & ~a) + 25 * FUSE__QW3_ACC * 16 * 4 +
-           (((size_t)C + a) & ~a) + (25 + 9 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
+           (((size_t)C + a) & ~a) + (25 + 9) * sizeof(void *) + FUSE__ALIGN;
 #endif
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +

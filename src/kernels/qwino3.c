@@ -22,9 +22,9 @@
    form's and twice its bytes a value (the direct quads are int8): 50 / 9 of its bytes. A block
    of tiles has its patches transformed ([tile][position][C rounded up to even] int16); then
    per nb panels of 16 output channels, per MR tiles, each position's products summed over the
-   channels by a products tile (qwino3_tile.inc: nb panels by MR tiles, raw int32 sums; the
-   scalar pairs tile with h NULL is its twin), each tile's 25 sums of a panel transformed into
-   its 3x3 outputs and requantized on registers. Only builds with AVX-512 have it
+   channels by a products tile (qwino3_tile.inc: nb panels by MR tiles, the 25 positions in
+   one call, raw int32 sums; the scalar pairs tile with h NULL is its twin), each tile's 25
+   sums of a panel transformed into its 3x3 outputs and requantized on registers. Only builds with AVX-512 have it
    (FUSE__HAVE_QWINO3): the scalar transforms are the test oracle there, and no Cortex-M or
    NEON build grows by it. */
 
@@ -60,6 +60,27 @@ typedef void (*fuse__qwino3_in_fn)(const unsigned char *const *px, int64_t C, in
 typedef void (*fuse__qwino3_out_fn)(const int32_t *m, int64_t pstride, unsigned char *const *y,
                                     int64_t at, int kvalid, const int32_t *bias,
                                     const float *scale, const fuse__qhead *h);
+
+/* The products of a group of tiles: for each position p (0 to 24), the rows of gv tiles (int16
+   pairs, csteps of them; tile r's at v + p * vpos + r * vtile) against the position's weights
+   (w + p * wpos: nb panels of 16 output channels, pstride bytes apart, 16 pairs a step), the
+   int32 sums of tile r, channel j at m[p * mpos + r * ld + j]. */
+typedef void (*fuse__qwino3_group_fn)(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld);
+
+/* The scalar twin: the pairs tile (with h NULL: the raw sums, one panel by 4 tiles) a position. */
+static void fuse__qwino3_group_scalar(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld) {
+  const void *rows[4];
+  int p, r;
+  for (p = 0; p < 25; p++) {
+    for (r = 0; r < 4; r++) rows[r] = v + p * vpos + (r < gv ? r : gv - 1) * vtile;
+    fuse__qtile_pairs_scalar(1, csteps, rows, w + p * wpos, pstride, (unsigned char *)(m + p * mpos),
+                             ld * 4, gv, ld, NULL, NULL, NULL);
+  }
+}
 
 /* B'a of a column (or row) of 5, in any integer type: 2(a0 - a2) + (a3 - a1), (a3 - a2) - 2a1,
    2(a1 - a2) + (a3 - a2), a3 - a1, 2(a1 - a3) + (a4 - a2). */
@@ -254,7 +275,7 @@ typedef struct fuse__qwino3 {
   const float *scale;
   const fuse__qhead *h;
   int64_t H, W, C, K, csteps;
-  fuse__qtile_fn tile[4];
+  fuse__qwino3_group_fn tile[4];
   int nb, mr;
   fuse__qwino3_in_fn in;
   fuse__qwino3_out_fn out;
@@ -280,7 +301,7 @@ static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
   int64_t block, blocks;
   memset(q->tile, 0, sizeof q->tile);
   if (twin) {
-    q->tile[0] = fuse__qtile_pairs_scalar, q->nb = 1, q->mr = 4;
+    q->tile[0] = fuse__qwino3_group_scalar, q->nb = 1, q->mr = 4;
     q->in = fuse__qwino3_in_scalar, q->out = fuse__qwino3_out_scalar;
     return;
   }
@@ -298,30 +319,17 @@ static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
   q->in = fuse__qwino3_in_avx512, q->out = fuse__qwino3_out_avx512;
 }
 
-/* The products of position p of the tiles [g, g + gv) of a block (v: [position][tile][cs]
-   int16, n tiles) against the weights wk of nbv panels, into m[r * ld + j] for tile g + r. */
-static void fuse__qwino3_products(const fuse__qwino3 *q, const int16_t *v, int64_t n, int64_t g,
-                                  int gv, int p, const int16_t *wk, int nbv, int32_t *m,
-                                  const void **rows) {
-  int64_t cs = 2 * q->csteps;
-  int r, ld = nbv * FUSE__QNR;
-  for (r = 0; r < q->mr; r++) rows[r] = v + (p * n + g + (r < gv ? r : gv - 1)) * cs;
-  q->tile[nbv - 1](1, (int)q->csteps, rows, wk + p * cs * FUSE__QNR, 25 * cs * FUSE__QNR * 2,
-                   (unsigned char *)m, ld * 4, gv, ld, NULL, NULL, NULL);
-}
-
 /* The outputs of tiles [t, t + gv) of an image, channels k to k + 16 * nbv, from their sums
    (tile r's position p at m[p * pstride + r * 16 * nbv]). */
 static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64_t k, int nbv,
                                  const int32_t *m, int64_t pstride, unsigned char **yp) {
   int64_t TW = (q->W + 2) / 3;
-  int r, i, b, ld = nbv * FUSE__QNR;
+  int r, i, j, b, ld = nbv * FUSE__QNR;
   for (r = 0; r < gv; r++) {
     int64_t oy = (t + r) / TW * 3, ox = (t + r) % TW * 3;
-    for (i = 0; i < 9; i++) {
-      int64_t y = oy + i / 3, x = ox + i % 3;
-      yp[i] = y < q->H && x < q->W ? q->y + (y * q->W + x) * q->K : NULL;
-    }
+    unsigned char *row = q->y + (oy * q->W + ox) * q->K;
+    for (i = 0; i < 9; i += 3, row += q->W * q->K)
+      for (j = 0; j < 3; j++) yp[i + j] = oy + i / 3 < q->H && ox + j < q->W ? row + j * q->K : NULL;
     for (b = 0; b < nbv; b++) {
       int64_t kb = k + b * FUSE__QNR;
       int kvalid = q->K - kb < FUSE__QNR ? (int)(q->K - kb) : FUSE__QNR;
@@ -334,9 +342,9 @@ static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64
    of them), output channels [k0, k1) (k0 a multiple of 16 * nb), with the work area `work`
    (fuse__qconv_scratch's): their patches transformed ([position][tile][cs]); then per nb
    panels of 16 output channels, per group of mr tiles, the 25 positions' products (a products
-   tile call each: the group's rows of that position against the position's weights; the
-   group's sums stay in the L1 cache, the nb panels' weights in L2), transformed into the
-   outputs and requantized. */
+   tile call: the group's rows of each position against the position's weights; the group's
+   sums stay in the L1 cache, the nb panels' weights in L2), transformed into the outputs and
+   requantized. */
 static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, int64_t k0,
                                int64_t k1, unsigned char *work) {
   size_t al = FUSE__ALIGN - 1;
@@ -347,14 +355,19 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, in
   unsigned char *pad = (unsigned char *)(m + 25 * FUSE__QW3_ACC * FUSE__QNR);
   const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
   unsigned char **yp = (unsigned char **)(void *)(px + 25);
-  const void **rows = (const void **)(void *)(yp + 9);
-  int mr = q->mr, i, p;
+  int mr = q->mr, i, j;
   memset(pad, q->h->x_zero, (size_t)q->C);
   for (t = t0; t < t1; t++) { /* the patches */
     int64_t iy0 = (t / TW) * 3 - 1, ix0 = (t % TW) * 3 - 1;
-    for (i = 0; i < 25; i++) {
-      int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
-      px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+    if (iy0 >= 0 && iy0 + 5 <= q->H && ix0 >= 0 && ix0 + 5 <= q->W) { /* inside the image */
+      const unsigned char *row = q->x + (iy0 * q->W + ix0) * q->C;
+      for (i = 0; i < 25; i += 5, row += q->W * q->C)
+        for (j = 0; j < 5; j++) px[i + j] = row + j * q->C;
+    } else {
+      for (i = 0; i < 25; i++) {
+        int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
+        px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+      }
     }
     q->in(px, q->C, cs, n * cs, v + (t - t0) * cs);
   }
@@ -364,7 +377,8 @@ static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, in
     const int16_t *wk = q->w + k / FUSE__QNR * panel;
     for (g = 0; g < n; g += mr) { /* m[(p * mr + r) * ld + j]: position p, tile r, channel j */
       int gv = n - g < mr ? (int)(n - g) : mr;
-      for (p = 0; p < 25; p++) fuse__qwino3_products(q, v, n, g, gv, p, wk, nbv, m + p * mr * ld, rows);
+      q->tile[nbv - 1]((int)q->csteps, v + g * cs, n * cs, cs, gv, wk, cs * FUSE__QNR, panel * 2, m,
+                       mr * ld, ld);
       fuse__qwino3_outputs(q, t0 + g, gv, k, nbv, m, mr * ld, yp);
     }
   }
