@@ -10750,12 +10750,16 @@ typedef struct fuse__wino_kind {
                    products summed over the channels by the pairs tile with h NULL (int32 sums
                    out, one position a call), each 4x4 block of sums transformed and requantized
                    on registers (fuse__qwino_*).
+   FUSE__QL_WINO3  Winograd F(3x3, 3x3) on int16 pairs, for those convs in plans for AVX-512 on
+                   a CPU with VNNI: 25 products a 3x3 block of outputs where the direct tile
+                   takes 81, vpdpwssd (kernels/qwino3.c). The weights [K / 16][25 positions][C
+                   / 2][16][2] int16, the zero point out of the bias as with quads.
 
    Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
    default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
    half to even whatever the mode. */
 enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4,
-       FUSE__QL_WINO = 5 };
+       FUSE__QL_WINO = 5, FUSE__QL_WINO3 = 6 };
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
@@ -10938,6 +10942,7 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
    VNNI instruction where a CPU without it runs */
 #define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define FUSE__QV512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define FUSE__HAVE_QWINO3 1 /* Winograd F(3x3) on AVX-512 VNNI (kernels/qwino3.c) */
 /* 16 int32 sums (the bias in them), requantized, into the type's range, the first bits of
    mask stored. */
 FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *scale,
@@ -11847,7 +11852,10 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
   if (layout == FUSE__QL_WINO) taps = 16; /* (its positions) */
-  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO)
+#ifdef FUSE__HAVE_QWINO3
+  if (layout == FUSE__QL_WINO3) taps = 25;
+#endif
+  if (layout == FUSE__QL_PAIRS || layout >= FUSE__QL_WINO) /* (WINO, WINO3) */
     return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
@@ -11876,12 +11884,24 @@ static int64_t fuse__qwino_block(int64_t C) {
   return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
 }
 
+/* F(3x3) (FUSE__QL_WINO3, kernels/qwino3.c): the tiles of 3x3 outputs a block takes at most,
+   their transformed inputs (25 rows of C rounded up to even int16) about 384 KB, as above; at
+   least 16. */
+#ifdef FUSE__HAVE_QWINO3
+static int64_t fuse__qwino3_block(int64_t C) {
+  int64_t b = 393216 / (25 * 4 * ((C + 1) / 2));
+  return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
+}
+#define FUSE__QW3_ACC 24 /* panels times tiles of an F(3x3) products tile, at most */
+#endif
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
    the taps' pointers and offsets. Winograd, per chunk: a block's transformed inputs, a tile's
-   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers. */
+   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers; F(3x3)
+   the same with 25 positions and up to 24 tiles' sums of a panel. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
@@ -11891,6 +11911,11 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
   if (layout == FUSE__QL_WINO)
     return (((size_t)(fuse__qwino_block(C) * 16 * cs) + a) & ~a) + 16 * FUSE__QMR_MAX * 16 * 4 +
            (((size_t)C + a) & ~a) + (16 + 4 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
+#ifdef FUSE__HAVE_QWINO3
+  if (layout == FUSE__QL_WINO3)
+    return (((size_t)(fuse__qwino3_block(C) * 25 * cs) + a) & ~a) + 25 * FUSE__QW3_ACC * 16 * 4 +
+           (((size_t)C + a) & ~a) + (25 + 9) * sizeof(void *) + FUSE__ALIGN;
+#endif
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
@@ -12616,6 +12641,754 @@ static void fuse__qwino_tiles(const fuse__qwino *q, int64_t t0, int64_t t1, unsi
 }
 #endif
 /* ==== end src/kernels/qconv.c ==== */
+/* ==== begin src/kernels/qwino3.c ==== */
+/* ------------------------------------------------- Winograd F(3x3, 3x3) on int16 pairs -- */
+/* (FUSE__QL_WINO3, kernels/qconv.c's top.) For 3x3 convs of stride 1 and padding 1 in plans
+   for AVX-512 on a CPU with VNNI: a 5x5 patch of the input gives a tile of 3x3 outputs with 25
+   products an input and output channel where the direct tile takes 81; vpdpwssd takes half
+   vpdpbusd's products an instruction, at the same rate, so about 1.6 times fewer instructions
+   for the products. Exact in integers, so the outputs are the direct conv's bit for bit:
+
+     points 0, 1, -1, 2 and infinity;
+     V = B'dB on the uint8 input as it is (the padding pixel x_zero, and the zero point out of
+       the bias, bias - x_zero * sum(w), as quads do), B' = [2 -1 -2 1 0; 0 -2 -1 1 0;
+       0 2 -3 1 0; 0 -1 0 1 0; 0 2 -1 -2 1]: rows of absolute sum 6 at most, |V| <= 36 * 255;
+     U = (6G) g (6G)' on the int8 weights (plan/quant_pack.c), 6G = [3 0 0; -3 -3 -3;
+       -1 1 -1; 1 2 4; 0 0 6]: 36 times the transformed weights, |U| <= 81 * 128; both int16;
+     M = the sum over the channels of U V per position, two products a lane (each pair's sum
+       < 2^28), mod 2^32 as vpdpwssd and vpaddd wrap;
+     A'MA, A' = [1 1 1 1 0; 0 1 -1 2 0; 0 1 1 4 1]: 36 times the sum mod 2^32; times the
+       inverse of 9 mod 2^32 (vpmulld wraps): 4 times the sum mod 2^32, shifted right by 2:
+       exact while 4 times the sum fits int32, |sum| <= 9 * C * 255 * 128 < 2^29: C <= 1827
+       (plans take C <= 1024, as F(2x2) does).
+
+   The weights [K / 16][25 positions][C / 2][16][2] int16, 25 / 9 as many values as the direct
+   form's and twice its bytes a value (the direct quads are int8): 50 / 9 of its bytes. A block
+   of tiles has its patches transformed ([tile][position][C rounded up to even] int16); then
+   per nb panels of 16 output channels, per MR tiles, each position's products summed over the
+   channels by a products tile (qwino3_tile.inc: nb panels by MR tiles, the 25 positions in
+   one call, raw int32 sums; the scalar pairs tile with h NULL is its twin), each tile's 25
+   sums of a panel transformed into its 3x3 outputs and requantized on registers. Only builds with AVX-512 have it
+   (FUSE__HAVE_QWINO3): the scalar transforms are the test oracle there, and no Cortex-M or
+   NEON build grows by it. */
+
+/* Whether a conv of C input channels, kernel KH x KW, attributes a, runs as F(3x3) in a plan
+   for isa on a CPU of fuse__cpu_vnni() `vnni`: 3x3, stride 1, padding 1, no dilation, one
+   group, C <= 1024, AVX-512 with VNNI. */
+static int fuse__qwino3_fits(fuse_isa isa, int vnni, int64_t C, int64_t KH, int64_t KW,
+                             const fuse_conv2d_attrs *a) {
+#ifdef FUSE__HAVE_QWINO3
+  int d;
+  if (isa != FUSE_ISA_AVX512 || !(vnni & 1) || KH != 3 || KW != 3 || C > 1024 || a->groups != 1)
+    return 0;
+  for (d = 0; d < 2; d++)
+    if (a->strides[d] != 1 || a->dilation[d] != 1 || a->padding[d] != 1 || a->padding[2 + d] != 1)
+      return 0;
+  return 1;
+#else
+  (void)isa, (void)vnni, (void)C, (void)KH, (void)KW, (void)a;
+  return 0;
+#endif
+}
+
+#ifdef FUSE__HAVE_QWINO3
+
+/* A patch (25 pixel pointers, row-major; the padding pixel where one falls outside)
+   transformed: v[p * pstride + c] for the 25 positions p, channels 0 to cs (C rounded up to
+   even; the channels past C 0). */
+typedef void (*fuse__qwino3_in_fn)(const unsigned char *const *px, int64_t C, int64_t cs,
+                                   int64_t pstride, int16_t *v);
+/* A tile's sums of one panel (position p, channel j at m[p * pstride + j], 16 channels)
+   transformed: 36 times the 3x3 outputs' sums, / 36, + bias, requantized; the first kvalid
+   channels of output pixel q (row-major) stored at y[q] + at (y[q] NULL: outside the image). */
+typedef void (*fuse__qwino3_out_fn)(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                    int64_t at, int kvalid, const int32_t *bias,
+                                    const float *scale, const fuse__qhead *h);
+
+/* The products of a group of tiles: for each position p (0 to 24), the rows of gv tiles (int16
+   pairs, csteps of them; tile r's at v + p * vpos + r * vtile) against the position's weights
+   (w + p * wpos: nb panels of 16 output channels, pstride bytes apart, 16 pairs a step), the
+   int32 sums of tile r, channel j at m[p * mpos + r * ld + j]. */
+typedef void (*fuse__qwino3_group_fn)(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld);
+
+/* The scalar twin: the pairs tile (with h NULL: the raw sums, one panel by 4 tiles) a position. */
+static void fuse__qwino3_group_scalar(int csteps, const int16_t *v, int64_t vpos, int64_t vtile,
+                                      int gv, const int16_t *w, int64_t wpos, int64_t pstride,
+                                      int32_t *m, int64_t mpos, int ld) {
+  const void *rows[4];
+  int p, r;
+  for (p = 0; p < 25; p++) {
+    for (r = 0; r < 4; r++) rows[r] = v + p * vpos + (r < gv ? r : gv - 1) * vtile;
+    fuse__qtile_pairs_scalar(1, csteps, rows, w + p * wpos, pstride, (unsigned char *)(m + p * mpos),
+                             ld * 4, gv, ld, NULL, NULL, NULL);
+  }
+}
+
+/* B'a of a column (or row) of 5, in any integer type: 2(a0 - a2) + (a3 - a1), (a3 - a2) - 2a1,
+   2(a1 - a2) + (a3 - a2), a3 - a1, 2(a1 - a3) + (a4 - a2). */
+#define FUSE__QW3_BT(T, ADD, SUB, a, o)                                                            \
+  do {                                                                                         \
+    T db_ = SUB((a)[3], (a)[1]), dc_ = SUB((a)[3], (a)[2]), ac_ = SUB((a)[0], (a)[2]);          \
+    T bc_ = SUB((a)[1], (a)[2]), bd_ = SUB((a)[1], (a)[3]), ec_ = SUB((a)[4], (a)[2]);          \
+    (o)[0] = ADD(ADD(ac_, ac_), db_), (o)[1] = SUB(SUB(dc_, (a)[1]), (a)[1]);                  \
+    (o)[2] = ADD(ADD(bc_, bc_), dc_), (o)[3] = db_, (o)[4] = ADD(ADD(bd_, bd_), ec_);           \
+  } while (0)
+/* A'a of 5: a0 + (a1 + a2) + a3, (a1 - a2) + 2a3, (a1 + a2) + 4a3 + a4. */
+#define FUSE__QW3_AT(T, ADD, SUB, a, o)                                                            \
+  do {                                                                                         \
+    T s_ = ADD((a)[1], (a)[2]), d_ = SUB((a)[1], (a)[2]), a3_ = ADD((a)[3], (a)[3]);            \
+    (o)[0] = ADD(ADD((a)[0], s_), (a)[3]), (o)[1] = ADD(d_, a3_);                              \
+    (o)[2] = ADD(ADD(s_, ADD(a3_, a3_)), (a)[4]);                                              \
+  } while (0)
+#define FUSE__QW3_ADDI(a, b) ((a) + (b))
+#define FUSE__QW3_SUBI(a, b) ((a) - (b))
+
+static void fuse__qwino3_in_scalar(const unsigned char *const *px, int64_t C, int64_t cs,
+                                   int64_t pstride, int16_t *v) {
+  int64_t c;
+  int i, j;
+  for (c = 0; c < cs; c++) {
+    int32_t d[5], t[25], o[5];
+    for (j = 0; j < 5; j++) { /* B'd, column j */
+      for (i = 0; i < 5; i++) d[i] = c < C ? px[5 * i + j][c] : 0;
+      FUSE__QW3_BT(int32_t, FUSE__QW3_ADDI, FUSE__QW3_SUBI, d, o);
+      for (i = 0; i < 5; i++) t[5 * i + j] = o[i];
+    }
+    for (i = 0; i < 5; i++) { /* (B'd)B, row i */
+      FUSE__QW3_BT(int32_t, FUSE__QW3_ADDI, FUSE__QW3_SUBI, t + 5 * i, o);
+      for (j = 0; j < 5; j++) v[(5 * i + j) * pstride + c] = (int16_t)o[j];
+    }
+  }
+}
+
+static void fuse__qwino3_out_scalar(const int32_t *m, int64_t pstride, unsigned char *const *y,
+                                    int64_t at, int kvalid, const int32_t *bias,
+                                    const float *scale, const fuse__qhead *h) {
+  int i, j, q;
+  for (j = 0; j < kvalid; j++) {
+    uint32_t a[5], t[15], o[3]; /* (unsigned: mod 2^32, as vpaddd) */
+    for (i = 0; i < 5; i++) { /* A'm, column i */
+      for (q = 0; q < 5; q++) a[q] = (uint32_t)m[(5 * q + i) * pstride + j];
+      FUSE__QW3_AT(uint32_t, FUSE__QW3_ADDI, FUSE__QW3_SUBI, a, o);
+      for (q = 0; q < 3; q++) t[5 * q + i] = o[q];
+    }
+    for (i = 0; i < 3; i++) { /* (A'm)A, row i */
+      FUSE__QW3_AT(uint32_t, FUSE__QW3_ADDI, FUSE__QW3_SUBI, t + 5 * i, o);
+      for (q = 0; q < 3; q++) {
+        uint32_t four = o[q] * 0x38e38e39u; /* / 9: 4 times the sum, mod 2^32 */
+        int32_t s = four >= 0x80000000u ? -(int32_t)(~four) - 1 : (int32_t)four, acc;
+        uint32_t b = (uint32_t)(s >> 2) + (uint32_t)bias[j]; /* (mod 2^32, as the tiles) */
+        acc = b >= 0x80000000u ? -(int32_t)(~b) - 1 : (int32_t)b;
+        if (y[3 * i + q]) y[3 * i + q][at + j] = (unsigned char)(fuse__qtile_requant(acc, scale[j], h) & 0xff);
+      }
+    }
+  }
+}
+
+/* 32 channels a step (int16 lanes of a zmm; |V| <= 9180), the last step's masked. */
+FUSE__QV512 static void fuse__qwino3_in_avx512(const unsigned char *const *px, int64_t C,
+                                               int64_t cs, int64_t pstride, int16_t *v) {
+  int64_t c;
+  int i, j;
+  for (c = 0; c < cs; c += 32) { /* (c < C: cs is C or C + 1) */
+    const __mmask32 in = C - c >= 32 ? 0xffffffffu : (1u << (C - c)) - 1u;
+    const __mmask32 out = cs - c >= 32 ? 0xffffffffu : (1u << (cs - c)) - 1u;
+    __m512i t[25];
+    FUSE__UNROLL
+    for (j = 0; j < 5; j++) { /* B'd, column j */
+      __m512i d[5], o[5];
+      FUSE__UNROLL
+      for (i = 0; i < 5; i++) d[i] = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(in, px[5 * i + j] + c));
+      FUSE__QW3_BT(__m512i, _mm512_add_epi16, _mm512_sub_epi16, d, o);
+      FUSE__UNROLL
+      for (i = 0; i < 5; i++) t[5 * i + j] = o[i];
+    }
+    FUSE__UNROLL
+    for (i = 0; i < 5; i++) { /* (B'd)B, row i */
+      __m512i o[5];
+      FUSE__QW3_BT(__m512i, _mm512_add_epi16, _mm512_sub_epi16, t + 5 * i, o);
+      FUSE__UNROLL
+      for (j = 0; j < 5; j++) _mm512_mask_storeu_epi16(v + (5 * i + j) * pstride + c, out, o[j]);
+    }
+  }
+}
+
+/* 16 channels (a zmm of int32; vpaddd and vpmulld wrap as the scalar twin's unsigned sums). */
+FUSE__QV512 static void fuse__qwino3_out_avx512(const int32_t *m, int64_t pstride,
+                                                unsigned char *const *y, int64_t at, int kvalid,
+                                                const int32_t *bias, const float *scale,
+                                                const fuse__qhead *h) {
+  const __mmask16 all = (__mmask16)-1, mask = (__mmask16)(kvalid >= 16 ? 0xffffu : (1u << kvalid) - 1u);
+  const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
+  const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
+  const __m512i zero = _mm512_set1_epi32(h->y_zero), inv9 = _mm512_set1_epi32(0x38e38e39);
+  const __m512i b = _mm512_loadu_si512(bias);
+  const __m512 sv = _mm512_loadu_ps(scale);
+  const int y_signed = h->y_signed;
+  __m512i t[15];
+  int i, q;
+  FUSE__UNROLL
+  for (i = 0; i < 5; i++) { /* A'm, column i */
+    __m512i a[5], o[3];
+    FUSE__UNROLL
+    for (q = 0; q < 5; q++) a[q] = _mm512_loadu_si512(m + (5 * q + i) * pstride);
+    FUSE__QW3_AT(__m512i, _mm512_add_epi32, _mm512_sub_epi32, a, o);
+    FUSE__UNROLL
+    for (q = 0; q < 3; q++) t[5 * q + i] = o[q];
+  }
+  FUSE__UNROLL
+  for (i = 0; i < 3; i++) { /* (A'm)A, row i */
+    __m512i o[3];
+    FUSE__QW3_AT(__m512i, _mm512_add_epi32, _mm512_sub_epi32, t + 5 * i, o);
+    FUSE__UNROLL
+    for (q = 0; q < 3; q++) {
+      unsigned char *dst = y[3 * i + q];
+      __m512i s, r;
+      __m512 f;
+      if (!dst) continue;
+      s = _mm512_add_epi32(_mm512_maskz_srai_epi32(all, _mm512_mullo_epi32(o[q], inv9), 2), b);
+      f = _mm512_maskz_cvtepi32_ps(all, s); /* (maskz: see fuse__qstore16_avx512) */
+      f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv), lo), hi);
+      r = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, f), zero); /* in the type's range */
+      if (y_signed) _mm512_mask_cvtsepi32_storeu_epi8(dst + at, mask, r);
+      else _mm512_mask_cvtusepi32_storeu_epi8(dst + at, mask, r);
+    }
+  }
+}
+#undef FUSE__QW3_BT
+#undef FUSE__QW3_AT
+#undef FUSE__QW3_ADDI
+#undef FUSE__QW3_SUBI
+
+/* The products tiles: 1 to 4 panels by 6 or by 5 tiles (25 tiles of a 14x14 image: 5 groups
+   of 5, not 30 rows for 25). */
+#define FUSE__QW3_MR 6
+#define FUSE__QW3_NB 4
+#define FUSE__QW3_NAME fuse__qwino3_tile_4x6
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 3
+#define FUSE__QW3_NAME fuse__qwino3_tile_3x6
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 2
+#define FUSE__QW3_NAME fuse__qwino3_tile_2x6
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 1
+#define FUSE__QW3_NAME fuse__qwino3_tile_1x6
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#undef FUSE__QW3_MR
+#define FUSE__QW3_MR 5
+#define FUSE__QW3_NB 4
+#define FUSE__QW3_NAME fuse__qwino3_tile_4x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 3
+#define FUSE__QW3_NAME fuse__qwino3_tile_3x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 2
+#define FUSE__QW3_NAME fuse__qwino3_tile_2x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#define FUSE__QW3_NB 1
+#define FUSE__QW3_NAME fuse__qwino3_tile_1x5
+/* ==== begin src/kernels/qwino3_tile.inc ==== */
+/* kernels/qwino3_tile.inc - an AVX-512 VNNI products tile of the integer Winograd F(3x3, 3x3)
+   (kernels/qwino3.c), a fuse__qwino3_group_fn: for each of the 25 positions, FUSE__QW3_NB
+   panels of 16 output channels by FUSE__QW3_MR tiles' rows of that position, vpdpwssd on int16
+   pairs (two products a 32-bit lane, summed mod 2^32), the int32 sums stored as they are.
+   Included once per kind, its bounds constants in its own body (see qtile_avx512.inc: clang
+   keeps an always-inline helper's accumulators in memory). */
+FUSE__QV512_VNNI static void FUSE__QW3_NAME(int csteps, const int16_t *v, int64_t vpos,
+                                           int64_t vtile, int gv, const int16_t *w, int64_t wpos,
+                                           int64_t pstride, int32_t *m, int64_t mpos, int ld) {
+  enum { nb = FUSE__QW3_NB, mr = FUSE__QW3_MR };
+  int64_t at[mr]; /* the rows' offsets in bytes (past gv: the last valid row again) */
+  int p, c, r, b;
+  FUSE__UNROLL
+  for (r = 0; r < mr; r++) at[r] = (r < gv ? r : gv - 1) * vtile * 2;
+  for (p = 0; p < 25; p++, v += vpos, w += wpos, m += mpos) {
+    const unsigned char *x = (const unsigned char *)v, *wb0 = (const unsigned char *)w;
+    __m512i acc[mr][nb];
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) {
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
+    }
+    for (c = 0; c < csteps; c++, x += 4, wb0 += 4 * FUSE__QNR) { /* a step: 16 pairs a panel */
+      __m512i wb[nb];
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) wb[b] = _mm512_loadu_si512(wb0 + b * pstride);
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        int32_t pair;
+        __m512i xb;
+        memcpy(&pair, x + at[r], 4);
+        xb = _mm512_set1_epi32(pair);
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) acc[r][b] = _mm512_dpwssd_epi32(acc[r][b], xb, wb[b]);
+      }
+    }
+    FUSE__UNROLL
+    for (r = 0; r < mr; r++) { /* (unrolled: constant indices keep the sums in registers) */
+      if (r >= gv) break;
+      FUSE__UNROLL
+      for (b = 0; b < nb; b++) _mm512_storeu_si512(m + r * ld + b * FUSE__QNR, acc[r][b]);
+    }
+  }
+}
+/* ==== end src/kernels/qwino3_tile.inc ==== */
+#undef FUSE__QW3_NB
+#undef FUSE__QW3_NAME
+#undef FUSE__QW3_MR
+
+/* What a F(3x3) qconv2d's blocks run on: one image's input and output (NHWC), the packed
+   weights, the products tiles of 1 to nb panels (tile[n - 1]) by mr tiles, the transforms. */
+typedef struct fuse__qwino3 {
+  const unsigned char *x;
+  unsigned char *y;
+  const int16_t *w;
+  const int32_t *bias;
+  const float *scale;
+  const fuse__qhead *h;
+  int64_t H, W, C, K, csteps;
+  fuse__qwino3_group_fn tile[4];
+  int nb, mr;
+  fuse__qwino3_in_fn in;
+  fuse__qwino3_out_fn out;
+} fuse__qwino3;
+
+/* The blocks of an image of `tiles` tiles, C channels, with products tiles of mr: at most
+   fuse__qwino3_block(C) tiles a block, as even as whole groups of mr make them (*block of
+   them, *blocks); returns the rows the products tiles compute (whole groups of mr). */
+static int64_t fuse__qwino3_blocks(int64_t tiles, int64_t C, int mr, int64_t *block, int64_t *blocks) {
+  int64_t b = fuse__qwino3_block(C) / mr * mr, n;
+  n = (tiles + b - 1) / b;
+  b = (tiles + n - 1) / n;
+  b = (b + mr - 1) / mr * mr;
+  n = (tiles + b - 1) / b;
+  *block = b, *blocks = n;
+  return (n - 1) * b + (tiles - (n - 1) * b + mr - 1) / mr * mr;
+}
+
+/* The tiles and transforms of a plan (AVX-512 with VNNI) for an image of `tiles` tiles: of 6
+   tiles a group, or of 5 where that computes fewer rows; or with `twin` the scalar ones (the
+   pairs tile, one panel by 4 tiles: the tests' oracle). */
+static void fuse__qwino3_pick(fuse__qwino3 *q, int twin, int64_t tiles) {
+  int64_t block, blocks;
+  memset(q->tile, 0, sizeof q->tile);
+  if (twin) {
+    q->tile[0] = fuse__qwino3_group_scalar, q->nb = 1, q->mr = 4;
+    q->in = fuse__qwino3_in_scalar, q->out = fuse__qwino3_out_scalar;
+    return;
+  }
+  q->nb = 4;
+  if (fuse__qwino3_blocks(tiles, q->C, 5, &block, &blocks) <
+      fuse__qwino3_blocks(tiles, q->C, 6, &block, &blocks)) {
+    q->tile[0] = fuse__qwino3_tile_1x5, q->tile[1] = fuse__qwino3_tile_2x5;
+    q->tile[2] = fuse__qwino3_tile_3x5, q->tile[3] = fuse__qwino3_tile_4x5;
+    q->mr = 5;
+  } else {
+    q->tile[0] = fuse__qwino3_tile_1x6, q->tile[1] = fuse__qwino3_tile_2x6;
+    q->tile[2] = fuse__qwino3_tile_3x6, q->tile[3] = fuse__qwino3_tile_4x6;
+    q->mr = 6;
+  }
+  q->in = fuse__qwino3_in_avx512, q->out = fuse__qwino3_out_avx512;
+}
+
+/* The outputs of tiles [t, t + gv) of an image, channels k to k + 16 * nbv, from their sums
+   (tile r's position p at m[p * pstride + r * 16 * nbv]). */
+static void fuse__qwino3_outputs(const fuse__qwino3 *q, int64_t t, int gv, int64_t k, int nbv,
+                                 const int32_t *m, int64_t pstride, unsigned char **yp) {
+  int64_t TW = (q->W + 2) / 3;
+  int r, i, j, b, ld = nbv * FUSE__QNR;
+  for (r = 0; r < gv; r++) {
+    int64_t oy = (t + r) / TW * 3, ox = (t + r) % TW * 3;
+    unsigned char *row = q->y + (oy * q->W + ox) * q->K;
+    for (i = 0; i < 9; i += 3, row += q->W * q->K)
+      for (j = 0; j < 3; j++) yp[i + j] = oy + i / 3 < q->H && ox + j < q->W ? row + j * q->K : NULL;
+    for (b = 0; b < nbv; b++) {
+      int64_t kb = k + b * FUSE__QNR;
+      int kvalid = q->K - kb < FUSE__QNR ? (int)(q->K - kb) : FUSE__QNR;
+      q->out(m + r * ld + b * FUSE__QNR, pstride, yp, kb, kvalid, q->bias + kb, q->scale + kb, q->h);
+    }
+  }
+}
+
+/* Tiles [t0, t1) of one image (row-major, (W + 2) / 3 a row; at most fuse__qwino3_block(C)
+   of them), output channels [k0, k1) (k0 a multiple of 16 * nb), with the work area `work`
+   (fuse__qconv_scratch's): their patches transformed ([position][tile][cs]); then per nb
+   panels of 16 output channels, per group of mr tiles, the 25 positions' products (a products
+   tile call: the group's rows of each position against the position's weights; the group's
+   sums stay in the L1 cache, the nb panels' weights in L2), transformed into the outputs and
+   requantized. */
+static void fuse__qwino3_tiles(const fuse__qwino3 *q, int64_t t0, int64_t t1, int64_t k0,
+                               int64_t k1, unsigned char *work) {
+  size_t al = FUSE__ALIGN - 1;
+  int64_t cs = 2 * q->csteps, TW = (q->W + 2) / 3, n = t1 - t0, t, k, g;
+  int64_t panel = 25 * cs * FUSE__QNR; /* int16 of a panel's weights */
+  int16_t *v = (int16_t *)(void *)work;
+  int32_t *m = (int32_t *)(void *)(work + (((size_t)(n * 25 * cs * 2) + al) & ~al));
+  unsigned char *pad = (unsigned char *)(m + 25 * FUSE__QW3_ACC * FUSE__QNR);
+  const unsigned char **px = (const unsigned char **)(void *)(pad + (((size_t)q->C + al) & ~al));
+  unsigned char **yp = (unsigned char **)(void *)(px + 25);
+  int mr = q->mr, i, j;
+  memset(pad, q->h->x_zero, (size_t)q->C);
+  for (t = t0; t < t1; t++) { /* the patches */
+    int64_t iy0 = (t / TW) * 3 - 1, ix0 = (t % TW) * 3 - 1;
+    if (iy0 >= 0 && iy0 + 5 <= q->H && ix0 >= 0 && ix0 + 5 <= q->W) { /* inside the image */
+      const unsigned char *row = q->x + (iy0 * q->W + ix0) * q->C;
+      for (i = 0; i < 25; i += 5, row += q->W * q->C)
+        for (j = 0; j < 5; j++) px[i + j] = row + j * q->C;
+    } else {
+      for (i = 0; i < 25; i++) {
+        int64_t iy = iy0 + i / 5, ix = ix0 + i % 5;
+        px[i] = iy >= 0 && iy < q->H && ix >= 0 && ix < q->W ? q->x + (iy * q->W + ix) * q->C : pad;
+      }
+    }
+    q->in(px, q->C, cs, n * cs, v + (t - t0) * cs);
+  }
+  for (k = k0; k < k1; k += q->nb * FUSE__QNR) {
+    int64_t left = (k1 - k + FUSE__QNR - 1) / FUSE__QNR;
+    int nbv = left < q->nb ? (int)left : q->nb, ld = nbv * FUSE__QNR;
+    const int16_t *wk = q->w + k / FUSE__QNR * panel;
+    for (g = 0; g < n; g += mr) { /* m[(p * mr + r) * ld + j]: position p, tile r, channel j */
+      int gv = n - g < mr ? (int)(n - g) : mr;
+      q->tile[nbv - 1]((int)q->csteps, v + g * cs, n * cs, cs, gv, wk, cs * FUSE__QNR, panel * 2, m,
+                       mr * ld, ld);
+      fuse__qwino3_outputs(q, t0 + g, gv, k, nbv, m, mr * ld, yp);
+    }
+  }
+}
+#endif
+/* ==== end src/kernels/qwino3.c ==== */
 /* ==== begin src/kernels/qeltwise.c ==== */
 /* ------------------------------------------------- integer element-wise rows -- */
 /* The rows of the integer steps that are not convs: qadd, the max of qmax_pool2d, a table of
@@ -37128,7 +37901,7 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
                            : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
-                                     layout == FUSE__QL_SQUADS || layout == FUSE__QL_WINO
+                                     layout == FUSE__QL_SQUADS || layout >= FUSE__QL_WINO
                                ? FUSE__FAMILY_QTILES
                                : FUSE__FAMILY_QDIRECT);
   }
@@ -39180,8 +39953,14 @@ done:
    element-wise ops. qlut, qmax_pool2d: the table of outputs. qglobal_avg_pool2d: the zero
    points and scales. */
 
+/* The F(3x3) tiles of an image of fewer pixels take more time than the direct tiles: the
+   weights, 50 / 9 of the direct ones' bytes, are read for too few tiles (7x7: 9 of them). */
+#define FUSE__QWINO3_NPIX 100
+
 /* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
-   a, npix output pixels an image in: depthwise on its own kernel; groups 1 in quads where this
+   a, npix output pixels an image in: depthwise on its own kernel; Winograd F(3x3) where it
+   fits (fuse__qwino3_fits: AVX-512 VNNI) and the image has FUSE__QWINO3_NPIX pixels or more;
+   groups 1 in quads where this
    CPU runs them, Winograd on pairs where it takes AVX2's pairs (fuse__qwino_fits) and the
    image has 100 pixels or more, pairs elsewhere (scalar, NEON, a plan saved for another
    machine); the direct form for the reference kernels and other grouped convs. (On fewer
@@ -39194,6 +39973,8 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int64_t C, int6
   if (isa == FUSE_ISA_AUTO) return FUSE__QL_DIRECT;
   if (depthwise) return FUSE__QL_DW;
   if (a->groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && npix >= FUSE__QWINO3_NPIX && fuse__qwino3_fits(isa, vnni, C, KH, KW, a))
+    return FUSE__QL_WINO3;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_SQUADS, vnni, K, &nb, &mr)) return FUSE__QL_SQUADS;
   if (!save_only && npix >= 100 && fuse__qwino_fits(isa, vnni, C, K, KH, KW, a)) return FUSE__QL_WINO;
@@ -39262,6 +40043,33 @@ static void fuse__qwino_pack(const int8_t *w, int64_t K, int64_t C, int16_t *dst
     }
 }
 
+/* The weights w [K][C][3][3] int8 packed for Winograd F(3x3) (kernels/qwino3.c) into dst
+   (zeroed, as many int16 as fuse__qconv_weight_bytes says): [K / 16][25 positions][C / 2][16][2],
+   (6G) g (6G)' per output and input channel, 6G = [3 0 0; -3 -3 -3; -1 1 -1; 1 2 4; 0 0 6]
+   (|u| <= 81 * 128). */
+static void fuse__qwino3_pack(const int8_t *w, int64_t K, int64_t C, int16_t *dst) {
+  int64_t csteps = (C + 1) / 2, k, c;
+  int i, j;
+  for (k = 0; k < K; k++)
+    for (c = 0; c < C; c++) {
+      const int8_t *g = w + (k * C + c) * 9;
+      int32_t t[15], u[25];
+      for (j = 0; j < 3; j++) { /* 6G g, column j */
+        int32_t a = g[j], b = g[3 + j], e = g[6 + j];
+        t[j] = 3 * a, t[3 + j] = -3 * (a + b + e), t[6 + j] = b - a - e;
+        t[9 + j] = a + 2 * b + 4 * e, t[12 + j] = 6 * e;
+      }
+      for (i = 0; i < 5; i++) { /* (6G g) 6G', row i */
+        int32_t a = t[3 * i], b = t[3 * i + 1], e = t[3 * i + 2];
+        u[5 * i] = 3 * a, u[5 * i + 1] = -3 * (a + b + e), u[5 * i + 2] = b - a - e;
+        u[5 * i + 3] = a + 2 * b + 4 * e, u[5 * i + 4] = 6 * e;
+      }
+      for (i = 0; i < 25; i++)
+        dst[(((k / FUSE__QNR * 25 + i) * csteps + c / 2) * FUSE__QNR + k % FUSE__QNR) * 2 + c % 2] =
+            (int16_t)u[i];
+    }
+}
+
 /* The int8 weights wdata [K][Cg][KH][KW], bias and multipliers of a qconv2d (a qmatmul: K
    output columns, Cg = C input ones, KH = KW = 1) after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
@@ -39298,8 +40106,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
-    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW ||
-        h->layout == FUSE__QL_SQUADS) { /* the zero point's share: x_zero * the weights' sum
+    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW || h->layout == FUSE__QL_SQUADS ||
+        h->layout == FUSE__QL_WINO3) { /* the zero point's share: x_zero * the weights' sum
                                            (signed quads: x - 128 is summed, x_zero - 128) */
       const int8_t *wk = wdata + k * per;
       int64_t i, sum = 0;
@@ -39317,6 +40125,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
       for (k = 0; k < K; k++) dst[t * Kp + k] = wdata[k * taps + t];
   } else if (h->layout == FUSE__QL_WINO) {
     fuse__qwino_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
+  } else if (h->layout == FUSE__QL_WINO3) {
+    fuse__qwino3_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;
@@ -43347,6 +44157,59 @@ static void fuse__qgap(const fuse__run *r, const fuse__step *s, const fuse__qhea
   fuse__parallel(r->p, tx->shape[0] * j.blocks, fuse__qgap_units, &j);
 }
 
+#ifdef FUSE__HAVE_QWINO3
+/* qconv2d in the Winograd F(3x3) layout (kernels/qwino3.c, fuse__qwino3_tiles): as F(2x2)
+   above, tiles of 3x3 outputs. */
+typedef struct fuse__qwino3_job {
+  const fuse__run *r;
+  fuse__qwino3 q;
+  int64_t tiles, block, blocks, kparts, kpart;
+} fuse__qwino3_job;
+
+static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qwino3_job *j = (const fuse__qwino3_job *)ctx;
+  const fuse_plan *p = j->r->p;
+  unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  int64_t u;
+  for (u = u0; u < u1; u++) { /* unit u: image, block, part of the output channels */
+    fuse__qwino3 q = j->q;
+    int64_t b = u / j->kparts, n = b / j->blocks, t0 = b % j->blocks * j->block;
+    int64_t k0 = u % j->kparts * j->kpart, k1 = k0 + j->kpart < q.K ? k0 + j->kpart : q.K;
+    q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
+    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, k0, k1, work);
+  }
+}
+
+/* The blocks of the images, each cut by its output channels into as many parts (of whole nb
+   panels) as make a unit for every chunk where the blocks are fewer (a 14x14 image is one
+   block): each part transforms its block's patches again, a small share of its work. */
+static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qwino3_job j;
+  int64_t Kp, groups;
+  j.r = r;
+  j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.q.C = tx->shape[1], j.q.H = tx->shape[2], j.q.W = tx->shape[3], j.q.K = h->K;
+  j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
+  fuse__qconv_weight_bytes(FUSE__QL_WINO3, h->K, j.q.C, 9, &Kp);
+  j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
+  j.tiles = ((j.q.H + 2) / 3) * ((j.q.W + 2) / 3);
+  fuse__qwino3_pick(&j.q, 0, j.tiles);
+  fuse__qwino3_blocks(j.tiles, j.q.C, j.q.mr, &j.block, &j.blocks);
+  groups = (Kp / FUSE__QNR + j.q.nb - 1) / j.q.nb; /* of nb panels */
+  j.kparts = 1;
+  if (tx->shape[0] * j.blocks < p->chunks) {
+    j.kparts = (p->chunks + tx->shape[0] * j.blocks - 1) / (tx->shape[0] * j.blocks);
+    j.kparts = j.kparts < groups ? j.kparts : groups;
+  }
+  j.kpart = (groups + j.kparts - 1) / j.kparts * j.q.nb * FUSE__QNR;
+  j.kparts = (Kp + j.kpart - 1) / j.kpart;
+  fuse__parallel(p, tx->shape[0] * j.blocks * j.kparts, fuse__qwino3_units, &j);
+}
+#endif
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -43380,6 +44243,10 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
 #ifdef FUSE__HAVE_QWINO
     } else if (h->layout == FUSE__QL_WINO) { /* (a build without it does not load it) */
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino(r, s, h);
+#endif
+#ifdef FUSE__HAVE_QWINO3
+    } else if (h->layout == FUSE__QL_WINO3) { /* (a build without it does not load it) */
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino3(r, s, h);
 #endif
     } else if (h->layout == FUSE__QL_DW) {
       if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
@@ -44418,9 +45285,9 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO ||
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO3 ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout >= FUSE__QL_WINO && G != 1) ||
         (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
     if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
@@ -44437,12 +45304,15 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
-      } else if (h->layout == FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile */
+      } else if (h->layout >= FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile (F(2x2)),
+                                                   AVX-512 VNNI (F(3x3)) */
         fuse_conv2d_attrs b = *a;
         b.strides[0] = b.strides[1] = b.dilation[0] = b.dilation[1] = 1;
         b.padding[0] = b.padding[1] = b.padding[2] = b.padding[3] = 1;
         if (h->KH != 3 || h->KW != 3 || h->C > 1024 || memcmp(&b, a, sizeof b)) return 0;
-        if (!fuse__qwino_fits(p->isa, p->vnni, h->C, h->K, 3, 3, a)) return -1;
+        if (h->layout == FUSE__QL_WINO ? !fuse__qwino_fits(p->isa, p->vnni, h->C, h->K, 3, 3, a)
+                                       : !fuse__qwino3_fits(p->isa, p->vnni, h->C, 3, 3, a))
+          return -1;
       } else if (fuse__blob_qtiles_ok(p, h) < 0) {
         return -1;
       }
@@ -44623,6 +45493,9 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
                                : ((const fuse__qhead *)(const void *)s->packed)->layout ==
                                        FUSE__QL_WINO
                                    ? "AVX2's integer Winograd kernels"
+                               : ((const fuse__qhead *)(const void *)s->packed)->layout ==
+                                       FUSE__QL_WINO3
+                                   ? "AVX-512 VNNI's integer Winograd F(3x3) kernels"
                                    : "VNNI (vpdpbusd)"),
              0;
     }

@@ -120,6 +120,7 @@
 #include "kernels/chain_rows.c"
 #include "kernels/winograd.c"
 #include "kernels/qconv.c"
+#include "kernels/qwino3.c"
 #include "kernels/qeltwise.c"
 #include "kernels/qglobal_pool.c"
 #include "kernels/isa_avx512.c"

@@ -301,8 +301,8 @@ TEST(winograd_matches_the_direct_conv) {
     fuse__qwino_out_fn out = fuse__qwino_out_scalar;
     int mr = 4;
     const char *name = "scalar";
-    if (form) {
-#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
+    if (form) { /* (FUSE__HAVE_QWINO: AVX2's kernels are built; FUSE__SIMD is #undef'd by now) */
+#ifdef FUSE__HAVE_QWINO
       if (!isa_runs_here(FUSE_ISA_AVX2)) continue;
       tile = fuse__qtile_pairs_avx2, mr = FUSE__QMR_AVX2, name = form == 1 ? "avx2" : "avx2 tile";
       if (form == 1) fuse__qwino_pick(FUSE_ISA_AVX2, &in, &out);
@@ -329,6 +329,133 @@ TEST(winograd_matches_the_direct_conv) {
         }
   }
   fprintf(stderr, "  (%d Winograd runs)\n", runs);
+}
+#endif
+
+#ifdef FUSE__HAVE_QWINO3
+/* One F(3x3) Winograd qconv2d (fuse__qwino3_tiles: 3x3, stride 1, padding 1) of an H x W
+   image of C channels into K, in blocks of `block` tiles, against a direct int64 conv, bit for
+   bit; the bytes past the output stay. The kernels take the uint8 input as it is and the bias
+   with x_zero * the weights' sum taken out (plan/quant_pack.c), so the reference sums the raw
+   input (x_zero where a tap falls outside) and the requantized value is that sum + the bias.
+   extreme 1: every x 255, every weight -128 (the largest sums: with C = 1827, 4 times them
+   just fit int32); 2: x 0 / 255 and the weights -128 / 127 in a checkerboard; 3: x 0 / 255
+   and the weights -128 / 127 at random (the transforms' largest values, both signs). With
+   extremes the bias takes back the sum of a pixel, so that an error of 1 shows after the
+   scale. form: 0 the scalar twin (pairs tile, scalar transforms); 1 AVX-512 VNNI's tiles and
+   transforms; 2 its tiles with the scalar transforms; 3 the scalar tile with its transforms;
+   mr5: its tiles of 5 tiles a group, else of 6. */
+static int check_wino3(int form, int mr5, int64_t H, int64_t W, int64_t C, int64_t K, int32_t x_zero,
+                       int extreme, int y_signed, int64_t block, const char *name) {
+  int64_t Kp, npix = H * W, tiles = ((H + 2) / 3) * ((W + 2) / 3), i, c, k, t0, oy, ox, kpart;
+  size_t wbytes = fuse__qconv_weight_bytes(FUSE__QL_WINO3, K, C, 9, &Kp);
+  unsigned char *x = (unsigned char *)malloc((size_t)(npix * C)), *y = (unsigned char *)malloc((size_t)(npix * K + 64));
+  int8_t *w = (int8_t *)malloc((size_t)(K * C * 9));
+  int16_t *packed = (int16_t *)calloc(wbytes, 1);
+  int64_t *sum = (int64_t *)malloc((size_t)(npix * K) * sizeof(int64_t));
+  int32_t *bias = (int32_t *)calloc((size_t)Kp, sizeof(int32_t));
+  float *scale = (float *)calloc((size_t)Kp, sizeof(float));
+  unsigned char *work = (unsigned char *)malloc(fuse__qconv_scratch(FUSE__QL_WINO3, 1, C, H, W, 0, 9, npix, Kp));
+  fuse__qwino3 q, simd;
+  fuse__qhead h;
+  int ok = 1;
+  for (i = 0; i < npix; i++)
+    for (c = 0; c < C; c++)
+      x[i * C + c] = (unsigned char)(extreme == 1 ? 255
+                                     : extreme == 2 ? ((i / W + i % W + c) % 2 ? 255 : 0)
+                                     : extreme == 3 ? (next() >> 7) % 2 * 255
+                                                    : next() % 256);
+  for (i = 0; i < K * C * 9; i++)
+    w[i] = (int8_t)(extreme == 1 ? -128 : extreme == 2 ? (((i % 9) / 3 + i % 3 + i / 9) % 2 ? -128 : 127)
+                    : extreme == 3 ? ((next() >> 9) % 2 ? -128 : 127)
+                                   : (int8_t)(next() % 256));
+  fuse__qwino3_pack(w, K, C, packed);
+  for (oy = 0; oy < H; oy++) /* the direct conv on the raw input */
+    for (ox = 0; ox < W; ox++)
+      for (k = 0; k < K; k++) {
+        int64_t acc = 0, ky, kx;
+        for (c = 0; c < C; c++)
+          for (ky = 0; ky < 3; ky++)
+            for (kx = 0; kx < 3; kx++) {
+              int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+              int64_t xv = iy >= 0 && iy < H && ix >= 0 && ix < W ? x[(iy * W + ix) * C + c] : x_zero;
+              acc += xv * w[((k * C + c) * 3 + ky) * 3 + kx];
+            }
+        sum[(oy * W + ox) * K + k] = acc;
+      }
+  for (k = 0; k < K; k++) {
+    bias[k] = extreme ? (int32_t)(-sum[(npix / 2) * K + k]) + (int32_t)(next() % 7) - 3
+                      : (int32_t)(next() % 20001) - 10000;
+    scale[k] = k % 4 == 0 ? 0.5f : k % 4 == 1 ? 0.25f : 1.0f / (float)(3 + next() % 500);
+  }
+  memset(&h, 0, sizeof h);
+  h.x_zero = x_zero, h.y_signed = y_signed, h.y_zero = y_signed ? -7 : 9;
+  h.lo = y_signed ? -128 : 0, h.hi = y_signed ? 127 : 255, h.layout = FUSE__QL_WINO3;
+  q.x = x, q.y = y, q.w = packed, q.bias = bias, q.scale = scale, q.h = &h;
+  q.H = H, q.W = W, q.C = C, q.K = K, q.csteps = (C + 1) / 2;
+  fuse__qwino3_pick(&q, form == 0 || form == 3, mr5 ? 25 : 24);
+  simd.C = C;
+  fuse__qwino3_pick(&simd, 0, 24);
+  kpart = K > q.nb * 16 && (H + W + C) % 2 ? q.nb * 16 : K;
+  if (form == 2) q.in = fuse__qwino3_in_scalar, q.out = fuse__qwino3_out_scalar;
+  if (form == 3) q.in = simd.in, q.out = simd.out;
+  memset(y, 0xcd, (size_t)(npix * K + 64));
+  for (t0 = 0; t0 < tiles; t0 += block) /* (in two parts of the output channels, some runs) */
+    for (k = 0; k < K; k += kpart)
+      fuse__qwino3_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, k, k + kpart < K ? k + kpart : K, work);
+  for (i = 0; i < npix * K + 64 && ok; i++) {
+    int32_t want = 0xcd, have = y[i];
+    if (i < npix * K) {
+      want = fuse__qtile_requant((int32_t)(bias[i % K] + sum[i]), scale[i % K], &h) & 0xff;
+      CHECK(sum[i] >= -(1 << 29) && sum[i] < (1 << 29)); /* (4 times it fits int32) */
+    }
+    if (have != want) {
+      fprintf(stderr, "  %s: %dx%d C %d K %d x_zero %d extreme %d block %d: pixel %d channel %d: %d, want %d\n",
+              name, (int)H, (int)W, (int)C, (int)K, x_zero, extreme, (int)block, (int)(i / K),
+              (int)(i % K), have, want);
+      ok = 0;
+    }
+  }
+  free(x), free(y), free(w), free(packed), free(sum), free(bias), free(scale), free(work);
+  return ok;
+}
+
+/* Winograd F(3x3) (FUSE__QL_WINO3): the scalar twin always; AVX-512 VNNI's tiles and
+   transforms, alone and mixed with the twin's, where the CPU has them; against the direct
+   conv: images from 1x1 (one tile, mostly outside) to sizes off the tiles' 3, channels 1 to 70
+   (odd ones: a padding channel; past 32 and 64: the transforms' masked steps), output channels
+   1 to 88 (1 to 4 panels a tile and the tails), zero points 0, 128, 255, blocks of whole and
+   partial groups of tiles; the extremes with C 16, 1024 (the plans' bound) and 1827 (the
+   exactness bound). */
+TEST(winograd3_matches_the_direct_conv) {
+  static const int64_t sizes[7][2] = {{1, 1}, {2, 2}, {3, 5}, {6, 4}, {7, 7}, {10, 9}, {4, 14}};
+  static const int64_t chans[6] = {1, 2, 15, 33, 64, 70}, outs[5] = {1, 16, 21, 40, 88};
+  static const int32_t zeros[3] = {0, 128, 255};
+  static const char *names[4] = {"scalar", "avx512", "avx512 tile", "avx512 transforms"};
+  int form, si, ci, ki, zi, runs = 0, simd = isa_runs_here(FUSE_ISA_AVX512) && (fuse__cpu_vnni() & 1);
+  for (form = 0; form < 4; form++) {
+    if (form && !simd) continue;
+    for (si = 0; si < 7; si++)
+      for (ci = 0; ci < 6; ci++)
+        for (ki = 0; ki < 5; ki++)
+          for (zi = 0; zi < 3; zi++) {
+            int64_t H = sizes[si][0], W = sizes[si][1], tiles = ((H + 2) / 3) * ((W + 2) / 3);
+            int64_t block = (si + ci + zi + ki) % 3 == 0 ? tiles : (si + ci + zi + ki) % 3 == 1 ? 5 : 6;
+            if ((form == 2 || form == 3) && (si + ci + ki + zi) % 3) continue; /* (mixed: a third) */
+            CHECK(check_wino3(form, (si + ki) % 2, H, W, chans[ci], outs[ki], zeros[zi], 0, (ki + zi) % 2, block,
+                              names[form]));
+            runs++;
+          }
+    for (ci = 0; ci < 3; ci++)
+      for (zi = 0; zi < 3; zi += 2)
+        for (ki = 1; ki <= 3; ki++) {
+          int64_t C = ci == 0 ? 16 : ci == 1 ? 1024 : 1827;
+          if (form != 1 && ci) continue; /* (the large ones on the plans' kernels) */
+          CHECK(check_wino3(form, zi > 0, 4, 5, C, ci ? 16 : 40, zeros[zi], ki, zi > 0, 6, names[form]));
+          runs++;
+        }
+  }
+  fprintf(stderr, "  (%d Winograd F(3x3) runs; AVX-512 VNNI here: %d)\n", runs, simd);
 }
 #endif
 
@@ -551,6 +678,9 @@ int main(void) {
   RUN(depthwise_kernels_match_the_reference);
 #ifdef FUSE__HAVE_QWINO
   RUN(winograd_matches_the_direct_conv);
+#endif
+#ifdef FUSE__HAVE_QWINO3
+  RUN(winograd3_matches_the_direct_conv);
 #endif
   RUN(qadd_rows_match_the_scalar_row);
   RUN(quantize_row_matches_the_loop);

@@ -36,12 +36,16 @@
                    products summed over the channels by the pairs tile with h NULL (int32 sums
                    out, one position a call), each 4x4 block of sums transformed and requantized
                    on registers (fuse__qwino_*).
+   FUSE__QL_WINO3  Winograd F(3x3, 3x3) on int16 pairs, for those convs in plans for AVX-512 on
+                   a CPU with VNNI: 25 products a 3x3 block of outputs where the direct tile
+                   takes 81, vpdpwssd (kernels/qwino3.c). The weights [K / 16][25 positions][C
+                   / 2][16][2] int16, the zero point out of the bias as with quads.
 
    Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
    default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
    half to even whatever the mode. */
 enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4,
-       FUSE__QL_WINO = 5 };
+       FUSE__QL_WINO = 5, FUSE__QL_WINO3 = 6 };
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
@@ -224,6 +228,7 @@ __attribute__((target("avx2,fma,avxvnni"))) static void fuse__qtile_quads_avxvnn
    VNNI instruction where a CPU without it runs */
 #define FUSE__QV512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define FUSE__QV512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define FUSE__HAVE_QWINO3 1 /* Winograd F(3x3) on AVX-512 VNNI (kernels/qwino3.c) */
 /* 16 int32 sums (the bias in them), requantized, into the type's range, the first bits of
    mask stored. */
 FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *scale,
@@ -622,7 +627,10 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
   *Kp = layout == FUSE__QL_DIRECT ? K : KB * FUSE__QNR;
   if (layout == FUSE__QL_WINO) taps = 16; /* (its positions) */
-  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO)
+#ifdef FUSE__HAVE_QWINO3
+  if (layout == FUSE__QL_WINO3) taps = 25;
+#endif
+  if (layout == FUSE__QL_PAIRS || layout >= FUSE__QL_WINO) /* (WINO, WINO3) */
     return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
@@ -651,12 +659,24 @@ static int64_t fuse__qwino_block(int64_t C) {
   return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
 }
 
+/* F(3x3) (FUSE__QL_WINO3, kernels/qwino3.c): the tiles of 3x3 outputs a block takes at most,
+   their transformed inputs (25 rows of C rounded up to even int16) about 384 KB, as above; at
+   least 16. */
+#ifdef FUSE__HAVE_QWINO3
+static int64_t fuse__qwino3_block(int64_t C) {
+  int64_t b = 393216 / (25 * 4 * ((C + 1) / 2));
+  return b > FUSE__QMR_MAX ? b : FUSE__QMR_MAX;
+}
+#define FUSE__QW3_ACC 24 /* panels times tiles of an F(3x3) products tile, at most */
+#endif
+
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
    padding row (of a tap, or of a kernel row in row mode: at most taps x a row), the tile's row
    pointers, the images' NHWC output (when the output is NCHW). Depthwise: the padding pixel,
    the taps' pointers and offsets. Winograd, per chunk: a block's transformed inputs, a tile's
-   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers. */
+   sums (16 positions of 16 channels of QMR_MAX tiles), the padding pixel, the pointers; F(3x3)
+   the same with 25 positions and up to 24 tiles' sums of a panel. */
 static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, int64_t W,
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
@@ -666,6 +686,11 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
   if (layout == FUSE__QL_WINO)
     return (((size_t)(fuse__qwino_block(C) * 16 * cs) + a) & ~a) + 16 * FUSE__QMR_MAX * 16 * 4 +
            (((size_t)C + a) & ~a) + (16 + 4 + FUSE__QMR_MAX) * sizeof(void *) + FUSE__ALIGN;
+#ifdef FUSE__HAVE_QWINO3
+  if (layout == FUSE__QL_WINO3)
+    return (((size_t)(fuse__qwino3_block(C) * 25 * cs) + a) & ~a) + 25 * FUSE__QW3_ACC * 16 * 4 +
+           (((size_t)C + a) & ~a) + (25 + 9) * sizeof(void *) + FUSE__ALIGN;
+#endif
   return (((size_t)(N * H * (W + pad_w) * cs) + a) & ~a) + (((size_t)(taps * cs) + a) & ~a) +
          (((size_t)taps * FUSE__QMR_MAX * sizeof(void *) + a) & ~a) +
          (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;

@@ -7,8 +7,14 @@
    element-wise ops. qlut, qmax_pool2d: the table of outputs. qglobal_avg_pool2d: the zero
    points and scales. */
 
+/* The F(3x3) tiles of an image of fewer pixels take more time than the direct tiles: the
+   weights, 50 / 9 of the direct ones' bytes, are read for too few tiles (7x7: 9 of them). */
+#define FUSE__QWINO3_NPIX 100
+
 /* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
-   a, npix output pixels an image in: depthwise on its own kernel; groups 1 in quads where this
+   a, npix output pixels an image in: depthwise on its own kernel; Winograd F(3x3) where it
+   fits (fuse__qwino3_fits: AVX-512 VNNI) and the image has FUSE__QWINO3_NPIX pixels or more;
+   groups 1 in quads where this
    CPU runs them, Winograd on pairs where it takes AVX2's pairs (fuse__qwino_fits) and the
    image has 100 pixels or more, pairs elsewhere (scalar, NEON, a plan saved for another
    machine); the direct form for the reference kernels and other grouped convs. (On fewer
@@ -21,6 +27,8 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int64_t C, int6
   if (isa == FUSE_ISA_AUTO) return FUSE__QL_DIRECT;
   if (depthwise) return FUSE__QL_DW;
   if (a->groups != 1) return FUSE__QL_DIRECT;
+  if (!save_only && npix >= FUSE__QWINO3_NPIX && fuse__qwino3_fits(isa, vnni, C, KH, KW, a))
+    return FUSE__QL_WINO3;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_SQUADS, vnni, K, &nb, &mr)) return FUSE__QL_SQUADS;
   if (!save_only && npix >= 100 && fuse__qwino_fits(isa, vnni, C, K, KH, KW, a)) return FUSE__QL_WINO;
@@ -89,6 +97,33 @@ static void fuse__qwino_pack(const int8_t *w, int64_t K, int64_t C, int16_t *dst
     }
 }
 
+/* The weights w [K][C][3][3] int8 packed for Winograd F(3x3) (kernels/qwino3.c) into dst
+   (zeroed, as many int16 as fuse__qconv_weight_bytes says): [K / 16][25 positions][C / 2][16][2],
+   (6G) g (6G)' per output and input channel, 6G = [3 0 0; -3 -3 -3; -1 1 -1; 1 2 4; 0 0 6]
+   (|u| <= 81 * 128). */
+static void fuse__qwino3_pack(const int8_t *w, int64_t K, int64_t C, int16_t *dst) {
+  int64_t csteps = (C + 1) / 2, k, c;
+  int i, j;
+  for (k = 0; k < K; k++)
+    for (c = 0; c < C; c++) {
+      const int8_t *g = w + (k * C + c) * 9;
+      int32_t t[15], u[25];
+      for (j = 0; j < 3; j++) { /* 6G g, column j */
+        int32_t a = g[j], b = g[3 + j], e = g[6 + j];
+        t[j] = 3 * a, t[3 + j] = -3 * (a + b + e), t[6 + j] = b - a - e;
+        t[9 + j] = a + 2 * b + 4 * e, t[12 + j] = 6 * e;
+      }
+      for (i = 0; i < 5; i++) { /* (6G g) 6G', row i */
+        int32_t a = t[3 * i], b = t[3 * i + 1], e = t[3 * i + 2];
+        u[5 * i] = 3 * a, u[5 * i + 1] = -3 * (a + b + e), u[5 * i + 2] = b - a - e;
+        u[5 * i + 3] = a + 2 * b + 4 * e, u[5 * i + 4] = 6 * e;
+      }
+      for (i = 0; i < 25; i++)
+        dst[(((k / FUSE__QNR * 25 + i) * csteps + c / 2) * FUSE__QNR + k % FUSE__QNR) * 2 + c % 2] =
+            (int16_t)u[i];
+    }
+}
+
 /* The int8 weights wdata [K][Cg][KH][KW], bias and multipliers of a qconv2d (a qmatmul: K
    output columns, Cg = C input ones, KH = KW = 1) after its header h, in h->layout. */
 static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__qhead *h,
@@ -125,8 +160,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
         b = fuse__round_half_even(fuse__const_at(src, k) / unit);
       }
     }
-    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW ||
-        h->layout == FUSE__QL_SQUADS) { /* the zero point's share: x_zero * the weights' sum
+    if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW || h->layout == FUSE__QL_SQUADS ||
+        h->layout == FUSE__QL_WINO3) { /* the zero point's share: x_zero * the weights' sum
                                            (signed quads: x - 128 is summed, x_zero - 128) */
       const int8_t *wk = wdata + k * per;
       int64_t i, sum = 0;
@@ -144,6 +179,8 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
       for (k = 0; k < K; k++) dst[t * Kp + k] = wdata[k * taps + t];
   } else if (h->layout == FUSE__QL_WINO) {
     fuse__qwino_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
+  } else if (h->layout == FUSE__QL_WINO3) {
+    fuse__qwino3_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;

@@ -573,9 +573,9 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO ||
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO3 ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout >= FUSE__QL_WINO && G != 1) ||
         (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
     if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
@@ -592,12 +592,15 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
-      } else if (h->layout == FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile */
+      } else if (h->layout >= FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile (F(2x2)),
+                                                   AVX-512 VNNI (F(3x3)) */
         fuse_conv2d_attrs b = *a;
         b.strides[0] = b.strides[1] = b.dilation[0] = b.dilation[1] = 1;
         b.padding[0] = b.padding[1] = b.padding[2] = b.padding[3] = 1;
         if (h->KH != 3 || h->KW != 3 || h->C > 1024 || memcmp(&b, a, sizeof b)) return 0;
-        if (!fuse__qwino_fits(p->isa, p->vnni, h->C, h->K, 3, 3, a)) return -1;
+        if (h->layout == FUSE__QL_WINO ? !fuse__qwino_fits(p->isa, p->vnni, h->C, h->K, 3, 3, a)
+                                       : !fuse__qwino3_fits(p->isa, p->vnni, h->C, 3, 3, a))
+          return -1;
       } else if (fuse__blob_qtiles_ok(p, h) < 0) {
         return -1;
       }
@@ -778,6 +781,9 @@ static int fuse__blob_step(fuse__loader *l, int i, const unsigned char *weights)
                                : ((const fuse__qhead *)(const void *)s->packed)->layout ==
                                        FUSE__QL_WINO
                                    ? "AVX2's integer Winograd kernels"
+                               : ((const fuse__qhead *)(const void *)s->packed)->layout ==
+                                       FUSE__QL_WINO3
+                                   ? "AVX-512 VNNI's integer Winograd F(3x3) kernels"
                                    : "VNNI (vpdpbusd)"),
              0;
     }

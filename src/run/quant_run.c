@@ -618,6 +618,59 @@ static void fuse__qgap(const fuse__run *r, const fuse__step *s, const fuse__qhea
   fuse__parallel(r->p, tx->shape[0] * j.blocks, fuse__qgap_units, &j);
 }
 
+#ifdef FUSE__HAVE_QWINO3
+/* qconv2d in the Winograd F(3x3) layout (kernels/qwino3.c, fuse__qwino3_tiles): as F(2x2)
+   above, tiles of 3x3 outputs. */
+typedef struct fuse__qwino3_job {
+  const fuse__run *r;
+  fuse__qwino3 q;
+  int64_t tiles, block, blocks, kparts, kpart;
+} fuse__qwino3_job;
+
+static void fuse__qwino3_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
+  const fuse__qwino3_job *j = (const fuse__qwino3_job *)ctx;
+  const fuse_plan *p = j->r->p;
+  unsigned char *work = j->r->work + p->scratch_offset + p->scratch_slot * (size_t)chunk;
+  int64_t u;
+  for (u = u0; u < u1; u++) { /* unit u: image, block, part of the output channels */
+    fuse__qwino3 q = j->q;
+    int64_t b = u / j->kparts, n = b / j->blocks, t0 = b % j->blocks * j->block;
+    int64_t k0 = u % j->kparts * j->kpart, k1 = k0 + j->kpart < q.K ? k0 + j->kpart : q.K;
+    q.x += n * q.H * q.W * q.C, q.y += n * q.H * q.W * q.K;
+    fuse__qwino3_tiles(&q, t0, t0 + j->block < j->tiles ? t0 + j->block : j->tiles, k0, k1, work);
+  }
+}
+
+/* The blocks of the images, each cut by its output channels into as many parts (of whole nb
+   panels) as make a unit for every chunk where the blocks are fewer (a 14x14 image is one
+   block): each part transforms its block's patches again, a small share of its work. */
+static void fuse__qconv_wino3(const fuse__run *r, const fuse__step *s, const fuse__qhead *h) {
+  const fuse_plan *p = r->p;
+  const fuse__tensor *tx = fuse__in_t(r, s, 0);
+  fuse__qwino3_job j;
+  int64_t Kp, groups;
+  j.r = r;
+  j.q.x = (const unsigned char *)(const void *)fuse__in(r, s, 0);
+  j.q.y = (unsigned char *)(void *)fuse__data(r, s->out);
+  j.q.C = tx->shape[1], j.q.H = tx->shape[2], j.q.W = tx->shape[3], j.q.K = h->K;
+  j.q.csteps = (j.q.C + 1) / 2, j.q.h = h;
+  fuse__qconv_weight_bytes(FUSE__QL_WINO3, h->K, j.q.C, 9, &Kp);
+  j.q.w = (const int16_t *)fuse__qconv_arrays(h, Kp, &j.q.bias, &j.q.scale);
+  j.tiles = ((j.q.H + 2) / 3) * ((j.q.W + 2) / 3);
+  fuse__qwino3_pick(&j.q, 0, j.tiles);
+  fuse__qwino3_blocks(j.tiles, j.q.C, j.q.mr, &j.block, &j.blocks);
+  groups = (Kp / FUSE__QNR + j.q.nb - 1) / j.q.nb; /* of nb panels */
+  j.kparts = 1;
+  if (tx->shape[0] * j.blocks < p->chunks) {
+    j.kparts = (p->chunks + tx->shape[0] * j.blocks - 1) / (tx->shape[0] * j.blocks);
+    j.kparts = j.kparts < groups ? j.kparts : groups;
+  }
+  j.kpart = (groups + j.kparts - 1) / j.kparts * j.q.nb * FUSE__QNR;
+  j.kparts = (Kp + j.kpart - 1) / j.kpart;
+  fuse__parallel(p, tx->shape[0] * j.blocks * j.kparts, fuse__qwino3_units, &j);
+}
+#endif
+
 /* x [rows][cols] bytes into y [cols][rows], in blocks of 32 x 32 (qto_nhwc, qto_nchw). */
 static void fuse__transpose_bytes(const unsigned char *x, unsigned char *y, int64_t rows,
                                   int64_t cols) {
@@ -651,6 +704,10 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
 #ifdef FUSE__HAVE_QWINO
     } else if (h->layout == FUSE__QL_WINO) { /* (a build without it does not load it) */
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino(r, s, h);
+#endif
+#ifdef FUSE__HAVE_QWINO3
+    } else if (h->layout == FUSE__QL_WINO3) { /* (a build without it does not load it) */
+      if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_wino3(r, s, h);
 #endif
     } else if (h->layout == FUSE__QL_DW) {
       if (FUSE__HAS_KERNEL(QDW)) fuse__qconv_depthwise(r, s, h);
