@@ -301,6 +301,35 @@ FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *s
 #undef FUSE__QT_NB
 #undef FUSE__QT_MR
 #undef FUSE__QT_NAME
+/* the last pixels of an image on 4 panels, 1 to 5 of them: a 4x6 tile would go over all the
+   block's weights for 6 (7x7 outputs: 8 tiles of 6 and one of 1) */
+#define FUSE__QT_NB 4
+#define FUSE__QT_MR 1
+#define FUSE__QT_NAME fuse__qtile_avx512_4x1
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 2
+#define FUSE__QT_NAME fuse__qtile_avx512_4x2
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 3
+#define FUSE__QT_NAME fuse__qtile_avx512_4x3
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 4
+#define FUSE__QT_NAME fuse__qtile_avx512_4x4
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 5
+#define FUSE__QT_NAME fuse__qtile_avx512_4x5
+#include "qtile_avx512.inc"
+#undef FUSE__QT_NB
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
 #endif
 
 #ifdef FUSE__NEON
@@ -567,6 +596,11 @@ static const fuse__qtile_kind fuse__qtile_kinds[] = {
     {fuse__qtile_avx512_3x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 6}, /* tails of 4x6 */
     {fuse__qtile_avx512_2x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 6},
     {fuse__qtile_avx512_1x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 6},
+    {fuse__qtile_avx512_4x1, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 1}, /* the last pixels' */
+    {fuse__qtile_avx512_4x2, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 2},
+    {fuse__qtile_avx512_4x3, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 3},
+    {fuse__qtile_avx512_4x4, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 4},
+    {fuse__qtile_avx512_4x5, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 5},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #ifdef FUSE__HAVE_AVXVNNI

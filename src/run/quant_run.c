@@ -396,7 +396,7 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   int64_t win_n = -1, win_lo = 0, win_hi = 0; /* window mode: the pixels gathered */
 #endif
   int jj;
-  for (u = u0; u < u1; u++) {
+  for (u = u0; u < u1; u++, mr = j->mr) {
     int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
     const unsigned char *img = j->in_place ? j->x + n * H * W * j->C : j->in + n * H * WP * cs;
     unsigned char *yi = j->out_nhwc ? j->y + n * j->npix * j->K : j->out + n * j->npix * j->Kp;
@@ -404,6 +404,10 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
     fuse__qtile_fn tile = bn == j->nb ? j->main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, j->mr);
     int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
     int mvalid = j->npix - m0 < mr ? (int)(j->npix - m0) : (int)mr;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    fuse__qtile_fn last = mvalid < mr && bn == j->nb ? fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mvalid) : NULL;
+    if (last) tile = last, mr = mvalid; /* the image's last pixels on a tile of as many */
+#endif
     if (j->pointwise) {
       for (jj = 0; jj < mr; jj++) rows[jj] = img + (m0 + (jj < mvalid ? jj : mvalid - 1)) * cs;
 #ifdef FUSE__HAVE_QWINDOW
