@@ -638,6 +638,120 @@ TEST(quads_rows_match_the_bytes) {
 }
 #endif
 
+/* Packed qconv2d steps against the reference plan's direct loops, bit for bit: the driver of
+   the tiles (run/quant_run.c) on convs of few input channels, window mode's (kernels/qconv.c,
+   FUSE__QL_WINDOW: each pixel's window gathered into one tap) where this CPU runs quads, row
+   mode elsewhere; C 1, 2, 3, 5, 7; kernels 7x7 (a stem's), 3x3, 5x3, 2x5; strides 1 and 2,
+   uneven padding, row dilation; K 64, 20 (a panel and a tail), 70; NCHW input. Counts the
+   steps that ran in window mode. */
+static const char *qconv_few_net =
+    "graph(%xq: u8[1, %C, %H, %W]) {\n"
+    "  %xs: [] = const{0.05}\n"
+    "  %xz: u8[] = const{%XZ}\n"
+    "  %wq: i8[%K, %C, %KH, %KW] = const\n"
+    "  %ws: [] = const{0.01}\n"
+    "  %ys: [] = const{%YS}\n"
+    "  %yz: u8[] = const{9}\n"
+    "  %x = dequantize(%xq, %xs, %xz)\n"
+    "  %w = dequantize(%wq, %ws)\n"
+    "  %c = conv2d(%x, %w, strides=[%SY, %SX], padding=[%PT, %PL, %PB, %PR], dilation=[%DY, 1], groups=1)\n"
+    "  %r = relu(%c)\n"
+    "  %yq = quantize(%r, %ys, %yz)\n"
+    "  return %yq\n"
+    "}\n";
+
+static void replace_all(char *s, const char *key, const char *with) {
+  char *at;
+  size_t kl = strlen(key), wl = strlen(with);
+  while ((at = strstr(s, key)) != NULL) {
+    memmove(at + wl, at + kl, strlen(at + kl) + 1);
+    memcpy(at, with, wl);
+  }
+}
+
+static int qconv_window_steps(const fuse_plan *p) {
+  int i, n = 0;
+  for (i = 0; i < p->num_steps; i++)
+    if (p->steps[i].op == FUSE__OP_QCONV2D &&
+        ((const fuse__qhead *)(const void *)p->steps[i].packed)->layout == FUSE__QL_WINDOW)
+      n++;
+  return n;
+}
+
+TEST(packed_convs_of_few_channels_match_the_direct_loops) {
+  static const int cases[][13] = { /* C, H, W, K, KH, KW, SY, SX, PT, PL, PB, PR, DY */
+      {3, 30, 28, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1}, {3, 9, 40, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 12, 11, 70, 5, 3, 1, 2, 2, 0, 1, 2, 1}, {2, 10, 13, 64, 3, 3, 2, 1, 0, 1, 2, 1, 2},
+      {5, 8, 9, 32, 2, 5, 1, 1, 1, 2, 0, 2, 1}, {7, 7, 12, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+      {3, 17, 17, 48, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
+  int ci, isa, windows = 0, runs = 0;
+  for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++)
+    for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
+      const int *c = cases[ci];
+      static const char *keys[13] = {"%C", "%H", "%W", "%K", "%KH", "%KW", "%SY", "%SX", "%PT", "%PL", "%PB", "%PR", "%DY"};
+      int C = c[0], H = c[1], W = c[2], K = c[3], KH = c[4], KW = c[5], OH, OW, i, xz = ci % 2 ? 0 : 131;
+      char text[2048], num[32];
+      fuse_graph *g = NULL, *ref = NULL;
+      fuse_plan *pg = NULL, *pr = NULL;
+      fuse_compile_options o;
+      float *wf;
+      unsigned char *x, *got, *want;
+      const void *ins[1];
+      void *outs[1];
+      if (!isa_runs_here(isa)) continue;
+      OH = (H + c[8] + c[10] - ((KH - 1) * c[12] + 1)) / c[6] + 1;
+      OW = (W + c[9] + c[11] - KW) / c[7] + 1;
+      strcpy(text, qconv_few_net);
+      for (i = 12; i >= 0; i--) { /* (longer keys first: %KH before %K) */
+        snprintf(num, sizeof num, "%d", c[i]);
+        if (i != 3) replace_all(text, keys[i], num);
+      }
+      snprintf(num, sizeof num, "%d", K), replace_all(text, "%K", num);
+      snprintf(num, sizeof num, "%d", xz), replace_all(text, "%XZ", num);
+      replace_all(text, "%YS", ci % 3 ? "0.2" : "0.9");
+      CHECK_EQ_INT(fuse_graph_parse(text, NULL, &g), FUSE_OK);
+      CHECK_EQ_INT(fuse_graph_parse(text, NULL, &ref), FUSE_OK);
+      wf = (float *)malloc(sizeof(float) * (size_t)(K * C * KH * KW));
+      x = (unsigned char *)malloc((size_t)(C * H * W));
+      got = (unsigned char *)malloc((size_t)(K * OH * OW));
+      want = (unsigned char *)malloc((size_t)(K * OH * OW));
+      for (i = 0; i < K * C * KH * KW; i++) wf[i] = (float)((int)(next() % 256) - 128);
+      for (i = 0; i < C * H * W; i++) x[i] = (unsigned char)(next() >> 24);
+      CHECK_EQ_INT(fuse_graph_set_constant(g, "wq", wf, (size_t)(K * C * KH * KW)), FUSE_OK);
+      CHECK_EQ_INT(fuse_graph_set_constant(ref, "wq", wf, (size_t)(K * C * KH * KW)), FUSE_OK);
+      CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+      CHECK_EQ_INT(fuse_optimize(ref, NULL), FUSE_OK);
+      memset(&o, 0, sizeof o);
+      o.num_threads = 1;
+      o.isa = (fuse_isa)isa;
+      CHECK_EQ_INT(fuse_compile(g, &o, &pg), FUSE_OK);
+      o.reference_kernels = 1;
+      CHECK_EQ_INT(fuse_compile(ref, &o, &pr), FUSE_OK);
+      if (pg && pr) {
+        windows += qconv_window_steps(pg);
+        ins[0] = x;
+        outs[0] = got, memset(got, 0xcd, (size_t)(K * OH * OW));
+        CHECK_EQ_INT(fuse_run_typed(pg, ins, outs, NULL), FUSE_OK);
+        outs[0] = want;
+        CHECK_EQ_INT(fuse_run_typed(pr, ins, outs, NULL), FUSE_OK);
+        if (memcmp(got, want, (size_t)(K * OH * OW))) {
+          for (i = 0; i < K * OH * OW && got[i] == want[i]; i++) continue;
+          fprintf(stderr, "  case %d (%s): at %d got %d, want %d\n", ci, fuse__isa_name((fuse_isa)isa), i, got[i], want[i]);
+          CHECK(0);
+        }
+        runs++;
+      }
+      fuse_plan_destroy(pg), fuse_plan_destroy(pr);
+      fuse_graph_destroy(g), fuse_graph_destroy(ref);
+      free(wf), free(x), free(got), free(want);
+    }
+  CHECK(runs > 0);
+#ifdef FUSE__HAVE_QWINDOW
+  if (fuse__cpu_vnni() & 3) CHECK(windows > 0); /* (a VNNI CPU: the quads, in window mode) */
+#endif
+  fprintf(stderr, "  (%d conv runs, %d in window mode)\n", runs, windows);
+}
+
 /* The table rows (AVX-512 VBMI where the CPU has it) against the scalar row: every index, a
    length off the vector width, in place and apart. */
 TEST(table_rows_match_the_scalar_row) {
@@ -690,5 +804,6 @@ int main(void) {
   RUN(quads_rows_match_the_bytes);
 #endif
   RUN(requantization_rounds_ties_to_even);
+  RUN(packed_convs_of_few_channels_match_the_direct_loops);
   return runner_finish("qkernels");
 }

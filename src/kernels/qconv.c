@@ -40,12 +40,22 @@
                    a CPU with VNNI: 25 products a 3x3 block of outputs where the direct tile
                    takes 81, vpdpwssd (kernels/qwino3.c). The weights [K / 16][25 positions][C
                    / 2][16][2] int16, the zero point out of the bias as with quads.
+   FUSE__QL_WINDOW quads of a whole window, for a kernel of few input channels (C % 4, a stem's
+                   3; fuse__qconv_window): the input copied as rows of C bytes a pixel with the
+                   padding columns (as in row mode), each pixel's KH x KW x C window then
+                   gathered (its KH runs of KW x C bytes) into one run of taps x C bytes, and
+                   the quads tiles take it as one tap: no quad holds a padding channel (a 7x7
+                   stem's 147 bytes are 37 quads, not 49). The weights [K / 16][ceil(taps x C /
+                   4)][16][4] int8, [KH][KW][C] flattened, zeros past it. x86 builds only.
 
    Rounding: the x86 SIMD tiles round with cvtps2dq under the caller's rounding mode, the
    default (nearest, ties to even), as ONNX Runtime's do; NEON's and the scalar twin round
    half to even whatever the mode. */
 enum { FUSE__QL_DIRECT = 0, FUSE__QL_PAIRS = 1, FUSE__QL_QUADS = 2, FUSE__QL_DW = 3, FUSE__QL_SQUADS = 4,
-       FUSE__QL_WINO = 5, FUSE__QL_WINO3 = 6 };
+       FUSE__QL_WINO = 5, FUSE__QL_WINO3 = 6, FUSE__QL_WINDOW = 7 };
+#ifdef FUSE__SIMD
+#define FUSE__HAVE_QWINDOW 1 /* (window mode: x86 builds) */
+#endif
 #define FUSE__QNR 16    /* output channels of a weight panel */
 #define FUSE__QMR_MAX 16 /* pixels of a tile, at most */
 
@@ -292,6 +302,35 @@ FUSE__QV512 static inline void fuse__qstore16_avx512(__m512i acc, const float *s
 #define FUSE__QT_NB 1
 #define FUSE__QT_MR 6
 #define FUSE__QT_NAME fuse__qtile_avx512_1x6
+#include "qtile_avx512.inc"
+#undef FUSE__QT_NB
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+/* the last pixels of an image on 4 panels, 1 to 5 of them: a 4x6 tile would go over all the
+   block's weights for 6 (7x7 outputs: 8 tiles of 6 and one of 1) */
+#define FUSE__QT_NB 4
+#define FUSE__QT_MR 1
+#define FUSE__QT_NAME fuse__qtile_avx512_4x1
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 2
+#define FUSE__QT_NAME fuse__qtile_avx512_4x2
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 3
+#define FUSE__QT_NAME fuse__qtile_avx512_4x3
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 4
+#define FUSE__QT_NAME fuse__qtile_avx512_4x4
+#include "qtile_avx512.inc"
+#undef FUSE__QT_MR
+#undef FUSE__QT_NAME
+#define FUSE__QT_MR 5
+#define FUSE__QT_NAME fuse__qtile_avx512_4x5
 #include "qtile_avx512.inc"
 #undef FUSE__QT_NB
 #undef FUSE__QT_MR
@@ -562,6 +601,11 @@ static const fuse__qtile_kind fuse__qtile_kinds[] = {
     {fuse__qtile_avx512_3x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 3, 6}, /* tails of 4x6 */
     {fuse__qtile_avx512_2x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 2, 6},
     {fuse__qtile_avx512_1x6, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 1, 6},
+    {fuse__qtile_avx512_4x1, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 1}, /* the last pixels' */
+    {fuse__qtile_avx512_4x2, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 2},
+    {fuse__qtile_avx512_4x3, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 3},
+    {fuse__qtile_avx512_4x4, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 4},
+    {fuse__qtile_avx512_4x5, FUSE_ISA_AVX512, FUSE__QL_QUADS, 1, 4, 5},
 #endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
 #ifdef FUSE__HAVE_AVXVNNI
@@ -580,6 +624,9 @@ static const fuse__qtile_kind fuse__qtile_kinds[] = {
 
 /* Whether kind k runs in a plan for isa with `layout` on a CPU of fuse__cpu_vnni() `vnni`. */
 static int fuse__qtile_runs(const fuse__qtile_kind *k, fuse_isa isa, int layout, int vnni) {
+#ifdef FUSE__HAVE_QWINDOW
+  if (layout == FUSE__QL_WINDOW) layout = FUSE__QL_QUADS; /* (the quads tiles, one tap) */
+#endif
   if (k->layout != layout || (k->vnni && !(vnni & k->vnni)) || isa == FUSE_ISA_AUTO) return 0;
   if (k->isa == FUSE_ISA_AVX512) return isa == FUSE_ISA_AVX512;
   if (k->isa == FUSE_ISA_AVX2) return isa == FUSE_ISA_AVX2 || isa == FUSE_ISA_AVX512;
@@ -621,7 +668,8 @@ static fuse__qtile_fn fuse__qtile_plan(fuse_isa isa, int layout, int vnni, int64
 
 /* Bytes of a qconv2d's weights in `layout`, and its Kp: groups' [K][Cg][taps] (direct);
    panels of 16 output channels [K / 16][taps][Cg / step][16][step] (pairs, int16; quads and
-   signed quads, int8); depthwise [taps][Kp] int16 (Cg = 1). */
+   signed quads, int8), [K / 16][taps x Cg / 4][16][4] (window mode); depthwise [taps][Kp]
+   int16 (Cg = 1). */
 static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_t taps,
                                        int64_t *Kp) {
   int64_t KB = (K + FUSE__QNR - 1) / FUSE__QNR;
@@ -630,7 +678,10 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
 #ifdef FUSE__HAVE_QWINO3
   if (layout == FUSE__QL_WINO3) taps = 25;
 #endif
-  if (layout == FUSE__QL_PAIRS || layout >= FUSE__QL_WINO) /* (WINO, WINO3) */
+#ifdef FUSE__HAVE_QWINDOW
+  if (layout == FUSE__QL_WINDOW) return (size_t)(KB * ((taps * Cg + 3) / 4) * FUSE__QNR * 4);
+#endif
+  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO || layout == FUSE__QL_WINO3)
     return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
@@ -648,6 +699,92 @@ static int fuse__qconv_rowmode(int layout, int64_t C, int64_t KW, int64_t dilati
   int64_t step = layout == FUSE__QL_PAIRS ? 2 : 4;
   return KW > 1 && dilation_w == 1 && (C + step - 1) / step <= 2;
 }
+
+/* Whether a quads qconv2d with C input channels, a KH x KW kernel, runs in window mode
+   (FUSE__QL_WINDOW): channels that leave quads part empty, few enough that a kernel row is
+   one run of at most 32 bytes (a gathered window's runs are copied 32 bytes at a time), at
+   most 16 kernel rows. x86 builds (the VNNI tiles) only. */
+#ifdef FUSE__HAVE_QWINDOW
+#define FUSE__QWINDOW_KH 16 /* kernel rows at most */
+static int fuse__qconv_window(int64_t C, int64_t KH, int64_t KW, int64_t dilation_w) {
+  return C % 4 && C < 8 && KW > 1 && dilation_w == 1 && KW * C <= 32 && KH <= FUSE__QWINDOW_KH;
+}
+
+/* The windows of n pixels side by side gathered, ystride bytes apart at y: pixel q's kernel
+   row r the run of span <= 32 bytes at rows[r] + q * steps[r], each copied 32 bytes at a
+   time in order (a run's excess overwritten by the next; 32 - span bytes written past the last
+   one, read past each). */
+typedef void (*fuse__qwindow_fn)(unsigned char *y, int64_t ystride, const unsigned char *const *rows,
+                                 const int64_t *steps, int kh, int64_t span, int64_t n);
+static void fuse__qwindow_gather(unsigned char *y, int64_t ystride,
+                                 const unsigned char *const *rows, const int64_t *steps, int kh,
+                                 int64_t span, int64_t n) {
+  int64_t q;
+  int r;
+  for (q = 0; q < n; q++)
+    for (r = 0; r < kh; r++) memcpy(y + q * ystride + r * span, rows[r] + q * steps[r], 32);
+}
+#if !defined(FUSE_NO_AVX2)
+__attribute__((target("avx2,fma"))) static void fuse__qwindow_gather_avx2(
+    unsigned char *y, int64_t ystride, const unsigned char *const *rows, const int64_t *steps,
+    int kh, int64_t span, int64_t n) {
+  int64_t q;
+  int r;
+  for (q = 0; q < n; q++)
+    for (r = 0; r < kh; r++)
+      _mm256_storeu_si256((__m256i *)(void *)(y + q * ystride + r * span),
+                          _mm256_loadu_si256((const __m256i *)(const void *)(rows[r] + q * steps[r])));
+}
+#endif
+
+/* y[C * i + c] = x[c][i], i < n, c < C <= 3: a row of an NCHW image's planes as C bytes a
+   pixel (window mode's rows). AVX2 builds, C = 3: 16 pixels at a time, each 16 bytes out the
+   OR of a byte shuffle of each plane. */
+static void fuse__qpixels(unsigned char *y, const unsigned char *const *x, int C, int64_t n) {
+  int64_t i;
+  int c;
+  for (i = 0; i < n; i++)
+    for (c = 0; c < C; c++) y[C * i + c] = x[c][i];
+}
+#if !defined(FUSE_NO_AVX2)
+/* byte b of output vector v of a 16-pixel block of C = 3: plane c's pixel, or 0x80 */
+#define FUSE__QPICK3(v, c, b) (char)((16 * (v) + (b)) % 3 == (c) ? (16 * (v) + (b)) / 3 : 0x80)
+#define FUSE__QPICK3_ROW(v, c)                                                                 \
+  _mm_setr_epi8(FUSE__QPICK3(v, c, 0), FUSE__QPICK3(v, c, 1), FUSE__QPICK3(v, c, 2),          \
+                FUSE__QPICK3(v, c, 3), FUSE__QPICK3(v, c, 4), FUSE__QPICK3(v, c, 5),          \
+                FUSE__QPICK3(v, c, 6), FUSE__QPICK3(v, c, 7), FUSE__QPICK3(v, c, 8),          \
+                FUSE__QPICK3(v, c, 9), FUSE__QPICK3(v, c, 10), FUSE__QPICK3(v, c, 11),        \
+                FUSE__QPICK3(v, c, 12), FUSE__QPICK3(v, c, 13), FUSE__QPICK3(v, c, 14),       \
+                FUSE__QPICK3(v, c, 15))
+__attribute__((target("avx2,fma"))) static void fuse__qpixels_avx2(unsigned char *y,
+                                                                  const unsigned char *const *x,
+                                                                  int C, int64_t n) {
+  int64_t i = 0;
+  if (C == 3) {
+    const __m128i p00 = FUSE__QPICK3_ROW(0, 0), p01 = FUSE__QPICK3_ROW(0, 1), p02 = FUSE__QPICK3_ROW(0, 2);
+    const __m128i p10 = FUSE__QPICK3_ROW(1, 0), p11 = FUSE__QPICK3_ROW(1, 1), p12 = FUSE__QPICK3_ROW(1, 2);
+    const __m128i p20 = FUSE__QPICK3_ROW(2, 0), p21 = FUSE__QPICK3_ROW(2, 1), p22 = FUSE__QPICK3_ROW(2, 2);
+    for (; i + 16 <= n; i += 16) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(x[0] + i));
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x[1] + i));
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(x[2] + i));
+      _mm_storeu_si128((__m128i *)(void *)(y + 3 * i), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, p00), _mm_shuffle_epi8(b, p01)), _mm_shuffle_epi8(c, p02)));
+      _mm_storeu_si128((__m128i *)(void *)(y + 3 * i + 16), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, p10), _mm_shuffle_epi8(b, p11)), _mm_shuffle_epi8(c, p12)));
+      _mm_storeu_si128((__m128i *)(void *)(y + 3 * i + 32), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, p20), _mm_shuffle_epi8(b, p21)), _mm_shuffle_epi8(c, p22)));
+    }
+  }
+  if (i < n) {
+    const unsigned char *rest[3];
+    int c;
+    for (c = 0; c < C; c++) rest[c] = x[c] + i;
+    fuse__qpixels(y + C * i, rest, C, n - i);
+  }
+}
+#undef FUSE__QPICK3_ROW
+#undef FUSE__QPICK3
+#endif
+
+#endif
 
 /* Winograd (FUSE__QL_WINO): the tiles of 2x2 outputs a block of a chunk takes at most, C
    input channels: their transformed inputs (16 rows of C rounded up to even int16) about 256
@@ -669,6 +806,14 @@ static int64_t fuse__qwino3_block(int64_t C) {
 }
 #define FUSE__QW3_ACC 24 /* panels times tiles of an F(3x3) products tile, at most */
 #endif
+#ifdef FUSE__HAVE_QWINDOW
+#define FUSE__QWINDOW_AHEAD 8 /* tiles whose windows are gathered at once */
+/* Bytes between the gathered windows of window mode: the window's quads and the 32 bytes
+   the last run's copy writes past the window. */
+static int64_t fuse__qwindow_stride(int64_t C, int64_t taps) {
+  return 4 * ((taps * C + 3) / 4) + 32;
+}
+#endif
 
 /* Scratch bytes of a qconv2d step in a packed layout (run/quant_run.c). Pairs and quads: the
    input as rows (when it is not read in place; with pad_w padding columns in row mode), the
@@ -681,6 +826,14 @@ static size_t fuse__qconv_scratch(int layout, int64_t N, int64_t C, int64_t H, i
                                   int64_t pad_w, int64_t taps, int64_t npix, int64_t Kp) {
   int64_t cs = layout == FUSE__QL_PAIRS ? 2 * ((C + 1) / 2) * 2 : 4 * ((C + 3) / 4);
   size_t a = FUSE__ALIGN - 1;
+#ifdef FUSE__HAVE_QWINDOW
+  if (layout == FUSE__QL_WINDOW) /* the rows (C bytes a pixel; 64 more read past them), the
+                                    padding row (32 bytes read of a run), the tile's MR row
+                                    pointers and windows (32 bytes written past a window) */
+    return (((size_t)(N * H * (W + pad_w) * C + 64) + a) & ~a) + (((size_t)(taps * C + 64) + a) & ~a) +
+           (((size_t)FUSE__QMR_MAX * (sizeof(void *) + FUSE__QWINDOW_AHEAD * (size_t)fuse__qwindow_stride(C, taps)) + a) & ~a) +
+           (size_t)((N * npix + FUSE__QMR_MAX) * Kp) + FUSE__ALIGN;
+#endif
   if (layout == FUSE__QL_DW)
     return (((size_t)Kp + a) & ~a) + (size_t)taps * (sizeof(void *) + sizeof(int64_t)) + FUSE__ALIGN;
   if (layout == FUSE__QL_WINO)

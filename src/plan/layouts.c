@@ -46,7 +46,7 @@ static int fuse__operand_has_layout(const fuse__step *st, int k) {
   if (st->op == FUSE__OP_QGLOBAL_AVG_POOL2D) return 0;
   if (st->op == FUSE__OP_QCONV2D) {
     const fuse__qhead *h = (const fuse__qhead *)(const void *)st->packed;
-    return !(h->layout == FUSE__QL_PAIRS ||
+    return !(h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_WINDOW ||
              ((h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS) &&
               (h->C % 4 || fuse__qconv_rowmode(h->layout, h->C, h->KW, st->a.conv.dilation[1]))));
   }

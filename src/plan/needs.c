@@ -81,7 +81,11 @@ static void fuse__step_needs(const fuse_plan *p, const fuse__step *s, fuse__need
     int layout = ((const fuse__qhead *)(const void *)s->packed)->layout; /* (plan/quant_pack.c) */
     n->families |= 1ul << (layout == FUSE__QL_DW ? FUSE__FAMILY_QDW
                            : layout == FUSE__QL_PAIRS || layout == FUSE__QL_QUADS ||
-                                     layout == FUSE__QL_SQUADS || layout >= FUSE__QL_WINO
+                                     layout == FUSE__QL_SQUADS || layout == FUSE__QL_WINO ||
+                                     layout == FUSE__QL_WINO3
+#ifdef FUSE__HAVE_QWINDOW
+                                     || layout == FUSE__QL_WINDOW
+#endif
                                ? FUSE__FAMILY_QTILES
                                : FUSE__FAMILY_QDIRECT);
   }

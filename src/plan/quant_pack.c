@@ -29,7 +29,12 @@ static int fuse__qconv_layout(fuse_isa isa, int vnni, int64_t K, int64_t C, int6
   if (a->groups != 1) return FUSE__QL_DIRECT;
   if (!save_only && npix >= FUSE__QWINO3_NPIX && fuse__qwino3_fits(isa, vnni, C, KH, KW, a))
     return FUSE__QL_WINO3;
-  if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) return FUSE__QL_QUADS;
+  if (!save_only && fuse__qtile_plan(isa, FUSE__QL_QUADS, vnni, K, &nb, &mr)) {
+#ifdef FUSE__HAVE_QWINDOW
+    if (fuse__qconv_window(C, KH, KW, a->dilation[1])) return FUSE__QL_WINDOW;
+#endif
+    return FUSE__QL_QUADS;
+  }
   if (!save_only && fuse__qtile_plan(isa, FUSE__QL_SQUADS, vnni, K, &nb, &mr)) return FUSE__QL_SQUADS;
   if (!save_only && npix >= 100 && fuse__qwino_fits(isa, vnni, C, K, KH, KW, a)) return FUSE__QL_WINO;
   return FUSE__QL_PAIRS;
@@ -161,7 +166,7 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
       }
     }
     if (h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_DW || h->layout == FUSE__QL_SQUADS ||
-        h->layout == FUSE__QL_WINO3) { /* the zero point's share: x_zero * the weights' sum
+        h->layout == FUSE__QL_WINO3 || h->layout == FUSE__QL_WINDOW) { /* the zero point's share: x_zero * the weights' sum
                                            (signed quads: x - 128 is summed, x_zero - 128) */
       const int8_t *wk = wdata + k * per;
       int64_t i, sum = 0;
@@ -181,6 +186,18 @@ static void fuse__qconv_fill(const fuse_graph *g, const fuse__qparts *q, fuse__q
     fuse__qwino_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
   } else if (h->layout == FUSE__QL_WINO3) {
     fuse__qwino3_pack(wdata, K, Cg, (int16_t *)(void *)(scale + Kp));
+#ifdef FUSE__HAVE_QWINDOW
+  } else if (h->layout == FUSE__QL_WINDOW) { /* [K / 16][window quads][16][4], the window
+                                                [KH][KW][C] flattened */
+    int64_t bytes = (taps * Cg + 3) / 4 * 4, b, j;
+    int8_t *dst = (int8_t *)(void *)(scale + Kp);
+    for (k = 0; k < Kp; k++)
+      for (b = 0; b < bytes; b++) {
+        int64_t t = b / Cg, c = b % Cg;
+        j = (k / FUSE__QNR * (bytes / 4) + b / 4) * FUSE__QNR * 4 + k % FUSE__QNR * 4 + b % 4;
+        dst[j] = k < K && b < taps * Cg ? wdata[(k * Cg + c) * taps + t] : 0;
+      }
+#endif
   } else { /* panels of 16 output channels: [K / 16][taps][C / step][16][step] */
     const int8_t *src = wdata;
     int step = h->layout == FUSE__QL_PAIRS ? 2 : 4;

@@ -573,9 +573,14 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
     if (tx->rank != 4 || ty->rank != 4 || tx->type != FUSE_UINT8 || tx->shape[0] != ty->shape[0] ||
         h->K != ty->shape[1] || h->C != tx->shape[1] || G < 1 || h->C % G || h->K % G ||
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
-        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINO3 ||
+        h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINDOW ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout >= FUSE__QL_WINO && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
+        (h->layout == FUSE__QL_WINO3 && G != 1) ||
+#ifdef FUSE__HAVE_QWINDOW
+        (h->layout == FUSE__QL_WINDOW &&
+         (G != 1 || !fuse__qconv_window(h->C, h->KH, h->KW, s->a.conv.dilation[1]))) ||
+#endif
         (h->layout == FUSE__QL_DW && (!h->depthwise || G != h->C || G != h->K)))
       return 0;
     if (h->layout != FUSE__QL_DIRECT) { /* a kernel this CPU runs; the output's geometry, the
@@ -592,7 +597,7 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
       }
       if (h->layout == FUSE__QL_DW) {
         if (!fuse__qdw_pick(p->isa, p->vnni)) return -1;
-      } else if (h->layout >= FUSE__QL_WINO) { /* its geometry; AVX2's pairs tile (F(2x2)),
+      } else if (h->layout == FUSE__QL_WINO || h->layout == FUSE__QL_WINO3) { /* its geometry; AVX2's pairs tile (F(2x2)),
                                                    AVX-512 VNNI (F(3x3)) */
         fuse_conv2d_attrs b = *a;
         b.strides[0] = b.strides[1] = b.dilation[0] = b.dilation[1] = 1;

@@ -298,6 +298,11 @@ typedef struct fuse__qconv_job {
   size_t panel, rows_at; /* one panel's bytes; the row pointers' place in a scratch slot */
   int64_t N, C, H, W, K, OW, npix, Kp, taps, ntaps, csteps, cs, span, WP, pl, blocks, tiles;
   int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
+#ifdef FUSE__HAVE_QWINDOW
+  int window; /* window mode (FUSE__QL_WINDOW): a pixel's window gathered into one tap */
+  int64_t run, wstride; /* its kernel rows' bytes, a gathered window's */
+  fuse__qwindow_fn gather;
+#endif
 } fuse__qconv_job;
 
 /* Input rows [u0, u1) (image rows, N * H of them) into the scratch: from NCHW a channel's
@@ -308,6 +313,9 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   int64_t u, ix, c, W = j->W, C = j->C, cs = j->cs, wide = j->csteps * j->step;
   int32_t z = j->h->x_zero;
   (void)chunk;
+#ifdef FUSE__HAVE_QWINDOW
+  if (j->window) wide = C; /* (no padding channels) */
+#endif
   for (u = u0; u < u1; u++) {
     int64_t n = u / j->H, iy = u % j->H;
     unsigned char *line = j->in + u * j->WP * cs, *first = line + j->pl * cs;
@@ -323,6 +331,19 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
       continue;
     }
 #endif
+#ifdef FUSE__HAVE_QWINDOW
+    if (!j->in_nhwc && j->window && C <= 3) { /* a stem's planes as pixels of C bytes */
+      const unsigned char *planes[3];
+      for (c = 0; c < C; c++) planes[c] = j->x + ((n * C + c) * j->H + iy) * W;
+#if !defined(FUSE_NO_AVX2)
+      if (j->r->p->isa == FUSE_ISA_AVX2 || j->r->p->isa == FUSE_ISA_AVX512)
+        fuse__qpixels_avx2(first, planes, (int)C, W);
+      else
+#endif
+        fuse__qpixels(first, planes, (int)C, W);
+      continue;
+    }
+#endif
     if (!j->in_nhwc) {
       for (c = 0; c < C; c++) {
         const uint8_t *src = j->x + ((n * C + c) * j->H + iy) * W;
@@ -333,6 +354,10 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
       }
     } else if (j->pairs_row && wide == C) { /* (the row's pixels one run of W x C) */
       j->pairs_row(j->x + (n * j->H + iy) * W * C, (int16_t *)(void *)first, W * C, z);
+#ifdef FUSE__HAVE_QWINDOW
+    } else if (j->window) { /* (the row's pixels one run of W x C) */
+      memcpy(first, j->x + (n * j->H + iy) * W * C, (size_t)(W * C));
+#endif
     } else {
       for (ix = 0; ix < W; ix++) {
         const uint8_t *src = j->x + ((n * j->H + iy) * W + ix) * C;
@@ -368,8 +393,11 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   int64_t span_y = (h->KH - 1) * a->dilation[0], span_x = j->rowmode ? 0 : (h->KW - 1) * a->dilation[1];
   int64_t step_y = a->dilation[0] * WP * cs, step_x = a->dilation[1] * cs; /* (locals: the stores
                                                                               to rows could alias a) */
+#ifdef FUSE__HAVE_QWINDOW
+  int64_t win_n = -1, win_lo = 0, win_hi = 0; /* window mode: the pixels gathered */
+#endif
   int jj;
-  for (u = u0; u < u1; u++) {
+  for (u = u0; u < u1; u++, mr = j->mr) {
     int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
     const unsigned char *img = j->in_place ? j->x + n * H * W * j->C : j->in + n * H * WP * cs;
     unsigned char *yi = j->out_nhwc ? j->y + n * j->npix * j->K : j->out + n * j->npix * j->Kp;
@@ -377,8 +405,38 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
     fuse__qtile_fn tile = bn == j->nb ? j->main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, j->mr);
     int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
     int mvalid = j->npix - m0 < mr ? (int)(j->npix - m0) : (int)mr;
+#if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
+    fuse__qtile_fn last = mvalid < mr && bn == j->nb ? fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mvalid) : NULL;
+    if (last) tile = last, mr = mvalid; /* the image's last pixels on a tile of as many */
+#endif
     if (j->pointwise) {
       for (jj = 0; jj < mr; jj++) rows[jj] = img + (m0 + (jj < mvalid ? jj : mvalid - 1)) * cs;
+#ifdef FUSE__HAVE_QWINDOW
+    } else if (j->window) { /* each pixel's window gathered from its kernel rows (the padding
+                               row's where one falls outside) into one tap, FUSE__QWINDOW_AHEAD
+                               tiles' pixels at a time (the tiles then read what has left the
+                               store buffer) */
+      unsigned char *wins = (unsigned char *)(rows + FUSE__QMR_MAX);
+      if (n != win_n || m0 < win_lo || m0 + mvalid > win_hi) {
+        int64_t q = m0, steps[FUSE__QWINDOW_KH], ky;
+        const unsigned char *from[FUSE__QWINDOW_KH];
+        win_n = n, win_lo = m0, win_hi = m0 + FUSE__QWINDOW_AHEAD * mr;
+        if (win_hi > j->npix) win_hi = j->npix;
+        while (q < win_hi) { /* the pixels of an output row at once */
+          int64_t oy = q / OW, ox = q % OW, run = OW - ox < win_hi - q ? OW - ox : win_hi - q;
+          int64_t y0 = oy * a->strides[0] - a->padding[0];
+          for (ky = 0; ky < h->KH; ky++) {
+            int64_t iy = y0 + ky * a->dilation[0];
+            from[ky] = iy >= 0 && iy < H ? img + (iy * WP + ox * a->strides[1]) * cs : j->pad;
+            steps[ky] = iy >= 0 && iy < H ? a->strides[1] * cs : 0;
+          }
+          j->gather(wins + (q - win_lo) * j->wstride, j->wstride, from, steps, h->KH, j->run, run);
+          q += run;
+        }
+      }
+      for (jj = 0; jj < mr; jj++)
+        rows[jj] = wins + (m0 - win_lo + (jj < mvalid ? jj : mvalid - 1)) * j->wstride;
+#endif
     } else {
       int64_t oy = m0 / OW, ox = m0 % OW;
       for (jj = 0; jj < mr; jj++) { /* each pixel's window corner (the last one repeated) */
@@ -447,6 +505,21 @@ static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
   j.pad = j.in + (((size_t)(j.N * j.H * j.WP * j.cs) + al) & ~al);
   j.rows_at = (size_t)(j.pad - j.in) + (((size_t)(j.taps * j.cs) + al) & ~al);
   j.out = j.in + j.rows_at + (((size_t)j.taps * FUSE__QMR_MAX * sizeof(void *) + al) & ~al);
+#ifdef FUSE__HAVE_QWINDOW
+  if (h->layout == FUSE__QL_WINDOW) { /* rows of C bytes a pixel, a window one tap of quads */
+    j.window = 1, j.cs = j.C, j.run = h->KW * j.C, j.span = (j.taps * j.C + 3) / 4 * 4;
+    j.gather = fuse__qwindow_gather;
+#if !defined(FUSE_NO_AVX2)
+    if (p->isa == FUSE_ISA_AVX2 || p->isa == FUSE_ISA_AVX512) j.gather = fuse__qwindow_gather_avx2;
+#endif
+    j.ntaps = 1, j.wstride = fuse__qwindow_stride(j.C, j.taps);
+    j.pad = j.in + (((size_t)(j.N * j.H * j.WP * j.C + 64) + al) & ~al);
+    j.rows_at = (size_t)(j.pad - j.in) + (((size_t)(j.taps * j.C + 64) + al) & ~al);
+    j.out = j.in + j.rows_at + (((size_t)FUSE__QMR_MAX * (sizeof(void *) + FUSE__QWINDOW_AHEAD *
+                                                          (size_t)j.wstride) + al) & ~al);
+    memset(j.pad + j.run, h->x_zero, 32); /* (a run's 32 bytes read) */
+  }
+#endif
   j.w = (const unsigned char *)fuse__qconv_arrays(h, j.Kp, &j.bias, &j.scale);
   j.main = fuse__qtile_plan(p->isa, h->layout, p->vnni, j.K, &j.nb, &j.mr);
   j.panel /= (size_t)(j.Kp / FUSE__QNR); /* one panel of 16 output channels */
@@ -699,7 +772,11 @@ static void fuse__kernel_qint(const fuse__run *r, const fuse__step *s) {
   table = (const unsigned char *)(h + 1);
   if (s->op == FUSE__OP_QCONV2D) {
     /* (a family this build leaves out: refused when compiled or loaded, plan/needs.c) */
-    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS) {
+    if (h->layout == FUSE__QL_PAIRS || h->layout == FUSE__QL_QUADS || h->layout == FUSE__QL_SQUADS
+#ifdef FUSE__HAVE_QWINDOW
+        || h->layout == FUSE__QL_WINDOW
+#endif
+    ) {
       if (FUSE__HAS_KERNEL(QTILES)) fuse__qconv_packed(r, s, h);
 #ifdef FUSE__HAVE_QWINO
     } else if (h->layout == FUSE__QL_WINO) { /* (a build without it does not load it) */
