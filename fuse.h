@@ -12271,7 +12271,11 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
 #ifdef FUSE__HAVE_QWINDOW
   if (layout == FUSE__QL_WINDOW) return (size_t)(KB * ((taps * Cg + 3) / 4) * FUSE__QNR * 4);
 #endif
-  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO || layout == FUSE__QL_WINO3)
+  if (layout == FUSE__QL_PAIRS
+#ifdef FUSE__SIMD /* (Winograd: x86 builds) */
+      || layout == FUSE__QL_WINO || layout == FUSE__QL_WINO3
+#endif
+  )
     return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);
@@ -45903,8 +45907,10 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
         h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINDOW ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
-        (h->layout == FUSE__QL_WINO3 && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) ||
+#ifdef FUSE__SIMD /* (Winograd: x86 builds; elsewhere no tile takes it, below) */
+        (h->layout == FUSE__QL_WINO && G != 1) || (h->layout == FUSE__QL_WINO3 && G != 1) ||
+#endif
 #ifdef FUSE__HAVE_QWINDOW
         (h->layout == FUSE__QL_WINDOW &&
          (G != 1 || !fuse__qconv_window(h->C, h->KH, h->KW, s->a.conv.dilation[1]))) ||

@@ -681,7 +681,11 @@ static size_t fuse__qconv_weight_bytes(int layout, int64_t K, int64_t Cg, int64_
 #ifdef FUSE__HAVE_QWINDOW
   if (layout == FUSE__QL_WINDOW) return (size_t)(KB * ((taps * Cg + 3) / 4) * FUSE__QNR * 4);
 #endif
-  if (layout == FUSE__QL_PAIRS || layout == FUSE__QL_WINO || layout == FUSE__QL_WINO3)
+  if (layout == FUSE__QL_PAIRS
+#ifdef FUSE__SIMD /* (Winograd: x86 builds) */
+      || layout == FUSE__QL_WINO || layout == FUSE__QL_WINO3
+#endif
+  )
     return (size_t)(KB * taps * ((Cg + 1) / 2) * FUSE__QNR * 2 * 2);
   if (layout == FUSE__QL_QUADS || layout == FUSE__QL_SQUADS)
     return (size_t)(KB * taps * ((Cg + 3) / 4) * FUSE__QNR * 4);

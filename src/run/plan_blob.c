@@ -575,8 +575,10 @@ static int fuse__blob_qint_ok(const fuse_plan *p, const fuse__step *s) {
         h->KH < 1 || h->KW < 1 || h->KH > 4096 || h->KW > 4096 || h->x_zero < 0 ||
         h->x_zero > 255 || h->layout < FUSE__QL_DIRECT || h->layout > FUSE__QL_WINDOW ||
         (h->layout == FUSE__QL_PAIRS && G != 1) || (h->layout == FUSE__QL_QUADS && G != 1) ||
-        (h->layout == FUSE__QL_SQUADS && G != 1) || (h->layout == FUSE__QL_WINO && G != 1) ||
-        (h->layout == FUSE__QL_WINO3 && G != 1) ||
+        (h->layout == FUSE__QL_SQUADS && G != 1) ||
+#ifdef FUSE__SIMD /* (Winograd: x86 builds; elsewhere no tile takes it, below) */
+        (h->layout == FUSE__QL_WINO && G != 1) || (h->layout == FUSE__QL_WINO3 && G != 1) ||
+#endif
 #ifdef FUSE__HAVE_QWINDOW
         (h->layout == FUSE__QL_WINDOW &&
          (G != 1 || !fuse__qconv_window(h->C, h->KH, h->KW, s->a.conv.dilation[1]))) ||
