@@ -40479,9 +40479,12 @@ done:
    element-wise ops. qlut, qmax_pool2d: the table of outputs. qglobal_avg_pool2d: the zero
    points and scales. */
 
-/* The F(3x3) tiles of an image of fewer pixels take more time than the direct tiles: the
-   weights, 50 / 9 of the direct ones' bytes, are read for too few tiles (7x7: 9 of them). */
-#define FUSE__QWINO3_NPIX 100
+/* F(3x3) on images of 400 output pixels or more (56x56, 28x28; not 14x14 or 7x7): its weights
+   are 50 / 9 of the direct ones' bytes, read once per block of tiles, and a 14x14 image has only
+   25 tiles to share them. There its products were a little faster in isolation but a plan's
+   weights grew by 3.3 MB a 256-channel conv, past the L3 cache in resnet50 (whose 14x14 convs
+   then gained nothing) and pushing the direct steps' weights out of it. */
+#define FUSE__QWINO3_NPIX 400
 
 /* The layout a plan for `isa` packs a conv of K outputs, C inputs, kernel KH x KW, attributes
    a, npix output pixels an image in: depthwise on its own kernel; Winograd F(3x3) where it
