@@ -44363,7 +44363,8 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
    when it is NHWC uint8 with channels a multiple of 4 (quads) and not in row mode, else copied
    into the scratch from NCHW or NHWC (int16 x - x_zero for pairs; padding channels 0 /
    x_zero; in row mode (fuse__qconv_rowmode) with the padding columns, x_zero). Per image,
-   per block of nb panels of output channels, per tile of MR pixels: the row pointers of its
+   per block of nb panels of output channels, per tile of MR pixels (or per tile, per block:
+   tile_major): the row pointers of its
    taps (of its kernel rows in row mode; the padding row where one falls outside) and the tile,
    into the NHWC output, or into the scratch and then transposed into an NCHW one. Each phase
    is shared among the plan's chunks: rows of the input, tiles, channels of the output; the
@@ -44383,6 +44384,7 @@ typedef struct fuse__qconv_job {
   size_t panel, rows_at; /* one panel's bytes; the row pointers' place in a scratch slot */
   int64_t N, C, H, W, K, OW, npix, Kp, taps, ntaps, csteps, cs, span, WP, pl, blocks, tiles;
   int pairs, step, nb, mr, rowmode, in_nhwc, in_place, out_nhwc, pointwise;
+  int tile_major; /* the units in the order (image, tile, block): every block of a tile at once */
 #ifdef FUSE__HAVE_QWINDOW
   int window; /* window mode (FUSE__QL_WINDOW): a pixel's window gathered into one tap */
   int64_t run, wstride; /* its kernel rows' bytes, a gathered window's */
@@ -44461,7 +44463,8 @@ static void fuse__qconv_rows_units(void *ctx, int chunk, int64_t u0, int64_t u1)
   }
 }
 
-/* Tiles [u0, u1): (image, block of nb panels, tile of MR pixels), the last fastest; the
+/* Tiles [u0, u1): (image, block of nb panels, tile of MR pixels), the last fastest (tile-major:
+   (image, tile, block), each tile's row pointers kept for its blocks); the
    indices and each pixel's place counted on from u0's, not divided out per tile. A pixel
    whose window lies inside the image takes its taps' rows as offsets from its corner; one
    near the border tests each tap (the padding row where it falls outside). */
@@ -44481,18 +44484,29 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
 #ifdef FUSE__HAVE_QWINDOW
   int64_t win_n = -1, win_lo = 0, win_hi = 0; /* window mode: the pixels gathered */
 #endif
+#ifdef FUSE__SIMD
+  int64_t filled = 0; /* tile-major order: the MR of the row pointers of the tile before */
+#endif
   int jj;
-  for (u = u0; u < u1; u++, mr = j->mr) {
-    int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
+#ifdef FUSE__SIMD
+  if (j->tile_major) bi = u0 % j->blocks, ti = u0 / j->blocks % j->tiles;
+#endif
+  for (u = u0; u < u1; u++) {
+    int64_t k = bi * j->nb * FUSE__QNR, m0 = ti * j->mr, left = j->K - k, ldy = j->out_nhwc ? j->K : j->Kp;
     const unsigned char *img = j->in_place ? j->x + n * H * W * j->C : j->in + n * H * WP * cs;
     unsigned char *yi = j->out_nhwc ? j->y + n * j->npix * j->K : j->out + n * j->npix * j->Kp;
     int bn = left >= (int64_t)j->nb * FUSE__QNR ? j->nb : (int)((left + FUSE__QNR - 1) / FUSE__QNR);
     fuse__qtile_fn tile = bn == j->nb ? j->main : fuse__qtile_get(p->isa, h->layout, p->vnni, bn, j->mr);
     int kvalid = left < (int64_t)bn * FUSE__QNR ? (int)left : bn * FUSE__QNR;
-    int mvalid = j->npix - m0 < mr ? (int)(j->npix - m0) : (int)mr;
+    int mvalid = j->npix - m0 < j->mr ? (int)(j->npix - m0) : j->mr;
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX512)
-    fuse__qtile_fn last = mvalid < mr && bn == j->nb ? fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mvalid) : NULL;
-    if (last) tile = last, mr = mvalid; /* the image's last pixels on a tile of as many */
+    fuse__qtile_fn last = mvalid < j->mr && bn == j->nb ? fuse__qtile_get(p->isa, h->layout, p->vnni, bn, mvalid) : NULL;
+    mr = last ? mvalid : j->mr; /* the image's last pixels on a tile of as many */
+    if (last) tile = last;
+#endif
+#ifdef FUSE__SIMD
+    if (filled == mr) { /* (tile-major: this tile's rows, as the block before took them) */
+    } else
 #endif
     if (j->pointwise) {
       for (jj = 0; jj < mr; jj++) rows[jj] = img + (m0 + (jj < mvalid ? jj : mvalid - 1)) * cs;
@@ -44547,6 +44561,16 @@ static void fuse__qconv_tile_units(void *ctx, int chunk, int64_t u0, int64_t u1)
     tile((int)j->ntaps, (int)(j->span / (j->pairs ? 2 * j->step : j->step)), rows,
          j->w + (size_t)(k / FUSE__QNR) * j->panel, (int64_t)j->panel, yi + m0 * ldy + k, ldy,
          mvalid, kvalid, j->bias + k, j->scale + k, h);
+#ifdef FUSE__SIMD
+    if (j->tile_major) {
+      filled = mr;
+      if (++bi == j->blocks) {
+        bi = 0, filled = 0;
+        if (++ti == j->tiles) ti = 0, n++;
+      }
+      continue;
+    }
+#endif
     if (++ti == j->tiles) {
       ti = 0;
       if (++bi == j->blocks) bi = 0, n++;
@@ -44610,6 +44634,12 @@ static void fuse__qconv_packed_run(fuse__qconv_job *jp) {
   j.panel /= (size_t)(j.Kp / FUSE__QNR); /* one panel of 16 output channels */
   j.blocks = (j.K + (int64_t)j.nb * FUSE__QNR - 1) / ((int64_t)j.nb * FUSE__QNR);
   j.tiles = (j.npix + j.mr - 1) / j.mr;
+#ifdef FUSE__SIMD
+  /* every block of a tile at once where 4 blocks or more would each go over the whole input
+     again and all the weights stay in the (L2) cache: the input read once, each tile's row
+     pointers taken once (x86 builds) */
+  j.tile_major = j.blocks >= 4 && j.panel * (size_t)(j.Kp / FUSE__QNR) <= 262144;
+#endif
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
   if (j.pairs && (p->isa == FUSE_ISA_AVX2 || p->isa == FUSE_ISA_AVX512)) j.pairs_row = fuse__qpairs_row_avx2;
 #endif

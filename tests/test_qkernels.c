@@ -641,9 +641,10 @@ TEST(quads_rows_match_the_bytes) {
 /* Packed qconv2d steps against the reference plan's direct loops, bit for bit: the driver of
    the tiles (run/quant_run.c) on convs of few input channels, window mode's (kernels/qconv.c,
    FUSE__QL_WINDOW: each pixel's window gathered into one tap) where this CPU runs quads, row
-   mode elsewhere; C 1, 2, 3, 5, 7; kernels 7x7 (a stem's), 3x3, 5x3, 2x5; strides 1 and 2,
-   uneven padding, row dilation; K 64, 20 (a panel and a tail), 70; NCHW input. Counts the
-   steps that ran in window mode. */
+   mode elsewhere; C 1, 2, 3, 5, 7, 8; kernels 7x7 (a stem's), 3x3, 5x3, 2x5; strides 1 and 2,
+   uneven padding, row dilation; K 64, 20 (a panel and a tail), 70, 250 and 200 (4 blocks of
+   4 panels and more: the tile-major order); NCHW input. Counts the steps that ran in window
+   mode. */
 static const char *qconv_few_net =
     "graph(%xq: u8[1, %C, %H, %W]) {\n"
     "  %xs: [] = const{0.05}\n"
@@ -683,7 +684,8 @@ TEST(packed_convs_of_few_channels_match_the_direct_loops) {
       {3, 30, 28, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1}, {3, 9, 40, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       {1, 12, 11, 70, 5, 3, 1, 2, 2, 0, 1, 2, 1}, {2, 10, 13, 64, 3, 3, 2, 1, 0, 1, 2, 1, 2},
       {5, 8, 9, 32, 2, 5, 1, 1, 1, 2, 0, 2, 1}, {7, 7, 12, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-      {3, 17, 17, 48, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
+      {3, 17, 17, 48, 3, 3, 2, 2, 1, 1, 1, 1, 2}, {3, 9, 10, 250, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {8, 7, 9, 200, 3, 3, 2, 1, 1, 1, 1, 1, 1}};
   int ci, isa, windows = 0, runs = 0;
   for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++)
     for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
