@@ -288,16 +288,17 @@ TEST(round) { one_case(&cases[4]); }
    fuse_optimize each product is one qmatmul step (no float32 matmul left) on the reference
    kernels, the scalar tiles and this CPU's; every plan and a blob of it give ONNX Runtime's
    outputs bit for bit. */
-#define QM_DIR "tests/data/onnx_qmatmul/"
-
-static void qmatmul_model(const char *name) {
+/* The model `name` in `dir` against ONNX Runtime's outputs, bit for bit, on the reference
+   kernels, the scalar rows and this CPU's, each plan and a blob of it; listing_ok says whether
+   the plan's listing has the steps the test is about. */
+static void ort_model(const char *dir, const char *name, int (*listing_ok)(const char *listing)) {
   static const fuse_isa isas[3] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR, FUSE_ISA_AUTO};
   char path[256];
   fuse_graph *g = NULL;
   size_t n_in, n_out;
   float *in = NULL, *want = NULL, *got = NULL;
   int i;
-  snprintf(path, sizeof path, QM_DIR "%s.onnx", name);
+  snprintf(path, sizeof path, "%s%s.onnx", dir, name);
   CHECK_EQ_INT(fuse_onnx_load_file(path, NULL, &g), FUSE_OK);
   if (!g || fuse_graph_status(g) != FUSE_OK) {
     fprintf(stderr, "  %s: %s\n", path, g ? fuse_graph_error(g) : "(no graph)");
@@ -305,9 +306,9 @@ static void qmatmul_model(const char *name) {
     return;
   }
   n_in = numel(g, fuse_graph_input(g, 0)), n_out = numel(g, fuse_graph_output(g, 0));
-  snprintf(path, sizeof path, QM_DIR "%s.input.bin", name);
+  snprintf(path, sizeof path, "%s%s.input.bin", dir, name);
   in = (float *)read_exact(path, n_in * 4);
-  snprintf(path, sizeof path, QM_DIR "%s.ort.bin", name);
+  snprintf(path, sizeof path, "%s%s.ort.bin", dir, name);
   want = (float *)read_exact(path, n_out * 4);
   got = (float *)malloc(n_out * 4);
   CHECK(in && want && got);
@@ -327,7 +328,7 @@ static void qmatmul_model(const char *name) {
     if (!p) continue;
     memset(&t, 0, sizeof t);
     fuse_plan_write(p, text_sink, &t);
-    CHECK(t.s && strstr(t.s, "qmatmul ->") != NULL && strstr(t.s, " matmul ->") == NULL);
+    CHECK(t.s && listing_ok(t.s));
     if (verbose && t.s) printf("%s\n", t.s);
     free(t.s);
     ins[0] = in, outs[0] = got;
@@ -353,6 +354,14 @@ static void qmatmul_model(const char *name) {
   free(in), free(want), free(got);
   fuse_graph_destroy(g);
 }
+
+#define QM_DIR "tests/data/onnx_qmatmul/"
+
+/* every product one qmatmul step, no float32 matmul left */
+static int qmatmul_listing(const char *t) {
+  return strstr(t, "qmatmul ->") != NULL && strstr(t, " matmul ->") == NULL;
+}
+static void qmatmul_model(const char *name) { ort_model(QM_DIR, name, qmatmul_listing); }
 
 TEST(qmatmul_gemm_transb) { qmatmul_model("gemm_transb"); }
 TEST(qmatmul_matmul_nd) { qmatmul_model("matmul_nd"); }
@@ -370,75 +379,14 @@ TEST(qmatmul_qlinear) { qmatmul_model("qlinear"); }
    outputs bit for bit. */
 #define QG_DIR "tests/data/onnx_qgap/"
 
-static void qgap_model(const char *name) {
-  static const fuse_isa isas[3] = {FUSE_ISA_AUTO, FUSE_ISA_SCALAR, FUSE_ISA_AUTO};
-  char path[256];
-  fuse_graph *g = NULL;
-  size_t n_in, n_out;
-  float *in = NULL, *want = NULL, *got = NULL;
-  int i;
-  snprintf(path, sizeof path, QG_DIR "%s.onnx", name);
-  CHECK_EQ_INT(fuse_onnx_load_file(path, NULL, &g), FUSE_OK);
-  if (!g || fuse_graph_status(g) != FUSE_OK) {
-    fprintf(stderr, "  %s: %s\n", path, g ? fuse_graph_error(g) : "(no graph)");
-    fuse_graph_destroy(g);
-    return;
-  }
-  n_in = numel(g, fuse_graph_input(g, 0)), n_out = numel(g, fuse_graph_output(g, 0));
-  snprintf(path, sizeof path, QG_DIR "%s.input.bin", name);
-  in = (float *)read_exact(path, n_in * 4);
-  snprintf(path, sizeof path, QG_DIR "%s.ort.bin", name);
-  want = (float *)read_exact(path, n_out * 4);
-  got = (float *)malloc(n_out * 4);
-  CHECK(in && want && got);
-  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-  for (i = 0; i < 3 && in && want && got; i++) {
-    fuse_compile_options o;
-    fuse_plan *p = NULL, *loaded = NULL;
-    const float *ins[1];
-    float *outs[1];
-    text_buf t;
-    blob bl;
-    const char *pool;
-    memset(&o, 0, sizeof o);
-    o.reference_kernels = i == 0;
-    o.isa = isas[i];
-    o.num_threads = 1;
-    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
-    if (!p) continue;
-    memset(&t, 0, sizeof t);
-    fuse_plan_write(p, text_sink, &t);
-    pool = t.s ? strstr(t.s, "qglobal_avg_pool2d ->") : NULL;
-    CHECK(pool != NULL && strstr(t.s, " global_avg_pool2d ->") == NULL && strstr(t.s, "qto_nchw") == NULL);
-    if (pool) { /* nothing float before the pool (but the model's first quantize) */
-      const char *dq = strstr(t.s, "dequantize ->");
-      CHECK(dq == NULL || dq > pool);
-    }
-    if (verbose && t.s) printf("%s\n", t.s);
-    free(t.s);
-    ins[0] = in, outs[0] = got;
-    memset(got, 0xa5, n_out * 4);
-    CHECK_EQ_INT(fuse_run(p, ins, outs, NULL), FUSE_OK);
-    if (memcmp(got, want, n_out * 4) != 0) {
-      fprintf(stderr, "  %s, plan %d: not ONNX Runtime's outputs\n", name, i);
-      compare(name, got, want, FUSE_FLOAT32, n_out);
-      CHECK(!"bit for bit");
-    }
-    memset(&bl, 0, sizeof bl);
-    CHECK_EQ_INT(fuse_plan_save(p, blob_write, &bl), FUSE_OK);
-    CHECK_EQ_INT(fuse_plan_load(bl.data, bl.len, NULL, &loaded), FUSE_OK);
-    if (loaded) {
-      memset(got, 0xa5, n_out * 4);
-      CHECK_EQ_INT(fuse_run(loaded, ins, outs, NULL), FUSE_OK);
-      CHECK(memcmp(got, want, n_out * 4) == 0);
-    }
-    fuse_plan_destroy(loaded);
-    free(bl.raw);
-    fuse_plan_destroy(p);
-  }
-  free(in), free(want), free(got);
-  fuse_graph_destroy(g);
+/* each pool one qglobal_avg_pool2d step, no float pool or qto_nchw, nothing float before it
+   (but the model's first quantize) */
+static int qgap_listing(const char *t) {
+  const char *pool = strstr(t, "qglobal_avg_pool2d ->"), *dq = strstr(t, "dequantize ->");
+  return pool != NULL && strstr(t, " global_avg_pool2d ->") == NULL && strstr(t, "qto_nchw") == NULL &&
+         (dq == NULL || dq > pool);
 }
+static void qgap_model(const char *name) { ort_model(QG_DIR, name, qgap_listing); }
 
 TEST(qgap_tail_u8) { qgap_model("tail_u8"); }
 TEST(qgap_nchw_i8) { qgap_model("nchw_i8"); }
