@@ -210,6 +210,32 @@ TEST(depthwise_kernels_match_the_reference) {
   fprintf(stderr, "  (%d depthwise runs)\n", runs);
 }
 
+#if defined(FUSE__HAVE_QWINO) || defined(FUSE__HAVE_QWINO3)
+/* A Winograd test's output y (npix x K bytes, then 64 of 0xcd past it) against the direct
+   conv's sums requantized; the sums within what the exactness needs (4 times them fit int32). */
+static int check_wino_out(const char *name, const unsigned char *y, const int64_t *sum,
+                          const int32_t *bias, const float *scale, const fuse__qhead *h,
+                          int64_t H, int64_t W, int64_t C, int64_t K, int x_zero, int extreme,
+                          int64_t block) {
+  int64_t i, npix = H * W;
+  int ok = 1;
+  for (i = 0; i < npix * K + 64 && ok; i++) {
+    int32_t want = 0xcd, have = y[i];
+    if (i < npix * K) {
+      want = fuse__qtile_requant((int32_t)(bias[i % K] + sum[i]), scale[i % K], h) & 0xff;
+      CHECK(sum[i] >= -(1 << 29) && sum[i] < (1 << 29)); /* (4 times it fits int32) */
+    }
+    if (have != want) {
+      fprintf(stderr, "  %s: %dx%d C %d K %d x_zero %d extreme %d block %d: pixel %d channel %d: %d, want %d\n",
+              name, (int)H, (int)W, (int)C, (int)K, x_zero, extreme, (int)block, (int)(i / K),
+              (int)(i % K), have, want);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+#endif
+
 #ifdef FUSE__HAVE_QWINO
 /* One Winograd qconv2d (fuse__qwino_tiles: 3x3, stride 1, padding 1) of an H x W image of C
    channels into K, in blocks of `block` tiles, against a direct int64 conv, bit for bit; the
@@ -268,19 +294,7 @@ static int check_wino(fuse__qtile_fn tile, int mr, fuse__qwino_in_fn in, fuse__q
   memset(y, 0xcd, (size_t)(npix * K + 64));
   for (t0 = 0; t0 < tiles; t0 += block)
     fuse__qwino_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, work);
-  for (i = 0; i < npix * K + 64 && ok; i++) {
-    int32_t want = 0xcd, have = y[i];
-    if (i < npix * K) {
-      want = fuse__qtile_requant((int32_t)(bias[i % K] + sum[i]), scale[i % K], &h) & 0xff;
-      CHECK(sum[i] >= -(1 << 29) && sum[i] < (1 << 29)); /* (4 times it fits int32) */
-    }
-    if (have != want) {
-      fprintf(stderr, "  %s: %dx%d C %d K %d x_zero %d extreme %d block %d: pixel %d channel %d: %d, want %d\n",
-              name, (int)H, (int)W, (int)C, (int)K, x_zero, extreme, (int)block, (int)(i / K),
-              (int)(i % K), have, want);
-      ok = 0;
-    }
-  }
+  ok = check_wino_out(name, y, sum, bias, scale, &h, H, W, C, K, x_zero, extreme, block);
   free(x), free(y), free(w), free(packed), free(sum), free(bias), free(scale), free(work);
   return ok;
 }
@@ -403,19 +417,7 @@ static int check_wino3(int form, int mr5, int64_t H, int64_t W, int64_t C, int64
   for (t0 = 0; t0 < tiles; t0 += block) /* (in two parts of the output channels, some runs) */
     for (k = 0; k < K; k += kpart)
       fuse__qwino3_tiles(&q, t0, t0 + block < tiles ? t0 + block : tiles, k, k + kpart < K ? k + kpart : K, work);
-  for (i = 0; i < npix * K + 64 && ok; i++) {
-    int32_t want = 0xcd, have = y[i];
-    if (i < npix * K) {
-      want = fuse__qtile_requant((int32_t)(bias[i % K] + sum[i]), scale[i % K], &h) & 0xff;
-      CHECK(sum[i] >= -(1 << 29) && sum[i] < (1 << 29)); /* (4 times it fits int32) */
-    }
-    if (have != want) {
-      fprintf(stderr, "  %s: %dx%d C %d K %d x_zero %d extreme %d block %d: pixel %d channel %d: %d, want %d\n",
-              name, (int)H, (int)W, (int)C, (int)K, x_zero, extreme, (int)block, (int)(i / K),
-              (int)(i % K), have, want);
-      ok = 0;
-    }
-  }
+  ok = check_wino_out(name, y, sum, bias, scale, &h, H, W, C, K, x_zero, extreme, block);
   free(x), free(y), free(w), free(packed), free(sum), free(bias), free(scale), free(work);
   return ok;
 }
