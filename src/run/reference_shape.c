@@ -150,6 +150,10 @@ static void fuse__resize_axis(const fuse_resize_attrs *a, float scale, int64_t i
   }
   default: xo = ((double)x + 0.5) / s - 0.5; break;
   }
+  /* Four pixels beyond an edge every tap lands on the edge pixel (or is excluded), so the
+     coordinate is bounded there: a tiny scale or a width near 1 puts it past int64 (or NaN). */
+  if (!(xo > -4.0)) xo = -4.0;
+  if (xo > (double)in + 4.0) xo = (double)in + 4.0;
   /* the pixel on the left is preferred: ratio in (0, 1], base = the left neighbour */
   base = (int64_t)floor(xo);
   ratio = xo - (double)base;
