@@ -21,14 +21,110 @@ typedef struct fuse__qadd_args {
   int num_clamps;
   int32_t a_zero, b_zero, y_zero;
   int a_signed, b_signed, y_signed; /* int8 (else uint8) */
-  /* The SIMD rows' float lanes (fuse__qadd_prepare): with a' = a ^ xa and b' = b ^ xb read as
-     uint8, t = a' alpha + (b' beta + c) in float, clamped to [flo, fhi], is within err of v /
-     y_scale + y_zero clamped as the rows above clamp it (the clamps, then the output's range);
-     a vector with a lane within err of a half takes the double lanes. fast 0: double lanes only. */
+  /* NEON's float lanes (fuse__qadd_prepare): with a' = a ^ xa and b' = b ^ xb read as uint8,
+     t = a' alpha + (b' beta + c) in float, clamped to [flo, fhi], is within err of v / y_scale +
+     y_zero clamped as the rows above clamp it (the clamps, then the output's range); a vector
+     with a lane within err of a half takes the scalar row. fast 0: the scalar row only. */
   float alpha, beta, c, flo, fhi, near_half; /* near_half: 0.5 - err */
   unsigned char xa, xb;                      /* 0x80 for an int8 operand */
   int fast;
+  /* x86's fixed-point float lanes: t + m = a' alpha + (b' beta + c_fixed) lies in one binade
+     [2^e, 2^(e+1)), so its float's bits less fixed_sub are (t + 1/2) 2^f, f = 23 - e, and their
+     low f bits t's fraction: a lane is t rounded (>> f), unless its fraction lies within err of
+     a half (frac - frac_lo <= frac_width, unsigned), where the scalar row redoes it. Then the
+     clamp [level_lo, level_hi] on the output levels (fuse__qadd_level). fixed 0: the double lanes. */
+  float c_fixed;
+  int32_t fixed_sub, frac_mask, frac_lo, frac_width, level_lo, level_hi;
+  int f, fixed;
 } fuse__qadd_args;
+
+typedef void (*fuse__qadd_fn)(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q);
+
+/* v rounded half to even (|v| < 2^51) under the default rounding mode, as the SIMD rows'
+   rounding does: through 1.5 * 2^52, where a double's last bit is 1. */
+static double fuse__qround(double v) {
+  double t = v + 6755399441055744.0;
+  return t - 6755399441055744.0;
+}
+
+/* The output level of the sum v: the clamps in order, v / y_scale clamped to the range, rounded,
+   plus the zero point. */
+static int32_t fuse__qadd_level(const fuse__qadd_args *q, double v) {
+  int k;
+  for (k = 0; k < q->num_clamps; k++) v = v < q->clo[k] ? q->clo[k] : v > q->chi[k] ? q->chi[k] : v;
+  v /= (double)q->y_scale;
+  v = v == v ? (v < q->lo ? q->lo : v > q->hi ? q->hi : v) : 0.0; /* NaN: the zero point */
+  return (int32_t)fuse__qround(v) + q->y_zero;
+}
+
+static void fuse__qadd_scalar(const unsigned char *a, const unsigned char *b, unsigned char *y,
+                              int64_t n, const fuse__qadd_args *q) {
+  int64_t i;
+  for (i = 0; i < n; i++) {
+    int32_t ai = q->a_signed ? (int32_t)(int8_t)a[i] : (int32_t)a[i];
+    int32_t bi = q->b_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
+    double v = (double)(ai - q->a_zero) * (double)q->a_scale + (double)(bi - q->b_zero) * (double)q->b_scale;
+    y[i] = (unsigned char)(fuse__qadd_level(q, v) & 0xff);
+  }
+}
+
+#ifdef FUSE__SIMD
+/* x86's fixed-point lanes (the fields' note) for q's float lanes. t = a' alpha + b' beta + c (c
+   in double) lies in [tlo, thi]; e is the least binade [2^e, 2^(e+1)) that holds it shifted by a
+   whole m, with room for the errors, and the inner sum b' beta + c + m keeps below 2^(e+1) too.
+   Then each float rounding (c + m to c_fixed, the two fmas) moves t by at most 2^(e-24), a half
+   step of the lanes' grid 2^-f; alpha's and beta's by s 2^-24 in all; so err = s 2^-24 + 3
+   2^(e-24) (and 2^-30 for the double arithmetic's own slips). The clamps and the output's range
+   compose into one clamp, and it commutes with the monotone division and rounding: the output is
+   the rounded level clamped to the levels of v = -inf and +inf. */
+static void fuse__qadd_prepare_fixed(fuse__qadd_args *q, double c, double s) {
+  double al = (double)q->alpha, be = (double)q->beta, err, m = 0;
+  double tlo = c + (al < 0 ? 255.0 * al : 0.0) + (be < 0 ? 255.0 * be : 0.0);
+  double thi = c + (al > 0 ? 255.0 * al : 0.0) + (be > 0 ? 255.0 * be : 0.0);
+  double ilo = c + (be < 0 ? 255.0 * be : 0.0), ihi = c + (be > 0 ? 255.0 * be : 0.0); /* b' beta + c */
+  float mf;
+  int32_t bits, H, E;
+  int e = 1;
+  q->fixed = 0;
+  while (e <= 20 && ldexp(1.0, e) < thi - tlo + 4.0) e++;
+  for (; e <= 20; e++) {
+    m = ceil(ldexp(1.0, e) - tlo + 1.0);
+    if (thi + m + 1.0 < ldexp(1.0, e + 1) && fabs(ilo + m) < ldexp(1.0, e + 1) &&
+        fabs(ihi + m) < ldexp(1.0, e + 1))
+      break;
+  }
+  if (e > 20) return;
+  q->f = 23 - e;
+  err = s / 16777216.0 + 3.0 * ldexp(1.0, e - 24) + 1.0 / 1073741824.0;
+  if (!(err <= 0.125)) return;
+  H = (int32_t)1 << (q->f - 1), E = (int32_t)ldexp(err, q->f) + 1;
+  q->c_fixed = (float)(c + m);
+  mf = (float)ldexp(1.0, e);
+  memcpy(&bits, &mf, 4);
+  q->fixed_sub = bits - ((int32_t)1 << 23) + (int32_t)m * (H << 1) - H; /* (bits - sub) = (t + 1/2) 2^f */
+  q->frac_mask = (H << 1) - 1, q->frac_lo = H - E, q->frac_width = 2 * E;
+  q->level_lo = fuse__qadd_level(q, -HUGE_VAL), q->level_hi = fuse__qadd_level(q, HUGE_VAL);
+  q->fixed = 1;
+}
+
+/* The lanes of `bad` (lane l: a[l], b[l]) on the scalar row into fix[l], read before a row
+   stores its vector (y may be a or b); fuse__qadd_patch then puts them into y. */
+static void fuse__qadd_redo(const unsigned char *a, const unsigned char *b, unsigned char *fix,
+                            uint64_t bad, const fuse__qadd_args *q) {
+  for (; bad; bad &= bad - 1) {
+    int l = __builtin_ctzll(bad);
+    fuse__qadd_scalar(a + l, b + l, fix + l, 1, q);
+  }
+}
+
+static void fuse__qadd_patch(unsigned char *y, const unsigned char *fix, uint64_t bad) {
+  for (; bad; bad &= bad - 1) {
+    int l = __builtin_ctzll(bad);
+    y[l] = fix[l];
+  }
+}
+#endif
 
 /* q's float lanes from its other fields. An int8 operand a is a' - 128 (a' = a ^ 0x80), so
    (a - a_zero) alpha = a' alpha - (a_zero + 128) alpha: c gathers those constants and y_zero
@@ -44,16 +140,17 @@ typedef struct fuse__qadd_args {
 static void fuse__qadd_prepare(fuse__qadd_args *q) {
 #if defined(FUSE__SIMD) || defined(FUSE__NEON) /* (a build with the scalar row only has no use for it) */
   double sa = (double)q->a_scale / (double)q->y_scale, sb = (double)q->b_scale / (double)q->y_scale;
-  double err, s, lo = q->lo + q->y_zero, hi = q->hi + q->y_zero, l, h;
+  double err, s, c, lo = q->lo + q->y_zero, hi = q->hi + q->y_zero, l, h;
   int k;
 #endif
-  q->fast = 0;
+  q->fast = 0, q->fixed = 0;
 #if defined(FUSE__SIMD) || defined(FUSE__NEON)
   if (!(q->y_scale > 0) || !(fabs(sa) < 1e30) || !(fabs(sb) < 1e30)) return;
   q->alpha = (float)sa, q->beta = (float)sb;
   q->xa = q->a_signed ? 0x80 : 0, q->xb = q->b_signed ? 0x80 : 0;
-  q->c = (float)((double)q->y_zero - (double)(q->a_zero + (q->a_signed ? 128 : 0)) * (double)q->alpha -
-                 (double)(q->b_zero + (q->b_signed ? 128 : 0)) * (double)q->beta);
+  c = (double)q->y_zero - (double)(q->a_zero + (q->a_signed ? 128 : 0)) * (double)q->alpha -
+      (double)(q->b_zero + (q->b_signed ? 128 : 0)) * (double)q->beta;
+  q->c = (float)c;
   s = 255.0 * (fabs((double)q->alpha) + fabs((double)q->beta));
   err = (6.0 * s + 1024.0) / 16777216.0 + 1.0 / 1073741824.0;
   l = -HUGE_VAL, h = HUGE_VAL;
@@ -65,34 +162,12 @@ static void fuse__qadd_prepare(fuse__qadd_args *q) {
     h = h < cl ? cl : h > ch ? ch : h;
   }
   q->flo = (float)l, q->fhi = (float)h;
+#ifdef FUSE__SIMD
+  fuse__qadd_prepare_fixed(q, c, s);
+#endif
   if (!(err <= 0.125)) return;
   q->near_half = (float)(0.5 - err), q->fast = 1;
 #endif
-}
-
-typedef void (*fuse__qadd_fn)(const unsigned char *a, const unsigned char *b, unsigned char *y,
-                              int64_t n, const fuse__qadd_args *q);
-
-/* v rounded half to even (|v| < 2^51) under the default rounding mode, as the SIMD rows'
-   rounding does: through 1.5 * 2^52, where a double's last bit is 1. */
-static double fuse__qround(double v) {
-  double t = v + 6755399441055744.0;
-  return t - 6755399441055744.0;
-}
-
-static void fuse__qadd_scalar(const unsigned char *a, const unsigned char *b, unsigned char *y,
-                              int64_t n, const fuse__qadd_args *q) {
-  int64_t i;
-  int k;
-  for (i = 0; i < n; i++) {
-    int32_t ai = q->a_signed ? (int32_t)(int8_t)a[i] : (int32_t)a[i];
-    int32_t bi = q->b_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
-    double v = (double)(ai - q->a_zero) * (double)q->a_scale + (double)(bi - q->b_zero) * (double)q->b_scale;
-    for (k = 0; k < q->num_clamps; k++) v = v < q->clo[k] ? q->clo[k] : v > q->chi[k] ? q->chi[k] : v;
-    v /= (double)q->y_scale;
-    v = v == v ? (v < q->lo ? q->lo : v > q->hi ? q->hi : v) : 0.0; /* NaN: the zero point */
-    y[i] = (unsigned char)(((int32_t)fuse__qround(v) + q->y_zero) & 0xff);
-  }
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
@@ -116,40 +191,62 @@ __attribute__((target("avx2,fma"))) static inline __m128i fuse__qadd4_avx2(__m12
   }
 }
 
-/* 8 elements a step; the tail on the scalar row. */
+/* 32 elements a step on the fixed-point lanes (q->fixed), 8 on the double lanes (the rest, or
+   all where the lanes do not fit); the tail on the scalar row. */
 __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned char *a,
                                                                const unsigned char *b,
                                                                unsigned char *y, int64_t n,
                                                                const fuse__qadd_args *qp) {
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
-  const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta), c = _mm256_set1_ps(q->c);
-  const __m256 flo = _mm256_set1_ps(q->flo), fhi = _mm256_set1_ps(q->fhi);
-  const __m256 near_half = _mm256_set1_ps(q->near_half), sign = _mm256_set1_ps(-0.0f);
+  const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta);
+  const __m256 c = _mm256_set1_ps(q->c_fixed);
+  const __m256i sub = _mm256_set1_epi32(q->fixed_sub), mask = _mm256_set1_epi32(q->frac_mask);
+  const __m256i frac_lo = _mm256_set1_epi32(q->frac_lo), width = _mm256_set1_epi32(q->frac_width);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); /* (the packs' lanes) */
+  const __m256i llo = _mm256_set1_epi8((char)q->level_lo), lhi = _mm256_set1_epi8((char)q->level_hi);
   const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
+  const __m128i f = _mm_cvtsi32_si128(q->f);
   int64_t i = 0;
+  for (; q->fixed && i + 32 <= n; i += 32) {
+    __m256i r[4], p;
+    uint32_t bad = 0;
+    int k;
+    for (k = 0; k < 4; k++) {
+      __m128i a8 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(a + i + 8 * k)), xa);
+      __m128i b8 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(b + i + 8 * k)), xb);
+      __m256i t = _mm256_castps_si256(_mm256_fmadd_ps(
+          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(a8)), alpha,
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b8)), beta, c)));
+      __m256i fr = _mm256_sub_epi32(_mm256_and_si256(t, mask), frac_lo); /* (<= width: near a half) */
+      bad |= (uint32_t)_mm256_movemask_ps(
+                 _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_min_epu32(fr, width), fr)))
+             << (8 * k);
+      r[k] = _mm256_sra_epi32(_mm256_sub_epi32(t, sub), f);
+    }
+    r[0] = _mm256_packs_epi32(r[0], r[1]), r[2] = _mm256_packs_epi32(r[2], r[3]);
+    if (q->y_signed) {
+      p = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(r[0], r[2]), order);
+      p = _mm256_min_epi8(_mm256_max_epi8(p, llo), lhi);
+    } else {
+      p = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(r[0], r[2]), order);
+      p = _mm256_min_epu8(_mm256_max_epu8(p, llo), lhi);
+    }
+    if (bad) {
+      unsigned char fix[32];
+      fuse__qadd_redo(a + i, b + i, fix, bad, q);
+      _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
+      fuse__qadd_patch(y + i, fix, bad);
+    } else {
+      _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
+    }
+  }
   for (; i + 8 <= n; i += 8) {
     __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
     __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
-    __m256i ai, bi;
+    __m256i ai = q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8);
+    __m256i bi = q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8);
     __m128i l4, h4, p16;
-    if (q->fast) { /* float lanes, unless one lies near a half */
-      __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_xor_si128(a8, xa))), alpha,
-                                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_xor_si128(b8, xb))),
-                                                 beta, c));
-      __m256 r;
-      t = _mm256_min_ps(_mm256_max_ps(t, flo), fhi);
-      r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      if (!_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(t, r)), near_half, _CMP_GT_OQ))) {
-        __m256i v = _mm256_cvtps_epi32(r); /* (in the output's range: the clamp) */
-        p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        _mm_storel_epi64((__m128i *)(void *)(y + i),
-                         q->y_signed ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16));
-        continue;
-      }
-    }
-    ai = q->a_signed ? _mm256_cvtepi8_epi32(a8) : _mm256_cvtepu8_epi32(a8);
-    bi = q->b_signed ? _mm256_cvtepi8_epi32(b8) : _mm256_cvtepu8_epi32(b8);
     ai = _mm256_sub_epi32(ai, az), bi = _mm256_sub_epi32(bi, bz);
     l4 = fuse__qadd4_avx2(_mm256_castsi256_si128(ai), _mm256_castsi256_si128(bi), q);
     h4 = fuse__qadd4_avx2(_mm256_extracti128_si256(ai, 1), _mm256_extracti128_si256(bi, 1), q);
@@ -202,33 +299,52 @@ fuse__qadd16_avx512(const unsigned char *a, const unsigned char *b, unsigned cha
   }
 }
 
-/* 16 elements a step, on float lanes where they are exact enough, else on the double lanes;
-   the tail on the scalar row. */
+/* 64 elements a step on the fixed-point lanes (q->fixed; as the AVX2 row's), 16 on the double
+   lanes (the rest, or all where the lanes do not fit); the tail on the scalar row. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__qadd_avx512(
     const unsigned char *a, const unsigned char *b, unsigned char *y, int64_t n,
     const fuse__qadd_args *qp) {
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
-  const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta), c = _mm512_set1_ps(q->c);
-  const __m512 flo = _mm512_set1_ps(q->flo), fhi = _mm512_set1_ps(q->fhi);
-  const __m512 near_half = _mm512_set1_ps(q->near_half);
+  const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta);
+  const __m512 c = _mm512_set1_ps(q->c_fixed);
+  const __m512i sub = _mm512_set1_epi32(q->fixed_sub), mask = _mm512_set1_epi32(q->frac_mask);
+  const __m512i frac_lo = _mm512_set1_epi32(q->frac_lo), width = _mm512_set1_epi32(q->frac_width);
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i llo = _mm512_set1_epi8((char)q->level_lo), lhi = _mm512_set1_epi8((char)q->level_hi);
   const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
+  const __m128i f = _mm_cvtsi32_si128(q->f);
   const __mmask16 all = (__mmask16)-1;
   int64_t i = 0;
-  for (; q->fast && i + 16 <= n; i += 16) { /* float lanes, unless one lies near a half */
-    __m128i a16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i)), xa);
-    __m128i b16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i)), xb);
-    __m512 t = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, a16)), alpha,
-                               _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, b16)),
-                                               beta, c));
-    __m512 r;
-    t = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, t, flo), fhi);
-    r = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    if (!_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), near_half, _CMP_GT_OQ)) {
-      /* (in the output's range: the clamp; the low bytes are the values) */
-      _mm512_mask_cvtepi32_storeu_epi8(y + i, all, _mm512_maskz_cvtps_epi32(all, r));
-      continue;
+  for (; q->fixed && i + 64 <= n; i += 64) {
+    __m512i r[4], p;
+    uint64_t bad = 0;
+    int k;
+    for (k = 0; k < 4; k++) {
+      __m128i a16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i + 16 * k)), xa);
+      __m128i b16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i + 16 * k)), xb);
+      __m512i t = _mm512_castps_si512(_mm512_fmadd_ps(
+          _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, a16)), alpha,
+          _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, b16)), beta, c)));
+      __m512i fr = _mm512_sub_epi32(_mm512_and_si512(t, mask), frac_lo); /* (<= width: near a half) */
+      bad |= (uint64_t)_mm512_cmple_epu32_mask(fr, width) << (16 * k);
+      r[k] = _mm512_maskz_sra_epi32(all, _mm512_sub_epi32(t, sub), f);
     }
-    fuse__qadd16_avx512(a + i, b + i, y + i, q);
+    r[0] = _mm512_packs_epi32(r[0], r[1]), r[2] = _mm512_packs_epi32(r[2], r[3]);
+    if (q->y_signed) {
+      p = _mm512_maskz_permutexvar_epi32(all, order, _mm512_packs_epi16(r[0], r[2]));
+      p = _mm512_min_epi8(_mm512_max_epi8(p, llo), lhi);
+    } else {
+      p = _mm512_maskz_permutexvar_epi32(all, order, _mm512_packus_epi16(r[0], r[2]));
+      p = _mm512_min_epu8(_mm512_max_epu8(p, llo), lhi);
+    }
+    if (bad) {
+      unsigned char fix[64];
+      fuse__qadd_redo(a + i, b + i, fix, bad, q);
+      _mm512_storeu_si512(y + i, p);
+      fuse__qadd_patch(y + i, fix, bad);
+    } else {
+      _mm512_storeu_si512(y + i, p);
+    }
   }
   for (; i + 16 <= n; i += 16) fuse__qadd16_avx512(a + i, b + i, y + i, q);
   fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
