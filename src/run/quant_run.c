@@ -225,12 +225,13 @@ typedef struct fuse__qpool_job {
   int nhwc, identity;
   unsigned char flip;
   fuse__qmax_fn max_window;
+  fuse__qtable_fn apply;
 } fuse__qpool_job;
 
 static void fuse__qpool_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
   const fuse__qpool_job *j = (const fuse__qpool_job *)ctx;
   const fuse_pool2d_attrs *a = &j->s->a.pool;
-  int64_t C = j->C, H = j->H, W = j->W, u, ox, ky, kx, i;
+  int64_t C = j->C, H = j->H, W = j->W, u, ox, ky, kx;
   const unsigned char *rows[FUSE__QMAXW];
   (void)chunk;
   for (u = u0; u < u1; u++) { /* row oy of image n (NHWC), of plane n * C + c (NCHW) */
@@ -253,8 +254,10 @@ static void fuse__qpool_units(void *ctx, int chunk, int64_t u0, int64_t u1) {
         }
       }
       j->max_window(dst, rows, nv, j->lanes, j->flip);
-      if (!j->identity)
-        for (i = 0; i < j->lanes; i++) dst[i] = j->table[dst[i]];
+    }
+    if (!j->identity) { /* the row's OW pixels (of C bytes in NHWC) through the table at once */
+      int64_t row = j->nhwc ? (n * j->OH + oy) * j->OW * C : ((n * C + c) * j->OH + oy) * j->OW;
+      j->apply(j->y + row, j->y + row, j->OW * j->lanes, j->table);
     }
   }
 }
@@ -270,6 +273,7 @@ static void fuse__qmax_pool(const fuse__run *r, const fuse__step *s, const unsig
   j.nhwc = tx->nhwc, j.lanes = j.nhwc ? j.C : 1;
   j.flip = tx->type == FUSE_INT8 ? 0x80 : 0;
   j.max_window = fuse__qmax_pick(r->p->isa);
+  j.apply = fuse__qtable_pick(r->p->isa, r->p->vnni);
   for (i = 0, j.identity = 1; i < 256; i++) j.identity &= table[i] == i;
   fuse__parallel(r->p, ty->shape[0] * (j.nhwc ? 1 : j.C) * j.OH, fuse__qpool_units, &j);
 }
