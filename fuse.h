@@ -13943,12 +13943,12 @@ typedef struct fuse__qadd_args {
   unsigned char xa, xb;                      /* 0x80 for an int8 operand */
   int fast;
   /* x86's fixed-point float lanes: t + m = a' alpha + (b' beta + c_fixed) lies in one binade
-     [2^e, 2^(e+1)), so its float's bits less fixed_sub are (t + 1/2) 2^f, f = 23 - e, and their
-     low f bits t's fraction: a lane is t rounded (>> f), unless its fraction lies within err of
-     a half (frac - frac_lo <= frac_width, unsigned), where the scalar row redoes it. Then the
-     clamp [level_lo, level_hi] on the output levels (fuse__qadd_level). fixed 0: the double lanes. */
+     [2^e, 2^(e+1)), so its float's bits less fixed_sub are u = (t + 1/2) 2^f + d, f = 23 - e: a
+     lane is t rounded (u >> f), unless t lies within err of a half, where the scalar row redoes
+     it: then u's low f bits lie below 2 d, a power of two (u & near_mask == 0). Then the clamp
+     [level_lo, level_hi] on the output levels (fuse__qadd_level). fixed 0: the double lanes. */
   float c_fixed;
-  int32_t fixed_sub, frac_mask, frac_lo, frac_width, level_lo, level_hi;
+  int32_t fixed_sub, near_mask, level_lo, level_hi;
   int f, fixed;
 } fuse__qadd_args;
 
@@ -13998,7 +13998,7 @@ static void fuse__qadd_prepare_fixed(fuse__qadd_args *q, double c, double s) {
   double thi = c + (al > 0 ? 255.0 * al : 0.0) + (be > 0 ? 255.0 * be : 0.0);
   double ilo = c + (be < 0 ? 255.0 * be : 0.0), ihi = c + (be > 0 ? 255.0 * be : 0.0); /* b' beta + c */
   float mf;
-  int32_t bits, H, E;
+  int32_t bits, H, E, d;
   int e = 1;
   q->fixed = 0;
   while (e <= 20 && ldexp(1.0, e) < thi - tlo + 4.0) e++;
@@ -14012,12 +14012,14 @@ static void fuse__qadd_prepare_fixed(fuse__qadd_args *q, double c, double s) {
   q->f = 23 - e;
   err = s / 16777216.0 + 3.0 * ldexp(1.0, e - 24) + 1.0 / 1073741824.0;
   if (!(err <= 0.125)) return;
-  H = (int32_t)1 << (q->f - 1), E = (int32_t)ldexp(err, q->f) + 1;
+  H = (int32_t)1 << (q->f - 1), E = (int32_t)ldexp(err, q->f) + 1; /* (err in steps of 2^-f) */
+  for (d = 1; d <= E; d <<= 1) { /* d > E: a fraction within E steps of a half is below 2 d */
+  }
   q->c_fixed = (float)(c + m);
   mf = (float)ldexp(1.0, e);
   memcpy(&bits, &mf, 4);
-  q->fixed_sub = bits - ((int32_t)1 << 23) + (int32_t)m * (H << 1) - H; /* (bits - sub) = (t + 1/2) 2^f */
-  q->frac_mask = (H << 1) - 1, q->frac_lo = H - E, q->frac_width = 2 * E;
+  q->fixed_sub = bits - ((int32_t)1 << 23) + (int32_t)m * (H << 1) - H - d;
+  q->near_mask = ((H << 1) - 1) & ~(2 * d - 1);
   q->level_lo = fuse__qadd_level(q, -HUGE_VAL), q->level_hi = fuse__qadd_level(q, HUGE_VAL);
   q->fixed = 1;
 }
@@ -14115,8 +14117,7 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
   const __m256i az = _mm256_set1_epi32(q->a_zero), bz = _mm256_set1_epi32(q->b_zero);
   const __m256 alpha = _mm256_set1_ps(q->alpha), beta = _mm256_set1_ps(q->beta);
   const __m256 c = _mm256_set1_ps(q->c_fixed);
-  const __m256i sub = _mm256_set1_epi32(q->fixed_sub), mask = _mm256_set1_epi32(q->frac_mask);
-  const __m256i frac_lo = _mm256_set1_epi32(q->frac_lo), width = _mm256_set1_epi32(q->frac_width);
+  const __m256i sub = _mm256_set1_epi32(q->fixed_sub), near = _mm256_set1_epi32(q->near_mask);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); /* (the packs' lanes) */
   const __m256i llo = _mm256_set1_epi8((char)q->level_lo), lhi = _mm256_set1_epi8((char)q->level_hi);
   const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
@@ -14129,14 +14130,14 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
     for (k = 0; k < 4; k++) {
       __m128i a8 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(a + i + 8 * k)), xa);
       __m128i b8 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(b + i + 8 * k)), xb);
-      __m256i t = _mm256_castps_si256(_mm256_fmadd_ps(
-          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(a8)), alpha,
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b8)), beta, c)));
-      __m256i fr = _mm256_sub_epi32(_mm256_and_si256(t, mask), frac_lo); /* (<= width: near a half) */
-      bad |= (uint32_t)_mm256_movemask_ps(
-                 _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_min_epu32(fr, width), fr)))
+      __m256i u = _mm256_sub_epi32(_mm256_castps_si256(_mm256_fmadd_ps(
+                                       _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(a8)), alpha,
+                                       _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b8)), beta, c))),
+                                   sub);
+      bad |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(
+                 _mm256_cmpeq_epi32(_mm256_and_si256(u, near), _mm256_setzero_si256())))
              << (8 * k);
-      r[k] = _mm256_sra_epi32(_mm256_sub_epi32(t, sub), f);
+      r[k] = _mm256_sra_epi32(u, f);
     }
     r[0] = _mm256_packs_epi32(r[0], r[1]), r[2] = _mm256_packs_epi32(r[2], r[3]);
     if (q->y_signed) {
@@ -14221,8 +14222,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
   const fuse__qadd_args args = *qp, *q = &args; /* (a copy: the stores to y could alias *qp) */
   const __m512 alpha = _mm512_set1_ps(q->alpha), beta = _mm512_set1_ps(q->beta);
   const __m512 c = _mm512_set1_ps(q->c_fixed);
-  const __m512i sub = _mm512_set1_epi32(q->fixed_sub), mask = _mm512_set1_epi32(q->frac_mask);
-  const __m512i frac_lo = _mm512_set1_epi32(q->frac_lo), width = _mm512_set1_epi32(q->frac_width);
+  const __m512i sub = _mm512_set1_epi32(q->fixed_sub), near = _mm512_set1_epi32(q->near_mask);
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m512i llo = _mm512_set1_epi8((char)q->level_lo), lhi = _mm512_set1_epi8((char)q->level_hi);
   const __m128i xa = _mm_set1_epi8((char)q->xa), xb = _mm_set1_epi8((char)q->xb);
@@ -14236,12 +14236,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
     for (k = 0; k < 4; k++) {
       __m128i a16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i + 16 * k)), xa);
       __m128i b16 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(b + i + 16 * k)), xb);
-      __m512i t = _mm512_castps_si512(_mm512_fmadd_ps(
+      __m512i u = _mm512_sub_epi32(_mm512_castps_si512(_mm512_fmadd_ps(
           _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, a16)), alpha,
-          _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, b16)), beta, c)));
-      __m512i fr = _mm512_sub_epi32(_mm512_and_si512(t, mask), frac_lo); /* (<= width: near a half) */
-      bad |= (uint64_t)_mm512_cmple_epu32_mask(fr, width) << (16 * k);
-      r[k] = _mm512_maskz_sra_epi32(all, _mm512_sub_epi32(t, sub), f);
+          _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, b16)), beta, c))), sub);
+      bad |= (uint64_t)_mm512_testn_epi32_mask(u, near) << (16 * k);
+      r[k] = _mm512_maskz_sra_epi32(all, u, f);
     }
     r[0] = _mm512_packs_epi32(r[0], r[1]), r[2] = _mm512_packs_epi32(r[2], r[3]);
     if (q->y_signed) {
