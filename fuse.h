@@ -11018,25 +11018,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11098,25 +11135,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11178,25 +11252,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11258,25 +11369,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11338,25 +11486,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11418,25 +11603,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11498,25 +11720,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11580,25 +11839,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11658,25 +11954,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11736,25 +12069,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11814,25 +12184,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);
@@ -11892,25 +12299,62 @@ FUSE__QV512_VNNI static void FUSE__QT_NAME(int ntaps, int csteps, const void *co
   { /* requantized on registers: the scales, clamp and zero point read once (the stores to
        y could alias h for the compiler), the pixels unrolled (constant indices keep the sums
        in registers) */
+    /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
     const __mmask16 all = (__mmask16)-1;
     const __m512 lo = _mm512_set1_ps((float)(h->lo - h->y_zero));
     const __m512 hi = _mm512_set1_ps((float)(h->hi - h->y_zero));
     const __m512i zero = _mm512_set1_epi32(h->y_zero);
     const int y_signed = h->y_signed;
     __m512 sv[4];
-    __mmask16 mask[4];
+    __mmask16 mask[4], wide = 0;
     FUSE__UNROLL
     for (b = 0; b < nb; b++) {
       int left = kvalid - b * FUSE__QNR;
       sv[b] = _mm512_loadu_ps(scale + b * FUSE__QNR);
       mask[b] = (__mmask16)(left >= 16 ? 0xffffu : left > 0 ? (1u << left) - 1u : 0u);
+      wide |= _mm512_cmp_ps_mask(_mm512_abs_ps(sv[b]), _mm512_set1_ps(1.0f), _CMP_NLT_UQ);
     }
+    if (nb == 4) {
+      /* 4 panels: rounded, packed with saturation to 64 bytes (int32 -> int16, the zero point
+         added, -> uint8) and clamped in bytes, one store a pixel; fewer vector ops than the
+         float clamp and 4 down-converting stores. Clamping after rounding is the same as
+         before: the bounds are whole numbers. cvtps2dq gives INT_MIN past +-2^31, which the
+         packs saturate low; a product reaches +2^31 only where |scale| >= 1 (|float(acc)| <=
+         2^31), and there the float min against hi stays. int8 is packed as uint8 + 128,
+         flipped back at the end. */
+      const int flip = y_signed ? 128 : 0;
+      const __m512i zero16 = _mm512_set1_epi16((short)(h->y_zero + flip));
+      const __m512i lo8 = _mm512_set1_epi8((char)(h->lo + flip));
+      const __m512i hi8 = _mm512_set1_epi8((char)(h->hi + flip));
+      const __m512i flip8 = _mm512_set1_epi8((char)flip);
+      /* (the packs work in 128-bit lanes: lane l holds channels 4l..4l+3 of each panel) */
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      const __mmask64 mask64 = kvalid >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << kvalid) - 1u;
+      FUSE__UNROLL
+      for (r = 0; r < mr; r++) {
+        __m512i q[4], p;
+        if (r >= mvalid) break;
+        FUSE__UNROLL
+        for (b = 0; b < nb; b++) {
+          __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, acc[r][b]), sv[b]);
+          if (wide) f = _mm512_maskz_min_ps(all, f, hi);
+          q[b] = _mm512_maskz_cvtps_epi32(all, f);
+        }
+        p = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zero16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zero16));
+        p = _mm512_maskz_permutexvar_epi32(all, order, p);
+        p = _mm512_xor_si512(_mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8), flip8);
+        if (kvalid >= 64) _mm512_storeu_si512(y + r * ldy, p);
+        else _mm512_mask_storeu_epi8(y + r * ldy, mask64, p);
+      }
+      return;
+    }
+    /* fewer panels: packing them measured no faster than a down-converting store each */
     FUSE__UNROLL
     for (r = 0; r < mr; r++) {
       if (r >= mvalid) break;
       FUSE__UNROLL
       for (b = 0; b < nb; b++) {
-        /* (the maskz forms: g++ 12 warns on the unmasked ones' undefined source) */
         __m512 f = _mm512_maskz_cvtepi32_ps(all, acc[r][b]);
         __m512i q;
         f = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, _mm512_mul_ps(f, sv[b]), lo), hi);

@@ -22,6 +22,9 @@ static uint32_t next(void) { return rng = rng * 1664525u + 1013904223u; }
 
 typedef struct tile_case {
   int layout, taps, csteps, extreme;
+  int wide; /* 0: scales below 1; else sums near the int32 ends and scales that take the
+               products past +-2^31 (1: up to 3e5 of both signs; 2: exactly 1 at most; 3: just
+               below 1) */
   int32_t x_zero, y_zero, lo, hi, y_signed;
 } tile_case;
 
@@ -60,8 +63,16 @@ static int check_tile(const fuse__qtile_kind *k, const tile_case *tc, int mvalid
     else ((int8_t *)w)[t] = v;
   }
   for (j = 0; j < nch; j++) {
+    static const float wide[3][4] = {{3e5f, -3e5f, 1.0f, 0.25f},
+                                     {1.0f, -1.0f, 0.99999994f, 0.5f},
+                                     {0.99999994f, -0.99999994f, 0.99999994f, 0.75f}};
     bias[j] = (int32_t)(next() % 20001) - 10000;
     scale[j] = j % 4 == 0 ? 0.5f : j % 4 == 1 ? 0.25f : 1.0f / (float)(3 + next() % 500);
+    if (tc->wide) { /* (the sums wrap mod 2^32 in the tile and in the reference's cast alike) */
+      bias[j] = j % 3 == 0 ? INT32_MAX - (int32_t)(next() % 70000)
+              : j % 3 == 1 ? INT32_MIN + (int32_t)(next() % 70000) : bias[j];
+      scale[j] = wide[tc->wide - 1][(j + j / 3) % 4];
+    }
   }
   memset(y, 0xcd, (size_t)(FUSE__QMR_MAX * ldy));
   k->fn(tc->taps, tc->csteps, rows, w, (int64_t)panel, y, ldy, mvalid, kvalid, bias, scale, &h);
@@ -92,9 +103,9 @@ static int check_tile(const fuse__qtile_kind *k, const tile_case *tc, int mvalid
         want = tc->y_signed ? (int32_t)(int8_t)0xcd : 0xcd; /* untouched */
       }
       if (have != want && ok) {
-        fprintf(stderr, "  %s %dx%d: layout %d taps %d csteps %d extreme %d valid %dx%d: [%d][%d] %d, want %d\n",
-                name, k->nb, k->mr, tc->layout, tc->taps, tc->csteps, tc->extreme, mvalid, kvalid,
-                r, j, have, want);
+        fprintf(stderr, "  %s %dx%d: layout %d taps %d csteps %d extreme %d wide %d valid %dx%d: [%d][%d] %d, want %d\n",
+                name, k->nb, k->mr, tc->layout, tc->taps, tc->csteps, tc->extreme, tc->wide, mvalid,
+                kvalid, r, j, have, want);
         ok = 0;
       }
     }
@@ -126,6 +137,7 @@ TEST(tiles_match_the_reference) {
               for (sgn = 0; sgn < 2; sgn++) {
                 tile_case tc;
                 int part = (ti + ci + zi) % 2; /* every other case: a partial tile */
+                memset(&tc, 0, sizeof tc);
                 tc.layout = k->layout, tc.taps = taps[ti], tc.csteps = csteps[ci], tc.extreme = ext;
                 tc.x_zero = zeros[zi], tc.y_signed = sgn;
                 tc.y_zero = sgn ? -7 : 9;
@@ -139,6 +151,41 @@ TEST(tiles_match_the_reference) {
     }
   CHECK(runs > 0);
   fprintf(stderr, "  (%d tile runs; VNNI on this CPU: %d)\n", runs, fuse__cpu_vnni());
+}
+
+/* The tiles where the scaled sums pass +-2^31 (cvtps2dq gives INT_MIN there; AVX-512's
+   4-panel tiles keep a float clamp only where some |scale| >= 1): sums near the int32 ends,
+   scales of 3e5 of both signs, exactly 1 at most and just below 1; uint8 and int8, the type's
+   range and a narrower clamp, whole tiles (AVX-512's one 64-byte store a pixel) and partial. */
+TEST(tiles_saturate_products_past_int32) {
+  static const int csteps[2] = {1, 17};
+  const fuse__qtile_kind *k;
+  int ci, wide, narrow, sgn, part, isa, runs = 0;
+  for (k = fuse__qtile_kinds; k->fn; k++)
+    for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
+      if (!isa_runs_here(isa) || !fuse__qtile_runs(k, (fuse_isa)isa, k->layout, fuse__cpu_vnni()) ||
+          (k->isa != isa && !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512)))
+        continue; /* (each kind once, as above) */
+      if (k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512 && isa_runs_here(FUSE_ISA_AVX2)) continue;
+      for (ci = 0; ci < 2; ci++)
+        for (wide = 1; wide <= 3; wide++)
+          for (narrow = 0; narrow < 2; narrow++)
+            for (sgn = 0; sgn < 2; sgn++)
+              for (part = 0; part < 2; part++) {
+                tile_case tc;
+                memset(&tc, 0, sizeof tc);
+                tc.layout = k->layout, tc.taps = 1, tc.csteps = csteps[ci], tc.wide = wide;
+                tc.x_zero = 128, tc.y_signed = sgn, tc.y_zero = sgn ? -7 : 9;
+                tc.lo = sgn ? (narrow ? -100 : -128) : (narrow ? 9 : 0);
+                tc.hi = sgn ? (narrow ? 90 : 127) : (narrow ? 200 : 255);
+                CHECK(check_tile(k, &tc, part ? k->mr - 1 : k->mr,
+                                 part ? k->nb * FUSE__QNR - 5 : k->nb * FUSE__QNR,
+                                 fuse__isa_name((fuse_isa)isa)));
+                runs++;
+              }
+    }
+  CHECK(runs > 0);
+  fprintf(stderr, "  (%d tile runs)\n", runs);
 }
 
 /* The depthwise kernel of each ISA that runs here against the scalar twin's arithmetic
@@ -802,6 +849,7 @@ TEST(requantization_rounds_ties_to_even) {
 
 int main(void) {
   RUN(tiles_match_the_reference);
+  RUN(tiles_saturate_products_past_int32);
   RUN(depthwise_kernels_match_the_reference);
 #ifdef FUSE__HAVE_QWINO
   RUN(winograd_matches_the_direct_conv);
