@@ -84,17 +84,17 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
                                      const float *scale, const fuse__qhead *h) {
   enum { MR = 4 };
   const int16_t *w = (const int16_t *)wv;
-  int32_t acc[MR][FUSE__QNR];
+  uint32_t acc[MR][FUSE__QNR]; /* (sums mod 2^32, as the SIMD tiles' lanes wrap) */
   int t, c, r, j;
   (void)pstride; /* (one panel) */
   for (r = 0; r < MR; r++)
-    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = h ? bias[j] : 0;
+    for (j = 0; j < FUSE__QNR; j++) acc[r][j] = h ? (uint32_t)bias[j] : 0;
   for (t = 0; t < ntaps; t++)
     for (c = 0; c < csteps; c++, w += 2 * FUSE__QNR)
       for (r = 0; r < MR; r++) {
         const int16_t *x = (const int16_t *)rows[t * MR + r] + 2 * c;
         for (j = 0; j < FUSE__QNR; j++) /* two 16 x 16 products per lane */
-          acc[r][j] += (int32_t)x[0] * w[2 * j] + (int32_t)x[1] * w[2 * j + 1];
+          acc[r][j] += (uint32_t)((int32_t)x[0] * w[2 * j]) + (uint32_t)((int32_t)x[1] * w[2 * j + 1]);
       }
   if (!h) { /* the raw sums */
     for (r = 0; r < mvalid; r++) memcpy(y + r * ldy, acc[r], sizeof acc[r]);
@@ -102,7 +102,7 @@ static void fuse__qtile_pairs_scalar(int ntaps, int csteps, const void *const *r
   }
   for (r = 0; r < mvalid; r++)
     for (j = 0; j < kvalid; j++)
-      y[r * ldy + j] = (unsigned char)(fuse__qtile_requant(acc[r][j], scale[j], h) & 0xff);
+      y[r * ldy + j] = (unsigned char)(fuse__qtile_requant((int32_t)acc[r][j], scale[j], h) & 0xff);
 }
 
 #if defined(FUSE__SIMD) && !defined(FUSE_NO_AVX2)
