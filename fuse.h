@@ -14569,6 +14569,7 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
   int64_t i = 0;
   for (; q->fixed && i + 32 <= n; i += 32) {
     __m256i r[4], p;
+    unsigned char fix[32];
     uint32_t bad = 0;
     int k;
     for (k = 0; k < 4; k++) {
@@ -14591,14 +14592,9 @@ __attribute__((target("avx2,fma"))) static void fuse__qadd_avx2(const unsigned c
       p = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(r[0], r[2]), order);
       p = _mm256_min_epu8(_mm256_max_epu8(p, llo), lhi);
     }
-    if (bad) {
-      unsigned char fix[32];
-      fuse__qadd_redo(a + i, b + i, fix, bad, q);
-      _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
-      fuse__qadd_patch(y + i, fix, bad);
-    } else {
-      _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
-    }
+    if (bad) fuse__qadd_redo(a + i, b + i, fix, bad, q); /* (before the store: y may be a or b) */
+    _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
+    if (bad) fuse__qadd_patch(y + i, fix, bad);
   }
   for (; i + 8 <= n; i += 8) {
     __m128i a8 = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
@@ -14675,6 +14671,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
   int64_t i = 0;
   for (; q->fixed && i + 64 <= n; i += 64) {
     __m512i r[4], p;
+    unsigned char fix[64];
     uint64_t bad = 0;
     int k;
     for (k = 0; k < 4; k++) {
@@ -14694,14 +14691,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void fuse__
       p = _mm512_maskz_permutexvar_epi32(all, order, _mm512_packus_epi16(r[0], r[2]));
       p = _mm512_min_epu8(_mm512_max_epu8(p, llo), lhi);
     }
-    if (bad) {
-      unsigned char fix[64];
-      fuse__qadd_redo(a + i, b + i, fix, bad, q);
-      _mm512_storeu_si512(y + i, p);
-      fuse__qadd_patch(y + i, fix, bad);
-    } else {
-      _mm512_storeu_si512(y + i, p);
-    }
+    if (bad) fuse__qadd_redo(a + i, b + i, fix, bad, q); /* (before the store: y may be a or b) */
+    _mm512_storeu_si512(y + i, p);
+    if (bad) fuse__qadd_patch(y + i, fix, bad);
   }
   for (; i + 16 <= n; i += 16) fuse__qadd16_avx512(a + i, b + i, y + i, q);
   fuse__qadd_scalar(a + i, b + i, y + i, n - i, q);
