@@ -119,6 +119,15 @@ static int isa_runs_here(int isa) {
   return isa == FUSE_ISA_SCALAR || isa == cpu || (isa == FUSE_ISA_AVX2 && cpu == FUSE_ISA_AVX512);
 }
 
+/* Whether the tests run tile kind k on isa: each kind once, on its own ISA (AVX2's on AVX2, or
+   on AVX-512 where AVX2 plans cannot run). */
+static int tile_kind_on(const fuse__qtile_kind *k, int isa) {
+  if (!isa_runs_here(isa) || !fuse__qtile_runs(k, (fuse_isa)isa, k->layout, fuse__cpu_vnni()) ||
+      (k->isa != isa && !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512)))
+    return 0;
+  return !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512 && isa_runs_here(FUSE_ISA_AVX2));
+}
+
 TEST(tiles_match_the_reference) {
   static const int taps[3] = {1, 2, 9}, csteps[6] = {1, 2, 3, 8, 17, 40};
   static const int32_t zeros[3] = {0, 128, 255};
@@ -126,10 +135,7 @@ TEST(tiles_match_the_reference) {
   int ti, ci, zi, ext, sgn, isa, runs = 0;
   for (k = fuse__qtile_kinds; k->fn; k++)
     for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
-      if (!isa_runs_here(isa) || !fuse__qtile_runs(k, (fuse_isa)isa, k->layout, fuse__cpu_vnni()) ||
-          (k->isa != isa && !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512)))
-        continue; /* (each kind once: on its own ISA, AVX2's on AVX2 or AVX-512) */
-      if (k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512 && isa_runs_here(FUSE_ISA_AVX2)) continue;
+      if (!tile_kind_on(k, isa)) continue;
       for (ti = 0; ti < 3; ti++)
         for (ci = 0; ci < 6; ci++)
           for (zi = 0; zi < 3; zi++)
@@ -163,10 +169,7 @@ TEST(tiles_saturate_products_past_int32) {
   int ci, wide, narrow, sgn, part, isa, runs = 0;
   for (k = fuse__qtile_kinds; k->fn; k++)
     for (isa = FUSE_ISA_SCALAR; isa <= FUSE_ISA_NEON; isa++) {
-      if (!isa_runs_here(isa) || !fuse__qtile_runs(k, (fuse_isa)isa, k->layout, fuse__cpu_vnni()) ||
-          (k->isa != isa && !(k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512)))
-        continue; /* (each kind once, as above) */
-      if (k->isa == FUSE_ISA_AVX2 && isa == FUSE_ISA_AVX512 && isa_runs_here(FUSE_ISA_AVX2)) continue;
+      if (!tile_kind_on(k, isa)) continue;
       for (ci = 0; ci < 2; ci++)
         for (wide = 1; wide <= 3; wide++)
           for (narrow = 0; narrow < 2; narrow++)

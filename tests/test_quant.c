@@ -697,17 +697,68 @@ TEST(qdq_matmul_runs_in_integers) {
   CHECK(cases >= 32 + 2 * 72); /* the direct loops' cases, the scalar tiles' and one ISA's at least */
 }
 
+/* One change of a word of a step's packed header (fuse__qhead's int32 words: x_zero, y_zero,
+   lo, hi, K, C, KH, KW, layout, b_zero, x_scale (10), b_scale, y_scale (12), num_post,
+   y_signed (14), depthwise), its bits. */
+typedef struct head_change {
+  int word;
+  int64_t value;
+} head_change;
+
+/* Graph g compiled for isa and saved; the step's packed header, found in the blob by its first
+   eight words, changed in each of the n ways in turn: each loads to an error naming the step
+   ("(step)") and no plan; unchanged, it loads. */
+static void check_blob_header(fuse_graph *g, int isa, const int32_t head[8], const head_change *bad,
+                              int n, const char *step) {
+  fuse_plan *p = NULL, *q;
+  fuse_compile_options o;
+  big_buf *b = (big_buf *)calloc(1, sizeof *b);
+  size_t at, found = 0;
+  int i;
+  CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
+  memset(&o, 0, sizeof o);
+  o.reference_kernels = isa == FUSE_ISA_AUTO;
+  o.isa = (fuse_isa)isa;
+  o.num_threads = 1;
+  CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
+  if (p) CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
+  for (at = 0; p && at + 8 * sizeof(int32_t) <= b->n; at += 4)
+    if (memcmp(b->s + at, head, 8 * sizeof(int32_t)) == 0) found = at + 1;
+  CHECK(found != 0);
+  for (i = 0; found && i < n; i++) {
+    char why[256] = "";
+    fuse_plan_load_options lo;
+    uint32_t old, value = (uint32_t)bad[i].value;
+    fuse_result r;
+    memcpy(&old, b->s + found - 1 + 4 * bad[i].word, 4);
+    memcpy(b->s + found - 1 + 4 * bad[i].word, &value, 4);
+    memset(&lo, 0, sizeof lo);
+    lo.copy = 1, lo.error = why, lo.error_size = sizeof why;
+    q = NULL;
+    r = fuse_plan_load(b->s, b->n, &lo, &q);
+    if (r == FUSE_OK || !strstr(why, step))
+      fprintf(stderr, "  isa %d: word %d = %u: %d, '%s'\n", isa, bad[i].word, value, (int)r, why);
+    CHECK(r != FUSE_OK && q == NULL);
+    CHECK_STR_CONTAINS(why, step);
+    fuse_plan_destroy(q);
+    memcpy(b->s + found - 1 + 4 * bad[i].word, &old, 4);
+  }
+  q = NULL; /* unchanged, it loads */
+  CHECK_EQ_INT(fuse_plan_load(b->s, b->n, NULL, &q), FUSE_OK);
+  fuse_plan_destroy(q);
+  free(b);
+  fuse_plan_destroy(p);
+}
+
 /* A saved qmatmul plan whose packed header is changed (the header lives in the weights, which
    only verify_weights checksums): every change that no longer fits the step's tensors or
    bytes is refused when loading, naming the step; none crashes. The header is found in the
    blob by its first eight words (x_zero 121, y_zero 7, lo 0, hi 255, K 20, C 13, KH 1, KW 1). */
 TEST(qmatmul_blob_header_checked) {
-  static const struct {
-    int word; /* fuse__qhead's int32 words: x_zero, y_zero, lo, hi, K, C, KH, KW, layout, ...,
-                 depthwise (15) */
-    int32_t value;
-  } bad[] = {{4, 21}, {4, 0}, {4, -1}, {4, 1 << 30}, {5, 12}, {5, 14}, {5, 0}, {6, 2}, {7, 0},
-             {0, 256}, {0, -1}, {8, 3}, {8, 5}, {8, -1}, {15, 1}, {2, 256}, {3, -1}};
+  static const head_change bad[] = {{4, 21},  {4, 0},   {4, -1},  {4, 1 << 30}, {5, 12}, {5, 14},
+                                    {5, 0},   {6, 2},   {7, 0},   {0, 256},     {0, -1}, {8, 3},
+                                    {8, 5},   {8, -1},  {15, 1},  {2, 256},     {3, -1}};
+  static const int32_t head[8] = {121, 7, 0, 255, QM_N, QM_K, 1, 1};
   qm_data d;
   int i, isa;
   memset(&d, 0, sizeof d);
@@ -715,47 +766,7 @@ TEST(qmatmul_blob_header_checked) {
   for (i = 0; i < QM_N; i++) d.ws[i] = 0.01f;
   for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_SCALAR; isa++) { /* the direct form, the pairs */
     fuse_graph *g = qmatmul_graph(&d, 1, 1, 0, 2, 0);
-    fuse_plan *p = NULL, *q;
-    fuse_compile_options o;
-    big_buf *b = (big_buf *)calloc(1, sizeof *b);
-    int32_t head[8] = {121, 7, 0, 255, QM_N, QM_K, 1, 1};
-    size_t at = 0, found = 0;
-    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-    memset(&o, 0, sizeof o);
-    o.reference_kernels = isa == FUSE_ISA_AUTO;
-    o.isa = (fuse_isa)isa;
-    o.num_threads = 1;
-    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
-    if (p) CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
-    for (at = 0; p && at + sizeof head <= b->n; at += 4)
-      if (memcmp(b->s + at, head, sizeof head) == 0) found = at + 1;
-    CHECK(found != 0);
-    for (i = 0; found && i < (int)(sizeof bad / sizeof bad[0]); i++) {
-      char why[256] = "";
-      fuse_plan_load_options lo;
-      int32_t old;
-      fuse_result r;
-      memcpy(&old, b->s + found - 1 + 4 * bad[i].word, 4);
-      memcpy(b->s + found - 1 + 4 * bad[i].word, &bad[i].value, 4);
-      memset(&lo, 0, sizeof lo);
-      lo.copy = 1, lo.error = why, lo.error_size = sizeof why;
-      q = NULL;
-      r = fuse_plan_load(b->s, b->n, &lo, &q);
-      if (r == FUSE_OK || !strstr(why, "(qmatmul)"))
-        fprintf(stderr, "  isa %d: word %d = %d: %d, '%s'\n", isa, bad[i].word, (int)bad[i].value,
-                (int)r, why);
-      CHECK(r != FUSE_OK && q == NULL);
-      CHECK_STR_CONTAINS(why, "(qmatmul)");
-      fuse_plan_destroy(q);
-      memcpy(b->s + found - 1 + 4 * bad[i].word, &old, 4);
-    }
-    { /* unchanged, it loads */
-      q = NULL;
-      CHECK_EQ_INT(fuse_plan_load(b->s, b->n, NULL, &q), FUSE_OK);
-      fuse_plan_destroy(q);
-    }
-    free(b);
-    fuse_plan_destroy(p);
+    check_blob_header(g, isa, head, bad, (int)(sizeof bad / sizeof bad[0]), "(qmatmul)");
     fuse_graph_destroy(g);
   }
 }
@@ -1259,55 +1270,17 @@ TEST(qglobal_avg_pool_large_sums) {
    fits its tensors is refused when loading, naming the step. The header is found by its first
    eight words (x_zero 17, y_zero 9, lo 0, hi 255, K 0, C 5, KH 0, KW 0). */
 TEST(qglobal_avg_pool_blob_header_checked) {
-  static const struct {
-    int word; /* fuse__qhead's words: x_zero, y_zero, lo, hi, K, C, KH, KW, layout, b_zero,
-                 x_scale (10), b_scale, y_scale (12), num_post, y_signed (14), depthwise */
-    uint32_t value;
-  } bad[] = {{5, 4}, {5, 6}, {0, 256}, {0, (uint32_t)-1}, {1, 300}, {2, (uint32_t)-1}, {3, 256},
-             {14, 1}, {10, 0}, {10, 0x7fc00000u}, {12, 0x36000000u}, {12, 0xbf800000u}};
+  static const head_change bad[] = {{5, 4},  {5, 6},  {0, 256},         {0, -1},          {1, 300},
+                                    {2, -1}, {3, 256}, {14, 1},         {10, 0},          {10, 0x7fc00000},
+                                    {12, 0x36000000}, {12, 0xbf800000}};
+  static const int32_t head[8] = {17, 9, 0, 255, 0, 5, 0, 0};
   gap_case k;
-  int i, isa;
+  int isa;
   memset(&k, 0, sizeof k);
   k.C = 5, k.H = 3, k.W = 4, k.xz = 17, k.yz = 9, k.xs = 0.02f, k.ys = 0.01f;
   for (isa = FUSE_ISA_AUTO; isa <= FUSE_ISA_SCALAR; isa++) {
     fuse_graph *g = gap_graph(&k);
-    fuse_plan *p = NULL, *q;
-    fuse_compile_options o;
-    big_buf *b = (big_buf *)calloc(1, sizeof *b);
-    int32_t head[8] = {17, 9, 0, 255, 0, 5, 0, 0};
-    size_t at, found = 0;
-    CHECK_EQ_INT(fuse_optimize(g, NULL), FUSE_OK);
-    memset(&o, 0, sizeof o);
-    o.reference_kernels = isa == FUSE_ISA_AUTO;
-    o.isa = (fuse_isa)isa;
-    CHECK_EQ_INT(fuse_compile(g, &o, &p), FUSE_OK);
-    if (p) CHECK_EQ_INT(fuse_plan_save(p, big_sink, b), FUSE_OK);
-    for (at = 0; p && at + sizeof head <= b->n; at += 4)
-      if (memcmp(b->s + at, head, sizeof head) == 0) found = at + 1;
-    CHECK(found != 0);
-    for (i = 0; found && i < (int)(sizeof bad / sizeof bad[0]); i++) {
-      char why[256] = "";
-      fuse_plan_load_options lo;
-      uint32_t old;
-      fuse_result r;
-      memcpy(&old, b->s + found - 1 + 4 * bad[i].word, 4);
-      memcpy(b->s + found - 1 + 4 * bad[i].word, &bad[i].value, 4);
-      memset(&lo, 0, sizeof lo);
-      lo.copy = 1, lo.error = why, lo.error_size = sizeof why;
-      q = NULL;
-      r = fuse_plan_load(b->s, b->n, &lo, &q);
-      if (r == FUSE_OK || !strstr(why, "(qglobal_avg_pool2d)"))
-        fprintf(stderr, "  isa %d: word %d = %u: %d, '%s'\n", isa, bad[i].word, bad[i].value, (int)r, why);
-      CHECK(r != FUSE_OK && q == NULL);
-      CHECK_STR_CONTAINS(why, "(qglobal_avg_pool2d)");
-      fuse_plan_destroy(q);
-      memcpy(b->s + found - 1 + 4 * bad[i].word, &old, 4);
-    }
-    q = NULL; /* unchanged, it loads */
-    CHECK_EQ_INT(fuse_plan_load(b->s, b->n, NULL, &q), FUSE_OK);
-    fuse_plan_destroy(q);
-    free(b);
-    fuse_plan_destroy(p);
+    check_blob_header(g, isa, head, bad, (int)(sizeof bad / sizeof bad[0]), "(qglobal_avg_pool2d)");
     fuse_graph_destroy(g);
   }
 }
